@@ -1,0 +1,4 @@
+# Every REMATKIT_* knob in one place.
+option(REMATKIT_BUILD_TESTS "Build the GoogleTest suite" ${PROJECT_IS_TOP_LEVEL})
+option(REMATKIT_WERROR "Treat warnings in rematkit's own code as errors" ON)
+set(REMATKIT_SANITIZE "" CACHE STRING "Sanitizers for rematkit's own code, e.g. address;undefined")

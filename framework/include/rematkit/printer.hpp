@@ -1,0 +1,12 @@
+// Writing programs back in jaxpr syntax; parse_program(print_program(p)) == p.
+#pragma once
+#include <string>
+
+namespace rematkit {
+
+struct Program;
+
+// The program as jaxpr text; nested lines are indented by `indent` spaces.
+std::string print_program(const Program& program, int indent = 0);
+
+}  // namespace rematkit

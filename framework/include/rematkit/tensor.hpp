@@ -1,0 +1,30 @@
+// Tensor: a host array of the reference interpreter. Elements are held as doubles whose values
+// are exactly representable in the tensor's dtype (f32 values are rounded to float).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "rematkit/types.hpp"
+
+namespace rematkit {
+
+struct Tensor {
+  Type type;
+  std::vector<double> data;  // row-major, type.num_elements() entries
+
+  static Tensor filled(const Type& type, double value);
+  static Tensor scalar(double value, DType dtype = DType::kF32);
+  int64_t size() const { return static_cast<int64_t>(data.size()); }
+};
+
+// How the interpreter rounds: kFloat32 rounds every f32 result to float, as f32 hardware does;
+// kFloat64 keeps exact doubles (for finite-difference gradient checks).
+enum class Arithmetic { kFloat32, kFloat64 };
+
+// Rounds `value` to what `dtype` holds under `arithmetic`.
+double round_to_dtype(double value, DType dtype, Arithmetic arithmetic);
+
+// Row-major strides of `shape` (in elements).
+std::vector<int64_t> row_major_strides(const Shape& shape);
+
+}  // namespace rematkit

@@ -1,0 +1,144 @@
+#include "lexer.hpp"
+
+#include <cctype>
+
+namespace rematkit::detail {
+namespace {
+
+bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+}  // namespace
+
+Lexer::Lexer(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {
+  for (size_t i = 0; i < text_.size(); ++i) {
+    if (text_[i] == '\x1b') {
+      int line = 1;
+      for (size_t j = 0; j < i; ++j) line += text_[j] == '\n';
+      fail_at({file_, line, 0}, "the program contains ANSI colour codes; print the jaxpr without colour "
+                                "(e.g. pipe it through `sed 's/\\x1b\\[[0-9;]*m//g'`)");
+    }
+  }
+}
+
+void Lexer::skip_space_and_comments() {
+  while (pos_ < text_.size()) {
+    char c = text_[pos_];
+    if (c == '#') {
+      while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_, ++column_;
+    } else if (c == '\n') {
+      ++pos_, ++line_, column_ = 1;
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      ++pos_, ++column_;
+    } else {
+      break;
+    }
+  }
+}
+
+Token Lexer::scan() {
+  skip_space_and_comments();
+  Token t;
+  t.line = line_;
+  t.column = column_;
+  if (pos_ >= text_.size()) return t;
+  const size_t start = pos_;
+  auto advance = [&](size_t n) { pos_ += n, column_ += static_cast<int>(n); };
+  char c = text_[pos_];
+  auto digit_at = [&](size_t i) { return i < text_.size() && std::isdigit(static_cast<unsigned char>(text_[i])); };
+  if (ident_start(c)) {
+    while (pos_ < text_.size() && ident_char(text_[pos_])) advance(1);
+    t.kind = Token::Kind::kIdent;
+    t.text = std::string(text_.substr(start, pos_ - start));
+    return t;
+  }
+  if (digit_at(pos_) || (c == '-' && (digit_at(pos_ + 1) || text_.substr(pos_ + 1, 3) == "inf"))) {
+    if (c == '-') advance(1);
+    if (text_.substr(pos_, 3) == "inf") {
+      advance(3);
+    } else {
+      while (digit_at(pos_)) advance(1);
+      if (pos_ < text_.size() && text_[pos_] == '.' && digit_at(pos_ + 1)) {
+        advance(1);
+        while (digit_at(pos_)) advance(1);
+      } else if (pos_ < text_.size() && text_[pos_] == '.' &&
+                 (pos_ + 1 >= text_.size() || !ident_start(text_[pos_ + 1]))) {
+        // "2." as Python prints a float; but "4]. let" never reaches here (']' ends the number).
+        advance(1);
+      }
+      if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+        size_t p = pos_ + 1;
+        if (p < text_.size() && (text_[p] == '+' || text_[p] == '-')) ++p;
+        if (digit_at(p)) {
+          advance(p - pos_);
+          while (digit_at(pos_)) advance(1);
+        }
+      }
+    }
+    t.kind = Token::Kind::kNumber;
+    t.text = std::string(text_.substr(start, pos_ - start));
+    return t;
+  }
+  if (c == '\'' || c == '"') {
+    advance(1);
+    std::string contents;
+    while (pos_ < text_.size() && text_[pos_] != c) {
+      if (text_[pos_] == '\n') fail_at(where(t), "unterminated string");
+      if (text_[pos_] == '\\' && pos_ + 1 < text_.size()) advance(1);
+      contents += text_[pos_];
+      advance(1);
+    }
+    if (pos_ >= text_.size()) fail_at(where(t), "unterminated string");
+    advance(1);
+    t.kind = Token::Kind::kString;
+    t.text = std::move(contents);
+    return t;
+  }
+  static constexpr std::string_view kPunct = "{}()[],;:.=<>*";
+  if (kPunct.find(c) != std::string_view::npos) {
+    advance(1);
+    t.kind = Token::Kind::kPunct;
+    t.text = std::string(1, c);
+    return t;
+  }
+  fail_at(where(t), std::string("unexpected character '") + c + "'");
+}
+
+const Token& Lexer::peek() {
+  if (buffered_ == 0) lookahead_[buffered_++] = scan();
+  return lookahead_[0];
+}
+
+const Token& Lexer::peek_second() {
+  peek();
+  if (buffered_ == 1) lookahead_[buffered_++] = scan();
+  return lookahead_[1];
+}
+
+Token Lexer::next() {
+  peek();
+  Token t = std::move(lookahead_[0]);
+  if (buffered_ == 2) lookahead_[0] = std::move(lookahead_[1]);
+  --buffered_;
+  return t;
+}
+
+std::string Lexer::read_angle_text() {
+  // Raw text: rewind to the '<' token and scan characters, since a repr is not made of our tokens.
+  if (buffered_ != 1 || !lookahead_[0].is('<')) internal_error("read_angle_text without a lone '<' token");
+  const Token open = next();
+  int depth = 1;
+  std::string text;
+  while (pos_ < text_.size()) {
+    char c = text_[pos_];
+    ++pos_;
+    if (c == '\n') ++line_, column_ = 1;
+    else ++column_;
+    if (c == '<') ++depth;
+    if (c == '>' && --depth == 0) return text;
+    text += c;
+  }
+  fail_at(where(open), "unterminated '<...>'");
+}
+
+}  // namespace rematkit::detail

@@ -1,0 +1,47 @@
+// Tokens of the jaxpr syntax with their line and column. Internal to the parser.
+#pragma once
+#include <string>
+#include <string_view>
+
+#include "rematkit/error.hpp"
+
+namespace rematkit::detail {
+
+struct Token {
+  enum class Kind { kIdent, kNumber, kString, kPunct, kEnd };
+  Kind kind = Kind::kEnd;
+  std::string text;  // identifier, number spelling, string contents, or the punctuation character
+  int line = 1;
+  int column = 1;
+
+  bool is(char punct) const { return kind == Kind::kPunct && text.size() == 1 && text[0] == punct; }
+  bool is_ident(std::string_view word) const { return kind == Kind::kIdent && text == word; }
+};
+
+class Lexer {
+ public:
+  Lexer(std::string_view text, std::string file);
+
+  const Token& peek();        // the next token, not consumed
+  const Token& peek_second();  // the token after it
+  Token next();
+  // Reads a balanced `<...>` (a JAX function repr) starting at the next token, which must be '<'.
+  // Returns the text between the outer brackets.
+  std::string read_angle_text();
+  SourceLocation where(const Token& token) const { return {file_, token.line, token.column}; }
+  const std::string& file() const { return file_; }
+
+ private:
+  Token scan();
+  void skip_space_and_comments();
+
+  std::string_view text_;
+  std::string file_;
+  size_t pos_ = 0;
+  int line_ = 1;
+  int column_ = 1;
+  Token lookahead_[2];
+  int buffered_ = 0;
+};
+
+}  // namespace rematkit::detail

@@ -1,0 +1,467 @@
+// Recursive-descent parser for programs in jaxpr syntax. Each jaxpr has its own variable scope
+// (sub-programs are closed); equations are type-checked as soon as they are read.
+#include "rematkit/parser.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "lexer.hpp"
+#include "verifier.hpp"
+
+namespace rematkit {
+namespace {
+
+using detail::Lexer;
+using detail::Token;
+
+// Dtypes JAX prints that rematkit does not support, so the message can name them.
+const std::set<std::string> kUnsupportedDtypes = {"bf16", "f16", "f64", "u8", "u16", "u32", "u64", "i8",
+                                                  "i16", "i64", "c64", "c128", "bfloat16", "float16",
+                                                  "float64", "uint32", "int64", "key", "f8_e4m3fn",
+                                                  "f8_e5m2", "float0"};
+
+bool is_number_word(const std::string& w) { return w == "inf" || w == "nan"; }
+
+double round_to(DType dtype, double v) {
+  if (dtype == DType::kF32) return static_cast<double>(static_cast<float>(v));
+  if (dtype == DType::kBool) return v != 0 ? 1.0 : 0.0;
+  return std::trunc(v);
+}
+
+class Parser {
+ public:
+  Parser(std::string_view text, const std::string& file) : lex_(text, file) {}
+
+  Program parse_file() {
+    if (lex_.peek().kind == Token::Kind::kEnd) fail_at(lex_.where(lex_.peek()), "empty program: no jaxpr found");
+    // Shared sub-programs printed out of line: let NAME = { lambda ... } in
+    while (lex_.peek().is_ident("let")) {
+      lex_.next();
+      Token name = lex_.next();
+      if (name.kind != Token::Kind::kIdent) fail_at(lex_.where(name), "expected a sub-program name after 'let'");
+      expect('=');
+      auto program = std::make_shared<Program>(parse_jaxpr());
+      if (!shared_.emplace(name.text, program).second)
+        fail_at(lex_.where(name), "sub-program '" + name.text + "' is defined twice");
+      expect_word("in");
+    }
+    Program main = parse_jaxpr();
+    const Token& end = lex_.peek();
+    if (end.kind != Token::Kind::kEnd)
+      fail_at(lex_.where(end), "unexpected '" + end.text + "' after the program: a file holds exactly one jaxpr");
+    for (const auto& [name, program] : shared_) resolve_references(*program, {name});
+    resolve_references(main, {});
+    verify_program(main);
+    return main;
+  }
+
+ private:
+  // --- tokens -------------------------------------------------------------------------------
+  [[noreturn]] void error_at(const Token& t, const std::string& message) { fail_at(lex_.where(t), message); }
+
+  static std::string describe(const Token& t) {
+    return t.kind == Token::Kind::kEnd ? std::string("end of file") : "'" + t.text + "'";
+  }
+
+  Token expect(char punct) {
+    Token t = lex_.next();
+    if (!t.is(punct)) error_at(t, std::string("expected '") + punct + "', found " + describe(t));
+    return t;
+  }
+
+  void expect_word(std::string_view word) {
+    Token t = lex_.next();
+    if (!t.is_ident(word)) error_at(t, "expected '" + std::string(word) + "', found " + describe(t));
+  }
+
+  // --- types --------------------------------------------------------------------------------
+  Type parse_type() {
+    Token dt = lex_.next();
+    if (dt.kind != Token::Kind::kIdent) error_at(dt, "expected a type such as f32[4], found " + describe(dt));
+    auto dtype = parse_dtype(dt.text);
+    if (!dtype) {
+      if (kUnsupportedDtypes.count(dt.text) || lex_.peek().is('<'))
+        error_at(dt, "unsupported dtype '" + dt.text + "' (rematkit supports f32, i32 and bool)");
+      error_at(dt, "unknown dtype '" + dt.text + "'");
+    }
+    Type type{*dtype, {}, MemorySpace::kDevice};
+    if (lex_.peek().is('<')) {
+      lex_.next();
+      Token space = lex_.next();
+      if (space.is_ident("host") || space.is_ident("pinned_host")) type.space = MemorySpace::kPinnedHost;
+      else if (!space.is_ident("device")) error_at(space, "unknown memory space " + describe(space));
+      expect('>');
+    }
+    expect('[');
+    if (!lex_.peek().is(']')) {
+      while (true) {
+        Token d = lex_.next();
+        if (d.kind != Token::Kind::kNumber || d.text.find_first_of(".e-") != std::string::npos)
+          error_at(d, "expected a dimension size, found " + describe(d));
+        type.shape.push_back(std::stoll(d.text));
+        if (lex_.peek().is(']')) break;
+        expect(',');
+      }
+    }
+    expect(']');
+    return type;
+  }
+
+  // --- one jaxpr and its scope ----------------------------------------------------------------
+  struct Scope {
+    Program* program;
+    std::unordered_map<std::string, int> vars;
+  };
+
+  int bind(Scope& scope, const Token& name, Type type) {
+    if (name.text != "_" && scope.vars.count(name.text))
+      error_at(name, "variable '" + name.text + "' is defined twice");
+    scope.program->vars.push_back(Var{name.text, std::move(type)});
+    int index = static_cast<int>(scope.program->vars.size()) - 1;
+    if (name.text != "_") scope.vars[name.text] = index;
+    return index;
+  }
+
+  int parse_binder(Scope& scope) {
+    Token name = lex_.next();
+    if (name.kind != Token::Kind::kIdent) error_at(name, "expected a variable, found " + describe(name));
+    if (!lex_.peek().is(':'))
+      error_at(name, "binder '" + name.text + "' has no type (write it as " + name.text +
+                         ":f32[...]; JAX before 0.2 printed untyped binders)");
+    lex_.next();
+    return bind(scope, name, parse_type());
+  }
+
+  Program parse_jaxpr() {
+    expect('{');
+    expect_word("lambda");
+    Program program;
+    Scope scope{&program, {}};
+    while (!lex_.peek().is(';')) program.constvars.push_back(parse_binder(scope));
+    lex_.next();
+    while (!lex_.peek().is('.')) program.invars.push_back(parse_binder(scope));
+    lex_.next();
+    expect_word("let");
+    while (!(lex_.peek().is_ident("in") && lex_.peek_second().is('('))) {
+      if (lex_.peek().is(';')) {
+        lex_.next();
+        continue;
+      }
+      if (lex_.peek().kind == Token::Kind::kEnd) error_at(lex_.peek(), "unexpected end of file inside a jaxpr");
+      parse_equation(scope);
+    }
+    lex_.next();  // in
+    expect('(');
+    while (!lex_.peek().is(')')) {
+      program.outvars.push_back(parse_atom(scope, nullptr));
+      if (!lex_.peek().is(')')) expect(',');
+    }
+    lex_.next();
+    expect('}');
+    return program;
+  }
+
+  // An operand: a variable of this scope or a literal (typed now if written with a type).
+  // `untyped` collects untyped literals' positions so the equation can type them from context.
+  Atom parse_atom(Scope& scope, bool* untyped) {
+    Token t = lex_.next();
+    if (t.is('[')) error_at(t, "elided constant '[...]' (print the jaxpr with its constants inlined)");
+    if (t.kind == Token::Kind::kIdent && !is_number_word(t.text) && t.text != "True" && t.text != "False") {
+      auto it = scope.vars.find(t.text);
+      if (it == scope.vars.end()) error_at(t, "undefined variable '" + t.text + "'");
+      return Atom::of_var(it->second);
+    }
+    Atom atom;
+    if (t.kind == Token::Kind::kNumber || (t.kind == Token::Kind::kIdent && is_number_word(t.text))) {
+      atom.literal = t.text == "nan" ? NAN : t.text == "inf" ? INFINITY : t.text == "-inf" ? -INFINITY
+                                                                                        : std::stod(t.text);
+      bool integral = t.text.find_first_of(".eEn") == std::string::npos;
+      atom.type = Type{integral ? DType::kI32 : DType::kF32, {}, MemorySpace::kDevice};
+    } else if (t.kind == Token::Kind::kIdent) {
+      atom.literal = t.text == "True" ? 1.0 : 0.0;
+      atom.type = Type{DType::kBool, {}, MemorySpace::kDevice};
+    } else {
+      error_at(t, "expected a variable or a literal, found " + describe(t));
+    }
+    if (lex_.peek().is(':')) {
+      lex_.next();
+      Token type_start = lex_.peek();
+      atom.type = parse_type();
+      if (!atom.type.shape.empty()) error_at(type_start, "a literal must have a scalar type");
+    } else if (untyped && (t.kind == Token::Kind::kNumber || is_number_word(t.text))) {
+      *untyped = true;
+      atom.type.shape.clear();
+      atom.type.space = MemorySpace::kDevice;
+      atom.type.dtype = DType::kF32;  // provisional; typed from the equation below
+      atom.var = -2;                  // marks "untyped" until typed
+    }
+    atom.literal = round_to(atom.type.dtype, atom.literal);
+    return atom;
+  }
+
+  void parse_equation(Scope& scope) {
+    struct Out {
+      Token name;
+      Type type;
+    };
+    std::vector<Out> outs;
+    while (!lex_.peek().is('=')) {
+      Token name = lex_.next();
+      if (name.kind != Token::Kind::kIdent)
+        error_at(name, "expected an equation (VAR:TYPE = primitive ...), found " + describe(name));
+      if (!lex_.peek().is(':'))
+        error_at(name, "binder '" + name.text + "' has no type (write it as " + name.text + ":f32[...])");
+      lex_.next();
+      outs.push_back({name, parse_type()});
+    }
+    if (outs.empty()) error_at(lex_.peek(), "an equation needs at least one output");
+    lex_.next();  // =
+    Token prim_token = lex_.next();
+    if (prim_token.kind != Token::Kind::kIdent) error_at(prim_token, "expected a primitive, found " + describe(prim_token));
+    const bool custom_jvp = prim_token.text == "custom_jvp_call";
+    auto prim = lookup_prim(prim_token.text);
+    if (!prim && !custom_jvp) error_at(prim_token, "unknown primitive '" + prim_token.text + "'");
+    Equation eqn;
+    eqn.where = lex_.where(prim_token);
+    if (lex_.peek().is('[') && !lex_.peek_second().is('.')) eqn.params = parse_params();
+    // Operands run until the next binder (IDENT ':'), an 'in (' or a ';'.
+    std::vector<bool> untyped;
+    while (true) {
+      const Token& t = lex_.peek();
+      if (t.is(';') || t.kind == Token::Kind::kEnd || t.is('}')) break;
+      if (t.is_ident("in") && lex_.peek_second().is('(')) break;
+      if (t.kind == Token::Kind::kIdent && lex_.peek_second().is(':')) break;
+      bool is_untyped = false;
+      eqn.inputs.push_back(parse_atom(scope, &is_untyped));
+      untyped.push_back(is_untyped);
+    }
+    eqn.prim = custom_jvp ? resolve_custom_jvp(prim_token, eqn.params) : *prim;
+    if (eqn.prim == Prim::kPjit && is_relu_call(eqn.params)) eqn.prim = Prim::kRelu;
+    if (eqn.prim == Prim::kRelu) eqn.params = Params{};
+    if (eqn.prim == Prim::kBroadcastInDim && !eqn.params.find("shape")) {
+      // JAX >= 0.9.1 drops empty params: the output binder gives the shape.
+      eqn.params.set("shape", ParamValue::of_ints(outs[0].type.shape));
+      eqn.params.set("broadcast_dimensions", ParamValue::of_tuple({}));
+    }
+    type_untyped_literals(eqn, untyped, *scope.program, outs.empty() ? Type{} : outs[0].type);
+    keep_known_params(eqn);
+    for (Out& out : outs) eqn.outputs.push_back(bind(scope, out.name, out.type));
+    scope.program->eqns.push_back(std::move(eqn));
+  }
+
+  // An untyped literal takes the dtype of the equation's first variable operand (the predicate
+  // of select_n aside), or of its output when it has no variable operand.
+  void type_untyped_literals(Equation& eqn, const std::vector<bool>& untyped, const Program& program,
+                             const Type& out_type) {
+    std::optional<DType> context;
+    for (size_t i = 0; i < eqn.inputs.size(); ++i) {
+      if (eqn.prim == Prim::kSelectN && i == 0) continue;
+      if (!eqn.inputs[i].is_literal()) {
+        context = program.vars[eqn.inputs[i].var].type.dtype;
+        break;
+      }
+    }
+    if (!context) context = is_comparison(eqn.prim) ? std::nullopt : std::optional<DType>(out_type.dtype);
+    for (size_t i = 0; i < eqn.inputs.size(); ++i) {
+      Atom& a = eqn.inputs[i];
+      if (!untyped[i]) continue;
+      a.var = -1;
+      if (context) a.type.dtype = *context;
+      a.literal = round_to(a.type.dtype, a.literal);
+    }
+  }
+
+  // Unknown params of known primitives are accepted and dropped; what we keep prints back.
+  static void keep_known_params(Equation& eqn) {
+    static const std::map<Prim, std::set<std::string>> kKnown = {
+        {Prim::kDotGeneral, {"dimension_numbers"}},
+        {Prim::kIntegerPow, {"y"}},
+        {Prim::kConvertElementType, {"new_dtype"}},
+        {Prim::kReduceSum, {"axes"}},
+        {Prim::kReduceMax, {"axes"}},
+        {Prim::kBroadcastInDim, {"shape", "broadcast_dimensions"}},
+        {Prim::kReshape, {"new_sizes", "dimensions"}},
+        {Prim::kTranspose, {"permutation"}},
+        {Prim::kSqueeze, {"dimensions"}},
+        {Prim::kName, {"name"}},
+        {Prim::kSoftmax, {"axis"}},
+        {Prim::kPjit, {"name", "jaxpr"}},
+        {Prim::kCheckpoint, {"jaxpr", "policy", "prevent_cse", "differentiated"}},
+    };
+    auto it = kKnown.find(eqn.prim);
+    Params kept;
+    for (auto& [k, v] : eqn.params.entries)
+      if (it != kKnown.end() && it->second.count(k)) kept.entries.emplace_back(k, std::move(v));
+    eqn.params = std::move(kept);
+  }
+
+  static bool is_relu_call(const Params& params) {
+    const ParamValue* name = params.find("name");
+    return name && (name->kind == ParamValue::Kind::kIdent || name->kind == ParamValue::Kind::kString) &&
+           name->text == "relu";
+  }
+
+  // custom_jvp_call is relu when it says so (JAX >= 0.6.1: name=relu) or when its call_jaxpr is a
+  // pjit[name=relu] (JAX 0.4 to 0.6). No other custom_jvp function is supported.
+  Prim resolve_custom_jvp(const Token& at, const Params& params) {
+    if (is_relu_call(params)) return Prim::kRelu;
+    const ParamValue* call = params.find("call_jaxpr");
+    if (call && call->kind == ParamValue::Kind::kProgram) {
+      for (const Equation& e : call->program->eqns)
+        if (e.prim == Prim::kRelu) return Prim::kRelu;
+    }
+    if (call && call->kind == ParamValue::Kind::kIdent && shared_.count(call->text)) {
+      for (const Equation& e : shared_.at(call->text)->eqns)
+        if (e.prim == Prim::kRelu) return Prim::kRelu;
+    }
+    const ParamValue* name = params.find("name");
+    error_at(at, "unsupported custom_jvp_call" + (name ? " of '" + name->text + "'" : std::string()) +
+                     " (rematkit knows jax.nn.relu; write others with primitives)");
+  }
+
+  // --- params ---------------------------------------------------------------------------------
+  Params parse_params() {
+    expect('[');
+    Params params;
+    while (!lex_.peek().is(']')) {
+      Token key = lex_.next();
+      if (key.kind != Token::Kind::kIdent) error_at(key, "expected a parameter name, found " + describe(key));
+      expect('=');
+      params.entries.emplace_back(key.text, parse_value());
+      if (lex_.peek().is(',')) lex_.next();
+    }
+    lex_.next();
+    return params;
+  }
+
+  ParamValue parse_value() {
+    const Token& t = lex_.peek();
+    if (t.is('{')) {
+      if (lex_.peek_second().is_ident("lambda")) {
+        ParamValue v;
+        v.kind = ParamValue::Kind::kProgram;
+        v.program = std::make_shared<Program>(parse_jaxpr());
+        return v;
+      }
+      return parse_sequence('{', '}', ParamValue::Kind::kSet);
+    }
+    if (t.is('(')) return parse_sequence('(', ')', ParamValue::Kind::kTuple);
+    if (t.is('[')) return parse_sequence('[', ']', ParamValue::Kind::kList);
+    if (t.is('<')) {
+      ParamValue v;
+      v.kind = ParamValue::Kind::kFunction;
+      std::string raw = lex_.read_angle_text();
+      // "<function NAME at 0x..>" -> NAME; "<lambda>", "<unnamed function>" keep their text.
+      if (raw.rfind("function ", 0) == 0) {
+        raw = raw.substr(9);
+        if (auto at = raw.find(" at 0x"); at != std::string::npos) raw = raw.substr(0, at);
+      }
+      v.text = raw;
+      return v;
+    }
+    Token tok = lex_.next();
+    ParamValue v;
+    switch (tok.kind) {
+      case Token::Kind::kNumber:
+        if (tok.text.find_first_of(".eEn") == std::string::npos) {
+          v.kind = ParamValue::Kind::kInt;
+          v.integer = std::stoll(tok.text);
+        } else {
+          v.kind = ParamValue::Kind::kFloat;
+          v.number = std::stod(tok.text);
+        }
+        return v;
+      case Token::Kind::kString: return ParamValue::of_string(tok.text);
+      case Token::Kind::kIdent: {
+        if (tok.text == "None") return ParamValue::none();
+        if (tok.text == "True" || tok.text == "False") return ParamValue::of_bool(tok.text == "True");
+        std::string name = tok.text;
+        // Dotted names: jnp.float32, module.Class.
+        while (lex_.peek().is('.') && lex_.peek_second().kind == Token::Kind::kIdent) {
+          lex_.next();
+          name += "." + lex_.next().text;
+        }
+        if (lex_.peek().is('(')) {
+          ParamValue call = parse_sequence('(', ')', ParamValue::Kind::kCall);
+          call.text = name;
+          return call;
+        }
+        return ParamValue::of_ident(name);
+      }
+      default: error_at(tok, "expected a parameter value, found " + describe(tok));
+    }
+  }
+
+  // (a, b), [a, b], {a, b} or NAME(a, k=b): items separated by commas, a trailing comma allowed.
+  ParamValue parse_sequence(char open, char close, ParamValue::Kind kind) {
+    expect(open);
+    ParamValue v;
+    v.kind = kind;
+    while (!lex_.peek().is(close)) {
+      if (kind == ParamValue::Kind::kCall && lex_.peek().kind == Token::Kind::kIdent && lex_.peek_second().is('=')) {
+        ParamValue kw;
+        kw.kind = ParamValue::Kind::kKeyword;
+        kw.text = lex_.next().text;
+        lex_.next();
+        kw.items.push_back(parse_value());
+        v.items.push_back(std::move(kw));
+      } else {
+        v.items.push_back(parse_value());
+      }
+      if (lex_.peek().is(',')) lex_.next();
+      else if (!lex_.peek().is(close))
+        error_at(lex_.peek(), std::string("expected ',' or '") + close + "', found " + describe(lex_.peek()));
+    }
+    lex_.next();
+    return v;
+  }
+
+  // jaxpr=NAME refers to a shared sub-program defined with `let NAME = {...} in`.
+  void resolve_references(Program& program, std::set<std::string> active) {
+    for (Equation& eqn : program.eqns) {
+      if (!has_body(eqn.prim)) continue;
+      ParamValue* body = nullptr;
+      for (auto& [k, v] : eqn.params.entries)
+        if (k == "jaxpr") body = &v;
+      if (!body) fail_at(eqn.where, std::string(prim_name(eqn.prim)) + " has no jaxpr parameter");
+      if (body->kind == ParamValue::Kind::kIdent) {
+        auto it = shared_.find(body->text);
+        if (it == shared_.end()) fail_at(eqn.where, "undefined sub-program '" + body->text + "'");
+        if (active.count(body->text)) fail_at(eqn.where, "sub-program '" + body->text + "' calls itself");
+        auto next = active;
+        next.insert(body->text);
+        resolve_references(*it->second, next);
+        *body = ParamValue::of_program(it->second);
+      } else if (body->kind == ParamValue::Kind::kProgram) {
+        resolve_references(const_cast<Program&>(*body->program), active);
+      } else {
+        fail_at(eqn.where, std::string(prim_name(eqn.prim)) + ": jaxpr must be a sub-program, got " + body->str());
+      }
+    }
+  }
+
+  Lexer lex_;
+  std::map<std::string, std::shared_ptr<Program>> shared_;
+};
+
+}  // namespace
+
+Program parse_program(std::string_view text, const std::string& file) {
+  Parser parser(text, file);
+  return parser.parse_file();
+}
+
+Program load_program(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path + ": cannot open the program file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) fail(path + ": cannot read the program file");
+  return parse_program(buffer.str(), path);
+}
+
+}  // namespace rematkit

@@ -1,0 +1,72 @@
+#include "rematkit/printer.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "rematkit/program.hpp"
+
+namespace rematkit {
+namespace {
+
+std::string literal_str(const Atom& a) {
+  std::string value;
+  if (a.type.dtype == DType::kBool) {
+    value = a.literal != 0 ? "True" : "False";
+  } else if (std::isnan(a.literal)) {
+    value = "nan";
+  } else if (std::isinf(a.literal)) {
+    value = a.literal > 0 ? "inf" : "-inf";
+  } else if (a.type.dtype == DType::kI32) {
+    value = std::to_string(static_cast<int64_t>(a.literal));
+  } else {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.9g", a.literal);  // 9 digits round-trip any float
+    value = buf;
+    if (value.find_first_of(".e") == std::string::npos) value += ".0";
+  }
+  return value + ":" + a.type.str();
+}
+
+std::string atom_str(const Program& p, const Atom& a) { return a.is_literal() ? literal_str(a) : p.vars[a.var].name; }
+
+std::string binder_str(const Program& p, int var) { return p.vars[var].name + ":" + p.vars[var].type.str(); }
+
+std::string equation_str(const Program& p, const Equation& eqn, int indent) {
+  const std::string pad(indent, ' ');
+  std::string line = pad;
+  for (size_t i = 0; i < eqn.outputs.size(); ++i) line += (i ? " " : "") + binder_str(p, eqn.outputs[i]);
+  line += " = " + std::string(prim_name(eqn.prim));
+  if (!eqn.params.entries.empty()) {
+    // Calls print one param a line, as JAX does, so their bodies stay readable.
+    const bool multiline = eqn.body() != nullptr;
+    line += "[";
+    for (size_t i = 0; i < eqn.params.entries.size(); ++i) {
+      const auto& [key, value] = eqn.params.entries[i];
+      if (multiline) line += "\n" + pad + "  ";
+      else if (i) line += " ";
+      line += key + "=" + value.str(indent + 2);
+    }
+    line += multiline ? "\n" + pad + "]" : "]";
+  }
+  for (const Atom& a : eqn.inputs) line += " " + atom_str(p, a);
+  return line;
+}
+
+}  // namespace
+
+std::string print_program(const Program& p, int indent) {
+  const std::string pad(indent, ' ');
+  std::string out = "{ lambda";
+  for (int v : p.constvars) out += " " + binder_str(p, v);
+  out += " ;";
+  for (int v : p.invars) out += " " + binder_str(p, v);
+  out += ". let\n";
+  for (const Equation& eqn : p.eqns) out += equation_str(p, eqn, indent + 4) + "\n";
+  out += pad + "  in (";
+  for (size_t i = 0; i < p.outvars.size(); ++i) out += (i ? ", " : "") + atom_str(p, p.outvars[i]);
+  if (p.outvars.size() == 1) out += ",";
+  out += ") }";
+  return out;
+}
+
+}  // namespace rematkit

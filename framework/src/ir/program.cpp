@@ -1,0 +1,21 @@
+#include "rematkit/program.hpp"
+
+namespace rematkit {
+
+const Program* Equation::body() const {
+  if (!has_body(prim)) return nullptr;
+  const ParamValue* v = params.find("jaxpr");
+  return v && v->kind == ParamValue::Kind::kProgram ? v->program.get() : nullptr;
+}
+
+// Locations are where a program was read from, not what it is: equality ignores them.
+bool operator==(const Equation& a, const Equation& b) {
+  return a.prim == b.prim && a.params == b.params && a.inputs == b.inputs && a.outputs == b.outputs;
+}
+
+bool operator==(const Program& a, const Program& b) {
+  return a.vars == b.vars && a.constvars == b.constvars && a.invars == b.invars && a.eqns == b.eqns &&
+         a.outvars == b.outvars;
+}
+
+}  // namespace rematkit
