@@ -12,6 +12,10 @@ namespace rematkit {
 // Throws a bad-input Error "FILE:LINE:COL: message" for anything malformed or ill-typed.
 Program parse_program(std::string_view text, const std::string& file);
 
+// Parses one parameter value on its own, e.g. a policy spec given on the command line.
+// `source` names it in error messages.
+ParamValue parse_param_value(std::string_view text, const std::string& source);
+
 // Reads and parses a file; a missing, unreadable or empty file is a bad-input error.
 Program load_program(const std::string& path);
 

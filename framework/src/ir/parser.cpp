@@ -59,6 +59,13 @@ class Parser {
     return main;
   }
 
+  ParamValue parse_lone_value() {
+    if (lex_.peek().kind == Token::Kind::kEnd) error_at(lex_.peek(), "empty value");
+    ParamValue v = parse_value();
+    if (lex_.peek().kind != Token::Kind::kEnd) error_at(lex_.peek(), "unexpected " + describe(lex_.peek()));
+    return v;
+  }
+
  private:
   // --- tokens -------------------------------------------------------------------------------
   [[noreturn]] void error_at(const Token& t, const std::string& message) { fail_at(lex_.where(t), message); }
@@ -453,6 +460,11 @@ class Parser {
 Program parse_program(std::string_view text, const std::string& file) {
   Parser parser(text, file);
   return parser.parse_file();
+}
+
+ParamValue parse_param_value(std::string_view text, const std::string& source) {
+  Parser parser(text, source);
+  return parser.parse_lone_value();
 }
 
 Program load_program(const std::string& path) {

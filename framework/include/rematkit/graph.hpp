@@ -1,0 +1,75 @@
+// The flat graph autodiff works on: the program's equations with calls inlined, each tagged with
+// its role in the JVP (primal, coefficient, tangent) or the backward pass, and the checkpoint
+// region whose policy governs it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "rematkit/params.hpp"
+#include "rematkit/policy.hpp"
+#include "rematkit/primitive.hpp"
+#include "rematkit/types.hpp"
+
+namespace rematkit {
+
+using ValueId = int;
+constexpr ValueId kNoValue = -1;  // a symbolically zero tangent, or no value
+
+enum class ValueOrigin {
+  kArgument,      // a program argument (binder after ';')
+  kConstant,      // a program constant (binder before ';')
+  kLiteral,       // a literal operand
+  kEquation,      // an output of an equation of the graph
+  kTangentInput,  // the tangent of a floating argument
+  kCotangentSeed, // the cotangent of a program output, given to the backward pass
+};
+
+struct Value {
+  Type type;
+  ValueOrigin origin = ValueOrigin::kEquation;
+  int producer = -1;       // equation index, for kEquation
+  int binder = -1;         // position among arguments/constants/outputs, for those origins
+  std::string name;        // binder name of an argument or constant
+  double literal = 0.0;    // for kLiteral
+  bool is_tangent = false; // a tangent (linear) value of the JVP, or a cotangent
+};
+
+enum class EqnRole {
+  kPrimal,       // an equation of the program
+  kCoefficient,  // primal-only values a JVP rule computes for its tangent (the cos of sin)
+  kTangent,      // linear in the tangents
+  kBackward,     // a transposed tangent equation (cotangent propagation)
+};
+
+struct Region {
+  PolicyPtr policy;      // nullptr for the top level (plain autodiff: everything saveable)
+  SourceLocation where;  // the checkpoint equation
+};
+
+struct FlatEquation {
+  Prim prim = Prim::kAdd;
+  Params params;
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> outputs;
+  EqnRole role = EqnRole::kPrimal;
+  int region = 0;          // index into FlatGraph::regions; 0 is the top level
+  int jit = -1;            // index into FlatGraph::jit_names of the outermost enclosing pjit, or -1
+  Prim origin = Prim::kAdd;  // the program primitive whose JVP rule (or transpose) emitted this
+  SourceLocation where;    // the program equation this comes from
+};
+
+struct FlatGraph {
+  std::vector<Value> values;
+  std::vector<FlatEquation> eqns;
+  std::vector<Region> regions{Region{}};  // regions[0] is the top level
+  std::vector<std::string> jit_names;
+
+  ValueId add_value(Value value);
+  // Appends an equation, infers its output types and creates its output values.
+  const FlatEquation& add_equation(FlatEquation eqn);
+  bool is_known(const FlatEquation& eqn) const {
+    return eqn.role == EqnRole::kPrimal || eqn.role == EqnRole::kCoefficient;
+  }
+};
+
+}  // namespace rematkit

@@ -1,0 +1,48 @@
+// Reverse-mode autodiff the JAX way: linearize (JVP rules that emit coefficient equations), partial
+// evaluation driven by each checkpoint's policy, dead-code elimination, and transposition of the
+// linear part. The result says what the forward pass computes and keeps, and what the backward
+// pass recomputes and runs.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rematkit/graph.hpp"
+#include "rematkit/program.hpp"
+
+namespace rematkit {
+
+// A value the forward pass keeps for the backward pass.
+struct Residual {
+  ValueId value = kNoValue;    // the kept value (its device original, for an offloaded one)
+  Type type;                   // as kept: memory space pinned_host when offloaded
+  int first_reader = -1;       // the first backward-pass equation that reads it
+  int region = 0;              // the region whose backward pass reads it
+};
+
+struct LinearizeOptions {
+  const PolicyRegistry* policies = nullptr;  // resolves checkpoint policies; required
+  // When set, the whole program is checkpointed with this policy (rematkit residuals --policy).
+  PolicyPtr whole_program_policy;
+};
+
+struct Linearization {
+  FlatGraph graph;
+  std::vector<ValueId> constants;       // graph values of the program's constants, in binder order
+  std::vector<ValueId> arguments;       // graph values of the program's arguments, in binder order
+  std::vector<ValueId> argument_tangents; // their tangents (kNoValue for non-floating arguments)
+  std::vector<ValueId> outputs;         // primal outputs
+  std::vector<ValueId> output_tangents; // kNoValue where an output's tangent is zero
+
+  std::vector<int> forward;             // equations the forward pass runs, in order
+  std::vector<Decision> decisions;      // per equation: the policy's answer (known equations)
+  std::vector<Residual> residuals;      // in print_saved_residuals order
+  std::vector<int> recomputed;          // known equations the backward pass runs again, in order
+  std::vector<ValueId> cotangent_seeds; // per output: the cotangent the backward pass is given
+  std::vector<int> backward;            // recomputation, then the transposed equations, in order
+  std::vector<ValueId> gradients;       // per argument: its cotangent (kNoValue for non-floating)
+};
+
+Linearization linearize(const Program& program, const LinearizeOptions& options);
+
+}  // namespace rematkit

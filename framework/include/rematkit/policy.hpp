@@ -1,0 +1,75 @@
+// Checkpoint policies: JAX's `policy(prim, *avals, **params)` as a C++ interface, and the registry
+// that turns a policy spec (`save_only_these_names('a')`, as programs and --policy write it) into one.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rematkit/params.hpp"
+#include "rematkit/types.hpp"
+
+namespace rematkit {
+
+enum class Decision { kSaveable, kRecompute, kOffloadable };
+
+struct PolicyAnswer {
+  Decision decision = Decision::kRecompute;
+  MemorySpace offload_src = MemorySpace::kDevice;     // for kOffloadable
+  MemorySpace offload_dst = MemorySpace::kPinnedHost;
+
+  static PolicyAnswer saveable(bool yes) { return {yes ? Decision::kSaveable : Decision::kRecompute}; }
+};
+
+// What a policy sees of one primal equation of the JVP program.
+struct EquationView {
+  std::string_view primitive;  // JAX's name: "dot_general", "cos", "name", ...
+  const Params& params;
+  const std::vector<Type>& inputs;
+  const std::vector<Type>& outputs;
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  // May throw a bad-input Error (e.g. save_from_both_policies given a non-boolean sub-policy).
+  virtual PolicyAnswer decide(const EquationView& eqn) const = 0;
+  // The spec that builds this policy, e.g. "save_only_these_names('a')".
+  virtual std::string spec() const = 0;
+};
+
+using PolicyPtr = std::shared_ptr<const Policy>;
+class PolicyRegistry;
+
+// Builds a policy from its call arguments (empty for a bare name). Throws a bad-input Error whose
+// message says what is wrong with the arguments; the registry prefixes the location.
+using PolicyFactory =
+    std::function<PolicyPtr(const std::vector<ParamValue>& args, const PolicyRegistry& registry)>;
+
+class PolicyRegistry {
+ public:
+  // A registry holding JAX's policies under their public names, aliases and class names.
+  static PolicyRegistry with_builtins();
+
+  void add(const std::string& name, PolicyFactory factory);
+  bool contains(const std::string& name) const { return factories_.count(name) != 0; }
+  std::vector<std::string> names() const;
+
+  // A policy from a parsed spec: an identifier, a call, or a JAX function repr. `None` means
+  // nothing_saveable. Errors are located at `where`.
+  PolicyPtr make(const ParamValue& spec, const SourceLocation& where) const;
+  // The same, with errors not yet located (for policies nested in other policies' arguments).
+  PolicyPtr build(const ParamValue& spec) const;
+  // A policy from spec text such as "save_from_both_policies(dots_saveable, save_only_these_names('a'))".
+  PolicyPtr parse(std::string_view text, const SourceLocation& where) const;
+
+ private:
+  std::map<std::string, PolicyFactory> factories_;
+};
+
+// Adds JAX's policies (everything_saveable ... save_and_offload_only_these_names) to `registry`.
+void register_builtin_policies(PolicyRegistry& registry);
+
+}  // namespace rematkit

@@ -1,0 +1,20 @@
+// The residual report in jax.ad_checkpoint.print_saved_residuals format, and its --explain form.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "rematkit/linearize.hpp"
+
+namespace rematkit {
+
+// "from the argument W1", "output of cos", "named 'a'", "output of jitted function 'f'", ...
+std::string residual_origin(const Linearization& lin, const Residual& residual);
+
+// One line per residual, in order: "TYPE ORIGIN" plus " from FILE:LINE" for equation outputs.
+std::vector<std::string> residual_lines(const Linearization& lin);
+
+// The lines, each followed (when explain) by its bytes, the backward equation that reads it and the
+// policy decision that kept it, then totals and the recomputed equations.
+std::string format_residual_report(const Linearization& lin, bool explain);
+
+}  // namespace rematkit

@@ -1,0 +1,25 @@
+// Tensors as JSON nested lists: reading a program's inputs file and writing results.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "rematkit/program.hpp"
+#include "rematkit/tensor.hpp"
+
+namespace rematkit {
+
+struct ProgramInputs {
+  std::vector<Tensor> constants;  // in binder order
+  std::vector<Tensor> arguments;  // in binder order
+};
+
+// Reads `path`: a JSON object mapping every constant and argument name to a number or nested list
+// of the binder's shape. Missing or unknown names, wrong shapes, non-numbers and values that are
+// not finite in the binder's dtype are bad-input errors naming the file and the binder.
+ProgramInputs load_program_inputs(const std::string& path, const Program& program);
+ProgramInputs parse_program_inputs(const std::string& json_text, const std::string& source, const Program& program);
+
+// The tensor as a nested JSON list (a bare number for a scalar); floats with 9 significant digits.
+std::string tensor_to_json(const Tensor& tensor);
+
+}  // namespace rematkit

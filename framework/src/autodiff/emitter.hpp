@@ -1,0 +1,55 @@
+// Emitter: appends equations to a FlatGraph on behalf of one program equation (its region, jit
+// scope and source location), so JVP and transpose rules read like the math they implement.
+#pragma once
+#include <vector>
+
+#include "rematkit/graph.hpp"
+
+namespace rematkit::autodiff {
+
+class Emitter {
+ public:
+  Emitter(FlatGraph& graph, int region, int jit, Prim origin, SourceLocation where)
+      : graph_(graph), region_(region), jit_(jit), origin_(origin), where_(std::move(where)) {}
+
+  ValueId emit(EqnRole role, Prim prim, std::vector<ValueId> inputs, Params params = {});
+  std::vector<ValueId> emit_all(EqnRole role, Prim prim, std::vector<ValueId> inputs, Params params = {});
+  // A primal-only coefficient equation (known in the forward pass).
+  ValueId known(Prim prim, std::vector<ValueId> inputs, Params params = {}) {
+    return emit(EqnRole::kCoefficient, prim, std::move(inputs), std::move(params));
+  }
+  // An equation linear in the tangents.
+  ValueId linear(Prim prim, std::vector<ValueId> inputs, Params params = {}) {
+    return emit(linear_role_, prim, std::move(inputs), std::move(params));
+  }
+  ValueId literal(double value, DType dtype);
+  // full_like: `value` broadcast to the shape of `like` (lax.full_like), with the given role.
+  ValueId full(double value, ValueId like, EqnRole role);
+  // `x` made the shape `shape` by lax broadcasting (a no-op when it already is).
+  ValueId broadcast_to(ValueId x, const Shape& shape);
+  // A cotangent summed back to the shape of an operand that lax broadcast (rank 0 or size-1 dims).
+  ValueId unbroadcast(ValueId ct, const Shape& shape);
+
+  const Type& type(ValueId v) const { return graph_.values.at(v).type; }
+  const Shape& shape(ValueId v) const { return type(v).shape; }
+  // Transposition emits backward equations where JVP rules emit tangent ones.
+  void set_linear_role(EqnRole role) { linear_role_ = role; }
+
+ private:
+  FlatGraph& graph_;
+  int region_;
+  int jit_;
+  Prim origin_;
+  SourceLocation where_;
+  EqnRole linear_role_ = EqnRole::kTangent;
+};
+
+Params axes_params(const std::vector<int64_t>& axes);
+Params broadcast_params(const Shape& shape, const std::vector<int64_t>& dims);
+Params reshape_params(const Shape& shape);
+Params transpose_params(const std::vector<int64_t>& permutation);
+Params dot_params(const DotDims& dims);
+Params pow_params(int64_t y);
+Params convert_params(DType dtype);
+
+}  // namespace rematkit::autodiff

@@ -1,0 +1,37 @@
+#include "rematkit/graph.hpp"
+
+namespace rematkit {
+
+ValueId FlatGraph::add_value(Value value) {
+  values.push_back(std::move(value));
+  return static_cast<ValueId>(values.size()) - 1;
+}
+
+const FlatEquation& FlatGraph::add_equation(FlatEquation eqn) {
+  std::vector<Type> in_types;
+  for (ValueId v : eqn.inputs) {
+    Type t = values.at(v).type;
+    t.space = MemorySpace::kDevice;
+    in_types.push_back(t);
+  }
+  std::vector<Type> out_types;
+  try {
+    out_types = infer_types(eqn.prim, eqn.params, in_types, eqn.where);
+  } catch (const Error& e) {
+    internal_error(std::string("autodiff built an ill-typed ") + std::string(prim_name(eqn.prim)) + ": " + e.what());
+  }
+  const int index = static_cast<int>(eqns.size());
+  const bool tangent = eqn.role == EqnRole::kTangent || eqn.role == EqnRole::kBackward;
+  for (const Type& t : out_types) {
+    Value v;
+    v.type = t;
+    v.origin = ValueOrigin::kEquation;
+    v.producer = index;
+    v.is_tangent = tangent;
+    eqn.outputs.push_back(add_value(std::move(v)));
+  }
+  eqns.push_back(std::move(eqn));
+  return eqns.back();
+}
+
+}  // namespace rematkit

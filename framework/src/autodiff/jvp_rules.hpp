@@ -1,0 +1,15 @@
+// JVP rules, as lax.py writes them: each emits its primal-only coefficient equations, then the
+// tangent equations, and returns the output tangents.
+#pragma once
+#include <vector>
+
+#include "emitter.hpp"
+
+namespace rematkit::autodiff {
+
+// `x` are the primal inputs, `y` the primal outputs, `t` the input tangents (kNoValue = zero).
+// Returns one tangent per output (kNoValue = zero). Not called for call primitives.
+std::vector<ValueId> jvp_rule(Emitter& em, Prim prim, const Params& params, const std::vector<ValueId>& x,
+                              const std::vector<ValueId>& y, const std::vector<ValueId>& t);
+
+}  // namespace rematkit::autodiff

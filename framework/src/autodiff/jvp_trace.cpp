@@ -1,0 +1,129 @@
+// Tracing a program into the flat JVP graph: calls are inlined (a checkpoint opens a region for
+// its policy unless it is nested in one, whose policy then decides), and every primitive emits
+// its primal equation followed by its JVP rule's equations.
+#include "jvp_rules.hpp"
+#include "passes.hpp"
+
+namespace rematkit::autodiff {
+namespace {
+
+struct Slot {
+  ValueId primal = kNoValue;
+  ValueId tangent = kNoValue;  // kNoValue: symbolically zero
+};
+
+class JvpTracer {
+ public:
+  JvpTracer(FlatGraph& graph, const PolicyRegistry& policies) : graph_(graph), policies_(policies) {}
+
+  std::vector<Slot> trace(const Program& program, const std::vector<Slot>& inputs, int region, int jit) {
+    std::vector<Slot> env(program.vars.size());
+    size_t i = 0;
+    for (int v : program.constvars) env[v] = inputs.at(i++);
+    for (int v : program.invars) env[v] = inputs.at(i++);
+    auto slot_of = [&](const Atom& a) {
+      if (!a.is_literal()) return env[a.var];
+      Value lit;
+      lit.type = a.type;
+      lit.origin = ValueOrigin::kLiteral;
+      lit.literal = a.literal;
+      return Slot{graph_.add_value(std::move(lit)), kNoValue};
+    };
+    for (const Equation& eqn : program.eqns) {
+      std::vector<Slot> in;
+      for (const Atom& a : eqn.inputs) in.push_back(slot_of(a));
+      std::vector<Slot> out = eqn.body() ? trace_call(eqn, in, region, jit) : trace_primitive(eqn, in, region, jit);
+      for (size_t k = 0; k < eqn.outputs.size(); ++k) env[eqn.outputs[k]] = out[k];
+    }
+    std::vector<Slot> outs;
+    for (const Atom& a : program.outvars) outs.push_back(slot_of(a));
+    return outs;
+  }
+
+  int open_region(PolicyPtr policy, const SourceLocation& where) {
+    graph_.regions.push_back(Region{std::move(policy), where});
+    return static_cast<int>(graph_.regions.size()) - 1;
+  }
+
+ private:
+  std::vector<Slot> trace_call(const Equation& eqn, const std::vector<Slot>& in, int region, int jit) {
+    if (eqn.prim == Prim::kCheckpoint) {
+      const ParamValue* spec = eqn.params.find("policy");
+      PolicyPtr policy = policies_.make(spec ? *spec : ParamValue::none(), eqn.where);
+      // The outermost checkpoint's policy decides the forward pass; nested ones are transparent.
+      if (region == 0) region = open_region(std::move(policy), eqn.where);
+    } else if (jit < 0) {
+      const ParamValue* name = eqn.params.find("name");
+      graph_.jit_names.push_back(name ? name->text : std::string("<unnamed>"));
+      jit = static_cast<int>(graph_.jit_names.size()) - 1;
+    }
+    return trace(*eqn.body(), in, region, jit);
+  }
+
+  std::vector<Slot> trace_primitive(const Equation& eqn, const std::vector<Slot>& in, int region, int jit) {
+    Emitter em(graph_, region, jit, eqn.prim, eqn.where);
+    std::vector<ValueId> x, t;
+    bool any_tangent = false;
+    for (const Slot& s : in) {
+      x.push_back(s.primal);
+      t.push_back(s.tangent);
+      any_tangent |= s.tangent != kNoValue;
+    }
+    std::vector<ValueId> y = em.emit_all(EqnRole::kPrimal, eqn.prim, x, eqn.params);
+    std::vector<ValueId> ty(y.size(), kNoValue);
+    bool floating_out = false;
+    for (ValueId v : y) floating_out |= is_floating(graph_.values[v].type.dtype);
+    if (any_tangent && floating_out) ty = jvp_rule(em, eqn.prim, eqn.params, x, y, t);
+    std::vector<Slot> out;
+    for (size_t k = 0; k < y.size(); ++k) out.push_back(Slot{y[k], ty[k]});
+    return out;
+  }
+
+  FlatGraph& graph_;
+  const PolicyRegistry& policies_;
+};
+
+}  // namespace
+
+void trace_jvp(const Program& program, const LinearizeOptions& options, Linearization& lin) {
+  if (!options.policies) internal_error("linearize needs a policy registry");
+  FlatGraph& g = lin.graph;
+  JvpTracer tracer(g, *options.policies);
+  std::vector<Slot> inputs;
+  auto binder_value = [&](int var, ValueOrigin origin, int position) {
+    Value v;
+    v.type = program.vars[var].type;
+    v.type.space = MemorySpace::kDevice;
+    v.origin = origin;
+    v.binder = position;
+    v.name = program.vars[var].name;
+    return g.add_value(std::move(v));
+  };
+  for (size_t i = 0; i < program.constvars.size(); ++i) {
+    ValueId c = binder_value(program.constvars[i], ValueOrigin::kConstant, static_cast<int>(i));
+    lin.constants.push_back(c);
+    inputs.push_back(Slot{c, kNoValue});  // constants are never differentiated
+  }
+  for (size_t i = 0; i < program.invars.size(); ++i) {
+    ValueId a = binder_value(program.invars[i], ValueOrigin::kArgument, static_cast<int>(i));
+    lin.arguments.push_back(a);
+    ValueId tangent = kNoValue;
+    if (is_floating(g.values[a].type.dtype)) {
+      Value t;
+      t.type = g.values[a].type;
+      t.origin = ValueOrigin::kTangentInput;
+      t.binder = static_cast<int>(i);
+      t.is_tangent = true;
+      tangent = g.add_value(std::move(t));
+    }
+    lin.argument_tangents.push_back(tangent);
+    inputs.push_back(Slot{a, tangent});
+  }
+  const int region = options.whole_program_policy ? tracer.open_region(options.whole_program_policy, {}) : 0;
+  for (const Slot& s : tracer.trace(program, inputs, region, -1)) {
+    lin.outputs.push_back(s.primal);
+    lin.output_tangents.push_back(s.tangent);
+  }
+}
+
+}  // namespace rematkit::autodiff

@@ -1,0 +1,91 @@
+#include "rematkit/residual_report.hpp"
+
+#include <map>
+
+namespace rematkit {
+namespace {
+
+std::string file_line(const SourceLocation& where) {
+  return (where.file.empty() ? std::string("<program>") : where.file) + ":" + std::to_string(where.line);
+}
+
+std::string role_phrase(const FlatEquation& eqn) {
+  const std::string origin(prim_name(eqn.origin));
+  switch (eqn.role) {
+    case EqnRole::kTangent: return "the linear " + std::string(prim_name(eqn.prim)) + " of " + origin + "'s JVP";
+    case EqnRole::kBackward: return "the transposed " + std::string(prim_name(eqn.prim)) + " of " + origin;
+    default: return "the recomputed " + std::string(prim_name(eqn.prim)) +
+                    (eqn.origin != eqn.prim ? " of " + origin + "'s JVP" : std::string());
+  }
+}
+
+std::string why_kept(const Linearization& lin, const Residual& r) {
+  const FlatGraph& g = lin.graph;
+  const Value& v = g.values[r.value];
+  const Region& reader_region = g.regions[r.region];
+  if (r.region == 0 && !reader_region.policy)
+    return "top level (no checkpoint): plain autodiff keeps every value its backward pass reads";
+  const std::string region = "the checkpoint at " + file_line(reader_region.where) + " (policy " +
+                             reader_region.policy->spec() + ")";
+  if (v.origin != ValueOrigin::kEquation)
+    return "an input of " + region + ": a checkpoint's inputs are saved by its caller";
+  const FlatEquation& producer = g.eqns[v.producer];
+  if (producer.region != r.region) return "computed outside " + region + " and passed in: saved by the caller";
+  const std::string answer = lin.decisions[v.producer] == Decision::kOffloadable ? "Offloadable" : "Saveable";
+  return reader_region.policy->spec() + " answered " + answer + " for " + std::string(prim_name(producer.prim)) +
+         " in " + region;
+}
+
+}  // namespace
+
+std::string residual_origin(const Linearization& lin, const Residual& r) {
+  const Value& v = lin.graph.values[r.value];
+  switch (v.origin) {
+    case ValueOrigin::kConstant: return "from a constant";
+    case ValueOrigin::kArgument: return "from the argument " + v.name;
+    case ValueOrigin::kLiteral: return "from a literal";
+    case ValueOrigin::kEquation: {
+      const FlatEquation& p = lin.graph.eqns[v.producer];
+      std::string what;
+      if (p.prim == Prim::kName) what = "named '" + p.params.find("name")->text + "'";
+      else if (p.jit >= 0) what = "output of jitted function '" + lin.graph.jit_names[p.jit] + "'";
+      else what = "output of " + std::string(prim_name(p.prim));
+      return what + " from " + file_line(p.where);
+    }
+    default: break;
+  }
+  internal_error("a tangent value was reported as a residual");
+}
+
+std::vector<std::string> residual_lines(const Linearization& lin) {
+  std::vector<std::string> lines;
+  for (const Residual& r : lin.residuals) lines.push_back(r.type.str() + " " + residual_origin(lin, r));
+  return lines;
+}
+
+std::string format_residual_report(const Linearization& lin, bool explain) {
+  std::string out;
+  std::map<MemorySpace, int64_t> bytes;
+  for (const Residual& r : lin.residuals) {
+    out += r.type.str() + " " + residual_origin(lin, r) + "\n";
+    bytes[r.type.space] += r.type.bytes();
+    if (!explain) continue;
+    const FlatEquation& reader = lin.graph.eqns[r.first_reader];
+    out += "    " + std::to_string(r.type.bytes()) + " bytes in " + std::string(memory_space_name(r.type.space)) +
+           " memory; read by " + role_phrase(reader) + " at " + file_line(reader.where) + "\n";
+    out += "    kept because: " + why_kept(lin, r) + "\n";
+  }
+  if (!explain) return out;
+  int64_t total = 0;
+  for (const auto& [space, n] : bytes) total += n;
+  out += "total: " + std::to_string(lin.residuals.size()) + " residual(s), " + std::to_string(total) + " bytes";
+  for (const auto& [space, n] : bytes) out += ", " + std::string(memory_space_name(space)) + " " + std::to_string(n);
+  out += "\nrecomputed in the backward pass: " + std::to_string(lin.recomputed.size()) + " equation(s)";
+  for (size_t i = 0; i < lin.recomputed.size(); ++i) {
+    const FlatEquation& e = lin.graph.eqns[lin.recomputed[i]];
+    out += (i ? ", " : ": ") + std::string(prim_name(e.prim)) + " at " + file_line(e.where);
+  }
+  return out + "\n";
+}
+
+}  // namespace rematkit

@@ -1,0 +1,77 @@
+#include "rematkit/gradient.hpp"
+
+#include "rematkit/interpreter.hpp"
+#include "rematkit/residual_report.hpp"
+
+namespace rematkit {
+namespace {
+
+// Values of one pass. Literals are available everywhere; anything else must have been computed
+// or handed over, which is how a residual set that is too small shows up.
+class Environment {
+ public:
+  explicit Environment(const FlatGraph& g) : g_(g), slots_(g.values.size()) {}
+
+  void set(ValueId v, Tensor t) { slots_[v] = std::move(t); }
+  bool has(ValueId v) const { return slots_[v].has_value(); }
+  const Tensor& get(ValueId v, const char* pass) {
+    if (!slots_[v]) {
+      const Value& value = g_.values[v];
+      if (value.origin != ValueOrigin::kLiteral)
+        internal_error(std::string("the ") + pass + " pass reads a value of type " + value.type.str() +
+                       " that it neither computed nor was given");
+      slots_[v] = Tensor::filled(value.type, value.literal);
+    }
+    return *slots_[v];
+  }
+
+  void run(const std::vector<int>& eqns, Arithmetic arithmetic, const char* pass) {
+    for (int e : eqns) {
+      const FlatEquation& eqn = g_.eqns[e];
+      std::vector<const Tensor*> in;
+      for (ValueId v : eqn.inputs) in.push_back(&get(v, pass));
+      std::vector<Type> out_types;
+      for (ValueId v : eqn.outputs) out_types.push_back(g_.values[v].type);
+      std::vector<Tensor> out = apply_primitive(eqn.prim, eqn.params, in, out_types, arithmetic);
+      for (size_t i = 0; i < out.size(); ++i) set(eqn.outputs[i], std::move(out[i]));
+    }
+  }
+
+ private:
+  const FlatGraph& g_;
+  std::vector<std::optional<Tensor>> slots_;
+};
+
+}  // namespace
+
+GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
+                            const std::vector<Tensor>& arguments, Arithmetic arithmetic,
+                            const std::vector<Tensor>* cotangents) {
+  const FlatGraph& g = lin.graph;
+  if (constants.size() != lin.constants.size() || arguments.size() != lin.arguments.size())
+    internal_error("run_gradient: wrong number of constants or arguments");
+  Environment forward(g);
+  for (size_t i = 0; i < constants.size(); ++i) forward.set(lin.constants[i], constants[i]);
+  for (size_t i = 0; i < arguments.size(); ++i) forward.set(lin.arguments[i], arguments[i]);
+  forward.run(lin.forward, arithmetic, "forward");
+
+  GradientResult result;
+  for (ValueId v : lin.outputs) result.outputs.push_back(forward.get(v, "forward"));
+
+  // The backward pass sees only the residuals and the output cotangents.
+  Environment backward(g);
+  for (const Residual& r : lin.residuals) backward.set(r.value, forward.get(r.value, "forward"));
+  for (size_t i = 0; i < lin.cotangent_seeds.size(); ++i) {
+    if (lin.cotangent_seeds[i] == kNoValue) continue;
+    const Type& t = g.values[lin.outputs[i]].type;
+    backward.set(lin.cotangent_seeds[i], cotangents ? cotangents->at(i) : Tensor::filled(t, 1.0));
+  }
+  backward.run(lin.backward, arithmetic, "backward");
+  for (ValueId grad : lin.gradients) {
+    if (grad == kNoValue) result.gradients.emplace_back();
+    else result.gradients.emplace_back(backward.get(grad, "backward"));
+  }
+  return result;
+}
+
+}  // namespace rematkit

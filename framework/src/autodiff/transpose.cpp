@@ -1,0 +1,211 @@
+// Transposition of the live linear (tangent) equations into the backward pass: cotangents flow
+// from the outputs to the arguments, summed where a value is used more than once.
+#include <algorithm>
+#include <unordered_map>
+
+#include "emitter.hpp"
+#include "passes.hpp"
+
+namespace rematkit::autodiff {
+namespace {
+
+std::vector<int64_t> free_dims(int rank, const std::vector<int64_t>& contract, const std::vector<int64_t>& batch) {
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < rank; ++d)
+    if (std::find(contract.begin(), contract.end(), d) == contract.end() &&
+        std::find(batch.begin(), batch.end(), d) == batch.end())
+      out.push_back(d);
+  return out;
+}
+
+// The cotangent of one dot_general operand X given the output cotangent and the other operand Y:
+// contract ct's Y-free dims with Y's free dims (batching over the batch dims), then put the
+// result's dims back in X's order.
+ValueId dot_general_transpose(Emitter& em, ValueId ct, ValueId other, const DotDims& d, bool x_is_lhs,
+                              const Shape& x_shape) {
+  const auto& xc = x_is_lhs ? d.lhs_contract : d.rhs_contract;
+  const auto& yc = x_is_lhs ? d.rhs_contract : d.lhs_contract;
+  const auto& xb = x_is_lhs ? d.lhs_batch : d.rhs_batch;
+  const auto& yb = x_is_lhs ? d.rhs_batch : d.lhs_batch;
+  const int x_rank = static_cast<int>(x_shape.size());
+  const auto fx = free_dims(x_rank, xc, xb);
+  const auto fy = free_dims(em.type(other).rank(), yc, yb);
+  const int64_t nb = static_cast<int64_t>(xb.size());
+  // Positions in ct: batch, then the lhs operand's free dims, then the rhs operand's.
+  const int64_t y_free_at = x_is_lhs ? nb + static_cast<int64_t>(fx.size()) : nb;
+
+  DotDims dd;
+  for (int64_t i = 0; i < nb; ++i) dd.lhs_batch.push_back(i);
+  dd.rhs_batch = yb;
+  for (size_t j = 0; j < fy.size(); ++j) dd.lhs_contract.push_back(y_free_at + static_cast<int64_t>(j));
+  dd.rhs_contract = fy;
+  ValueId product = em.linear(Prim::kDotGeneral, {ct, other}, dot_params(dd));
+  // product dims: batch, X's free dims (in order), then Y's remaining dims = yc in ascending order.
+  std::vector<int64_t> sorted_yc = yc;
+  std::sort(sorted_yc.begin(), sorted_yc.end());
+  std::vector<int64_t> perm(static_cast<size_t>(x_rank));
+  for (int64_t i = 0; i < nb; ++i) perm[xb[i]] = i;
+  for (size_t j = 0; j < fx.size(); ++j) perm[fx[j]] = nb + static_cast<int64_t>(j);
+  for (size_t k = 0; k < xc.size(); ++k) {
+    int64_t rank_in_sorted = std::find(sorted_yc.begin(), sorted_yc.end(), yc[k]) - sorted_yc.begin();
+    perm[xc[k]] = nb + static_cast<int64_t>(fx.size()) + rank_in_sorted;
+  }
+  bool identity = true;
+  for (int i = 0; i < x_rank; ++i) identity &= perm[i] == i;
+  return identity ? product : em.linear(Prim::kTranspose, {product}, transpose_params(perm));
+}
+
+// The cotangent of broadcast_in_dim's operand: sum over the new dims and the expanded size-1 dims.
+ValueId broadcast_transpose(Emitter& em, ValueId ct, const Params& params, const Shape& x_shape) {
+  const auto dims = param_ints(params, "broadcast_dimensions", {});
+  const Shape& out = em.shape(ct);
+  std::vector<int64_t> axes;
+  for (int64_t j = 0; j < static_cast<int64_t>(out.size()); ++j) {
+    auto it = std::find(dims.begin(), dims.end(), j);
+    if (it == dims.end() || (x_shape[it - dims.begin()] == 1 && out[j] != 1)) axes.push_back(j);
+  }
+  ValueId summed = axes.empty() ? ct : em.linear(Prim::kReduceSum, {ct}, axes_params(axes));
+  return em.shape(summed) == x_shape ? summed : em.linear(Prim::kReshape, {summed}, reshape_params(x_shape));
+}
+
+class Transposer {
+ public:
+  explicit Transposer(Linearization& lin) : lin_(lin), g_(lin.graph) {}
+
+  void run(const std::vector<int>& live) {
+    const size_t first_backward = g_.eqns.size();
+    seed_outputs();
+    for (auto it = live.rbegin(); it != live.rend(); ++it) transpose(*it);
+    collect_gradients();
+    lin_.backward = lin_.recomputed;
+    for (size_t e = first_backward; e < g_.eqns.size(); ++e) lin_.backward.push_back(static_cast<int>(e));
+  }
+
+ private:
+  void seed_outputs() {
+    for (size_t i = 0; i < lin_.outputs.size(); ++i) {
+      ValueId tangent = lin_.output_tangents[i];
+      if (tangent == kNoValue) {
+        lin_.cotangent_seeds.push_back(kNoValue);
+        continue;
+      }
+      Value seed;
+      seed.type = g_.values[lin_.outputs[i]].type;
+      seed.origin = ValueOrigin::kCotangentSeed;
+      seed.binder = static_cast<int>(i);
+      seed.is_tangent = true;
+      ValueId s = g_.add_value(std::move(seed));
+      lin_.cotangent_seeds.push_back(s);
+      Emitter em(g_, 0, -1, Prim::kAdd, {});
+      em.set_linear_role(EqnRole::kBackward);
+      accumulate(em, tangent, s);
+    }
+  }
+
+  void accumulate(Emitter& em, ValueId tangent, ValueId ct) {
+    auto [it, inserted] = cts_.emplace(tangent, ct);
+    if (!inserted) it->second = em.linear(Prim::kAdd, {it->second, ct});
+  }
+
+  bool linear_input(ValueId v) const { return g_.values[v].is_tangent; }
+
+  void transpose(int e) {
+    const FlatEquation eqn = g_.eqns[e];  // a copy: emitting grows g_.eqns
+    auto found = cts_.find(eqn.outputs[0]);
+    if (found == cts_.end()) return;  // nothing downstream reads this tangent
+    const ValueId ct = found->second;
+    Emitter em(g_, eqn.region, eqn.jit, eqn.origin, eqn.where);
+    em.set_linear_role(EqnRole::kBackward);
+    const auto& in = eqn.inputs;
+    auto give = [&](size_t i, ValueId c) { accumulate(em, in[i], c); };
+    auto shape_of = [&](size_t i) { return g_.values[in[i]].type.shape; };
+    switch (eqn.prim) {
+      case Prim::kAdd:
+        for (size_t i = 0; i < 2; ++i)
+          if (linear_input(in[i])) give(i, em.unbroadcast(ct, shape_of(i)));
+        return;
+      case Prim::kSub:
+        if (linear_input(in[0])) give(0, em.unbroadcast(ct, shape_of(0)));
+        if (linear_input(in[1])) give(1, em.unbroadcast(em.linear(Prim::kNeg, {ct}), shape_of(1)));
+        return;
+      case Prim::kNeg: give(0, em.linear(Prim::kNeg, {ct})); return;
+      case Prim::kMul: {
+        const size_t lin = linear_input(in[0]) ? 0 : 1;
+        if (linear_input(in[1 - lin])) internal_error("a tangent mul has two linear operands");
+        give(lin, em.unbroadcast(em.linear(Prim::kMul, {ct, in[1 - lin]}), shape_of(lin)));
+        return;
+      }
+      case Prim::kDiv:
+        if (linear_input(in[1])) internal_error("a tangent div has a linear divisor");
+        give(0, em.unbroadcast(em.linear(Prim::kDiv, {ct, in[1]}), shape_of(0)));
+        return;
+      case Prim::kDotGeneral: {
+        const DotDims d = param_dot_dims(eqn.params, eqn.where);
+        for (size_t i = 0; i < 2; ++i)
+          if (linear_input(in[i])) give(i, dot_general_transpose(em, ct, in[1 - i], d, i == 0, shape_of(i)));
+        return;
+      }
+      case Prim::kReduceSum: {
+        const auto axes = param_ints(eqn.params, "axes", {});
+        std::vector<int64_t> kept;
+        for (int64_t d = 0; d < static_cast<int64_t>(shape_of(0).size()); ++d)
+          if (std::find(axes.begin(), axes.end(), d) == axes.end()) kept.push_back(d);
+        give(0, em.linear(Prim::kBroadcastInDim, {ct}, broadcast_params(shape_of(0), kept)));
+        return;
+      }
+      case Prim::kBroadcastInDim: give(0, broadcast_transpose(em, ct, eqn.params, shape_of(0))); return;
+      case Prim::kReshape: case Prim::kSqueeze:
+        give(0, em.linear(Prim::kReshape, {ct}, reshape_params(shape_of(0))));
+        return;
+      case Prim::kTranspose: {
+        const auto perm = param_ints(eqn.params, "permutation", {});
+        std::vector<int64_t> inverse(perm.size());
+        for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
+        give(0, em.linear(Prim::kTranspose, {ct}, transpose_params(inverse)));
+        return;
+      }
+      case Prim::kConvertElementType:
+        give(0, em.linear(Prim::kConvertElementType, {ct}, convert_params(g_.values[in[0]].type.dtype)));
+        return;
+      case Prim::kSelectN:
+        for (size_t i = 1; i < in.size(); ++i) {
+          if (!linear_input(in[i])) continue;
+          std::vector<ValueId> cases{in[0]};
+          for (size_t j = 1; j < in.size(); ++j) cases.push_back(j == i ? ct : em.full(0.0, ct, EqnRole::kBackward));
+          give(i, em.linear(Prim::kSelectN, cases));
+        }
+        return;
+      default: break;
+    }
+    internal_error("no transpose rule for a linear " + std::string(prim_name(eqn.prim)));
+  }
+
+  void collect_gradients() {
+    for (size_t i = 0; i < lin_.arguments.size(); ++i) {
+      const ValueId a = lin_.arguments[i], tangent = lin_.argument_tangents[i];
+      if (tangent == kNoValue) {
+        lin_.gradients.push_back(kNoValue);
+        continue;
+      }
+      auto it = cts_.find(tangent);
+      if (it != cts_.end()) {
+        lin_.gradients.push_back(it->second);
+      } else {
+        Emitter em(g_, 0, -1, Prim::kAdd, {});
+        lin_.gradients.push_back(em.full(0.0, a, EqnRole::kBackward));
+      }
+    }
+  }
+
+  Linearization& lin_;
+  FlatGraph& g_;
+  std::unordered_map<ValueId, ValueId> cts_;
+};
+
+}  // namespace
+
+void transpose_linear(Linearization& lin, const std::vector<int>& live_tangent_eqns) {
+  Transposer(lin).run(live_tangent_eqns);
+}
+
+}  // namespace rematkit::autodiff

@@ -1,0 +1,115 @@
+#include "rematkit/tensor_json.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace rematkit {
+namespace {
+
+using Json = nlohmann::json;
+
+// Appends the elements of `j` in row-major order, checking it has `shape` from dim `d` on.
+void flatten(const Json& j, const Shape& shape, size_t d, std::vector<double>& out, const std::string& what,
+             std::string path) {
+  if (d == shape.size()) {
+    if (j.is_boolean()) out.push_back(j.get<bool>() ? 1.0 : 0.0);
+    else if (j.is_number()) out.push_back(j.get<double>());
+    else fail(what + path + " must be a number, got " + std::string(j.type_name()));
+    return;
+  }
+  if (!j.is_array() || static_cast<int64_t>(j.size()) != shape[d])
+    fail(what + path + " must be a list of " + std::to_string(shape[d]) + " (the binder's shape is " +
+         shape_str(shape) + "), got " + (j.is_array() ? "a list of " + std::to_string(j.size()) : std::string(j.type_name())));
+  for (size_t i = 0; i < j.size(); ++i) flatten(j[i], shape, d + 1, out, what, path + "[" + std::to_string(i) + "]");
+}
+
+Tensor read_binder(const Json& j, const Var& var, const std::string& source) {
+  const std::string what = source + ": input '" + var.name + "'";
+  Tensor t{var.type, {}};
+  t.type.space = MemorySpace::kDevice;
+  flatten(j, var.type.shape, 0, t.data, what, "");
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    double v = t.data[i];
+    double stored = round_to_dtype(v, var.type.dtype, Arithmetic::kFloat32);
+    if (!std::isfinite(stored) || (var.type.dtype != DType::kF32 && stored != v))
+      fail(what + " element " + std::to_string(i) + " (" + std::to_string(v) + ") is not a finite " +
+           std::string(dtype_name(var.type.dtype)) + " value");
+    t.data[i] = stored;
+  }
+  return t;
+}
+
+void write_json(std::string& out, const Tensor& t, size_t d, int64_t& index) {
+  if (d == t.type.shape.size()) {
+    double v = t.data[static_cast<size_t>(index++)];
+    if (t.type.dtype == DType::kBool) {
+      out += v != 0 ? "true" : "false";
+    } else if (!std::isfinite(v)) {
+      out += "null";  // JSON has no NaN or infinity
+    } else if (t.type.dtype == DType::kI32) {
+      out += std::to_string(static_cast<int64_t>(v));
+    } else {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.9g", v);
+      out += buf;
+    }
+    return;
+  }
+  out += "[";
+  for (int64_t i = 0; i < t.type.shape[d]; ++i) {
+    if (i) out += ", ";
+    write_json(out, t, d + 1, index);
+  }
+  out += "]";
+}
+
+}  // namespace
+
+ProgramInputs parse_program_inputs(const std::string& text, const std::string& source, const Program& program) {
+  Json root;
+  try {
+    root = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    std::string message = e.what();
+    if (auto p = message.find("parse error"); p != std::string::npos) message = message.substr(p);
+    fail(source + ": not valid JSON: " + message);
+  }
+  if (!root.is_object()) fail(source + ": must be a JSON object mapping argument names to values");
+  std::set<std::string> names;
+  auto take = [&](int var) {
+    const Var& v = program.vars[var];
+    names.insert(v.name);
+    auto it = root.find(v.name);
+    if (it == root.end()) fail(source + ": missing input '" + v.name + "' (" + v.type.str() + ")");
+    return read_binder(*it, v, source);
+  };
+  ProgramInputs inputs;
+  for (int v : program.constvars) inputs.constants.push_back(take(v));
+  for (int v : program.invars) inputs.arguments.push_back(take(v));
+  for (const auto& [key, value] : root.items())
+    if (!names.count(key)) fail(source + ": '" + key + "' is not an argument or constant of the program");
+  return inputs;
+}
+
+ProgramInputs load_program_inputs(const std::string& path, const Program& program) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path + ": cannot open the inputs file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  if (buffer.str().find_first_not_of(" \t\r\n") == std::string::npos) fail(path + ": the inputs file is empty");
+  return parse_program_inputs(buffer.str(), path, program);
+}
+
+std::string tensor_to_json(const Tensor& tensor) {
+  std::string out;
+  int64_t index = 0;
+  write_json(out, tensor, 0, index);
+  return out;
+}
+
+}  // namespace rematkit

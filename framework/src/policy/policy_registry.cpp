@@ -1,0 +1,64 @@
+#include "rematkit/parser.hpp"
+#include "rematkit/policy.hpp"
+
+namespace rematkit {
+
+PolicyRegistry PolicyRegistry::with_builtins() {
+  PolicyRegistry registry;
+  register_builtin_policies(registry);
+  return registry;
+}
+
+void PolicyRegistry::add(const std::string& name, PolicyFactory factory) {
+  factories_[name] = std::move(factory);
+}
+
+std::vector<std::string> PolicyRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, factory] : factories_) out.push_back(name);
+  return out;
+}
+
+PolicyPtr PolicyRegistry::build(const ParamValue& spec) const {
+  using Kind = ParamValue::Kind;
+  if (spec.kind == Kind::kNone) return build(ParamValue::of_ident("nothing_saveable"));
+  const std::string& name = spec.text;
+  if (spec.kind == Kind::kFunction) {
+    // JAX prints a policy built inside a helper as <function helper.<locals>.policy at 0x..>:
+    // its arguments are gone, so say how to write it.
+    if (auto locals = name.find(".<locals>"); locals != std::string::npos) {
+      std::string helper = name.substr(0, locals);
+      fail("the policy '<function " + name + ">' was printed without its arguments; write it as " + helper +
+           (helper == "save_from_both_policies" ? "(dots_saveable, nothing_saveable)" : "('a')") +
+           " with the arguments it was made with");
+    }
+  } else if (spec.kind != Kind::kIdent && spec.kind != Kind::kCall) {
+    fail("expected a policy name or call, got " + spec.str());
+  }
+  auto it = factories_.find(name);
+  if (it == factories_.end()) fail("unknown policy '" + name + "'");
+  try {
+    return it->second(spec.kind == Kind::kCall ? spec.items : std::vector<ParamValue>{}, *this);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kBadInput) throw;
+    const std::string message = e.what();
+    // A nested policy's message already names it.
+    if (message.rfind("unknown policy", 0) == 0 || message.find(": ") != std::string::npos) throw;
+    fail(name + ": " + message);
+  }
+}
+
+PolicyPtr PolicyRegistry::make(const ParamValue& spec, const SourceLocation& where) const {
+  try {
+    return build(spec);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kBadInput) throw;
+    fail_at(where, e.what());
+  }
+}
+
+PolicyPtr PolicyRegistry::parse(std::string_view text, const SourceLocation& where) const {
+  return make(parse_param_value(text, where.file.empty() ? "--policy" : where.file), where);
+}
+
+}  // namespace rematkit

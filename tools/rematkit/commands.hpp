@@ -1,0 +1,15 @@
+// The rematkit subcommands. Each registers its options on the CLI11 app and runs when chosen.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace rematkit::cli {
+
+// The program `rematkit residuals` reports on when given no FILE (examples/two_layer.jaxpr).
+const char* builtin_example_program();
+constexpr const char* kBuiltinExampleName = "<builtin example>";
+
+void add_residuals_command(CLI::App& app);
+void add_grad_command(CLI::App& app);
+
+}  // namespace rematkit::cli

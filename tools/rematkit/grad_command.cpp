@@ -1,0 +1,62 @@
+#include <iostream>
+
+#include "commands.hpp"
+#include "rematkit/gradient.hpp"
+#include "rematkit/parser.hpp"
+#include "rematkit/tensor_json.hpp"
+
+namespace rematkit::cli {
+namespace {
+
+struct GradOptions {
+  std::string file;
+  std::string inputs;
+  std::string policy;
+};
+
+void run_grad(const GradOptions& o) {
+  const Program program = load_program(o.file);
+  const ProgramInputs inputs = load_program_inputs(o.inputs, program);
+  const PolicyRegistry policies = PolicyRegistry::with_builtins();
+  LinearizeOptions options;
+  options.policies = &policies;
+  if (!o.policy.empty()) options.whole_program_policy = policies.parse(o.policy, {"--policy", 0, 0});
+  const Linearization lin = linearize(program, options);
+  const GradientResult result = run_gradient(lin, inputs.constants, inputs.arguments, Arithmetic::kFloat32);
+
+  std::string out = "{\"value\": ";
+  if (result.outputs.size() == 1) {
+    out += tensor_to_json(result.outputs[0]);
+  } else {
+    out += "[";
+    for (size_t i = 0; i < result.outputs.size(); ++i) out += (i ? ", " : "") + tensor_to_json(result.outputs[i]);
+    out += "]";
+  }
+  out += ", \"grads\": {";
+  bool first = true;
+  for (size_t i = 0; i < program.invars.size(); ++i) {
+    if (!result.gradients[i]) continue;
+    out += (first ? "\"" : ", \"") + program.vars[program.invars[i]].name + "\": " + tensor_to_json(*result.gradients[i]);
+    first = false;
+  }
+  std::cout << out << "}}\n" << std::flush;
+}
+
+}  // namespace
+
+void add_grad_command(CLI::App& app) {
+  auto options = std::make_shared<GradOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "grad",
+      "Evaluate FILE and its gradient with respect to every floating argument, with a cotangent of ones of "
+      "each output's shape. Prints {\"value\": ..., \"grads\": {\"NAME\": ...}} with nested lists (a list of "
+      "values when the program has several outputs).");
+  cmd->add_option("FILE", options->file, "a program in jaxpr syntax")->required();
+  cmd->add_option("--inputs", options->inputs,
+                  "a JSON object mapping every argument and constant name to a number or nested list")
+      ->required();
+  cmd->add_option("--policy", options->policy, "checkpoint the whole program with this policy");
+  cmd->callback([options]() { run_grad(*options); });
+}
+
+}  // namespace rematkit::cli

@@ -1,0 +1,32 @@
+// rematkit: gradient-checkpointing (rematerialization) policies, the JAX way, in C++.
+// Errors are one line on stderr; exit code 2 for bad input, 1 for an internal failure.
+#include <iostream>
+
+#include "commands.hpp"
+#include "rematkit/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"rematkit: what a checkpoint policy saves for the backward pass, and the gradients, for programs "
+               "in jaxpr syntax.",
+               "rematkit"};
+  app.require_subcommand(1);
+  rematkit::cli::add_residuals_command(app);
+  rematkit::cli::add_grad_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "rematkit: " << e.what() << " (see rematkit --help)\n";
+    return 2;
+  } catch (const rematkit::Error& e) {
+    std::cerr << "rematkit: " << e.what() << "\n";
+    return e.kind() == rematkit::ErrorKind::kBadInput ? 2 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "rematkit: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,47 @@
+#include <iostream>
+
+#include "commands.hpp"
+#include "rematkit/linearize.hpp"
+#include "rematkit/parser.hpp"
+#include "rematkit/residual_report.hpp"
+
+namespace rematkit::cli {
+namespace {
+
+struct ResidualsOptions {
+  std::string file;
+  std::string policy;
+  bool explain = false;
+};
+
+void run_residuals(const ResidualsOptions& o) {
+  const Program program =
+      o.file.empty() ? parse_program(builtin_example_program(), kBuiltinExampleName) : load_program(o.file);
+  const PolicyRegistry policies = PolicyRegistry::with_builtins();
+  LinearizeOptions options;
+  options.policies = &policies;
+  if (!o.policy.empty()) options.whole_program_policy = policies.parse(o.policy, {"--policy", 0, 0});
+  std::cout << format_residual_report(linearize(program, options), o.explain) << std::flush;
+}
+
+}  // namespace
+
+void add_residuals_command(CLI::App& app) {
+  auto options = std::make_shared<ResidualsOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "residuals",
+      "Print the residuals that the gradient of FILE (with respect to every floating argument) keeps for the "
+      "backward pass, in jax.ad_checkpoint.print_saved_residuals format: literals, constants, arguments in "
+      "binder order, then equation outputs in program order. With no FILE, reports on the built-in example "
+      "(examples/two_layer.jaxpr).");
+  cmd->add_option("FILE", options->file, "a program in jaxpr syntax (docs: reference/program-format.md)");
+  cmd->add_option("--policy", options->policy,
+                  "checkpoint the whole program with this policy, e.g. dots_saveable or "
+                  "\"save_only_these_names('a')\"");
+  cmd->add_flag("--explain", options->explain,
+                "after each residual, print its bytes, the backward equation that reads it and the policy "
+                "decision that kept it; end with the total bytes and the recomputed equations");
+  cmd->callback([options]() { run_residuals(*options); });
+}
+
+}  // namespace rematkit::cli
