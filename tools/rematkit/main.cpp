@@ -12,6 +12,12 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   rematkit::cli::add_residuals_command(app);
   rematkit::cli::add_grad_command(app);
+  // CLI11 would only say a subcommand is required; name the word it did not know.
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (!first.empty() && first[0] != '-' && first != "residuals" && first != "grad") {
+    std::cerr << "rematkit: unknown command '" << argv[1] << "' (commands: residuals, grad; see rematkit --help)\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

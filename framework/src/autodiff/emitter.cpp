@@ -28,7 +28,7 @@ ValueId Emitter::literal(double value, DType dtype) {
 }
 
 ValueId Emitter::full(double value, ValueId like, EqnRole role) {
-  const Type& t = type(like);
+  const Type t = type(like);
   return emit(role, Prim::kBroadcastInDim, {literal(value, t.dtype)}, broadcast_params(t.shape, {}));
 }
 
@@ -40,7 +40,7 @@ ValueId Emitter::broadcast_to(ValueId x, const Shape& shape) {
 }
 
 ValueId Emitter::unbroadcast(ValueId ct, const Shape& shape) {
-  const Shape& from = this->shape(ct);
+  const Shape from = this->shape(ct);
   if (from == shape) return ct;
   std::vector<int64_t> axes;
   for (size_t i = 0; i < from.size(); ++i)

@@ -30,8 +30,9 @@ class Emitter {
   // A cotangent summed back to the shape of an operand that lax broadcast (rank 0 or size-1 dims).
   ValueId unbroadcast(ValueId ct, const Shape& shape);
 
-  const Type& type(ValueId v) const { return graph_.values.at(v).type; }
-  const Shape& shape(ValueId v) const { return type(v).shape; }
+  // By value: emitting grows the graph's value vector, so references into it would dangle.
+  Type type(ValueId v) const { return graph_.values.at(v).type; }
+  Shape shape(ValueId v) const { return graph_.values.at(v).type.shape; }
   // Transposition emits backward equations where JVP rules emit tangent ones.
   void set_linear_role(EqnRole role) { linear_role_ = role; }
 

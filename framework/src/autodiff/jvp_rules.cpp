@@ -78,7 +78,7 @@ ValueId unary_jvp(Emitter& em, Prim prim, const Params& params, ValueId x, Value
 }
 
 ValueId binary_jvp(Emitter& em, Prim prim, ValueId a, ValueId b, ValueId ans, ValueId ta, ValueId tb) {
-  const Shape& out = em.shape(ans);
+  const Shape out = em.shape(ans);
   switch (prim) {
     case Prim::kAdd:
       if (ta != kZero && tb != kZero) return em.linear(Prim::kAdd, {ta, tb});
@@ -127,7 +127,7 @@ ValueId reduce_max_jvp(Emitter& em, const Params& params, ValueId x, ValueId ans
 
 // jax.nn.softmax's custom JVP: y * (g - sum(y * g, axis, keepdims=True)).
 ValueId softmax_jvp(Emitter& em, const Params& params, ValueId y, ValueId g) {
-  const Shape& shape = em.shape(y);
+  const Shape shape = em.shape(y);
   int64_t axis = param_int(params, "axis", {});
   if (axis < 0) axis += static_cast<int64_t>(shape.size());
   ValueId summed = em.linear(Prim::kReduceSum, {em.linear(Prim::kMul, {y, g})}, axes_params({axis}));

@@ -58,7 +58,7 @@ ValueId dot_general_transpose(Emitter& em, ValueId ct, ValueId other, const DotD
 // The cotangent of broadcast_in_dim's operand: sum over the new dims and the expanded size-1 dims.
 ValueId broadcast_transpose(Emitter& em, ValueId ct, const Params& params, const Shape& x_shape) {
   const auto dims = param_ints(params, "broadcast_dimensions", {});
-  const Shape& out = em.shape(ct);
+  const Shape out = em.shape(ct);
   std::vector<int64_t> axes;
   for (int64_t j = 0; j < static_cast<int64_t>(out.size()); ++j) {
     auto it = std::find(dims.begin(), dims.end(), j);

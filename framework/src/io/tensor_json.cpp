@@ -36,9 +36,12 @@ Tensor read_binder(const Json& j, const Var& var, const std::string& source) {
   for (size_t i = 0; i < t.data.size(); ++i) {
     double v = t.data[i];
     double stored = round_to_dtype(v, var.type.dtype, Arithmetic::kFloat32);
-    if (!std::isfinite(stored) || (var.type.dtype != DType::kF32 && stored != v))
-      fail(what + " element " + std::to_string(i) + " (" + std::to_string(v) + ") is not a finite " +
+    if (!std::isfinite(stored) || (var.type.dtype != DType::kF32 && stored != v)) {
+      char shown[32];
+      std::snprintf(shown, sizeof shown, "%g", v);
+      fail(what + " element " + std::to_string(i) + " (" + shown + ") is not a finite " +
            std::string(dtype_name(var.type.dtype)) + " value");
+    }
     t.data[i] = stored;
   }
   return t;

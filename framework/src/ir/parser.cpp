@@ -165,7 +165,8 @@ class Parser {
     expect('(');
     while (!lex_.peek().is(')')) {
       program.outvars.push_back(parse_atom(scope, nullptr));
-      if (!lex_.peek().is(')')) expect(',');
+      if (lex_.peek().is(',')) lex_.next();
+      else if (!lex_.peek().is(')')) error_at(lex_.peek(), "expected ',' or ')', found " + describe(lex_.peek()));
     }
     lex_.next();
     expect('}');

@@ -1,0 +1,152 @@
+// The rematkit program as a user runs it: results on stdout, and for bad input one line on
+// stderr that names the problem and place, with exit code 2.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.hpp"
+
+namespace rematkit::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = (fs::temp_directory_path() / "rematkit-cli-XXXXXX").string();
+    ASSERT_NE(mkdtemp(templ.data()), nullptr);
+    dir_ = templ;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path path = dir_ / name;
+    std::ofstream(path) << text;
+    return path.string();
+  }
+
+  CliRun run(const std::string& args) {
+    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+    const std::string cmd = std::string(REMATKIT_CLI) + " " + args + " >" + out.string() + " 2>" + err.string();
+    const int status = std::system(cmd.c_str());
+    CliRun r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read_text(out.string());
+    r.err = read_text(err.string());
+    return r;
+  }
+
+  // Exit code 2 and exactly one line on stderr containing `needle`.
+  void expect_bad_input(const std::string& args, const std::string& needle) {
+    SCOPED_TRACE(args);
+    const CliRun r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("rematkit: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+
+  fs::path dir_;
+};
+
+const char* kSquareSum = "{ lambda ; x:f32[3] w:f32[2,3]. let\n"
+                         "    a:f32[3] = mul x x\n"
+                         "    b:f32[2] = dot_general[dimension_numbers=(([1], [0]), ([], []))] w a\n"
+                         "    c:f32[] = reduce_sum[axes=(0,)] b\n"
+                         "  in (c,) }\n";
+
+TEST_F(CliTest, ResidualsOfTheBuiltInExampleMatchTheExampleFile) {
+  const CliRun builtin = run("residuals");
+  const CliRun file = run(std::string("residuals ") + REMATKIT_EXAMPLES_DIR + "/two_layer.jaxpr");
+  EXPECT_EQ(builtin.exit_code, 0) << builtin.err;
+  EXPECT_EQ(file.exit_code, 0) << file.err;
+  // Same residuals, only the file name in " from FILE:LINE" differs. W1, W2, x, the saved dot, the
+  // sin passed out of the checkpoint, and the top-level cos.
+  EXPECT_EQ(std::count(builtin.out.begin(), builtin.out.end(), '\n'), 6);
+  EXPECT_NE(builtin.out.find("f32[5] output of dot_general from <builtin example>:6"), std::string::npos) << builtin.out;
+  EXPECT_NE(file.out.find("f32[5] output of dot_general from " + std::string(REMATKIT_EXAMPLES_DIR) + "/two_layer.jaxpr:6"),
+            std::string::npos);
+}
+
+TEST_F(CliTest, ExplainAddsBytesReaderAndReason) {
+  const CliRun r = run("residuals --explain --policy nothing_saveable " + write("p.jaxpr", kSquareSum));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // Under nothing_saveable only the inputs are kept: x (12 bytes) and w (24 bytes).
+  EXPECT_NE(r.out.find("f32[3] from the argument x\n    12 bytes in device memory"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("a checkpoint's inputs are saved by its caller"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("total: 2 residual(s), 36 bytes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("recomputed in the backward pass: 1 equation(s): mul at"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, GradPrintsValueAndGradients) {
+  const std::string program = write("p.jaxpr", kSquareSum);
+  const std::string inputs = write("in.json", R"({"x": [1, 2, 3], "w": [[1, 0, 2], [0.5, 1, 1]]})");
+  for (const char* policy : {"", " --policy nothing_saveable", " --policy dots_saveable"}) {
+    const CliRun r = run("grad " + program + " --inputs " + inputs + policy);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    // c = sum_i (w0_i + w1_i) x_i^2;  dc/dx_i = 2 x_i (w0_i + w1_i);  dc/dw_ji = x_i^2.
+    EXPECT_DOUBLE_EQ(j["value"].get<double>(), 1.5 * 1 + 1 * 4 + 3 * 9);
+    EXPECT_EQ(j["grads"]["x"], nlohmann::json::parse("[3, 4, 18]"));
+    EXPECT_EQ(j["grads"]["w"], nlohmann::json::parse("[[1, 4, 9], [1, 4, 9]]"));
+  }
+}
+
+TEST_F(CliTest, HelpDocumentsTheCommands) {
+  const CliRun top = run("--help");
+  EXPECT_EQ(top.exit_code, 0);
+  EXPECT_NE(top.out.find("residuals"), std::string::npos);
+  EXPECT_NE(top.out.find("grad"), std::string::npos);
+  const CliRun sub = run("residuals --help");
+  EXPECT_EQ(sub.exit_code, 0);
+  EXPECT_NE(sub.out.find("--explain"), std::string::npos);
+}
+
+TEST_F(CliTest, BadProgramsAndOptions) {
+  expect_bad_input("residuals " + (dir_ / "missing.jaxpr").string(), "missing.jaxpr: cannot open the program file");
+  expect_bad_input("residuals " + write("empty.jaxpr", ""), "empty.jaxpr:1:1: empty program");
+  expect_bad_input("residuals " + write("bad.jaxpr", "{ lambda ; x:f32[]. let y:f32[] = sin x in (y }"),
+                   "bad.jaxpr:1:47: expected ',' or ')'");
+  expect_bad_input("residuals " + write("prim.jaxpr", "{ lambda ; x:f32[]. let\n y:f32[] = erf_inv x in (y,) }"),
+                   "prim.jaxpr:2:12: unknown primitive 'erf_inv'");
+  expect_bad_input("residuals " + write("undef.jaxpr", "{ lambda ; x:f32[]. let y:f32[] = sin z in (y,) }"),
+                   "undef.jaxpr:1:39: undefined variable 'z'");
+  expect_bad_input("residuals " + write("shape.jaxpr", "{ lambda ; a:f32[2] b:f32[3]. let c:f32[2] = mul a b in (c,) }"),
+                   "shape.jaxpr:1:46: mul operand shapes do not match");
+  expect_bad_input("residuals --policy no_such_policy " + write("p.jaxpr", kSquareSum), "unknown policy 'no_such_policy'");
+  expect_bad_input("residuals --policy \"save_only_these_names(\" " + write("p.jaxpr", kSquareSum), "--policy:1:23");
+  expect_bad_input("residuals --no-such-flag", "--no-such-flag");
+  expect_bad_input("frobnicate", "unknown command 'frobnicate'");
+}
+
+TEST_F(CliTest, BadInputsFiles) {
+  const std::string program = write("p.jaxpr", kSquareSum);
+  auto grad = [&](const std::string& json) { return "grad " + program + " --inputs " + write("in.json", json); };
+  expect_bad_input(grad(R"({"x": [1, 2, 3]})"), "in.json: missing input 'w' (f32[2,3])");
+  expect_bad_input(grad(R"({"x": [1, 2], "w": [[1, 0, 2], [0.5, 1, 1]]})"),
+                   "in.json: input 'x' must be a list of 3 (the binder's shape is [3]), got a list of 2");
+  expect_bad_input(grad(R"({"x": [1, "NaN", 3], "w": [[1, 0, 2], [0.5, 1, 1]]})"), "in.json: input 'x'[1] must be a number");
+  expect_bad_input(grad(R"({"x": [1, 1e39, 3], "w": [[1, 0, 2], [0.5, 1, 1]]})"),
+                   "in.json: input 'x' element 1 (1e+39) is not a finite f32 value");
+  expect_bad_input(grad(R"({"x": [1, 2, 3], "w": [[1, 0, 2], [0.5, 1, 1]], "y": 1})"),
+                   "in.json: 'y' is not an argument or constant of the program");
+  expect_bad_input(grad("[1, 2"), "in.json: not valid JSON");
+  expect_bad_input(grad(""), "in.json: the inputs file is empty");
+  expect_bad_input("grad " + program, "--inputs is required");
+}
+
+}  // namespace
+}  // namespace rematkit::testing

@@ -1,0 +1,84 @@
+// Bad programs give one-line errors that name the problem and its line and column.
+#include <gtest/gtest.h>
+
+#include "support/test_support.hpp"
+
+namespace rematkit::testing {
+namespace {
+
+struct BadProgram {
+  const char* what;
+  const char* text;
+  const char* expected;  // the whole message, FILE:LINE:COL included
+};
+
+const BadProgram kBadPrograms[] = {
+    {"empty", "", "p:1:1: empty program: no jaxpr found"},
+    {"comments only", "# nothing\n", "p:2:1: empty program: no jaxpr found"},
+    {"unknown primitive", "{ lambda ; x:f32[]. let\n  y:f32[] = frobnicate x in (y,) }",
+     "p:2:13: unknown primitive 'frobnicate'"},
+    {"unknown primitive with params we cannot read", "{ lambda ; x:f32[]. let\n  y:f32[] = cond[branches=( {...} )] x in (y,) }",
+     "p:2:13: unknown primitive 'cond'"},
+    {"undefined variable", "{ lambda ; x:f32[]. let y:f32[] = sin q in (y,) }", "p:1:39: undefined variable 'q'"},
+    {"redefined variable", "{ lambda ; x:f32[]. let x:f32[] = sin x in (x,) }", "p:1:25: variable 'x' is defined twice"},
+    {"shape mismatch", "{ lambda ; a:f32[2] b:f32[3]. let c:f32[2] = add a b in (c,) }",
+     "p:1:46: add operand shapes do not match: f32[2], f32[3]"},
+    {"wrong declared type", "{ lambda ; a:f32[2]. let c:f32[3] = sin a in (c,) }",
+     "p:1:37: sin of f32[2] computes f32[2] but 'c' is declared f32[3]"},
+    {"dot_general contraction sizes",
+     "{ lambda ; a:f32[2,3] b:f32[4,2]. let\n c:f32[2,2] = dot_general[dimension_numbers=(([1], [0]), ([], []))] a b in (c,) }",
+     "p:2:15: dot_general contracting dimensions differ in size: lhs dim 1 is 3, rhs dim 0 is 4"},
+    {"unsupported dtype", "{ lambda ; x:bf16[2]. let y:bf16[2] = sin x in (y,) }",
+     "p:1:14: unsupported dtype 'bf16' (rematkit supports f32, i32 and bool)"},
+    {"PRNG key dtype", "{ lambda ; k:key<fry>[]. let in (k,) }",
+     "p:1:14: unsupported dtype 'key' (rematkit supports f32, i32 and bool)"},
+    {"untyped binder", "{ lambda ; a. let b = sin a in (b,) }",
+     "p:1:12: binder 'a' has no type (write it as a:f32[...]; JAX before 0.2 printed untyped binders)"},
+    {"elided constant", "{ lambda ; x:f32[3]. let y:f32[3] = add x [...]:f32[3] in (y,) }",
+     "p:1:43: elided constant '[...]' (print the jaxpr with its constants inlined)"},
+    {"unknown policy", "{ lambda ; x:f32[]. let\n y:f32[] = checkpoint[jaxpr={ lambda ; a:f32[]. let b:f32[] = sin a in (b,) } "
+     "policy=save_everything_please] x in (y,) }",
+     "p:2:12: unknown policy 'save_everything_please'"},
+    {"policy printed without arguments",
+     "{ lambda ; x:f32[]. let\n y:f32[] = checkpoint[jaxpr={ lambda ; a:f32[]. let b:f32[] = sin a in (b,) } "
+     "policy=<function save_only_these_names.<locals>.policy at 0x7f>] x in (y,) }",
+     "p:2:12: the policy '<function save_only_these_names.<locals>.policy>' was printed without its arguments; "
+     "write it as save_only_these_names('a') with the arguments it was made with"},
+    {"checkpoint operand type",
+     "{ lambda ; x:f32[2]. let\n y:f32[] = checkpoint[jaxpr={ lambda ; a:f32[]. let b:f32[] = sin a in (b,) }] x in (y,) }",
+     "p:2:12: operand 1 of checkpoint is f32[2] but its jaxpr's binder 'a' is f32[]"},
+    {"missing closing brace", "{ lambda ; x:f32[]. let y:f32[] = sin x in (y,)", "p:1:48: expected '}', found end of file"},
+    {"two programs", "{ lambda ; x:f32[]. let in (x,) } { lambda ; x:f32[]. let in (x,) }",
+     "p:1:35: unexpected '{' after the program: a file holds exactly one jaxpr"},
+    {"stray character", "{ lambda ; x:f32[]. let y:f32[] = sin x in (y,) } @", "p:1:51: unexpected character '@'"},
+};
+
+void PrintTo(const BadProgram& b, std::ostream* os) { *os << b.what; }
+
+class ParserErrorTest : public ::testing::TestWithParam<BadProgram> {};
+
+TEST_P(ParserErrorTest, NamesProblemAndPlace) {
+  const BadProgram& bad = GetParam();
+  try {
+    linearize_with(parse_program(bad.text, "p"));
+    FAIL() << "accepted: " << bad.text;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
+    EXPECT_EQ(std::string(e.what()), bad.expected);
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Bad, ParserErrorTest, ::testing::ValuesIn(kBadPrograms));
+
+TEST(ParserErrors, AnsiColourCodes) {
+  try {
+    parse_program("{ lambda ; x:f32[]. let\n \x1b[31my\x1b[0m:f32[] = sin x in (y,) }", "p");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("p:2: the program contains ANSI colour codes", 0), 0u) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace rematkit::testing

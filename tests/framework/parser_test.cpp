@@ -1,0 +1,99 @@
+// Reading what JAX prints, and print(parse(text)) parsing back to the same program.
+#include <gtest/gtest.h>
+
+#include "rematkit/printer.hpp"
+#include "rematkit/residual_report.hpp"
+#include "support/test_support.hpp"
+
+namespace rematkit::testing {
+namespace {
+
+void expect_round_trip(const Program& p) {
+  const std::string text = print_program(p);
+  const Program again = parse_program(text, "printed");
+  EXPECT_EQ(p, again) << text;
+  EXPECT_EQ(print_program(again), text);
+}
+
+TEST(Parser, EveryReferenceCaseRoundTrips) {
+  for (const ResidualCase& c : residual_cases()) {
+    SCOPED_TRACE(c.name);
+    expect_round_trip(load_program(c.program_path));
+  }
+}
+
+TEST(Parser, ReadsTypesLiteralsAndLocations) {
+  const Program p = parse_program(R"({ lambda a:f32[1] ; x:f32[2,3] n:i32[] m:bool[4]. let
+    y:f32[2,3] = mul x 2.0:f32[]
+    _:f32[2,3] = add y 1
+  in (y,) })", "f.jaxpr");
+  ASSERT_EQ(p.constvars.size(), 1u);
+  ASSERT_EQ(p.invars.size(), 3u);
+  EXPECT_EQ(p.vars[p.invars[0]].type.str(), "f32[2,3]");
+  EXPECT_EQ(p.vars[p.invars[2]].type.str(), "bool[4]");
+  EXPECT_EQ(p.eqns[0].where, (SourceLocation{"f.jaxpr", 2, 18}));
+  EXPECT_EQ(p.eqns[0].inputs[1].literal, 2.0);
+  // An untyped literal takes its dtype from the other operand.
+  EXPECT_EQ(p.eqns[1].inputs[1].type.str(), "f32[]");
+  expect_round_trip(p);
+}
+
+TEST(Parser, AcceptsWhatJaxPrints) {
+  // Equations separated by ';', jit and remat2 aliases, unknown params, a policy as a function repr,
+  // shared sub-programs out of line (used before their definition, one named like a keyword),
+  // broadcast_in_dim without params, custom_jvp_call and pjit[name=relu].
+  const Program p = parse_program(R"(
+let lambda = { lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = cos b in (c,) } in
+let f1 = { lambda ; a:f32[3]. let b:f32[3] = pjit[name=inner jaxpr=lambda] a in (b,) } in
+{ lambda ; x:f32[3]. let
+    y:f32[3] = jit[name=outer jaxpr=f1 keep_unused=False inline=False] x
+    z:f32[3] = remat2[differentiated=False jaxpr={ lambda ; w:f32[3]. let
+        v:f32[3] = mul w w
+      in (v,) } policy=<function checkpoint_dots at 0x7f2a3c1b0ee0> prevent_cse=True] y
+    zero:f32[3] = broadcast_in_dim 0.0
+    r:f32[3] = custom_jvp_call[name=relu call_jaxpr={ lambda ; u:f32[3]. let
+        t:f32[3] = pjit[name=relu jaxpr={ lambda ; s:f32[3]. let q:f32[3] = max s 0.0 in (q,) }] u
+      in (t,) } jvp_jaxpr_fun=<function relu_jvp at 0x1> num_consts=0 symbolic_zeros=False] z
+    r2:f32[3] = custom_jvp_call[call_jaxpr={ lambda ; u:f32[3]. let
+        t:f32[3] = pjit[name=relu jaxpr={ lambda ; s:f32[3]. let q:f32[3] = max s 0.0 in (q,) }] u
+      in (t,) } num_consts=0] r
+    s:f32[3] = add r2 zero
+  in (s,) })", "jax.txt");
+  ASSERT_EQ(p.eqns.size(), 6u);
+  EXPECT_EQ(p.eqns[0].prim, Prim::kPjit);
+  EXPECT_EQ(p.eqns[1].prim, Prim::kCheckpoint);
+  EXPECT_EQ(p.eqns[1].params.find("policy")->text, "checkpoint_dots");
+  EXPECT_EQ(p.eqns[2].params.find("shape")->str(), "(3,)");
+  EXPECT_EQ(p.eqns[3].prim, Prim::kRelu);
+  EXPECT_EQ(p.eqns[4].prim, Prim::kRelu);
+  EXPECT_EQ(p.eqns[1].params.find("jaxpr")->program->eqns.size(), 1u);
+  expect_round_trip(p);
+  // The policy repr resolves to the built-in policy; jit labels its residuals.
+  const Linearization lin = linearize_with(p);
+  bool saw_jit_label = false;
+  for (const std::string& line : residual_lines(lin))
+    saw_jit_label |= line.find("output of jitted function 'outer'") != std::string::npos;
+  EXPECT_TRUE(saw_jit_label);
+}
+
+TEST(Parser, AcceptsPolicyReprsOfEveryJaxVersion) {
+  const char* policies[] = {
+      "dots_saveable", "checkpoint_dots", "<function dot_with_no_batch_dims at 0x1>",
+      "dot_with_no_batch_dims_saveable", "DotsSaveable(only_if_no_batch_dims=True)",
+      "SaveOnlyTheseNames(saveable_names=frozenset({'a', 'b'}))", "SaveAnyNamesButThese(names=frozenset())",
+      "OffloadDotWithNoBatchDims(offload_src='device', offload_dst='pinned_host')",
+      "SaveAndOffloadOnlyTheseNames(names_which_can_be_saved=frozenset({'a'}), names_which_can_be_offloaded="
+      "frozenset(), offload_src='device', offload_dst='pinned_host')",
+      "None", "save_from_both_policies(dots_saveable, save_only_these_names('a'))"};
+  for (const char* policy : policies) {
+    SCOPED_TRACE(policy);
+    const std::string text = std::string("{ lambda ; x:f32[2]. let y:f32[2] = checkpoint[jaxpr={ lambda ; a:f32[2]. let "
+                                         "b:f32[2] = sin a in (b,) } policy=") + policy + "] x in (y,) }";
+    const Program p = parse_program(text, "p");
+    EXPECT_NO_THROW(linearize_with(p));
+    expect_round_trip(p);
+  }
+}
+
+}  // namespace
+}  // namespace rematkit::testing

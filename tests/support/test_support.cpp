@@ -1,0 +1,120 @@
+#include "support/test_support.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "rematkit/interpreter.hpp"
+
+namespace rematkit::testing {
+
+std::string reference_dir() { return REMATKIT_REFERENCE_DIR; }
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::vector<ResidualCase> residual_cases() {
+  std::vector<ResidualCase> cases;
+  const std::filesystem::path dir = reference_dir() + "/residual-cases";
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".jaxpr") continue;
+    ResidualCase c;
+    c.name = entry.path().stem().string();
+    c.program_path = entry.path().string();
+    std::istringstream expected(read_text((dir / (c.name + ".expected")).string()));
+    for (std::string line; std::getline(expected, line);)
+      if (!line.empty()) c.expected.push_back(line);
+    cases.push_back(std::move(c));
+  }
+  std::sort(cases.begin(), cases.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return cases;
+}
+
+namespace {
+
+class PredicatePolicy final : public Policy {
+ public:
+  PredicatePolicy(std::string name, bool (*saveable)(std::string_view)) : name_(std::move(name)), saveable_(saveable) {}
+  PolicyAnswer decide(const EquationView& e) const override { return PolicyAnswer::saveable(saveable_(e.primitive)); }
+  std::string spec() const override { return name_; }
+
+ private:
+  std::string name_;
+  bool (*saveable_)(std::string_view);
+};
+
+}  // namespace
+
+const PolicyRegistry& test_policies() {
+  static const PolicyRegistry registry = [] {
+    PolicyRegistry r = PolicyRegistry::with_builtins();
+    r.add("save_cos_only", [](const std::vector<ParamValue>&, const PolicyRegistry&) -> PolicyPtr {
+      return std::make_shared<PredicatePolicy>("save_cos_only", [](std::string_view p) { return p == "cos"; });
+    });
+    r.add("save_mul_only", [](const std::vector<ParamValue>&, const PolicyRegistry&) -> PolicyPtr {
+      return std::make_shared<PredicatePolicy>("save_mul_only",
+                                               [](std::string_view p) { return p.find("mul") != std::string_view::npos; });
+    });
+    return r;
+  }();
+  return registry;
+}
+
+Linearization linearize_with(const Program& program, const std::string& whole_program_policy) {
+  LinearizeOptions options;
+  options.policies = &test_policies();
+  if (!whole_program_policy.empty()) options.whole_program_policy = test_policies().parse(whole_program_policy, {});
+  return linearize(program, options);
+}
+
+RandomInputs random_inputs(const Program& program, unsigned seed, double lo, double hi, bool signed_values) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> magnitude(lo, hi);
+  std::bernoulli_distribution sign(0.5);
+  auto make = [&](int var) {
+    const Type& t = program.vars[var].type;
+    Tensor tensor = Tensor::filled(t, 0.0);
+    for (double& v : tensor.data) {
+      double x = magnitude(rng) * (signed_values && sign(rng) ? -1.0 : 1.0);
+      v = round_to_dtype(t.dtype == DType::kF32 ? x : std::round(x * 3), t.dtype, Arithmetic::kFloat32);
+    }
+    return tensor;
+  };
+  RandomInputs in;
+  for (int v : program.constvars) in.constants.push_back(make(v));
+  for (int v : program.invars) in.arguments.push_back(make(v));
+  return in;
+}
+
+std::vector<Tensor> finite_difference_gradients(const Program& program, const RandomInputs& inputs, double h) {
+  auto loss = [&](const std::vector<Tensor>& args) {
+    double total = 0;
+    for (const Tensor& out : evaluate_program(program, inputs.constants, args, Arithmetic::kFloat64))
+      if (out.type.dtype == DType::kF32)
+        for (double v : out.data) total += v;
+    return total;
+  };
+  std::vector<Tensor> grads;
+  for (size_t a = 0; a < inputs.arguments.size(); ++a) {
+    Tensor g = Tensor::filled(inputs.arguments[a].type, 0.0);
+    if (g.type.dtype == DType::kF32) {
+      for (int64_t i = 0; i < g.size(); ++i) {
+        std::vector<Tensor> plus = inputs.arguments, minus = inputs.arguments;
+        plus[a].data[i] += h;
+        minus[a].data[i] -= h;
+        g.data[i] = (loss(plus) - loss(minus)) / (2 * h);
+      }
+    }
+    grads.push_back(std::move(g));
+  }
+  return grads;
+}
+
+}  // namespace rematkit::testing

@@ -1,0 +1,42 @@
+// Shared test helpers: the reference residual cases, the test-only policies they need, random
+// inputs and the finite-difference oracle.
+#pragma once
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "rematkit/linearize.hpp"
+#include "rematkit/parser.hpp"
+#include "rematkit/tensor.hpp"
+
+namespace rematkit::testing {
+
+std::string reference_dir();
+std::string read_text(const std::string& path);
+
+struct ResidualCase {
+  std::string name;
+  std::string program_path;
+  std::vector<std::string> expected;  // report lines without " from FILE:LINE"
+};
+std::vector<ResidualCase> residual_cases();
+inline void PrintTo(const ResidualCase& c, std::ostream* os) { *os << c.name; }
+
+// The built-in policies plus the custom ones residual cases need (as JAX lambdas would be):
+// save_cos_only (saveable iff the primitive is cos) and save_mul_only ('mul' in its name).
+const PolicyRegistry& test_policies();
+
+Linearization linearize_with(const Program& program, const std::string& whole_program_policy = "");
+
+// Random inputs for a program's constants and arguments, uniform in [lo, hi] with a random sign
+// when `signed_values`.
+struct RandomInputs {
+  std::vector<Tensor> constants, arguments;
+};
+RandomInputs random_inputs(const Program& program, unsigned seed, double lo = 0.3, double hi = 1.2,
+                           bool signed_values = true);
+
+// d sum(outputs) / d argument, by central differences on the f64 interpreter.
+std::vector<Tensor> finite_difference_gradients(const Program& program, const RandomInputs& inputs, double h = 1e-5);
+
+}  // namespace rematkit::testing
