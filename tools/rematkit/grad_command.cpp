@@ -46,11 +46,14 @@ void run_grad(const GradOptions& o) {
 
 void add_grad_command(CLI::App& app) {
   auto options = std::make_shared<GradOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "grad",
-      "Evaluate FILE and its gradient with respect to every floating argument, with a cotangent of ones of "
-      "each output's shape. Prints {\"value\": ..., \"grads\": {\"NAME\": ...}} with nested lists (a list of "
-      "values when the program has several outputs).");
+  CLI::App* cmd = app.add_subcommand("grad", "evaluate FILE and its gradient on inputs from a JSON file");
+  cmd->footer(
+      "Evaluates FILE and its gradient with respect to every floating argument, with a cotangent of ones of\n"
+      "each output's shape (the gradient of the sum of the outputs). Prints one JSON line\n"
+      "  {\"value\": ..., \"grads\": {\"NAME\": ...}}\n"
+      "with nested lists and 9 significant digits; value is a list of values when the program has several\n"
+      "outputs. Integer and bool arguments get no gradient. The gradient is the same, bit for bit, under\n"
+      "every policy.");
   cmd->add_option("FILE", options->file, "a program in jaxpr syntax")->required();
   cmd->add_option("--inputs", options->inputs,
                   "a JSON object mapping every argument and constant name to a number or nested list")

@@ -10,6 +10,16 @@ int main(int argc, char** argv) {
                "in jaxpr syntax.",
                "rematkit"};
   app.require_subcommand(1);
+  app.footer(
+      "Programs are one jaxpr each, written as jax.make_jaxpr prints them (see README.md, 'Program format').\n"
+      "Policies (--policy, or policy= in a checkpoint): everything_saveable, nothing_saveable, dots_saveable,\n"
+      "dots_with_no_batch_dims_saveable, save_only_these_names('a', ...), save_any_names_but_these(...),\n"
+      "save_anything_except_these_names(...), save_from_both_policies(p1, p2),\n"
+      "offload_dot_with_no_batch_dims('device', 'pinned_host'), save_and_offload_only_these_names(\n"
+      "names_which_can_be_saved=(...), names_which_can_be_offloaded=(...), offload_src='device',\n"
+      "offload_dst='pinned_host'), and the aliases and class reprs JAX prints.\n"
+      "Errors: one line on stderr naming the problem and FILE:LINE:COL; exit code 2 for bad input, 1 for an\n"
+      "internal failure. Run 'rematkit COMMAND --help' for each command.");
   rematkit::cli::add_residuals_command(app);
   rematkit::cli::add_grad_command(app);
   // CLI11 would only say a subcommand is required; name the word it did not know.

@@ -28,12 +28,16 @@ void run_residuals(const ResidualsOptions& o) {
 
 void add_residuals_command(CLI::App& app) {
   auto options = std::make_shared<ResidualsOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "residuals",
-      "Print the residuals that the gradient of FILE (with respect to every floating argument) keeps for the "
-      "backward pass, in jax.ad_checkpoint.print_saved_residuals format: literals, constants, arguments in "
-      "binder order, then equation outputs in program order. With no FILE, reports on the built-in example "
-      "(examples/two_layer.jaxpr).");
+  CLI::App* cmd = app.add_subcommand("residuals", "print what the backward pass of FILE's gradient keeps");
+  cmd->footer(
+      "Prints the residuals that the gradient of FILE with respect to every floating argument keeps for the\n"
+      "backward pass, in jax.ad_checkpoint.print_saved_residuals format, one line each: literals, constants,\n"
+      "arguments in binder order, then equation outputs in program order, e.g.\n"
+      "  f32[5,4] from the argument W1\n"
+      "  f32[5] output of dot_general from FILE:LINE\n"
+      "  f32<host>[16] named 'a' from FILE:LINE      (an offloaded residual)\n"
+      "A program whose gradient needs no residual prints nothing. With no FILE, reports on the built-in\n"
+      "example (examples/two_layer.jaxpr).");
   cmd->add_option("FILE", options->file, "a program in jaxpr syntax (docs: reference/program-format.md)");
   cmd->add_option("--policy", options->policy,
                   "checkpoint the whole program with this policy, e.g. dots_saveable or "

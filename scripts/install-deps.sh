@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what rematkit builds with, from Debian 12's packages; does nothing when all are present.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ libgtest-dev nlohmann-json3-dev libcli11-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "rematkit: installing ${missing[*]}" >&2
+if [ "$(id -u)" -ne 0 ]; then
+  echo "rematkit: installing packages needs root (run as root, or: sudo apt-get install ${missing[*]})" >&2
+  exit 1
+fi
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
