@@ -41,9 +41,11 @@ enum class EqnRole {
   kBackward,     // a transposed tangent equation (cotangent propagation)
 };
 
+// A checkpoint, or the top level (regions[0]). Checkpoints nest: `parent` is the enclosing one.
 struct Region {
   PolicyPtr policy;      // nullptr for the top level (plain autodiff: everything saveable)
   SourceLocation where;  // the checkpoint equation
+  int parent = -1;       // the enclosing region; -1 for the top level
 };
 
 struct FlatEquation {
@@ -52,7 +54,8 @@ struct FlatEquation {
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
   EqnRole role = EqnRole::kPrimal;
-  int region = 0;          // index into FlatGraph::regions; 0 is the top level
+  int region = 0;          // the outermost checkpoint around it (its policy decides the forward pass); 0: none
+  int scope = 0;           // the innermost checkpoint around it (0: none)
   int jit = -1;            // index into FlatGraph::jit_names of the outermost enclosing pjit, or -1
   Prim origin = Prim::kAdd;  // the program primitive whose JVP rule (or transpose) emitted this
   SourceLocation where;    // the program equation this comes from
@@ -70,6 +73,9 @@ struct FlatGraph {
   bool is_known(const FlatEquation& eqn) const {
     return eqn.role == EqnRole::kPrimal || eqn.role == EqnRole::kCoefficient;
   }
+  // The child of region `parent` that contains region `scope`, or -1 when `scope` is `parent` itself.
+  int child_of(int parent, int scope) const;
+  bool within(int scope, int region) const { return scope == region || child_of(region, scope) >= 0; }
 };
 
 }  // namespace rematkit

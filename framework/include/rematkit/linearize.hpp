@@ -37,9 +37,11 @@ struct Linearization {
   std::vector<int> forward;             // equations the forward pass runs, in order
   std::vector<Decision> decisions;      // per equation: the policy's answer (known equations)
   std::vector<Residual> residuals;      // in print_saved_residuals order
-  std::vector<int> recomputed;          // known equations the backward pass runs again, in order
+  std::vector<int> recomputed;          // known equations the backward pass runs again, in order (an
+                                        // equation inside nested checkpoints may run more than once)
   std::vector<ValueId> cotangent_seeds; // per output: the cotangent the backward pass is given
-  std::vector<int> backward;            // recomputation, then the transposed equations, in order
+  std::vector<int> backward;            // in order: each checkpoint's recomputation runs where the
+                                        // reverse pass reaches it, just before its transposed equations
   std::vector<ValueId> gradients;       // per argument: its cotangent (kNoValue for non-floating)
 };
 

@@ -13,6 +13,7 @@ std::vector<ValueId> Emitter::emit_all(EqnRole role, Prim prim, std::vector<Valu
   eqn.inputs = std::move(inputs);
   eqn.role = role;
   eqn.region = region_;
+  eqn.scope = scope_;
   eqn.jit = jit_;
   eqn.origin = origin_;
   eqn.where = where_;

@@ -9,8 +9,8 @@ namespace rematkit::autodiff {
 
 class Emitter {
  public:
-  Emitter(FlatGraph& graph, int region, int jit, Prim origin, SourceLocation where)
-      : graph_(graph), region_(region), jit_(jit), origin_(origin), where_(std::move(where)) {}
+  Emitter(FlatGraph& graph, int region, int scope, int jit, Prim origin, SourceLocation where)
+      : graph_(graph), region_(region), scope_(scope), jit_(jit), origin_(origin), where_(std::move(where)) {}
 
   ValueId emit(EqnRole role, Prim prim, std::vector<ValueId> inputs, Params params = {});
   std::vector<ValueId> emit_all(EqnRole role, Prim prim, std::vector<ValueId> inputs, Params params = {});
@@ -39,6 +39,7 @@ class Emitter {
  private:
   FlatGraph& graph_;
   int region_;
+  int scope_;
   int jit_;
   Prim origin_;
   SourceLocation where_;

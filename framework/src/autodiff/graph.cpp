@@ -34,4 +34,10 @@ const FlatEquation& FlatGraph::add_equation(FlatEquation eqn) {
   return eqns.back();
 }
 
+int FlatGraph::child_of(int parent, int scope) const {
+  for (int r = scope; r > 0; r = regions[r].parent)
+    if (regions[r].parent == parent) return r;
+  return -1;
+}
+
 }  // namespace rematkit

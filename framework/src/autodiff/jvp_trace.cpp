@@ -16,7 +16,9 @@ class JvpTracer {
  public:
   JvpTracer(FlatGraph& graph, const PolicyRegistry& policies) : graph_(graph), policies_(policies) {}
 
-  std::vector<Slot> trace(const Program& program, const std::vector<Slot>& inputs, int region, int jit) {
+  // `region`: the outermost checkpoint around the program (its policy governs the forward pass);
+  // `scope`: the innermost one.
+  std::vector<Slot> trace(const Program& program, const std::vector<Slot>& inputs, int region, int scope, int jit) {
     std::vector<Slot> env(program.vars.size());
     size_t i = 0;
     for (int v : program.constvars) env[v] = inputs.at(i++);
@@ -32,7 +34,8 @@ class JvpTracer {
     for (const Equation& eqn : program.eqns) {
       std::vector<Slot> in;
       for (const Atom& a : eqn.inputs) in.push_back(slot_of(a));
-      std::vector<Slot> out = eqn.body() ? trace_call(eqn, in, region, jit) : trace_primitive(eqn, in, region, jit);
+      std::vector<Slot> out =
+          eqn.body() ? trace_call(eqn, in, region, scope, jit) : trace_primitive(eqn, in, region, scope, jit);
       for (size_t k = 0; k < eqn.outputs.size(); ++k) env[eqn.outputs[k]] = out[k];
     }
     std::vector<Slot> outs;
@@ -40,28 +43,29 @@ class JvpTracer {
     return outs;
   }
 
-  int open_region(PolicyPtr policy, const SourceLocation& where) {
-    graph_.regions.push_back(Region{std::move(policy), where});
+  int open_region(PolicyPtr policy, const SourceLocation& where, int parent) {
+    graph_.regions.push_back(Region{std::move(policy), where, parent});
     return static_cast<int>(graph_.regions.size()) - 1;
   }
 
  private:
-  std::vector<Slot> trace_call(const Equation& eqn, const std::vector<Slot>& in, int region, int jit) {
+  std::vector<Slot> trace_call(const Equation& eqn, const std::vector<Slot>& in, int region, int scope, int jit) {
     if (eqn.prim == Prim::kCheckpoint) {
       const ParamValue* spec = eqn.params.find("policy");
-      PolicyPtr policy = policies_.make(spec ? *spec : ParamValue::none(), eqn.where);
-      // The outermost checkpoint's policy decides the forward pass; nested ones are transparent.
-      if (region == 0) region = open_region(std::move(policy), eqn.where);
+      scope = open_region(policies_.make(spec ? *spec : ParamValue::none(), eqn.where), eqn.where, scope);
+      // The outermost checkpoint's policy decides the forward pass; nested ones decide later, when
+      // their enclosing checkpoint's backward pass recomputes them.
+      if (region == 0) region = scope;
     } else if (jit < 0) {
       const ParamValue* name = eqn.params.find("name");
       graph_.jit_names.push_back(name ? name->text : std::string("<unnamed>"));
       jit = static_cast<int>(graph_.jit_names.size()) - 1;
     }
-    return trace(*eqn.body(), in, region, jit);
+    return trace(*eqn.body(), in, region, scope, jit);
   }
 
-  std::vector<Slot> trace_primitive(const Equation& eqn, const std::vector<Slot>& in, int region, int jit) {
-    Emitter em(graph_, region, jit, eqn.prim, eqn.where);
+  std::vector<Slot> trace_primitive(const Equation& eqn, const std::vector<Slot>& in, int region, int scope, int jit) {
+    Emitter em(graph_, region, scope, jit, eqn.prim, eqn.where);
     std::vector<ValueId> x, t;
     bool any_tangent = false;
     for (const Slot& s : in) {
@@ -119,8 +123,8 @@ void trace_jvp(const Program& program, const LinearizeOptions& options, Lineariz
     lin.argument_tangents.push_back(tangent);
     inputs.push_back(Slot{a, tangent});
   }
-  const int region = options.whole_program_policy ? tracer.open_region(options.whole_program_policy, {}) : 0;
-  for (const Slot& s : tracer.trace(program, inputs, region, -1)) {
+  const int region = options.whole_program_policy ? tracer.open_region(options.whole_program_policy, {}, 0) : 0;
+  for (const Slot& s : tracer.trace(program, inputs, region, region, -1)) {
     lin.outputs.push_back(s.primal);
     lin.output_tangents.push_back(s.tangent);
   }

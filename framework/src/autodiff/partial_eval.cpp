@@ -1,115 +1,192 @@
-// Classic remat partial evaluation over the flat JVP graph (jax-checkpoint.md section 2.2, in its
-// liveness form): a known value is a residual iff a live backward-pass equation of some region
-// reads it and that region cannot recompute it: it is an argument, constant or checkpoint input
-// (saved by the caller), its producer is Saveable there or belongs to another region, or it is
-// Offloadable (then its host copy is the residual).
+// Classic remat partial evaluation (jax-checkpoint.md section 2), level by level over the tree of
+// checkpoints. At each level S (the top level first, whose "phase" is the forward pass):
+//  - a known value that a live backward equation inside child checkpoint C reads is recomputed in
+//    C's own backward pass when C's policy answers Recompute for its producer; otherwise S's phase
+//    must compute it and hand it over (a residual of C: C's inputs, Saveable or Offloadable values,
+//    values from outside C);
+//  - the values handed over from the top level's phase are the residuals of the forward pass.
+// The backward pass of S runs S's phase, then transposes S's tangent equations in reverse; reaching
+// a child checkpoint, it runs that child's backward pass in place, with the child's policy. So the
+// outermost policy decides what the forward pass keeps, and inner policies decide when the
+// enclosing backward pass recomputes (jax-checkpoint.md section 2.4).
 #include <algorithm>
+#include <map>
 
 #include "passes.hpp"
 
 namespace rematkit::autodiff {
 namespace {
 
-std::vector<Decision> ask_policies(const FlatGraph& g) {
-  std::vector<Decision> decisions(g.eqns.size(), Decision::kSaveable);
-  std::vector<PolicyAnswer> answers(g.eqns.size());
-  for (size_t e = 0; e < g.eqns.size(); ++e) {
-    const FlatEquation& eqn = g.eqns[e];
-    const PolicyPtr& policy = g.regions[eqn.region].policy;
-    if (!g.is_known(eqn) || !policy) continue;  // the top level saves what its backward reads
+class RematPlanner {
+ public:
+  explicit RematPlanner(Linearization& lin) : lin_(lin), g_(lin.graph) {}
+
+  std::vector<BackwardStep> run() {
+    find_live_tangents();
+    lin_.decisions.assign(g_.eqns.size(), Decision::kSaveable);
+    std::vector<char> all_known(g_.eqns.size(), 0);
+    for (size_t e = 0; e < g_.eqns.size(); ++e) all_known[e] = g_.is_known(g_.eqns[e]);
+    plan_scope(0, all_known, live_tangents_);
+    return std::move(steps_);
+  }
+
+ private:
+  void find_live_tangents() {
+    std::vector<char> needed(g_.values.size(), 0);
+    for (ValueId t : lin_.output_tangents)
+      if (t != kNoValue) needed[t] = 1;
+    for (int e = static_cast<int>(g_.eqns.size()) - 1; e >= 0; --e) {
+      const FlatEquation& eqn = g_.eqns[e];
+      if (eqn.role != EqnRole::kTangent) continue;
+      if (std::none_of(eqn.outputs.begin(), eqn.outputs.end(), [&](ValueId v) { return needed[v]; })) continue;
+      live_tangents_.push_back(e);
+      for (ValueId v : eqn.inputs)
+        if (g_.values[v].is_tangent) needed[v] = 1;
+    }
+    std::reverse(live_tangents_.begin(), live_tangents_.end());
+  }
+
+  // Checkpoint `child`'s policy on equation `e`; the top level's answers are kept for reports.
+  Decision decide(int child, int e) {
+    auto [it, fresh] = cache_.try_emplace({child, e}, Decision::kSaveable);
+    if (!fresh) return it->second;
+    const FlatEquation& eqn = g_.eqns[e];
     std::vector<Type> in, out;
-    for (ValueId v : eqn.inputs) in.push_back(g.values[v].type);
-    for (ValueId v : eqn.outputs) out.push_back(g.values[v].type);
-    EquationView view{prim_name(eqn.prim), eqn.params, in, out};
+    for (ValueId v : eqn.inputs) in.push_back(g_.values[v].type);
+    for (ValueId v : eqn.outputs) out.push_back(g_.values[v].type);
     try {
-      decisions[e] = policy->decide(view).decision;
+      it->second = g_.regions[child].policy->decide(EquationView{prim_name(eqn.prim), eqn.params, in, out}).decision;
     } catch (const Error& err) {
       if (err.kind() != ErrorKind::kBadInput) throw;
       fail_at(eqn.where, err.what());
     }
+    return it->second;
   }
-  return decisions;
-}
+
+  // Plans level `scope`: `computable` are the known equations its phase may run, `tangents` the
+  // live tangent equations inside it (program order).
+  void plan_scope(int scope, const std::vector<char>& computable, const std::vector<int>& tangents) {
+    const bool top = scope == 0;
+    const size_t n_values = g_.values.size();
+    std::vector<char> handed_over(n_values, 0), offloaded(n_values, 0);
+    std::vector<int> reader(n_values, -1);
+    std::map<int, std::vector<char>> child_computable;
+    std::map<int, std::vector<int>> child_tangents;
+    auto hand_over = [&](ValueId v, int by) {
+      if (g_.values[v].origin == ValueOrigin::kLiteral) return;  // literals are inlined, never kept
+      handed_over[v] = 1;
+      reader[v] = by;  // the last one seen is the first the backward pass runs
+    };
+    // A known value read by a backward equation `by` inside child checkpoint `child`.
+    auto use_in_child = [&](int child, ValueId v, int by) {
+      const Value& value = g_.values[v];
+      if (value.origin == ValueOrigin::kEquation) {
+        const int p = value.producer;
+        if (computable[p] && g_.within(g_.eqns[p].scope, child)) {
+          const Decision d = decide(child, p);
+          if (top) lin_.decisions[p] = d;
+          if (d == Decision::kRecompute) {
+            auto& mine = child_computable[child];
+            if (mine.empty()) mine.assign(g_.eqns.size(), 0);
+            mine[p] = 1;
+            return;
+          }
+          if (d == Decision::kOffloadable) offloaded[v] = 1;
+        }
+      }
+      hand_over(v, by);
+    };
+
+    // Walk back over this level's tangent equations and its children's recomputations.
+    size_t next_tangent = tangents.size();
+    const int last = tangents.empty() ? -1 : tangents.back();
+    for (int e = last; e >= 0; --e) {
+      const FlatEquation& eqn = g_.eqns[e];
+      if (!g_.within(eqn.scope, scope)) continue;
+      const int child = g_.child_of(scope, eqn.scope);
+      if (next_tangent > 0 && tangents[next_tangent - 1] == e) {
+        --next_tangent;
+        if (child >= 0) child_tangents[child].push_back(e);
+        for (ValueId v : eqn.inputs) {
+          if (g_.values[v].is_tangent) continue;
+          if (child < 0) hand_over(v, e);
+          else use_in_child(child, v, e);
+        }
+      } else if (child >= 0 && child_computable.count(child) && child_computable[child][e]) {
+        for (ValueId v : eqn.inputs) use_in_child(child, v, e);
+      }
+    }
+
+    // This level's phase: the computable equations what it hands over needs.
+    std::vector<char> needed = handed_over;
+    if (top)
+      for (ValueId v : lin_.outputs) needed[v] = 1;
+    std::vector<int> phase;
+    for (int e = static_cast<int>(g_.eqns.size()) - 1; e >= 0; --e) {
+      const FlatEquation& eqn = g_.eqns[e];
+      if (!computable[e] || !g_.within(eqn.scope, scope)) continue;
+      if (std::none_of(eqn.outputs.begin(), eqn.outputs.end(), [&](ValueId v) { return needed[v]; })) continue;
+      phase.push_back(e);
+      for (ValueId v : eqn.inputs) needed[v] = 1;
+    }
+    std::reverse(phase.begin(), phase.end());
+
+    if (top) {
+      lin_.forward = phase;
+      record_residuals(handed_over, offloaded, reader);
+    } else {
+      for (int e : phase) {
+        steps_.push_back(BackwardStep{true, e});
+        lin_.recomputed.push_back(e);
+      }
+    }
+
+    // Transpose in reverse; a child checkpoint's backward pass runs where the reverse pass reaches it.
+    std::vector<char> done(g_.regions.size(), 0);
+    for (auto it = tangents.rbegin(); it != tangents.rend(); ++it) {
+      const int child = g_.child_of(scope, g_.eqns[*it].scope);
+      if (child < 0) {
+        steps_.push_back(BackwardStep{false, *it});
+      } else if (!done[child]) {
+        done[child] = 1;
+        std::vector<int> inner = child_tangents[child];
+        std::reverse(inner.begin(), inner.end());
+        auto& inner_computable = child_computable[child];
+        if (inner_computable.empty()) inner_computable.assign(g_.eqns.size(), 0);
+        plan_scope(child, inner_computable, inner);
+      }
+    }
+  }
+
+  // Report order: constants, arguments (binder order), then equation outputs in program order.
+  void record_residuals(const std::vector<char>& kept, const std::vector<char>& offloaded, const std::vector<int>& reader) {
+    std::vector<ValueId> order;
+    for (ValueId v : lin_.constants)
+      if (kept[v]) order.push_back(v);
+    for (ValueId v : lin_.arguments)
+      if (kept[v]) order.push_back(v);
+    for (ValueId v = 0; v < static_cast<ValueId>(g_.values.size()); ++v)
+      if (kept[v] && g_.values[v].origin == ValueOrigin::kEquation) order.push_back(v);
+    for (ValueId v : order) {
+      Residual r;
+      r.value = v;
+      r.type = g_.values[v].type;
+      if (offloaded[v]) r.type.space = MemorySpace::kPinnedHost;
+      r.first_reader = reader[v];
+      r.region = g_.eqns[reader[v]].region;
+      lin_.residuals.push_back(r);
+    }
+  }
+
+  Linearization& lin_;
+  const FlatGraph& g_;
+  std::vector<int> live_tangents_;
+  std::map<std::pair<int, int>, Decision> cache_;
+  std::vector<BackwardStep> steps_;
+};
 
 }  // namespace
 
-std::vector<int> partial_eval(Linearization& lin) {
-  const FlatGraph& g = lin.graph;
-  lin.decisions = ask_policies(g);
-  const int n_values = static_cast<int>(g.values.size());
-  std::vector<char> tangent_needed(n_values, 0), recompute_needed(g.eqns.size(), 0);
-  std::vector<int> residual_reader(n_values, -1), residual_region(n_values, 0);
-  std::vector<char> offloaded(n_values, 0);
-  for (ValueId t : lin.output_tangents)
-    if (t != kNoValue) tangent_needed[t] = 1;
-
-  // A known value read by a live backward equation `reader` of region `region`.
-  auto use_known = [&](ValueId v, int reader, int region) {
-    const Value& value = g.values[v];
-    if (value.origin == ValueOrigin::kLiteral) return;  // literals are inlined, never saved
-    if (value.origin == ValueOrigin::kEquation) {
-      const int p = value.producer;
-      if (g.eqns[p].region == region && lin.decisions[p] == Decision::kRecompute) {
-        recompute_needed[p] = 1;
-        return;
-      }
-      if (g.eqns[p].region == region && lin.decisions[p] == Decision::kOffloadable) offloaded[v] = 1;
-    }
-    residual_reader[v] = reader;  // the last one seen is the first the backward pass runs
-    residual_region[v] = region;
-  };
-
-  std::vector<int> live_tangent;
-  for (int e = static_cast<int>(g.eqns.size()) - 1; e >= 0; --e) {
-    const FlatEquation& eqn = g.eqns[e];
-    if (eqn.role == EqnRole::kTangent) {
-      bool live = std::any_of(eqn.outputs.begin(), eqn.outputs.end(), [&](ValueId v) { return tangent_needed[v]; });
-      if (!live) continue;
-      live_tangent.push_back(e);
-      for (ValueId v : eqn.inputs) {
-        if (g.values[v].is_tangent) tangent_needed[v] = 1;
-        else use_known(v, e, eqn.region);
-      }
-    } else if (g.is_known(eqn) && recompute_needed[e]) {
-      for (ValueId v : eqn.inputs) use_known(v, e, eqn.region);
-    }
-  }
-  std::reverse(live_tangent.begin(), live_tangent.end());
-
-  // Report order: constants, arguments (binder order), then equation outputs in program order.
-  std::vector<ValueId> kept;
-  for (ValueId v : lin.constants)
-    if (residual_reader[v] >= 0) kept.push_back(v);
-  for (ValueId v : lin.arguments)
-    if (residual_reader[v] >= 0) kept.push_back(v);
-  for (ValueId v = 0; v < n_values; ++v)
-    if (residual_reader[v] >= 0 && g.values[v].origin == ValueOrigin::kEquation) kept.push_back(v);
-  for (ValueId v : kept) {
-    Residual r;
-    r.value = v;
-    r.type = g.values[v].type;
-    if (offloaded[v]) r.type.space = MemorySpace::kPinnedHost;
-    r.first_reader = residual_reader[v];
-    r.region = residual_region[v];
-    lin.residuals.push_back(r);
-  }
-
-  for (size_t e = 0; e < g.eqns.size(); ++e)
-    if (recompute_needed[e]) lin.recomputed.push_back(static_cast<int>(e));
-
-  // The forward pass: the known equations that primal outputs and residuals need.
-  std::vector<char> needed(n_values, 0);
-  for (ValueId v : lin.outputs) needed[v] = 1;
-  for (const Residual& r : lin.residuals) needed[r.value] = 1;
-  for (int e = static_cast<int>(g.eqns.size()) - 1; e >= 0; --e) {
-    const FlatEquation& eqn = g.eqns[e];
-    if (!g.is_known(eqn)) continue;
-    if (std::none_of(eqn.outputs.begin(), eqn.outputs.end(), [&](ValueId v) { return needed[v]; })) continue;
-    lin.forward.push_back(e);
-    for (ValueId v : eqn.inputs) needed[v] = 1;
-  }
-  std::reverse(lin.forward.begin(), lin.forward.end());
-  return live_tangent;
-}
+std::vector<BackwardStep> partial_eval(Linearization& lin) { return RematPlanner(lin).run(); }
 
 }  // namespace rematkit::autodiff

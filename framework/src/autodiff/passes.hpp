@@ -10,13 +10,19 @@ namespace rematkit::autodiff {
 // output_tangents. Checkpoint policies are resolved here (errors name the checkpoint's location).
 void trace_jvp(const Program& program, const LinearizeOptions& options, Linearization& lin);
 
-// Classic remat partial evaluation: asks each region's policy about its known equations, finds the
-// live tangent equations and recomputations, the residuals and the forward pass.
-// Returns the live tangent equations in program order.
-std::vector<int> partial_eval(Linearization& lin);
+// One step of the backward pass, before transposition: run a known equation again, or transpose
+// a tangent equation.
+struct BackwardStep {
+  bool recompute = false;
+  int eqn = -1;
+};
 
-// Transposes the live tangent equations into backward equations: fills cotangent_seeds, backward
-// and gradients.
-void transpose_linear(Linearization& lin, const std::vector<int>& live_tangent_eqns);
+// Classic remat partial evaluation, applied level by level: fills forward, decisions, residuals and
+// recomputed, and returns the backward pass's steps in order.
+std::vector<BackwardStep> partial_eval(Linearization& lin);
+
+// Turns the backward steps into equations: recomputations stay, tangent equations are transposed.
+// Fills cotangent_seeds, backward and gradients.
+void transpose_linear(Linearization& lin, const std::vector<BackwardStep>& steps);
 
 }  // namespace rematkit::autodiff

@@ -72,13 +72,20 @@ class Transposer {
  public:
   explicit Transposer(Linearization& lin) : lin_(lin), g_(lin.graph) {}
 
-  void run(const std::vector<int>& live) {
-    const size_t first_backward = g_.eqns.size();
+  void run(const std::vector<BackwardStep>& steps) {
     seed_outputs();
-    for (auto it = live.rbegin(); it != live.rend(); ++it) transpose(*it);
+    for (const BackwardStep& step : steps) {
+      if (step.recompute) {
+        lin_.backward.push_back(step.eqn);
+        continue;
+      }
+      const size_t first = g_.eqns.size();
+      transpose(step.eqn);
+      for (size_t e = first; e < g_.eqns.size(); ++e) lin_.backward.push_back(static_cast<int>(e));
+    }
+    const size_t first = g_.eqns.size();
     collect_gradients();
-    lin_.backward = lin_.recomputed;
-    for (size_t e = first_backward; e < g_.eqns.size(); ++e) lin_.backward.push_back(static_cast<int>(e));
+    for (size_t e = first; e < g_.eqns.size(); ++e) lin_.backward.push_back(static_cast<int>(e));
   }
 
  private:
@@ -96,7 +103,7 @@ class Transposer {
       seed.is_tangent = true;
       ValueId s = g_.add_value(std::move(seed));
       lin_.cotangent_seeds.push_back(s);
-      Emitter em(g_, 0, -1, Prim::kAdd, {});
+      Emitter em(g_, 0, 0, -1, Prim::kAdd, {});
       em.set_linear_role(EqnRole::kBackward);
       accumulate(em, tangent, s);
     }
@@ -114,7 +121,7 @@ class Transposer {
     auto found = cts_.find(eqn.outputs[0]);
     if (found == cts_.end()) return;  // nothing downstream reads this tangent
     const ValueId ct = found->second;
-    Emitter em(g_, eqn.region, eqn.jit, eqn.origin, eqn.where);
+    Emitter em(g_, eqn.region, eqn.scope, eqn.jit, eqn.origin, eqn.where);
     em.set_linear_role(EqnRole::kBackward);
     const auto& in = eqn.inputs;
     auto give = [&](size_t i, ValueId c) { accumulate(em, in[i], c); };
@@ -191,7 +198,7 @@ class Transposer {
       if (it != cts_.end()) {
         lin_.gradients.push_back(it->second);
       } else {
-        Emitter em(g_, 0, -1, Prim::kAdd, {});
+        Emitter em(g_, 0, 0, -1, Prim::kAdd, {});
         lin_.gradients.push_back(em.full(0.0, a, EqnRole::kBackward));
       }
     }
@@ -204,8 +211,6 @@ class Transposer {
 
 }  // namespace
 
-void transpose_linear(Linearization& lin, const std::vector<int>& live_tangent_eqns) {
-  Transposer(lin).run(live_tangent_eqns);
-}
+void transpose_linear(Linearization& lin, const std::vector<BackwardStep>& steps) { Transposer(lin).run(steps); }
 
 }  // namespace rematkit::autodiff
