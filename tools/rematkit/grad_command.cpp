@@ -17,11 +17,7 @@ struct GradOptions {
 void run_grad(const GradOptions& o) {
   const Program program = load_program(o.file);
   const ProgramInputs inputs = load_program_inputs(o.inputs, program);
-  const PolicyRegistry policies = PolicyRegistry::with_builtins();
-  LinearizeOptions options;
-  options.policies = &policies;
-  if (!o.policy.empty()) options.whole_program_policy = policies.parse(o.policy, {"--policy", 0, 0});
-  const Linearization lin = linearize(program, options);
+  const Linearization lin = linearize_for_command(program, o.policy);
   const GradientResult result = run_gradient(lin, inputs.constants, inputs.arguments, Arithmetic::kFloat32);
 
   std::string out = "{\"value\": ";

@@ -17,11 +17,7 @@ struct ResidualsOptions {
 void run_residuals(const ResidualsOptions& o) {
   const Program program =
       o.file.empty() ? parse_program(builtin_example_program(), kBuiltinExampleName) : load_program(o.file);
-  const PolicyRegistry policies = PolicyRegistry::with_builtins();
-  LinearizeOptions options;
-  options.policies = &policies;
-  if (!o.policy.empty()) options.whole_program_policy = policies.parse(o.policy, {"--policy", 0, 0});
-  std::cout << format_residual_report(linearize(program, options), o.explain) << std::flush;
+  std::cout << format_residual_report(linearize_for_command(program, o.policy), o.explain) << std::flush;
 }
 
 }  // namespace

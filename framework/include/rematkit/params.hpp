@@ -75,6 +75,9 @@ struct DotDims {
   friend bool operator==(const DotDims&, const DotDims&) = default;
 };
 DotDims param_dot_dims(const Params& p, const SourceLocation& where);
+// The dims of an operand of rank `rank` that are neither contracted nor batch, in increasing order
+// (they follow the batch dims in dot_general's output, lhs's before rhs's).
+std::vector<int64_t> dot_free_dims(int rank, const std::vector<int64_t>& contract, const std::vector<int64_t>& batch);
 ParamValue dot_dims_value(const DotDims& dims);
 
 }  // namespace rematkit

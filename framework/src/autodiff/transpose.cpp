@@ -9,15 +9,6 @@
 namespace rematkit::autodiff {
 namespace {
 
-std::vector<int64_t> free_dims(int rank, const std::vector<int64_t>& contract, const std::vector<int64_t>& batch) {
-  std::vector<int64_t> out;
-  for (int64_t d = 0; d < rank; ++d)
-    if (std::find(contract.begin(), contract.end(), d) == contract.end() &&
-        std::find(batch.begin(), batch.end(), d) == batch.end())
-      out.push_back(d);
-  return out;
-}
-
 // The cotangent of one dot_general operand X given the output cotangent and the other operand Y:
 // contract ct's Y-free dims with Y's free dims (batching over the batch dims), then put the
 // result's dims back in X's order.
@@ -28,8 +19,8 @@ ValueId dot_general_transpose(Emitter& em, ValueId ct, ValueId other, const DotD
   const auto& xb = x_is_lhs ? d.lhs_batch : d.rhs_batch;
   const auto& yb = x_is_lhs ? d.rhs_batch : d.lhs_batch;
   const int x_rank = static_cast<int>(x_shape.size());
-  const auto fx = free_dims(x_rank, xc, xb);
-  const auto fy = free_dims(em.type(other).rank(), yc, yb);
+  const auto fx = dot_free_dims(x_rank, xc, xb);
+  const auto fy = dot_free_dims(em.type(other).rank(), yc, yb);
   const int64_t nb = static_cast<int64_t>(xb.size());
   // Positions in ct: batch, then the lhs operand's free dims, then the rhs operand's.
   const int64_t y_free_at = x_is_lhs ? nb + static_cast<int64_t>(fx.size()) : nb;

@@ -3,18 +3,6 @@
 #include "kernels.hpp"
 
 namespace rematkit::kernels {
-namespace {
-
-std::vector<int64_t> free_dims(int rank, const std::vector<int64_t>& contract, const std::vector<int64_t>& batch) {
-  std::vector<int64_t> out;
-  for (int d = 0; d < rank; ++d)
-    if (std::find(contract.begin(), contract.end(), d) == contract.end() &&
-        std::find(batch.begin(), batch.end(), d) == batch.end())
-      out.push_back(d);
-  return out;
-}
-
-}  // namespace
 
 // Output = batch dims, lhs free dims, rhs free dims; every output element sums its contraction in
 // double, in row-major order of the contracting dims, so results do not depend on blocking.
@@ -22,8 +10,8 @@ Tensor dot_general(const DotDims& dims, const Tensor& lhs, const Tensor& rhs, co
   const Shape& ls = lhs.type.shape;
   const Shape& rs = rhs.type.shape;
   const auto lstr = row_major_strides(ls), rstr = row_major_strides(rs);
-  const auto lfree = free_dims(lhs.type.rank(), dims.lhs_contract, dims.lhs_batch);
-  const auto rfree = free_dims(rhs.type.rank(), dims.rhs_contract, dims.rhs_batch);
+  const auto lfree = dot_free_dims(lhs.type.rank(), dims.lhs_contract, dims.lhs_batch);
+  const auto rfree = dot_free_dims(rhs.type.rank(), dims.rhs_contract, dims.rhs_batch);
 
   Shape contract_shape;
   for (int64_t d : dims.lhs_contract) contract_shape.push_back(ls[d]);

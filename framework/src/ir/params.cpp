@@ -1,5 +1,6 @@
 #include "rematkit/params.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "rematkit/printer.hpp"
@@ -182,6 +183,15 @@ DotDims param_dot_dims(const Params& p, const SourceLocation& where) {
   d.lhs_batch = ints_of(v.items[1].items[0], "dimension_numbers", where);
   d.rhs_batch = ints_of(v.items[1].items[1], "dimension_numbers", where);
   return d;
+}
+
+std::vector<int64_t> dot_free_dims(int rank, const std::vector<int64_t>& contract, const std::vector<int64_t>& batch) {
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < rank; ++d)
+    if (std::find(contract.begin(), contract.end(), d) == contract.end() &&
+        std::find(batch.begin(), batch.end(), d) == batch.end())
+      out.push_back(d);
+  return out;
 }
 
 ParamValue dot_dims_value(const DotDims& d) {

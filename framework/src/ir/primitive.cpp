@@ -103,10 +103,8 @@ Type dot_general_result(const Params& params, const std::vector<Type>& in, const
   check_pairs(d.lhs_batch, d.rhs_batch, "batch");
   Shape out;
   for (int64_t b : d.lhs_batch) out.push_back(l[b]);
-  for (int i = 0; i < in[0].rank(); ++i)
-    if (std::find(lhs_used.begin(), lhs_used.end(), i) == lhs_used.end()) out.push_back(l[i]);
-  for (int i = 0; i < in[1].rank(); ++i)
-    if (std::find(rhs_used.begin(), rhs_used.end(), i) == rhs_used.end()) out.push_back(r[i]);
+  for (int64_t f : dot_free_dims(in[0].rank(), d.lhs_contract, d.lhs_batch)) out.push_back(l[f]);
+  for (int64_t f : dot_free_dims(in[1].rank(), d.rhs_contract, d.rhs_batch)) out.push_back(r[f]);
   return Type{in[0].dtype, out, MemorySpace::kDevice};
 }
 
