@@ -1,6 +1,8 @@
 # Third-party packages, all from Debian 12 (scripts/install-deps.sh installs them).
 find_package(nlohmann_json 3.11 CONFIG REQUIRED)   # nlohmann_json::nlohmann_json (inputs files)
 find_package(CLI11 2.1 CONFIG REQUIRED)            # CLI11::CLI11 (the rematkit command line)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # SHA-1 for Flax's RNG path hashing
 if(REMATKIT_BUILD_TESTS)
   find_package(GTest 1.12 CONFIG REQUIRED)         # GTest::gtest_main
 endif()

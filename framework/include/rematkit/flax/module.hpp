@@ -1,0 +1,107 @@
+// A small Flax-like module layer: modules trace themselves into a rematkit program while Flax's
+// init draws their parameters (same names, same RNG stream, same params tree).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rematkit/flax/initializers.hpp"
+#include "rematkit/flax/scope.hpp"
+#include "rematkit/program.hpp"
+#include "rematkit/program_builder.hpp"
+
+namespace rematkit::flax {
+
+// One entry of the 'params' collection.
+struct Variable {
+  std::vector<std::string> path;  // below 'params', e.g. {"Dense_0", "kernel"}
+  Type type;
+  std::vector<float> value;       // row-major
+  random::Key key;                // the key its initializer was given
+};
+
+// What Module.init gives: the parameters, and the program that applies the module to them.
+struct InitializedModule {
+  std::vector<Variable> params;        // in creation order (the order of Flax's dicts)
+  Program apply;                       // arguments: x, then the params in JAX's flatten order (sorted paths)
+  std::vector<size_t> argument_params; // for apply's argument i + 1: its index in params
+};
+
+class ModuleContext;
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  virtual std::string class_name() const = 0;
+  // Traces this module applied to `x` into the context's program.
+  virtual Atom call(ModuleContext& ctx, Atom x) const = 0;
+};
+
+// Where a module is being traced: its scope (names, RNG stream) and the program under construction.
+class ModuleContext {
+ public:
+  struct State;  // what all contexts of one init share
+  ModuleContext(State& state, Scope& scope, ProgramBuilder& builder,
+                std::vector<std::pair<size_t, Atom>>& arguments)
+      : state_(state), scope_(scope), builder_(builder), arguments_(arguments) {}
+
+  // Module.param: draws the parameter with the scope's next key and returns it as a program value.
+  Atom param(const std::string& name, const Shape& shape, const Initializer& init);
+  // The scope of this module's next child of `class_name` (Dense_0, Dense_1, ...).
+  ModuleContext child(const std::string& class_name);
+  ProgramBuilder& builder() { return builder_; }
+  // Traces `body` into a checkpoint with `policy` (no extra scope level, the RNG stream unchanged).
+  Atom checkpoint(const Module& body, const std::string& policy, Atom x);
+
+ private:
+  State& state_;
+  Scope& scope_;
+  ProgramBuilder& builder_;
+  std::vector<std::pair<size_t, Atom>>& arguments_;  // params that are arguments of builder_'s program
+};
+
+// flax.linen.Dense: kernel (in, features) with lecun_normal, bias (features,) with zeros.
+class Dense final : public Module {
+ public:
+  explicit Dense(int64_t features, Initializer kernel_init = lecun_normal(), Initializer bias_init = zeros())
+      : features_(features), kernel_init_(std::move(kernel_init)), bias_init_(std::move(bias_init)) {}
+  std::string class_name() const override { return "Dense"; }
+  Atom call(ModuleContext& ctx, Atom x) const override;
+
+ private:
+  int64_t features_;
+  Initializer kernel_init_, bias_init_;
+};
+
+// Dense(widths[0]) -> relu -> ... -> Dense(widths.back()), with jax.nn.relu between layers.
+class MLP final : public Module {
+ public:
+  explicit MLP(std::vector<int64_t> widths) : widths_(std::move(widths)) {}
+  std::string class_name() const override { return "MLP"; }
+  Atom call(ModuleContext& ctx, Atom x) const override;
+
+ private:
+  std::vector<int64_t> widths_;
+};
+
+// nn.remat(module, policy=...): the module's body inside a checkpoint with that policy.
+class Remat final : public Module {
+ public:
+  Remat(std::shared_ptr<const Module> inner, std::string policy) : inner_(std::move(inner)), policy_(std::move(policy)) {}
+  std::string class_name() const override { return "Checkpoint" + inner_->class_name(); }
+  Atom call(ModuleContext& ctx, Atom x) const override { return ctx.checkpoint(*inner_, policy_, x); }
+
+ private:
+  std::shared_ptr<const Module> inner_;
+  std::string policy_;
+};
+
+// Module.init(PRNGKey, x): traces `module` on an input of `x_type`. With `sum_output`, the program
+// returns sum(output) (for the gradient JAX users take: grad of apply(...).sum()).
+InitializedModule init_module(const Module& module, const random::Key& key, const Type& x_type, RngOptions options,
+                              bool sum_output = false);
+
+// {"params": {"Dense_0": {"kernel": [[...]], "bias": [...]}, ...}} with every float exact.
+std::string variables_to_json(const std::vector<Variable>& params);
+
+}  // namespace rematkit::flax

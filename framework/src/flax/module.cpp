@@ -1,0 +1,170 @@
+#include "rematkit/flax/module.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "rematkit/parser.hpp"
+#include "rematkit/printer.hpp"
+
+namespace rematkit::flax {
+
+struct ModuleContext::State {
+  RngOptions options;
+  std::vector<Variable> params;
+};
+
+namespace {
+
+std::string argument_name(const std::vector<std::string>& path) {
+  std::string name = "params";
+  for (const std::string& part : path) name += "_" + part;
+  return name;
+}
+
+// Positions of `arguments` (after x) in JAX's flatten order: dict keys sorted at every level.
+std::vector<size_t> flatten_order(const std::vector<std::pair<size_t, Atom>>& arguments,
+                                  const std::vector<Variable>& params) {
+  std::vector<size_t> order(arguments.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return params[arguments[a].first].path < params[arguments[b].first].path;
+  });
+  return order;
+}
+
+Params dot_last_with_first(int64_t lhs_rank) {
+  DotDims dims;
+  dims.lhs_contract = {lhs_rank - 1};
+  dims.rhs_contract = {0};
+  Params p;
+  p.set("dimension_numbers", dot_dims_value(dims));
+  return p;
+}
+
+}  // namespace
+
+Atom ModuleContext::param(const std::string& name, const Shape& shape, const Initializer& init) {
+  Variable v;
+  v.path = scope_.path();
+  v.path.push_back(name);
+  v.type = Type{DType::kF32, shape, MemorySpace::kDevice};
+  v.key = scope_.make_rng();  // one count per param, even for initializers that ignore the key
+  v.value = init(v.key, shape, state_.options.mode);
+  const std::string arg = argument_name(v.path);
+  state_.params.push_back(std::move(v));
+  const Atom atom = builder_.argument(arg, state_.params.back().type);
+  arguments_.emplace_back(state_.params.size() - 1, atom);
+  return atom;
+}
+
+ModuleContext ModuleContext::child(const std::string& class_name) {
+  return ModuleContext(state_, scope_.push_autonamed(class_name), builder_, arguments_);
+}
+
+Atom ModuleContext::checkpoint(const Module& body, const std::string& policy, Atom x) {
+  // Flax lifts jax.remat over (variables, rngs, *args): the params become inputs of the checkpoint.
+  ProgramBuilder inner;
+  std::vector<std::pair<size_t, Atom>> inner_arguments;
+  const Atom inner_x = inner.argument("x", builder_.type_of(x));
+  ModuleContext inner_ctx(state_, scope_, inner, inner_arguments);
+  const Atom out = body.call(inner_ctx, inner_x);
+
+  const std::vector<size_t> order = flatten_order(inner_arguments, state_.params);
+  std::vector<size_t> with_x{0};
+  for (size_t i : order) with_x.push_back(i + 1);
+  inner.reorder_arguments(with_x);
+  std::vector<Atom> operands{x};
+  for (size_t i : order) {
+    const Variable& v = state_.params[inner_arguments[i].first];
+    operands.push_back(builder_.argument(argument_name(v.path), v.type));
+    arguments_.emplace_back(inner_arguments[i].first, operands.back());
+  }
+  Params params;
+  params.set("policy", parse_param_value(policy, "policy"));
+  params.set("prevent_cse", ParamValue::of_bool(true));
+  return builder_.call(Prim::kCheckpoint, inner.finish({out}), std::move(operands), std::move(params)).at(0);
+}
+
+Atom Dense::call(ModuleContext& ctx, Atom x) const {
+  ProgramBuilder& b = ctx.builder();
+  const Shape x_shape = b.type_of(x).shape;
+  if (x_shape.empty()) fail("Dense needs an input of rank 1 or more");
+  const Atom kernel = ctx.param("kernel", {x_shape.back(), features_}, kernel_init_);
+  const Atom bias = ctx.param("bias", {features_}, bias_init_);
+  Atom y = b.emit1(Prim::kDotGeneral, {x, kernel}, dot_last_with_first(static_cast<int64_t>(x_shape.size())));
+  // y += reshape(bias, (1,) * (y.ndim - 1) + (-1,)); a reshape to the same shape is no equation.
+  Atom b_shaped = bias;
+  if (x_shape.size() > 1) {
+    Shape ones(x_shape.size() - 1, 1);
+    ones.push_back(features_);
+    Params p;
+    p.set("new_sizes", ParamValue::of_ints(ones));
+    p.set("dimensions", ParamValue::none());
+    b_shaped = b.emit1(Prim::kReshape, {bias}, p);
+  }
+  return b.emit1(Prim::kAdd, {y, b_shaped});
+}
+
+Atom MLP::call(ModuleContext& ctx, Atom x) const {
+  Atom y = x;
+  for (size_t i = 0; i < widths_.size(); ++i) {
+    ModuleContext layer = ctx.child("Dense");
+    y = Dense(widths_[i]).call(layer, y);
+    if (i + 1 < widths_.size()) y = ctx.builder().emit1(Prim::kRelu, {y});
+  }
+  return y;
+}
+
+InitializedModule init_module(const Module& module, const random::Key& key, const Type& x_type, RngOptions options,
+                              bool sum_output) {
+  ModuleContext::State state{options, {}};
+  Scope root(key, options);
+  ProgramBuilder builder;
+  std::vector<std::pair<size_t, Atom>> arguments;
+  const Atom x = builder.argument("x", x_type);
+  ModuleContext ctx(state, root, builder, arguments);
+  Atom out = module.call(ctx, x);
+  if (sum_output) {
+    std::vector<int64_t> axes(builder.type_of(out).shape.size());
+    std::iota(axes.begin(), axes.end(), 0);
+    Params p;
+    p.set("axes", ParamValue::of_ints(axes));
+    out = builder.emit1(Prim::kReduceSum, {out}, p);
+  }
+  const std::vector<size_t> order = flatten_order(arguments, state.params);
+  std::vector<size_t> with_x{0};
+  for (size_t i : order) with_x.push_back(i + 1);
+  builder.reorder_arguments(with_x);
+
+  InitializedModule result;
+  for (size_t i : order) result.argument_params.push_back(arguments[i].first);
+  // Printed and read back, so every equation has a line in the program `rematkit mlp --program` shows.
+  result.apply = parse_program(print_program(builder.finish({out})), "<flax module>");
+  result.params = std::move(state.params);
+  return result;
+}
+
+std::string variables_to_json(const std::vector<Variable>& params) {
+  nlohmann::ordered_json root = nlohmann::ordered_json::object();
+  nlohmann::ordered_json& tree = root["params"];
+  tree = nlohmann::ordered_json::object();
+  for (const Variable& v : params) {
+    nlohmann::ordered_json* node = &tree;
+    for (size_t i = 0; i + 1 < v.path.size(); ++i) node = &(*node)[v.path[i]];
+    // Nested lists in row-major order; a float prints as the shortest double that reads back to it.
+    std::function<nlohmann::ordered_json(size_t, size_t&)> nest = [&](size_t dim, size_t& at) {
+      if (dim == v.type.shape.size()) return nlohmann::ordered_json(static_cast<double>(v.value[at++]));
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (int64_t i = 0; i < v.type.shape[dim]; ++i) list.push_back(nest(dim + 1, at));
+      return list;
+    };
+    size_t at = 0;
+    (*node)[v.path.back()] = nest(0, at);
+  }
+  return root.dump();
+}
+
+}  // namespace rematkit::flax
