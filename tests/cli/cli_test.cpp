@@ -148,5 +148,37 @@ TEST_F(CliTest, BadInputsFiles) {
   expect_bad_input("grad " + program, "--inputs is required");
 }
 
+TEST_F(CliTest, MlpPrintsFlaxsOutput) {
+  // reference/flax-init.md section 8: --seed 0 --features 4 --x 1,2,3 gives
+  // [-0.66245556, 0.44945496, 0.044840213, -0.7217065] (tolerance as in golden/flax_mlp.json).
+  const std::vector<double> expected = {-0.66245556, 0.44945496, 0.044840213, -0.7217065};
+  for (const std::string& x : {std::string("--x 1,2,3"), "--x-file " + write("x.json", "[1, 2.0, 3]")}) {
+    const CliRun r = run("mlp --seed 0 --features 4.0 " + x);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::vector<double> out = nlohmann::json::parse(r.out).get<std::vector<double>>();
+    ASSERT_EQ(out.size(), 4u);
+    for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(out[i], expected[i], 2e-5 * std::fabs(expected[i]) + 1e-6 * 0.73);
+  }
+  const CliRun with_params = run("mlp --seed 0 --features 4 --x 1,2,3 --params");
+  ASSERT_EQ(with_params.exit_code, 0) << with_params.err;
+  const std::string params_line = with_params.out.substr(with_params.out.find('\n') + 1);
+  const nlohmann::json params = nlohmann::json::parse(params_line);
+  // The golden Dense_0 kernel's first entry, exactly.
+  EXPECT_EQ(params["params"]["Dense_0"]["kernel"][0][0].get<double>(), -0.9536668658256531);
+  EXPECT_EQ(params["params"]["Dense_2"]["bias"], nlohmann::json::parse("[0.0, 0.0, 0.0, 0.0]"));
+}
+
+TEST_F(CliTest, MlpBadInput) {
+  expect_bad_input("mlp --seed 0 --features 4.5 --x 1,2", "features must be a positive integer, got 4.500000");
+  expect_bad_input("mlp --seed -1 --features 4 --x 1,2", "seed must be a non-negative integer");
+  expect_bad_input("mlp --seed 0 --features 4 --x 1,abc", "--x: 'abc' is not a number");
+  expect_bad_input("mlp --seed 0 --features 4 --x 1,nan", "x[1] is nan: x must be finite");
+  expect_bad_input("mlp --seed 0 --features 4", "give x with exactly one of --x and --x-file");
+  expect_bad_input("mlp --seed 0 --features 4 --x 1 --prng fast", "--prng must be partitionable or legacy");
+  expect_bad_input("mlp --seed 0 --features 4 --x-file " + write("bad.json", "{\"x\": 1}"),
+                   "bad.json: must be a JSON array of numbers");
+  expect_bad_input("mlp --seed 0 --features 4 --x 1 --policy nope", "unknown policy 'nope'");
+}
+
 }  // namespace
 }  // namespace rematkit::testing

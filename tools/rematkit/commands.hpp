@@ -17,5 +17,6 @@ rematkit::Linearization linearize_for_command(const rematkit::Program& program, 
 
 void add_residuals_command(CLI::App& app);
 void add_grad_command(CLI::App& app);
+void add_mlp_command(CLI::App& app);
 
 }  // namespace rematkit::cli

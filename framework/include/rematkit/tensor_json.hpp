@@ -19,6 +19,9 @@ struct ProgramInputs {
 ProgramInputs load_program_inputs(const std::string& path, const Program& program);
 ProgramInputs parse_program_inputs(const std::string& json_text, const std::string& source, const Program& program);
 
+// A JSON array of numbers (e.g. an x file) as floats; anything else is a bad-input error naming `source`.
+std::vector<float> parse_json_vector(const std::string& json_text, const std::string& source);
+
 // The tensor as a nested JSON list (a bare number for a scalar); floats with 9 significant digits.
 std::string tensor_to_json(const Tensor& tensor);
 

@@ -108,6 +108,22 @@ ProgramInputs load_program_inputs(const std::string& path, const Program& progra
   return parse_program_inputs(buffer.str(), path, program);
 }
 
+std::vector<float> parse_json_vector(const std::string& text, const std::string& source) {
+  Json root;
+  try {
+    root = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    fail(source + ": not valid JSON: " + std::string(e.what()).substr(std::string(e.what()).find("parse error")));
+  }
+  if (!root.is_array()) fail(source + ": must be a JSON array of numbers");
+  std::vector<float> out;
+  for (size_t i = 0; i < root.size(); ++i) {
+    if (!root[i].is_number()) fail(source + ": element " + std::to_string(i) + " is not a number");
+    out.push_back(static_cast<float>(root[i].get<double>()));
+  }
+  return out;
+}
+
 std::string tensor_to_json(const Tensor& tensor) {
   std::string out;
   int64_t index = 0;

@@ -26,9 +26,13 @@ Initializer variance_scaling(double scale, FanMode mode, Distribution distributi
 
 Initializer lecun_normal();
 Initializer lecun_uniform();
-Initializer glorot_normal();   // xavier_normal
-Initializer glorot_uniform();  // xavier_uniform
-Initializer he_normal();       // kaiming_normal
-Initializer he_uniform();      // kaiming_uniform
+Initializer glorot_normal();
+Initializer glorot_uniform();
+Initializer he_normal();
+Initializer he_uniform();
+inline Initializer xavier_normal() { return glorot_normal(); }
+inline Initializer xavier_uniform() { return glorot_uniform(); }
+inline Initializer kaiming_normal() { return he_normal(); }
+inline Initializer kaiming_uniform() { return he_uniform(); }
 
 }  // namespace rematkit::flax
