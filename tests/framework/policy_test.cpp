@@ -74,7 +74,9 @@ TEST(Policies, ArgumentErrors) {
   EXPECT_EQ(error_of("no_such_policy"), "<program>: unknown policy 'no_such_policy'");
   EXPECT_EQ(error_of("nothing_saveable(1)"), "<program>: nothing_saveable: takes no arguments");
   EXPECT_EQ(error_of("save_only_these_names(a)"),
-            "<program>: save_only_these_names: save_only_these_names' names must be strings, e.g. 'a', got a");
+            "<program>: save_only_these_names: unknown policy 'a' (write 'a' in quotes if it is a name)");
+  EXPECT_EQ(error_of("save_only_these_names(1)"),
+            "<program>: save_only_these_names: save_only_these_names' names must be strings, e.g. 'a'");
   EXPECT_EQ(error_of("save_and_offload_only_these_names(('a',), (), 'device', 'pinned_host')"),
             "<program>: save_and_offload_only_these_names: takes keyword arguments only (names_which_can_be_saved=..., ...)");
   EXPECT_EQ(error_of("save_and_offload_only_these_names(names_which_can_be_saved=('a', 'b'), "
@@ -86,7 +88,10 @@ TEST(Policies, ArgumentErrors) {
   EXPECT_EQ(error_of("save_from_both_policies(dots_saveable)"),
             "<program>: save_from_both_policies: takes two policies, e.g. save_from_both_policies(dots_saveable, "
             "nothing_saveable)");
-  EXPECT_EQ(error_of("save_from_both_policies(dots_saveable, bogus)"), "<program>: unknown policy 'bogus'");
+  EXPECT_EQ(error_of("save_from_both_policies(dots_saveable, bogus)"),
+            "<program>: save_from_both_policies: unknown policy 'bogus' (write 'bogus' in quotes if it is a name)");
+  EXPECT_EQ(error_of("save_from_both_policies(dots_saveable, bogus())"),
+            "<program>: save_from_both_policies: unknown policy 'bogus'");
   // JAX raises when a combined policy answers anything but a boolean.
   EXPECT_NE(error_of("save_from_both_policies(offload_dot_with_no_batch_dims('device', 'pinned_host'), nothing_saveable)",
                      "dot_general")

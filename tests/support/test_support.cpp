@@ -6,8 +6,11 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
+#include <unistd.h>
 
 #include "rematkit/interpreter.hpp"
+#include "rematkit/plugin_registry.hpp"
 
 namespace rematkit::testing {
 
@@ -37,34 +40,40 @@ std::vector<ResidualCase> residual_cases() {
   return cases;
 }
 
-namespace {
+std::string temp_dir() {
+  // One folder per test process, removed when the process ends.
+  struct Folder {
+    std::string path;
+    Folder() {
+      std::string templ = (std::filesystem::temp_directory_path() / "rematkit-test-XXXXXX").string();
+      if (!mkdtemp(templ.data())) throw std::runtime_error("cannot make a temporary folder");
+      path = templ;
+    }
+    ~Folder() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const Folder folder;
+  return folder.path;
+}
 
-class PredicatePolicy final : public Policy {
- public:
-  PredicatePolicy(std::string name, bool (*saveable)(std::string_view)) : name_(std::move(name)), saveable_(saveable) {}
-  PolicyAnswer decide(const EquationView& e) const override { return PolicyAnswer::saveable(saveable_(e.primitive)); }
-  std::string spec() const override { return name_; }
-
- private:
-  std::string name_;
-  bool (*saveable_)(std::string_view);
-};
-
-}  // namespace
+std::string build_c_plugin(const std::string& source_file) {
+  const std::string stem = std::filesystem::path(source_file).stem().string();
+  const std::string out = temp_dir() + "/lib" + stem + ".so";
+  const std::string command = "cc -std=c11 -O2 -shared -fPIC -I" + std::string(REMATKIT_PLUGIN_INCLUDE_DIR) + " " +
+                              source_file + " -o " + out;
+  if (std::system(command.c_str()) != 0) throw std::runtime_error("could not compile the plugin: " + command);
+  return out;
+}
 
 const PolicyRegistry& test_policies() {
-  static const PolicyRegistry registry = [] {
-    PolicyRegistry r = PolicyRegistry::with_builtins();
-    r.add("save_cos_only", [](const std::vector<ParamValue>&, const PolicyRegistry&) -> PolicyPtr {
-      return std::make_shared<PredicatePolicy>("save_cos_only", [](std::string_view p) { return p == "cos"; });
-    });
-    r.add("save_mul_only", [](const std::vector<ParamValue>&, const PolicyRegistry&) -> PolicyPtr {
-      return std::make_shared<PredicatePolicy>("save_mul_only",
-                                               [](std::string_view p) { return p.find("mul") != std::string_view::npos; });
-    });
+  static const PluginRegistry registry = [] {
+    PluginRegistry r;
+    r.discover({build_c_plugin(std::string(REMATKIT_TESTS_DIR) + "/plugins/custom_policies.c")});
     return r;
   }();
-  return registry;
+  return registry.policies();
 }
 
 Linearization linearize_with(const Program& program, const std::string& whole_program_policy) {

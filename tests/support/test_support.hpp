@@ -22,9 +22,16 @@ struct ResidualCase {
 std::vector<ResidualCase> residual_cases();
 inline void PrintTo(const ResidualCase& c, std::ostream* os) { *os << c.name; }
 
-// The built-in policies plus the custom ones residual cases need (as JAX lambdas would be):
+// Compiles a C plugin source with the README's command (cc -std=c11 -O2 -shared -fPIC -I<sdk> SRC
+// -o OUT) into this process's temporary folder; returns the library's path. Fails the test if
+// the compiler fails.
+std::string build_c_plugin(const std::string& source_file);
+
+// The policies of the plugins found by default discovery (JAX's, the combinators) plus the custom
+// ones residual cases need, built from tests/plugins/custom_policies.c as an out-of-tree plugin:
 // save_cos_only (saveable iff the primitive is cos) and save_mul_only ('mul' in its name).
 const PolicyRegistry& test_policies();
+std::string temp_dir();
 
 Linearization linearize_with(const Program& program, const std::string& whole_program_policy = "");
 

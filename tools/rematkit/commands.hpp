@@ -4,6 +4,7 @@
 #include <string>
 
 #include "rematkit/linearize.hpp"
+#include "rematkit/plugin_registry.hpp"
 
 namespace rematkit::cli {
 
@@ -11,12 +12,22 @@ namespace rematkit::cli {
 const char* builtin_example_program();
 constexpr const char* kBuiltinExampleName = "<builtin example>";
 
-// Linearizes `program` with the built-in policies; a non-empty `whole_program_policy` (--policy)
+// --plugin FILE (repeatable): plugin libraries a command loads before the ones found by default.
+struct PluginOptions {
+  std::vector<std::string> files;
+};
+void add_plugin_option(CLI::App* cmd, PluginOptions& options);
+// The plugins of this run: the --plugin files, then default discovery. Loaded once.
+const rematkit::PluginRegistry& command_plugins(const PluginOptions& options);
+
+// Linearizes `program` with the plugins' policies; a non-empty `whole_program_policy` (--policy)
 // checkpoints the whole program with that policy.
-rematkit::Linearization linearize_for_command(const rematkit::Program& program, const std::string& whole_program_policy);
+rematkit::Linearization linearize_for_command(const rematkit::Program& program, const std::string& whole_program_policy,
+                                              const rematkit::PolicyRegistry& policies);
 
 void add_residuals_command(CLI::App& app);
 void add_grad_command(CLI::App& app);
 void add_mlp_command(CLI::App& app);
+void add_plugins_command(CLI::App& app);
 
 }  // namespace rematkit::cli

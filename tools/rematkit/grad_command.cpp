@@ -9,6 +9,7 @@ namespace rematkit::cli {
 namespace {
 
 struct GradOptions {
+  PluginOptions plugins;
   std::string file;
   std::string inputs;
   std::string policy;
@@ -17,7 +18,7 @@ struct GradOptions {
 void run_grad(const GradOptions& o) {
   const Program program = load_program(o.file);
   const ProgramInputs inputs = load_program_inputs(o.inputs, program);
-  const Linearization lin = linearize_for_command(program, o.policy);
+  const Linearization lin = linearize_for_command(program, o.policy, command_plugins(o.plugins).policies());
   const GradientResult result = run_gradient(lin, inputs.constants, inputs.arguments, Arithmetic::kFloat32);
 
   std::string out = "{\"value\": ";
@@ -55,6 +56,7 @@ void add_grad_command(CLI::App& app) {
                   "a JSON object mapping every argument and constant name to a number or nested list")
       ->required();
   cmd->add_option("--policy", options->policy, "checkpoint the whole program with this policy");
+  add_plugin_option(cmd, options->plugins);
   cmd->callback([options]() { run_grad(*options); });
 }
 

@@ -1,9 +1,26 @@
+#include <optional>
+
 #include "commands.hpp"
 
 namespace rematkit::cli {
 
-Linearization linearize_for_command(const Program& program, const std::string& whole_program_policy) {
-  const PolicyRegistry policies = PolicyRegistry::with_builtins();
+void add_plugin_option(CLI::App* cmd, PluginOptions& options) {
+  cmd->add_option("--plugin", options.files,
+                  "a plugin library to load first (repeatable); REMATKIT_PLUGIN_PATH adds folders to search");
+}
+
+const PluginRegistry& command_plugins(const PluginOptions& options) {
+  static std::optional<PluginRegistry> registry;
+  if (!registry) {
+    PluginRegistry loaded;
+    loaded.discover(options.files);
+    registry = std::move(loaded);
+  }
+  return *registry;
+}
+
+Linearization linearize_for_command(const Program& program, const std::string& whole_program_policy,
+                                    const PolicyRegistry& policies) {
   LinearizeOptions options;
   options.policies = &policies;
   if (!whole_program_policy.empty())

@@ -14,6 +14,7 @@ namespace rematkit::cli {
 namespace {
 
 struct MlpOptions {
+  PluginOptions plugins;
   double seed = 0;
   double features = 0;
   std::string x_list;
@@ -60,6 +61,7 @@ void run_mlp(const MlpOptions& o) {
     fail("--prng must be partitionable or legacy, got '" + o.prng + "'");
   options.prng = o.prng == "legacy" ? random::PrngMode::kLegacy : random::PrngMode::kPartitionable;
   options.policy = o.policy;
+  options.policies = &command_plugins(o.plugins).policies();
   // Every input is checked before anything is computed.
   const flax::RematMlpSetup setup = flax::check_nn_remat_policy_inputs(o.seed, x, o.features, options);
   const flax::InitializedModule module = flax::init_remat_mlp(setup, static_cast<int64_t>(x.size()), options);
@@ -70,7 +72,7 @@ void run_mlp(const MlpOptions& o) {
   if (o.program) std::cout << print_program(module.apply) << "\n";
   if (o.residuals) {
     const flax::InitializedModule summed = flax::init_remat_mlp(setup, static_cast<int64_t>(x.size()), options, true);
-    std::cout << format_residual_report(linearize_for_command(summed.apply, ""), false);
+    std::cout << format_residual_report(linearize_for_command(summed.apply, "", command_plugins(o.plugins).policies()), false);
   }
   std::cout << std::flush;
 }
@@ -99,6 +101,7 @@ void add_mlp_command(CLI::App& app) {
   cmd->add_option("--prng", o->prng,
                   "partitionable (jax_threefry_partitionable, JAX >= 0.5's default) or legacy (JAX <= 0.4.38)");
   cmd->add_option("--policy", o->policy, "the checkpoint policy of nn.remat");
+  add_plugin_option(cmd, o->plugins);
   cmd->add_flag("--params", o->params, "also print the variables tree");
   cmd->add_flag("--program", o->program, "also print the program in jaxpr syntax");
   cmd->add_flag("--residuals", o->residuals, "also print the residual report of grad(sum(output))");

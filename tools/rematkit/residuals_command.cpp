@@ -9,6 +9,7 @@ namespace rematkit::cli {
 namespace {
 
 struct ResidualsOptions {
+  PluginOptions plugins;
   std::string file;
   std::string policy;
   bool explain = false;
@@ -17,7 +18,7 @@ struct ResidualsOptions {
 void run_residuals(const ResidualsOptions& o) {
   const Program program =
       o.file.empty() ? parse_program(builtin_example_program(), kBuiltinExampleName) : load_program(o.file);
-  std::cout << format_residual_report(linearize_for_command(program, o.policy), o.explain) << std::flush;
+  std::cout << format_residual_report(linearize_for_command(program, o.policy, command_plugins(o.plugins).policies()), o.explain) << std::flush;
 }
 
 }  // namespace
@@ -38,6 +39,7 @@ void add_residuals_command(CLI::App& app) {
   cmd->add_option("--policy", options->policy,
                   "checkpoint the whole program with this policy, e.g. dots_saveable or "
                   "\"save_only_these_names('a')\"");
+  add_plugin_option(cmd, options->plugins);
   cmd->add_flag("--explain", options->explain,
                 "after each residual, print its bytes, the backward equation that reads it and the policy "
                 "decision that kept it; end with the total bytes and the recomputed equations");

@@ -1,5 +1,6 @@
 // Checkpoint policies: JAX's `policy(prim, *avals, **params)` as a C++ interface, and the registry
 // that turns a policy spec (`save_only_these_names('a')`, as programs and --policy write it) into one.
+// The policies themselves come from plugins (PluginRegistry); the core keeps none of its own.
 #pragma once
 #include <functional>
 #include <map>
@@ -15,10 +16,14 @@ namespace rematkit {
 
 enum class Decision { kSaveable, kRecompute, kOffloadable };
 
+// How binding an answer is: every JAX policy answers kMust; kPrefer leaves room to a memory-budget solver.
+enum class Strength { kMust, kPrefer };
+
 struct PolicyAnswer {
   Decision decision = Decision::kRecompute;
   MemorySpace offload_src = MemorySpace::kDevice;     // for kOffloadable
   MemorySpace offload_dst = MemorySpace::kPinnedHost;
+  Strength strength = Strength::kMust;
 
   static PolicyAnswer saveable(bool yes) { return {yes ? Decision::kSaveable : Decision::kRecompute}; }
 };
@@ -50,11 +55,9 @@ using PolicyFactory =
 
 class PolicyRegistry {
  public:
-  // A registry holding JAX's policies under their public names, aliases and class names.
-  static PolicyRegistry with_builtins();
-
   void add(const std::string& name, PolicyFactory factory);
   bool contains(const std::string& name) const { return factories_.count(name) != 0; }
+  bool empty() const { return factories_.empty(); }
   std::vector<std::string> names() const;
 
   // A policy from a parsed spec: an identifier, a call, or a JAX function repr. `None` means
@@ -68,8 +71,5 @@ class PolicyRegistry {
  private:
   std::map<std::string, PolicyFactory> factories_;
 };
-
-// Adds JAX's policies (everything_saveable ... save_and_offload_only_these_names) to `registry`.
-void register_builtin_policies(PolicyRegistry& registry);
 
 }  // namespace rematkit

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "rematkit/interpreter.hpp"
-#include "rematkit/policy.hpp"
+#include "rematkit/plugin_registry.hpp"
 
 namespace rematkit::flax {
 namespace {
@@ -31,7 +31,7 @@ RematMlpSetup check_nn_remat_policy_inputs(double seed, std::span<const float> x
          std::to_string(static_cast<int64_t>(kMaxParameters)) + " parameters)");
   if (options.backend != "reference")
     fail("unknown backend '" + options.backend + "' (available: reference)");
-  PolicyRegistry::with_builtins().parse(options.policy, {"policy", 0, 0});
+  (options.policies ? *options.policies : default_policies()).parse(options.policy, {"policy", 0, 0});
   return RematMlpSetup{random::prng_key(static_cast<uint64_t>(seed)), static_cast<int64_t>(features)};
 }
 

@@ -3,12 +3,6 @@
 
 namespace rematkit {
 
-PolicyRegistry PolicyRegistry::with_builtins() {
-  PolicyRegistry registry;
-  register_builtin_policies(registry);
-  return registry;
-}
-
 void PolicyRegistry::add(const std::string& name, PolicyFactory factory) {
   factories_[name] = std::move(factory);
 }
@@ -19,6 +13,17 @@ std::vector<std::string> PolicyRegistry::names() const {
   return out;
 }
 
+namespace {
+
+// A policy error whose message is complete (it names the policy): not prefixed again when it
+// passes through enclosing policies' builds.
+class CompletePolicyError : public Error {
+ public:
+  explicit CompletePolicyError(const std::string& message) : Error(ErrorKind::kBadInput, message) {}
+};
+
+}  // namespace
+
 PolicyPtr PolicyRegistry::build(const ParamValue& spec) const {
   using Kind = ParamValue::Kind;
   if (spec.kind == Kind::kNone) return build(ParamValue::of_ident("nothing_saveable"));
@@ -28,23 +33,26 @@ PolicyPtr PolicyRegistry::build(const ParamValue& spec) const {
     // its arguments are gone, so say how to write it.
     if (auto locals = name.find(".<locals>"); locals != std::string::npos) {
       std::string helper = name.substr(0, locals);
-      fail("the policy '<function " + name + ">' was printed without its arguments; write it as " + helper +
-           (helper == "save_from_both_policies" ? "(dots_saveable, nothing_saveable)" : "('a')") +
-           " with the arguments it was made with");
+      throw CompletePolicyError("the policy '<function " + name + ">' was printed without its arguments; write it as " +
+                                helper +
+                                (helper == "save_from_both_policies" ? "(dots_saveable, nothing_saveable)" : "('a')") +
+                                " with the arguments it was made with");
     }
   } else if (spec.kind != Kind::kIdent && spec.kind != Kind::kCall) {
-    fail("expected a policy name or call, got " + spec.str());
+    throw CompletePolicyError("expected a policy name or call, got " + spec.str());
   }
   auto it = factories_.find(name);
-  if (it == factories_.end()) fail("unknown policy '" + name + "'");
+  if (it == factories_.end())
+    throw CompletePolicyError(
+        "unknown policy '" + name + "'" +
+        (factories_.empty() ? " (no policy plugins were found: set REMATKIT_PLUGIN_PATH or pass --plugin)" : ""));
   try {
     return it->second(spec.kind == Kind::kCall ? spec.items : std::vector<ParamValue>{}, *this);
+  } catch (const CompletePolicyError&) {
+    throw;
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kBadInput) throw;
-    const std::string message = e.what();
-    // A nested policy's message already names it.
-    if (message.rfind("unknown policy", 0) == 0 || message.find(": ") != std::string::npos) throw;
-    fail(name + ": " + message);
+    throw CompletePolicyError(name + ": " + e.what());
   }
 }
 

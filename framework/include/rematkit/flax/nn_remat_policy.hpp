@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rematkit/flax/module.hpp"
+#include "rematkit/policy.hpp"
 #include "rematkit/tensor.hpp"
 
 namespace rematkit::flax {
@@ -17,6 +18,7 @@ struct NnRematPolicyOptions {
   random::PrngMode prng = random::PrngMode::kPartitionable;  // JAX >= 0.5's default
   std::string policy = "dots_with_no_batch_dims_saveable";    // the checkpoint's policy spec
   std::string backend = "reference";                          // the interpreter that runs the program
+  const PolicyRegistry* policies = nullptr;                   // where `policy` is found; default_policies() if null
 };
 
 // The checked inputs: the key and the widths. Bad input is a one-line bad-input Error:

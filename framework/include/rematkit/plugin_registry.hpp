@@ -1,0 +1,56 @@
+// Loading plugin libraries through the C ABI (plugins/include/rematkit/plugin/rk_plugin.h) and
+// making their policies available by name.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "rematkit/policy.hpp"
+
+namespace rematkit {
+
+struct PluginInfo {
+  std::string file;       // as loaded
+  std::string name;       // the plugin's own name
+  std::string version;    // the plugin's own version
+  int abi_major = 0, abi_minor = 0;
+  std::vector<std::string> policies;
+  std::vector<std::string> backends;
+};
+
+struct PluginProblem {
+  std::string file;
+  std::string message;  // one line: what is wrong with it
+};
+
+class PluginRegistry {
+ public:
+  // Loads one plugin library. A bad-input Error, naming the file, if it is not a shared library,
+  // has no rk_plugin_get_api, was built for another ABI major, fails to initialize, or defines a
+  // policy or backend name that is already taken. Loading the same file twice does nothing.
+  void load(const std::string& path);
+  // Loads every *.so in `directory` (in name order); failures become problems, not errors.
+  void load_directory(const std::string& directory);
+  // `explicit_paths` (files, errors are fatal), then the directories of default_plugin_directories().
+  void discover(const std::vector<std::string>& explicit_paths);
+
+  const std::vector<PluginInfo>& plugins() const { return plugins_; }
+  const std::vector<PluginProblem>& problems() const { return problems_; }
+  const PolicyRegistry& policies() const { return policies_; }
+
+ private:
+  std::vector<PluginInfo> plugins_;
+  std::vector<PluginProblem> problems_;
+  std::vector<std::string> loaded_files_;  // canonical paths
+  PolicyRegistry policies_;
+  std::vector<std::string> backend_names_;
+};
+
+// Where plugins are looked for, in order: each entry of REMATKIT_PLUGIN_PATH (':'-separated),
+// lib/rematkit/plugins beside the running program's bin/ (the installed layout, also the build
+// tree's), the installed plugin folder, and the build tree's. Existing directories only, no repeats.
+std::vector<std::string> default_plugin_directories();
+
+// The policies of the plugins found by default discovery, loaded once per process.
+const PolicyRegistry& default_policies();
+
+}  // namespace rematkit

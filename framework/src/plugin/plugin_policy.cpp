@@ -1,0 +1,75 @@
+#include "plugin_policy.hpp"
+
+#include "c_values.hpp"
+#include "host_api.hpp"
+
+namespace rematkit::plugin_host {
+namespace {
+
+rk_type c_type(const Type& t) {
+  rk_type out{};
+  out.struct_size = sizeof(rk_type);
+  out.dtype = t.dtype == DType::kF32 ? RK_DTYPE_F32 : t.dtype == DType::kI32 ? RK_DTYPE_I32 : RK_DTYPE_BOOL;
+  out.memory_space = t.space == MemorySpace::kDevice ? RK_MEMORY_DEVICE : RK_MEMORY_PINNED_HOST;
+  out.rank = t.rank();
+  out.shape = t.shape.data();
+  return out;
+}
+
+MemorySpace space_of(int32_t space, const std::string& spec) {
+  if (space == RK_MEMORY_DEVICE) return MemorySpace::kDevice;
+  if (space == RK_MEMORY_PINNED_HOST) return MemorySpace::kPinnedHost;
+  fail("policy " + spec + " answered an unknown memory space " + std::to_string(space));
+}
+
+}  // namespace
+
+PluginPolicy::~PluginPolicy() {
+  if (api_->destroy) api_->destroy(instance_);
+}
+
+PolicyAnswer PluginPolicy::decide(const EquationView& eqn) const {
+  CValues values;
+  const std::vector<rk_value> params = values.params(eqn.params);
+  std::vector<rk_type> inputs, outputs;
+  for (const Type& t : eqn.inputs) inputs.push_back(c_type(t));
+  for (const Type& t : eqn.outputs) outputs.push_back(c_type(t));
+  const std::string primitive(eqn.primitive);
+  rk_equation_view view{sizeof(rk_equation_view), primitive.c_str(), params.data(), params.size(),
+                        inputs.data(),            inputs.size(),     outputs.data(), outputs.size()};
+  rk_decision d{sizeof(rk_decision), RK_RECOMPUTE, RK_MEMORY_DEVICE, RK_MEMORY_PINNED_HOST, RK_MUST};
+  if (rk_error* error = api_->decide(instance_, &view, &d)) fail("policy " + spec_ + ": " + take_error(error));
+  PolicyAnswer answer;
+  switch (d.kind) {
+    case RK_SAVEABLE: answer.decision = Decision::kSaveable; break;
+    case RK_RECOMPUTE: answer.decision = Decision::kRecompute; break;
+    case RK_OFFLOADABLE:
+      answer.decision = Decision::kOffloadable;
+      answer.offload_src = space_of(d.offload_src, spec_);
+      answer.offload_dst = space_of(d.offload_dst, spec_);
+      break;
+    default: fail("policy " + spec_ + " answered an unknown decision " + std::to_string(d.kind));
+  }
+  answer.strength = d.strength == RK_PREFER ? Strength::kPrefer : Strength::kMust;
+  return answer;
+}
+
+PolicyFactory plugin_policy_factory(const rk_policy_api* api) {
+  return [api](const std::vector<ParamValue>& args, const PolicyRegistry& registry) -> PolicyPtr {
+    CValues values;
+    std::vector<PolicyPtr> nested;
+    const std::vector<rk_value> c_args = values.policy_args(args, registry, nested);
+    rk_policy* instance = nullptr;
+    if (rk_error* error = api->create(c_args.data(), c_args.size(), &instance)) fail(take_error(error));
+    if (!instance) fail("the plugin created no policy");
+    std::string spec = api->name;
+    if (!args.empty()) {
+      spec += "(";
+      for (size_t i = 0; i < args.size(); ++i) spec += (i ? ", " : "") + args[i].str();
+      spec += ")";
+    }
+    return std::make_shared<PluginPolicy>(api, instance, std::move(nested), std::move(spec));
+  };
+}
+
+}  // namespace rematkit::plugin_host

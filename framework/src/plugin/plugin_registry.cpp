@@ -1,0 +1,144 @@
+#include "rematkit/plugin_registry.hpp"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "host_api.hpp"
+#include "plugin_policy.hpp"
+#include "rematkit/plugin/rk_backend.h"
+#include "rematkit/plugin/rk_policy.h"
+
+namespace rematkit {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string abi_str(int major, int minor) { return std::to_string(major) + "." + std::to_string(minor); }
+
+std::string canonical(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(path, ec);
+  return ec ? path : p.string();
+}
+
+}  // namespace
+
+void PluginRegistry::load(const std::string& path) {
+  const std::string key = canonical(path);
+  if (std::find(loaded_files_.begin(), loaded_files_.end(), key) != loaded_files_.end()) return;
+  // RTLD_LOCAL keeps plugins' symbols apart; the library stays loaded for the life of the process.
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* why = dlerror();
+    fail(path + ": not a loadable plugin library (" + (why ? why : "dlopen failed") + ")");
+  }
+  auto get_api = reinterpret_cast<rk_plugin_get_api_fn>(dlsym(handle, RK_PLUGIN_ENTRY_SYMBOL));
+  if (!get_api) fail(path + ": no " RK_PLUGIN_ENTRY_SYMBOL " symbol, so it is not a rematkit plugin");
+  const rk_plugin_api* api = get_api();
+  if (!api) fail(path + ": " RK_PLUGIN_ENTRY_SYMBOL " returned no plugin table");
+  if (api->struct_size < RK_STRUCT_SIZE(rk_plugin_api, abi))
+    fail(path + ": its plugin table is too small to hold an ABI version");
+  if (api->abi.major != RK_ABI_MAJOR)
+    fail(path + ": plugin ABI " + abi_str(api->abi.major, api->abi.minor) + " is incompatible with this rematkit's ABI " +
+         abi_str(RK_ABI_MAJOR, RK_ABI_MINOR) + " (the major versions differ; rebuild the plugin against these headers)");
+  if (api->struct_size < RK_STRUCT_SIZE(rk_plugin_api, backends) || !api->name || !api->version)
+    fail(path + ": its plugin table is incomplete for ABI " + abi_str(api->abi.major, api->abi.minor));
+
+  PluginInfo info{path, api->name, api->version, api->abi.major, api->abi.minor, {}, {}};
+  for (const PluginInfo& other : plugins_)
+    if (other.name == info.name) fail(path + ": plugin '" + info.name + "' is already loaded from " + other.file);
+  // Check every table and name before anything is registered, so a rejected plugin leaves no trace.
+  std::set<std::string> names;
+  for (size_t i = 0; i < api->num_policies; ++i) {
+    const rk_policy_api* p = api->policies[i];
+    if (!p || p->struct_size < RK_STRUCT_SIZE(rk_policy_api, decide) || !p->name || !p->create || !p->decide)
+      fail(path + ": policy table " + std::to_string(i) + " of plugin '" + info.name + "' is incomplete");
+    if (policies_.contains(p->name) || !names.insert(p->name).second) {
+      std::string owner = "itself";
+      for (const PluginInfo& other : plugins_)
+        if (std::find(other.policies.begin(), other.policies.end(), p->name) != other.policies.end())
+          owner = "plugin '" + other.name + "' (" + other.file + ")";
+      fail(path + ": policy '" + std::string(p->name) + "' of plugin '" + info.name + "' is already defined by " + owner);
+    }
+    info.policies.push_back(p->name);
+  }
+  for (size_t i = 0; i < api->num_backends; ++i) {
+    const rk_backend_api* b = api->backends[i];
+    if (!b || b->struct_size < RK_STRUCT_SIZE(rk_backend_api, kernel_destroy) || !b->name)
+      fail(path + ": backend table " + std::to_string(i) + " of plugin '" + info.name + "' is incomplete");
+    if (std::find(backend_names_.begin(), backend_names_.end(), b->name) != backend_names_.end() ||
+        !names.insert(std::string("backend:") + b->name).second)
+      fail(path + ": backend '" + std::string(b->name) + "' of plugin '" + info.name + "' is already defined");
+    info.backends.push_back(b->name);
+  }
+  if (api->initialize) {
+    if (rk_error* error = api->initialize(plugin_host::host_api()))
+      fail(path + ": plugin '" + info.name + "' failed to initialize: " + plugin_host::take_error(error));
+  }
+  for (size_t i = 0; i < api->num_policies; ++i)
+    policies_.add(api->policies[i]->name, plugin_host::plugin_policy_factory(api->policies[i]));
+  backend_names_.insert(backend_names_.end(), info.backends.begin(), info.backends.end());
+  loaded_files_.push_back(key);
+  plugins_.push_back(std::move(info));
+}
+
+void PluginRegistry::load_directory(const std::string& directory) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(directory, ec))
+    if (entry.path().extension() == ".so") files.push_back(entry.path().string());
+  if (ec) problems_.push_back({directory, "cannot read the plugin directory: " + ec.message()});
+  std::sort(files.begin(), files.end());
+  for (const std::string& file : files) {
+    try {
+      load(file);
+    } catch (const Error& e) {
+      std::string message = e.what();
+      if (message.rfind(file + ": ", 0) == 0) message = message.substr(file.size() + 2);
+      problems_.push_back({file, message});
+    }
+  }
+}
+
+void PluginRegistry::discover(const std::vector<std::string>& explicit_paths) {
+  for (const std::string& path : explicit_paths) load(path);
+  for (const std::string& dir : default_plugin_directories()) load_directory(dir);
+}
+
+std::vector<std::string> default_plugin_directories() {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("REMATKIT_PLUGIN_PATH")) {
+    std::stringstream entries(env);
+    for (std::string entry; std::getline(entries, entry, ':');)
+      if (!entry.empty()) candidates.push_back(entry);
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back((exe.parent_path().parent_path() / "lib" / "rematkit" / "plugins").string());
+  candidates.push_back(REMATKIT_INSTALL_PLUGIN_DIR);
+  candidates.push_back(REMATKIT_BUILD_PLUGIN_DIR);
+  std::vector<std::string> dirs;
+  std::set<std::string> seen;
+  for (const std::string& c : candidates) {
+    if (!fs::is_directory(c, ec)) continue;
+    if (seen.insert(canonical(c)).second) dirs.push_back(c);
+  }
+  return dirs;
+}
+
+const PolicyRegistry& default_policies() {
+  static const PluginRegistry registry = [] {
+    PluginRegistry r;
+    r.discover({});
+    return r;
+  }();
+  return registry.policies();
+}
+
+}  // namespace rematkit
