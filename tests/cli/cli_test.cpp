@@ -168,6 +168,32 @@ TEST_F(CliTest, MlpPrintsFlaxsOutput) {
   EXPECT_EQ(params["params"]["Dense_2"]["bias"], nlohmann::json::parse("[0.0, 0.0, 0.0, 0.0]"));
 }
 
+TEST_F(CliTest, PluginsListsPluginsAndProblems) {
+  const CliRun r = run(std::string("plugins --plugin-path ") + REMATKIT_FIXTURE_DIR);
+  EXPECT_EQ(r.exit_code, 0) << r.err;  // problems are listed, not fatal
+  EXPECT_NE(r.out.find("jax-policies 1.0.0 (ABI 1.1) "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  policies: any_of, all_of, not_, save_if_bytes_at_least\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fixture-older-minor 0.1 (ABI 1.0) "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("problem: " + std::string(REMATKIT_FIXTURE_DIR) +
+                       "/librk_fixture_abi_major_2.so: plugin ABI 2.0 is incompatible"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("librk_fixture_no_entry.so: no rk_plugin_get_api symbol"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, PluginOptionLoadsAPolicyOrFailsCleanly) {
+  const std::string program = write("p.jaxpr", "{ lambda ; x:f32[]. let a:f32[] = sin x; b:f32[] = sin a in (b,) }");
+  const CliRun r = run(std::string("residuals --plugin ") + REMATKIT_EXAMPLE_PLUGIN +
+                       " --policy \"save_only_these_primitives('cos')\" " + program);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << r.out;
+  EXPECT_NE(r.out.find("f32[] output of cos"), std::string::npos) << r.out;
+  expect_bad_input("residuals --plugin " + std::string(REMATKIT_FIXTURE_DIR) + "/librk_fixture_abi_major_2.so " + program,
+                   "librk_fixture_abi_major_2.so: plugin ABI 2.0 is incompatible with this rematkit's ABI 1.1");
+  expect_bad_input("residuals --plugin " + write("libjunk.so", "junk") + " " + program,
+                   "libjunk.so: not a loadable plugin library");
+}
+
 TEST_F(CliTest, MlpBadInput) {
   expect_bad_input("mlp --seed 0 --features 4.5 --x 1,2", "features must be a positive integer, got 4.500000");
   expect_bad_input("mlp --seed -1 --features 4 --x 1,2", "seed must be a non-negative integer");
