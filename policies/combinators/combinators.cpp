@@ -1,7 +1,6 @@
 // Policy combinators beyond JAX's single OR: all_of, any_of, not_ and a size rule. They combine
 // three-valued answers (Saveable, Offloadable, Recompute), so offload policies compose too.
 #include <cstdlib>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,11 +10,8 @@ namespace {
 
 using rematkit::plugin::ArgumentError;
 using rematkit::plugin::decide_nested;
-using rematkit::plugin::guarded;
-
-struct Instance {
-  std::function<void(const rk_equation_view*, rk_decision*)> decide;
-};
+using rematkit::plugin::policy_table;
+using Instance = rematkit::plugin::DecisionFunction;
 
 std::vector<rk_value> policies_of(const rk_value* args, size_t n, const char* what) {
   std::vector<rk_value> out;
@@ -90,22 +86,10 @@ Instance save_if_bytes_at_least(const rk_value* args, size_t n) {
   }};
 }
 
-using Factory = Instance (*)(const rk_value* args, size_t n);
-
-template <Factory make>
-rk_error* create(const rk_value* args, size_t n, rk_policy** out) {
-  return guarded([&] { *out = reinterpret_cast<rk_policy*>(new Instance(make(args, n))); });
-}
-void destroy(rk_policy* p) { delete reinterpret_cast<Instance*>(p); }
-rk_error* decide(rk_policy* p, const rk_equation_view* e, rk_decision* out) {
-  return guarded([&] { reinterpret_cast<Instance*>(p)->decide(e, out); });
-}
-
-const rk_policy_api kAnyOf = {sizeof(rk_policy_api), "any_of", &create<any_of>, &destroy, &decide, "any_of(p1, p2, ...)"};
-const rk_policy_api kAllOf = {sizeof(rk_policy_api), "all_of", &create<all_of>, &destroy, &decide, "all_of(p1, p2, ...)"};
-const rk_policy_api kNot = {sizeof(rk_policy_api), "not_", &create<not_>, &destroy, &decide, "not_(p)"};
-const rk_policy_api kBytes = {sizeof(rk_policy_api), "save_if_bytes_at_least", &create<save_if_bytes_at_least>,
-                              &destroy, &decide, "save_if_bytes_at_least(p, N)"};
+const rk_policy_api kAnyOf = policy_table<any_of>("any_of", "any_of(p1, p2, ...)");
+const rk_policy_api kAllOf = policy_table<all_of>("all_of", "all_of(p1, p2, ...)");
+const rk_policy_api kNot = policy_table<not_>("not_", "not_(p)");
+const rk_policy_api kBytes = policy_table<save_if_bytes_at_least>("save_if_bytes_at_least", "save_if_bytes_at_least(p, N)");
 const rk_policy_api* const kPolicies[] = {&kAnyOf, &kAllOf, &kNot, &kBytes};
 const rk_plugin_api kApi = {sizeof(rk_plugin_api), {RK_ABI_MAJOR, RK_ABI_MINOR}, "policy-combinators", "1.0.0",
                             &rematkit::plugin::remember_host, 4, kPolicies, 0, nullptr};

@@ -2,7 +2,6 @@
 // the same predicates and argument checks, under their public names, aliases and the 0.10.2+
 // class names JAX prints.
 #include <algorithm>
-#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -12,13 +11,9 @@
 namespace {
 
 using rematkit::plugin::ArgumentError;
-using rematkit::plugin::guarded;
+using rematkit::plugin::policy_table;
+using Instance = rematkit::plugin::DecisionFunction;
 using Names = std::set<std::string>;
-
-// A policy instance: a decision function over one equation.
-struct Instance {
-  std::function<void(const rk_equation_view*, rk_decision*)> decide;
-};
 
 void saveable(rk_decision* out, bool yes) { out->kind = yes ? RK_SAVEABLE : RK_RECOMPUTE; }
 
@@ -161,23 +156,9 @@ Instance save_from_both(const rk_value* args, size_t n) {
   }};
 }
 
-using Factory = Instance (*)(const rk_value* args, size_t n);
-
-template <Factory make>
-rk_error* create(const rk_value* args, size_t n, rk_policy** out) {
-  return guarded([&] { *out = reinterpret_cast<rk_policy*>(new Instance(make(args, n))); });
-}
-
-void destroy(rk_policy* p) { delete reinterpret_cast<Instance*>(p); }
-
-rk_error* decide(rk_policy* p, const rk_equation_view* e, rk_decision* out) {
-  return guarded([&] { reinterpret_cast<Instance*>(p)->decide(e, out); });
-}
-
 constexpr const char* kSaveAndOffloadParams = "names_which_can_be_saved";
 
-#define RK_POLICY(var, name, signature, factory)                                                       \
-  const rk_policy_api var = {sizeof(rk_policy_api), name, &create<factory>, &destroy, &decide, signature}
+#define RK_POLICY(var, name, signature, factory) const rk_policy_api var = policy_table<factory>(name, signature)
 
 Instance everything(const rk_value*, size_t n) { expect_no_args(n); return {[](const rk_equation_view*, rk_decision* o) { saveable(o, true); }}; }
 Instance nothing(const rk_value*, size_t n) { expect_no_args(n); return {[](const rk_equation_view*, rk_decision* o) { saveable(o, false); }}; }

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -67,6 +68,26 @@ rk_error* guarded(Body&& body) noexcept {
   } catch (...) {
     return make_error(RK_INTERNAL, "unknown exception");
   }
+}
+
+// A policy written as a decision function: `make` builds one from the call arguments, and
+// policy_table<make>(name, signature) is its rk_policy_api.
+struct DecisionFunction {
+  std::function<void(const rk_equation_view* eqn, rk_decision* out)> decide;
+};
+using PolicyMaker = DecisionFunction (*)(const rk_value* args, size_t num_args);
+
+template <PolicyMaker make>
+rk_error* create_policy(const rk_value* args, size_t num_args, rk_policy** out) {
+  return guarded([&] { *out = reinterpret_cast<rk_policy*>(new DecisionFunction(make(args, num_args))); });
+}
+inline void destroy_policy(rk_policy* policy) { delete reinterpret_cast<DecisionFunction*>(policy); }
+inline rk_error* decide_policy(rk_policy* policy, const rk_equation_view* eqn, rk_decision* out) {
+  return guarded([&] { reinterpret_cast<DecisionFunction*>(policy)->decide(eqn, out); });
+}
+template <PolicyMaker make>
+constexpr rk_policy_api policy_table(const char* name, const char* signature) {
+  return {sizeof(rk_policy_api), name, &create_policy<make>, &destroy_policy, &decide_policy, signature};
 }
 
 inline std::string_view primitive(const rk_equation_view* eqn) { return eqn->primitive; }
