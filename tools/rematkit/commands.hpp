@@ -20,6 +20,9 @@ void add_plugin_option(CLI::App* cmd, PluginOptions& options);
 // The plugins of this run: the --plugin files, then default discovery. Loaded once.
 const rematkit::PluginRegistry& command_plugins(const PluginOptions& options);
 
+// --backend NAME[,NAME...]: the backends to run on, in order of preference (default: reference).
+void add_backend_option(CLI::App* cmd, std::vector<std::string>& backends);
+
 // Linearizes `program` with the plugins' policies; a non-empty `whole_program_policy` (--policy)
 // checkpoints the whole program with that policy.
 rematkit::Linearization linearize_for_command(const rematkit::Program& program, const std::string& whole_program_policy,

@@ -1,6 +1,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "rematkit/backend_plan.hpp"
 #include "rematkit/gradient.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/tensor_json.hpp"
@@ -13,13 +14,26 @@ struct GradOptions {
   std::string file;
   std::string inputs;
   std::string policy;
+  std::vector<std::string> backends{"reference"};
+  bool plan = false;
 };
+
+// One line per step: pass, primitive, what it is for, where it comes from, the backend it runs on.
+void print_plan(const Linearization& lin, const char* pass, const BackendPlan& plan) {
+  for (size_t s = 0; s < plan.equations().size(); ++s) {
+    const FlatEquation& eqn = lin.graph.eqns[plan.equations()[s]];
+    const char* role = eqn.role == EqnRole::kBackward ? "transposed" : std::string_view(pass) == "backward" ? "recomputed" : "forward";
+    std::cout << pass << " " << prim_name(eqn.prim) << " (" << role << ") at " << eqn.where.str() << " on "
+              << plan.backend_of_step()[s] << "\n";
+  }
+}
 
 void run_grad(const GradOptions& o) {
   const Program program = load_program(o.file);
   const ProgramInputs inputs = load_program_inputs(o.inputs, program);
-  const Linearization lin = linearize_for_command(program, o.policy, command_plugins(o.plugins).policies());
-  const GradientResult result = run_gradient(lin, inputs.constants, inputs.arguments, Arithmetic::kFloat32);
+  const PluginRegistry& plugins = command_plugins(o.plugins);
+  const Linearization lin = linearize_for_command(program, o.policy, plugins.policies());
+  const GradientResult result = run_gradient(lin, inputs.constants, inputs.arguments, BackendOptions{o.backends, &plugins});
 
   std::string out = "{\"value\": ";
   if (result.outputs.size() == 1) {
@@ -36,7 +50,12 @@ void run_grad(const GradOptions& o) {
     out += (first ? "\"" : ", \"") + program.vars[program.invars[i]].name + "\": " + tensor_to_json(*result.gradients[i]);
     first = false;
   }
-  std::cout << out << "}}\n" << std::flush;
+  std::cout << out << "}}\n";
+  if (o.plan) {
+    print_plan(lin, "forward", BackendPlan(lin.graph, lin.forward, plugins, o.backends));
+    print_plan(lin, "backward", BackendPlan(lin.graph, lin.backward, plugins, o.backends));
+  }
+  std::cout << std::flush;
 }
 
 }  // namespace
@@ -57,6 +76,9 @@ void add_grad_command(CLI::App& app) {
       ->required();
   cmd->add_option("--policy", options->policy, "checkpoint the whole program with this policy");
   add_plugin_option(cmd, options->plugins);
+  add_backend_option(cmd, options->backends);
+  cmd->add_flag("--plan", options->plan,
+                "after the JSON line, print each step of the forward and backward pass with the backend it runs on");
   cmd->callback([options]() { run_grad(*options); });
 }
 

@@ -19,6 +19,13 @@ const PluginRegistry& command_plugins(const PluginOptions& options) {
   return *registry;
 }
 
+void add_backend_option(CLI::App* cmd, std::vector<std::string>& backends) {
+  cmd->add_option("--backend", backends,
+                  "backends to run on, in order of preference: an equation runs on the first that supports it "
+                  "(default: reference; rematkit plugins lists them)")
+      ->delimiter(',');
+}
+
 Linearization linearize_for_command(const Program& program, const std::string& whole_program_policy,
                                     const PolicyRegistry& policies) {
   LinearizeOptions options;

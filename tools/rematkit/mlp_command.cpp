@@ -5,7 +5,6 @@
 
 #include "commands.hpp"
 #include "rematkit/flax/nn_remat_policy.hpp"
-#include "rematkit/interpreter.hpp"
 #include "rematkit/printer.hpp"
 #include "rematkit/residual_report.hpp"
 #include "rematkit/tensor_json.hpp"
@@ -24,6 +23,7 @@ struct MlpOptions {
   bool params = false;
   bool residuals = false;
   bool program = false;
+  std::vector<std::string> backends{"reference"};
 };
 
 // "1,2.5,-3" -> floats; every entry must be a number.
@@ -61,13 +61,14 @@ void run_mlp(const MlpOptions& o) {
     fail("--prng must be partitionable or legacy, got '" + o.prng + "'");
   options.prng = o.prng == "legacy" ? random::PrngMode::kLegacy : random::PrngMode::kPartitionable;
   options.policy = o.policy;
-  options.policies = &command_plugins(o.plugins).policies();
+  options.plugins = &command_plugins(o.plugins);
+  options.backends = o.backends;
   // Every input is checked before anything is computed.
   const flax::RematMlpSetup setup = flax::check_nn_remat_policy_inputs(o.seed, x, o.features, options);
   const flax::InitializedModule module = flax::init_remat_mlp(setup, static_cast<int64_t>(x.size()), options);
-  const std::vector<Tensor> out =
-      evaluate_program(module.apply, {}, flax::apply_arguments(module, x), Arithmetic::kFloat32);
-  std::cout << tensor_to_json(out.at(0)) << "\n";
+  const std::vector<float> out = flax::apply_module(module, x, options);
+  Tensor output{Type{DType::kF32, {static_cast<int64_t>(out.size())}, MemorySpace::kDevice}, {out.begin(), out.end()}};
+  std::cout << tensor_to_json(output) << "\n";
   if (o.params) std::cout << flax::variables_to_json(module.params) << "\n";
   if (o.program) std::cout << print_program(module.apply) << "\n";
   if (o.residuals) {
@@ -102,6 +103,7 @@ void add_mlp_command(CLI::App& app) {
                   "partitionable (jax_threefry_partitionable, JAX >= 0.5's default) or legacy (JAX <= 0.4.38)");
   cmd->add_option("--policy", o->policy, "the checkpoint policy of nn.remat");
   add_plugin_option(cmd, o->plugins);
+  add_backend_option(cmd, o->backends);
   cmd->add_flag("--params", o->params, "also print the variables tree");
   cmd->add_flag("--program", o->program, "also print the program in jaxpr syntax");
   cmd->add_flag("--residuals", o->residuals, "also print the residual report of grad(sum(output))");

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "rematkit/linearize.hpp"
+#include "rematkit/plugin_registry.hpp"
 #include "rematkit/tensor.hpp"
 
 namespace rematkit {
@@ -15,9 +16,23 @@ struct GradientResult {
 };
 
 // Evaluates the program's value and the gradient of sum(output_i * cotangent_i) with respect to
-// every floating argument. `cotangents` default to ones of each output's shape.
+// every floating argument, on the core's interpreter. `cotangents` default to ones of each output's shape.
 GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
                             const std::vector<Tensor>& arguments, Arithmetic arithmetic,
+                            const std::vector<Tensor>* cotangents = nullptr);
+
+struct BackendOptions {
+  std::vector<std::string> preference{"reference"};  // backends to try for each equation, in order
+  const PluginRegistry* plugins = nullptr;            // where they come from; default_plugins() if null
+};
+
+// The program's outputs alone: the forward pass on backends.
+std::vector<Tensor> run_forward(const Linearization& lin, const std::vector<Tensor>& constants,
+                                const std::vector<Tensor>& arguments, const BackendOptions& backends);
+
+// The same on backends from plugins: the forward and the backward pass are each planned once.
+GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
+                            const std::vector<Tensor>& arguments, const BackendOptions& backends,
                             const std::vector<Tensor>* cotangents = nullptr);
 
 }  // namespace rematkit

@@ -6,6 +6,8 @@
 
 #include "rematkit/policy.hpp"
 
+struct rk_backend_api;
+
 namespace rematkit {
 
 struct PluginInfo {
@@ -36,13 +38,16 @@ class PluginRegistry {
   const std::vector<PluginInfo>& plugins() const { return plugins_; }
   const std::vector<PluginProblem>& problems() const { return problems_; }
   const PolicyRegistry& policies() const { return policies_; }
+  // The backend called `name`, or nullptr.
+  const rk_backend_api* backend(const std::string& name) const;
+  std::vector<std::string> backend_names() const;
 
  private:
   std::vector<PluginInfo> plugins_;
   std::vector<PluginProblem> problems_;
   std::vector<std::string> loaded_files_;  // canonical paths
   PolicyRegistry policies_;
-  std::vector<std::string> backend_names_;
+  std::vector<std::pair<std::string, const rk_backend_api*>> backends_;
 };
 
 // Where plugins are looked for, in order: each entry of REMATKIT_PLUGIN_PATH (':'-separated),
@@ -50,7 +55,8 @@ class PluginRegistry {
 // tree's), the installed plugin folder, and the build tree's. Existing directories only, no repeats.
 std::vector<std::string> default_plugin_directories();
 
-// The policies of the plugins found by default discovery, loaded once per process.
+// The plugins found by default discovery, loaded once per process, and their policies.
+const PluginRegistry& default_plugins();
 const PolicyRegistry& default_policies();
 
 }  // namespace rematkit

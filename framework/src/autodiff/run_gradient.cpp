@@ -1,5 +1,10 @@
 #include "rematkit/gradient.hpp"
 
+#include <functional>
+#include <string_view>
+
+#include "rematkit/backend_plan.hpp"
+
 #include "rematkit/interpreter.hpp"
 #include "rematkit/residual_report.hpp"
 
@@ -13,6 +18,7 @@ class Environment {
   explicit Environment(const FlatGraph& g) : g_(g), slots_(g.values.size()) {}
 
   void set(ValueId v, Tensor t) { slots_[v] = std::move(t); }
+  std::vector<std::optional<Tensor>>& slots() { return slots_; }
   bool has(ValueId v) const { return slots_[v].has_value(); }
   const Tensor& get(ValueId v, const char* pass) {
     if (!slots_[v]) {
@@ -42,18 +48,19 @@ class Environment {
   std::vector<std::optional<Tensor>> slots_;
 };
 
-}  // namespace
+// Runs a pass's equations on `env`.
+using PassRunner = std::function<void(const std::vector<int>& eqns, Environment& env, const char* pass)>;
 
-GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
-                            const std::vector<Tensor>& arguments, Arithmetic arithmetic,
-                            const std::vector<Tensor>* cotangents) {
+GradientResult run_passes(const Linearization& lin, const std::vector<Tensor>& constants,
+                          const std::vector<Tensor>& arguments, const PassRunner& run_pass,
+                          const std::vector<Tensor>* cotangents) {
   const FlatGraph& g = lin.graph;
   if (constants.size() != lin.constants.size() || arguments.size() != lin.arguments.size())
     internal_error("run_gradient: wrong number of constants or arguments");
   Environment forward(g);
   for (size_t i = 0; i < constants.size(); ++i) forward.set(lin.constants[i], constants[i]);
   for (size_t i = 0; i < arguments.size(); ++i) forward.set(lin.arguments[i], arguments[i]);
-  forward.run(lin.forward, arithmetic, "forward");
+  run_pass(lin.forward, forward, "forward");
 
   GradientResult result;
   for (ValueId v : lin.outputs) result.outputs.push_back(forward.get(v, "forward"));
@@ -66,12 +73,50 @@ GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>&
     const Type& t = g.values[lin.outputs[i]].type;
     backward.set(lin.cotangent_seeds[i], cotangents ? cotangents->at(i) : Tensor::filled(t, 1.0));
   }
-  backward.run(lin.backward, arithmetic, "backward");
+  run_pass(lin.backward, backward, "backward");
   for (ValueId grad : lin.gradients) {
     if (grad == kNoValue) result.gradients.emplace_back();
     else result.gradients.emplace_back(backward.get(grad, "backward"));
   }
   return result;
+}
+
+}  // namespace
+
+GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
+                            const std::vector<Tensor>& arguments, Arithmetic arithmetic,
+                            const std::vector<Tensor>* cotangents) {
+  return run_passes(
+      lin, constants, arguments,
+      [arithmetic](const std::vector<int>& eqns, Environment& env, const char* pass) { env.run(eqns, arithmetic, pass); },
+      cotangents);
+}
+
+std::vector<Tensor> run_forward(const Linearization& lin, const std::vector<Tensor>& constants,
+                                const std::vector<Tensor>& arguments, const BackendOptions& backends) {
+  const BackendPlan forward(lin.graph, lin.forward, backends.plugins ? *backends.plugins : default_plugins(),
+                            backends.preference);
+  Environment env(lin.graph);
+  for (size_t i = 0; i < constants.size(); ++i) env.set(lin.constants[i], constants[i]);
+  for (size_t i = 0; i < arguments.size(); ++i) env.set(lin.arguments[i], arguments[i]);
+  forward.run(env.slots());
+  std::vector<Tensor> outputs;
+  for (ValueId v : lin.outputs) outputs.push_back(env.get(v, "forward"));
+  return outputs;
+}
+
+GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
+                            const std::vector<Tensor>& arguments, const BackendOptions& backends,
+                            const std::vector<Tensor>* cotangents) {
+  const PluginRegistry& plugins = backends.plugins ? *backends.plugins : default_plugins();
+  const BackendPlan forward(lin.graph, lin.forward, plugins, backends.preference);
+  const BackendPlan backward(lin.graph, lin.backward, plugins, backends.preference);
+  return run_passes(
+      lin, constants, arguments,
+      [&](const std::vector<int>&, Environment& env, const char* pass) {
+        (std::string_view(pass) == "forward" ? forward : backward).run(env.slots());
+      },
+      cotangents);
 }
 
 }  // namespace rematkit

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "rematkit/gradient.hpp"
 #include "rematkit/interpreter.hpp"
 #include "rematkit/plugin_registry.hpp"
 
@@ -29,9 +30,15 @@ RematMlpSetup check_nn_remat_policy_inputs(double seed, std::span<const float> x
   if (d * features + 2 * features * features > kMaxParameters)
     fail("features " + std::to_string(static_cast<int64_t>(features)) + " makes the MLP too large (more than " +
          std::to_string(static_cast<int64_t>(kMaxParameters)) + " parameters)");
-  if (options.backend != "reference")
-    fail("unknown backend '" + options.backend + "' (available: reference)");
-  (options.policies ? *options.policies : default_policies()).parse(options.policy, {"policy", 0, 0});
+  const PluginRegistry& plugins = options.plugins ? *options.plugins : default_plugins();
+  plugins.policies().parse(options.policy, {"policy", 0, 0});
+  if (options.backends.empty()) fail("no backend given");
+  for (const std::string& b : options.backends)
+    if (!plugins.backend(b)) {
+      std::string known;
+      for (const std::string& name : plugins.backend_names()) known += (known.empty() ? "" : ", ") + name;
+      fail("unknown backend '" + b + "' (available: " + (known.empty() ? "none found" : known) + ")");
+    }
   return RematMlpSetup{random::prng_key(static_cast<uint64_t>(seed)), static_cast<int64_t>(features)};
 }
 
@@ -59,7 +66,16 @@ std::vector<float> nn_remat_policy(double seed, std::span<const float> x, double
                                    const NnRematPolicyOptions& options) {
   const RematMlpSetup setup = check_nn_remat_policy_inputs(seed, x, features, options);
   const InitializedModule module = init_remat_mlp(setup, static_cast<int64_t>(x.size()), options);
-  const std::vector<Tensor> out = evaluate_program(module.apply, {}, apply_arguments(module, x), Arithmetic::kFloat32);
+  return apply_module(module, x, options);
+}
+
+std::vector<float> apply_module(const InitializedModule& module, std::span<const float> x,
+                                const NnRematPolicyOptions& options) {
+  const PluginRegistry& plugins = options.plugins ? *options.plugins : default_plugins();
+  LinearizeOptions linearize_options;
+  linearize_options.policies = &plugins.policies();
+  const Linearization lin = linearize(module.apply, linearize_options);
+  const std::vector<Tensor> out = run_forward(lin, {}, apply_arguments(module, x), BackendOptions{options.backends, &plugins});
   return std::vector<float>(out.at(0).data.begin(), out.at(0).data.end());
 }
 

@@ -1,20 +1,11 @@
 #include "plugin_policy.hpp"
 
 #include "c_values.hpp"
+#include "equation_view.hpp"
 #include "host_api.hpp"
 
 namespace rematkit::plugin_host {
 namespace {
-
-rk_type c_type(const Type& t) {
-  rk_type out{};
-  out.struct_size = sizeof(rk_type);
-  out.dtype = t.dtype == DType::kF32 ? RK_DTYPE_F32 : t.dtype == DType::kI32 ? RK_DTYPE_I32 : RK_DTYPE_BOOL;
-  out.memory_space = t.space == MemorySpace::kDevice ? RK_MEMORY_DEVICE : RK_MEMORY_PINNED_HOST;
-  out.rank = t.rank();
-  out.shape = t.shape.data();
-  return out;
-}
 
 MemorySpace space_of(int32_t space, const std::string& spec) {
   if (space == RK_MEMORY_DEVICE) return MemorySpace::kDevice;
@@ -29,16 +20,9 @@ PluginPolicy::~PluginPolicy() {
 }
 
 PolicyAnswer PluginPolicy::decide(const EquationView& eqn) const {
-  CValues values;
-  const std::vector<rk_value> params = values.params(eqn.params);
-  std::vector<rk_type> inputs, outputs;
-  for (const Type& t : eqn.inputs) inputs.push_back(c_type(t));
-  for (const Type& t : eqn.outputs) outputs.push_back(c_type(t));
-  const std::string primitive(eqn.primitive);
-  rk_equation_view view{sizeof(rk_equation_view), primitive.c_str(), params.data(), params.size(),
-                        inputs.data(),            inputs.size(),     outputs.data(), outputs.size()};
+  const CEquationView view(eqn.primitive, eqn.params, eqn.inputs, eqn.outputs);
   rk_decision d{sizeof(rk_decision), RK_RECOMPUTE, RK_MEMORY_DEVICE, RK_MEMORY_PINNED_HOST, RK_MUST};
-  if (rk_error* error = api_->decide(instance_, &view, &d)) fail("policy " + spec_ + ": " + take_error(error));
+  if (rk_error* error = api_->decide(instance_, view.get(), &d)) fail("policy " + spec_ + ": " + take_error(error));
   PolicyAnswer answer;
   switch (d.kind) {
     case RK_SAVEABLE: answer.decision = Decision::kSaveable; break;

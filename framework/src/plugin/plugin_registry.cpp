@@ -72,8 +72,7 @@ void PluginRegistry::load(const std::string& path) {
     const rk_backend_api* b = api->backends[i];
     if (!b || b->struct_size < RK_STRUCT_SIZE(rk_backend_api, kernel_destroy) || !b->name)
       fail(path + ": backend table " + std::to_string(i) + " of plugin '" + info.name + "' is incomplete");
-    if (std::find(backend_names_.begin(), backend_names_.end(), b->name) != backend_names_.end() ||
-        !names.insert(std::string("backend:") + b->name).second)
+    if (backend(b->name) || !names.insert(std::string("backend:") + b->name).second)
       fail(path + ": backend '" + std::string(b->name) + "' of plugin '" + info.name + "' is already defined");
     info.backends.push_back(b->name);
   }
@@ -83,7 +82,7 @@ void PluginRegistry::load(const std::string& path) {
   }
   for (size_t i = 0; i < api->num_policies; ++i)
     policies_.add(api->policies[i]->name, plugin_host::plugin_policy_factory(api->policies[i]));
-  backend_names_.insert(backend_names_.end(), info.backends.begin(), info.backends.end());
+  for (size_t i = 0; i < api->num_backends; ++i) backends_.emplace_back(api->backends[i]->name, api->backends[i]);
   loaded_files_.push_back(key);
   plugins_.push_back(std::move(info));
 }
@@ -132,13 +131,27 @@ std::vector<std::string> default_plugin_directories() {
   return dirs;
 }
 
-const PolicyRegistry& default_policies() {
+const rk_backend_api* PluginRegistry::backend(const std::string& name) const {
+  for (const auto& [n, api] : backends_)
+    if (n == name) return api;
+  return nullptr;
+}
+
+std::vector<std::string> PluginRegistry::backend_names() const {
+  std::vector<std::string> names;
+  for (const auto& [n, api] : backends_) names.push_back(n);
+  return names;
+}
+
+const PluginRegistry& default_plugins() {
   static const PluginRegistry registry = [] {
     PluginRegistry r;
     r.discover({});
     return r;
   }();
-  return registry.policies();
+  return registry;
 }
+
+const PolicyRegistry& default_policies() { return default_plugins().policies(); }
 
 }  // namespace rematkit

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "rematkit/flax/module.hpp"
-#include "rematkit/policy.hpp"
+#include "rematkit/plugin_registry.hpp"
 #include "rematkit/tensor.hpp"
 
 namespace rematkit::flax {
@@ -17,8 +17,8 @@ namespace rematkit::flax {
 struct NnRematPolicyOptions {
   random::PrngMode prng = random::PrngMode::kPartitionable;  // JAX >= 0.5's default
   std::string policy = "dots_with_no_batch_dims_saveable";    // the checkpoint's policy spec
-  std::string backend = "reference";                          // the interpreter that runs the program
-  const PolicyRegistry* policies = nullptr;                   // where `policy` is found; default_policies() if null
+  std::vector<std::string> backends{"reference"};             // backends to run on, in order of preference
+  const PluginRegistry* plugins = nullptr;                    // policies and backends; default_plugins() if null
 };
 
 // The checked inputs: the key and the widths. Bad input is a one-line bad-input Error:
@@ -38,6 +38,10 @@ InitializedModule init_remat_mlp(const RematMlpSetup& setup, int64_t input_size,
 
 // The program's arguments: x, then the params in the program's order.
 std::vector<Tensor> apply_arguments(const InitializedModule& module, std::span<const float> x);
+
+// Runs the module's program on the options' backends.
+std::vector<float> apply_module(const InitializedModule& module, std::span<const float> x,
+                                const NnRematPolicyOptions& options);
 
 // The (F,) output. Never modifies x.
 std::vector<float> nn_remat_policy(double seed, std::span<const float> x, double features,

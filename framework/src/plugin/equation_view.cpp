@@ -1,0 +1,25 @@
+#include "equation_view.hpp"
+
+namespace rematkit::plugin_host {
+
+rk_type c_type(const Type& t) {
+  rk_type out{};
+  out.struct_size = sizeof(rk_type);
+  out.dtype = t.dtype == DType::kF32 ? RK_DTYPE_F32 : t.dtype == DType::kI32 ? RK_DTYPE_I32 : RK_DTYPE_BOOL;
+  out.memory_space = t.space == MemorySpace::kDevice ? RK_MEMORY_DEVICE : RK_MEMORY_PINNED_HOST;
+  out.rank = t.rank();
+  out.shape = t.shape.data();
+  return out;
+}
+
+CEquationView::CEquationView(std::string_view primitive, const Params& params, const std::vector<Type>& inputs,
+                             const std::vector<Type>& outputs)
+    : primitive_(primitive), input_types_(inputs), output_types_(outputs) {
+  params_ = values_.params(params);
+  for (const Type& t : input_types_) inputs_.push_back(c_type(t));
+  for (const Type& t : output_types_) outputs_.push_back(c_type(t));
+  view_ = {sizeof(rk_equation_view), primitive_.c_str(), params_.data(), params_.size(),
+           inputs_.data(),           inputs_.size(),      outputs_.data(), outputs_.size()};
+}
+
+}  // namespace rematkit::plugin_host

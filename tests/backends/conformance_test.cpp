@@ -1,0 +1,148 @@
+// Every primitive x every backend found x shapes (size 1, odd sizes, empty reductions, large)
+// against the core's interpreter in f32 mode. Tolerances per primitive, relative to the largest
+// |value| of the result: 0 for the reference backend (the same arithmetic), and the bounds below
+// for SIMD backends (vectorised transcendentals, reordered sums).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "rematkit/gradient.hpp"
+#include "rematkit/interpreter.hpp"
+#include "support/test_support.hpp"
+
+namespace rematkit::testing {
+namespace {
+
+struct Case {
+  const char* name;
+  const char* program;
+  double simd_tolerance;  // for backends other than reference
+  bool positive = false;  // inputs > 0 (log, sqrt, rsqrt)
+};
+
+const Case kCases[] = {
+    {"add_same", "{ lambda ; a:f32[37] b:f32[37]. let c:f32[37] = add a b in (c,) }", 0},
+    {"sub_broadcast_rank0", "{ lambda ; a:f32[5,7] b:f32[]. let c:f32[5,7] = sub a b in (c,) }", 0},
+    {"mul_broadcast_size1", "{ lambda ; a:f32[5,1] b:f32[1,9]. let c:f32[5,9] = mul a b in (c,) }", 0},
+    {"div", "{ lambda ; a:f32[33] b:f32[33]. let c:f32[33] = div a b in (c,) }", 0, true},
+    {"max_min", "{ lambda ; a:f32[17] b:f32[17]. let c:f32[17] = max a b; d:f32[17] = min c 0.5 in (d,) }", 0},
+    {"compare_select", "{ lambda ; a:f32[19] b:f32[19]. let p:bool[19] = ge a b; q:bool[19] = ne a 0.0; "
+                       "c:f32[19] = select_n p a b; d:f32[19] = select_n q c a in (d, p) }", 0},
+    {"compare_all", "{ lambda ; a:f32[9] b:f32[9]. let p:bool[9] = gt a b; q:bool[9] = lt a b; r:bool[9] = le a b; "
+                    "s:bool[9] = eq a a in (p, q, r, s) }", 0},
+    {"neg_square", "{ lambda ; a:f32[1]. let b:f32[1] = neg a; c:f32[1] = square b in (c,) }", 0},
+    {"exp", "{ lambda ; a:f32[1000]. let b:f32[1000] = exp a in (b,) }", 4e-7},
+    {"log", "{ lambda ; a:f32[1001]. let b:f32[1001] = log a in (b,) }", 4e-7, true},
+    {"sin_cos", "{ lambda ; a:f32[999]. let b:f32[999] = sin a; c:f32[999] = cos a in (b, c) }", 4e-7},
+    {"tanh_logistic", "{ lambda ; a:f32[99]. let b:f32[99] = tanh a; c:f32[99] = logistic a in (b, c) }", 4e-7},
+    {"sqrt_rsqrt", "{ lambda ; a:f32[65]. let b:f32[65] = sqrt a; c:f32[65] = rsqrt a in (b, c) }", 2e-7, true},
+    {"integer_pow", "{ lambda ; a:f32[31]. let b:f32[31] = integer_pow[y=3] a; c:f32[31] = integer_pow[y=-2] a in (b, c) }",
+     2e-7, true},
+    {"relu_name_stop", "{ lambda ; a:f32[23]. let b:f32[23] = relu a; c:f32[23] = name[name=n] b; "
+                       "d:f32[23] = stop_gradient c in (d,) }", 0},
+    {"convert", "{ lambda ; a:f32[15]. let i:i32[15] = convert_element_type[new_dtype=int32] a; "
+                "b:f32[15] = convert_element_type[new_dtype=float32] i; p:bool[15] = convert_element_type[new_dtype=bool] a "
+                "in (b, i, p) }", 0},
+    {"reduce_sum", "{ lambda ; a:f32[7,13,3]. let b:f32[13] = reduce_sum[axes=(0, 2)] a; c:f32[] = reduce_sum[axes=(0, 1, 2)] a "
+                   "in (b, c) }", 1e-6},
+    {"reduce_max", "{ lambda ; a:f32[6,11]. let b:f32[6] = reduce_max[axes=(1,)] a in (b,) }", 0},
+    {"reduce_empty", "{ lambda ; a:f32[0,3]. let b:f32[3] = reduce_sum[axes=(0,)] a; c:f32[3] = reduce_max[axes=(0,)] a "
+                     "in (b, c) }", 0},
+    {"broadcast_in_dim", "{ lambda ; a:f32[3] b:f32[1,4]. let c:f32[2,3,5] = broadcast_in_dim[shape=(2, 3, 5) "
+                         "broadcast_dimensions=(1,)] a; d:f32[6,4] = broadcast_in_dim[shape=(6, 4) broadcast_dimensions=(0, 1)] b "
+                         "in (c, d) }", 0},
+    {"reshape_squeeze_transpose", "{ lambda ; a:f32[2,3,4]. let b:f32[4,3,2] = transpose[permutation=(2, 1, 0)] a; "
+                                  "c:f32[1,24] = reshape[new_sizes=(1, 24) dimensions=None] b; "
+                                  "d:f32[24] = squeeze[dimensions=(0,)] c in (d,) }", 0},
+    {"softmax", "{ lambda ; a:f32[3,17]. let b:f32[3,17] = softmax[axis=-1] a; c:f32[3,17] = softmax[axis=0] a in (b, c) }",
+     4e-7},
+    {"dot_vector", "{ lambda ; a:f32[1] b:f32[1]. let c:f32[] = dot_general[dimension_numbers=(([0], [0]), ([], []))] a b in (c,) }",
+     0},
+    {"dot_odd", "{ lambda ; a:f32[7,13] b:f32[13,5]. let c:f32[7,5] = dot_general[dimension_numbers=(([1], [0]), ([], []))] a b "
+                "in (c,) }", 1e-6},
+    {"dot_large", "{ lambda ; a:f32[64,96] b:f32[96,80]. let c:f32[64,80] = dot_general[dimension_numbers=(([1], [0]), ([], []))] "
+                  "a b in (c,) }", 1e-6},
+    {"dot_transposed", "{ lambda ; a:f32[9,4] b:f32[6,9]. let c:f32[4,6] = dot_general[dimension_numbers=(([0], [1]), ([], []))] "
+                       "a b in (c,) }", 1e-6},
+    {"dot_batched", "{ lambda ; a:f32[3,5,7] b:f32[3,7,2]. let c:f32[3,5,2] = dot_general[dimension_numbers=(([2], [1]), "
+                    "([0], [0]))] a b in (c,) }", 1e-6},
+    {"dot_batch_middle_two_contractions", "{ lambda ; a:f32[2,3,4,5] b:f32[5,3,4,6]. let c:f32[3,2,6] = dot_general["
+                                          "dimension_numbers=(([2, 3], [2, 0]), ([1], [1]))] a b in (c,) }", 1e-6},
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+class ConformanceTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ConformanceTest, EveryBackendAgreesWithTheInterpreter) {
+  const Case& c = GetParam();
+  const Program program = parse_program(c.program, c.name);
+  const RandomInputs in = random_inputs(program, 17, 0.25, 2.0, !c.positive);
+  const std::vector<Tensor> expected = evaluate_program(program, in.constants, in.arguments, Arithmetic::kFloat32);
+  const Linearization lin = linearize_with(program);
+  const std::vector<std::string> backends = default_plugins().backend_names();
+  ASSERT_FALSE(backends.empty());
+  for (const std::string& backend : backends) {
+    SCOPED_TRACE(backend);
+    const std::vector<Tensor> got = run_forward(lin, in.constants, in.arguments, BackendOptions{{backend}, &default_plugins()});
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t o = 0; o < got.size(); ++o) {
+      ASSERT_EQ(got[o].type, expected[o].type);
+      double scale = 0;
+      for (double v : expected[o].data) scale = std::max(scale, std::fabs(v));
+      const double tolerance = backend == "reference" ? 0.0 : c.simd_tolerance * std::max(scale, 1.0);
+      for (size_t i = 0; i < got[o].data.size(); ++i) {
+        if (std::isinf(expected[o].data[i])) {
+          EXPECT_EQ(got[o].data[i], expected[o].data[i]);
+        } else {
+          EXPECT_NEAR(got[o].data[i], expected[o].data[i], tolerance) << "output " << o << " element " << i;
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Primitives, ConformanceTest, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// Programs mixing everything, with their gradients: the same on every backend as on the interpreter,
+// and bit-identical from run to run on a fixed backend.
+class BackendGradientTest : public ::testing::TestWithParam<ResidualCase> {};
+
+TEST_P(BackendGradientTest, SameAsTheInterpreterAndRepeatable) {
+  const Program program = load_program(GetParam().program_path);
+  const RandomInputs in = random_inputs(program, 5);
+  const Linearization lin = linearize_with(program);
+  const GradientResult expected = run_gradient(lin, in.constants, in.arguments, Arithmetic::kFloat32);
+  for (const std::string& backend : default_plugins().backend_names()) {
+    SCOPED_TRACE(backend);
+    const BackendOptions options{{backend}, &default_plugins()};
+    const GradientResult first = run_gradient(lin, in.constants, in.arguments, options);
+    const GradientResult second = run_gradient(lin, in.constants, in.arguments, options);
+    for (size_t a = 0; a < first.gradients.size(); ++a) {
+      if (!expected.gradients[a]) continue;
+      EXPECT_EQ(first.gradients[a]->data, second.gradients[a]->data);  // bitwise, run to run
+      if (backend == "reference") {
+        EXPECT_EQ(first.gradients[a]->data, expected.gradients[a]->data);
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Reference, BackendGradientTest, ::testing::ValuesIn(residual_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(BackendPlan, UnsupportedOrUnknownBackendsAreNamed) {
+  const Program program = parse_program("{ lambda ; a:f32[2]. let b:f32[2] = sin a in (b,) }", "p");
+  const Linearization lin = linearize_with(program);
+  try {
+    run_forward(lin, {}, {Tensor::filled(Type{DType::kF32, {2}, MemorySpace::kDevice}, 1.0)},
+                BackendOptions{{"gpu"}, &default_plugins()});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("unknown backend 'gpu' (available: reference", 0), 0u) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace rematkit::testing
