@@ -3,6 +3,8 @@ find_package(nlohmann_json 3.11 CONFIG REQUIRED)   # nlohmann_json::nlohmann_jso
 find_package(CLI11 2.1 CONFIG REQUIRED)            # CLI11::CLI11 (the rematkit command line)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # SHA-1 for Flax's RNG path hashing
+find_package(hwy 1.0 CONFIG REQUIRED)              # hwy::hwy (the Highway backend's SIMD kernels)
+find_package(TBB 2021 CONFIG REQUIRED)             # TBB::tbb (parallel kernels)
 if(REMATKIT_BUILD_TESTS)
   find_package(GTest 1.12 CONFIG REQUIRED)         # GTest::gtest_main
 endif()

@@ -1,0 +1,123 @@
+// Elementwise kernels, compiled for every Highway target (foreach_target.h) and dispatched once per
+// call. Transcendentals use hwy/contrib/math (exp 1 ulp, log 4, sin and cos 3, tanh 4).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "highway/elementwise.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+
+#include <cstring>
+
+#include "highway/kernels.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace rematkit::hwy_backend {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <Unary op, class D, class V>
+HWY_INLINE V apply(D d, V x) {
+  if constexpr (op == Unary::kNeg) return hn::Neg(x);
+  if constexpr (op == Unary::kExp) return hn::Exp(d, x);
+  if constexpr (op == Unary::kLog) return hn::Log(d, x);
+  if constexpr (op == Unary::kSin) return hn::Sin(d, x);
+  if constexpr (op == Unary::kCos) return hn::Cos(d, x);
+  if constexpr (op == Unary::kTanh) return hn::Tanh(d, x);
+  if constexpr (op == Unary::kLogistic) return hn::Div(hn::Set(d, 1.0f), hn::Add(hn::Set(d, 1.0f), hn::Exp(d, hn::Neg(x))));
+  if constexpr (op == Unary::kSqrt) return hn::Sqrt(x);
+  if constexpr (op == Unary::kRsqrt) return hn::Div(hn::Set(d, 1.0f), hn::Sqrt(x));
+  if constexpr (op == Unary::kSquare) return hn::Mul(x, x);
+  if constexpr (op == Unary::kRelu) return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Zero(d));
+  return x;
+}
+
+template <Binary op, class V>
+HWY_INLINE V apply(V a, V b) {
+  if constexpr (op == Binary::kAdd) return hn::Add(a, b);
+  if constexpr (op == Binary::kSub) return hn::Sub(a, b);
+  if constexpr (op == Binary::kMul) return hn::Mul(a, b);
+  if constexpr (op == Binary::kDiv) return hn::Div(a, b);
+  if constexpr (op == Binary::kMax) return hn::Max(a, b);
+  return hn::Min(a, b);
+}
+
+template <Unary op>
+void unary_loop(const float* x, float* y, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(apply<op>(d, hn::LoadU(d, x + i)), d, y + i);
+  if (i < n) {  // the tail through a padded buffer (Highway 1.0 has no LoadN/StoreN)
+    HWY_ALIGN float buf[hn::MaxLanes(d)] = {};
+    std::memcpy(buf, x + i, (n - i) * sizeof(float));
+    hn::Store(apply<op>(d, hn::Load(d, buf)), d, buf);
+    std::memcpy(y + i, buf, (n - i) * sizeof(float));
+  }
+}
+
+template <Binary op>
+void binary_loop(const float* a, bool a_scalar, const float* b, bool b_scalar, float* y, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  auto load = [&](const float* p, bool scalar, size_t i) { return scalar ? hn::Set(d, p[0]) : hn::LoadU(d, p + i); };
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(apply<op>(load(a, a_scalar, i), load(b, b_scalar, i)), d, y + i);
+  if (i < n) {
+    HWY_ALIGN float ba[hn::MaxLanes(d)] = {}, bb[hn::MaxLanes(d)] = {};
+    for (size_t j = i; j < n; ++j) ba[j - i] = a[a_scalar ? 0 : j], bb[j - i] = b[b_scalar ? 0 : j];
+    hn::Store(apply<op>(hn::Load(d, ba), hn::Load(d, bb)), d, ba);
+    std::memcpy(y + i, ba, (n - i) * sizeof(float));
+  }
+}
+
+void UnaryImpl(int op, const float* x, float* y, size_t n) {
+  switch (static_cast<Unary>(op)) {
+    case Unary::kNeg: return unary_loop<Unary::kNeg>(x, y, n);
+    case Unary::kExp: return unary_loop<Unary::kExp>(x, y, n);
+    case Unary::kLog: return unary_loop<Unary::kLog>(x, y, n);
+    case Unary::kSin: return unary_loop<Unary::kSin>(x, y, n);
+    case Unary::kCos: return unary_loop<Unary::kCos>(x, y, n);
+    case Unary::kTanh: return unary_loop<Unary::kTanh>(x, y, n);
+    case Unary::kLogistic: return unary_loop<Unary::kLogistic>(x, y, n);
+    case Unary::kSqrt: return unary_loop<Unary::kSqrt>(x, y, n);
+    case Unary::kRsqrt: return unary_loop<Unary::kRsqrt>(x, y, n);
+    case Unary::kSquare: return unary_loop<Unary::kSquare>(x, y, n);
+    case Unary::kRelu: return unary_loop<Unary::kRelu>(x, y, n);
+    case Unary::kCopy: return unary_loop<Unary::kCopy>(x, y, n);
+  }
+}
+
+void BinaryImpl(int op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* y, size_t n) {
+  switch (static_cast<Binary>(op)) {
+    case Binary::kAdd: return binary_loop<Binary::kAdd>(a, a_scalar, b, b_scalar, y, n);
+    case Binary::kSub: return binary_loop<Binary::kSub>(a, a_scalar, b, b_scalar, y, n);
+    case Binary::kMul: return binary_loop<Binary::kMul>(a, a_scalar, b, b_scalar, y, n);
+    case Binary::kDiv: return binary_loop<Binary::kDiv>(a, a_scalar, b, b_scalar, y, n);
+    case Binary::kMax: return binary_loop<Binary::kMax>(a, a_scalar, b, b_scalar, y, n);
+    case Binary::kMin: return binary_loop<Binary::kMin>(a, a_scalar, b, b_scalar, y, n);
+  }
+}
+
+const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace rematkit::hwy_backend
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace rematkit::hwy_backend {
+
+HWY_EXPORT(UnaryImpl);
+HWY_EXPORT(BinaryImpl);
+HWY_EXPORT(TargetName);
+
+void unary(Unary op, const float* x, float* y, size_t n) {
+  HWY_DYNAMIC_DISPATCH(UnaryImpl)(static_cast<int>(op), x, y, n);
+}
+void binary(Binary op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* y, size_t n) {
+  HWY_DYNAMIC_DISPATCH(BinaryImpl)(static_cast<int>(op), a, a_scalar, b, b_scalar, y, n);
+}
+const char* chosen_target() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+
+}  // namespace rematkit::hwy_backend
+#endif

@@ -1,0 +1,23 @@
+// The Highway backend's kernels, SIMD-free declarations (each .cpp is compiled once per target
+// and dispatches once per call).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace rematkit::hwy_backend {
+
+enum class Unary : int { kNeg, kExp, kLog, kSin, kCos, kTanh, kLogistic, kSqrt, kRsqrt, kSquare, kRelu, kCopy };
+enum class Binary : int { kAdd, kSub, kMul, kDiv, kMax, kMin };
+
+// y[i] = op(x[i]) for i < n.
+void unary(Unary op, const float* x, float* y, size_t n);
+// y[i] = op(a[i or 0], b[i or 0]) for i < n; a scalar operand is read at index 0.
+void binary(Binary op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* y, size_t n);
+// C[m,n] = A[m,k] B[k,n], row-major; each C element sums over k in order, so results do not
+// depend on the thread count.
+void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k);
+
+// The SIMD target the dispatch picks on this CPU, e.g. "AVX2".
+const char* chosen_target();
+
+}  // namespace rematkit::hwy_backend
