@@ -7,10 +7,54 @@
 #include <vector>
 
 #include "rematkit/graph.hpp"
+#include "rematkit/plugin/rk_backend.h"
 #include "rematkit/plugin_registry.hpp"
 #include "rematkit/tensor.hpp"
 
 namespace rematkit {
+
+// One backend instance from a plugin (rk_backend), and an equation prepared on it (rk_kernel), run
+// on host buffers. BackendPlan is built from these; benchmarks use them directly.
+class BackendInstance;
+
+class PreparedKernel {
+ public:
+  ~PreparedKernel();
+  PreparedKernel(const PreparedKernel&) = delete;
+  PreparedKernel& operator=(const PreparedKernel&) = delete;
+  // Runs on buffers of the prepared types (f32 / i32 / u8, row-major, 64-byte aligned).
+  void execute(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) const;
+  const std::string& backend() const { return backend_; }
+
+ private:
+  friend class BackendInstance;
+  PreparedKernel() = default;
+  const rk_backend_api* api_ = nullptr;
+  rk_kernel* kernel_ = nullptr;
+  std::string backend_, what_;
+  std::vector<Type> inputs_, outputs_;
+  size_t workspace_bytes_ = 0;
+};
+
+class BackendInstance {
+ public:
+  // A bad-input Error for an unknown backend, naming those there are.
+  BackendInstance(const PluginRegistry& plugins, const std::string& name);
+  ~BackendInstance();
+  BackendInstance(const BackendInstance&) = delete;
+  BackendInstance& operator=(const BackendInstance&) = delete;
+
+  // The equation prepared on this backend, or nullptr if the backend does not run it.
+  // `what` names the equation in error messages.
+  std::unique_ptr<PreparedKernel> prepare(Prim prim, const Params& params, const std::vector<Type>& inputs,
+                                          const std::vector<Type>& outputs, const std::string& what);
+  const std::string& name() const { return name_; }
+
+ private:
+  const rk_backend_api* api_;
+  rk_backend* backend_ = nullptr;
+  std::string name_;
+};
 
 class BackendPlan {
  public:
@@ -30,11 +74,11 @@ class BackendPlan {
   const std::vector<int>& equations() const { return eqns_; }
 
  private:
-  struct Instances;
   const FlatGraph& graph_;
   std::vector<int> eqns_;
   std::vector<std::string> backend_names_;
-  std::unique_ptr<Instances> instances_;
+  std::vector<std::unique_ptr<BackendInstance>> backends_;  // in preference order
+  std::vector<std::unique_ptr<PreparedKernel>> kernels_;    // per step
 };
 
 }  // namespace rematkit

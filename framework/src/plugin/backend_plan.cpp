@@ -43,13 +43,6 @@ struct HostBuffer {
     }
     return t;
   }
-  rk_tensor_view view() const {
-    rk_tensor_view v{};
-    v.struct_size = sizeof(rk_tensor_view);
-    v.type = plugin_host::c_type(type);
-    v.data = data;
-    return v;
-  }
 };
 
 Type device(Type t) {
@@ -64,65 +57,87 @@ std::string where_of(const FlatEquation& eqn) {
 
 }  // namespace
 
-struct BackendPlan::Instances {
-  std::vector<std::pair<const rk_backend_api*, rk_backend*>> backends;  // in preference order
-  std::vector<std::pair<const rk_backend_api*, rk_kernel*>> kernels;    // per step
-  std::vector<size_t> workspace_bytes;                                    // per step
-  ~Instances() {
-    for (auto& [api, kernel] : kernels)
-      if (api->kernel_destroy) api->kernel_destroy(kernel);
-    for (auto& [api, backend] : backends)
-      if (api->destroy) api->destroy(backend);
+PreparedKernel::~PreparedKernel() {
+  if (api_->kernel_destroy) api_->kernel_destroy(kernel_);
+}
+
+void PreparedKernel::execute(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) const {
+  std::vector<rk_tensor_view> in_views, out_views;
+  auto view = [](const Type& t, const void* data) {
+    rk_tensor_view v{};
+    v.struct_size = sizeof(rk_tensor_view);
+    v.type = plugin_host::c_type(t);
+    v.data = const_cast<void*>(data);
+    return v;
+  };
+  for (size_t i = 0; i < inputs_.size(); ++i) in_views.push_back(view(inputs_[i], inputs.at(i)));
+  for (size_t i = 0; i < outputs_.size(); ++i) out_views.push_back(view(outputs_[i], outputs.at(i)));
+  thread_local std::vector<std::byte> workspace;
+  workspace.resize(workspace_bytes_);
+  if (rk_error* error = api_->execute(kernel_, in_views.data(), in_views.size(), out_views.data(), out_views.size(),
+                                      workspace.data(), workspace.size()))
+    fail("backend '" + backend_ + "' failed on " + what_ + ": " + plugin_host::take_error(error));
+}
+
+BackendInstance::BackendInstance(const PluginRegistry& plugins, const std::string& name)
+    : api_(plugins.backend(name)), name_(name) {
+  if (!api_) {
+    std::string known;
+    for (const std::string& b : plugins.backend_names()) known += (known.empty() ? "" : ", ") + b;
+    fail("unknown backend '" + name + "' (available: " + (known.empty() ? "none found" : known) + ")");
   }
-};
+  if (rk_error* error = api_->create(nullptr, 0, &backend_))
+    fail("backend '" + name + "' could not start: " + plugin_host::take_error(error));
+}
+
+BackendInstance::~BackendInstance() {
+  if (api_->destroy) api_->destroy(backend_);
+}
+
+std::unique_ptr<PreparedKernel> BackendInstance::prepare(Prim prim, const Params& params, const std::vector<Type>& inputs,
+                                                         const std::vector<Type>& outputs, const std::string& what) {
+  const plugin_host::CEquationView view(prim_name(prim), params, inputs, outputs);
+  if (!api_->supports(backend_, view.get())) return nullptr;
+  std::unique_ptr<PreparedKernel> k(new PreparedKernel());
+  if (rk_error* error = api_->prepare(backend_, view.get(), &k->kernel_, &k->workspace_bytes_))
+    fail("backend '" + name_ + "' failed to prepare " + what + ": " + plugin_host::take_error(error));
+  k->api_ = api_;
+  k->backend_ = name_;
+  k->what_ = what;
+  k->inputs_ = inputs;
+  k->outputs_ = outputs;
+  return k;
+}
 
 BackendPlan::BackendPlan(const FlatGraph& graph, const std::vector<int>& eqns, const PluginRegistry& plugins,
                          const std::vector<std::string>& preference)
-    : graph_(graph), eqns_(eqns), instances_(std::make_unique<Instances>()) {
+    : graph_(graph), eqns_(eqns) {
   if (preference.empty()) fail("no backend given");
-  for (const std::string& name : preference) {
-    const rk_backend_api* api = plugins.backend(name);
-    if (!api) {
-      std::string known;
-      for (const std::string& b : plugins.backend_names()) known += (known.empty() ? "" : ", ") + b;
-      fail("unknown backend '" + name + "' (available: " + (known.empty() ? "none found" : known) + ")");
-    }
-    rk_backend* backend = nullptr;
-    if (rk_error* error = api->create(nullptr, 0, &backend))
-      fail("backend '" + name + "' could not start: " + plugin_host::take_error(error));
-    instances_->backends.emplace_back(api, backend);
-  }
+  for (const std::string& name : preference) backends_.push_back(std::make_unique<BackendInstance>(plugins, name));
   for (int e : eqns_) {
     const FlatEquation& eqn = graph.eqns[e];
     std::vector<Type> in, out;
     for (ValueId v : eqn.inputs) in.push_back(device(graph.values[v].type));
     for (ValueId v : eqn.outputs) out.push_back(device(graph.values[v].type));
-    const plugin_host::CEquationView view(prim_name(eqn.prim), eqn.params, in, out);
-    bool bound = false;
-    for (size_t b = 0; b < instances_->backends.size() && !bound; ++b) {
-      auto [api, backend] = instances_->backends[b];
-      if (!api->supports(backend, view.get())) continue;
-      rk_kernel* kernel = nullptr;
-      size_t workspace = 0;
-      if (rk_error* error = api->prepare(backend, view.get(), &kernel, &workspace))
-        fail("backend '" + preference[b] + "' failed to prepare " + where_of(eqn) + ": " + plugin_host::take_error(error));
-      instances_->kernels.emplace_back(api, kernel);
-      instances_->workspace_bytes.push_back(workspace);
-      backend_names_.push_back(preference[b]);
-      bound = true;
+    std::unique_ptr<PreparedKernel> kernel;
+    for (auto& backend : backends_) {
+      kernel = backend->prepare(eqn.prim, eqn.params, in, out, where_of(eqn));
+      if (kernel) break;
     }
-    if (!bound) fail("no backend in the preference list supports " + where_of(eqn));
+    if (!kernel) fail("no backend in the preference list supports " + where_of(eqn));
+    backend_names_.push_back(kernel->backend());
+    kernels_.push_back(std::move(kernel));
   }
 }
 
 BackendPlan::~BackendPlan() = default;
 
 void BackendPlan::run(std::vector<std::optional<Tensor>>& values) const {
-  std::vector<std::byte> workspace;
   for (size_t s = 0; s < eqns_.size(); ++s) {
     const FlatEquation& eqn = graph_.eqns[eqns_[s]];
     std::vector<std::unique_ptr<HostBuffer>> inputs, outputs;
-    std::vector<rk_tensor_view> in_views, out_views;
+    std::vector<const void*> in_data;
+    std::vector<void*> out_data;
     for (ValueId v : eqn.inputs) {
       const Value& value = graph_.values[v];
       inputs.push_back(std::make_unique<HostBuffer>(device(value.type)));
@@ -132,17 +147,13 @@ void BackendPlan::run(std::vector<std::optional<Tensor>>& values) const {
         if (!values[v]) internal_error("a backend step reads a value that was neither computed nor given");
         inputs.back()->fill(*values[v]);
       }
-      in_views.push_back(inputs.back()->view());
+      in_data.push_back(inputs.back()->data);
     }
     for (ValueId v : eqn.outputs) {
       outputs.push_back(std::make_unique<HostBuffer>(device(graph_.values[v].type)));
-      out_views.push_back(outputs.back()->view());
+      out_data.push_back(outputs.back()->data);
     }
-    workspace.resize(instances_->workspace_bytes[s]);
-    auto [api, kernel] = instances_->kernels[s];
-    if (rk_error* error = api->execute(kernel, in_views.data(), in_views.size(), out_views.data(), out_views.size(),
-                                       workspace.data(), workspace.size()))
-      fail("backend '" + backend_names_[s] + "' failed on " + where_of(eqn) + ": " + plugin_host::take_error(error));
+    kernels_[s]->execute(in_data, out_data);
     for (size_t i = 0; i < eqn.outputs.size(); ++i) values[eqn.outputs[i]] = outputs[i]->to_tensor();
   }
 }
