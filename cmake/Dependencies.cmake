@@ -5,6 +5,9 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # SHA-1 for Flax's RNG path hashing
 find_package(hwy 1.0 CONFIG REQUIRED)              # hwy::hwy (the Highway backend's SIMD kernels)
 find_package(TBB 2021 CONFIG REQUIRED)             # TBB::tbb (parallel kernels)
+if(REMATKIT_BUILD_BENCH)
+  find_package(benchmark 1.7 CONFIG REQUIRED)      # benchmark::benchmark_main
+endif()
 if(REMATKIT_BUILD_TESTS)
   find_package(GTest 1.12 CONFIG REQUIRED)         # GTest::gtest_main
 endif()

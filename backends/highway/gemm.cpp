@@ -1,5 +1,7 @@
-// GEMM: B is packed into panels two vectors wide (zero-padded), and a register-blocked micro-kernel
-// computes up to 4 rows x 2 vectors of C with fused multiply-adds in k order. Row blocks run in
+// GEMM: C is computed in panels two vectors wide, each by a register-blocked micro-kernel (up to 4
+// rows x 2 vectors) with fused multiply-adds in k order. A B that fits in cache is read in place
+// (its rows are contiguous) and only a ragged last panel is copied, zero-padded; a larger B is
+// packed panel by panel first, since reading it with a stride of whole rows thrashes the cache. Blocks of rows x panels run in
 // parallel on oneTBB; the SIMD function is resolved once per call, outside the parallel loop.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "highway/gemm.cpp"
@@ -19,17 +21,17 @@ constexpr size_t kRowsPerTile = 4;
 
 size_t PanelWidth() { return 2 * hn::Lanes(hn::ScalableTag<float>()); }
 
-// C[rows, panel] of one panel: `rows` rows of A (stride k) against a packed panel (k x width).
+// C[rows, panel] of one panel: `rows` rows of A (stride k) against a panel of B (k rows, stride ldb).
 template <size_t kRows>
-HWY_INLINE void Tile(const float* a, size_t k, const float* panel, float* c, size_t ldc, size_t cols) {
+HWY_INLINE void Tile(const float* a, size_t k, const float* panel, size_t ldb, float* c, size_t ldc, size_t cols) {
   const hn::ScalableTag<float> d;
   const size_t lanes = hn::Lanes(d);
   using V = hn::Vec<decltype(d)>;
   V acc0[kRows], acc1[kRows];
   for (size_t r = 0; r < kRows; ++r) acc0[r] = acc1[r] = hn::Zero(d);
   for (size_t kk = 0; kk < k; ++kk) {
-    const V b0 = hn::Load(d, panel + kk * 2 * lanes);
-    const V b1 = hn::Load(d, panel + kk * 2 * lanes + lanes);
+    const V b0 = hn::LoadU(d, panel + kk * ldb);
+    const V b1 = hn::LoadU(d, panel + kk * ldb + lanes);
     for (size_t r = 0; r < kRows; ++r) {
       const V av = hn::Set(d, a[r * k + kk]);
       acc0[r] = hn::MulAdd(av, b0, acc0[r]);
@@ -49,15 +51,21 @@ HWY_INLINE void Tile(const float* a, size_t k, const float* panel, float* c, siz
   }
 }
 
-// Rows [row_begin, row_end) of C = A B with B packed.
-void GemmRows(const float* a, const float* packed, float* c, size_t row_begin, size_t row_end, size_t n, size_t k) {
+// Rows [row_begin, row_end) x panels [panel_begin, panel_end) of C = A B. With `packed`, B holds
+// every panel packed (k x width each); otherwise B is read in place and `ragged` is the last panel
+// copied and zero-padded (k x width), or null when n is a multiple of the panel width.
+void GemmBlock(const float* a, const float* b, bool packed, const float* ragged, float* c, size_t row_begin,
+               size_t row_end, size_t panel_begin, size_t panel_end, size_t n, size_t k) {
   const size_t width = PanelWidth();
-  for (size_t j0 = 0, p = 0; j0 < n; j0 += width, ++p) {
-    const float* panel = packed + p * k * width;
+  for (size_t p = panel_begin; p < panel_end; ++p) {
+    const size_t j0 = p * width;
     const size_t cols = n - j0 < width ? n - j0 : width;
+    const float* panel = packed ? b + p * k * width : cols < width ? ragged : b + j0;
+    const size_t ldb = packed || cols < width ? width : n;
     size_t i = row_begin;
-    for (; i + kRowsPerTile <= row_end; i += kRowsPerTile) Tile<kRowsPerTile>(a + i * k, k, panel, c + i * n + j0, n, cols);
-    for (; i < row_end; ++i) Tile<1>(a + i * k, k, panel, c + i * n + j0, n, cols);
+    for (; i + kRowsPerTile <= row_end; i += kRowsPerTile)
+      Tile<kRowsPerTile>(a + i * k, k, panel, ldb, c + i * n + j0, n, cols);
+    for (; i < row_end; ++i) Tile<1>(a + i * k, k, panel, ldb, c + i * n + j0, n, cols);
   }
 }
 
@@ -67,6 +75,7 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include <tbb/blocked_range.h>
+#include <tbb/blocked_range2d.h>
 #include <tbb/parallel_for.h>
 
 #include <hwy/aligned_allocator.h>
@@ -74,26 +83,39 @@ HWY_AFTER_NAMESPACE();
 namespace rematkit::hwy_backend {
 
 HWY_EXPORT(PanelWidth);
-HWY_EXPORT(GemmRows);
+HWY_EXPORT(GemmBlock);
 
 void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k) {
   const size_t width = HWY_DYNAMIC_DISPATCH(PanelWidth)();
   const size_t panels = (n + width - 1) / width;
-  auto packed = hwy::AllocateAligned<float>(std::max<size_t>(panels * k * width, 1));
-  for (size_t p = 0; p < panels; ++p)
+  auto* block = &HWY_DYNAMIC_DISPATCH(GemmBlock);  // resolved once (PanelWidth's call chose the target)
+  // Panel p of B, k x width, zero-padded past column n.
+  auto pack = [&](size_t p, float* to) {
+    const size_t j0 = p * width;
     for (size_t kk = 0; kk < k; ++kk)
-      for (size_t j = 0; j < width; ++j) {
-        const size_t col = p * width + j;
-        packed[(p * k + kk) * width + j] = col < n ? b[kk * n + col] : 0.0f;
-      }
-  auto* rows = &HWY_DYNAMIC_DISPATCH(GemmRows);  // resolved once (PanelWidth's call chose the target)
-  constexpr size_t kRowsPerTask = 16;
-  if (m * n * k < (size_t{1} << 16)) {
-    rows(a, packed.get(), c, 0, m, n, k);
+      for (size_t j = 0; j < width; ++j) to[kk * width + j] = j0 + j < n ? b[kk * n + j0 + j] : 0.0f;
+  };
+  // Below a few million flops, waking a second thread costs more than it saves.
+  const bool parallel = m * n * k >= (size_t{1} << 22);
+  const bool pack_all = k * n * sizeof(float) > (size_t{2} << 20);  // about twice the L2 of a core
+  hwy::AlignedFreeUniquePtr<float[]> copy;
+  if (pack_all) {
+    copy = hwy::AllocateAligned<float>(panels * k * width);
+    if (parallel) tbb::parallel_for(size_t{0}, panels, [&](size_t p) { pack(p, copy.get() + p * k * width); });
+    else for (size_t p = 0; p < panels; ++p) pack(p, copy.get() + p * k * width);
+  } else if (n % width) {
+    copy = hwy::AllocateAligned<float>(k * width);
+    pack(panels - 1, copy.get());
+  }
+  const float* source = pack_all ? copy.get() : b;
+  const float* ragged = pack_all ? nullptr : copy.get();
+  if (!parallel) {
+    block(a, source, pack_all, ragged, c, 0, m, 0, panels, n, k);
     return;
   }
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, m, kRowsPerTask), [&](const tbb::blocked_range<size_t>& r) {
-    rows(a, packed.get(), c, r.begin(), r.end(), n, k);
+  // Tasks of 16 rows x 4 panels: each output element is still summed by one task, in k order.
+  tbb::parallel_for(tbb::blocked_range2d<size_t>(0, m, 16, 0, panels, 4), [&](const tbb::blocked_range2d<size_t>& r) {
+    block(a, source, pack_all, ragged, c, r.rows().begin(), r.rows().end(), r.cols().begin(), r.cols().end(), n, k);
   });
 }
 
