@@ -34,12 +34,19 @@ struct AlignedFloats {
 
 Type f32(std::vector<int64_t> shape) { return Type{DType::kF32, std::move(shape), MemorySpace::kDevice}; }
 
-const std::vector<std::string> kBackends = {"reference", "highway"};
+const std::vector<std::string> kBackends = {"reference", "highway", "onednn"};
 
 // (batch, m, k, n): batch 0 means a plain 2-D product.
+// oneTBB's limit for backends that use it, and oneDNN's OpenMP team size through its option.
+Params thread_options(const std::string& backend, int64_t threads) {
+  Params p;
+  if (backend == "onednn") p.set("num_threads", ParamValue::of_int(threads));
+  return p;
+}
+
 void BM_Gemm(benchmark::State& state, const std::string& backend, int64_t batch, int64_t m, int64_t k, int64_t n) {
   tbb::global_control threads(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(state.range(0)));
-  BackendInstance instance(rematkit::default_plugins(), backend);
+  BackendInstance instance(rematkit::default_plugins(), backend, thread_options(backend, state.range(0)));
   Params p;
   rematkit::DotDims dims;
   if (batch) dims = {{2}, {1}, {0}, {0}};
@@ -96,6 +103,7 @@ void register_all() {
     }
     // 2^24 floats is 64 MiB per array, past the 32 MiB last-level cache.
     const int64_t n = backend == "reference" ? int64_t{1} << 20 : int64_t{1} << 24;
+    if (backend == "onednn") continue;  // it runs dot_general only
     for (auto [name, prim] : {std::pair{"add", Prim::kAdd}, std::pair{"exp", Prim::kExp}})
       benchmark::RegisterBenchmark(("elementwise/" + backend + "/" + name + "/" + std::to_string(n)).c_str(), BM_Elementwise,
                                    backend, prim, n)

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "rematkit/backend_plan.hpp"
 #include "rematkit/gradient.hpp"
 #include "rematkit/interpreter.hpp"
 #include "support/test_support.hpp"
@@ -143,6 +144,21 @@ TEST_P(BackendGradientTest, SameAsTheInterpreterAndRepeatable) {
 
 INSTANTIATE_TEST_SUITE_P(Reference, BackendGradientTest, ::testing::ValuesIn(residual_cases()),
                          [](const auto& info) { return info.param.name; });
+
+TEST(BackendInstance, OptionsAreChecked) {
+  if (!default_plugins().backend("onednn")) GTEST_FAIL() << "the onednn backend plugin was not found";
+  Params good, bad;
+  good.set("num_threads", ParamValue::of_int(1));
+  bad.set("num_threads", ParamValue::of_int(0));
+  EXPECT_NO_THROW(BackendInstance(default_plugins(), "onednn", good));
+  try {
+    BackendInstance(default_plugins(), "onednn", bad);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "backend 'onednn' could not start: the onednn backend takes one option, num_threads=N (N >= 1)");
+  }
+}
 
 TEST(BackendPlan, UnsupportedOrUnknownBackendsAreNamed) {
   const Program program = parse_program("{ lambda ; a:f32[2]. let b:f32[2] = sin a in (b,) }", "p");

@@ -38,8 +38,9 @@ class PreparedKernel {
 
 class BackendInstance {
  public:
-  // A bad-input Error for an unknown backend, naming those there are.
-  BackendInstance(const PluginRegistry& plugins, const std::string& name);
+  // A bad-input Error for an unknown backend (naming those there are) or options it refuses.
+  // `options` are named values such as num_threads=1 (the onednn backend's).
+  BackendInstance(const PluginRegistry& plugins, const std::string& name, const Params& options = {});
   ~BackendInstance();
   BackendInstance(const BackendInstance&) = delete;
   BackendInstance& operator=(const BackendInstance&) = delete;

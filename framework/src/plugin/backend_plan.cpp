@@ -79,14 +79,16 @@ void PreparedKernel::execute(const std::vector<const void*>& inputs, const std::
     fail("backend '" + backend_ + "' failed on " + what_ + ": " + plugin_host::take_error(error));
 }
 
-BackendInstance::BackendInstance(const PluginRegistry& plugins, const std::string& name)
+BackendInstance::BackendInstance(const PluginRegistry& plugins, const std::string& name, const Params& options)
     : api_(plugins.backend(name)), name_(name) {
   if (!api_) {
     std::string known;
     for (const std::string& b : plugins.backend_names()) known += (known.empty() ? "" : ", ") + b;
     fail("unknown backend '" + name + "' (available: " + (known.empty() ? "none found" : known) + ")");
   }
-  if (rk_error* error = api_->create(nullptr, 0, &backend_))
+  plugin_host::CValues values;
+  const std::vector<rk_value> c_options = values.params(options);
+  if (rk_error* error = api_->create(c_options.data(), c_options.size(), &backend_))
     fail("backend '" + name + "' could not start: " + plugin_host::take_error(error));
 }
 
