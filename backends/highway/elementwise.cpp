@@ -105,17 +105,43 @@ const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 namespace rematkit::hwy_backend {
 
 HWY_EXPORT(UnaryImpl);
 HWY_EXPORT(BinaryImpl);
 HWY_EXPORT(TargetName);
 
+namespace {
+
+// Large arrays are split into chunks on oneTBB; a multiple of every vector width, so only the
+// last chunk has a tail. Below the threshold a second thread costs more than it saves.
+constexpr size_t kChunk = size_t{1} << 15;
+constexpr size_t kParallelFrom = size_t{1} << 17;
+
+template <typename Body>
+void over_chunks(size_t n, Body body) {
+  if (n < kParallelFrom) return body(size_t{0}, n);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, (n + kChunk - 1) / kChunk), [&](const tbb::blocked_range<size_t>& r) {
+    body(r.begin() * kChunk, std::min(n, r.end() * kChunk));
+  });
+}
+
+}  // namespace
+
 void unary(Unary op, const float* x, float* y, size_t n) {
-  HWY_DYNAMIC_DISPATCH(UnaryImpl)(static_cast<int>(op), x, y, n);
+  (void)HWY_DYNAMIC_DISPATCH(TargetName)();  // chooses the target before the table is read below
+  auto* fn = &HWY_DYNAMIC_DISPATCH(UnaryImpl);
+  over_chunks(n, [&](size_t begin, size_t end) { fn(static_cast<int>(op), x + begin, y + begin, end - begin); });
 }
 void binary(Binary op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* y, size_t n) {
-  HWY_DYNAMIC_DISPATCH(BinaryImpl)(static_cast<int>(op), a, a_scalar, b, b_scalar, y, n);
+  (void)HWY_DYNAMIC_DISPATCH(TargetName)();
+  auto* fn = &HWY_DYNAMIC_DISPATCH(BinaryImpl);
+  over_chunks(n, [&](size_t begin, size_t end) {
+    fn(static_cast<int>(op), a_scalar ? a : a + begin, a_scalar, b_scalar ? b : b + begin, b_scalar, y + begin, end - begin);
+  });
 }
 const char* chosen_target() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
 

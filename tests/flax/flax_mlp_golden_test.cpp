@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rematkit/flax/nn_remat_policy.hpp"
+#include "rematkit/plugin_registry.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {
@@ -78,6 +79,24 @@ TEST_P(FlaxGoldenParamsTest, KernelsAndKeysExact) {
     ++checked;
   }
   EXPECT_EQ(checked, 6);
+}
+
+TEST_P(FlaxGoldenTest, EveryBackendWithinTolerance) {
+  const nlohmann::json& c = GetParam().json;
+  const std::vector<float> x = c.at("x").get<std::vector<float>>();
+  const std::vector<double> expected = c.at("output").get<std::vector<double>>();
+  double max_abs = 0;
+  for (double e : expected) max_abs = std::max(max_abs, std::fabs(e));
+  for (const std::string& backend : default_plugins().backend_names()) {
+    SCOPED_TRACE(backend);
+    flax::NnRematPolicyOptions options = options_for(c);
+    options.backends = {backend, "reference"};  // what a backend declines runs on the reference
+    const std::vector<float> out =
+        flax::nn_remat_policy(c.at("seed").get<double>(), x, c.at("features").get<double>(), options);
+    ASSERT_EQ(out.size(), expected.size());
+    for (size_t i = 0; i < out.size(); ++i)
+      EXPECT_NEAR(out[i], expected[i], 2e-5 * std::fabs(expected[i]) + 1e-6 * max_abs) << "output " << i;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, FlaxGoldenTest, ::testing::ValuesIn(golden_cases()),
