@@ -1,6 +1,11 @@
 // The Highway backend plugin: f32 elementwise kernels on same-shape (or scalar) operands, copies,
-// and dot_general where it is a (batched) matrix product. It declines everything else at plan
-// time, so a plan falls back to the next backend in the user's list.
+// and dot_general with any dimension numbers (operands are permuted into the GEMM's layout in the
+// kernel's workspace when they are not in it already). It declines everything else at plan time,
+// so a plan falls back to the next backend in the user's list.
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -16,12 +21,41 @@ using rematkit::plugin::guarded;
 using rematkit::plugin::ints_of;
 using Dims = std::vector<int64_t>;
 
+// A copy of an operand with its dims reordered: out[i...] = in[perm applied], row-major.
+struct Permutation {
+  Dims shape, perm;  // the operand's shape; output dim i is input dim perm[i]
+  bool identity() const {
+    for (size_t i = 0; i < perm.size(); ++i)
+      if (perm[i] != static_cast<int64_t>(i)) return false;
+    return true;
+  }
+  size_t count() const {
+    size_t n = 1;
+    for (int64_t d : shape) n *= static_cast<size_t>(d);
+    return n;
+  }
+  void apply(const float* in, float* out) const {
+    const size_t rank = shape.size();
+    Dims in_strides(rank, 1), out_shape(rank);
+    for (int i = static_cast<int>(rank) - 2; i >= 0; --i) in_strides[i] = in_strides[i + 1] * shape[i + 1];
+    for (size_t i = 0; i < rank; ++i) out_shape[i] = shape[perm[i]];
+    Dims coord(rank, 0);
+    for (size_t o = 0, n = count(); o < n; ++o) {
+      int64_t offset = 0;
+      for (size_t i = 0; i < rank; ++i) offset += coord[i] * in_strides[perm[i]];
+      out[o] = in[offset];
+      for (int i = static_cast<int>(rank) - 1; i >= 0 && ++coord[i] == out_shape[i]; --i) coord[i] = 0;
+    }
+  }
+};
+
 struct Kernel {
   enum class Kind { kUnary, kBinary, kGemm } kind;
   int op = 0;
   bool a_scalar = false, b_scalar = false;
   size_t n = 0;                              // elements of the output
-  size_t batch = 1, m = 0, cols = 0, k = 0;  // for kGemm
+  size_t batch = 1, m = 0, cols = 0, k = 0;  // for kGemm: [batch, m, k] x [batch, k, cols]
+  Permutation lhs, rhs;                      // into those layouts; copied into the workspace unless identity
 };
 
 Dims shape_of(const rk_type& t) { return Dims(t.shape, t.shape + t.rank); }
@@ -76,19 +110,24 @@ bool plan(const rk_equation_view* e, Kernel& k) {
     const Dims lc = ints_of(dn->items[0].items[0]), rc = ints_of(dn->items[0].items[1]);
     const Dims lb = ints_of(dn->items[1].items[0]), rb = ints_of(dn->items[1].items[1]);
     const Dims a = shape_of(e->inputs[0]), b = shape_of(e->inputs[1]);
+    auto in = [](const Dims& list, int64_t d) { return std::find(list.begin(), list.end(), d) != list.end(); };
+    // lhs as [batch, free, contract] and rhs as [batch, contract, free]: a batched row-major GEMM
+    // whose output is dot_general's (batch, lhs free, rhs free).
+    k.lhs = {a, lb};
+    k.rhs = {b, rb};
+    size_t m = 1, cols = 1, depth = 1, batch = 1;
+    for (int64_t d : lb) batch *= static_cast<size_t>(a[d]);
+    for (int64_t d = 0; d < static_cast<int64_t>(a.size()); ++d)
+      if (!in(lc, d) && !in(lb, d)) k.lhs.perm.push_back(d), m *= static_cast<size_t>(a[d]);
+    for (int64_t d : lc) k.lhs.perm.push_back(d), depth *= static_cast<size_t>(a[d]);
+    for (int64_t d : rc) k.rhs.perm.push_back(d);
+    for (int64_t d = 0; d < static_cast<int64_t>(b.size()); ++d)
+      if (!in(rc, d) && !in(rb, d)) k.rhs.perm.push_back(d), cols *= static_cast<size_t>(b[d]);
     k.kind = Kernel::Kind::kGemm;
-    const int64_t nb = static_cast<int64_t>(lb.size());
-    // (batch..., m, k) x (batch..., k, n), or vectors on either side: a row-major matrix product.
-    if (lb != rb || lc.size() != 1) return false;
-    for (int64_t i = 0; i < nb; ++i)
-      if (lb[i] != i) return false;
-    const int64_t ar = static_cast<int64_t>(a.size()) - nb, br = static_cast<int64_t>(b.size()) - nb;
-    if (ar < 1 || ar > 2 || br < 1 || br > 2) return false;
-    if (lc[0] != static_cast<int64_t>(a.size()) - 1 || rc[0] != nb) return false;
-    k.batch = count(Dims(a.begin(), a.begin() + nb));
-    k.m = ar == 2 ? static_cast<size_t>(a[nb]) : 1;
-    k.k = static_cast<size_t>(a.back());
-    k.cols = br == 2 ? static_cast<size_t>(b.back()) : 1;
+    k.batch = batch;
+    k.m = m;
+    k.k = depth;
+    k.cols = cols;
     return true;
   }
   return false;
@@ -109,10 +148,12 @@ rk_error* prepare(rk_backend*, const rk_equation_view* e, rk_kernel** kernel, si
     Kernel k;
     if (!plan(e, k)) throw std::runtime_error(std::string("highway does not run ") + e->primitive + " in this form");
     *kernel = reinterpret_cast<rk_kernel*>(new Kernel(k));
-    *workspace_bytes = 0;
+    *workspace_bytes = k.kind != Kernel::Kind::kGemm ? 0
+                       : sizeof(float) * ((k.lhs.identity() ? 0 : k.lhs.count()) + (k.rhs.identity() ? 0 : k.rhs.count()));
   });
 }
-rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_tensor_view* out, size_t, void*, size_t) {
+rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_tensor_view* out, size_t, void* workspace,
+                  size_t) {
   return guarded([&] {
     const Kernel& k = *reinterpret_cast<const Kernel*>(kernel);
     auto f = [](const rk_tensor_view& t) { return static_cast<float*>(t.data); };
@@ -121,11 +162,25 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
       case Kernel::Kind::kBinary:
         rematkit::hwy_backend::binary(static_cast<Binary>(k.op), f(in[0]), k.a_scalar, f(in[1]), k.b_scalar, f(out[0]), k.n);
         break;
-      case Kernel::Kind::kGemm:
-        for (size_t b = 0; b < k.batch; ++b)
-          rematkit::hwy_backend::gemm(f(in[0]) + b * k.m * k.k, f(in[1]) + b * k.k * k.cols, f(out[0]) + b * k.m * k.cols,
-                                      k.m, k.cols, k.k);
+      case Kernel::Kind::kGemm: {
+        float* scratch = static_cast<float*>(workspace);
+        const float* lhs = f(in[0]);
+        const float* rhs = f(in[1]);
+        if (!k.lhs.identity()) {
+          k.lhs.apply(lhs, scratch);
+          lhs = scratch;
+          scratch += k.lhs.count();
+        }
+        if (!k.rhs.identity()) {
+          k.rhs.apply(rhs, scratch);
+          rhs = scratch;
+        }
+        float* c = f(out[0]);
+        tbb::parallel_for(size_t{0}, k.batch, [&](size_t b) {
+          rematkit::hwy_backend::gemm(lhs + b * k.m * k.k, rhs + b * k.k * k.cols, c + b * k.m * k.cols, k.m, k.cols, k.k);
+        });
         break;
+      }
     }
   });
 }
