@@ -6,7 +6,9 @@
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "highway/kernels.hpp"
 
@@ -98,6 +100,21 @@ void BinaryImpl(int op, const float* a, bool a_scalar, const float* b, bool b_sc
   }
 }
 
+void ReduceRowsImpl(bool is_max, const float* x, float* y, size_t rows, size_t len) {
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  const float init = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  for (size_t r = 0; r < rows; ++r) {
+    const float* row = x + r * len;
+    auto acc = hn::Set(d, init);
+    size_t i = 0;
+    for (; i + lanes <= len; i += lanes) acc = is_max ? hn::Max(acc, hn::LoadU(d, row + i)) : hn::Add(acc, hn::LoadU(d, row + i));
+    float result = hn::GetLane(is_max ? hn::MaxOfLanes(d, acc) : hn::SumOfLanes(d, acc));
+    for (; i < len; ++i) result = is_max ? std::max(result, row[i]) : result + row[i];
+    y[r] = result;
+  }
+}
+
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace HWY_NAMESPACE
@@ -113,6 +130,7 @@ namespace rematkit::hwy_backend {
 HWY_EXPORT(UnaryImpl);
 HWY_EXPORT(BinaryImpl);
 HWY_EXPORT(TargetName);
+HWY_EXPORT(ReduceRowsImpl);
 
 namespace {
 
@@ -143,6 +161,15 @@ void binary(Binary op, const float* a, bool a_scalar, const float* b, bool b_sca
     fn(static_cast<int>(op), a_scalar ? a : a + begin, a_scalar, b_scalar ? b : b + begin, b_scalar, y + begin, end - begin);
   });
 }
+void reduce_rows(bool is_max, const float* x, float* y, size_t rows, size_t len) {
+  (void)HWY_DYNAMIC_DISPATCH(TargetName)();
+  auto* fn = &HWY_DYNAMIC_DISPATCH(ReduceRowsImpl);
+  if (rows * len < kParallelFrom || rows < 2) return fn(is_max, x, y, rows, len);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, rows), [&](const tbb::blocked_range<size_t>& r) {
+    fn(is_max, x + r.begin() * len, y + r.begin(), r.end() - r.begin(), len);
+  });
+}
+
 const char* chosen_target() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
 
 }  // namespace rematkit::hwy_backend

@@ -50,13 +50,35 @@ struct Permutation {
 };
 
 struct Kernel {
-  enum class Kind { kUnary, kBinary, kGemm } kind;
+  enum class Kind { kUnary, kBinary, kGemm, kPermute, kBroadcast, kReduce } kind;
   int op = 0;
   bool a_scalar = false, b_scalar = false;
   size_t n = 0;                              // elements of the output
   size_t batch = 1, m = 0, cols = 0, k = 0;  // for kGemm: [batch, m, k] x [batch, k, cols]
   Permutation lhs, rhs;                      // into those layouts; copied into the workspace unless identity
+  Dims in_shape, out_shape, dims;            // kBroadcast: broadcast_dimensions
+  bool is_max = false;                       // kReduce over `n` rows of `k` trailing elements
 };
+
+// broadcast_in_dim: whole rows are copied when the innermost output dim is the operand's innermost
+// dim at full size; otherwise one element at a time.
+void broadcast(const Kernel& k, const float* in, float* out) {
+  const size_t rank = k.out_shape.size();
+  Dims in_strides(k.in_shape.size(), 1);
+  for (int i = static_cast<int>(k.in_shape.size()) - 2; i >= 0; --i) in_strides[i] = in_strides[i + 1] * k.in_shape[i + 1];
+  const bool rows = rank > 0 && !k.dims.empty() && k.dims.back() == static_cast<int64_t>(rank) - 1 &&
+                    k.in_shape.back() == k.out_shape.back();
+  const int64_t row = rows ? k.out_shape.back() : 1;
+  Dims coord(rank, 0);
+  for (size_t o = 0; o < k.n; o += static_cast<size_t>(row)) {
+    int64_t offset = 0;
+    for (size_t i = 0; i < k.dims.size(); ++i)
+      if (k.in_shape[i] != 1) offset += coord[k.dims[i]] * in_strides[i];
+    if (rows) std::copy(in + offset, in + offset + row, out + o);
+    else out[o] = in[offset];
+    for (int i = static_cast<int>(rank) - (rows ? 2 : 1); i >= 0 && ++coord[i] == k.out_shape[i]; --i) coord[i] = 0;
+  }
+}
 
 Dims shape_of(const rk_type& t) { return Dims(t.shape, t.shape + t.rank); }
 
@@ -102,6 +124,32 @@ bool plan(const rk_equation_view* e, Kernel& k) {
     if ((!k.a_scalar && a != out) || (!k.b_scalar && b != out)) return false;  // size-1 broadcasting: not here
     k.kind = Kernel::Kind::kBinary;
     k.op = static_cast<int>(op);
+    return true;
+  }
+  if (p == "transpose") {
+    k.kind = Kernel::Kind::kPermute;
+    k.lhs = {shape_of(e->inputs[0]), ints_of(*find_param(e, "permutation"))};
+    return true;
+  }
+  if (p == "broadcast_in_dim") {
+    k.kind = Kernel::Kind::kBroadcast;
+    k.in_shape = shape_of(e->inputs[0]);
+    k.out_shape = out;
+    k.dims = ints_of(*find_param(e, "broadcast_dimensions"));
+    return true;
+  }
+  if (p == "reduce_sum" || p == "reduce_max") {
+    // Trailing axes only: each output element reduces one contiguous row.
+    const Dims axes = ints_of(*find_param(e, "axes"));
+    const Dims in_shape = shape_of(e->inputs[0]);
+    Dims sorted = axes;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < sorted.size(); ++i)
+      if (sorted[i] != static_cast<int64_t>(in_shape.size() - sorted.size() + i)) return false;
+    k.kind = Kernel::Kind::kReduce;
+    k.is_max = p == "reduce_max";
+    k.k = 1;
+    for (int64_t a : axes) k.k *= static_cast<size_t>(in_shape[a]);
     return true;
   }
   if (p == "dot_general") {
@@ -162,6 +210,9 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
       case Kernel::Kind::kBinary:
         rematkit::hwy_backend::binary(static_cast<Binary>(k.op), f(in[0]), k.a_scalar, f(in[1]), k.b_scalar, f(out[0]), k.n);
         break;
+      case Kernel::Kind::kPermute: k.lhs.apply(f(in[0]), f(out[0])); break;
+      case Kernel::Kind::kBroadcast: broadcast(k, f(in[0]), f(out[0])); break;
+      case Kernel::Kind::kReduce: rematkit::hwy_backend::reduce_rows(k.is_max, f(in[0]), f(out[0]), k.n, k.k); break;
       case Kernel::Kind::kGemm: {
         float* scratch = static_cast<float*>(workspace);
         const float* lhs = f(in[0]);

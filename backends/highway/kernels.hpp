@@ -13,6 +13,8 @@ enum class Binary : int { kAdd, kSub, kMul, kDiv, kMax, kMin };
 void unary(Unary op, const float* x, float* y, size_t n);
 // y[i] = op(a[i or 0], b[i or 0]) for i < n; a scalar operand is read at index 0.
 void binary(Binary op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* y, size_t n);
+// y[r] = sum (or max) of x[r * len .. r * len + len) for r < rows; an empty row gives 0 (or -inf).
+void reduce_rows(bool is_max, const float* x, float* y, size_t rows, size_t len);
 // C[m,n] = A[m,k] B[k,n], row-major; each C element sums over k in order, so results do not
 // depend on the thread count.
 void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k);

@@ -49,6 +49,8 @@ const Case kCases[] = {
     {"reduce_max", "{ lambda ; a:f32[6,11]. let b:f32[6] = reduce_max[axes=(1,)] a in (b,) }", 0},
     {"reduce_empty", "{ lambda ; a:f32[0,3]. let b:f32[3] = reduce_sum[axes=(0,)] a; c:f32[3] = reduce_max[axes=(0,)] a "
                      "in (b, c) }", 0},
+    {"reduce_empty_trailing", "{ lambda ; a:f32[3,0]. let b:f32[3] = reduce_sum[axes=(1,)] a; c:f32[3] = reduce_max[axes=(1,)] a "
+                              "in (b, c) }", 0},
     {"broadcast_in_dim", "{ lambda ; a:f32[3] b:f32[1,4]. let c:f32[2,3,5] = broadcast_in_dim[shape=(2, 3, 5) "
                          "broadcast_dimensions=(1,)] a; d:f32[6,4] = broadcast_in_dim[shape=(6, 4) broadcast_dimensions=(0, 1)] b "
                          "in (c, d) }", 0},
@@ -144,6 +146,26 @@ TEST_P(BackendGradientTest, SameAsTheInterpreterAndRepeatable) {
 
 INSTANTIATE_TEST_SUITE_P(Reference, BackendGradientTest, ::testing::ValuesIn(residual_cases()),
                          [](const auto& info) { return info.param.name; });
+
+TEST(BackendPlan, EachEquationGoesToTheFirstBackendThatRunsIt) {
+  // Highway runs sin, transpose, trailing reductions and products; it declines comparisons, which
+  // then run on the next backend listed. The forward pass also computes cos, sin's JVP coefficient,
+  // which the backward pass keeps.
+  const Program program = parse_program(R"({ lambda ; a:f32[4,8] w:f32[8,3]. let
+      b:f32[4,8] = sin a
+      p:bool[4,8] = gt b 0.0
+      t:f32[8,4] = transpose[permutation=(1, 0)] b
+      s:f32[8] = reduce_sum[axes=(1,)] t
+      d:f32[4,3] = dot_general[dimension_numbers=(([1], [0]), ([], []))] b w
+    in (p, s, d) })", "mixed");
+  const Linearization lin = linearize_with(program);
+  const BackendPlan plan(lin.graph, lin.forward, default_plugins(), {"highway", "reference"});
+  std::vector<std::string> steps;
+  for (size_t i = 0; i < plan.equations().size(); ++i)
+    steps.push_back(std::string(prim_name(lin.graph.eqns[plan.equations()[i]].prim)) + "@" + plan.backend_of_step()[i]);
+  EXPECT_EQ(steps, (std::vector<std::string>{"sin@highway", "cos@highway", "gt@reference", "transpose@highway",
+                                             "reduce_sum@highway", "dot_general@highway"}));
+}
 
 TEST(BackendInstance, OptionsAreChecked) {
   if (!default_plugins().backend("onednn")) GTEST_FAIL() << "the onednn backend plugin was not found";
