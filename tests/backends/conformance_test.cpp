@@ -1,10 +1,12 @@
-// Every primitive x every backend found x shapes (size 1, odd sizes, empty reductions, large)
-// against the core's interpreter in f32 mode. Tolerances per primitive, relative to the largest
+// Every primitive x every backend found (Highway on every SIMD target this CPU supports) x shapes
+// (size 1, odd sizes, empty reductions, large) against the core's interpreter in f32 mode. Tolerances per primitive, relative to the largest
 // |value| of the result: 0 for the reference backend (the same arithmetic), and the bounds below
 // for SIMD backends (vectorised transcendentals, reordered sums).
 #include <gtest/gtest.h>
 
 #include <cmath>
+
+#include <hwy/targets.h>
 
 #include "rematkit/backend_plan.hpp"
 #include "rematkit/gradient.hpp"
@@ -82,6 +84,20 @@ BackendOptions preferring(const std::string& backend) {
   return options;
 }
 
+// Every backend; the highway backend once per SIMD target this CPU supports (libhwy's dispatch
+// state is shared with the plugin). Target 0 means "as dispatch picks".
+std::vector<std::pair<std::string, int64_t>> backends_and_targets(const std::vector<std::string>& backends) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const std::string& b : backends) {
+    if (b != "highway") {
+      out.emplace_back(b, 0);
+      continue;
+    }
+    for (int64_t target : hwy::SupportedAndGeneratedTargets()) out.emplace_back(b, target);
+  }
+  return out;
+}
+
 class ConformanceTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ConformanceTest, EveryBackendAgreesWithTheInterpreter) {
@@ -92,9 +108,11 @@ TEST_P(ConformanceTest, EveryBackendAgreesWithTheInterpreter) {
   const Linearization lin = linearize_with(program);
   const std::vector<std::string> backends = default_plugins().backend_names();
   ASSERT_FALSE(backends.empty());
-  for (const std::string& backend : backends) {
-    SCOPED_TRACE(backend);
+  for (const auto& [backend, target] : backends_and_targets(backends)) {
+    SCOPED_TRACE(backend + (target ? std::string(" on ") + hwy::TargetName(target) : std::string()));
+    hwy::SetSupportedTargetsForTest(target);
     const std::vector<Tensor> got = run_forward(lin, in.constants, in.arguments, preferring(backend));
+    hwy::SetSupportedTargetsForTest(0);
     ASSERT_EQ(got.size(), expected.size());
     for (size_t o = 0; o < got.size(); ++o) {
       ASSERT_EQ(got[o].type, expected[o].type);
