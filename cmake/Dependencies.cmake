@@ -5,8 +5,10 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # SHA-1 for Flax's RNG path hashing
 find_package(hwy 1.0 CONFIG REQUIRED)              # hwy::hwy (the Highway backend's SIMD kernels)
 find_package(TBB 2021 CONFIG REQUIRED)             # TBB::tbb (parallel kernels)
-find_package(dnnl 2.6 CONFIG REQUIRED)             # DNNL::dnnl (the oneDNN backend; needs OpenCL's dev files)
-find_package(OpenMP REQUIRED)                      # OpenMP::OpenMP_CXX (oneDNN's thread count)
+if(REMATKIT_BACKEND_ONEDNN)
+  find_package(dnnl 2.6 CONFIG REQUIRED)           # DNNL::dnnl (the oneDNN backend; needs OpenCL's dev files)
+  find_package(OpenMP REQUIRED)                    # OpenMP::OpenMP_CXX (oneDNN's thread count)
+endif()
 if(REMATKIT_BUILD_BENCH)
   find_package(benchmark 1.7 CONFIG REQUIRED)      # benchmark::benchmark_main
 endif()
