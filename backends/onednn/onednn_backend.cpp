@@ -1,12 +1,16 @@
 // The oneDNN backend plugin (oneDNN 2.6, whose CPU runtime is OpenMP): dot_general through
-// dnnl::matmul, 2-D and batched, with transposed operands expressed as strides rather than copies.
+// dnnl::matmul, 2-D and batched, with transposed operands expressed as strides rather than copies;
+// f32 elementwise primitives through dnnl::eltwise_forward and dnnl::binary (whose second source
+// may broadcast; a broadcast first source of a commutative op is swapped there).
 // Primitives are created at plan time and cached by shape. Threads: each execute() sets the
 // calling thread's OpenMP team to the backend's num_threads option (default: every core), so a
 // scheduler that runs several plans at once gives each a share and never oversubscribes the cores.
 // Equations it does not run are declined at plan time and go to the next backend listed.
 #include <omp.h>
 
+#include <functional>
 #include <map>
+#include <unordered_map>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
@@ -27,15 +31,33 @@ using dt = dnnl::memory::data_type;
 struct Backend {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::mutex mutex;                          // guards the cache: plans may be built in parallel
-  std::map<std::string, dnnl::matmul> cache;  // by shape and strides
+  std::mutex mutex;                             // guards the cache: plans may be built in parallel
+  std::map<std::string, dnnl::primitive> cache;  // by operation, shapes and strides
 };
 
+// A prepared primitive and the arguments it takes: (DNNL_ARG_*, memory descriptor) for each of the
+// equation's inputs, then its output.
 struct Kernel {
   Backend* backend;
-  dnnl::matmul matmul;
-  dnnl::memory::desc a, b, c;
+  dnnl::primitive primitive;
+  std::vector<std::pair<int, dnnl::memory::desc>> inputs;
+  std::pair<int, dnnl::memory::desc> output;
 };
+
+// A primitive to build for an equation: its arguments and how to create it.
+struct Recipe {
+  std::string key;
+  std::vector<std::pair<int, dnnl::memory::desc>> inputs;
+  std::pair<int, dnnl::memory::desc> output;
+  std::function<dnnl::primitive(const dnnl::engine&)> make;
+};
+
+dnnl::memory::desc row_major(const Dims& shape) {
+  Dims dims = shape.empty() ? Dims{1} : shape;  // oneDNN has no rank-0 tensors
+  Dims strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
+  return dnnl::memory::desc(dims, dt::f32, strides);
+}
 
 // An operand of a matrix product as oneDNN sees it: logical dims (batch, rows, cols) and the
 // strides that read them from the row-major buffer.
@@ -67,7 +89,7 @@ bool layout(const Dims& shape, int64_t contract, bool batched, bool is_lhs, Layo
   return true;
 }
 
-bool plan(const rk_equation_view* e, Layout& a, Layout& b, Layout& c) {
+bool plan_matmul(const rk_equation_view* e, Layout& a, Layout& b, Layout& c) {
   if (std::string(e->primitive) != "dot_general" || e->num_inputs != 2) return false;
   for (size_t i = 0; i < 2; ++i)
     if (e->inputs[i].dtype != RK_DTYPE_F32) return false;
@@ -90,13 +112,89 @@ bool plan(const rk_equation_view* e, Layout& a, Layout& b, Layout& c) {
   return true;
 }
 
-std::string key(const Layout& a, const Layout& b) {
-  std::string k;
-  for (const Dims* d : {&a.dims, &a.strides, &b.dims, &b.strides}) {
-    for (int64_t x : *d) k += std::to_string(x) + ",";
+std::string key_of(const std::string& op, std::initializer_list<const Dims*> parts) {
+  std::string k = op;
+  for (const Dims* d : parts) {
     k += ";";
+    for (int64_t x : *d) k += std::to_string(x) + ",";
   }
   return k;
+}
+
+Dims shape_of(const rk_type& t) { return Dims(t.shape, t.shape + t.rank); }
+
+bool all_f32_nonempty(const rk_equation_view* e) {
+  for (size_t i = 0; i < e->num_inputs; ++i) {
+    if (e->inputs[i].dtype != RK_DTYPE_F32) return false;
+    for (int32_t d = 0; d < e->inputs[i].rank; ++d)
+      if (e->inputs[i].shape[d] == 0) return false;
+  }
+  return e->num_outputs == 1 && e->outputs[0].dtype == RK_DTYPE_F32;
+}
+
+struct EltwiseOp {
+  const char* primitive;
+  dnnl::algorithm algorithm;
+  float alpha, beta;
+};
+// Not log: oneDNN 2.6's f32 eltwise_log errs by up to 6144 ulp near log(1) on this CPU (measured by
+// the conformance test); it is left to the next backend listed.
+const EltwiseOp kEltwise[] = {
+    {"exp", dnnl::algorithm::eltwise_exp, 0, 0},
+    {"tanh", dnnl::algorithm::eltwise_tanh, 0, 0},       {"logistic", dnnl::algorithm::eltwise_logistic, 0, 0},
+    {"sqrt", dnnl::algorithm::eltwise_sqrt, 0, 0},       {"square", dnnl::algorithm::eltwise_square, 0, 0},
+    {"relu", dnnl::algorithm::eltwise_relu, 0, 0},       {"neg", dnnl::algorithm::eltwise_linear, -1, 0},
+    {"rsqrt", dnnl::algorithm::eltwise_pow, 1, -0.5f}};
+const std::pair<const char*, dnnl::algorithm> kBinary[] = {
+    {"add", dnnl::algorithm::binary_add}, {"sub", dnnl::algorithm::binary_sub}, {"mul", dnnl::algorithm::binary_mul},
+    {"div", dnnl::algorithm::binary_div}, {"max", dnnl::algorithm::binary_max}, {"min", dnnl::algorithm::binary_min}};
+
+// How oneDNN runs `e`, or false when this backend does not.
+bool plan(const rk_equation_view* e, Recipe& r) {
+  Layout a, b, c;
+  if (plan_matmul(e, a, b, c)) {
+    const dnnl::memory::desc am(a.dims, dt::f32, a.strides), bm(b.dims, dt::f32, b.strides), cm(c.dims, dt::f32, c.strides);
+    r = {key_of("matmul", {&a.dims, &a.strides, &b.dims, &b.strides}), {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}},
+         {DNNL_ARG_DST, cm}, [am, bm, cm](const dnnl::engine& eng) -> dnnl::primitive {
+           // The oneDNN 2.x API: an operation descriptor, then its primitive descriptor.
+           return dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(am, bm, cm), eng));
+         }};
+    return true;
+  }
+  if (!all_f32_nonempty(e)) return false;
+  const std::string p = e->primitive;
+  const Dims out = shape_of(e->outputs[0]);
+  for (const EltwiseOp& op : kEltwise) {
+    if (p != op.primitive) continue;
+    const dnnl::memory::desc md = row_major(out);
+    r = {key_of(p, {&out}), {{DNNL_ARG_SRC, md}}, {DNNL_ARG_DST, md}, [md, op](const dnnl::engine& eng) -> dnnl::primitive {
+           return dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(
+               dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, op.algorithm, md, op.alpha, op.beta), eng));
+         }};
+    return true;
+  }
+  for (const auto& [name, algorithm] : kBinary) {
+    if (p != name) continue;
+    // Operands as oneDNN wants them: the output's rank, size-1 dims broadcasting (rank 0: all 1).
+    auto as_out_rank = [&](Dims shape) { return shape.empty() ? Dims(out.size(), 1) : shape; };
+    Dims s0 = as_out_rank(shape_of(e->inputs[0])), s1 = as_out_rank(shape_of(e->inputs[1]));
+    int arg0 = DNNL_ARG_SRC_0, arg1 = DNNL_ARG_SRC_1;
+    if (s0 != out) {  // only the second source may broadcast: swap commutative operands
+      const bool commutes = algorithm == dnnl::algorithm::binary_add || algorithm == dnnl::algorithm::binary_mul ||
+                            algorithm == dnnl::algorithm::binary_max || algorithm == dnnl::algorithm::binary_min;
+      if (!commutes || s1 != out) return false;
+      std::swap(s0, s1);
+      std::swap(arg0, arg1);
+    }
+    const dnnl::memory::desc m0 = row_major(s0), m1 = row_major(s1), md = row_major(out);
+    // inputs[i] is the equation's operand i, whichever oneDNN source it feeds.
+    r = {key_of(p, {&s0, &s1, &out}), {{arg0, arg0 == DNNL_ARG_SRC_0 ? m0 : m1}, {arg1, arg1 == DNNL_ARG_SRC_0 ? m0 : m1}},
+         {DNNL_ARG_DST, md}, [m0, m1, md, algorithm = algorithm](const dnnl::engine& eng) -> dnnl::primitive {
+           return dnnl::binary(dnnl::binary::primitive_desc(dnnl::binary::desc(algorithm, m0, m1, md), eng));
+         }};
+    return true;
+  }
+  return false;
 }
 
 rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
@@ -114,25 +212,23 @@ rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
 void destroy(rk_backend* backend) { delete reinterpret_cast<Backend*>(backend); }
 
 int32_t supports(const rk_backend*, const rk_equation_view* e) {
-  Layout a, b, c;
-  return plan(e, a, b, c) ? 1 : 0;
+  Recipe r;
+  return plan(e, r) ? 1 : 0;
 }
 
 rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** kernel, size_t* workspace_bytes) {
   return guarded([&] {
     Backend& backend = *reinterpret_cast<Backend*>(handle);
-    Layout a, b, c;
-    if (!plan(e, a, b, c)) throw std::runtime_error("onednn does not run this dot_general");
+    Recipe r;
+    if (!plan(e, r)) throw std::runtime_error(std::string("onednn does not run ") + e->primitive + " in this form");
     auto k = std::make_unique<Kernel>();
     k->backend = &backend;
-    k->a = dnnl::memory::desc(a.dims, dt::f32, a.strides);
-    k->b = dnnl::memory::desc(b.dims, dt::f32, b.strides);
-    k->c = dnnl::memory::desc(c.dims, dt::f32, c.strides);
+    k->inputs = r.inputs;
+    k->output = r.output;
     std::lock_guard<std::mutex> lock(backend.mutex);
-    auto [it, fresh] = backend.cache.try_emplace(key(a, b));
-    if (fresh)  // the oneDNN 2.x API: an operation descriptor, then its primitive descriptor
-      it->second = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(k->a, k->b, k->c), backend.engine));
-    k->matmul = it->second;
+    auto [it, fresh] = backend.cache.try_emplace(r.key);
+    if (fresh) it->second = r.make(backend.engine);
+    k->primitive = it->second;
     *kernel = reinterpret_cast<rk_kernel*>(k.release());
     *workspace_bytes = 0;
   });
@@ -143,9 +239,11 @@ rk_error* execute(rk_kernel* handle, const rk_tensor_view* in, size_t, const rk_
     const Kernel& k = *reinterpret_cast<const Kernel*>(handle);
     omp_set_num_threads(k.backend->threads);  // this calling thread's OpenMP team
     dnnl::stream stream(k.backend->engine);
-    dnnl::memory a(k.a, k.backend->engine, in[0].data), b(k.b, k.backend->engine, in[1].data),
-        c(k.c, k.backend->engine, out[0].data);
-    k.matmul.execute(stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+    std::unordered_map<int, dnnl::memory> args;
+    for (size_t i = 0; i < k.inputs.size(); ++i)
+      args.emplace(k.inputs[i].first, dnnl::memory(k.inputs[i].second, k.backend->engine, in[i].data));
+    args.emplace(k.output.first, dnnl::memory(k.output.second, k.backend->engine, out[0].data));
+    k.primitive.execute(stream, args);
     stream.wait();
   });
 }
