@@ -100,6 +100,77 @@ void BinaryImpl(int op, const float* a, bool a_scalar, const float* b, bool b_sc
   }
 }
 
+void IntegerPowImpl(int64_t power, const float* x, float* y, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  const int64_t m = power < 0 ? -power : power;
+  auto pow = [&](auto v) {
+    auto r = hn::Set(d, 1.0f);
+    for (int64_t i = 0; i < m; ++i) r = hn::Mul(r, v);
+    return power < 0 ? hn::Div(hn::Set(d, 1.0f), r) : r;
+  };
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(pow(hn::LoadU(d, x + i)), d, y + i);
+  if (i < n) {
+    HWY_ALIGN float buf[hn::MaxLanes(d)] = {};
+    std::memcpy(buf, x + i, (n - i) * sizeof(float));
+    hn::Store(pow(hn::Load(d, buf)), d, buf);
+    std::memcpy(y + i, buf, (n - i) * sizeof(float));
+  }
+}
+
+template <Compare op, class V>
+HWY_INLINE auto compare_mask(V a, V b) {
+  if constexpr (op == Compare::kGt) return hn::Gt(a, b);
+  if constexpr (op == Compare::kGe) return hn::Ge(a, b);
+  if constexpr (op == Compare::kLt) return hn::Lt(a, b);
+  if constexpr (op == Compare::kLe) return hn::Le(a, b);
+  if constexpr (op == Compare::kEq) return hn::Eq(a, b);
+  return hn::Ne(a, b);
+}
+
+// Masks become 1.0f / 0.0f lanes, then bytes.
+template <Compare op>
+void compare_loop(const float* a, bool a_scalar, const float* b, bool b_scalar, uint8_t* y, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  HWY_ALIGN float va[hn::MaxLanes(d)], vb[hn::MaxLanes(d)], out[hn::MaxLanes(d)];
+  for (size_t i = 0; i < n; i += lanes) {
+    const size_t count = std::min(lanes, n - i);
+    for (size_t j = 0; j < count; ++j) va[j] = a[a_scalar ? 0 : i + j], vb[j] = b[b_scalar ? 0 : i + j];
+    for (size_t j = count; j < lanes; ++j) va[j] = vb[j] = 0.0f;
+    const auto mask = compare_mask<op>(hn::Load(d, va), hn::Load(d, vb));
+    hn::Store(hn::IfThenElseZero(mask, hn::Set(d, 1.0f)), d, out);
+    for (size_t j = 0; j < count; ++j) y[i + j] = out[j] != 0.0f;
+  }
+}
+
+void CompareImpl(int op, const float* a, bool a_scalar, const float* b, bool b_scalar, uint8_t* y, size_t n) {
+  switch (static_cast<Compare>(op)) {
+    case Compare::kGt: return compare_loop<Compare::kGt>(a, a_scalar, b, b_scalar, y, n);
+    case Compare::kGe: return compare_loop<Compare::kGe>(a, a_scalar, b, b_scalar, y, n);
+    case Compare::kLt: return compare_loop<Compare::kLt>(a, a_scalar, b, b_scalar, y, n);
+    case Compare::kLe: return compare_loop<Compare::kLe>(a, a_scalar, b, b_scalar, y, n);
+    case Compare::kEq: return compare_loop<Compare::kEq>(a, a_scalar, b, b_scalar, y, n);
+    case Compare::kNe: return compare_loop<Compare::kNe>(a, a_scalar, b, b_scalar, y, n);
+  }
+}
+
+void SelectImpl(const uint8_t* pred, bool pred_scalar, const float* on_false, const float* on_true, float* y, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  HWY_ALIGN float p[hn::MaxLanes(d)], f[hn::MaxLanes(d)], t[hn::MaxLanes(d)];
+  for (size_t i = 0; i < n; i += lanes) {
+    const size_t count = std::min(lanes, n - i);
+    for (size_t j = 0; j < count; ++j)
+      p[j] = pred[pred_scalar ? 0 : i + j] ? 1.0f : 0.0f, f[j] = on_false[i + j], t[j] = on_true[i + j];
+    for (size_t j = count; j < lanes; ++j) p[j] = f[j] = t[j] = 0.0f;
+    const auto chosen = hn::IfThenElse(hn::Gt(hn::Load(d, p), hn::Zero(d)), hn::Load(d, t), hn::Load(d, f));
+    hn::Store(chosen, d, f);
+    std::memcpy(y + i, f, count * sizeof(float));
+  }
+}
+
 void ReduceRowsImpl(bool is_max, const float* x, float* y, size_t rows, size_t len) {
   const hn::ScalableTag<float> d;
   const size_t lanes = hn::Lanes(d);
@@ -131,6 +202,9 @@ HWY_EXPORT(UnaryImpl);
 HWY_EXPORT(BinaryImpl);
 HWY_EXPORT(TargetName);
 HWY_EXPORT(ReduceRowsImpl);
+HWY_EXPORT(IntegerPowImpl);
+HWY_EXPORT(CompareImpl);
+HWY_EXPORT(SelectImpl);
 
 namespace {
 
@@ -159,6 +233,25 @@ void binary(Binary op, const float* a, bool a_scalar, const float* b, bool b_sca
   auto* fn = &HWY_DYNAMIC_DISPATCH(BinaryImpl);
   over_chunks(n, [&](size_t begin, size_t end) {
     fn(static_cast<int>(op), a_scalar ? a : a + begin, a_scalar, b_scalar ? b : b + begin, b_scalar, y + begin, end - begin);
+  });
+}
+void integer_pow(int64_t power, const float* x, float* y, size_t n) {
+  (void)HWY_DYNAMIC_DISPATCH(TargetName)();
+  auto* fn = &HWY_DYNAMIC_DISPATCH(IntegerPowImpl);
+  over_chunks(n, [&](size_t begin, size_t end) { fn(power, x + begin, y + begin, end - begin); });
+}
+void compare(Compare op, const float* a, bool a_scalar, const float* b, bool b_scalar, uint8_t* y, size_t n) {
+  (void)HWY_DYNAMIC_DISPATCH(TargetName)();
+  auto* fn = &HWY_DYNAMIC_DISPATCH(CompareImpl);
+  over_chunks(n, [&](size_t begin, size_t end) {
+    fn(static_cast<int>(op), a_scalar ? a : a + begin, a_scalar, b_scalar ? b : b + begin, b_scalar, y + begin, end - begin);
+  });
+}
+void select(const uint8_t* pred, bool pred_scalar, const float* on_false, const float* on_true, float* y, size_t n) {
+  (void)HWY_DYNAMIC_DISPATCH(TargetName)();
+  auto* fn = &HWY_DYNAMIC_DISPATCH(SelectImpl);
+  over_chunks(n, [&](size_t begin, size_t end) {
+    fn(pred_scalar ? pred : pred + begin, pred_scalar, on_false + begin, on_true + begin, y + begin, end - begin);
   });
 }
 void reduce_rows(bool is_max, const float* x, float* y, size_t rows, size_t len) {

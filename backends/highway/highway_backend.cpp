@@ -1,5 +1,6 @@
-// The Highway backend plugin: f32 elementwise kernels on same-shape (or scalar) operands, copies,
-// and dot_general with any dimension numbers (operands are permuted into the GEMM's layout in the
+// The Highway backend plugin: f32 elementwise kernels, comparisons and two-case select_n (operands
+// with size-1 dims are expanded into the workspace first), trailing reductions, copies, and
+// dot_general with any dimension numbers (operands are permuted into the GEMM's layout in the
 // kernel's workspace when they are not in it already). It declines everything else at plan time,
 // so a plan falls back to the next backend in the user's list.
 #include <tbb/parallel_for.h>
@@ -15,11 +16,20 @@
 namespace {
 
 using rematkit::hwy_backend::Binary;
+using rematkit::hwy_backend::Compare;
 using rematkit::hwy_backend::Unary;
 using rematkit::plugin::find_param;
 using rematkit::plugin::guarded;
 using rematkit::plugin::ints_of;
 using Dims = std::vector<int64_t>;
+
+Dims shape_of(const rk_type& t) { return Dims(t.shape, t.shape + t.rank); }
+
+size_t count(const Dims& d) {
+  size_t n = 1;
+  for (int64_t x : d) n *= static_cast<size_t>(x);
+  return n;
+}
 
 // A copy of an operand with its dims reordered: out[i...] = in[perm applied], row-major.
 struct Permutation {
@@ -50,7 +60,7 @@ struct Permutation {
 };
 
 struct Kernel {
-  enum class Kind { kUnary, kBinary, kGemm, kPermute, kBroadcast, kReduce } kind;
+  enum class Kind { kUnary, kPow, kBinary, kCompare, kSelect, kGemm, kPermute, kBroadcast, kReduce } kind;
   int op = 0;
   bool a_scalar = false, b_scalar = false;
   size_t n = 0;                              // elements of the output
@@ -58,35 +68,42 @@ struct Kernel {
   Permutation lhs, rhs;                      // into those layouts; copied into the workspace unless identity
   Dims in_shape, out_shape, dims;            // kBroadcast: broadcast_dimensions
   bool is_max = false;                       // kReduce over `n` rows of `k` trailing elements
+  int64_t power = 0;                         // kPow
+  Dims a_shape, b_shape;                     // kBinary, kCompare: operands with size-1 dims to expand
 };
 
-// broadcast_in_dim: whole rows are copied when the innermost output dim is the operand's innermost
-// dim at full size; otherwise one element at a time.
-void broadcast(const Kernel& k, const float* in, float* out) {
-  const size_t rank = k.out_shape.size();
-  Dims in_strides(k.in_shape.size(), 1);
-  for (int i = static_cast<int>(k.in_shape.size()) - 2; i >= 0; --i) in_strides[i] = in_strides[i + 1] * k.in_shape[i + 1];
-  const bool rows = rank > 0 && !k.dims.empty() && k.dims.back() == static_cast<int64_t>(rank) - 1 &&
-                    k.in_shape.back() == k.out_shape.back();
-  const int64_t row = rows ? k.out_shape.back() : 1;
+// broadcast_in_dim of `in` (shape in_shape, placed at output dims `dims`) to out_shape: whole rows are
+// copied when the innermost output dim is the operand's innermost dim at full size; otherwise one
+// element at a time.
+void broadcast(const Dims& in_shape, const Dims& dims, const Dims& out_shape, const float* in, float* out) {
+  const size_t rank = out_shape.size();
+  Dims in_strides(in_shape.size(), 1);
+  for (int i = static_cast<int>(in_shape.size()) - 2; i >= 0; --i) in_strides[i] = in_strides[i + 1] * in_shape[i + 1];
+  const bool rows = rank > 0 && !dims.empty() && dims.back() == static_cast<int64_t>(rank) - 1 &&
+                    in_shape.back() == out_shape.back();
+  const int64_t row = rows ? out_shape.back() : 1;
   Dims coord(rank, 0);
-  for (size_t o = 0; o < k.n; o += static_cast<size_t>(row)) {
+  for (size_t o = 0, n = count(out_shape); o < n; o += static_cast<size_t>(row)) {
     int64_t offset = 0;
-    for (size_t i = 0; i < k.dims.size(); ++i)
-      if (k.in_shape[i] != 1) offset += coord[k.dims[i]] * in_strides[i];
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (in_shape[i] != 1) offset += coord[dims[i]] * in_strides[i];
     if (rows) std::copy(in + offset, in + offset + row, out + o);
     else out[o] = in[offset];
-    for (int i = static_cast<int>(rank) - (rows ? 2 : 1); i >= 0 && ++coord[i] == k.out_shape[i]; --i) coord[i] = 0;
+    for (int i = static_cast<int>(rank) - (rows ? 2 : 1); i >= 0 && ++coord[i] == out_shape[i]; --i) coord[i] = 0;
   }
 }
 
-Dims shape_of(const rk_type& t) { return Dims(t.shape, t.shape + t.rank); }
-
-size_t count(const Dims& d) {
-  size_t n = 1;
-  for (int64_t x : d) n *= static_cast<size_t>(x);
-  return n;
+// An operand with size-1 dims expanded to the output's shape in `scratch` (then advanced), or as is.
+const float* expanded(const Dims& shape, const Dims& out_shape, const float* data, float*& scratch) {
+  if (shape.empty()) return data;
+  Dims dims(shape.size());
+  std::iota(dims.begin(), dims.end(), 0);
+  broadcast(shape, dims, out_shape, data, scratch);
+  const float* result = scratch;
+  scratch += count(out_shape);
+  return result;
 }
+
 
 bool all_f32(const rk_equation_view* e) {
   for (size_t i = 0; i < e->num_inputs; ++i)
@@ -105,11 +122,57 @@ const std::pair<const char*, Binary> kBinaries[] = {{"add", Binary::kAdd}, {"sub
                                                     {"div", Binary::kDiv}, {"max", Binary::kMax}, {"min", Binary::kMin}};
 
 // The kernel for `e`, or false when this backend does not run it.
+const std::pair<const char*, Compare> kCompares[] = {{"gt", Compare::kGt}, {"ge", Compare::kGe}, {"lt", Compare::kLt},
+                                                     {"le", Compare::kLe}, {"eq", Compare::kEq}, {"ne", Compare::kNe}};
+
+// Two operands of a binary op: direct (same shape as the output, or rank 0), or of the output's
+// rank with size-1 dims, which execute() expands into the workspace first.
+bool binary_operands(const Dims& a, const Dims& b, const Dims& out, Kernel& k) {
+  auto fits = [&](const Dims& s) {
+    if (s.empty() || s == out) return true;
+    if (s.size() != out.size()) return false;
+    for (size_t i = 0; i < s.size(); ++i)
+      if (s[i] != out[i] && s[i] != 1) return false;
+    return true;
+  };
+  if (!fits(a) || !fits(b)) return false;
+  k.a_scalar = a.empty() && !out.empty();
+  k.b_scalar = b.empty() && !out.empty();
+  if (!a.empty() && a != out) k.a_shape = a;
+  if (!b.empty() && b != out) k.b_shape = b;
+  return true;
+}
+
 bool plan(const rk_equation_view* e, Kernel& k) {
-  if (!all_f32(e) || e->num_outputs != 1) return false;
+  if (e->num_outputs != 1) return false;
   const std::string p = e->primitive;
   const Dims out = shape_of(e->outputs[0]);
   k.n = count(out);
+  k.out_shape = out;
+  for (const auto& [name, op] : kCompares) {
+    if (p != name) continue;
+    if (e->inputs[0].dtype != RK_DTYPE_F32 || e->inputs[1].dtype != RK_DTYPE_F32) return false;
+    k.kind = Kernel::Kind::kCompare;
+    k.op = static_cast<int>(op);
+    return binary_operands(shape_of(e->inputs[0]), shape_of(e->inputs[1]), out, k);
+  }
+  if (p == "select_n") {
+    if (e->num_inputs != 3 || e->inputs[0].dtype != RK_DTYPE_BOOL || e->inputs[1].dtype != RK_DTYPE_F32) return false;
+    k.kind = Kernel::Kind::kSelect;
+    k.a_scalar = e->inputs[0].rank == 0 && !out.empty();
+    return true;
+  }
+  if (!all_f32(e)) return false;
+  if (p == "integer_pow") {
+    k.kind = Kernel::Kind::kPow;
+    k.power = ints_of(*find_param(e, "y")).at(0);
+    return true;
+  }
+  if (p == "convert_element_type") {  // f32 to f32: a copy
+    k.kind = Kernel::Kind::kUnary;
+    k.op = static_cast<int>(Unary::kCopy);
+    return true;
+  }
   for (const auto& [name, op] : kUnaries) {
     if (p != name) continue;
     k.kind = Kernel::Kind::kUnary;
@@ -118,13 +181,9 @@ bool plan(const rk_equation_view* e, Kernel& k) {
   }
   for (const auto& [name, op] : kBinaries) {
     if (p != name) continue;
-    const Dims a = shape_of(e->inputs[0]), b = shape_of(e->inputs[1]);
-    k.a_scalar = a.empty() && !out.empty();
-    k.b_scalar = b.empty() && !out.empty();
-    if ((!k.a_scalar && a != out) || (!k.b_scalar && b != out)) return false;  // size-1 broadcasting: not here
     k.kind = Kernel::Kind::kBinary;
     k.op = static_cast<int>(op);
-    return true;
+    return binary_operands(shape_of(e->inputs[0]), shape_of(e->inputs[1]), out, k);
   }
   if (p == "transpose") {
     k.kind = Kernel::Kind::kPermute;
@@ -134,7 +193,6 @@ bool plan(const rk_equation_view* e, Kernel& k) {
   if (p == "broadcast_in_dim") {
     k.kind = Kernel::Kind::kBroadcast;
     k.in_shape = shape_of(e->inputs[0]);
-    k.out_shape = out;
     k.dims = ints_of(*find_param(e, "broadcast_dimensions"));
     return true;
   }
@@ -196,8 +254,10 @@ rk_error* prepare(rk_backend*, const rk_equation_view* e, rk_kernel** kernel, si
     Kernel k;
     if (!plan(e, k)) throw std::runtime_error(std::string("highway does not run ") + e->primitive + " in this form");
     *kernel = reinterpret_cast<rk_kernel*>(new Kernel(k));
-    *workspace_bytes = k.kind != Kernel::Kind::kGemm ? 0
-                       : sizeof(float) * ((k.lhs.identity() ? 0 : k.lhs.count()) + (k.rhs.identity() ? 0 : k.rhs.count()));
+    if (k.kind == Kernel::Kind::kGemm)
+      *workspace_bytes = sizeof(float) * ((k.lhs.identity() ? 0 : k.lhs.count()) + (k.rhs.identity() ? 0 : k.rhs.count()));
+    else  // binary and compare operands with size-1 dims are expanded there
+      *workspace_bytes = sizeof(float) * k.n * ((k.a_shape.empty() ? 0 : 1) + (k.b_shape.empty() ? 0 : 1));
   });
 }
 rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_tensor_view* out, size_t, void* workspace,
@@ -207,11 +267,23 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
     auto f = [](const rk_tensor_view& t) { return static_cast<float*>(t.data); };
     switch (k.kind) {
       case Kernel::Kind::kUnary: rematkit::hwy_backend::unary(static_cast<Unary>(k.op), f(in[0]), f(out[0]), k.n); break;
-      case Kernel::Kind::kBinary:
-        rematkit::hwy_backend::binary(static_cast<Binary>(k.op), f(in[0]), k.a_scalar, f(in[1]), k.b_scalar, f(out[0]), k.n);
+      case Kernel::Kind::kPow: rematkit::hwy_backend::integer_pow(k.power, f(in[0]), f(out[0]), k.n); break;
+      case Kernel::Kind::kBinary: case Kernel::Kind::kCompare: {
+        float* scratch = static_cast<float*>(workspace);
+        const float* a = expanded(k.a_shape, k.out_shape, f(in[0]), scratch);
+        const float* b = expanded(k.b_shape, k.out_shape, f(in[1]), scratch);
+        if (k.kind == Kernel::Kind::kBinary)
+          rematkit::hwy_backend::binary(static_cast<Binary>(k.op), a, k.a_scalar, b, k.b_scalar, f(out[0]), k.n);
+        else
+          rematkit::hwy_backend::compare(static_cast<Compare>(k.op), a, k.a_scalar, b, k.b_scalar,
+                                         static_cast<uint8_t*>(out[0].data), k.n);
+        break;
+      }
+      case Kernel::Kind::kSelect:
+        rematkit::hwy_backend::select(static_cast<const uint8_t*>(in[0].data), k.a_scalar, f(in[1]), f(in[2]), f(out[0]), k.n);
         break;
       case Kernel::Kind::kPermute: k.lhs.apply(f(in[0]), f(out[0])); break;
-      case Kernel::Kind::kBroadcast: broadcast(k, f(in[0]), f(out[0])); break;
+      case Kernel::Kind::kBroadcast: broadcast(k.in_shape, k.dims, k.out_shape, f(in[0]), f(out[0])); break;
       case Kernel::Kind::kReduce: rematkit::hwy_backend::reduce_rows(k.is_max, f(in[0]), f(out[0]), k.n, k.k); break;
       case Kernel::Kind::kGemm: {
         float* scratch = static_cast<float*>(workspace);

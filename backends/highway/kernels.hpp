@@ -8,9 +8,16 @@ namespace rematkit::hwy_backend {
 
 enum class Unary : int { kNeg, kExp, kLog, kSin, kCos, kTanh, kLogistic, kSqrt, kRsqrt, kSquare, kRelu, kCopy };
 enum class Binary : int { kAdd, kSub, kMul, kDiv, kMax, kMin };
+enum class Compare : int { kGt, kGe, kLt, kLe, kEq, kNe };
 
 // y[i] = op(x[i]) for i < n.
 void unary(Unary op, const float* x, float* y, size_t n);
+// y[i] = x[i] ** power (repeated multiplication; 1 / x ** -power for negative powers).
+void integer_pow(int64_t power, const float* x, float* y, size_t n);
+// y[i] = a[i or 0] op b[i or 0] as 0 / 1 bytes.
+void compare(Compare op, const float* a, bool a_scalar, const float* b, bool b_scalar, uint8_t* y, size_t n);
+// y[i] = pred[i or 0] ? on_true[i] : on_false[i] (select_n's two-case form).
+void select(const uint8_t* pred, bool pred_scalar, const float* on_false, const float* on_true, float* y, size_t n);
 // y[i] = op(a[i or 0], b[i or 0]) for i < n; a scalar operand is read at index 0.
 void binary(Binary op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* y, size_t n);
 // y[r] = sum (or max) of x[r * len .. r * len + len) for r < rows; an empty row gives 0 (or -inf).
