@@ -197,15 +197,18 @@ bool plan(const rk_equation_view* e, Kernel& k) {
     return true;
   }
   if (p == "reduce_sum" || p == "reduce_max") {
-    // Trailing axes only: each output element reduces one contiguous row.
+    // Kept axes first, reduced axes last (a copy in the workspace unless already so): each output
+    // element then reduces one contiguous row.
     const Dims axes = ints_of(*find_param(e, "axes"));
     const Dims in_shape = shape_of(e->inputs[0]);
-    Dims sorted = axes;
-    std::sort(sorted.begin(), sorted.end());
-    for (size_t i = 0; i < sorted.size(); ++i)
-      if (sorted[i] != static_cast<int64_t>(in_shape.size() - sorted.size() + i)) return false;
     k.kind = Kernel::Kind::kReduce;
     k.is_max = p == "reduce_max";
+    k.lhs = {in_shape, {}};
+    for (int64_t d = 0; d < static_cast<int64_t>(in_shape.size()); ++d)
+      if (std::find(axes.begin(), axes.end(), d) == axes.end()) k.lhs.perm.push_back(d);
+    Dims sorted = axes;
+    std::sort(sorted.begin(), sorted.end());
+    k.lhs.perm.insert(k.lhs.perm.end(), sorted.begin(), sorted.end());
     k.k = 1;
     for (int64_t a : axes) k.k *= static_cast<size_t>(in_shape[a]);
     return true;
@@ -256,6 +259,8 @@ rk_error* prepare(rk_backend*, const rk_equation_view* e, rk_kernel** kernel, si
     *kernel = reinterpret_cast<rk_kernel*>(new Kernel(k));
     if (k.kind == Kernel::Kind::kGemm)
       *workspace_bytes = sizeof(float) * ((k.lhs.identity() ? 0 : k.lhs.count()) + (k.rhs.identity() ? 0 : k.rhs.count()));
+    else if (k.kind == Kernel::Kind::kReduce)
+      *workspace_bytes = k.lhs.identity() ? 0 : sizeof(float) * k.lhs.count();
     else  // binary and compare operands with size-1 dims are expanded there
       *workspace_bytes = sizeof(float) * k.n * ((k.a_shape.empty() ? 0 : 1) + (k.b_shape.empty() ? 0 : 1));
   });
@@ -284,7 +289,15 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
         break;
       case Kernel::Kind::kPermute: k.lhs.apply(f(in[0]), f(out[0])); break;
       case Kernel::Kind::kBroadcast: broadcast(k.in_shape, k.dims, k.out_shape, f(in[0]), f(out[0])); break;
-      case Kernel::Kind::kReduce: rematkit::hwy_backend::reduce_rows(k.is_max, f(in[0]), f(out[0]), k.n, k.k); break;
+      case Kernel::Kind::kReduce: {
+        const float* rows = f(in[0]);
+        if (!k.lhs.identity()) {
+          k.lhs.apply(rows, static_cast<float*>(workspace));
+          rows = static_cast<const float*>(workspace);
+        }
+        rematkit::hwy_backend::reduce_rows(k.is_max, rows, f(out[0]), k.n, k.k);
+        break;
+      }
       case Kernel::Kind::kGemm: {
         float* scratch = static_cast<float*>(workspace);
         const float* lhs = f(in[0]);

@@ -166,23 +166,24 @@ INSTANTIATE_TEST_SUITE_P(Reference, BackendGradientTest, ::testing::ValuesIn(res
                          [](const auto& info) { return info.param.name; });
 
 TEST(BackendPlan, EachEquationGoesToTheFirstBackendThatRunsIt) {
-  // Highway runs sin, comparisons, transpose, trailing reductions and products; it declines
-  // reductions over leading axes, which then run on the next backend listed. The forward pass also
-  // computes cos, sin's JVP coefficient, which the backward pass keeps (a sum has none).
+  // Highway runs sin, comparisons, reductions, transpose and products; it declines conversions to
+  // integers, which then run on the next backend listed. The forward pass also computes cos, sin's
+  // JVP coefficient, which the backward pass keeps (a sum and a conversion have none).
   const Program program = parse_program(R"({ lambda ; a:f32[4,8] w:f32[8,3]. let
       b:f32[4,8] = sin a
       p:bool[4,8] = gt b 0.0
       m:f32[8] = reduce_sum[axes=(0,)] b
+      i:i32[8] = convert_element_type[new_dtype=int32] m
       t:f32[8,4] = transpose[permutation=(1, 0)] b
       s:f32[8] = reduce_sum[axes=(1,)] t
       d:f32[4,3] = dot_general[dimension_numbers=(([1], [0]), ([], []))] b w
-    in (p, m, s, d) })", "mixed");
+    in (p, i, s, d) })", "mixed");
   const Linearization lin = linearize_with(program);
   const BackendPlan plan(lin.graph, lin.forward, default_plugins(), {"highway", "reference"});
   std::vector<std::string> steps;
   for (size_t i = 0; i < plan.equations().size(); ++i)
     steps.push_back(std::string(prim_name(lin.graph.eqns[plan.equations()[i]].prim)) + "@" + plan.backend_of_step()[i]);
-  EXPECT_EQ(steps, (std::vector<std::string>{"sin@highway", "cos@highway", "gt@highway", "reduce_sum@reference",
+  EXPECT_EQ(steps, (std::vector<std::string>{"sin@highway", "cos@highway", "gt@highway", "reduce_sum@highway", "convert_element_type@reference",
                                              "transpose@highway", "reduce_sum@highway", "dot_general@highway"}));
 }
 
