@@ -1,0 +1,141 @@
+#include "rematkit/memory_plan.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <new>
+#include <numeric>
+#include <string>
+
+#include "rematkit/error.hpp"
+
+namespace rematkit {
+namespace {
+
+size_t index_of(MemorySpace space) { return static_cast<size_t>(space); }
+
+bool lifetimes_overlap(const BufferRequest& a, const BufferRequest& b) {
+  return a.space == b.space && a.first_step <= b.last_step && b.first_step <= a.last_step;
+}
+
+bool ranges_overlap(int64_t a_offset, int64_t a_bytes, int64_t b_offset, int64_t b_bytes) {
+  return a_offset < b_offset + b_bytes && b_offset < a_offset + a_bytes;
+}
+
+// The most bytes alive at one step, per space: a sweep over the steps where lifetimes start and end.
+std::array<int64_t, kNumMemorySpaces> live_peaks(const std::vector<BufferRequest>& buffers) {
+  std::array<std::vector<std::pair<int, int64_t>>, kNumMemorySpaces> events;  // (step, +-bytes)
+  for (const BufferRequest& b : buffers) {
+    events[index_of(b.space)].emplace_back(b.first_step, aligned_bytes(b.bytes));
+    events[index_of(b.space)].emplace_back(b.last_step + 1, -aligned_bytes(b.bytes));
+  }
+  std::array<int64_t, kNumMemorySpaces> peaks{};
+  for (size_t s = 0; s < kNumMemorySpaces; ++s) {
+    std::sort(events[s].begin(), events[s].end());  // at one step, releases (negative) come first
+    int64_t live = 0;
+    for (const auto& [step, delta] : events[s]) peaks[s] = std::max(peaks[s], live += delta);
+  }
+  return peaks;
+}
+
+}  // namespace
+
+int64_t aligned_bytes(int64_t bytes) { return (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment; }
+
+MemoryPlan plan_memory(std::vector<BufferRequest> buffers) {
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const BufferRequest& b = buffers[i];
+    if (b.bytes < 0 || b.first_step < 0 || b.last_step < b.first_step)
+      internal_error("memory plan: buffer " + std::to_string(i) + " has " + std::to_string(b.bytes) +
+                     " bytes over steps " + std::to_string(b.first_step) + ".." + std::to_string(b.last_step));
+  }
+  MemoryPlan plan;
+  plan.offsets.assign(buffers.size(), 0);
+  std::vector<size_t> order(buffers.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (buffers[a].bytes != buffers[b].bytes) return buffers[a].bytes > buffers[b].bytes;
+    return buffers[a].first_step < buffers[b].first_step;
+  });
+
+  std::vector<size_t> placed;
+  std::vector<std::pair<int64_t, int64_t>> neighbours;  // (offset, aligned bytes), reused per buffer
+  for (size_t i : order) {
+    const int64_t bytes = aligned_bytes(buffers[i].bytes);
+    if (bytes == 0) continue;  // an empty buffer takes no room; it sits at offset 0
+    neighbours.clear();
+    for (size_t j : placed)
+      if (lifetimes_overlap(buffers[i], buffers[j])) neighbours.emplace_back(plan.offsets[j], aligned_bytes(buffers[j].bytes));
+    std::sort(neighbours.begin(), neighbours.end());
+    // The smallest gap between neighbours that fits; failing that, above the highest of them.
+    int64_t best = -1, best_gap = std::numeric_limits<int64_t>::max(), end = 0;
+    for (const auto& [offset, size] : neighbours) {
+      const int64_t gap = offset - end;
+      if (gap >= bytes && gap < best_gap) best = end, best_gap = gap;
+      end = std::max(end, offset + size);
+    }
+    plan.offsets[i] = best >= 0 ? best : end;
+    placed.push_back(i);
+    int64_t& arena = plan.arena_bytes[index_of(buffers[i].space)];
+    arena = std::max(arena, plan.offsets[i] + bytes);
+  }
+  plan.live_peak_bytes = live_peaks(buffers);
+  plan.buffers = std::move(buffers);
+  return plan;
+}
+
+Arena::Arena(const MemoryPlan& plan) : plan_(plan) {
+  for (size_t s = 0; s < kNumMemorySpaces; ++s)
+    if (plan_.arena_bytes[s] > 0)
+      base_[s] = static_cast<std::byte*>(
+          ::operator new[](static_cast<size_t>(plan_.arena_bytes[s]), std::align_val_t{kBufferAlignment}));
+}
+
+Arena::~Arena() {
+  for (std::byte* base : base_)
+    if (base) ::operator delete[](base, std::align_val_t{kBufferAlignment});
+}
+
+std::byte* Arena::acquire(int buffer) {
+  const BufferRequest& b = plan_.buffers.at(static_cast<size_t>(buffer));
+  const int64_t offset = plan_.offsets[static_cast<size_t>(buffer)], bytes = aligned_bytes(b.bytes);
+  for (int other : live_) {
+    const BufferRequest& o = plan_.buffers[static_cast<size_t>(other)];
+    if (other == buffer || (o.space == b.space && bytes > 0 &&
+                            ranges_overlap(offset, bytes, plan_.offsets[static_cast<size_t>(other)], aligned_bytes(o.bytes))))
+      internal_error("arena: buffer " + std::to_string(buffer) + " would overlap live buffer " + std::to_string(other));
+  }
+  live_.push_back(buffer);
+  const size_t s = index_of(b.space);
+  live_bytes_[s] += bytes;
+  live_high_water_[s] = std::max(live_high_water_[s], live_bytes_[s]);
+  if (bytes > 0) high_water_[s] = std::max(high_water_[s], offset + bytes);
+  return data(buffer);
+}
+
+void Arena::release(int buffer) {
+  const auto it = std::find(live_.begin(), live_.end(), buffer);
+  if (it == live_.end()) internal_error("arena: buffer " + std::to_string(buffer) + " released but not live");
+  live_.erase(it);
+  const BufferRequest& b = plan_.buffers[static_cast<size_t>(buffer)];
+  live_bytes_[index_of(b.space)] -= aligned_bytes(b.bytes);
+}
+
+std::byte* Arena::data(int buffer) const {
+  const BufferRequest& b = plan_.buffers.at(static_cast<size_t>(buffer));
+  std::byte* base = base_[index_of(b.space)];
+  return base ? base + plan_.offsets[static_cast<size_t>(buffer)] : nullptr;
+}
+
+void Arena::reset_marks() {
+  high_water_ = {};
+  live_high_water_ = live_bytes_;
+  for (int buffer : live_) {
+    const BufferRequest& b = plan_.buffers[static_cast<size_t>(buffer)];
+    if (b.bytes > 0) {
+      const size_t s = index_of(b.space);
+      high_water_[s] = std::max(high_water_[s], plan_.offsets[static_cast<size_t>(buffer)] + aligned_bytes(b.bytes));
+    }
+  }
+}
+
+}  // namespace rematkit
