@@ -105,6 +105,24 @@ TEST_F(CliTest, GradPrintsValueAndGradients) {
   }
 }
 
+TEST_F(CliTest, GradPlanShowsBackendsAndTheMemoryPlan) {
+  // y = sin x on f32[16] (64 bytes a buffer). Steps: sin and its coefficient cos x, the forward
+  // readout of y, the backward mul of the seed by cos x, the gradient readout. At the forward's
+  // second step x, y and cos x are alive; at the backward step cos x, the seed and x's cotangent:
+  // three buffers at most, and greedy placement needs no more.
+  const std::string program = write("p.jaxpr", "{ lambda ; x:f32[16]. let y:f32[16] = sin x in (y,) }");
+  std::string values = "[";
+  for (int i = 0; i < 16; ++i) values += (i ? ", " : "") + std::to_string(0.1 * i);
+  const std::string inputs = write("in.json", R"({"x": )" + values + "]}");
+  const CliRun r = run("grad " + program + " --inputs " + inputs + " --backend highway,reference --plan");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("forward sin (forward) at "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("on highway"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nmemory device: predicted peak 192 bytes, measured 192, most bytes live at once 192\n"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(CliTest, HelpDocumentsTheCommands) {
   const CliRun top = run("--help");
   EXPECT_EQ(top.exit_code, 0);

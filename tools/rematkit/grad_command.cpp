@@ -1,8 +1,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "rematkit/backend_plan.hpp"
-#include "rematkit/gradient.hpp"
+#include "rematkit/gradient_plan.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/tensor_json.hpp"
 
@@ -28,12 +27,23 @@ void print_plan(const Linearization& lin, const char* pass, const BackendPlan& p
   }
 }
 
+// The memory plan of the whole step: arena bytes per memory space, predicted and measured.
+void print_memory(const GradientPlan& plan) {
+  for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost}) {
+    if (plan.memory().arena(space) == 0) continue;
+    std::cout << "memory " << memory_space_name(space) << ": predicted peak " << plan.memory().arena(space)
+              << " bytes, measured " << plan.measured_peak(space) << ", most bytes live at once "
+              << plan.memory().live_peak(space) << "\n";
+  }
+}
+
 void run_grad(const GradOptions& o) {
   const Program program = load_program(o.file);
   const ProgramInputs inputs = load_program_inputs(o.inputs, program);
   const PluginRegistry& plugins = command_plugins(o.plugins);
   const Linearization lin = linearize_for_command(program, o.policy, plugins.policies());
-  const GradientResult result = run_gradient(lin, inputs.constants, inputs.arguments, BackendOptions{o.backends, &plugins});
+  GradientPlan plan(lin, BackendOptions{o.backends, &plugins});
+  const GradientResult result = plan.run(inputs.constants, inputs.arguments);
 
   std::string out = "{\"value\": ";
   if (result.outputs.size() == 1) {
@@ -52,8 +62,9 @@ void run_grad(const GradOptions& o) {
   }
   std::cout << out << "}}\n";
   if (o.plan) {
-    print_plan(lin, "forward", BackendPlan(lin.graph, lin.forward, plugins, o.backends));
-    print_plan(lin, "backward", BackendPlan(lin.graph, lin.backward, plugins, o.backends));
+    print_plan(lin, "forward", plan.forward());
+    print_plan(lin, "backward", *plan.backward());
+    print_memory(plan);
   }
   std::cout << std::flush;
 }

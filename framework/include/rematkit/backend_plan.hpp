@@ -2,14 +2,12 @@
 // backend in the preference list that supports it, and its kernel is prepared once.
 #pragma once
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "rematkit/graph.hpp"
 #include "rematkit/plugin/rk_backend.h"
 #include "rematkit/plugin_registry.hpp"
-#include "rematkit/tensor.hpp"
 
 namespace rematkit {
 
@@ -67,9 +65,8 @@ class BackendPlan {
   BackendPlan(const BackendPlan&) = delete;
   BackendPlan& operator=(const BackendPlan&) = delete;
 
-  // Runs the equations in order; each reads its inputs from `values` and writes its outputs there.
-  // The tensors cross to the backends as f32 / i32 / u8 host buffers.
-  void run(std::vector<std::optional<Tensor>>& values) const;
+  // The kernel of step `step` (GradientPlan runs them over its buffers).
+  const PreparedKernel& kernel(size_t step) const { return *kernels_.at(step); }
   // The backend each equation runs on, in order.
   const std::vector<std::string>& backend_of_step() const { return backend_names_; }
   const std::vector<int>& equations() const { return eqns_; }

@@ -1,9 +1,8 @@
 #include "rematkit/gradient.hpp"
 
 #include <functional>
-#include <string_view>
 
-#include "rematkit/backend_plan.hpp"
+#include "rematkit/gradient_plan.hpp"
 
 #include "rematkit/interpreter.hpp"
 #include "rematkit/residual_report.hpp"
@@ -94,29 +93,13 @@ GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>&
 
 std::vector<Tensor> run_forward(const Linearization& lin, const std::vector<Tensor>& constants,
                                 const std::vector<Tensor>& arguments, const BackendOptions& backends) {
-  const BackendPlan forward(lin.graph, lin.forward, backends.plugins ? *backends.plugins : default_plugins(),
-                            backends.preference);
-  Environment env(lin.graph);
-  for (size_t i = 0; i < constants.size(); ++i) env.set(lin.constants[i], constants[i]);
-  for (size_t i = 0; i < arguments.size(); ++i) env.set(lin.arguments[i], arguments[i]);
-  forward.run(env.slots());
-  std::vector<Tensor> outputs;
-  for (ValueId v : lin.outputs) outputs.push_back(env.get(v, "forward"));
-  return outputs;
+  return GradientPlan(lin, backends, GradientPlan::Passes::kForwardOnly).run(constants, arguments).outputs;
 }
 
 GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
                             const std::vector<Tensor>& arguments, const BackendOptions& backends,
                             const std::vector<Tensor>* cotangents) {
-  const PluginRegistry& plugins = backends.plugins ? *backends.plugins : default_plugins();
-  const BackendPlan forward(lin.graph, lin.forward, plugins, backends.preference);
-  const BackendPlan backward(lin.graph, lin.backward, plugins, backends.preference);
-  return run_passes(
-      lin, constants, arguments,
-      [&](const std::vector<int>&, Environment& env, const char* pass) {
-        (std::string_view(pass) == "forward" ? forward : backward).run(env.slots());
-      },
-      cotangents);
+  return GradientPlan(lin, backends).run(constants, arguments, cotangents);
 }
 
 }  // namespace rematkit

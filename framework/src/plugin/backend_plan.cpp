@@ -10,41 +10,6 @@
 namespace rematkit {
 namespace {
 
-// One value as a backend sees it: a 64-byte aligned host buffer of its dtype.
-struct HostBuffer {
-  Type type;
-  std::byte* data = nullptr;
-
-  explicit HostBuffer(const Type& t) : type(t) {
-    const size_t bytes = static_cast<size_t>(std::max<int64_t>(t.bytes(), 1));
-    data = static_cast<std::byte*>(::operator new[]((bytes + 63) / 64 * 64, std::align_val_t{64}));
-  }
-  ~HostBuffer() { ::operator delete[](data, std::align_val_t{64}); }
-  HostBuffer(const HostBuffer&) = delete;
-  HostBuffer& operator=(const HostBuffer&) = delete;
-
-  void fill(const Tensor& t) {
-    for (int64_t i = 0; i < t.size(); ++i) {
-      switch (type.dtype) {
-        case DType::kF32: reinterpret_cast<float*>(data)[i] = static_cast<float>(t.data[i]); break;
-        case DType::kI32: reinterpret_cast<int32_t*>(data)[i] = static_cast<int32_t>(t.data[i]); break;
-        case DType::kBool: reinterpret_cast<uint8_t*>(data)[i] = t.data[i] != 0; break;
-      }
-    }
-  }
-  Tensor to_tensor() const {
-    Tensor t{type, std::vector<double>(static_cast<size_t>(type.num_elements()))};
-    for (int64_t i = 0; i < t.size(); ++i) {
-      switch (type.dtype) {
-        case DType::kF32: t.data[i] = reinterpret_cast<const float*>(data)[i]; break;
-        case DType::kI32: t.data[i] = reinterpret_cast<const int32_t*>(data)[i]; break;
-        case DType::kBool: t.data[i] = reinterpret_cast<const uint8_t*>(data)[i]; break;
-      }
-    }
-    return t;
-  }
-};
-
 Type device(Type t) {
   t.space = MemorySpace::kDevice;
   return t;
@@ -133,31 +98,5 @@ BackendPlan::BackendPlan(const FlatGraph& graph, const std::vector<int>& eqns, c
 }
 
 BackendPlan::~BackendPlan() = default;
-
-void BackendPlan::run(std::vector<std::optional<Tensor>>& values) const {
-  for (size_t s = 0; s < eqns_.size(); ++s) {
-    const FlatEquation& eqn = graph_.eqns[eqns_[s]];
-    std::vector<std::unique_ptr<HostBuffer>> inputs, outputs;
-    std::vector<const void*> in_data;
-    std::vector<void*> out_data;
-    for (ValueId v : eqn.inputs) {
-      const Value& value = graph_.values[v];
-      inputs.push_back(std::make_unique<HostBuffer>(device(value.type)));
-      if (value.origin == ValueOrigin::kLiteral) {
-        inputs.back()->fill(Tensor::filled(device(value.type), value.literal));
-      } else {
-        if (!values[v]) internal_error("a backend step reads a value that was neither computed nor given");
-        inputs.back()->fill(*values[v]);
-      }
-      in_data.push_back(inputs.back()->data);
-    }
-    for (ValueId v : eqn.outputs) {
-      outputs.push_back(std::make_unique<HostBuffer>(device(graph_.values[v].type)));
-      out_data.push_back(outputs.back()->data);
-    }
-    kernels_[s]->execute(in_data, out_data);
-    for (size_t i = 0; i < eqn.outputs.size(); ++i) values[eqn.outputs[i]] = outputs[i]->to_tensor();
-  }
-}
 
 }  // namespace rematkit
