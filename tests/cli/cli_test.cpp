@@ -121,6 +121,8 @@ TEST_F(CliTest, GradPlanShowsBackendsAndTheMemoryPlan) {
   EXPECT_NE(r.out.find("\nmemory device: predicted peak 192 bytes, measured 192, most bytes live at once 192\n"),
             std::string::npos)
       << r.out;
+  // sin and cos forward, the backward mul: 16 each.
+  EXPECT_NE(r.out.find("\nflops: forward 32, recomputed 0, backward 16\n"), std::string::npos) << r.out;
 }
 
 TEST_F(CliTest, HelpDocumentsTheCommands) {

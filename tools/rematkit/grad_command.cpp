@@ -1,6 +1,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "rematkit/flops.hpp"
 #include "rematkit/gradient_plan.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/tensor_json.hpp"
@@ -65,6 +66,9 @@ void run_grad(const GradOptions& o) {
     print_plan(lin, "forward", plan.forward());
     print_plan(lin, "backward", *plan.backward());
     print_memory(plan);
+    const GradientFlops flops = gradient_flops(lin);
+    std::cout << "flops: forward " << flops.forward << ", recomputed " << flops.recompute << ", backward "
+              << flops.backward << "\n";
   }
   std::cout << std::flush;
 }

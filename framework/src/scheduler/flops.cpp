@@ -1,0 +1,46 @@
+#include "rematkit/flops.hpp"
+
+namespace rematkit {
+
+int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
+  const int64_t out = graph.values[eqn.outputs.at(0)].type.num_elements();
+  switch (eqn.prim) {
+    case Prim::kDotGeneral: {
+      const DotDims dims = param_dot_dims(eqn.params, eqn.where);
+      const Shape& lhs = graph.values[eqn.inputs[0]].type.shape;
+      int64_t contracted = 1;
+      for (int64_t d : dims.lhs_contract) contracted *= lhs[static_cast<size_t>(d)];
+      return 2 * out * contracted;
+    }
+    case Prim::kReduceSum:
+    case Prim::kReduceMax:
+      return graph.values[eqn.inputs[0]].type.num_elements();
+    case Prim::kSoftmax:
+      return 4 * out;  // max, subtract-and-exp, sum, divide
+    case Prim::kSelectN:
+    case Prim::kBroadcastInDim:
+    case Prim::kReshape:
+    case Prim::kTranspose:
+    case Prim::kSqueeze:
+    case Prim::kConvertElementType:
+    case Prim::kStopGradient:
+    case Prim::kName:
+    case Prim::kPjit:
+    case Prim::kCheckpoint:
+      return 0;
+    default:
+      return out;  // arithmetic elementwise and comparisons
+  }
+}
+
+GradientFlops gradient_flops(const Linearization& lin) {
+  GradientFlops flops;
+  for (int e : lin.forward) flops.forward += equation_flops(lin.graph, lin.graph.eqns[e]);
+  for (int e : lin.backward) {
+    const FlatEquation& eqn = lin.graph.eqns[e];
+    (lin.graph.is_known(eqn) ? flops.recompute : flops.backward) += equation_flops(lin.graph, eqn);
+  }
+  return flops;
+}
+
+}  // namespace rematkit
