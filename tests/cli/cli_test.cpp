@@ -123,6 +123,10 @@ TEST_F(CliTest, GradPlanShowsBackendsAndTheMemoryPlan) {
       << r.out;
   // sin and cos forward, the backward mul: 16 each.
   EXPECT_NE(r.out.find("\nflops: forward 32, recomputed 0, backward 16\n"), std::string::npos) << r.out;
+  expect_bad_input("grad " + program + " --inputs " + inputs + " --threads -1", "--threads: Value -1 not in range");
+  const CliRun one_thread = run("grad " + program + " --inputs " + inputs + " --backend highway,reference --threads 1");
+  EXPECT_EQ(one_thread.exit_code, 0) << one_thread.err;
+  EXPECT_EQ(one_thread.out, r.out.substr(0, r.out.find('\n') + 1));  // the same JSON line
 }
 
 TEST_F(CliTest, HelpDocumentsTheCommands) {

@@ -16,6 +16,7 @@ struct GradOptions {
   std::string policy;
   std::vector<std::string> backends{"reference"};
   bool plan = false;
+  int threads = 0;
 };
 
 // One line per step: pass, primitive, what it is for, where it comes from, the backend it runs on.
@@ -43,7 +44,9 @@ void run_grad(const GradOptions& o) {
   const ProgramInputs inputs = load_program_inputs(o.inputs, program);
   const PluginRegistry& plugins = command_plugins(o.plugins);
   const Linearization lin = linearize_for_command(program, o.policy, plugins.policies());
-  GradientPlan plan(lin, BackendOptions{o.backends, &plugins});
+  BackendOptions backends{o.backends, &plugins};
+  backends.threads = o.threads;
+  GradientPlan plan(lin, backends);
   const GradientResult result = plan.run(inputs.constants, inputs.arguments);
 
   std::string out = "{\"value\": ";
@@ -92,8 +95,10 @@ void add_grad_command(CLI::App& app) {
   cmd->add_option("--policy", options->policy, "checkpoint the whole program with this policy");
   add_plugin_option(cmd, options->plugins);
   add_backend_option(cmd, options->backends);
+  cmd->add_option("--threads", options->threads, "threads a step may use (0: every core)")->check(CLI::Range(0, 1024));
   cmd->add_flag("--plan", options->plan,
-                "after the JSON line, print each step of the forward and backward pass with the backend it runs on");
+                "after the JSON line, print each step of the forward and backward pass with the backend it runs on,\n"
+                "the memory plan (predicted and measured peak bytes) and the FLOPs of each pass");
   cmd->callback([options]() { run_grad(*options); });
 }
 

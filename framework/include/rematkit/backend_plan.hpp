@@ -59,8 +59,9 @@ class BackendPlan {
  public:
   // A bad-input Error if a backend is unknown (naming those there are) or no backend in the list
   // supports an equation (naming it and where it comes from).
+  // `options` go to every backend's create (num_threads=N).
   BackendPlan(const FlatGraph& graph, const std::vector<int>& eqns, const PluginRegistry& plugins,
-              const std::vector<std::string>& preference);
+              const std::vector<std::string>& preference, const Params& options = {});
   ~BackendPlan();
   BackendPlan(const BackendPlan&) = delete;
   BackendPlan& operator=(const BackendPlan&) = delete;

@@ -24,6 +24,10 @@ GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>&
 struct BackendOptions {
   std::vector<std::string> preference{"reference"};  // backends to try for each equation, in order
   const PluginRegistry* plugins = nullptr;            // where they come from; default_plugins() if null
+  // Threads a plan may use inside one step; 0: every core. With N > 0 the plan runs in a oneTBB
+  // arena of N threads and each backend is created with the option num_threads=N (for oneDNN's
+  // OpenMP team; backends that thread with oneTBB or not at all ignore it).
+  int threads = 0;
 };
 
 // The program's outputs alone: the forward pass on backends.

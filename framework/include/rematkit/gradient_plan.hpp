@@ -42,6 +42,9 @@ class GradientPlan {
   const BackendPlan* backward() const { return backward_.get(); }
 
  private:
+  GradientResult run_steps(const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments,
+                           const std::vector<Tensor>* cotangents);
+
   struct Load;
   struct Step;
   class Builder;
@@ -55,6 +58,7 @@ class GradientPlan {
   MemoryPlan memory_;
   std::unique_ptr<Arena> arena_;  // run() is not reentrant: one arena per plan
   std::array<int64_t, kNumMemorySpaces> measured_peak_{};
+  int threads_ = 0;  // BackendOptions::threads
   std::vector<ValueId> kept_;
 };
 

@@ -77,10 +77,10 @@ std::unique_ptr<PreparedKernel> BackendInstance::prepare(Prim prim, const Params
 }
 
 BackendPlan::BackendPlan(const FlatGraph& graph, const std::vector<int>& eqns, const PluginRegistry& plugins,
-                         const std::vector<std::string>& preference)
+                         const std::vector<std::string>& preference, const Params& options)
     : graph_(graph), eqns_(eqns) {
   if (preference.empty()) fail("no backend given");
-  for (const std::string& name : preference) backends_.push_back(std::make_unique<BackendInstance>(plugins, name));
+  for (const std::string& name : preference) backends_.push_back(std::make_unique<BackendInstance>(plugins, name, options));
   for (int e : eqns_) {
     const FlatEquation& eqn = graph.eqns[e];
     std::vector<Type> in, out;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include <tbb/task_arena.h>
+
 #include "rematkit/error.hpp"
 
 namespace rematkit {
@@ -150,9 +152,14 @@ class GradientPlan::Builder {
 
 GradientPlan::GradientPlan(const Linearization& lin, const BackendOptions& backends, Passes passes) : lin_(lin) {
   const PluginRegistry& plugins = backends.plugins ? *backends.plugins : default_plugins();
-  forward_ = std::make_unique<BackendPlan>(lin.graph, lin.forward, plugins, backends.preference);
+  if (backends.threads < 0) fail("the number of threads must be at least 1 (or 0 for every core), not " + std::to_string(backends.threads));
+  threads_ = backends.threads;
+  Params options;
+  if (threads_ > 0) options.set("num_threads", ParamValue::of_int(threads_));
+  forward_ = std::make_unique<BackendPlan>(lin.graph, lin.forward, plugins, backends.preference, options);
   const bool with_backward = passes == Passes::kForwardAndBackward;
-  if (with_backward) backward_ = std::make_unique<BackendPlan>(lin.graph, lin.backward, plugins, backends.preference);
+  if (with_backward)
+    backward_ = std::make_unique<BackendPlan>(lin.graph, lin.backward, plugins, backends.preference, options);
   Builder builder(*this);
   builder.build(with_backward);
   memory_ = plan_memory(builder.buffers());
@@ -170,6 +177,14 @@ int64_t GradientPlan::measured_peak(MemorySpace space) const { return measured_p
 
 GradientResult GradientPlan::run(const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments,
                                  const std::vector<Tensor>* cotangents) {
+  if (threads_ == 0) return run_steps(constants, arguments, cotangents);
+  GradientResult result;
+  tbb::task_arena(threads_).execute([&] { result = run_steps(constants, arguments, cotangents); });
+  return result;
+}
+
+GradientResult GradientPlan::run_steps(const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments,
+                                       const std::vector<Tensor>* cotangents) {
   if (constants.size() != lin_.constants.size() || arguments.size() != lin_.arguments.size())
     internal_error("gradient plan: wrong number of constants or arguments");
   if (cotangents && cotangents->size() != lin_.outputs.size()) internal_error("gradient plan: wrong number of cotangents");
