@@ -5,6 +5,10 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # SHA-1 for Flax's RNG path hashing
 find_package(hwy 1.0 CONFIG REQUIRED)              # hwy::hwy (the Highway backend's SIMD kernels)
 find_package(TBB 2021 CONFIG REQUIRED)             # TBB::tbb (parallel kernels)
+find_package(yaml-cpp 0.7 CONFIG REQUIRED)         # sweep files; Debian's 0.7 exports `yaml-cpp` unnamespaced
+if(NOT TARGET yaml-cpp::yaml-cpp)
+  add_library(yaml-cpp::yaml-cpp ALIAS yaml-cpp)
+endif()
 if(REMATKIT_BACKEND_ONEDNN)
   find_package(dnnl 2.6 CONFIG REQUIRED)           # DNNL::dnnl (the oneDNN backend; needs OpenCL's dev files)
   find_package(OpenMP REQUIRED)                    # OpenMP::OpenMP_CXX (oneDNN's thread count)

@@ -129,6 +129,31 @@ TEST_F(CliTest, GradPlanShowsBackendsAndTheMemoryPlan) {
   EXPECT_EQ(one_thread.out, r.out.substr(0, r.out.find('\n') + 1));  // the same JSON line
 }
 
+TEST_F(CliTest, SweepWritesItsTableAndOnlyTheOutputsItNames) {
+  const std::string sweep = write("s.yaml", R"yaml(models:
+  - name: tiny
+    mlp: {input: 3, widths: [4, 2], batch: 2}
+policies: [nothing_saveable, dots_saveable]
+backends: [reference]
+repetitions: 1
+outputs: {csv: out/r.csv, json: r.json}
+)yaml");
+  fs::create_directory(dir_ / "out");
+  const CliRun r = run("sweep " + sweep);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("model  ", 0), 0u) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;  // header and two rows
+  EXPECT_NE(r.err.find("rematkit sweep: 2/2 tiny dots_saveable on reference, 1 thread(s)"), std::string::npos) << r.err;
+  std::vector<std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir_)) files.push_back(fs::relative(entry.path(), dir_).string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"out", "out/r.csv", "r.json", "s.yaml", "stderr", "stdout"}));
+
+  expect_bad_input("sweep " + write("bad.yaml", "models:\n  - mlp: {input: 3, widths: [2], depht: 2}\n"),
+                   "bad.yaml:2:34: unknown key 'depht' in an mlp model");
+  expect_bad_input("sweep " + (dir_ / "missing.yaml").string(), "missing.yaml: cannot read the sweep file");
+}
+
 TEST_F(CliTest, HelpDocumentsTheCommands) {
   const CliRun top = run("--help");
   EXPECT_EQ(top.exit_code, 0);

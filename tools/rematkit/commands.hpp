@@ -32,5 +32,6 @@ void add_residuals_command(CLI::App& app);
 void add_grad_command(CLI::App& app);
 void add_mlp_command(CLI::App& app);
 void add_plugins_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
 
 }  // namespace rematkit::cli

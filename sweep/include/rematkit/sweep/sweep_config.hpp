@@ -1,0 +1,50 @@
+// A sweep file: which models, policies, backends and thread counts to cross, how often to time
+// each configuration, and where to write the results.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rematkit::sweep {
+
+enum class Remat { kNone, kWhole, kPerLayer };  // where an MLP's checkpoints go
+
+struct MlpModel {
+  int64_t input = 0;            // features of x
+  std::vector<int64_t> widths;  // one Dense layer each
+  int64_t batch = 1;
+  std::string activation = "relu";  // relu or tanh, between layers
+  Remat remat = Remat::kPerLayer;
+};
+
+struct ProgramModel {
+  std::string file;  // a jaxpr file (a relative one resolved against the sweep file); the policy wraps it
+};
+
+struct ModelSpec {
+  std::string name;
+  enum class Kind { kMlp, kProgram } kind = Kind::kMlp;
+  MlpModel mlp;
+  ProgramModel program;
+};
+
+struct SweepConfig {
+  std::string source;  // the file name, or "<default sweep>"
+  std::vector<ModelSpec> models;
+  std::vector<std::string> policies;
+  std::vector<std::vector<std::string>> backends;  // each a preference list: "highway,reference"
+  std::vector<int> threads{1};
+  int repetitions = 5;
+  uint64_t seed = 0;
+  std::string csv, json;  // output files (relative ones resolved against the sweep file); empty: none
+};
+
+// Reads a sweep from YAML text; `source` names it in errors. Unknown keys, missing keys and bad
+// values are bad-input errors at SOURCE:LINE:COL.
+SweepConfig parse_sweep(const std::string& yaml, const std::string& source);
+SweepConfig load_sweep(const std::string& path);
+
+// The sweep `rematkit sweep` runs without a file (sweep/default_sweep.yaml).
+const std::string& default_sweep_yaml();
+
+}  // namespace rematkit::sweep

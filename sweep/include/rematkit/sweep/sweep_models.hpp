@@ -1,0 +1,24 @@
+// The models a sweep runs, made concrete for one policy: a program with its inputs.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "rematkit/program.hpp"
+#include "rematkit/sweep/sweep_config.hpp"
+#include "rematkit/tensor.hpp"
+
+namespace rematkit::sweep {
+
+struct ModelInstance {
+  Program program;  // returns a scalar loss
+  std::vector<Tensor> constants, arguments;
+  // For program models, the policy checkpoints the whole program; MLPs place it in their checkpoints.
+  std::string whole_program_policy;
+};
+
+// An MLP is a Flax MLP (Dense layers, params drawn as Flax's init draws them from PRNGKey(seed)),
+// with checkpoints as its `remat` says and the loss sum(MLP(x)); x is uniform in [-1, 1].
+// A program model's arguments are uniform in [-1, 1] too.
+ModelInstance instantiate(const ModelSpec& model, const std::string& policy, uint64_t seed);
+
+}  // namespace rematkit::sweep

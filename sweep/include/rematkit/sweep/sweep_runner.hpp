@@ -1,0 +1,34 @@
+// Running a sweep: every (model, policy, backend list, threads) configuration is planned once,
+// run once to warm up, then timed `repetitions` times, one configuration at a time.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "rematkit/memory_plan.hpp"
+#include "rematkit/plugin_registry.hpp"
+#include "rematkit/sweep/sweep_config.hpp"
+
+namespace rematkit::sweep {
+
+struct SweepRow {
+  std::string model, policy, backend;  // backend: the preference list, "highway,reference"
+  int threads = 1;
+  double median_ms = 0, min_ms = 0, max_ms = 0;  // one gradient step: forward and backward
+  std::array<int64_t, kNumMemorySpaces> predicted_peak{}, measured_peak{};  // bytes per memory space
+  int64_t residual_bytes = 0;
+  int64_t forward_flops = 0, recompute_flops = 0, backward_flops = 0;
+  // Largest |difference| of any gradient element from everything_saveable's on the same backend
+  // and threads: 0 when remat changes nothing, as it must.
+  double max_grad_diff = 0;
+};
+
+// Called before each configuration runs: how many ran, of how many, and which is next.
+using SweepProgress = std::function<void(size_t done, size_t total, const SweepRow& next)>;
+
+std::vector<SweepRow> run_sweep(const SweepConfig& config, const PluginRegistry& plugins,
+                                const SweepProgress& progress = nullptr);
+
+}  // namespace rematkit::sweep

@@ -1,0 +1,182 @@
+#include "rematkit/sweep/sweep_config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "rematkit/error.hpp"
+
+namespace rematkit::sweep {
+namespace {
+
+// Reads nodes of one file, failing at their line and column.
+class Reader {
+ public:
+  explicit Reader(std::string source) : source_(std::move(source)) {}
+
+  [[noreturn]] void fail_at_node(const YAML::Node& node, const std::string& message) const {
+    const YAML::Mark mark = node.Mark();
+    fail_at(SourceLocation{source_, mark.line + 1, mark.column + 1}, message);
+  }
+
+  // A map whose keys are all in `allowed`.
+  void expect_map(const YAML::Node& node, const std::string& what, const std::set<std::string>& allowed) const {
+    if (!node.IsMap()) fail_at_node(node, what + " must be a map");
+    for (const auto& entry : node) {
+      const std::string key = entry.first.as<std::string>();
+      if (!allowed.count(key)) {
+        std::string expected;
+        for (const std::string& k : allowed) expected += (expected.empty() ? "" : ", ") + k;
+        fail_at_node(entry.first, "unknown key '" + key + "' in " + what + " (expected: " + expected + ")");
+      }
+    }
+  }
+
+  const YAML::Node required(const YAML::Node& map, const std::string& key, const std::string& what) const {
+    const YAML::Node node = map[key];
+    if (!node) fail_at_node(map, what + " needs '" + key + "'");
+    return node;
+  }
+
+  std::string text(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsScalar()) fail_at_node(node, what + " must be a string");
+    return node.Scalar();
+  }
+
+  int64_t integer(const YAML::Node& node, const std::string& what, int64_t min) const {
+    int64_t value = 0;
+    if (!node.IsScalar() || !YAML::convert<int64_t>::decode(node, value))
+      fail_at_node(node, what + " must be an integer, not '" + (node.IsScalar() ? node.Scalar() : "a " + kind(node)) + "'");
+    if (value < min) fail_at_node(node, what + " must be at least " + std::to_string(min) + ", not " + std::to_string(value));
+    return value;
+  }
+
+  std::vector<std::string> texts(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsSequence() || node.size() == 0) fail_at_node(node, what + " must be a non-empty list");
+    std::vector<std::string> out;
+    for (const YAML::Node& item : node) out.push_back(text(item, what + " entries"));
+    return out;
+  }
+
+  std::vector<int64_t> integers(const YAML::Node& node, const std::string& what, int64_t min) const {
+    if (!node.IsSequence() || node.size() == 0) fail_at_node(node, what + " must be a non-empty list");
+    std::vector<int64_t> out;
+    for (const YAML::Node& item : node) out.push_back(integer(item, what + " entries", min));
+    return out;
+  }
+
+  // A relative path in the file is relative to the file, so a sweep moves with its programs and outputs.
+  std::string path(const YAML::Node& node, const std::string& what) const {
+    const std::filesystem::path p = text(node, what);
+    if (p.empty()) fail_at_node(node, what + " must not be empty");
+    if (p.is_absolute() || source_ == "<default sweep>") return p.string();
+    return (std::filesystem::path(source_).parent_path() / p).string();
+  }
+
+ private:
+  static std::string kind(const YAML::Node& node) { return node.IsMap() ? "map" : node.IsSequence() ? "list" : "null"; }
+  std::string source_;
+};
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
+  return parts;
+}
+
+ModelSpec read_mlp(const Reader& r, const YAML::Node& node, const std::string& name) {
+  r.expect_map(node, "an mlp model", {"input", "widths", "depth", "width", "batch", "activation", "remat"});
+  ModelSpec m;
+  m.name = name;
+  m.kind = ModelSpec::Kind::kMlp;
+  m.mlp.input = r.integer(r.required(node, "input", "an mlp model"), "input", 1);
+  if (node["widths"]) {
+    if (node["depth"] || node["width"]) r.fail_at_node(node, "an mlp model takes either widths or depth and width");
+    m.mlp.widths = r.integers(node["widths"], "widths", 1);
+  } else {
+    const int64_t depth = r.integer(r.required(node, "depth", "an mlp model without widths"), "depth", 1);
+    const int64_t width = r.integer(r.required(node, "width", "an mlp model without widths"), "width", 1);
+    m.mlp.widths.assign(static_cast<size_t>(depth), width);
+  }
+  if (node["batch"]) m.mlp.batch = r.integer(node["batch"], "batch", 1);
+  if (node["activation"]) {
+    m.mlp.activation = r.text(node["activation"], "activation");
+    if (m.mlp.activation != "relu" && m.mlp.activation != "tanh")
+      r.fail_at_node(node["activation"], "activation must be relu or tanh, not '" + m.mlp.activation + "'");
+  }
+  if (node["remat"]) {
+    const std::string remat = r.text(node["remat"], "remat");
+    if (remat == "none") m.mlp.remat = Remat::kNone;
+    else if (remat == "whole") m.mlp.remat = Remat::kWhole;
+    else if (remat == "per_layer") m.mlp.remat = Remat::kPerLayer;
+    else r.fail_at_node(node["remat"], "remat must be none, whole or per_layer, not '" + remat + "'");
+  }
+  return m;
+}
+
+ModelSpec read_program(const Reader& r, const YAML::Node& node, const std::string& name) {
+  r.expect_map(node, "a program model", {"file"});
+  ModelSpec m;
+  m.name = name;
+  m.kind = ModelSpec::Kind::kProgram;
+  m.program.file = r.path(r.required(node, "file", "a program model"), "file");
+  return m;
+}
+
+}  // namespace
+
+SweepConfig parse_sweep(const std::string& yaml, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    fail_at(SourceLocation{source, e.mark.line + 1, e.mark.column + 1}, "not valid YAML: " + e.msg);
+  }
+  const Reader r(source);
+  if (!root || root.IsNull()) fail(source + ": the sweep file is empty");
+  r.expect_map(root, "the sweep", {"models", "policies", "backends", "threads", "repetitions", "seed", "outputs"});
+
+  SweepConfig config;
+  config.source = source;
+  const YAML::Node models = r.required(root, "models", "the sweep");
+  if (!models.IsSequence() || models.size() == 0) r.fail_at_node(models, "models must be a non-empty list");
+  std::set<std::string> names;
+  for (const YAML::Node& entry : models) {
+    r.expect_map(entry, "a model", {"name", "mlp", "program"});
+    if (entry["mlp"].IsDefined() == entry["program"].IsDefined())
+      r.fail_at_node(entry, "a model is either 'mlp' or 'program'");
+    const std::string kind = entry["mlp"] ? "mlp" : "program";
+    const std::string name = entry["name"] ? r.text(entry["name"], "name") : kind + "_" + std::to_string(config.models.size());
+    if (!names.insert(name).second) r.fail_at_node(entry, "two models are named '" + name + "'");
+    config.models.push_back(kind == "mlp" ? read_mlp(r, entry["mlp"], name) : read_program(r, entry["program"], name));
+  }
+  config.policies = r.texts(r.required(root, "policies", "the sweep"), "policies");
+  for (const std::string& list : r.texts(r.required(root, "backends", "the sweep"), "backends"))
+    config.backends.push_back(split_commas(list));
+  if (root["threads"]) {
+    config.threads.clear();
+    for (int64_t t : r.integers(root["threads"], "threads", 1)) config.threads.push_back(static_cast<int>(t));
+  }
+  if (root["repetitions"]) config.repetitions = static_cast<int>(r.integer(root["repetitions"], "repetitions", 1));
+  if (root["seed"]) config.seed = static_cast<uint64_t>(r.integer(root["seed"], "seed", 0));
+  if (const YAML::Node outputs = root["outputs"]) {
+    r.expect_map(outputs, "outputs", {"csv", "json"});
+    if (outputs["csv"]) config.csv = r.path(outputs["csv"], "csv");
+    if (outputs["json"]) config.json = r.path(outputs["json"], "json");
+  }
+  return config;
+}
+
+SweepConfig load_sweep(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail(path + ": cannot read the sweep file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_sweep(text.str(), path);
+}
+
+}  // namespace rematkit::sweep

@@ -1,0 +1,111 @@
+#include "rematkit/sweep/sweep_output.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "rematkit/error.hpp"
+
+namespace rematkit::sweep {
+namespace {
+
+// The columns, in order: header and cell text. Table, CSV and JSON share them.
+struct Column {
+  const char* name;
+  std::string (*cell)(const SweepRow&);
+};
+
+std::string number(double v, const char* format) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+std::string bytes(int64_t v) { return std::to_string(v); }
+
+const Column kColumns[] = {
+    {"model", [](const SweepRow& r) { return r.model; }},
+    {"policy", [](const SweepRow& r) { return r.policy; }},
+    {"backend", [](const SweepRow& r) { return r.backend; }},
+    {"threads", [](const SweepRow& r) { return std::to_string(r.threads); }},
+    {"median_ms", [](const SweepRow& r) { return number(r.median_ms, "%.4f"); }},
+    {"min_ms", [](const SweepRow& r) { return number(r.min_ms, "%.4f"); }},
+    {"max_ms", [](const SweepRow& r) { return number(r.max_ms, "%.4f"); }},
+    {"predicted_peak_device", [](const SweepRow& r) { return bytes(r.predicted_peak[0]); }},
+    {"measured_peak_device", [](const SweepRow& r) { return bytes(r.measured_peak[0]); }},
+    {"predicted_peak_pinned_host", [](const SweepRow& r) { return bytes(r.predicted_peak[1]); }},
+    {"measured_peak_pinned_host", [](const SweepRow& r) { return bytes(r.measured_peak[1]); }},
+    {"residual_bytes", [](const SweepRow& r) { return bytes(r.residual_bytes); }},
+    {"forward_flops", [](const SweepRow& r) { return std::to_string(r.forward_flops); }},
+    {"recompute_flops", [](const SweepRow& r) { return std::to_string(r.recompute_flops); }},
+    {"backward_flops", [](const SweepRow& r) { return std::to_string(r.backward_flops); }},
+    {"max_grad_diff", [](const SweepRow& r) { return number(r.max_grad_diff, "%.3g"); }},
+};
+
+bool is_text(const Column& c) {
+  const std::string name = c.name;
+  return name == "model" || name == "policy" || name == "backend";
+}
+
+}  // namespace
+
+std::string format_table(const std::vector<SweepRow>& rows) {
+  std::vector<std::vector<std::string>> cells(rows.size() + 1);
+  for (const Column& c : kColumns) cells[0].push_back(c.name);
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (const Column& c : kColumns) cells[i + 1].push_back(c.cell(rows[i]));
+  std::vector<size_t> width(std::size(kColumns), 0);
+  for (const auto& line : cells)
+    for (size_t k = 0; k < line.size(); ++k) width[k] = std::max(width[k], line[k].size());
+  std::string out;
+  for (const auto& line : cells) {
+    for (size_t k = 0; k < line.size(); ++k) {
+      const std::string pad(width[k] - line[k].size(), ' ');
+      out += (k ? "  " : "") + (is_text(kColumns[k]) ? line[k] + pad : pad + line[k]);
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += "\n";
+  }
+  return out;
+}
+
+std::string format_csv(const std::vector<SweepRow>& rows) {
+  // RFC 4180: a cell with a comma or a quote (backend lists, policy calls) is quoted, quotes doubled.
+  auto quoted = [](const std::string& cell) {
+    if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
+    std::string out = "\"";
+    for (char ch : cell) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return out + "\"";
+  };
+  std::string out;
+  for (const Column& c : kColumns) out += std::string(&c == kColumns ? "" : ",") + c.name;
+  out += "\n";
+  for (const SweepRow& r : rows) {
+    for (const Column& c : kColumns) out += (&c == kColumns ? "" : ",") + quoted(c.cell(r));
+    out += "\n";
+  }
+  return out;
+}
+
+std::string format_json(const std::vector<SweepRow>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const SweepRow& r : rows) {
+    nlohmann::json row;
+    for (const Column& c : kColumns) {
+      const std::string cell = c.cell(r);
+      // A number, or null for a NaN or infinite one (JSON has neither).
+      row[c.name] = is_text(c) ? nlohmann::json(cell) : nlohmann::json::parse(cell, nullptr, false);
+      if (row[c.name].is_discarded()) row[c.name] = nullptr;
+    }
+    out.push_back(row);
+  }
+  return out.dump(2) + "\n";
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!(out << text) || !out.flush()) fail(path + ": cannot write the sweep output");
+}
+
+}  // namespace rematkit::sweep

@@ -1,0 +1,105 @@
+#include "rematkit/sweep/sweep_runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "rematkit/flops.hpp"
+#include "rematkit/gradient_plan.hpp"
+#include "rematkit/linearize.hpp"
+#include "rematkit/sweep/sweep_models.hpp"
+
+namespace rematkit::sweep {
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+struct PolicyModel {
+  ModelInstance instance;
+  Linearization lin;
+};
+
+PolicyModel linearized(const ModelSpec& model, const std::string& policy, uint64_t seed, const PluginRegistry& plugins) {
+  PolicyModel pm{instantiate(model, policy, seed), {}};
+  LinearizeOptions options;
+  options.policies = &plugins.policies();
+  if (!pm.instance.whole_program_policy.empty())
+    options.whole_program_policy = plugins.policies().parse(pm.instance.whole_program_policy, {"policies", 0, 0});
+  pm.lin = linearize(pm.instance.program, options);
+  return pm;
+}
+
+double max_abs_difference(const GradientResult& a, const GradientResult& b) {
+  double diff = 0;
+  for (size_t i = 0; i < a.gradients.size(); ++i) {
+    if (!a.gradients[i] || !b.gradients[i]) continue;
+    for (size_t k = 0; k < a.gradients[i]->data.size(); ++k)
+      diff = std::max(diff, std::fabs(a.gradients[i]->data[k] - b.gradients[i]->data[k]));
+  }
+  return diff;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+}  // namespace
+
+std::vector<SweepRow> run_sweep(const SweepConfig& config, const PluginRegistry& plugins, const SweepProgress& progress) {
+  const size_t total = config.models.size() * config.backends.size() * config.threads.size() * config.policies.size();
+  std::vector<SweepRow> rows;
+  for (const ModelSpec& model : config.models) {
+    // Every policy's model, and everything_saveable's as the baseline of the gradients.
+    const PolicyModel baseline = linearized(model, "everything_saveable", config.seed, plugins);
+    std::vector<PolicyModel> per_policy;
+    for (const std::string& policy : config.policies) per_policy.push_back(linearized(model, policy, config.seed, plugins));
+    for (const std::vector<std::string>& backend : config.backends) {
+      for (int threads : config.threads) {
+        BackendOptions options{backend, &plugins};
+        options.threads = threads;
+        const GradientResult expected =
+            GradientPlan(baseline.lin, options).run(baseline.instance.constants, baseline.instance.arguments);
+        for (size_t p = 0; p < config.policies.size(); ++p) {
+          const PolicyModel& pm = per_policy[p];
+          SweepRow row;
+          row.model = model.name;
+          row.policy = config.policies[p];
+          row.backend = joined(backend);
+          row.threads = threads;
+          if (progress) progress(rows.size(), total, row);
+
+          GradientPlan plan(pm.lin, options);
+          const GradientResult first = plan.run(pm.instance.constants, pm.instance.arguments);  // warm-up
+          std::vector<double> ms;
+          for (int r = 0; r < config.repetitions; ++r) {
+            const auto start = std::chrono::steady_clock::now();
+            plan.run(pm.instance.constants, pm.instance.arguments);
+            ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+          }
+          row.median_ms = median(ms);
+          row.min_ms = *std::min_element(ms.begin(), ms.end());
+          row.max_ms = *std::max_element(ms.begin(), ms.end());
+          for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost}) {
+            row.predicted_peak[static_cast<size_t>(space)] = plan.memory().arena(space);
+            row.measured_peak[static_cast<size_t>(space)] = plan.measured_peak(space);
+          }
+          for (const Residual& r : pm.lin.residuals) row.residual_bytes += r.type.bytes();
+          const GradientFlops flops = gradient_flops(pm.lin);
+          row.forward_flops = flops.forward;
+          row.recompute_flops = flops.recompute;
+          row.backward_flops = flops.backward;
+          row.max_grad_diff = max_abs_difference(first, expected);
+          rows.push_back(row);
+        }
+      }
+    }
+  }
+  return rows;
+}
+
+}  // namespace rematkit::sweep

@@ -1,0 +1,84 @@
+// Sweep files: what they say is what the config holds, and each mistake is one error at its place.
+#include "rematkit/sweep/sweep_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include "rematkit/error.hpp"
+
+namespace rematkit::sweep {
+namespace {
+
+std::string error_of(const std::string& yaml) {
+  try {
+    parse_sweep(yaml, "s.yaml");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+const char* kGood = R"yaml(models:
+  - name: small
+    mlp: {input: 8, widths: [16, 4], batch: 2, activation: tanh, remat: whole}
+  - mlp: {input: 3, depth: 2, width: 5}
+  - program: {file: chain.jaxpr}
+policies: [everything_saveable, "save_only_these_names('a')"]
+backends: ["highway,reference", reference]
+threads: [1, 2]
+repetitions: 3
+seed: 7
+outputs: {csv: out.csv, json: out.json}
+)yaml";
+
+TEST(SweepConfig, ReadsEveryKey) {
+  const SweepConfig c = parse_sweep(kGood, "dir/s.yaml");
+  ASSERT_EQ(c.models.size(), 3u);
+  EXPECT_EQ(c.models[0].name, "small");
+  EXPECT_EQ(c.models[0].mlp.widths, (std::vector<int64_t>{16, 4}));
+  EXPECT_EQ(c.models[0].mlp.batch, 2);
+  EXPECT_EQ(c.models[0].mlp.activation, "tanh");
+  EXPECT_EQ(c.models[0].mlp.remat, Remat::kWhole);
+  EXPECT_EQ(c.models[1].name, "mlp_1");
+  EXPECT_EQ(c.models[1].mlp.widths, (std::vector<int64_t>{5, 5}));
+  EXPECT_EQ(c.models[1].mlp.remat, Remat::kPerLayer);  // the default
+  EXPECT_EQ(c.models[2].kind, ModelSpec::Kind::kProgram);
+  EXPECT_EQ(c.models[2].program.file, "dir/chain.jaxpr");  // relative to the sweep file
+  EXPECT_EQ(c.policies, (std::vector<std::string>{"everything_saveable", "save_only_these_names('a')"}));
+  EXPECT_EQ(c.backends, (std::vector<std::vector<std::string>>{{"highway", "reference"}, {"reference"}}));
+  EXPECT_EQ(c.threads, (std::vector<int>{1, 2}));
+  EXPECT_EQ(c.repetitions, 3);
+  EXPECT_EQ(c.seed, 7u);
+  EXPECT_EQ(c.csv, "dir/out.csv");
+  EXPECT_EQ(c.json, "dir/out.json");
+}
+
+TEST(SweepConfig, MistakesAreNamedWithLineAndColumn) {
+  const std::string tail = "policies: [nothing_saveable]\nbackends: [reference]\n";
+  EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [4]}\npolices: [a]\n" + tail),
+            "s.yaml:3:1: unknown key 'polices' in the sweep (expected: backends, models, outputs, policies, "
+            "repetitions, seed, threads)");
+  EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [4], remat: sometimes}\n" + tail),
+            "s.yaml:2:41: remat must be none, whole or per_layer, not 'sometimes'");
+  EXPECT_EQ(error_of("models:\n  - mlp: {input: eight, widths: [4]}\n" + tail),
+            "s.yaml:2:18: input must be an integer, not 'eight'");
+  EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [4, 0]}\n" + tail),
+            "s.yaml:2:33: widths entries must be at least 1, not 0");
+  EXPECT_EQ(error_of("models:\n  - mlp: {widths: [4]}\n" + tail), "s.yaml:2:10: an mlp model needs 'input'");
+  EXPECT_EQ(error_of("models:\n  - {mlp: {input: 1, widths: [1]}, program: {file: a}}\n" + tail),
+            "s.yaml:2:5: a model is either 'mlp' or 'program'");
+  EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [4]}\n" + tail + "threads: [0]\n"),
+            "s.yaml:5:11: threads entries must be at least 1, not 0");
+  EXPECT_EQ(error_of("models: [\n"), "s.yaml:2:1: not valid YAML: end of sequence flow not found");
+  EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [4]}\n"), "s.yaml:1:1: the sweep needs 'policies'");
+  EXPECT_EQ(error_of(""), "s.yaml: the sweep file is empty");
+}
+
+TEST(SweepConfig, TheDefaultSweepParses) {
+  const SweepConfig c = parse_sweep(default_sweep_yaml(), "<default sweep>");
+  EXPECT_GE(c.policies.size(), 6u);
+  EXPECT_GE(c.backends.size(), 2u);
+}
+
+}  // namespace
+}  // namespace rematkit::sweep
