@@ -66,6 +66,7 @@ ModelInstance mlp_instance(const MlpModel& mlp, const std::string& policy, uint6
   instance.arguments.push_back(uniform(x_type, rng));
   for (size_t index : init.argument_params) {
     const flax::Variable& v = init.params[index];
+    instance.trained.push_back(instance.arguments.size());
     instance.arguments.push_back(Tensor{v.type, std::vector<double>(v.value.begin(), v.value.end())});
   }
   instance.program = std::move(init.apply);
@@ -81,7 +82,10 @@ ModelInstance instantiate(const ModelSpec& model, const std::string& policy, uin
   instance.whole_program_policy = policy;
   std::mt19937_64 rng(seed);
   for (int v : instance.program.constvars) instance.constants.push_back(uniform(instance.program.vars[v].type, rng));
-  for (int v : instance.program.invars) instance.arguments.push_back(uniform(instance.program.vars[v].type, rng));
+  for (int v : instance.program.invars) {
+    if (instance.program.vars[v].type.dtype == DType::kF32) instance.trained.push_back(instance.arguments.size());
+    instance.arguments.push_back(uniform(instance.program.vars[v].type, rng));
+  }
   return instance;
 }
 

@@ -4,13 +4,17 @@
 #include <chrono>
 #include <cmath>
 
+#include "rematkit/error.hpp"
 #include "rematkit/flops.hpp"
 #include "rematkit/gradient_plan.hpp"
+#include "rematkit/training_step.hpp"
 #include "rematkit/linearize.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
 
 namespace rematkit::sweep {
 namespace {
+
+constexpr double kLearningRate = 1e-3;  // SGD on the params; small enough that timing runs stay finite
 
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
@@ -48,55 +52,74 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
+// One row for one configuration: the training step planned once, warmed up, then timed.
+SweepRow measure(const PolicyModel& pm, const BackendOptions& options, int repetitions, const GradientResult& expected) {
+  SweepRow row;
+  TrainingStep step(pm.lin, options, pm.instance.trained, kLearningRate);
+  std::vector<Tensor> arguments = pm.instance.arguments;  // the steps train a copy
+  const GradientResult first = step.run(pm.instance.constants, arguments);  // warm-up
+  std::vector<double> ms;
+  for (int r = 0; r < repetitions; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    step.run(pm.instance.constants, arguments);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  row.median_ms = median(ms);
+  row.min_ms = *std::min_element(ms.begin(), ms.end());
+  row.max_ms = *std::max_element(ms.begin(), ms.end());
+  for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost}) {
+    row.predicted_peak[static_cast<size_t>(space)] = step.plan().memory().arena(space);
+    row.measured_peak[static_cast<size_t>(space)] = step.plan().measured_peak(space);
+  }
+  for (const Residual& r : pm.lin.residuals) row.residual_bytes += r.type.bytes();
+  const GradientFlops flops = gradient_flops(pm.lin);
+  row.forward_flops = flops.forward;
+  row.recompute_flops = flops.recompute;
+  row.backward_flops = flops.backward;
+  row.max_grad_diff = max_abs_difference(first, expected);
+  return row;
+}
+
+void run_model(const ModelSpec& model, const SweepConfig& config, const PluginRegistry& plugins,
+               const SweepProgress& progress, size_t total, std::vector<SweepRow>& rows) {
+  // Every policy's model, and everything_saveable's as the baseline of the gradients.
+  const PolicyModel baseline = linearized(model, "everything_saveable", config.seed, plugins);
+  std::vector<PolicyModel> per_policy;
+  for (const std::string& policy : config.policies) per_policy.push_back(linearized(model, policy, config.seed, plugins));
+  for (const std::vector<std::string>& backend : config.backends) {
+    for (int threads : config.threads) {
+      BackendOptions options{backend, &plugins};
+      options.threads = threads;
+      const GradientResult expected =
+          GradientPlan(baseline.lin, options).run(baseline.instance.constants, baseline.instance.arguments);
+      for (size_t p = 0; p < config.policies.size(); ++p) {
+        SweepRow next;
+        next.model = model.name;
+        next.policy = config.policies[p];
+        next.backend = joined(backend);
+        next.threads = threads;
+        if (progress) progress(rows.size(), total, next);
+        SweepRow row = measure(per_policy[p], options, config.repetitions, expected);
+        row.model = next.model;
+        row.policy = next.policy;
+        row.backend = next.backend;
+        row.threads = threads;
+        rows.push_back(row);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<SweepRow> run_sweep(const SweepConfig& config, const PluginRegistry& plugins, const SweepProgress& progress) {
   const size_t total = config.models.size() * config.backends.size() * config.threads.size() * config.policies.size();
   std::vector<SweepRow> rows;
   for (const ModelSpec& model : config.models) {
-    // Every policy's model, and everything_saveable's as the baseline of the gradients.
-    const PolicyModel baseline = linearized(model, "everything_saveable", config.seed, plugins);
-    std::vector<PolicyModel> per_policy;
-    for (const std::string& policy : config.policies) per_policy.push_back(linearized(model, policy, config.seed, plugins));
-    for (const std::vector<std::string>& backend : config.backends) {
-      for (int threads : config.threads) {
-        BackendOptions options{backend, &plugins};
-        options.threads = threads;
-        const GradientResult expected =
-            GradientPlan(baseline.lin, options).run(baseline.instance.constants, baseline.instance.arguments);
-        for (size_t p = 0; p < config.policies.size(); ++p) {
-          const PolicyModel& pm = per_policy[p];
-          SweepRow row;
-          row.model = model.name;
-          row.policy = config.policies[p];
-          row.backend = joined(backend);
-          row.threads = threads;
-          if (progress) progress(rows.size(), total, row);
-
-          GradientPlan plan(pm.lin, options);
-          const GradientResult first = plan.run(pm.instance.constants, pm.instance.arguments);  // warm-up
-          std::vector<double> ms;
-          for (int r = 0; r < config.repetitions; ++r) {
-            const auto start = std::chrono::steady_clock::now();
-            plan.run(pm.instance.constants, pm.instance.arguments);
-            ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-          }
-          row.median_ms = median(ms);
-          row.min_ms = *std::min_element(ms.begin(), ms.end());
-          row.max_ms = *std::max_element(ms.begin(), ms.end());
-          for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost}) {
-            row.predicted_peak[static_cast<size_t>(space)] = plan.memory().arena(space);
-            row.measured_peak[static_cast<size_t>(space)] = plan.measured_peak(space);
-          }
-          for (const Residual& r : pm.lin.residuals) row.residual_bytes += r.type.bytes();
-          const GradientFlops flops = gradient_flops(pm.lin);
-          row.forward_flops = flops.forward;
-          row.recompute_flops = flops.recompute;
-          row.backward_flops = flops.backward;
-          row.max_grad_diff = max_abs_difference(first, expected);
-          rows.push_back(row);
-        }
-      }
+    try {
+      run_model(model, config, plugins, progress, total, rows);
+    } catch (const Error& e) {
+      throw Error(e.kind(), config.source + ": model '" + model.name + "': " + e.what());
     }
   }
   return rows;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -10,6 +11,7 @@
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_output.hpp"
 #include "rematkit/sweep/sweep_runner.hpp"
+#include "support/test_support.hpp"
 
 namespace rematkit::sweep {
 namespace {
@@ -94,6 +96,30 @@ TEST(SweepOutput, TableCsvAndJsonHoldTheSameRows) {
     }
   }
   EXPECT_EQ(rows[1].policy, "save_only_these_names(\"x\")");
+}
+
+TEST(SweepRun, ProgramModelsNeedAScalarLoss) {
+  const std::string dir = rematkit::testing::temp_dir();
+  std::ofstream(dir + "/loss.jaxpr") << "{ lambda ; w:f32[8]. let a:f32[8] = sin w\n b:f32[8] = sin a\n"
+                                        "  l:f32[] = reduce_sum[axes=(0,)] b in (l,) }";
+  std::ofstream(dir + "/vector.jaxpr") << "{ lambda ; w:f32[8]. let a:f32[8] = sin w in (a,) }";
+  const std::string yaml = "models:\n  - program: {file: loss.jaxpr}\npolicies: [everything_saveable, nothing_saveable]\n"
+                           "backends: [reference]\nrepetitions: 1\n";
+  const std::vector<SweepRow> rows = run_sweep(parse_sweep(yaml, dir + "/s.yaml"), default_plugins());
+  ASSERT_EQ(rows.size(), 2u);
+  // sin, cos, sin, cos forward when saving (8 each) and the sum (8); nothing_saveable recomputes the
+  // sines and cosines the backward pass needs.
+  EXPECT_EQ(rows[0].forward_flops, 5 * 8);
+  EXPECT_EQ(rows[1].max_grad_diff, 0.0);
+  EXPECT_GT(rows[1].recompute_flops, 0);
+  try {
+    run_sweep(parse_sweep(yaml.substr(0, yaml.find("loss.jaxpr")) + "vector.jaxpr}\npolicies: [nothing_saveable]\n"
+                          "backends: [reference]\n", dir + "/s.yaml"), default_plugins());
+    ADD_FAILURE() << "a vector output was accepted as a loss";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir + "/s.yaml: model 'program_0': a training step needs a program whose one "
+                                           "output is an f32[] loss, not (f32[8])");
+  }
 }
 
 TEST(SweepRun, UnknownPoliciesAndBackendsAreBadInput) {

@@ -12,6 +12,7 @@ namespace rematkit::sweep {
 struct ModelInstance {
   Program program;  // returns a scalar loss
   std::vector<Tensor> constants, arguments;
+  std::vector<size_t> trained;  // the arguments a training step updates: an MLP's params, a program's floating arguments
   // For program models, the policy checkpoints the whole program; MLPs place it in their checkpoints.
   std::string whole_program_policy;
 };
