@@ -164,9 +164,10 @@ SweepConfig parse_sweep(const std::string& yaml, const std::string& source) {
   if (root["repetitions"]) config.repetitions = static_cast<int>(r.integer(root["repetitions"], "repetitions", 1));
   if (root["seed"]) config.seed = static_cast<uint64_t>(r.integer(root["seed"], "seed", 0));
   if (const YAML::Node outputs = root["outputs"]) {
-    r.expect_map(outputs, "outputs", {"csv", "json"});
+    r.expect_map(outputs, "outputs", {"csv", "json", "charts"});
     if (outputs["csv"]) config.csv = r.path(outputs["csv"], "csv");
     if (outputs["json"]) config.json = r.path(outputs["json"], "json");
+    if (outputs["charts"]) config.charts = r.path(outputs["charts"], "charts");
   }
   return config;
 }

@@ -136,7 +136,7 @@ TEST_F(CliTest, SweepWritesItsTableAndOnlyTheOutputsItNames) {
 policies: [nothing_saveable, dots_saveable]
 backends: [reference]
 repetitions: 1
-outputs: {csv: out/r.csv, json: r.json}
+outputs: {csv: out/r.csv, json: r.json, charts: figs}
 )yaml");
   fs::create_directory(dir_ / "out");
   const CliRun r = run("sweep " + sweep);
@@ -147,7 +147,7 @@ outputs: {csv: out/r.csv, json: r.json}
   std::vector<std::string> files;
   for (const auto& entry : fs::recursive_directory_iterator(dir_)) files.push_back(fs::relative(entry.path(), dir_).string());
   std::sort(files.begin(), files.end());
-  EXPECT_EQ(files, (std::vector<std::string>{"out", "out/r.csv", "r.json", "s.yaml", "stderr", "stdout"}));
+  EXPECT_EQ(files, (std::vector<std::string>{"figs", "figs/tiny.svg", "out", "out/r.csv", "r.json", "s.yaml", "stderr", "stdout"}));
 
   expect_bad_input("sweep " + write("bad.yaml", "models:\n  - mlp: {input: 3, widths: [2], depht: 2}\n"),
                    "bad.yaml:2:34: unknown key 'depht' in an mlp model");

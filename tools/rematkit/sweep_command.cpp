@@ -1,9 +1,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "commands.hpp"
+#include "rematkit/sweep/sweep_chart.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_output.hpp"
 #include "rematkit/sweep/sweep_runner.hpp"
@@ -37,6 +39,13 @@ void run_sweep_command(const SweepOptions& o) {
   std::cout << sweep::format_table(rows) << std::flush;
   if (!config.csv.empty()) sweep::write_file(config.csv, sweep::format_csv(rows));
   if (!config.json.empty()) sweep::write_file(config.json, sweep::format_json(rows));
+  if (!config.charts.empty()) {
+    std::error_code ignored;  // write_file names the folder if it still cannot be written
+    std::filesystem::create_directories(config.charts, ignored);
+    for (const sweep::ModelSpec& model : config.models)
+      sweep::write_file((std::filesystem::path(config.charts) / sweep::chart_file_name(model.name)).string(),
+                        sweep::format_svg(rows, model.name));
+  }
 }
 
 }  // namespace
@@ -50,7 +59,8 @@ void add_sweep_command(CLI::App& app) {
       "time. Prints a table: median/min/max step time, predicted and measured peak bytes per memory space,\n"
       "residual bytes, FLOPs of the forward, the recomputation and the backward, and the largest gradient\n"
       "difference from everything_saveable on the same backend (0 when remat is right). `outputs: {csv: PATH,\n"
-      "json: PATH}` in the file writes the same rows there; nothing else is written.");
+      "json: PATH, charts: DIR}` in the file writes the same rows there, and DIR/MODEL.svg per model (step time\n"
+      "against peak memory, Pareto front marked); nothing else is written.");
   cmd->add_option("FILE", options->file, "a sweep file (README.md, 'Sweeps')");
   add_plugin_option(cmd, options->plugins);
   cmd->callback([options]() { run_sweep_command(*options); });

@@ -37,6 +37,7 @@ struct SweepConfig {
   int repetitions = 5;
   uint64_t seed = 0;
   std::string csv, json;  // output files (relative ones resolved against the sweep file); empty: none
+  std::string charts;     // a folder for one SVG chart per model; empty: none
 };
 
 // Reads a sweep from YAML text; `source` names it in errors. Unknown keys, missing keys and bad
