@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <limits>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +27,7 @@ std::string number(double v, const char* format) {
 std::string bytes(int64_t v) { return std::to_string(v); }
 
 const Column kColumns[] = {
+    {"config", [](const SweepRow& r) { return std::to_string(r.config); }},
     {"model", [](const SweepRow& r) { return r.model; }},
     {"policy", [](const SweepRow& r) { return r.policy; }},
     {"backend", [](const SweepRow& r) { return r.backend; }},
@@ -101,6 +104,69 @@ std::string format_json(const std::vector<SweepRow>& rows) {
     out.push_back(row);
   }
   return out.dump(2) + "\n";
+}
+
+std::vector<SweepRow> parse_json_rows(const std::string& text, const std::string& source) {
+  const nlohmann::json rows = nlohmann::json::parse(text, nullptr, false);
+  if (rows.is_discarded() || !rows.is_array()) fail(source + ": not a sweep's JSON output (a list of rows)");
+  std::vector<SweepRow> out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const nlohmann::json& j = rows[i];
+    auto field = [&](const char* key) -> const nlohmann::json& {
+      if (!j.is_object() || !j.contains(key) || !(j[key].is_number() || j[key].is_string() || j[key].is_null()))
+        fail(source + ": row " + std::to_string(i) + " has no '" + key + "'");
+      return j[key];
+    };
+    auto number = [&](const char* key) {
+      const nlohmann::json& v = field(key);
+      if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
+      if (!v.is_number()) fail(source + ": row " + std::to_string(i) + ": '" + key + "' is not a number");
+      return v.get<double>();
+    };
+    auto text_of = [&](const char* key) {
+      const nlohmann::json& v = field(key);
+      if (!v.is_string()) fail(source + ": row " + std::to_string(i) + ": '" + key + "' is not a string");
+      return v.get<std::string>();
+    };
+    SweepRow r;
+    r.config = static_cast<size_t>(number("config"));
+    r.model = text_of("model");
+    r.policy = text_of("policy");
+    r.backend = text_of("backend");
+    r.threads = static_cast<int>(number("threads"));
+    r.median_ms = number("median_ms");
+    r.min_ms = number("min_ms");
+    r.max_ms = number("max_ms");
+    r.predicted_peak = {static_cast<int64_t>(number("predicted_peak_device")),
+                        static_cast<int64_t>(number("predicted_peak_pinned_host"))};
+    r.measured_peak = {static_cast<int64_t>(number("measured_peak_device")),
+                       static_cast<int64_t>(number("measured_peak_pinned_host"))};
+    r.residual_bytes = static_cast<int64_t>(number("residual_bytes"));
+    r.forward_flops = static_cast<int64_t>(number("forward_flops"));
+    r.recompute_flops = static_cast<int64_t>(number("recompute_flops"));
+    r.backward_flops = static_cast<int64_t>(number("backward_flops"));
+    r.max_grad_diff = number("max_grad_diff");
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<SweepRow> merge_shards(const std::vector<std::pair<std::string, std::vector<SweepRow>>>& shards) {
+  std::map<size_t, std::pair<SweepRow, std::string>> by_config;
+  for (const auto& [source, rows] : shards)
+    for (const SweepRow& row : rows) {
+      const auto [it, inserted] = by_config.emplace(row.config, std::make_pair(row, source));
+      if (!inserted)
+        fail("configuration " + std::to_string(row.config) + " is in both " + it->second.second + " and " + source);
+    }
+  std::vector<SweepRow> merged;
+  for (const auto& [config, entry] : by_config) {
+    if (config != merged.size())
+      fail("configurations " + std::to_string(merged.size()) + " to " + std::to_string(config - 1) +
+           " are missing: was a shard left out?");
+    merged.push_back(entry.first);
+  }
+  return merged;
 }
 
 void write_file(const std::string& path, const std::string& text) {

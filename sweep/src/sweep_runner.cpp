@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <stdexcept>
 
 #include "rematkit/error.hpp"
 #include "rematkit/flops.hpp"
@@ -80,8 +81,16 @@ SweepRow measure(const PolicyModel& pm, const BackendOptions& options, int repet
   return row;
 }
 
+// Runs the configurations of `model` in `shard`; `position` counts the grid's configurations.
 void run_model(const ModelSpec& model, const SweepConfig& config, const PluginRegistry& plugins,
-               const SweepProgress& progress, size_t total, std::vector<SweepRow>& rows) {
+               const SweepProgress& progress, Shard shard, size_t total, size_t& position, std::vector<SweepRow>& rows) {
+  const size_t per_model = config.backends.size() * config.threads.size() * config.policies.size();
+  bool any = false;
+  for (size_t p = position; p < position + per_model; ++p) any = any || p % shard.count == shard.index - 1;
+  if (!any) {
+    position += per_model;
+    return;
+  }
   // Every policy's model, and everything_saveable's as the baseline of the gradients.
   const PolicyModel baseline = linearized(model, "everything_saveable", config.seed, plugins);
   std::vector<PolicyModel> per_policy;
@@ -93,13 +102,17 @@ void run_model(const ModelSpec& model, const SweepConfig& config, const PluginRe
       const GradientResult expected =
           GradientPlan(baseline.lin, options).run(baseline.instance.constants, baseline.instance.arguments);
       for (size_t p = 0; p < config.policies.size(); ++p) {
+        const size_t config_index = position++;
+        if (config_index % shard.count != shard.index - 1) continue;
         SweepRow next;
+        next.config = config_index;
         next.model = model.name;
         next.policy = config.policies[p];
         next.backend = joined(backend);
         next.threads = threads;
         if (progress) progress(rows.size(), total, next);
         SweepRow row = measure(per_policy[p], options, config.repetitions, expected);
+        row.config = config_index;
         row.model = next.model;
         row.policy = next.policy;
         row.backend = next.backend;
@@ -112,12 +125,33 @@ void run_model(const ModelSpec& model, const SweepConfig& config, const PluginRe
 
 }  // namespace
 
-std::vector<SweepRow> run_sweep(const SweepConfig& config, const PluginRegistry& plugins, const SweepProgress& progress) {
-  const size_t total = config.models.size() * config.backends.size() * config.threads.size() * config.policies.size();
+Shard parse_shard(const std::string& text) {
+  Shard shard;
+  size_t used = 0;
+  const size_t slash = text.find('/');
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    shard.index = std::stoul(text.substr(0, slash), &used);
+    if (used != slash) throw std::invalid_argument("index");
+    shard.count = std::stoul(text.substr(slash + 1), &used);
+    if (used != text.size() - slash - 1) throw std::invalid_argument("count");
+  } catch (const std::logic_error&) {
+    fail("--shard: '" + text + "' is not I/N (for example 2/8)");
+  }
+  if (shard.count < 1 || shard.index < 1 || shard.index > shard.count)
+    fail("--shard: '" + text + "' needs 1 <= I <= N");
+  return shard;
+}
+
+std::vector<SweepRow> run_sweep(const SweepConfig& config, const PluginRegistry& plugins, const SweepProgress& progress,
+                                Shard shard) {
+  const size_t grid = config.models.size() * config.backends.size() * config.threads.size() * config.policies.size();
+  const size_t total = grid / shard.count + (shard.index - 1 < grid % shard.count ? 1 : 0);
   std::vector<SweepRow> rows;
+  size_t position = 0;
   for (const ModelSpec& model : config.models) {
     try {
-      run_model(model, config, plugins, progress, total, rows);
+      run_model(model, config, plugins, progress, shard, total, position, rows);
     } catch (const Error& e) {
       throw Error(e.kind(), config.source + ": model '" + model.name + "': " + e.what());
     }

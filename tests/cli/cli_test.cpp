@@ -141,7 +141,7 @@ outputs: {csv: out/r.csv, json: r.json, charts: figs}
   fs::create_directory(dir_ / "out");
   const CliRun r = run("sweep " + sweep);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out.rfind("model  ", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.rfind("config  model  ", 0), 0u) << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;  // header and two rows
   EXPECT_NE(r.err.find("rematkit sweep: 2/2 tiny dots_saveable on reference, 1 thread(s)"), std::string::npos) << r.err;
   std::vector<std::string> files;
@@ -152,6 +152,45 @@ outputs: {csv: out/r.csv, json: r.json, charts: figs}
   expect_bad_input("sweep " + write("bad.yaml", "models:\n  - mlp: {input: 3, widths: [2], depht: 2}\n"),
                    "bad.yaml:2:34: unknown key 'depht' in an mlp model");
   expect_bad_input("sweep " + (dir_ / "missing.yaml").string(), "missing.yaml: cannot read the sweep file");
+}
+
+TEST_F(CliTest, ShardsOfASweepMergeIntoTheWholeSweep) {
+  const std::string sweep = write("s.yaml", R"yaml(models:
+  - name: a
+    mlp: {input: 3, widths: [4, 2], batch: 2}
+  - name: b
+    mlp: {input: 2, widths: [3], batch: 1, remat: whole}
+policies: [nothing_saveable, dots_saveable, everything_saveable]
+backends: [reference]
+repetitions: 1
+)yaml");
+  const std::string whole = (dir_ / "whole.json").string();
+  ASSERT_EQ(run("sweep " + sweep + " --json " + whole).exit_code, 0);
+  std::vector<std::string> parts;
+  for (int i = 1; i <= 4; ++i) {
+    parts.push_back((dir_ / ("part" + std::to_string(i) + ".json")).string());
+    const CliRun r = run("sweep " + sweep + " --shard " + std::to_string(i) + "/4 --json " + parts.back());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  // 6 configurations over 4 shards: 2, 2, 1, 1.
+  EXPECT_EQ(nlohmann::json::parse(read_text(parts[0])).size(), 2u);
+  EXPECT_EQ(nlohmann::json::parse(read_text(parts[3])).size(), 1u);
+  const std::string merged = (dir_ / "merged.json").string();
+  const CliRun m = run("sweep-merge " + parts[2] + " " + parts[0] + " " + parts[3] + " " + parts[1] + " --json " + merged);
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(std::count(m.out.begin(), m.out.end(), '\n'), 7);
+  // Everything but the timings matches the unsharded sweep, row for row.
+  nlohmann::json a = nlohmann::json::parse(read_text(whole)), b = nlohmann::json::parse(read_text(merged));
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    for (const char* timing : {"median_ms", "min_ms", "max_ms"}) a[i].erase(timing), b[i].erase(timing);
+  EXPECT_EQ(a, b);
+
+  expect_bad_input("sweep-merge " + parts[0] + " " + parts[1] + " " + parts[3], "configurations 2 to 2 are missing");
+  expect_bad_input("sweep-merge " + parts[0] + " " + parts[0], "configuration 0 is in both");
+  expect_bad_input("sweep " + sweep + " --shard 5/4", "--shard: '5/4' needs 1 <= I <= N");
+  expect_bad_input("sweep " + sweep + " --shard two", "--shard: 'two' is not I/N");
+  expect_bad_input("sweep-merge " + sweep, "s.yaml: not a sweep's JSON output");
 }
 
 TEST_F(CliTest, HelpDocumentsTheCommands) {

@@ -25,11 +25,13 @@ int main(int argc, char** argv) {
   rematkit::cli::add_mlp_command(app);
   rematkit::cli::add_plugins_command(app);
   rematkit::cli::add_sweep_command(app);
+  rematkit::cli::add_sweep_merge_command(app);
   // CLI11 would only say a subcommand is required; name the word it did not know.
   const std::string first = argc > 1 ? argv[1] : "";
   if (!first.empty() && first[0] != '-' && first != "residuals" && first != "grad" && first != "mlp" &&
-      first != "plugins" && first != "sweep") {
-    std::cerr << "rematkit: unknown command '" << argv[1] << "' (commands: residuals, grad, mlp, plugins, sweep; see rematkit --help)\n";
+      first != "plugins" && first != "sweep" &&
+      first != "sweep-merge") {
+    std::cerr << "rematkit: unknown command '" << argv[1] << "' (commands: residuals, grad, mlp, plugins, sweep, sweep-merge; see rematkit --help)\n";
     return 2;
   }
   try {

@@ -1,10 +1,14 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 
 #include "commands.hpp"
+#include "rematkit/error.hpp"
 #include "rematkit/sweep/sweep_chart.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_output.hpp"
@@ -16,6 +20,13 @@ namespace {
 struct SweepOptions {
   PluginOptions plugins;
   std::string file;
+  std::string shard = "1/1";
+  std::string csv, json, charts;  // override the file's outputs
+};
+
+struct MergeOptions {
+  std::vector<std::string> shards;
+  std::string csv, json, charts;
 };
 
 // A bar redrawn in place on a terminal; one line per configuration otherwise (logs, CI).
@@ -31,21 +42,42 @@ void report_progress(size_t done, size_t total, const sweep::SweepRow& next) {
   }
 }
 
+// The table on stdout; CSV, JSON and a chart per model where asked for, and nowhere else.
+void write_outputs(const std::vector<sweep::SweepRow>& rows, const std::string& csv, const std::string& json,
+                   const std::string& charts) {
+  std::cout << sweep::format_table(rows) << std::flush;
+  if (!csv.empty()) sweep::write_file(csv, sweep::format_csv(rows));
+  if (!json.empty()) sweep::write_file(json, sweep::format_json(rows));
+  if (charts.empty()) return;
+  std::error_code ignored;  // write_file names the folder if it still cannot be written
+  std::filesystem::create_directories(charts, ignored);
+  std::vector<std::string> models;
+  for (const sweep::SweepRow& row : rows)
+    if (std::find(models.begin(), models.end(), row.model) == models.end()) models.push_back(row.model);
+  for (const std::string& model : models)
+    sweep::write_file((std::filesystem::path(charts) / sweep::chart_file_name(model)).string(), sweep::format_svg(rows, model));
+}
+
 void run_sweep_command(const SweepOptions& o) {
+  const sweep::Shard shard = sweep::parse_shard(o.shard);
   const sweep::SweepConfig config =
       o.file.empty() ? sweep::parse_sweep(sweep::default_sweep_yaml(), "<default sweep>") : sweep::load_sweep(o.file);
-  const std::vector<sweep::SweepRow> rows = sweep::run_sweep(config, command_plugins(o.plugins), report_progress);
+  const std::vector<sweep::SweepRow> rows = sweep::run_sweep(config, command_plugins(o.plugins), report_progress, shard);
   if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\r\033[K");
-  std::cout << sweep::format_table(rows) << std::flush;
-  if (!config.csv.empty()) sweep::write_file(config.csv, sweep::format_csv(rows));
-  if (!config.json.empty()) sweep::write_file(config.json, sweep::format_json(rows));
-  if (!config.charts.empty()) {
-    std::error_code ignored;  // write_file names the folder if it still cannot be written
-    std::filesystem::create_directories(config.charts, ignored);
-    for (const sweep::ModelSpec& model : config.models)
-      sweep::write_file((std::filesystem::path(config.charts) / sweep::chart_file_name(model.name)).string(),
-                        sweep::format_svg(rows, model.name));
+  write_outputs(rows, o.csv.empty() ? config.csv : o.csv, o.json.empty() ? config.json : o.json,
+                o.charts.empty() ? config.charts : o.charts);
+}
+
+void run_merge_command(const MergeOptions& o) {
+  std::vector<std::pair<std::string, std::vector<sweep::SweepRow>>> shards;
+  for (const std::string& path : o.shards) {
+    std::ifstream in(path);
+    if (!in) fail(path + ": cannot read the shard");
+    std::stringstream text;
+    text << in.rdbuf();
+    shards.emplace_back(path, sweep::parse_json_rows(text.str(), path));
   }
+  write_outputs(sweep::merge_shards(shards), o.csv, o.json, o.charts);
 }
 
 }  // namespace
@@ -62,8 +94,27 @@ void add_sweep_command(CLI::App& app) {
       "json: PATH, charts: DIR}` in the file writes the same rows there, and DIR/MODEL.svg per model (step time\n"
       "against peak memory, Pareto front marked); nothing else is written.");
   cmd->add_option("FILE", options->file, "a sweep file (README.md, 'Sweeps')");
+  cmd->add_option("--shard", options->shard,
+                  "I/N: run only configurations I, I+N, I+2N, ... of the grid (1-based; join with sweep-merge)");
+  cmd->add_option("--csv", options->csv, "write the rows as CSV here (instead of the file's outputs.csv)");
+  cmd->add_option("--json", options->json, "write the rows as JSON here (instead of the file's outputs.json)");
+  cmd->add_option("--charts", options->charts, "write DIR/MODEL.svg per model (instead of the file's outputs.charts)");
   add_plugin_option(cmd, options->plugins);
   cmd->callback([options]() { run_sweep_command(*options); });
+}
+
+void add_sweep_merge_command(CLI::App& app) {
+  auto options = std::make_shared<MergeOptions>();
+  CLI::App* cmd = app.add_subcommand("sweep-merge", "join the JSON outputs of a sweep's shards");
+  cmd->footer(
+      "Reads the JSON files that `rematkit sweep FILE --shard I/N` wrote (outputs: {json: ...}) for every I, and\n"
+      "prints the whole sweep's table in grid order. A configuration in two files, or one no file has, is an\n"
+      "error. --csv, --json and --charts write the joined rows as a sweep's outputs would.");
+  cmd->add_option("SHARDS", options->shards, "the shards' JSON files")->required();
+  cmd->add_option("--csv", options->csv, "write the joined rows as CSV");
+  cmd->add_option("--json", options->json, "write the joined rows as JSON");
+  cmd->add_option("--charts", options->charts, "write DIR/MODEL.svg per model");
+  cmd->callback([options]() { run_merge_command(*options); });
 }
 
 }  // namespace rematkit::cli

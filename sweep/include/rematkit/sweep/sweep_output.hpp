@@ -1,6 +1,7 @@
 // A sweep's results: an aligned table for the terminal, and CSV and JSON files with the same rows.
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rematkit/sweep/sweep_runner.hpp"
@@ -10,6 +11,13 @@ namespace rematkit::sweep {
 std::string format_table(const std::vector<SweepRow>& rows);
 std::string format_csv(const std::vector<SweepRow>& rows);
 std::string format_json(const std::vector<SweepRow>& rows);
+
+// The rows of a JSON file format_json wrote (a bad-input error at `source` if it is not one).
+std::vector<SweepRow> parse_json_rows(const std::string& text, const std::string& source);
+
+// The rows of shards of one sweep, in grid order. A bad-input error names a configuration two
+// shards both ran, or a gap (a shard left out).
+std::vector<SweepRow> merge_shards(const std::vector<std::pair<std::string, std::vector<SweepRow>>>& shards);
 
 // Writes `text` to `path` (a bad-input error naming the path if it cannot).
 void write_file(const std::string& path, const std::string& text);

@@ -14,6 +14,7 @@
 namespace rematkit::sweep {
 
 struct SweepRow {
+  size_t config = 0;                    // the configuration's position in the sweep's grid
   std::string model, policy, backend;  // backend: the preference list, "highway,reference"
   int threads = 1;
   double median_ms = 0, min_ms = 0, max_ms = 0;  // one gradient step: forward and backward
@@ -28,7 +29,16 @@ struct SweepRow {
 // Called before each configuration runs: how many ran, of how many, and which is next.
 using SweepProgress = std::function<void(size_t done, size_t total, const SweepRow& next)>;
 
+// A deterministic part of the grid for a cluster's job array: shard `index` of `count` (1-based)
+// runs the configurations whose position p has p % count == index - 1.
+struct Shard {
+  size_t index = 1, count = 1;
+};
+// A bad-input Error for "I/N" text that is not a shard (1 <= I <= N).
+Shard parse_shard(const std::string& text);
+
+// The grid order: models, then backend lists, then thread counts, then policies.
 std::vector<SweepRow> run_sweep(const SweepConfig& config, const PluginRegistry& plugins,
-                                const SweepProgress& progress = nullptr);
+                                const SweepProgress& progress = nullptr, Shard shard = {});
 
 }  // namespace rematkit::sweep
