@@ -88,6 +88,14 @@ std::vector<std::string> split_commas(const std::string& text) {
   return parts;
 }
 
+Remat read_remat(const Reader& r, const YAML::Node& node) {
+  const std::string remat = r.text(node, "remat");
+  if (remat == "none") return Remat::kNone;
+  if (remat == "whole") return Remat::kWhole;
+  if (remat == "per_layer") return Remat::kPerLayer;
+  r.fail_at_node(node, "remat must be none, whole or per_layer, not '" + remat + "'");
+}
+
 ModelSpec read_mlp(const Reader& r, const YAML::Node& node, const std::string& name) {
   r.expect_map(node, "an mlp model", {"input", "widths", "depth", "width", "batch", "activation", "remat"});
   ModelSpec m;
@@ -108,13 +116,26 @@ ModelSpec read_mlp(const Reader& r, const YAML::Node& node, const std::string& n
     if (m.mlp.activation != "relu" && m.mlp.activation != "tanh")
       r.fail_at_node(node["activation"], "activation must be relu or tanh, not '" + m.mlp.activation + "'");
   }
-  if (node["remat"]) {
-    const std::string remat = r.text(node["remat"], "remat");
-    if (remat == "none") m.mlp.remat = Remat::kNone;
-    else if (remat == "whole") m.mlp.remat = Remat::kWhole;
-    else if (remat == "per_layer") m.mlp.remat = Remat::kPerLayer;
-    else r.fail_at_node(node["remat"], "remat must be none, whole or per_layer, not '" + remat + "'");
-  }
+  if (node["remat"]) m.mlp.remat = read_remat(r, node["remat"]);
+  return m;
+}
+
+ModelSpec read_transformer(const Reader& r, const YAML::Node& node, const std::string& name) {
+  const std::string what = "a transformer model";
+  r.expect_map(node, what, {"layers", "batch", "sequence", "model", "heads", "mlp", "remat"});
+  ModelSpec m;
+  m.name = name;
+  m.kind = ModelSpec::Kind::kTransformer;
+  TransformerModel& t = m.transformer;
+  t.layers = r.integer(r.required(node, "layers", what), "layers", 1);
+  t.batch = r.integer(r.required(node, "batch", what), "batch", 1);
+  t.sequence = r.integer(r.required(node, "sequence", what), "sequence", 1);
+  t.model = r.integer(r.required(node, "model", what), "model", 1);
+  t.heads = r.integer(r.required(node, "heads", what), "heads", 1);
+  t.mlp = r.integer(r.required(node, "mlp", what), "mlp", 1);
+  if (t.model % t.heads != 0)
+    r.fail_at_node(node["heads"], "heads (" + std::to_string(t.heads) + ") must divide model (" + std::to_string(t.model) + ")");
+  if (node["remat"]) t.remat = read_remat(r, node["remat"]);
   return m;
 }
 
@@ -146,13 +167,15 @@ SweepConfig parse_sweep(const std::string& yaml, const std::string& source) {
   if (!models.IsSequence() || models.size() == 0) r.fail_at_node(models, "models must be a non-empty list");
   std::set<std::string> names;
   for (const YAML::Node& entry : models) {
-    r.expect_map(entry, "a model", {"name", "mlp", "program"});
-    if (entry["mlp"].IsDefined() == entry["program"].IsDefined())
-      r.fail_at_node(entry, "a model is either 'mlp' or 'program'");
-    const std::string kind = entry["mlp"] ? "mlp" : "program";
+    r.expect_map(entry, "a model", {"name", "mlp", "transformer", "program"});
+    const int kinds = entry["mlp"].IsDefined() + entry["transformer"].IsDefined() + entry["program"].IsDefined();
+    if (kinds != 1) r.fail_at_node(entry, "a model is one of 'mlp', 'transformer' or 'program'");
+    const std::string kind = entry["mlp"] ? "mlp" : entry["transformer"] ? "transformer" : "program";
     const std::string name = entry["name"] ? r.text(entry["name"], "name") : kind + "_" + std::to_string(config.models.size());
     if (!names.insert(name).second) r.fail_at_node(entry, "two models are named '" + name + "'");
-    config.models.push_back(kind == "mlp" ? read_mlp(r, entry["mlp"], name) : read_program(r, entry["program"], name));
+    if (kind == "mlp") config.models.push_back(read_mlp(r, entry["mlp"], name));
+    else if (kind == "transformer") config.models.push_back(read_transformer(r, entry["transformer"], name));
+    else config.models.push_back(read_program(r, entry["program"], name));
   }
   config.policies = r.texts(r.required(root, "policies", "the sweep"), "policies");
   for (const std::string& list : r.texts(r.required(root, "backends", "the sweep"), "backends"))

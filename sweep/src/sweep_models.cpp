@@ -1,5 +1,6 @@
 #include "rematkit/sweep/sweep_models.hpp"
 
+#include <cmath>
 #include <memory>
 #include <random>
 
@@ -73,10 +74,112 @@ ModelInstance mlp_instance(const MlpModel& mlp, const std::string& policy, uint6
   return instance;
 }
 
+Params dot(std::vector<int64_t> lhs_contract, std::vector<int64_t> rhs_contract, std::vector<int64_t> lhs_batch = {},
+           std::vector<int64_t> rhs_batch = {}) {
+  DotDims dims{std::move(lhs_contract), std::move(rhs_contract), std::move(lhs_batch), std::move(rhs_batch)};
+  Params p;
+  p.set("dimension_numbers", dot_dims_value(dims));
+  return p;
+}
+
+Params one(const char* key, ParamValue value) {
+  Params p;
+  p.set(key, std::move(value));
+  return p;
+}
+
+// One block's params in the order they are arguments: Wq, Wk, Wv, Wo (D x D), W1 (D x F), W2 (F x D).
+constexpr size_t kParamsPerBlock = 6;
+
+// x + attention(x), then x + W2 relu(W1 x), on x:f32[B,S,D] with `w` the block's params.
+Atom transformer_block(ProgramBuilder& b, const TransformerModel& t, Atom x, const std::vector<Atom>& w) {
+  const int64_t head_dim = t.model / t.heads;
+  auto heads = [&](Atom projected) {  // [B,S,D] -> [B,H,S,Dh]
+    Params reshape;
+    reshape.set("new_sizes", ParamValue::of_ints({t.batch, t.sequence, t.heads, head_dim}));
+    reshape.set("dimensions", ParamValue::none());
+    return b.emit1(Prim::kTranspose, {b.emit1(Prim::kReshape, {projected}, reshape)},
+                   one("permutation", ParamValue::of_ints({0, 2, 1, 3})));
+  };
+  const Atom q = heads(b.emit1(Prim::kDotGeneral, {x, w[0]}, dot({2}, {0})));
+  const Atom k = heads(b.emit1(Prim::kDotGeneral, {x, w[1]}, dot({2}, {0})));
+  const Atom v = heads(b.emit1(Prim::kDotGeneral, {x, w[2]}, dot({2}, {0})));
+  const Atom scores = b.emit1(Prim::kMul, {b.emit1(Prim::kDotGeneral, {q, k}, dot({3}, {3}, {0, 1}, {0, 1})),
+                                           ProgramBuilder::literal(1.0 / std::sqrt(static_cast<double>(head_dim)))});
+  const Atom probs = b.emit1(Prim::kSoftmax, {scores}, one("axis", ParamValue::of_int(3)));
+  const Atom context = b.emit1(Prim::kDotGeneral, {probs, v}, dot({3}, {2}, {0, 1}, {0, 1}));  // [B,H,S,Dh]
+  Params merge;
+  merge.set("new_sizes", ParamValue::of_ints({t.batch, t.sequence, t.model}));
+  merge.set("dimensions", ParamValue::none());
+  const Atom merged = b.emit1(
+      Prim::kReshape, {b.emit1(Prim::kTranspose, {context}, one("permutation", ParamValue::of_ints({0, 2, 1, 3})))}, merge);
+  const Atom x1 = b.emit1(Prim::kAdd, {x, b.emit1(Prim::kDotGeneral, {merged, w[3]}, dot({2}, {0}))});
+  const Atom hidden = b.emit1(Prim::kRelu, {b.emit1(Prim::kDotGeneral, {x1, w[4]}, dot({2}, {0}))});
+  return b.emit1(Prim::kAdd, {x1, b.emit1(Prim::kDotGeneral, {hidden, w[5]}, dot({2}, {0}))});
+}
+
+ModelInstance transformer_instance(const TransformerModel& t, const std::string& policy, uint64_t seed) {
+  const Type x_type{DType::kF32, {t.batch, t.sequence, t.model}, MemorySpace::kDevice};
+  auto square = [](int64_t rows, int64_t cols) { return Type{DType::kF32, {rows, cols}, MemorySpace::kDevice}; };
+  const std::vector<Type> block_types = {square(t.model, t.model), square(t.model, t.model), square(t.model, t.model),
+                                         square(t.model, t.model), square(t.model, t.mlp),   square(t.mlp, t.model)};
+  // Blocks [first, last) traced into `b` on x with the params `w` (all blocks' params, in order).
+  auto blocks = [&](ProgramBuilder& b, Atom x, const std::vector<Atom>& w, int64_t first, int64_t last) {
+    for (int64_t l = first; l < last; ++l)
+      x = transformer_block(b, t, x, std::vector<Atom>(w.begin() + (l - first) * kParamsPerBlock,
+                                                       w.begin() + (l - first + 1) * kParamsPerBlock));
+    return x;
+  };
+  // A checkpoint over blocks [first, last), as jax.checkpoint(f, policy=...) stages it.
+  auto checkpointed = [&](ProgramBuilder& outer, Atom x, const std::vector<Atom>& w, int64_t first, int64_t last) {
+    ProgramBuilder inner;
+    const Atom inner_x = inner.argument("x", x_type);
+    std::vector<Atom> inner_w;
+    for (int64_t l = first; l < last; ++l)
+      for (size_t i = 0; i < kParamsPerBlock; ++i)
+        inner_w.push_back(inner.argument("w" + std::to_string(l) + "_" + std::to_string(i), block_types[i]));
+    const Atom out = blocks(inner, inner_x, inner_w, first, last);
+    Params params;
+    params.set("policy", parse_param_value(policy, "policy"));
+    params.set("prevent_cse", ParamValue::of_bool(true));
+    std::vector<Atom> operands{x};
+    operands.insert(operands.end(), w.begin(), w.end());
+    return outer.call(Prim::kCheckpoint, inner.finish({out}), operands, params).at(0);
+  };
+
+  ProgramBuilder b;
+  ModelInstance instance;
+  std::mt19937_64 rng(seed);
+  const Atom x = b.argument("x", x_type);
+  instance.arguments.push_back(uniform(x_type, rng));
+  std::vector<Atom> w;
+  for (int64_t l = 0; l < t.layers; ++l)
+    for (size_t i = 0; i < kParamsPerBlock; ++i) {
+      w.push_back(b.argument("w" + std::to_string(l) + "_" + std::to_string(i), block_types[i]));
+      Tensor param = uniform(block_types[i], rng);  // scaled to 1/sqrt(fan_in) so activations stay O(1)
+      for (double& value : param.data) value = static_cast<float>(value / std::sqrt(static_cast<double>(block_types[i].shape[0])));
+      instance.trained.push_back(instance.arguments.size());
+      instance.arguments.push_back(std::move(param));
+    }
+  Atom y = x;
+  if (t.remat == Remat::kNone) {
+    y = blocks(b, x, w, 0, t.layers);
+  } else if (t.remat == Remat::kWhole) {
+    y = checkpointed(b, x, w, 0, t.layers);
+  } else {
+    for (int64_t l = 0; l < t.layers; ++l)
+      y = checkpointed(b, y, std::vector<Atom>(w.begin() + l * kParamsPerBlock, w.begin() + (l + 1) * kParamsPerBlock), l, l + 1);
+  }
+  const Atom loss = b.emit1(Prim::kReduceSum, {y}, one("axes", ParamValue::of_ints({0, 1, 2})));
+  instance.program = b.finish({loss});
+  return instance;
+}
+
 }  // namespace
 
 ModelInstance instantiate(const ModelSpec& model, const std::string& policy, uint64_t seed) {
   if (model.kind == ModelSpec::Kind::kMlp) return mlp_instance(model.mlp, policy, seed);
+  if (model.kind == ModelSpec::Kind::kTransformer) return transformer_instance(model.transformer, policy, seed);
   ModelInstance instance;
   instance.program = load_program(model.program.file);
   instance.whole_program_policy = policy;

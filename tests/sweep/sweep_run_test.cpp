@@ -98,6 +98,29 @@ TEST(SweepOutput, TableCsvAndJsonHoldTheSameRows) {
   EXPECT_EQ(rows[1].policy, "save_only_these_names(\"x\")");
 }
 
+TEST(SweepRun, TransformerAttentionDotsAreWhatTellTheDotPoliciesApart) {
+  const char* yaml = R"yaml(models:
+  - name: tf
+    transformer: {layers: 2, batch: 2, sequence: 16, model: 32, heads: 4, mlp: 64, remat: per_layer}
+policies: [dots_saveable, dots_with_no_batch_dims_saveable, nothing_saveable]
+backends: ["highway,reference"]
+repetitions: 1
+)yaml";
+  const std::vector<SweepRow> rows = run_sweep(parse_sweep(yaml, "tf.yaml"), default_plugins());
+  ASSERT_EQ(rows.size(), 3u);
+  // dots_saveable also keeps the two batched products of each layer's attention, the scores
+  // f32[B,H,S,S] and the context f32[B,H,S,Dh]; the other dots have no batch dimensions.
+  const int64_t batch = 2, heads = 4, sequence = 16, head_dim = 32 / 4;
+  EXPECT_EQ(rows[0].residual_bytes - rows[1].residual_bytes,
+            2 * 4 * (batch * heads * sequence * sequence + batch * heads * sequence * head_dim));
+  EXPECT_LT(rows[2].residual_bytes, rows[1].residual_bytes);
+  EXPECT_LT(rows[2].predicted_peak[0], rows[0].predicted_peak[0]);
+  for (const SweepRow& row : rows) {
+    EXPECT_EQ(row.max_grad_diff, 0.0) << row.policy;
+    EXPECT_EQ(row.measured_peak, row.predicted_peak) << row.policy;
+  }
+}
+
 TEST(SweepRun, ProgramModelsNeedAScalarLoss) {
   const std::string dir = rematkit::testing::temp_dir();
   std::ofstream(dir + "/loss.jaxpr") << "{ lambda ; w:f32[8]. let a:f32[8] = sin w\n b:f32[8] = sin a\n"

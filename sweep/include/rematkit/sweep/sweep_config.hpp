@@ -17,14 +17,23 @@ struct MlpModel {
   Remat remat = Remat::kPerLayer;
 };
 
+// A stack of transformer blocks without normalisation: x + attention(x), then x + W2 relu(W1 x).
+// Attention is written with batched dot_general over (batch, head), so dots_saveable and
+// dots_with_no_batch_dims_saveable differ; the loss is sum(output).
+struct TransformerModel {
+  int64_t layers = 1, batch = 1, sequence = 1, model = 1, heads = 1, mlp = 1;
+  Remat remat = Remat::kPerLayer;
+};
+
 struct ProgramModel {
   std::string file;  // a jaxpr file (a relative one resolved against the sweep file); the policy wraps it
 };
 
 struct ModelSpec {
   std::string name;
-  enum class Kind { kMlp, kProgram } kind = Kind::kMlp;
+  enum class Kind { kMlp, kTransformer, kProgram } kind = Kind::kMlp;
   MlpModel mlp;
+  TransformerModel transformer;
   ProgramModel program;
 };
 
