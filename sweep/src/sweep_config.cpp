@@ -3,11 +3,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "rematkit/error.hpp"
+#include "rematkit/text_file.hpp"
 
 namespace rematkit::sweep {
 namespace {
@@ -196,11 +196,7 @@ SweepConfig parse_sweep(const std::string& yaml, const std::string& source) {
 }
 
 SweepConfig load_sweep(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail(path + ": cannot read the sweep file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_sweep(text.str(), path);
+  return parse_sweep(read_text_file(path, "sweep file"), path);
 }
 
 }  // namespace rematkit::sweep

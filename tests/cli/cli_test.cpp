@@ -151,7 +151,7 @@ outputs: {csv: out/r.csv, json: r.json, charts: figs}
 
   expect_bad_input("sweep " + write("bad.yaml", "models:\n  - mlp: {input: 3, widths: [2], depht: 2}\n"),
                    "bad.yaml:2:34: unknown key 'depht' in an mlp model");
-  expect_bad_input("sweep " + (dir_ / "missing.yaml").string(), "missing.yaml: cannot read the sweep file");
+  expect_bad_input("sweep " + (dir_ / "missing.yaml").string(), "missing.yaml: cannot open the sweep file");
 }
 
 TEST_F(CliTest, ShardsOfASweepMergeIntoTheWholeSweep) {

@@ -1,9 +1,9 @@
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "commands.hpp"
+#include "rematkit/text_file.hpp"
 #include "rematkit/flax/nn_remat_policy.hpp"
 #include "rematkit/printer.hpp"
 #include "rematkit/residual_report.hpp"
@@ -46,11 +46,7 @@ std::vector<float> parse_x_list(const std::string& text) {
 }
 
 std::vector<float> read_x_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail(path + ": cannot open the x file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_json_vector(buffer.str(), path);
+  return parse_json_vector(read_text_file(path, "x file"), path);
 }
 
 void run_mlp(const MlpOptions& o) {

@@ -3,12 +3,10 @@
 #include <cstdio>
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <iostream>
 
 #include "commands.hpp"
-#include "rematkit/error.hpp"
+#include "rematkit/text_file.hpp"
 #include "rematkit/sweep/sweep_chart.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_output.hpp"
@@ -71,11 +69,7 @@ void run_sweep_command(const SweepOptions& o) {
 void run_merge_command(const MergeOptions& o) {
   std::vector<std::pair<std::string, std::vector<sweep::SweepRow>>> shards;
   for (const std::string& path : o.shards) {
-    std::ifstream in(path);
-    if (!in) fail(path + ": cannot read the shard");
-    std::stringstream text;
-    text << in.rdbuf();
-    shards.emplace_back(path, sweep::parse_json_rows(text.str(), path));
+    shards.emplace_back(path, sweep::parse_json_rows(read_text_file(path, "shard's JSON file"), path));
   }
   write_outputs(sweep::merge_shards(shards), o.csv, o.json, o.charts);
 }

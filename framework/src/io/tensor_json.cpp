@@ -1,10 +1,9 @@
 #include "rematkit/tensor_json.hpp"
+#include "rematkit/text_file.hpp"
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -100,12 +99,9 @@ ProgramInputs parse_program_inputs(const std::string& text, const std::string& s
 }
 
 ProgramInputs load_program_inputs(const std::string& path, const Program& program) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path + ": cannot open the inputs file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (buffer.str().find_first_not_of(" \t\r\n") == std::string::npos) fail(path + ": the inputs file is empty");
-  return parse_program_inputs(buffer.str(), path, program);
+  const std::string text = read_text_file(path, "inputs file");
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) fail(path + ": the inputs file is empty");
+  return parse_program_inputs(text, path, program);
 }
 
 std::vector<float> parse_json_vector(const std::string& text, const std::string& source) {

@@ -1,12 +1,11 @@
 // Recursive-descent parser for programs in jaxpr syntax. Each jaxpr has its own variable scope
 // (sub-programs are closed); equations are type-checked as soon as they are read.
 #include "rematkit/parser.hpp"
+#include "rematkit/text_file.hpp"
 
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 
 #include "lexer.hpp"
@@ -469,12 +468,7 @@ ParamValue parse_param_value(std::string_view text, const std::string& source) {
 }
 
 Program load_program(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path + ": cannot open the program file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) fail(path + ": cannot read the program file");
-  return parse_program(buffer.str(), path);
+  return parse_program(read_text_file(path, "program file"), path);
 }
 
 }  // namespace rematkit
