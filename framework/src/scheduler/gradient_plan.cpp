@@ -111,8 +111,8 @@ class GradientPlan::Builder {
       else
         internal_error(std::string("the ") + pass + " pass reads a value of type " + value.type.str() +
                        " that it neither computes nor is given");
-      load_of_.resize(buffers_.size() + 1, -1);
-      load_of_.back() = static_cast<int>(plan_.loads_.size());
+      plan_.load_of_buffer_.resize(buffers_.size() + 1, -1);
+      plan_.load_of_buffer_.back() = static_cast<int>(plan_.loads_.size());
       plan_.loads_.push_back(load);
       new_buffer(v, step);
     }
@@ -137,10 +137,6 @@ class GradientPlan::Builder {
     for (ValueId v : values) plan_.steps_.back().inputs.push_back(v == kNoValue ? -1 : read(v, step, name));
   }
 
- public:
-  std::vector<int> load_of_;  // per buffer: its index in plan_.loads_, or -1
-
- private:
   GradientPlan& plan_;
   const FlatGraph& g_;
   std::vector<int> current_;  // per value: the buffer of its definition in reach, or -1
@@ -164,8 +160,7 @@ GradientPlan::GradientPlan(const Linearization& lin, const BackendOptions& backe
   builder.build(with_backward);
   memory_ = plan_memory(builder.buffers());
   buffer_types_ = builder.buffer_types();
-  load_of_buffer_ = std::move(builder.load_of_);
-  load_of_buffer_.resize(memory_.buffers.size(), -1);
+  load_of_buffer_.resize(memory_.buffers.size(), -1);  // buffers after the last load are not loads
   for (size_t b = 0; b < memory_.buffers.size(); ++b)
     steps_[static_cast<size_t>(memory_.buffers[b].last_step)].release.push_back(static_cast<int>(b));
   arena_ = std::make_unique<Arena>(memory_);
