@@ -1,0 +1,54 @@
+// The MLP training step (forward, backward, SGD) per policy, backend list and thread count, at the
+// peers' sizes (B, D, F): Dense(D,F) -> relu -> Dense(F,F) -> relu -> Dense(F,F) with a checkpoint
+// per layer, loss sum(y) (the peers take sum(y^2); one elementwise op apart). Counters: GFLOP/s of
+// the nominal 6*B*(D*F + 2*F^2) a step does without recomputation, as the peers count it.
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "rematkit/linearize.hpp"
+#include "rematkit/plugin_registry.hpp"
+#include "rematkit/sweep/sweep_models.hpp"
+#include "rematkit/training_step.hpp"
+
+namespace {
+
+using namespace rematkit;
+
+struct Size {
+  int64_t batch, input, width;
+};
+const Size kSizes[] = {{1, 64, 64}, {32, 512, 512}, {256, 1024, 1024}, {1024, 2048, 2048}};
+const char* const kPolicies[] = {"everything_saveable", "dots_with_no_batch_dims_saveable", "nothing_saveable"};
+const std::vector<std::string> kBackends[] = {{"highway", "reference"}, {"onednn", "highway", "reference"}};
+
+// Arguments: size index, policy index, backend index, threads.
+void BM_TrainingStep(benchmark::State& state) {
+  const Size size = kSizes[state.range(0)];
+  sweep::ModelSpec model;
+  model.name = "mlp";
+  model.mlp = sweep::MlpModel{size.input, {size.width, size.width, size.width}, size.batch, "relu", sweep::Remat::kPerLayer};
+  const sweep::ModelInstance instance = sweep::instantiate(model, kPolicies[state.range(1)], 0);
+  LinearizeOptions options;
+  options.policies = &default_plugins().policies();
+  const Linearization lin = linearize(instance.program, options);
+  BackendOptions backends{kBackends[state.range(2)], &default_plugins()};
+  backends.threads = static_cast<int>(state.range(3));
+  TrainingStep step(lin, backends, instance.trained, 1e-6);
+  std::vector<Tensor> arguments = instance.arguments;
+  for (auto _ : state) benchmark::DoNotOptimize(step.run(instance.constants, arguments));
+  const double flops = 6.0 * static_cast<double>(size.batch) *
+                       static_cast<double>(size.input * size.width + 2 * size.width * size.width);
+  state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["peak_MiB"] = static_cast<double>(step.plan().measured_peak(MemorySpace::kDevice)) / 1048576.0;
+  state.SetLabel(std::string(kPolicies[state.range(1)]) + " on " + kBackends[state.range(2)][0]);
+}
+
+BENCHMARK(BM_TrainingStep)
+    ->ArgNames({"size", "policy", "backend", "threads"})
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1, 2}, {0, 1}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
