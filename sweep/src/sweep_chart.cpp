@@ -26,6 +26,11 @@ std::string escape(const std::string& text) {
   return out;
 }
 
+// The series a row belongs to: its backend list and thread count.
+std::string series_of(const SweepRow& r) {
+  return r.backend + ", " + std::to_string(r.threads) + " thread" + (r.threads == 1 ? "" : "s");
+}
+
 std::string fmt(const char* format, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
@@ -59,7 +64,7 @@ std::string format_svg(const std::vector<SweepRow>& all, const std::string& mode
   std::vector<std::string> series;
   std::vector<std::string> policies;
   for (const SweepRow& r : rows) {
-    const std::string s = r.backend + ", " + std::to_string(r.threads) + " thread" + (r.threads == 1 ? "" : "s");
+    const std::string s = series_of(r);
     if (std::find(series.begin(), series.end(), s) == series.end()) series.push_back(s);
     if (std::find(policies.begin(), policies.end(), r.policy) == policies.end()) policies.push_back(r.policy);
   }
@@ -102,7 +107,7 @@ std::string format_svg(const std::vector<SweepRow>& all, const std::string& mode
     std::vector<const SweepRow*> points;
     std::vector<std::pair<double, double>> xy;
     for (const SweepRow& r : rows)
-      if (r.backend + ", " + std::to_string(r.threads) + " thread" + (r.threads == 1 ? "" : "s") == series[s]) {
+      if (series_of(r) == series[s]) {
         points.push_back(&r);
         xy.emplace_back(r.predicted_peak[0] / 1048576.0, r.median_ms);
       }

@@ -53,9 +53,9 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-// One row for one configuration: the training step planned once, warmed up, then timed.
-SweepRow measure(const PolicyModel& pm, const BackendOptions& options, int repetitions, const GradientResult& expected) {
-  SweepRow row;
+// Fills `row`'s measurements: the training step planned once, warmed up, then timed.
+SweepRow measure(SweepRow row, const PolicyModel& pm, const BackendOptions& options, int repetitions,
+                 const GradientResult& expected) {
   TrainingStep step(pm.lin, options, pm.instance.trained, kLearningRate);
   std::vector<Tensor> arguments = pm.instance.arguments;  // the steps train a copy
   const GradientResult first = step.run(pm.instance.constants, arguments);  // warm-up
@@ -111,13 +111,7 @@ void run_model(const ModelSpec& model, const SweepConfig& config, const PluginRe
         next.backend = joined(backend);
         next.threads = threads;
         if (progress) progress(rows.size(), total, next);
-        SweepRow row = measure(per_policy[p], options, config.repetitions, expected);
-        row.config = config_index;
-        row.model = next.model;
-        row.policy = next.policy;
-        row.backend = next.backend;
-        row.threads = threads;
-        rows.push_back(row);
+        rows.push_back(measure(next, per_policy[p], options, config.repetitions, expected));
       }
     }
   }

@@ -41,10 +41,11 @@ TEST(SweepRun, NothingSaveablePerLayerKeepsEachLayersInputsAndParams) {
     EXPECT_GT(row.predicted_peak[0], 0);
     EXPECT_LE(row.min_ms, row.median_ms);
     EXPECT_LE(row.median_ms, row.max_ms);
-    // Forward and backward FLOPs do not depend on the policy; nothing_saveable recomputes the most.
-    EXPECT_EQ(row.forward_flops + row.recompute_flops >= rows[0].forward_flops, true);
+    // The transposed equations do not depend on the policy; nothing_saveable recomputes the most and,
+    // forward and recomputation together, computes the most.
     EXPECT_EQ(row.backward_flops, rows[0].backward_flops);
     EXPECT_LE(row.recompute_flops, rows[0].recompute_flops);
+    EXPECT_LE(row.forward_flops + row.recompute_flops, rows[0].forward_flops + rows[0].recompute_flops);
   }
 }
 

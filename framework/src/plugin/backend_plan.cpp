@@ -1,8 +1,5 @@
 #include "rematkit/backend_plan.hpp"
 
-#include <algorithm>
-#include <cstring>
-
 #include "equation_view.hpp"
 #include "host_api.hpp"
 #include "rematkit/plugin/rk_backend.h"
