@@ -165,5 +165,47 @@ TEST(Remat, NothingSaveableRecomputesAndSavesOnlyInputs) {
   EXPECT_EQ(remat.recomputed.size(), 3u);
 }
 
+TEST(Gradient, AWeightsGradientNeedsNoTranspose) {
+  // d(x @ W)/dW = x^T ct: contracting x's batch dim with ct's lays the result out as W already is,
+  // so the backward pass is two dot_generals and no transpose (JAX writes dot, then transpose).
+  const Program p = parse_program(
+      "{ lambda ; x:f32[2,3] w:f32[3,4]. let y:f32[2,4] = dot_general[dimension_numbers=(([1], [0]), ([], []))] x w "
+      "in (y,) }", "p");
+  const Linearization lin = linearize_with(p);
+  int dots = 0, transposes = 0;
+  for (int e : lin.backward) {
+    dots += lin.graph.eqns[e].prim == Prim::kDotGeneral;
+    transposes += lin.graph.eqns[e].prim == Prim::kTranspose;
+  }
+  EXPECT_EQ(dots, 2);
+  EXPECT_EQ(transposes, 0);
+}
+
+TEST(Gradient, DifferentiatesOnlyTheArgumentsAsked) {
+  // jax.grad(f, argnums=1) of sin(x) @ w: no cotangent for x, so neither x's dot nor cos(x) is
+  // computed or kept; w's gradient is that of the full linearization.
+  const Program p = parse_program(
+      "{ lambda ; x:f32[2,3] w:f32[3,4]. let s:f32[2,3] = sin x; "
+      "y:f32[2,4] = dot_general[dimension_numbers=(([1], [0]), ([], []))] s w in (y,) }", "p");
+  LinearizeOptions options;
+  options.policies = &test_policies();
+  options.differentiate = {1};
+  const Linearization only_w = linearize(p, options);
+  const Linearization both = linearize_with(p);
+  EXPECT_EQ(only_w.argument_tangents[0], kNoValue);
+  EXPECT_EQ(only_w.gradients[0], kNoValue);
+  EXPECT_EQ(only_w.residuals.size(), 1u);  // sin(x) alone; both keep cos(x) and w as well
+  EXPECT_EQ(both.residuals.size(), 3u);
+  const RandomInputs in = random_inputs(p, 5);
+  const GradientResult a = run_gradient(only_w, in.constants, in.arguments, Arithmetic::kFloat64);
+  const GradientResult b = run_gradient(both, in.constants, in.arguments, Arithmetic::kFloat64);
+  EXPECT_FALSE(a.gradients[0].has_value());
+  ASSERT_TRUE(a.gradients[1].has_value());
+  EXPECT_EQ(a.gradients[1]->data, b.gradients[1]->data);
+
+  options.differentiate = {2};
+  EXPECT_THROW(linearize(p, options), Error);
+}
+
 }  // namespace
 }  // namespace rematkit::testing

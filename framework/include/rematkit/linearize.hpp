@@ -24,6 +24,10 @@ struct LinearizeOptions {
   const PolicyRegistry* policies = nullptr;  // resolves checkpoint policies; required
   // When set, the whole program is checkpointed with this policy (rematkit residuals --policy).
   PolicyPtr whole_program_policy;
+  // Indices of the arguments to differentiate with respect to, as jax.grad's argnums: a training
+  // step takes the params, not the data, so nothing is kept or computed only for the data's
+  // gradient. Empty: every floating argument (what print_saved_residuals reports).
+  std::vector<size_t> differentiate;
 };
 
 struct Linearization {

@@ -1,6 +1,8 @@
 // Tracing a program into the flat JVP graph: calls are inlined (a checkpoint opens a region for
 // its policy unless it is nested in one, whose policy then decides), and every primitive emits
 // its primal equation followed by its JVP rule's equations.
+#include <algorithm>
+
 #include "jvp_rules.hpp"
 #include "passes.hpp"
 
@@ -91,6 +93,10 @@ class JvpTracer {
 
 void trace_jvp(const Program& program, const LinearizeOptions& options, Linearization& lin) {
   if (!options.policies) internal_error("linearize needs a policy registry");
+  for (size_t a : options.differentiate)
+    if (a >= program.invars.size())
+      fail("cannot differentiate with respect to argument " + std::to_string(a) + ": the program has " +
+           std::to_string(program.invars.size()) + " arguments");
   FlatGraph& g = lin.graph;
   JvpTracer tracer(g, *options.policies);
   std::vector<Slot> inputs;
@@ -112,7 +118,9 @@ void trace_jvp(const Program& program, const LinearizeOptions& options, Lineariz
     ValueId a = binder_value(program.invars[i], ValueOrigin::kArgument, static_cast<int>(i));
     lin.arguments.push_back(a);
     ValueId tangent = kNoValue;
-    if (is_floating(g.values[a].type.dtype)) {
+    const bool wanted = options.differentiate.empty() ||
+                        std::find(options.differentiate.begin(), options.differentiate.end(), i) != options.differentiate.end();
+    if (wanted && is_floating(g.values[a].type.dtype)) {
       Value t;
       t.type = g.values[a].type;
       t.origin = ValueOrigin::kTangentInput;

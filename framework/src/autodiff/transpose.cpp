@@ -11,7 +11,9 @@ namespace {
 
 // The cotangent of one dot_general operand X given the output cotangent and the other operand Y:
 // contract ct's Y-free dims with Y's free dims (batching over the batch dims), then put the
-// result's dims back in X's order.
+// result's dims back in X's order. JAX writes dot_general(ct, Y) followed by a transpose; when
+// dot_general(Y, ct) already lays the result out in X's order (a 2-D weight's gradient, x^T ct),
+// that order is used instead and no transpose runs: the same sums, no copy.
 ValueId dot_general_transpose(Emitter& em, ValueId ct, ValueId other, const DotDims& d, bool x_is_lhs,
                               const Shape& x_shape) {
   const auto& xc = x_is_lhs ? d.lhs_contract : d.rhs_contract;
@@ -21,29 +23,49 @@ ValueId dot_general_transpose(Emitter& em, ValueId ct, ValueId other, const DotD
   const int x_rank = static_cast<int>(x_shape.size());
   const auto fx = dot_free_dims(x_rank, xc, xb);
   const auto fy = dot_free_dims(em.type(other).rank(), yc, yb);
-  const int64_t nb = static_cast<int64_t>(xb.size());
+  const int64_t nb = static_cast<int64_t>(xb.size()), nfx = static_cast<int64_t>(fx.size());
   // Positions in ct: batch, then the lhs operand's free dims, then the rhs operand's.
-  const int64_t y_free_at = x_is_lhs ? nb + static_cast<int64_t>(fx.size()) : nb;
+  const int64_t y_free_at = x_is_lhs ? nb + nfx : nb;
+  std::vector<int64_t> ct_batch, ct_y_free;
+  for (int64_t i = 0; i < nb; ++i) ct_batch.push_back(i);
+  for (size_t j = 0; j < fy.size(); ++j) ct_y_free.push_back(y_free_at + static_cast<int64_t>(j));
 
-  DotDims dd;
-  for (int64_t i = 0; i < nb; ++i) dd.lhs_batch.push_back(i);
-  dd.rhs_batch = yb;
-  for (size_t j = 0; j < fy.size(); ++j) dd.lhs_contract.push_back(y_free_at + static_cast<int64_t>(j));
-  dd.rhs_contract = fy;
-  ValueId product = em.linear(Prim::kDotGeneral, {ct, other}, dot_params(dd));
-  // product dims: batch, X's free dims (in order), then Y's remaining dims = yc in ascending order.
+  // The product's dims: batch, then X's free dims and Y's contracted dims (in ascending order of
+  // Y's dims, as dot_general keeps an operand's free dims), in the operands' order.
   std::vector<int64_t> sorted_yc = yc;
   std::sort(sorted_yc.begin(), sorted_yc.end());
-  std::vector<int64_t> perm(static_cast<size_t>(x_rank));
-  for (int64_t i = 0; i < nb; ++i) perm[xb[i]] = i;
-  for (size_t j = 0; j < fx.size(); ++j) perm[fx[j]] = nb + static_cast<int64_t>(j);
-  for (size_t k = 0; k < xc.size(); ++k) {
-    int64_t rank_in_sorted = std::find(sorted_yc.begin(), sorted_yc.end(), yc[k]) - sorted_yc.begin();
-    perm[xc[k]] = nb + static_cast<int64_t>(fx.size()) + rank_in_sorted;
+  auto permutation = [&](bool x_free_first) {
+    std::vector<int64_t> perm(static_cast<size_t>(x_rank));
+    const int64_t x_free_at = x_free_first ? nb : nb + static_cast<int64_t>(xc.size());
+    const int64_t x_contract_at = x_free_first ? nb + nfx : nb;
+    for (int64_t i = 0; i < nb; ++i) perm[xb[i]] = i;
+    for (int64_t j = 0; j < nfx; ++j) perm[fx[j]] = x_free_at + j;
+    for (size_t k = 0; k < xc.size(); ++k)
+      perm[xc[k]] = x_contract_at + (std::find(sorted_yc.begin(), sorted_yc.end(), yc[k]) - sorted_yc.begin());
+    return perm;
+  };
+  auto is_identity = [](const std::vector<int64_t>& perm) {
+    for (size_t i = 0; i < perm.size(); ++i)
+      if (perm[i] != static_cast<int64_t>(i)) return false;
+    return true;
+  };
+
+  const std::vector<int64_t> perm = permutation(true);
+  if (!is_identity(perm) && is_identity(permutation(false))) {
+    DotDims swapped;
+    swapped.lhs_batch = yb;
+    swapped.rhs_batch = ct_batch;
+    swapped.lhs_contract = fy;
+    swapped.rhs_contract = ct_y_free;
+    return em.linear(Prim::kDotGeneral, {other, ct}, dot_params(swapped));
   }
-  bool identity = true;
-  for (int i = 0; i < x_rank; ++i) identity &= perm[i] == i;
-  return identity ? product : em.linear(Prim::kTranspose, {product}, transpose_params(perm));
+  DotDims dd;
+  dd.lhs_batch = ct_batch;
+  dd.rhs_batch = yb;
+  dd.lhs_contract = ct_y_free;
+  dd.rhs_contract = fy;
+  ValueId product = em.linear(Prim::kDotGeneral, {ct, other}, dot_params(dd));
+  return is_identity(perm) ? product : em.linear(Prim::kTranspose, {product}, transpose_params(perm));
 }
 
 // The cotangent of broadcast_in_dim's operand: sum over the new dims and the expanded size-1 dims.

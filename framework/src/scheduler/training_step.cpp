@@ -15,7 +15,7 @@ TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backe
   }
   for (size_t a : trained_)
     if (a >= lin.arguments.size() || lin.argument_tangents[a] == kNoValue)
-      fail("argument " + std::to_string(a) + " cannot be trained: it is not a floating argument of the program");
+      fail("argument " + std::to_string(a) + " cannot be trained: it is not a floating argument the program is differentiated with respect to");
 }
 
 GradientResult TrainingStep::run(const std::vector<Tensor>& constants, std::vector<Tensor>& arguments) {
