@@ -32,12 +32,14 @@ void BM_TrainingStep(benchmark::State& state) {
   const sweep::ModelInstance instance = sweep::instantiate(model, kPolicies[state.range(1)], 0);
   LinearizeOptions options;
   options.policies = &default_plugins().policies();
+  options.differentiate = instance.trained;  // the params, as the peers: no gradient for the data
   const Linearization lin = linearize(instance.program, options);
   BackendOptions backends{kBackends[state.range(2)], &default_plugins()};
   backends.threads = static_cast<int>(state.range(3));
   TrainingStep step(lin, backends, instance.trained, 1e-6);
-  std::vector<Tensor> arguments = instance.arguments;
-  for (auto _ : state) benchmark::DoNotOptimize(step.run(instance.constants, arguments));
+  step.set_constants(instance.constants);
+  step.set_arguments(instance.arguments);
+  for (auto _ : state) benchmark::DoNotOptimize(step.run());
   const double flops = 6.0 * static_cast<double>(size.batch) *
                        static_cast<double>(size.input * size.width + 2 * size.width * size.width);
   state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);

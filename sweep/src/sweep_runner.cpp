@@ -57,12 +57,15 @@ double median(std::vector<double> v) {
 SweepRow measure(SweepRow row, const PolicyModel& pm, const BackendOptions& options, int repetitions,
                  const GradientResult& expected) {
   TrainingStep step(pm.lin, options, pm.instance.trained, kLearningRate);
-  std::vector<Tensor> arguments = pm.instance.arguments;  // the steps train a copy
-  const GradientResult first = step.run(pm.instance.constants, arguments);  // warm-up
+  step.set_constants(pm.instance.constants);
+  step.set_arguments(pm.instance.arguments);
+  step.run();  // warm-up; its gradients are those of the initial params, as the baseline's
+  GradientResult first;
+  for (size_t a = 0; a < pm.lin.arguments.size(); ++a) first.gradients.push_back(step.gradient(a));
   std::vector<double> ms;
   for (int r = 0; r < repetitions; ++r) {
     const auto start = std::chrono::steady_clock::now();
-    step.run(pm.instance.constants, arguments);
+    step.run();
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   row.median_ms = median(ms);

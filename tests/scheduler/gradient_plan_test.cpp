@@ -46,6 +46,44 @@ TEST_P(GradientPlanTest, MeasuredPeakIsThePredictedPeakOnEveryBackend) {
   }
 }
 
+TEST_P(GradientPlanTest, ResidentInputsGiveTheSameBitsAndStayIntact) {
+  // A resident plan keeps its inputs in the arena for the whole step: no buffer may overwrite
+  // them, results must be those of a plan that loads them each run, and the residuals kept the same.
+  const Program program = load_program(GetParam().program_path);
+  const RandomInputs in = random_inputs(program, 13);
+  const Linearization lin = linearize_with(program);
+  for (const std::string& backend : default_plugins().backend_names()) {
+    SCOPED_TRACE(backend);
+    BackendOptions options;
+    options.preference = {backend, "reference"};
+    GradientPlan loaded(lin, options);
+    GradientPlan resident(lin, options, GradientPlan::Passes::kForwardAndBackward, GradientPlan::Inputs::kResident);
+    EXPECT_EQ(std::multiset<ValueId>(resident.kept_values().begin(), resident.kept_values().end()),
+              std::multiset<ValueId>(loaded.kept_values().begin(), loaded.kept_values().end()));
+    for (size_t i = 0; i < in.constants.size(); ++i) resident.write_constant(i, in.constants[i]);
+    for (size_t i = 0; i < in.arguments.size(); ++i) resident.write_argument(i, in.arguments[i]);
+    const GradientResult expected = loaded.run(in.constants, in.arguments);
+    for (int run = 0; run < 2; ++run) {
+      resident.run_resident();
+      for (size_t i = 0; i < expected.outputs.size(); ++i) EXPECT_EQ(resident.read_output(i).data, expected.outputs[i].data);
+      for (size_t i = 0; i < expected.gradients.size(); ++i) {
+        ASSERT_EQ(resident.read_gradient(i).has_value(), expected.gradients[i].has_value());
+        if (expected.gradients[i]) {
+          EXPECT_EQ(resident.read_gradient(i)->data, expected.gradients[i]->data);
+        }
+      }
+      for (size_t i = 0; i < in.arguments.size(); ++i) {
+        std::vector<double> as_stored = in.arguments[i].data;
+        if (in.arguments[i].type.dtype == DType::kF32)
+          for (double& x : as_stored) x = static_cast<float>(x);
+        EXPECT_EQ(resident.read_argument(i).data, as_stored) << "argument " << i;
+      }
+      for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost})
+        EXPECT_EQ(resident.measured_peak(space), resident.memory().arena(space)) << memory_space_name(space);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Reference, GradientPlanTest, ::testing::ValuesIn(residual_cases()),
                          [](const auto& info) { return info.param.name; });
 

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "rematkit/plugin_registry.hpp"
 #include "support/test_support.hpp"
 
@@ -28,10 +30,11 @@ TEST(TrainingStep, SgdOnLeastSquaresFollowsTheHandGradient) {
       SCOPED_TRACE(backend + ", " + std::string(policy));
       const Linearization lin = linearize_with(program, policy);
       TrainingStep step(lin, BackendOptions{{backend, "reference"}, &default_plugins()}, {0}, 0.02);
-      std::vector<Tensor> arguments = {Tensor{Type{DType::kF32, {3}}, {0.1, -0.2, 0.3}}};
+      step.set_constants(constants);
+      step.set_arguments({Tensor{Type{DType::kF32, {3}}, {0.1, -0.2, 0.3}}});
       double previous = 1e300;
       for (int iteration = 0; iteration < 25; ++iteration) {
-        const std::vector<double> w = arguments[0].data;
+        const std::vector<double> w = step.argument(0).data;
         std::vector<double> residual(4), grad(3, 0.0);
         double loss = 0;
         for (size_t i = 0; i < 4; ++i) {
@@ -39,8 +42,12 @@ TEST(TrainingStep, SgdOnLeastSquaresFollowsTheHandGradient) {
           loss += residual[i] * residual[i];
           for (size_t j = 0; j < 3; ++j) grad[j] += 2 * x[i][j] * residual[i];
         }
-        EXPECT_NEAR(step.run(constants, arguments).outputs.at(0).data.at(0), loss, 1e-5 * std::max(1.0, loss));
-        for (size_t j = 0; j < 3; ++j) EXPECT_NEAR(arguments[0].data[j], w[j] - 0.02 * grad[j], 1e-6);
+        EXPECT_NEAR(step.run(), loss, 1e-5 * std::max(1.0, loss));
+        const std::vector<double> updated = step.argument(0).data;
+        for (size_t j = 0; j < 3; ++j) {
+          EXPECT_NEAR(step.gradient(0)->data[j], grad[j], 1e-5 * std::max(1.0, std::fabs(grad[j])));
+          EXPECT_NEAR(updated[j], w[j] - 0.02 * grad[j], 1e-6);
+        }
         EXPECT_LT(loss, previous);  // a small enough step on a convex quadratic always descends
         previous = loss;
       }

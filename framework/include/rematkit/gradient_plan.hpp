@@ -3,9 +3,17 @@
 // arena. Steps count through both passes, so a residual's buffer lives from the forward step that
 // makes it to the last backward step that reads it, and the plan's predicted peak is that of the
 // whole training step. Running measures the peak the arena really reaches.
+//
+// Inputs come in two ways. kLoadedEachRun: run() converts the given tensors into buffers on the
+// step that first reads them, and results back at the end of their pass (one-off gradients, the
+// CLI). kResident: every constant and argument has a buffer for the whole step that keeps its
+// contents between runs; write them once (or whenever they change), then run_resident() does no
+// conversion and no allocation, and results are read where they lie (a training loop).
 #pragma once
 #include <array>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,10 +27,12 @@ namespace rematkit {
 class GradientPlan {
  public:
   enum class Passes { kForwardAndBackward, kForwardOnly };
+  enum class Inputs { kLoadedEachRun, kResident };
 
   // A bad-input Error if a backend is unknown or none in `backends` runs an equation.
   // `lin` must outlive the plan.
-  GradientPlan(const Linearization& lin, const BackendOptions& backends, Passes passes = Passes::kForwardAndBackward);
+  GradientPlan(const Linearization& lin, const BackendOptions& backends, Passes passes = Passes::kForwardAndBackward,
+               Inputs inputs = Inputs::kLoadedEachRun);
   ~GradientPlan();
   GradientPlan(const GradientPlan&) = delete;
   GradientPlan& operator=(const GradientPlan&) = delete;
@@ -32,6 +42,22 @@ class GradientPlan {
   // buffers once, on the step that first reads them; results cross back once at the end of their pass.
   GradientResult run(const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments,
                      const std::vector<Tensor>* cotangents = nullptr);
+
+  // kResident plans. Constants and arguments are copied in (converted to their dtype) and stay;
+  // argument_data() is an argument's buffer, to write a new batch in place without conversion.
+  void write_constant(size_t index, const Tensor& value);
+  void write_argument(size_t index, const Tensor& value);
+  void* argument_data(size_t index);
+  // Runs both passes on the resident inputs with ones as the output cotangents; `then` runs
+  // afterwards in the same oneTBB arena (a training step's update).
+  void run_resident(const std::function<void()>& then = nullptr);
+  // After run_resident(): an output's or a floating argument's gradient buffer (nullptr for a
+  // non-floating argument), valid until the next run; read_* copy them into tensors.
+  const void* output_data(size_t index) const;
+  const void* gradient_data(size_t index) const;
+  Tensor read_argument(size_t index) const;
+  Tensor read_output(size_t index) const;
+  std::optional<Tensor> read_gradient(size_t index) const;
 
   const MemoryPlan& memory() const { return memory_; }
   // The highest byte the arena reached during the last run(), per memory space.
@@ -44,9 +70,13 @@ class GradientPlan {
  private:
   GradientResult run_steps(const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments,
                            const std::vector<Tensor>* cotangents);
+  void in_arena(const std::function<void()>& work);
+  void require_resident(const char* what) const;
+  int resident_buffer(ValueId value, const char* what, size_t index) const;
 
   struct Load;
   struct Step;
+  struct TaskArena;
   class Builder;
 
   const Linearization& lin_;
@@ -55,10 +85,14 @@ class GradientPlan {
   std::vector<int> load_of_buffer_;  // per buffer: its index in loads_, or -1
   std::vector<Type> buffer_types_;   // per buffer
   std::vector<Step> steps_;  // forward steps, the forward readout, backward steps, the gradient readout
+  std::vector<int> output_buffers_, gradient_buffers_;  // what the readouts read (-1: no gradient)
+  std::vector<int> resident_of_value_;  // kResident: per graph value, its whole-step buffer, or -1
+  Inputs inputs_ = Inputs::kLoadedEachRun;
   MemoryPlan memory_;
   std::unique_ptr<Arena> arena_;  // run() is not reentrant: one arena per plan
   std::array<int64_t, kNumMemorySpaces> measured_peak_{};
   int threads_ = 0;  // BackendOptions::threads
+  std::unique_ptr<TaskArena> task_arena_;  // threads_ > 0: threads_ oneTBB threads, made once
   std::vector<ValueId> kept_;
 };
 

@@ -1,6 +1,9 @@
 // A training step for a program with a scalar loss: the forward pass, the backward pass, and a
 // plain SGD update of the trained arguments in place (p <- p - learning_rate * dloss/dp, in f32).
+// The params, the data and the constants live in the plan's arena between steps (a resident
+// GradientPlan), so a step converts nothing and allocates nothing.
 #pragma once
+#include <optional>
 #include <vector>
 
 #include "rematkit/gradient_plan.hpp"
@@ -10,17 +13,30 @@ namespace rematkit {
 class TrainingStep {
  public:
   // `trained`: indices of the arguments SGD updates (the params; not the data). A bad-input Error
-  // if the program's output is not one f32 scalar, or a trained argument is not floating.
+  // if the program's output is not one f32 scalar, or a trained argument has no gradient in `lin`
+  // (not floating, or left out of LinearizeOptions::differentiate). `lin` must outlive the step.
   TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
                double learning_rate);
 
-  // Runs one step on `arguments`, updating the trained ones in place; returns the loss (outputs[0])
-  // and the gradients the update used.
-  GradientResult run(const std::vector<Tensor>& constants, std::vector<Tensor>& arguments);
+  // The starting values: every constant and argument, in binder order (shape-checked).
+  void set_constants(const std::vector<Tensor>& constants);
+  void set_arguments(const std::vector<Tensor>& arguments);
+  void set_argument(size_t index, const Tensor& value);
+  // An f32 argument's buffer, to write the next batch in place. A bad-input Error for other dtypes.
+  float* argument_f32(size_t index);
 
+  // One step: returns the loss, computed before the update.
+  float run();
+
+  // A trained argument's current value; the gradient the last step applied.
+  Tensor argument(size_t index) const { return plan_.read_argument(index); }
+  std::optional<Tensor> gradient(size_t index) const { return plan_.read_gradient(index); }
   const GradientPlan& plan() const { return plan_; }
 
  private:
+  void update();
+
+  const Linearization& lin_;
   GradientPlan plan_;
   std::vector<size_t> trained_;
   float learning_rate_;

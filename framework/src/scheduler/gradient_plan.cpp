@@ -21,9 +21,27 @@ struct GradientPlan::Step {
   const PreparedKernel* kernel = nullptr;  // nullptr: a readout, which only reads `inputs`
   std::vector<int> inputs, outputs;        // buffers
   std::vector<int> acquire, release;       // buffers whose lifetime starts / ends at this step
+  // The buffers' addresses, fixed by the memory plan, so that a run builds no argument lists.
+  std::vector<const void*> input_data;
+  std::vector<void*> output_data;
+};
+
+struct GradientPlan::TaskArena {
+  explicit TaskArena(int threads) : arena(threads) {}
+  tbb::task_arena arena;
 };
 
 namespace {
+
+void write_scalars(const Type& type, double value, void* data) {
+  for (int64_t i = 0; i < type.num_elements(); ++i) {
+    switch (type.dtype) {
+      case DType::kF32: static_cast<float*>(data)[i] = static_cast<float>(value); break;
+      case DType::kI32: static_cast<int32_t*>(data)[i] = static_cast<int32_t>(value); break;
+      case DType::kBool: static_cast<uint8_t*>(data)[i] = value != 0; break;
+    }
+  }
+}
 
 void write_buffer(const Tensor& t, void* data) {
   for (int64_t i = 0; i < t.size(); ++i) {
@@ -55,13 +73,41 @@ class GradientPlan::Builder {
  public:
   explicit Builder(GradientPlan& plan) : plan_(plan), g_(plan.lin_.graph), current_(g_.values.size(), -1) {}
 
-  void build(bool with_backward) {
+  void build(bool with_backward, bool resident) {
     const Linearization& lin = plan_.lin_;
     for (size_t i = 0; i < lin.constants.size(); ++i) loadable_[lin.constants[i]] = {Load::Source::kConstant, i, 0.0};
     for (size_t i = 0; i < lin.arguments.size(); ++i) loadable_[lin.arguments[i]] = {Load::Source::kArgument, i, 0.0};
+    std::vector<int> residents;
+    if (resident) {
+      // Buffers for every input from the first step; they are stretched to the last step below.
+      plan_.resident_of_value_.assign(g_.values.size(), -1);
+      for (const auto& inputs : {lin.constants, lin.arguments})
+        for (ValueId v : inputs) residents.push_back(plan_.resident_of_value_[v] = new_buffer(v, -1));
+      loadable_.clear();
+    }
     add_pass(*plan_.forward_, "forward");
-    add_readout(lin.outputs, "forward");
-    if (!with_backward) return;
+    plan_.output_buffers_ = add_readout(lin.outputs, "forward");
+    if (with_backward) add_backward();
+    const int last_step = static_cast<int>(plan_.steps_.size()) - 1;
+    for (int b : residents) {
+      buffers_[static_cast<size_t>(b)].first_step = 0;
+      buffers_[static_cast<size_t>(b)].last_step = last_step;
+      plan_.steps_.front().acquire.push_back(b);
+    }
+    if (resident)  // outputs stay readable after the run
+      for (int b : plan_.output_buffers_) buffers_[static_cast<size_t>(b)].last_step = last_step;
+  }
+
+  std::vector<BufferRequest> buffers() const { return buffers_; }
+  std::vector<Type> buffer_types() const {
+    std::vector<Type> types;
+    for (ValueId v : defined_) types.push_back(g_.values[v].type);
+    return types;
+  }
+
+ private:
+  void add_backward() {
+    const Linearization& lin = plan_.lin_;
 
     // The backward pass starts from the residuals and the output cotangents alone.
     // Every residual JAX reports stays alive into the backward pass, even one our transposition
@@ -82,23 +128,18 @@ class GradientPlan::Builder {
     for (size_t i = 0; i < lin.cotangent_seeds.size(); ++i)
       if (lin.cotangent_seeds[i] != kNoValue) loadable_[lin.cotangent_seeds[i]] = {Load::Source::kCotangentSeed, i, 0.0};
     add_pass(*plan_.backward_, "backward");
-    add_readout(lin.gradients, "backward");
+    plan_.gradient_buffers_ = add_readout(lin.gradients, "backward");
+    // Resident inputs are stretched over the whole step only after this: they count as kept when
+    // a residual, not merely for being resident.
     for (size_t b = 0; b < buffers_.size(); ++b)
       if (buffers_[b].first_step < backward_start_ && buffers_[b].last_step >= backward_start_) plan_.kept_.push_back(defined_[b]);
   }
 
-  std::vector<BufferRequest> buffers() const { return buffers_; }
-  std::vector<Type> buffer_types() const {
-    std::vector<Type> types;
-    for (ValueId v : defined_) types.push_back(g_.values[v].type);
-    return types;
-  }
-
- private:
+  // A buffer for v's definition at `step` (-1: a resident input, placed by build()).
   int new_buffer(ValueId v, int step) {
-    buffers_.push_back(BufferRequest{g_.values[v].type.bytes(), step, step, MemorySpace::kDevice});
+    buffers_.push_back(BufferRequest{g_.values[v].type.bytes(), std::max(step, 0), std::max(step, 0), MemorySpace::kDevice});
     defined_.push_back(v);
-    plan_.steps_[static_cast<size_t>(step)].acquire.push_back(static_cast<int>(buffers_.size()) - 1);
+    if (step >= 0) plan_.steps_[static_cast<size_t>(step)].acquire.push_back(static_cast<int>(buffers_.size()) - 1);
     return current_[v] = static_cast<int>(buffers_.size()) - 1;
   }
 
@@ -125,16 +166,18 @@ class GradientPlan::Builder {
     for (size_t s = 0; s < pass.equations().size(); ++s) {
       const FlatEquation& eqn = g_.eqns[pass.equations()[s]];
       const int step = static_cast<int>(plan_.steps_.size());
-      plan_.steps_.push_back(Step{&pass.kernel(s), {}, {}, {}, {}});
+      plan_.steps_.emplace_back();
+      plan_.steps_.back().kernel = &pass.kernel(s);
       for (ValueId v : eqn.inputs) plan_.steps_.back().inputs.push_back(read(v, step, name));
       for (ValueId v : eqn.outputs) plan_.steps_.back().outputs.push_back(new_buffer(v, step));
     }
   }
 
-  void add_readout(const std::vector<ValueId>& values, const char* name) {
+  std::vector<int> add_readout(const std::vector<ValueId>& values, const char* name) {
     const int step = static_cast<int>(plan_.steps_.size());
     plan_.steps_.emplace_back();
     for (ValueId v : values) plan_.steps_.back().inputs.push_back(v == kNoValue ? -1 : read(v, step, name));
+    return plan_.steps_.back().inputs;
   }
 
   GradientPlan& plan_;
@@ -146,7 +189,8 @@ class GradientPlan::Builder {
   int backward_start_ = 0;
 };
 
-GradientPlan::GradientPlan(const Linearization& lin, const BackendOptions& backends, Passes passes) : lin_(lin) {
+GradientPlan::GradientPlan(const Linearization& lin, const BackendOptions& backends, Passes passes, Inputs inputs)
+    : lin_(lin), inputs_(inputs) {
   const PluginRegistry& plugins = backends.plugins ? *backends.plugins : default_plugins();
   if (backends.threads < 0) fail("the number of threads must be at least 1 (or 0 for every core), not " + std::to_string(backends.threads));
   threads_ = backends.threads;
@@ -157,30 +201,49 @@ GradientPlan::GradientPlan(const Linearization& lin, const BackendOptions& backe
   if (with_backward)
     backward_ = std::make_unique<BackendPlan>(lin.graph, lin.backward, plugins, backends.preference, options);
   Builder builder(*this);
-  builder.build(with_backward);
+  builder.build(with_backward, inputs == Inputs::kResident);
   memory_ = plan_memory(builder.buffers());
   buffer_types_ = builder.buffer_types();
   load_of_buffer_.resize(memory_.buffers.size(), -1);  // buffers after the last load are not loads
   for (size_t b = 0; b < memory_.buffers.size(); ++b)
     steps_[static_cast<size_t>(memory_.buffers[b].last_step)].release.push_back(static_cast<int>(b));
   arena_ = std::make_unique<Arena>(memory_);
+  for (Step& step : steps_) {
+    for (int b : step.inputs) step.input_data.push_back(b < 0 ? nullptr : arena_->data(b));
+    for (int b : step.outputs) step.output_data.push_back(arena_->data(b));
+  }
+  if (threads_ > 0) task_arena_ = std::make_unique<TaskArena>(threads_);
 }
 
 GradientPlan::~GradientPlan() = default;
 
 int64_t GradientPlan::measured_peak(MemorySpace space) const { return measured_peak_[static_cast<size_t>(space)]; }
 
+void GradientPlan::in_arena(const std::function<void()>& work) {
+  if (task_arena_) task_arena_->arena.execute(work);
+  else work();
+}
+
 GradientResult GradientPlan::run(const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments,
                                  const std::vector<Tensor>* cotangents) {
-  if (threads_ == 0) return run_steps(constants, arguments, cotangents);
+  if (inputs_ == Inputs::kResident) internal_error("gradient plan: run() on a plan with resident inputs");
   GradientResult result;
-  tbb::task_arena(threads_).execute([&] { result = run_steps(constants, arguments, cotangents); });
+  in_arena([&] { result = run_steps(constants, arguments, cotangents); });
   return result;
+}
+
+void GradientPlan::run_resident(const std::function<void()>& then) {
+  require_resident("run_resident");
+  in_arena([&] {
+    run_steps({}, {}, nullptr);
+    if (then) then();
+  });
 }
 
 GradientResult GradientPlan::run_steps(const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments,
                                        const std::vector<Tensor>* cotangents) {
-  if (constants.size() != lin_.constants.size() || arguments.size() != lin_.arguments.size())
+  const bool resident = inputs_ == Inputs::kResident;
+  if (!resident && (constants.size() != lin_.constants.size() || arguments.size() != lin_.arguments.size()))
     internal_error("gradient plan: wrong number of constants or arguments");
   if (cotangents && cotangents->size() != lin_.outputs.size()) internal_error("gradient plan: wrong number of cotangents");
   auto fill = [&](int buffer) {
@@ -193,11 +256,11 @@ GradientResult GradientPlan::run_steps(const std::vector<Tensor>& constants, con
       case Load::Source::kCotangentSeed: given = cotangents ? &cotangents->at(load.index) : nullptr; break;
       case Load::Source::kLiteral: break;
     }
-    if (given && given->size() != type.num_elements())
+    if (!given) return write_scalars(type, load.source == Load::Source::kLiteral ? load.literal : 1.0, arena_->data(buffer));
+    if (given->size() != type.num_elements())
       internal_error("gradient plan: an input has " + std::to_string(given->size()) + " elements where " + type.str() +
                      " was planned");
-    const double value = load.source == Load::Source::kLiteral ? load.literal : 1.0;
-    write_buffer(given ? *given : Tensor::filled(type, value), arena_->data(buffer));
+    write_buffer(*given, arena_->data(buffer));
   };
 
   GradientResult result;
@@ -209,11 +272,9 @@ GradientResult GradientPlan::run_steps(const std::vector<Tensor>& constants, con
       if (load_of_buffer_[static_cast<size_t>(b)] >= 0) fill(b);
     }
     if (step.kernel) {
-      std::vector<const void*> in;
-      std::vector<void*> out;
-      for (int b : step.inputs) in.push_back(arena_->data(b));
-      for (int b : step.outputs) out.push_back(arena_->data(b));
-      step.kernel->execute(in, out);
+      step.kernel->execute(step.input_data, step.output_data);
+    } else if (resident) {
+      // Results stay where they are: output_data() and gradient_data() point at them.
     } else if (!forward_read_out) {
       for (int b : step.inputs) result.outputs.push_back(read_buffer(buffer_types_[static_cast<size_t>(b)], arena_->data(b)));
       forward_read_out = true;
@@ -228,6 +289,64 @@ GradientResult GradientPlan::run_steps(const std::vector<Tensor>& constants, con
   for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost})
     measured_peak_[static_cast<size_t>(space)] = arena_->high_water(space);
   return result;
+}
+
+void GradientPlan::require_resident(const char* what) const {
+  if (inputs_ != Inputs::kResident) internal_error(std::string("gradient plan: ") + what + " needs resident inputs");
+}
+
+int GradientPlan::resident_buffer(ValueId value, const char* what, size_t index) const {
+  require_resident(what);
+  const int buffer = resident_of_value_.at(value);
+  if (buffer < 0) internal_error("gradient plan: " + std::string(what) + " " + std::to_string(index) + " has no buffer");
+  return buffer;
+}
+
+void GradientPlan::write_constant(size_t index, const Tensor& value) {
+  const int b = resident_buffer(lin_.constants.at(index), "constant", index);
+  if (value.type.shape != buffer_types_[static_cast<size_t>(b)].shape)
+    fail("constant " + std::to_string(index) + " has shape " + value.type.str() + " where the program has " +
+         buffer_types_[static_cast<size_t>(b)].str());
+  write_buffer(value, arena_->data(b));
+}
+
+void GradientPlan::write_argument(size_t index, const Tensor& value) {
+  const int b = resident_buffer(lin_.arguments.at(index), "argument", index);
+  if (value.type.shape != buffer_types_[static_cast<size_t>(b)].shape)
+    fail("argument " + std::to_string(index) + " has shape " + value.type.str() + " where the program has " +
+         buffer_types_[static_cast<size_t>(b)].str());
+  write_buffer(value, arena_->data(b));
+}
+
+void* GradientPlan::argument_data(size_t index) {
+  return arena_->data(resident_buffer(lin_.arguments.at(index), "argument", index));
+}
+
+const void* GradientPlan::output_data(size_t index) const {
+  require_resident("output_data");
+  return arena_->data(output_buffers_.at(index));
+}
+
+const void* GradientPlan::gradient_data(size_t index) const {
+  require_resident("gradient_data");
+  if (!backward_) internal_error("gradient plan: gradient_data on a forward-only plan");
+  const int b = gradient_buffers_.at(index);
+  return b < 0 ? nullptr : arena_->data(b);
+}
+
+Tensor GradientPlan::read_argument(size_t index) const {
+  const int b = resident_buffer(lin_.arguments.at(index), "argument", index);
+  return read_buffer(buffer_types_[static_cast<size_t>(b)], arena_->data(b));
+}
+
+Tensor GradientPlan::read_output(size_t index) const {
+  return read_buffer(buffer_types_[static_cast<size_t>(output_buffers_.at(index))], output_data(index));
+}
+
+std::optional<Tensor> GradientPlan::read_gradient(size_t index) const {
+  const void* data = gradient_data(index);
+  if (!data) return std::nullopt;
+  return read_buffer(buffer_types_[static_cast<size_t>(gradient_buffers_[index])], data);
 }
 
 }  // namespace rematkit

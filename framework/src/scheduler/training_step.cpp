@@ -1,12 +1,18 @@
 #include "rematkit/training_step.hpp"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include "rematkit/error.hpp"
 
 namespace rematkit {
 
 TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
                            double learning_rate)
-    : plan_(lin, backends), trained_(std::move(trained)), learning_rate_(static_cast<float>(learning_rate)) {
+    : lin_(lin),
+      plan_(lin, backends, GradientPlan::Passes::kForwardAndBackward, GradientPlan::Inputs::kResident),
+      trained_(std::move(trained)),
+      learning_rate_(static_cast<float>(learning_rate)) {
   if (lin.outputs.size() != 1 || lin.graph.values[lin.outputs[0]].type.dtype != DType::kF32 ||
       !lin.graph.values[lin.outputs[0]].type.shape.empty()) {
     std::string outputs;
@@ -14,20 +20,57 @@ TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backe
     fail("a training step needs a program whose one output is an f32[] loss, not (" + outputs + ")");
   }
   for (size_t a : trained_)
-    if (a >= lin.arguments.size() || lin.argument_tangents[a] == kNoValue)
-      fail("argument " + std::to_string(a) + " cannot be trained: it is not a floating argument the program is differentiated with respect to");
+    if (a >= lin.arguments.size() || lin.gradients[a] == kNoValue ||
+        lin.graph.values[lin.arguments[a]].type.dtype != DType::kF32)
+      fail("argument " + std::to_string(a) +
+           " cannot be trained: it is not an f32 argument the program is differentiated with respect to");
 }
 
-GradientResult TrainingStep::run(const std::vector<Tensor>& constants, std::vector<Tensor>& arguments) {
-  GradientResult result = plan_.run(constants, arguments);
+void TrainingStep::set_constants(const std::vector<Tensor>& constants) {
+  if (constants.size() != lin_.constants.size())
+    fail("the program has " + std::to_string(lin_.constants.size()) + " constants, not " + std::to_string(constants.size()));
+  for (size_t i = 0; i < constants.size(); ++i) plan_.write_constant(i, constants[i]);
+}
+
+void TrainingStep::set_arguments(const std::vector<Tensor>& arguments) {
+  if (arguments.size() != lin_.arguments.size())
+    fail("the program has " + std::to_string(lin_.arguments.size()) + " arguments, not " + std::to_string(arguments.size()));
+  for (size_t i = 0; i < arguments.size(); ++i) plan_.write_argument(i, arguments[i]);
+}
+
+void TrainingStep::set_argument(size_t index, const Tensor& value) {
+  if (index >= lin_.arguments.size())
+    fail("the program has " + std::to_string(lin_.arguments.size()) + " arguments; there is no argument " + std::to_string(index));
+  plan_.write_argument(index, value);
+}
+
+float* TrainingStep::argument_f32(size_t index) {
+  if (index >= lin_.arguments.size() || lin_.graph.values[lin_.arguments[index]].type.dtype != DType::kF32)
+    fail("argument " + std::to_string(index) + " is not an f32 argument of the program");
+  return static_cast<float*>(plan_.argument_data(index));
+}
+
+float TrainingStep::run() {
+  plan_.run_resident([this] { update(); });
+  return *static_cast<const float*>(plan_.output_data(0));
+}
+
+void TrainingStep::update() {
+  // f32 SGD, as an f32 optimizer computes it: the product rounded, then the difference. Chunks of
+  // elements are independent, so any split gives the same bits.
+  constexpr size_t kGrain = size_t{1} << 15;
   for (size_t a : trained_) {
-    const Tensor& grad = *result.gradients.at(a);
-    std::vector<double>& param = arguments[a].data;
-    // f32 SGD, as an f32 optimizer computes it: the product rounded, then the difference.
-    for (size_t i = 0; i < param.size(); ++i)
-      param[i] = static_cast<float>(static_cast<float>(param[i]) - learning_rate_ * static_cast<float>(grad.data[i]));
+    float* param = static_cast<float*>(plan_.argument_data(a));
+    const float* grad = static_cast<const float*>(plan_.gradient_data(a));
+    const size_t n = static_cast<size_t>(lin_.graph.values[lin_.arguments[a]].type.num_elements());
+    const float lr = learning_rate_;
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, n, kGrain), [=](const tbb::blocked_range<size_t>& r) {
+      for (size_t i = r.begin(); i < r.end(); ++i) {
+        const float step = lr * grad[i];
+        param[i] = param[i] - step;
+      }
+    });
   }
-  return result;
 }
 
 }  // namespace rematkit
