@@ -157,17 +157,38 @@ void CompareImpl(int op, const float* a, bool a_scalar, const float* b, bool b_s
 }
 
 void SelectImpl(const uint8_t* pred, bool pred_scalar, const float* on_false, const float* on_true, float* y, size_t n) {
+  if (pred_scalar) {
+    std::memcpy(y, pred[0] ? on_true : on_false, n * sizeof(float));
+    return;
+  }
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::Rebind<uint8_t, decltype(d)> du8;
+  const size_t lanes = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto chosen = hn::RebindMask(d, hn::Ne(hn::PromoteTo(di, hn::LoadU(du8, pred + i)), hn::Zero(di)));
+    hn::StoreU(hn::IfThenElse(chosen, hn::LoadU(d, on_true + i), hn::LoadU(d, on_false + i)), d, y + i);
+  }
+  for (; i < n; ++i) y[i] = pred[i] ? on_true[i] : on_false[i];
+}
+
+// y[j] = sum (or max) over r of x[r * len + j], for the columns j in [begin, end): the block of y
+// stays in L1 while the rows stream past it in order, so a column's result does not depend on how
+// the columns are split between threads.
+void ReduceLeadingImpl(bool is_max, const float* x, float* y, size_t rows, size_t len, size_t begin, size_t end) {
   const hn::ScalableTag<float> d;
   const size_t lanes = hn::Lanes(d);
-  HWY_ALIGN float p[hn::MaxLanes(d)], f[hn::MaxLanes(d)], t[hn::MaxLanes(d)];
-  for (size_t i = 0; i < n; i += lanes) {
-    const size_t count = std::min(lanes, n - i);
-    for (size_t j = 0; j < count; ++j)
-      p[j] = pred[pred_scalar ? 0 : i + j] ? 1.0f : 0.0f, f[j] = on_false[i + j], t[j] = on_true[i + j];
-    for (size_t j = count; j < lanes; ++j) p[j] = f[j] = t[j] = 0.0f;
-    const auto chosen = hn::IfThenElse(hn::Gt(hn::Load(d, p), hn::Zero(d)), hn::Load(d, t), hn::Load(d, f));
-    hn::Store(chosen, d, f);
-    std::memcpy(y + i, f, count * sizeof(float));
+  const float init = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  std::fill(y + begin, y + end, init);
+  for (size_t r = 0; r < rows; ++r) {
+    const float* row = x + r * len;
+    size_t j = begin;
+    for (; j + lanes <= end; j += lanes) {
+      const auto acc = hn::LoadU(d, y + j), v = hn::LoadU(d, row + j);
+      hn::StoreU(is_max ? hn::Max(acc, v) : hn::Add(acc, v), d, y + j);
+    }
+    for (; j < end; ++j) y[j] = is_max ? std::max(y[j], row[j]) : y[j] + row[j];
   }
 }
 
@@ -202,6 +223,7 @@ HWY_EXPORT(UnaryImpl);
 HWY_EXPORT(BinaryImpl);
 HWY_EXPORT(TargetName);
 HWY_EXPORT(ReduceRowsImpl);
+HWY_EXPORT(ReduceLeadingImpl);
 HWY_EXPORT(IntegerPowImpl);
 HWY_EXPORT(CompareImpl);
 HWY_EXPORT(SelectImpl);
@@ -260,6 +282,16 @@ void reduce_rows(bool is_max, const float* x, float* y, size_t rows, size_t len)
   if (rows * len < kParallelFrom || rows < 2) return fn(is_max, x, y, rows, len);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, rows), [&](const tbb::blocked_range<size_t>& r) {
     fn(is_max, x + r.begin() * len, y + r.begin(), r.end() - r.begin(), len);
+  });
+}
+
+void reduce_leading(bool is_max, const float* x, float* y, size_t rows, size_t len) {
+  (void)HWY_DYNAMIC_DISPATCH(TargetName)();
+  auto* fn = &HWY_DYNAMIC_DISPATCH(ReduceLeadingImpl);
+  constexpr size_t kColumns = 1024;  // a 4 KiB block of y: in L1, and a multiple of every vector width
+  if (rows * len < kParallelFrom || len <= kColumns) return fn(is_max, x, y, rows, len, 0, len);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, (len + kColumns - 1) / kColumns), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t b = r.begin(); b < r.end(); ++b) fn(is_max, x, y, rows, len, b * kColumns, std::min(len, (b + 1) * kColumns));
   });
 }
 

@@ -60,14 +60,15 @@ struct Permutation {
 };
 
 struct Kernel {
-  enum class Kind { kUnary, kPow, kBinary, kCompare, kSelect, kGemm, kPermute, kBroadcast, kReduce } kind;
+  enum class Kind { kUnary, kPow, kBinary, kCompare, kSelect, kGemm, kPermute, kBroadcast, kReduce, kReduceLeading } kind;
   int op = 0;
   bool a_scalar = false, b_scalar = false;
   size_t n = 0;                              // elements of the output
   size_t batch = 1, m = 0, cols = 0, k = 0;  // for kGemm: [batch, m, k] x [batch, k, cols]
   Permutation lhs, rhs;                      // into those layouts; copied into the workspace unless identity
   Dims in_shape, out_shape, dims;            // kBroadcast: broadcast_dimensions
-  bool is_max = false;                       // kReduce over `n` rows of `k` trailing elements
+  bool is_max = false;                       // kReduce over `n` rows of `k` trailing elements;
+                                             // kReduceLeading over `k` rows of `n` elements
   int64_t power = 0;                         // kPow
   Dims a_shape, b_shape;                     // kBinary, kCompare: operands with size-1 dims to expand
 };
@@ -76,6 +77,7 @@ struct Kernel {
 // copied when the innermost output dim is the operand's innermost dim at full size; otherwise one
 // element at a time.
 void broadcast(const Dims& in_shape, const Dims& dims, const Dims& out_shape, const float* in, float* out) {
+  if (count(in_shape) == 1) return std::fill(out, out + count(out_shape), in[0]);  // zeros, a seed of ones
   const size_t rank = out_shape.size();
   Dims in_strides(in_shape.size(), 1);
   for (int i = static_cast<int>(in_shape.size()) - 2; i >= 0; --i) in_strides[i] = in_strides[i + 1] * in_shape[i + 1];
@@ -211,6 +213,10 @@ bool plan(const rk_equation_view* e, Kernel& k) {
     k.lhs.perm.insert(k.lhs.perm.end(), sorted.begin(), sorted.end());
     k.k = 1;
     for (int64_t a : axes) k.k *= static_cast<size_t>(in_shape[a]);
+    // Leading axes reduced (a bias's gradient sums over the batch): rows added to rows, no copy.
+    bool leading = !sorted.empty() && sorted.size() < in_shape.size();
+    for (size_t i = 0; i < sorted.size(); ++i) leading = leading && sorted[i] == static_cast<int64_t>(i);
+    if (leading) k.kind = Kernel::Kind::kReduceLeading;
     return true;
   }
   if (p == "dot_general") {
@@ -259,7 +265,7 @@ rk_error* prepare(rk_backend*, const rk_equation_view* e, rk_kernel** kernel, si
     *kernel = reinterpret_cast<rk_kernel*>(new Kernel(k));
     if (k.kind == Kernel::Kind::kGemm)
       *workspace_bytes = sizeof(float) * ((k.lhs.identity() ? 0 : k.lhs.count()) + (k.rhs.identity() ? 0 : k.rhs.count()));
-    else if (k.kind == Kernel::Kind::kReduce)
+    else if (k.kind == Kernel::Kind::kReduce)  // kReduceLeading needs none
       *workspace_bytes = k.lhs.identity() ? 0 : sizeof(float) * k.lhs.count();
     else  // binary and compare operands with size-1 dims are expanded there
       *workspace_bytes = sizeof(float) * k.n * ((k.a_shape.empty() ? 0 : 1) + (k.b_shape.empty() ? 0 : 1));
@@ -298,6 +304,9 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
         rematkit::hwy_backend::reduce_rows(k.is_max, rows, f(out[0]), k.n, k.k);
         break;
       }
+      case Kernel::Kind::kReduceLeading:
+        rematkit::hwy_backend::reduce_leading(k.is_max, f(in[0]), f(out[0]), k.k, k.n);
+        break;
       case Kernel::Kind::kGemm: {
         float* scratch = static_cast<float*>(workspace);
         const float* lhs = f(in[0]);
