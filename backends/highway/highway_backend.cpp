@@ -46,6 +46,7 @@ struct Permutation {
   }
   void apply(const float* in, float* out) const {
     const size_t rank = shape.size();
+    if (rank >= 2 && swaps_last_two()) return transpose_last_two(in, out);
     Dims in_strides(rank, 1), out_shape(rank);
     for (int i = static_cast<int>(rank) - 2; i >= 0; --i) in_strides[i] = in_strides[i + 1] * shape[i + 1];
     for (size_t i = 0; i < rank; ++i) out_shape[i] = shape[perm[i]];
@@ -56,6 +57,27 @@ struct Permutation {
       out[o] = in[offset];
       for (int i = static_cast<int>(rank) - 1; i >= 0 && ++coord[i] == out_shape[i]; --i) coord[i] = 0;
     }
+  }
+
+ private:
+  // The common case (a weight's or a batch of matrices' transpose): leading dims in place, the
+  // last two swapped.
+  bool swaps_last_two() const {
+    const size_t rank = perm.size();
+    for (size_t i = 0; i + 2 < rank; ++i)
+      if (perm[i] != static_cast<int64_t>(i)) return false;
+    return perm[rank - 2] == static_cast<int64_t>(rank - 1) && perm[rank - 1] == static_cast<int64_t>(rank - 2);
+  }
+  // Tile by tile, so that both the rows read and the rows written stay in cache.
+  void transpose_last_two(const float* in, float* out) const {
+    constexpr size_t kTile = 32;
+    const size_t rows = static_cast<size_t>(shape[shape.size() - 2]), cols = static_cast<size_t>(shape.back());
+    const size_t matrices = rows * cols == 0 ? 0 : count() / (rows * cols);
+    for (size_t m = 0; m < matrices; ++m, in += rows * cols, out += rows * cols)
+      for (size_t r0 = 0; r0 < rows; r0 += kTile)
+        for (size_t c0 = 0; c0 < cols; c0 += kTile)
+          for (size_t c = c0; c < std::min(cols, c0 + kTile); ++c)
+            for (size_t r = r0; r < std::min(rows, r0 + kTile); ++r) out[c * rows + r] = in[r * cols + c];
   }
 };
 

@@ -39,9 +39,16 @@ struct Backend {
 // equation's inputs, then its output.
 struct Kernel {
   Backend* backend;
+  int threads = 1;  // the backend's num_threads, or 1 where a second thread costs more than it saves
   dnnl::primitive primitive;
   std::vector<std::pair<int, dnnl::memory::desc>> inputs;
   std::pair<int, dnnl::memory::desc> output;
+  // Made once at prepare time; execute() only points the memories at the step's buffers, as
+  // creating a stream and memory objects per call costs more than a small primitive runs.
+  std::mutex running;  // one execute() of this kernel at a time: the memories below are shared
+  dnnl::stream stream;
+  std::vector<dnnl::memory> memories;  // the inputs', then the output's
+  std::unordered_map<int, dnnl::memory> args;
 };
 
 // A primitive to build for an equation: its arguments and how to create it.
@@ -50,6 +57,7 @@ struct Recipe {
   std::vector<std::pair<int, dnnl::memory::desc>> inputs;
   std::pair<int, dnnl::memory::desc> output;
   std::function<dnnl::primitive(const dnnl::engine&)> make;
+  int64_t work = 0;  // multiply-adds of a matmul; 0: the output's elements
 };
 
 dnnl::memory::desc row_major(const Dims& shape) {
@@ -123,6 +131,12 @@ std::string key_of(const std::string& op, std::initializer_list<const Dims*> par
 
 Dims shape_of(const rk_type& t) { return Dims(t.shape, t.shape + t.rank); }
 
+int64_t count(const Dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
 bool all_f32_nonempty(const rk_equation_view* e) {
   for (size_t i = 0; i < e->num_inputs; ++i) {
     if (e->inputs[i].dtype != RK_DTYPE_F32) return false;
@@ -159,6 +173,7 @@ bool plan(const rk_equation_view* e, Recipe& r) {
            // The oneDNN 2.x API: an operation descriptor, then its primitive descriptor.
            return dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(am, bm, cm), eng));
          }};
+    r.work = count(c.dims) * a.dims.back();
     return true;
   }
   if (!all_f32_nonempty(e)) return false;
@@ -223,12 +238,20 @@ rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** ker
     if (!plan(e, r)) throw std::runtime_error(std::string("onednn does not run ") + e->primitive + " in this form");
     auto k = std::make_unique<Kernel>();
     k->backend = &backend;
+    // Forking an OpenMP team costs microseconds: a 64x64x64 matmul or 64 Ki elements run alone.
+    const int64_t work = r.work > 0 ? r.work : count(r.output.second.dims());
+    k->threads = work < (r.work > 0 ? int64_t{1} << 18 : int64_t{1} << 16) ? 1 : backend.threads;
     k->inputs = r.inputs;
     k->output = r.output;
     std::lock_guard<std::mutex> lock(backend.mutex);
     auto [it, fresh] = backend.cache.try_emplace(r.key);
     if (fresh) it->second = r.make(backend.engine);
     k->primitive = it->second;
+    k->stream = dnnl::stream(backend.engine);
+    for (const auto& [arg, desc] : k->inputs) k->memories.emplace_back(desc, backend.engine, nullptr);
+    k->memories.emplace_back(k->output.second, backend.engine, nullptr);
+    for (size_t i = 0; i < k->inputs.size(); ++i) k->args.emplace(k->inputs[i].first, k->memories[i]);
+    k->args.emplace(k->output.first, k->memories.back());
     *kernel = reinterpret_cast<rk_kernel*>(k.release());
     *workspace_bytes = 0;
   });
@@ -236,20 +259,18 @@ rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** ker
 
 rk_error* execute(rk_kernel* handle, const rk_tensor_view* in, size_t, const rk_tensor_view* out, size_t, void*, size_t) {
   return guarded([&] {
-    const Kernel& k = *reinterpret_cast<const Kernel*>(handle);
-    omp_set_num_threads(k.backend->threads);  // this calling thread's OpenMP team
-    dnnl::stream stream(k.backend->engine);
-    std::unordered_map<int, dnnl::memory> args;
-    for (size_t i = 0; i < k.inputs.size(); ++i)
-      args.emplace(k.inputs[i].first, dnnl::memory(k.inputs[i].second, k.backend->engine, in[i].data));
-    args.emplace(k.output.first, dnnl::memory(k.output.second, k.backend->engine, out[0].data));
-    k.primitive.execute(stream, args);
-    stream.wait();
+    Kernel& k = *reinterpret_cast<Kernel*>(handle);
+    omp_set_num_threads(k.threads);  // this calling thread's OpenMP team
+    std::lock_guard<std::mutex> lock(k.running);
+    for (size_t i = 0; i < k.inputs.size(); ++i) k.memories[i].set_data_handle(in[i].data);
+    k.memories.back().set_data_handle(out[0].data);
+    k.primitive.execute(k.stream, k.args);
+    k.stream.wait();
   });
 }
 void kernel_destroy(rk_kernel* kernel) { delete reinterpret_cast<Kernel*>(kernel); }
 
-// execute() is called from several threads at once only with distinct streams: it makes its own.
+// execute() may run on several threads at once: each kernel has its own stream and memories.
 const rk_backend_api kBackend = {sizeof(rk_backend_api), "onednn", RK_BACKEND_THREAD_SAFE, &create, &destroy,
                                  &supports, &prepare, &execute, &kernel_destroy};
 const rk_backend_api* const kBackends[] = {&kBackend};

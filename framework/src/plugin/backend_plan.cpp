@@ -24,16 +24,19 @@ PreparedKernel::~PreparedKernel() {
 }
 
 void PreparedKernel::execute(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) const {
-  std::vector<rk_tensor_view> in_views, out_views;
-  auto view = [](const Type& t, const void* data) {
-    rk_tensor_view v{};
-    v.struct_size = sizeof(rk_tensor_view);
-    v.type = plugin_host::c_type(t);
-    v.data = const_cast<void*>(data);
-    return v;
+  // Per thread and reused, so that a step allocates nothing once warm.
+  thread_local std::vector<rk_tensor_view> in_views, out_views;
+  auto fill = [](std::vector<rk_tensor_view>& views, const std::vector<Type>& types, auto data) {
+    views.resize(types.size());
+    for (size_t i = 0; i < types.size(); ++i) {
+      views[i] = rk_tensor_view{};
+      views[i].struct_size = sizeof(rk_tensor_view);
+      views[i].type = plugin_host::c_type(types[i]);
+      views[i].data = const_cast<void*>(static_cast<const void*>(data.at(i)));
+    }
   };
-  for (size_t i = 0; i < inputs_.size(); ++i) in_views.push_back(view(inputs_[i], inputs.at(i)));
-  for (size_t i = 0; i < outputs_.size(); ++i) out_views.push_back(view(outputs_[i], outputs.at(i)));
+  fill(in_views, inputs_, inputs);
+  fill(out_views, outputs_, outputs);
   thread_local std::vector<std::byte> workspace;
   workspace.resize(workspace_bytes_);
   if (rk_error* error = api_->execute(kernel_, in_views.data(), in_views.size(), out_views.data(), out_views.size(),
