@@ -5,10 +5,10 @@
 #include <tbb/global_control.h>
 
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
+#include "gemm_fixture.hpp"
 #include "rematkit/backend_plan.hpp"
 #include "rematkit/params.hpp"
 
@@ -17,55 +17,16 @@ namespace {
 using rematkit::BackendInstance;
 using rematkit::DType;
 using rematkit::MemorySpace;
-using rematkit::Params;
-using rematkit::ParamValue;
 using rematkit::Prim;
 using rematkit::Type;
-
-struct AlignedFloats {
-  explicit AlignedFloats(size_t n)
-      : data(static_cast<float*>(::operator new[](std::max<size_t>(n, 1) * sizeof(float), std::align_val_t{64}))), size(n) {
-    for (size_t i = 0; i < n; ++i) data[i] = 0.5f + 0.25f * static_cast<float>(i % 7);
-  }
-  ~AlignedFloats() { ::operator delete[](data, std::align_val_t{64}); }
-  float* data;
-  size_t size;
-};
+using rematkit::bench::AlignedFloats;
 
 Type f32(std::vector<int64_t> shape) { return Type{DType::kF32, std::move(shape), MemorySpace::kDevice}; }
 
 const std::vector<std::string> kBackends = {"reference", "highway", "onednn"};
 
-// (batch, m, k, n): batch 0 means a plain 2-D product.
-// oneTBB's limit for backends that use it, and oneDNN's OpenMP team size through its option.
-Params thread_options(const std::string& backend, int64_t threads) {
-  Params p;
-  if (backend == "onednn") p.set("num_threads", ParamValue::of_int(threads));
-  return p;
-}
-
 void BM_Gemm(benchmark::State& state, const std::string& backend, int64_t batch, int64_t m, int64_t k, int64_t n) {
-  tbb::global_control threads(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(state.range(0)));
-  BackendInstance instance(rematkit::default_plugins(), backend, thread_options(backend, state.range(0)));
-  Params p;
-  rematkit::DotDims dims;
-  if (batch) dims = {{2}, {1}, {0}, {0}};
-  else dims = {{1}, {0}, {}, {}};
-  p.set("dimension_numbers", rematkit::dot_dims_value(dims));
-  const auto shape = [&](int64_t r, int64_t c) { return batch ? std::vector<int64_t>{batch, r, c} : std::vector<int64_t>{r, c}; };
-  auto kernel = instance.prepare(Prim::kDotGeneral, p, {f32(shape(m, k)), f32(shape(k, n))}, {f32(shape(m, n))}, "gemm");
-  if (!kernel) {
-    state.SkipWithError("the backend does not run this product");
-    return;
-  }
-  const int64_t b = batch ? batch : 1;
-  AlignedFloats a(static_cast<size_t>(b * m * k)), w(static_cast<size_t>(b * k * n)), c(static_cast<size_t>(b * m * n));
-  for (auto _ : state) {
-    kernel->execute({a.data, w.data}, {c.data});
-    benchmark::DoNotOptimize(c.data);
-  }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(b * m * n * k),
-                                                 benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  rematkit::bench::run_gemm(state, backend, batch, m, k, n, static_cast<int>(state.range(0)));
 }
 
 void BM_Elementwise(benchmark::State& state, const std::string& backend, Prim prim, int64_t n) {

@@ -1,12 +1,15 @@
 // The MLP training step (forward, backward, SGD) per policy, backend list and thread count, at the
 // peers' sizes (B, D, F): Dense(D,F) -> relu -> Dense(F,F) -> relu -> Dense(F,F) with a checkpoint
 // per layer, loss sum(y) (the peers take sum(y^2); one elementwise op apart). Counters: GFLOP/s of
-// the nominal 6*B*(D*F + 2*F^2) a step does without recomputation, as the peers count it.
+// the nominal 6*B*(D*F + 2*F^2) a step does without recomputation, as the peers count it (the data
+// gets no gradient, so a step really does 2*B*D*F fewer). BM_OneDnnGemm is the yardstick in the
+// same run: one plain oneDNN (B x D) x (D x F) GEMM at each size and thread count.
 #include <benchmark/benchmark.h>
 
 #include <string>
 #include <vector>
 
+#include "gemm_fixture.hpp"
 #include "rematkit/linearize.hpp"
 #include "rematkit/plugin_registry.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
@@ -50,6 +53,18 @@ void BM_TrainingStep(benchmark::State& state) {
 BENCHMARK(BM_TrainingStep)
     ->ArgNames({"size", "policy", "backend", "threads"})
     ->ArgsProduct({{0, 1, 2, 3}, {0, 1, 2}, {0, 1}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Arguments: size index, threads.
+void BM_OneDnnGemm(benchmark::State& state) {
+  const Size size = kSizes[state.range(0)];
+  rematkit::bench::run_gemm(state, "onednn", 0, size.batch, size.input, size.width, static_cast<int>(state.range(1)));
+}
+
+BENCHMARK(BM_OneDnnGemm)
+    ->ArgNames({"size", "threads"})
+    ->ArgsProduct({{0, 1, 2, 3}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -1,0 +1,62 @@
+// One GEMM through a backend plugin, as plans run it: shared by the kernel benchmarks and the
+// training-step benchmark, which compares a step's GFLOP/s with a plain oneDNN GEMM's in one run.
+#pragma once
+#include <benchmark/benchmark.h>
+#include <tbb/global_control.h>
+
+#include <algorithm>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "rematkit/backend_plan.hpp"
+#include "rematkit/params.hpp"
+#include "rematkit/plugin_registry.hpp"
+
+namespace rematkit::bench {
+
+// 64-byte aligned floats filled with a short repeating pattern (no denormals, no zeros).
+struct AlignedFloats {
+  explicit AlignedFloats(size_t n)
+      : data(static_cast<float*>(::operator new[](std::max<size_t>(n, 1) * sizeof(float), std::align_val_t{64}))), size(n) {
+    for (size_t i = 0; i < n; ++i) data[i] = 0.5f + 0.25f * static_cast<float>(i % 7);
+  }
+  ~AlignedFloats() { ::operator delete[](data, std::align_val_t{64}); }
+  AlignedFloats(const AlignedFloats&) = delete;
+  AlignedFloats& operator=(const AlignedFloats&) = delete;
+  float* data;
+  size_t size;
+};
+
+// C = A B with A (batch, m, k) and B (batch, k, n); batch 0 means a plain 2-D product. `threads`
+// bounds oneTBB and, through its option, oneDNN's OpenMP team. Counter: GFLOP/s.
+inline void run_gemm(benchmark::State& state, const std::string& backend, int64_t batch, int64_t m, int64_t k, int64_t n,
+                     int threads) {
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
+  Params options;
+  if (backend == "onednn") options.set("num_threads", ParamValue::of_int(threads));
+  BackendInstance instance(default_plugins(), backend, options);
+  Params p;
+  DotDims dims;
+  if (batch) dims = {{2}, {1}, {0}, {0}};
+  else dims = {{1}, {0}, {}, {}};
+  p.set("dimension_numbers", dot_dims_value(dims));
+  auto type = [&](int64_t r, int64_t c) {
+    return Type{DType::kF32, batch ? std::vector<int64_t>{batch, r, c} : std::vector<int64_t>{r, c}, MemorySpace::kDevice};
+  };
+  auto kernel = instance.prepare(Prim::kDotGeneral, p, {type(m, k), type(k, n)}, {type(m, n)}, "gemm");
+  if (!kernel) {
+    state.SkipWithError("the backend does not run this product");
+    return;
+  }
+  const int64_t b = batch ? batch : 1;
+  AlignedFloats a(static_cast<size_t>(b * m * k)), w(static_cast<size_t>(b * k * n)), c(static_cast<size_t>(b * m * n));
+  for (auto _ : state) {
+    kernel->execute({a.data, w.data}, {c.data});
+    benchmark::DoNotOptimize(c.data);
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(b * m * n * k),
+                                                 benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
+}  // namespace rematkit::bench
