@@ -238,9 +238,11 @@ rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** ker
     if (!plan(e, r)) throw std::runtime_error(std::string("onednn does not run ") + e->primitive + " in this form");
     auto k = std::make_unique<Kernel>();
     k->backend = &backend;
-    // Forking an OpenMP team costs microseconds: a 64x64x64 matmul or 64 Ki elements run alone.
+    // A second OpenMP thread costs a fork, a join and a colder cache: below 16 M multiply-adds (a
+    // 32x512x512 product: 0.69 ms per MLP step alone, 0.98 ms with two threads, measured by
+    // rematkit_training_step_bench) or 64 Ki elements, one thread runs the primitive.
     const int64_t work = r.work > 0 ? r.work : count(r.output.second.dims());
-    k->threads = work < (r.work > 0 ? int64_t{1} << 18 : int64_t{1} << 16) ? 1 : backend.threads;
+    k->threads = work < (r.work > 0 ? int64_t{1} << 24 : int64_t{1} << 16) ? 1 : backend.threads;
     k->inputs = r.inputs;
     k->output = r.output;
     std::lock_guard<std::mutex> lock(backend.mutex);
