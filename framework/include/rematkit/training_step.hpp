@@ -17,6 +17,9 @@ class TrainingStep {
   // (not floating, or left out of LinearizeOptions::differentiate). `lin` must outlive the step.
   TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
                double learning_rate);
+  // The same, starting from these arguments and constants.
+  TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
+               double learning_rate, const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants = {});
 
   // The starting values: every constant and argument, in binder order (shape-checked).
   void set_constants(const std::vector<Tensor>& constants);

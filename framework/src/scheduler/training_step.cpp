@@ -26,6 +26,13 @@ TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backe
            " cannot be trained: it is not an f32 argument the program is differentiated with respect to");
 }
 
+TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
+                           double learning_rate, const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants)
+    : TrainingStep(lin, backends, std::move(trained), learning_rate) {
+  set_constants(constants);
+  set_arguments(arguments);
+}
+
 void TrainingStep::set_constants(const std::vector<Tensor>& constants) {
   if (constants.size() != lin_.constants.size())
     fail("the program has " + std::to_string(lin_.constants.size()) + " constants, not " + std::to_string(constants.size()));

@@ -1,0 +1,48 @@
+// Building a feed-forward model from C++ without writing jaxpr: Flax's nn.Dense (with its init),
+// activations, and checkpoints with a policy around any run of layers, as nn.remat places them.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rematkit/program.hpp"
+#include "rematkit/tensor.hpp"
+
+namespace rematkit {
+namespace flax {
+class Module;
+}
+
+// A model ready to differentiate and train.
+struct Model {
+  Program program;                // arguments: the input x, then the params; one output: the loss sum(model(x))
+  std::vector<Tensor> arguments;  // x (uniform in [-1, 1)), then the params as Flax's init draws them
+  std::vector<size_t> params;     // which arguments are params (what a training step updates)
+};
+
+class ModelBuilder {
+ public:
+  ModelBuilder();
+  ~ModelBuilder();
+  ModelBuilder(const ModelBuilder&);
+  ModelBuilder& operator=(const ModelBuilder&);
+
+  // y = x W + b: W (in, features) lecun_normal, b zeros, named Dense_0, Dense_1, ... as in Flax.
+  ModelBuilder& dense(int64_t features);
+  ModelBuilder& relu();
+  ModelBuilder& tanh();
+  // The layers `body` adds run inside jax.checkpoint with `policy` (a spec such as
+  // "nothing_saveable" or "save_only_these_names('a')"); checkpoints nest.
+  ModelBuilder& checkpoint(const std::string& policy, const std::function<void(ModelBuilder&)>& body);
+
+  // Flax's Module.init with PRNGKey(seed) on an input f32[batch, features]; x is drawn from `seed` too.
+  // A bad-input Error if no layer was added.
+  Model build(int64_t batch, int64_t features, uint64_t seed = 0) const;
+
+ private:
+  std::vector<std::shared_ptr<const flax::Module>> layers_;
+};
+
+}  // namespace rematkit

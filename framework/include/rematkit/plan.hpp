@@ -1,0 +1,72 @@
+// rematkit's front door: a program differentiated under a checkpoint policy and planned on
+// backends, once; then its residual report, its memory plan, and as many forward passes,
+// gradients and training steps as you like.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rematkit/gradient.hpp"
+#include "rematkit/gradient_plan.hpp"
+#include "rematkit/linearize.hpp"
+#include "rematkit/program.hpp"
+#include "rematkit/tensor.hpp"
+#include "rematkit/training_step.hpp"
+
+namespace rematkit {
+
+struct PlanOptions {
+  // Checkpoint the whole program with this policy (any spec `rematkit residuals --policy` takes);
+  // empty: only the checkpoints the program has, each with its own policy.
+  std::string policy;
+  // Backends in order of preference: each equation runs on the first that supports it. Empty:
+  // onednn, highway, reference, those of them that are installed.
+  std::vector<std::string> backends;
+  int threads = 0;                     // threads a step may use; 0: every core
+  std::vector<size_t> differentiate;   // jax.grad's argnums; empty: every floating argument
+  const PluginRegistry* plugins = nullptr;  // where policies and backends come from; default_plugins() if null
+};
+
+class Plan {
+ public:
+  // Linearizes `program` and plans its forward and backward pass. A bad-input Error names an
+  // unknown policy or backend, or an equation no listed backend runs.
+  explicit Plan(Program program, PlanOptions options = {});
+  ~Plan();
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  const Program& program() const { return program_; }
+  const Linearization& linearization() const { return *lin_; }
+
+  // What the backward pass keeps, as jax.ad_checkpoint.print_saved_residuals prints it; with
+  // `explain`, each residual's bytes, reader and the policy decision behind it.
+  std::string residual_report(bool explain = false) const;
+  int64_t residual_bytes() const;
+  // The static memory plan of a forward and backward pass: offsets, and the predicted peak per space.
+  const MemoryPlan& memory() const { return gradient_plan_->memory(); }
+  int64_t predicted_peak(MemorySpace space = MemorySpace::kDevice) const { return memory().arena(space); }
+  // The peak the last gradient() reached (equal to the predicted peak).
+  int64_t measured_peak(MemorySpace space = MemorySpace::kDevice) const { return gradient_plan_->measured_peak(space); }
+
+  // The program's outputs. Arguments (and constants, if the program has any) in binder order;
+  // a bad-input Error for a wrong count or shape.
+  std::vector<Tensor> forward(const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants = {});
+  // The outputs, and the gradient of the sum of the outputs with respect to each differentiated argument.
+  GradientResult gradient(const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants = {});
+  // SGD on the arguments `params` (a program with one f32[] output, its loss); starts from
+  // `arguments`. The step keeps a reference to this plan's linearization: it must not outlive the plan.
+  TrainingStep training_step(const std::vector<Tensor>& arguments, std::vector<size_t> params, double learning_rate,
+                             const std::vector<Tensor>& constants = {}) const;
+
+ private:
+  void check_inputs(const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants) const;
+
+  Program program_;
+  PlanOptions options_;
+  BackendOptions backends_;
+  std::unique_ptr<Linearization> lin_;  // stable: plans and training steps point at it
+  std::unique_ptr<GradientPlan> gradient_plan_, forward_plan_;
+};
+
+}  // namespace rematkit

@@ -1,0 +1,73 @@
+#include "rematkit/plan.hpp"
+
+#include <algorithm>
+
+#include "rematkit/error.hpp"
+#include "rematkit/plugin_registry.hpp"
+#include "rematkit/residual_report.hpp"
+
+namespace rematkit {
+
+Plan::Plan(Program program, PlanOptions options) : program_(std::move(program)), options_(std::move(options)) {
+  const PluginRegistry& plugins = options_.plugins ? *options_.plugins : default_plugins();
+  LinearizeOptions lin_options;
+  lin_options.policies = &plugins.policies();
+  if (!options_.policy.empty())
+    lin_options.whole_program_policy = plugins.policies().parse(options_.policy, {"the plan's policy", 0, 0});
+  lin_options.differentiate = options_.differentiate;
+  lin_ = std::make_unique<Linearization>(linearize(program_, lin_options));
+  backends_ = BackendOptions{options_.backends, &plugins};
+  if (backends_.preference.empty()) {
+    const std::vector<std::string> installed = plugins.backend_names();
+    for (const char* fastest_first : {"onednn", "highway", "reference"})
+      if (std::find(installed.begin(), installed.end(), fastest_first) != installed.end())
+        backends_.preference.push_back(fastest_first);
+  }
+  backends_.threads = options_.threads;
+  gradient_plan_ = std::make_unique<GradientPlan>(*lin_, backends_);
+}
+
+Plan::~Plan() = default;
+
+std::string Plan::residual_report(bool explain) const { return format_residual_report(*lin_, explain); }
+
+int64_t Plan::residual_bytes() const {
+  int64_t bytes = 0;
+  for (const Residual& r : lin_->residuals) bytes += r.type.bytes();
+  return bytes;
+}
+
+void Plan::check_inputs(const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants) const {
+  auto check = [](const char* what, const std::vector<Tensor>& given, const std::vector<int>& vars, const Program& p) {
+    if (given.size() != vars.size())
+      fail("the program takes " + std::to_string(vars.size()) + " " + what + "s, not " + std::to_string(given.size()));
+    for (size_t i = 0; i < given.size(); ++i) {
+      const Type& expected = p.vars[static_cast<size_t>(vars[i])].type;
+      if (given[i].type.shape != expected.shape || static_cast<int64_t>(given[i].data.size()) != expected.num_elements())
+        fail(std::string(what) + " " + std::to_string(i) + " ('" + p.vars[static_cast<size_t>(vars[i])].name + "') is " +
+             given[i].type.str() + " where the program has " + expected.str());
+    }
+  };
+  check("argument", arguments, program_.invars, program_);
+  check("constant", constants, program_.constvars, program_);
+}
+
+std::vector<Tensor> Plan::forward(const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants) {
+  check_inputs(arguments, constants);
+  if (!forward_plan_)
+    forward_plan_ = std::make_unique<GradientPlan>(*lin_, backends_, GradientPlan::Passes::kForwardOnly);
+  return forward_plan_->run(constants, arguments).outputs;
+}
+
+GradientResult Plan::gradient(const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants) {
+  check_inputs(arguments, constants);
+  return gradient_plan_->run(constants, arguments);
+}
+
+TrainingStep Plan::training_step(const std::vector<Tensor>& arguments, std::vector<size_t> params, double learning_rate,
+                                 const std::vector<Tensor>& constants) const {
+  check_inputs(arguments, constants);
+  return TrainingStep(*lin_, backends_, std::move(params), learning_rate, arguments, constants);
+}
+
+}  // namespace rematkit

@@ -1,0 +1,99 @@
+// The public API (rematkit/rematkit.hpp): a model built in C++, planned, differentiated and trained,
+// checked against gradients worked out by hand, and its errors.
+#include "rematkit/rematkit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace rematkit::testing {
+namespace {
+
+TEST(ModelBuilder, DenseModelsHaveFlaxParamsInFlattenOrder) {
+  const Model model = ModelBuilder().dense(5).relu().dense(3).build(4, 6, 1);
+  // x, then params sorted by path: Dense_0/bias, Dense_0/kernel, Dense_1/bias, Dense_1/kernel.
+  ASSERT_EQ(model.arguments.size(), 5u);
+  EXPECT_EQ(model.params, (std::vector<size_t>{1, 2, 3, 4}));
+  EXPECT_EQ(model.arguments[0].type.shape, (Shape{4, 6}));
+  EXPECT_EQ(model.arguments[1].type.shape, (Shape{5}));
+  EXPECT_EQ(model.arguments[2].type.shape, (Shape{6, 5}));
+  EXPECT_EQ(model.arguments[3].type.shape, (Shape{3}));
+  EXPECT_EQ(model.arguments[4].type.shape, (Shape{5, 3}));
+  for (double b : model.arguments[1].data) EXPECT_EQ(b, 0.0);  // Flax's bias init: zeros
+  EXPECT_THROW(ModelBuilder().build(4, 6), Error);
+  EXPECT_THROW(ModelBuilder().dense(0), Error);
+  EXPECT_THROW(ModelBuilder().checkpoint("nothing_saveable", [](ModelBuilder&) {}), Error);
+}
+
+TEST(Plan, OneDenseLayersGradientIsTheHandGradient) {
+  // loss = sum(x W + b): dloss/dW[i][j] = sum over the batch of x[r][i]; dloss/db[j] = batch.
+  const Model model = ModelBuilder().dense(3).build(4, 2, 7);
+  Plan plan(model.program);
+  const GradientResult r = plan.gradient(model.arguments);
+  const Tensor& x = model.arguments[0];
+  ASSERT_TRUE(r.gradients[1] && r.gradients[2]);
+  for (double g : r.gradients[1]->data) EXPECT_NEAR(g, 4.0, 1e-6);
+  for (int64_t i = 0; i < 2; ++i) {
+    double column = 0;
+    for (int64_t row = 0; row < 4; ++row) column += x.data[static_cast<size_t>(row * 2 + i)];
+    for (int64_t j = 0; j < 3; ++j) EXPECT_NEAR(r.gradients[2]->data[static_cast<size_t>(i * 3 + j)], column, 1e-5);
+  }
+  EXPECT_EQ(plan.measured_peak(), plan.predicted_peak());
+}
+
+TEST(Plan, PoliciesChangeTheResidualsNotTheGradient) {
+  ModelBuilder builder;
+  builder.checkpoint("everything_saveable", [](ModelBuilder& m) { m.dense(8).tanh(); }).dense(2);
+  const Model model = builder.build(3, 4);
+  PlanOptions remat;
+  remat.policy = "nothing_saveable";
+  Plan saving(model.program), recomputing(model.program, remat);
+  EXPECT_LT(recomputing.residual_bytes(), saving.residual_bytes());
+  EXPECT_NE(recomputing.residual_report(), saving.residual_report());
+  const GradientResult a = saving.gradient(model.arguments), b = recomputing.gradient(model.arguments);
+  for (size_t i = 1; i < a.gradients.size(); ++i) EXPECT_EQ(a.gradients[i]->data, b.gradients[i]->data);
+  EXPECT_EQ(saving.forward(model.arguments)[0].data, a.outputs[0].data);
+}
+
+TEST(Plan, TrainingStepsApplyTheGradient) {
+  const Model model = ModelBuilder().dense(4).relu().dense(1).build(8, 3, 2);
+  PlanOptions options;
+  options.differentiate = model.params;
+  Plan plan(model.program, options);
+  const GradientResult expected = plan.gradient(model.arguments);
+  TrainingStep step = plan.training_step(model.arguments, model.params, 0.05);
+  EXPECT_NEAR(step.run(), expected.outputs[0].data[0], 1e-5);
+  for (size_t p : model.params)
+    for (size_t i = 0; i < model.arguments[p].data.size(); ++i)
+      EXPECT_NEAR(step.argument(p).data[i], model.arguments[p].data[i] - 0.05 * expected.gradients[p]->data[i], 1e-6);
+  const float second = step.run();
+  EXPECT_LT(second, expected.outputs[0].data[0]);  // a small step down a smooth loss descends
+}
+
+TEST(Plan, BadInputIsOneError) {
+  const Model model = ModelBuilder().dense(2).build(2, 2);
+  PlanOptions unknown_policy, unknown_backend;
+  unknown_policy.policy = "no_such_policy";
+  unknown_backend.backends = {"no_such_backend"};
+  EXPECT_THROW(Plan(model.program, unknown_policy), Error);
+  EXPECT_THROW(Plan(model.program, unknown_backend), Error);
+  Plan plan(model.program);
+  try {
+    plan.gradient({model.arguments[0]});
+    FAIL() << "a missing argument was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "the program takes 3 arguments, not 1");
+  }
+  std::vector<Tensor> wrong = model.arguments;
+  wrong[0] = Tensor::filled(Type{DType::kF32, {3, 2}}, 0.0);
+  try {
+    plan.forward(wrong);
+    FAIL() << "a wrong shape was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("argument 0 ('x') is f32[3,2] where the program has f32[2,2]"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace rematkit::testing
