@@ -1,17 +1,9 @@
 # rematkit_add_plugin(<target> SOURCES <files...> [LIBS <libs...>] [OUTPUT_DIRECTORY <dir>])
 # Builds a rematkit plugin: a MODULE library that sees only the C ABI (rematkit::plugin_sdk),
 # exports nothing but rk_plugin_get_api, and lands in lib/rematkit/plugins of the build tree,
-# where rematkit finds it (OUTPUT_DIRECTORY puts it elsewhere). Works in-tree and, once rematkit
-# is installed, out of tree after find_package(rematkit).
+# where rematkit finds it (OUTPUT_DIRECTORY puts it elsewhere). Works in rematkit's tree and, after
+# find_package(rematkit), in any project.
 set(_REMATKIT_PLUGIN_MAP "${CMAKE_CURRENT_LIST_DIR}/rematkit_plugin.map")
-
-# The SDK target plugins link: in rematkit's tree, or out of tree when this file is included from a
-# rematkit checkout, it is the checkout's plugins/include folder.
-if(NOT TARGET rematkit::plugin_sdk AND EXISTS "${CMAKE_CURRENT_LIST_DIR}/../plugins/include/rematkit/plugin/rk_plugin.h")
-  add_library(rematkit_plugin_sdk INTERFACE)
-  add_library(rematkit::plugin_sdk ALIAS rematkit_plugin_sdk)
-  target_include_directories(rematkit_plugin_sdk INTERFACE "${CMAKE_CURRENT_LIST_DIR}/../plugins/include")
-endif()
 
 function(rematkit_add_plugin target)
   cmake_parse_arguments(ARG "" "OUTPUT_DIRECTORY" "SOURCES;LIBS" ${ARGN})

@@ -37,7 +37,7 @@ ModelInstance mlp_instance(const MlpModel& mlp, const std::string& policy, uint6
   ModelBuilder builder;
   if (mlp.remat == Remat::kWhole) builder.checkpoint(policy, layers);
   else layers(builder);
-  Model model = builder.build(mlp.batch, mlp.input, seed);
+  Model model = builder.build(mlp.batch, mlp.input, seed, Loss::kSum);
   ModelInstance instance;
   instance.program = std::move(model.program);
   instance.arguments = std::move(model.arguments);

@@ -26,19 +26,31 @@ TEST(ModelBuilder, DenseModelsHaveFlaxParamsInFlattenOrder) {
 }
 
 TEST(Plan, OneDenseLayersGradientIsTheHandGradient) {
-  // loss = sum(x W + b): dloss/dW[i][j] = sum over the batch of x[r][i]; dloss/db[j] = batch.
-  const Model model = ModelBuilder().dense(3).build(4, 2, 7);
-  Plan plan(model.program);
-  const GradientResult r = plan.gradient(model.arguments);
-  const Tensor& x = model.arguments[0];
-  ASSERT_TRUE(r.gradients[1] && r.gradients[2]);
-  for (double g : r.gradients[1]->data) EXPECT_NEAR(g, 4.0, 1e-6);
-  for (int64_t i = 0; i < 2; ++i) {
-    double column = 0;
-    for (int64_t row = 0; row < 4; ++row) column += x.data[static_cast<size_t>(row * 2 + i)];
-    for (int64_t j = 0; j < 3; ++j) EXPECT_NEAR(r.gradients[2]->data[static_cast<size_t>(i * 3 + j)], column, 1e-5);
+  // y = x W + b. For loss sum(y): dW[i][j] = sum_r x[r][i], db[j] = batch. For loss sum(y^2):
+  // dW[i][j] = sum_r 2 x[r][i] y[r][j], db[j] = sum_r 2 y[r][j].
+  for (Loss loss : {Loss::kSum, Loss::kSumOfSquares}) {
+    const Model model = ModelBuilder().dense(3).build(4, 2, 7, loss);
+    Plan plan(model.program);
+    const GradientResult r = plan.gradient(model.arguments);
+    const std::vector<double>&x = model.arguments[0].data, &b = model.arguments[1].data, &w = model.arguments[2].data;
+    std::vector<double> db(3, 0.0), dw(6, 0.0);
+    double value = 0;
+    for (int r0 = 0; r0 < 4; ++r0) {
+      for (int j = 0; j < 3; ++j) {
+        double y = b[j];
+        for (int i = 0; i < 2; ++i) y += x[r0 * 2 + i] * w[i * 3 + j];
+        const double dy = loss == Loss::kSum ? 1.0 : 2.0 * y;
+        value += loss == Loss::kSum ? y : y * y;
+        db[j] += dy;
+        for (int i = 0; i < 2; ++i) dw[i * 3 + j] += x[r0 * 2 + i] * dy;
+      }
+    }
+    EXPECT_NEAR(r.outputs[0].data[0], value, 1e-5 * std::max(1.0, std::fabs(value)));
+    ASSERT_TRUE(r.gradients[1] && r.gradients[2]);
+    for (size_t j = 0; j < 3; ++j) EXPECT_NEAR(r.gradients[1]->data[j], db[j], 1e-5);
+    for (size_t k = 0; k < 6; ++k) EXPECT_NEAR(r.gradients[2]->data[k], dw[k], 1e-5);
+    EXPECT_EQ(plan.measured_peak(), plan.predicted_peak());
   }
-  EXPECT_EQ(plan.measured_peak(), plan.predicted_peak());
 }
 
 TEST(Plan, PoliciesChangeTheResidualsNotTheGradient) {

@@ -15,9 +15,15 @@ namespace flax {
 class Module;
 }
 
+// The scalar a model's program returns.
+enum class Loss {
+  kSumOfSquares,  // sum(y^2): a loss SGD can drive down (to y = 0), as ../peers take it
+  kSum,           // sum(y): the gradient JAX users take with grad(lambda p: apply(p, x).sum())
+};
+
 // A model ready to differentiate and train.
 struct Model {
-  Program program;                // arguments: the input x, then the params; one output: the loss sum(model(x))
+  Program program;                // arguments: the input x, then the params; one output: the loss
   std::vector<Tensor> arguments;  // x (uniform in [-1, 1)), then the params as Flax's init draws them
   std::vector<size_t> params;     // which arguments are params (what a training step updates)
 };
@@ -39,7 +45,7 @@ class ModelBuilder {
 
   // Flax's Module.init with PRNGKey(seed) on an input f32[batch, features]; x is drawn from `seed` too.
   // A bad-input Error if no layer was added.
-  Model build(int64_t batch, int64_t features, uint64_t seed = 0) const;
+  Model build(int64_t batch, int64_t features, uint64_t seed = 0, Loss loss = Loss::kSumOfSquares) const;
 
  private:
   std::vector<std::shared_ptr<const flax::Module>> layers_;

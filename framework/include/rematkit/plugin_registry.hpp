@@ -51,8 +51,8 @@ class PluginRegistry {
 };
 
 // Where plugins are looked for, in order: each entry of REMATKIT_PLUGIN_PATH (':'-separated),
-// lib/rematkit/plugins beside the running program's bin/ (the installed layout, also the build
-// tree's), the installed plugin folder, and the build tree's. Existing directories only, no repeats.
+// rematkit/plugins beside the rematkit::core library (the installed layout, also the build tree's),
+// and lib/rematkit/plugins beside the running program's bin/. Existing directories only, no repeats.
 std::vector<std::string> default_plugin_directories();
 
 // The plugins found by default discovery, loaded once per process, and their policies.

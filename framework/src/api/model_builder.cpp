@@ -78,14 +78,16 @@ ModelBuilder& ModelBuilder::checkpoint(const std::string& policy, const std::fun
   return *this;
 }
 
-Model ModelBuilder::build(int64_t batch, int64_t features, uint64_t seed) const {
+Model ModelBuilder::build(int64_t batch, int64_t features, uint64_t seed, Loss loss) const {
   if (layers_.empty()) fail("a model needs at least one layer");
   if (batch < 1 || features < 1)
     fail("a model's input needs a batch and features of at least 1, not (" + std::to_string(batch) + ", " +
          std::to_string(features) + ")");
   const Type x_type{DType::kF32, {batch, features}, MemorySpace::kDevice};
+  std::vector<std::shared_ptr<const flax::Module>> layers = layers_;
+  if (loss == Loss::kSumOfSquares) layers.push_back(std::make_shared<Activation>(Prim::kSquare));
   flax::InitializedModule init =
-      flax::init_module(Sequential(layers_), random::prng_key(seed), x_type, flax::RngOptions{}, /*sum_output=*/true);
+      flax::init_module(Sequential(std::move(layers)), random::prng_key(seed), x_type, flax::RngOptions{}, /*sum_output=*/true);
   Model model;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);

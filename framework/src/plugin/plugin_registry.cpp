@@ -117,16 +117,19 @@ std::vector<std::string> default_plugin_directories() {
     for (std::string entry; std::getline(entries, entry, ':');)
       if (!entry.empty()) candidates.push_back(entry);
   }
+  // rematkit/plugins beside this library, wherever it was installed (or built): relocatable, and
+  // what an application linking rematkit::core finds without any environment variable.
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<const void*>(&default_plugin_directories), &self) && self.dli_fname)
+    candidates.push_back((fs::path(self.dli_fname).parent_path() / "rematkit" / "plugins").string());
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) candidates.push_back((exe.parent_path().parent_path() / "lib" / "rematkit" / "plugins").string());
-  candidates.push_back(REMATKIT_INSTALL_PLUGIN_DIR);
-  candidates.push_back(REMATKIT_BUILD_PLUGIN_DIR);
   std::vector<std::string> dirs;
   std::set<std::string> seen;
   for (const std::string& c : candidates) {
     if (!fs::is_directory(c, ec)) continue;
-    if (seen.insert(canonical(c)).second) dirs.push_back(c);
+    if (const std::string dir = canonical(c); seen.insert(dir).second) dirs.push_back(dir);
   }
   return dirs;
 }

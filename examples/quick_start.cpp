@@ -1,0 +1,27 @@
+// Build a model, see what a checkpoint policy keeps and what memory it plans, and train it.
+#include <rematkit/rematkit.hpp>
+
+#include <iostream>
+
+int main() try {
+  rematkit::ModelBuilder builder;
+  for (int layer = 0; layer < 2; ++layer)
+    builder.checkpoint("nothing_saveable", [](rematkit::ModelBuilder& b) { b.dense(256).relu(); });
+  builder.dense(10);
+  const rematkit::Model model = builder.build(/*batch=*/32, /*features=*/64);
+
+  rematkit::PlanOptions options;
+  options.backends = {"highway", "reference"};  // in order of preference
+  options.differentiate = model.params;         // the params, not the data
+  rematkit::Plan plan(model.program, options);
+  std::cout << plan.residual_report() << "residual bytes: " << plan.residual_bytes() << "\n";
+
+  rematkit::TrainingStep step = plan.training_step(model.arguments, model.params, /*learning_rate=*/1e-3);
+  for (int i = 0; i < 3; ++i) std::cout << "loss " << step.run() << "\n";
+  const rematkit::GradientPlan& memory = step.plan();
+  std::cout << "peak bytes: predicted " << memory.memory().arena(rematkit::MemorySpace::kDevice) << ", measured "
+            << memory.measured_peak(rematkit::MemorySpace::kDevice) << "\n";
+} catch (const rematkit::Error& e) {
+  std::cerr << "quick_start: " << e.what() << "\n";
+  return 2;
+}
