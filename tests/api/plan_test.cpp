@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 namespace rematkit::testing {
 namespace {
@@ -78,6 +80,8 @@ TEST(Plan, TrainingStepsApplyTheGradient) {
   for (size_t p : model.params)
     for (size_t i = 0; i < model.arguments[p].data.size(); ++i)
       EXPECT_NEAR(step.argument(p).data[i], model.arguments[p].data[i] - 0.05 * expected.gradients[p]->data[i], 1e-6);
+  EXPECT_THROW(step.argument(99), Error);
+  EXPECT_THROW(step.gradient(99), Error);
   const float second = step.run();
   EXPECT_LT(second, expected.outputs[0].data[0]);  // a small step down a smooth loss descends
 }
@@ -105,6 +109,25 @@ TEST(Plan, BadInputIsOneError) {
     EXPECT_NE(std::string(e.what()).find("argument 0 ('x') is f32[3,2] where the program has f32[2,2]"), std::string::npos)
         << e.what();
   }
+}
+
+TEST(Readme, UseFromCppShowsTheQuickStartExampleVerbatim) {
+  // The README's snippet must compile: it is the example the package test builds and runs.
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  const std::string readme = read(std::string(REMATKIT_EXAMPLES_DIR) + "/../README.md");
+  const std::string example = read(std::string(REMATKIT_EXAMPLES_DIR) + "/quick_start.cpp");
+  ASSERT_FALSE(example.empty());
+  const size_t section = readme.find("## Use from C++");
+  ASSERT_NE(section, std::string::npos);
+  const size_t start = readme.find("```cpp\n", section);
+  ASSERT_NE(start, std::string::npos);
+  const size_t end = readme.find("```\n", start + 7);
+  EXPECT_EQ(readme.substr(start + 7, end - start - 7), example);
 }
 
 }  // namespace

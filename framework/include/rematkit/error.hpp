@@ -17,11 +17,13 @@ struct SourceLocation {
   friend bool operator==(const SourceLocation&, const SourceLocation&) = default;
 };
 
+// Whose fault an Error is.
 enum class ErrorKind {
   kBadInput,  // the user's program, inputs, policy or options are wrong (exit code 2)
   kInternal,  // a bug in rematkit (exit code 1)
 };
 
+// Every failure rematkit reports: what() is one line.
 class Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}

@@ -10,6 +10,7 @@
 
 namespace rematkit {
 
+// A program's outputs and, per argument, its gradient.
 struct GradientResult {
   std::vector<Tensor> outputs;
   std::vector<std::optional<Tensor>> gradients;  // per argument; empty for non-floating arguments
@@ -21,6 +22,7 @@ GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>&
                             const std::vector<Tensor>& arguments, Arithmetic arithmetic,
                             const std::vector<Tensor>* cotangents = nullptr);
 
+// Which backends run a plan's equations, and with how many threads.
 struct BackendOptions {
   std::vector<std::string> preference{"reference"};  // backends to try for each equation, in order
   const PluginRegistry* plugins = nullptr;            // where they come from; default_plugins() if null

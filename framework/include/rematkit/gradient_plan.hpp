@@ -24,6 +24,7 @@
 
 namespace rematkit {
 
+// Built once per linearization and backend list; run() and run_resident() any number of times.
 class GradientPlan {
  public:
   enum class Passes { kForwardAndBackward, kForwardOnly };
@@ -72,7 +73,8 @@ class GradientPlan {
                            const std::vector<Tensor>* cotangents);
   void in_arena(const std::function<void()>& work);
   void require_resident(const char* what) const;
-  int resident_buffer(ValueId value, const char* what, size_t index) const;
+  int resident_buffer(const std::vector<ValueId>& values, const char* what, size_t index) const;
+  static void checked_index(size_t count, const char* what, size_t index);  // a bad-input Error past the end
 
   struct Load;
   struct Step;

@@ -20,6 +20,7 @@ struct Residual {
   int region = 0;              // the region whose backward pass reads it
 };
 
+// How to linearize: where policies come from, a policy for the whole program, what to differentiate.
 struct LinearizeOptions {
   const PolicyRegistry* policies = nullptr;  // resolves checkpoint policies; required
   // When set, the whole program is checkpointed with this policy (rematkit residuals --policy).
@@ -30,6 +31,8 @@ struct LinearizeOptions {
   std::vector<size_t> differentiate;
 };
 
+// A program's forward pass, what it keeps (residuals) and its backward pass, as one flat graph
+// of values and equations (graph.hpp); GradientPlan runs it, residual_report.hpp prints it.
 struct Linearization {
   FlatGraph graph;
   std::vector<ValueId> constants;       // graph values of the program's constants, in binder order
@@ -49,6 +52,8 @@ struct Linearization {
   std::vector<ValueId> gradients;       // per argument: its cotangent (kNoValue for non-floating)
 };
 
+// JAX's linearize + partial eval + transpose of `program`, with checkpoints deciding by their
+// policies what is kept. A bad-input Error for an unknown policy or a program it cannot differentiate.
 Linearization linearize(const Program& program, const LinearizeOptions& options);
 
 }  // namespace rematkit

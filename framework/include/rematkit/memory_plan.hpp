@@ -23,6 +23,7 @@ struct BufferRequest {
   MemorySpace space = MemorySpace::kDevice;
 };
 
+// Where each buffer of a plan lives: an offset in its memory space's arena.
 struct MemoryPlan {
   std::vector<BufferRequest> buffers;
   std::vector<int64_t> offsets;  // per buffer, in its space's arena

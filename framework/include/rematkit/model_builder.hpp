@@ -28,6 +28,7 @@ struct Model {
   std::vector<size_t> params;     // which arguments are params (what a training step updates)
 };
 
+// Layers in order, each applied to the previous one's output: ModelBuilder().dense(64).relu().dense(1).
 class ModelBuilder {
  public:
   ModelBuilder();
@@ -37,6 +38,7 @@ class ModelBuilder {
 
   // y = x W + b: W (in, features) lecun_normal, b zeros, named Dense_0, Dense_1, ... as in Flax.
   ModelBuilder& dense(int64_t features);
+  // jax.nn.relu and jnp.tanh of the previous layer's output.
   ModelBuilder& relu();
   ModelBuilder& tanh();
   // The layers `body` adds run inside jax.checkpoint with `policy` (a spec such as

@@ -15,6 +15,7 @@
 
 namespace rematkit {
 
+// What a Plan is built with; every field has a default.
 struct PlanOptions {
   // Checkpoint the whole program with this policy (any spec `rematkit residuals --policy` takes);
   // empty: only the checkpoints the program has, each with its own policy.
@@ -27,6 +28,8 @@ struct PlanOptions {
   const PluginRegistry* plugins = nullptr;  // where policies and backends come from; default_plugins() if null
 };
 
+// One program, one policy, one list of backends: linearized and planned at construction, then run
+// any number of times (not from two threads at once).
 class Plan {
  public:
   // Linearizes `program` and plans its forward and backward pass. A bad-input Error names an

@@ -10,6 +10,7 @@ struct rk_backend_api;
 
 namespace rematkit {
 
+// A loaded plugin, as `rematkit plugins` lists it.
 struct PluginInfo {
   std::string file;       // as loaded
   std::string name;       // the plugin's own name
@@ -19,11 +20,13 @@ struct PluginInfo {
   std::vector<std::string> backends;
 };
 
+// A library in a plugin folder that could not be loaded, and why.
 struct PluginProblem {
   std::string file;
   std::string message;  // one line: what is wrong with it
 };
 
+// The plugins loaded into this process: their policies (policies()) and backends (backend()).
 class PluginRegistry {
  public:
   // Loads one plugin library. A bad-input Error, naming the file, if it is not a shared library,
@@ -40,6 +43,7 @@ class PluginRegistry {
   const PolicyRegistry& policies() const { return policies_; }
   // The backend called `name`, or nullptr.
   const rk_backend_api* backend(const std::string& name) const;
+  // The backends' names, in load order.
   std::vector<std::string> backend_names() const;
 
  private:

@@ -12,6 +12,7 @@
 
 namespace rematkit {
 
+// A variable of a program: its name as written and its type.
 struct Var {
   std::string name;  // "_" for an output nobody reads
   Type type;
@@ -29,6 +30,7 @@ struct Atom {
   friend bool operator==(const Atom&, const Atom&) = default;
 };
 
+// One line of a program: outputs = prim[params] inputs.
 struct Equation {
   Prim prim = Prim::kAdd;
   Params params;
@@ -41,6 +43,8 @@ struct Equation {
   friend bool operator==(const Equation& a, const Equation& b);
 };
 
+// A program in jaxpr form: { lambda constvars ; invars. let eqns in outvars }. Read one with
+// parse_program/load_program (parser.hpp), build one with ProgramBuilder or ModelBuilder.
 struct Program {
   std::vector<Var> vars;
   std::vector<int> constvars;  // binders before ';': values given with the inputs, never differentiated

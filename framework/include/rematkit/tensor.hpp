@@ -8,10 +8,13 @@
 
 namespace rematkit {
 
+// A value held by the host: its type and its elements as doubles (f32 values are exact in a
+// double; i32 and bool as whole numbers).
 struct Tensor {
   Type type;
   std::vector<double> data;  // row-major, type.num_elements() entries
 
+  // Every element `value` / a rank-0 tensor.
   static Tensor filled(const Type& type, double value);
   static Tensor scalar(double value, DType dtype = DType::kF32);
   int64_t size() const { return static_cast<int64_t>(data.size()); }

@@ -10,6 +10,7 @@
 
 namespace rematkit {
 
+// Built by Plan::training_step, or directly from a Linearization; keeps its plan's arena across steps.
 class TrainingStep {
  public:
   // `trained`: indices of the arguments SGD updates (the params; not the data). A bad-input Error

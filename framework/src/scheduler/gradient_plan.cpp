@@ -291,19 +291,25 @@ GradientResult GradientPlan::run_steps(const std::vector<Tensor>& constants, con
   return result;
 }
 
+void GradientPlan::checked_index(size_t count, const char* what, size_t index) {
+  if (index >= count)
+    fail("the program has " + std::to_string(count) + " " + what + "s; there is no " + what + " " + std::to_string(index));
+}
+
 void GradientPlan::require_resident(const char* what) const {
   if (inputs_ != Inputs::kResident) internal_error(std::string("gradient plan: ") + what + " needs resident inputs");
 }
 
-int GradientPlan::resident_buffer(ValueId value, const char* what, size_t index) const {
+int GradientPlan::resident_buffer(const std::vector<ValueId>& values, const char* what, size_t index) const {
   require_resident(what);
-  const int buffer = resident_of_value_.at(value);
+  checked_index(values.size(), what, index);
+  const int buffer = resident_of_value_.at(values[index]);
   if (buffer < 0) internal_error("gradient plan: " + std::string(what) + " " + std::to_string(index) + " has no buffer");
   return buffer;
 }
 
 void GradientPlan::write_constant(size_t index, const Tensor& value) {
-  const int b = resident_buffer(lin_.constants.at(index), "constant", index);
+  const int b = resident_buffer(lin_.constants, "constant", index);
   if (value.type.shape != buffer_types_[static_cast<size_t>(b)].shape)
     fail("constant " + std::to_string(index) + " has shape " + value.type.str() + " where the program has " +
          buffer_types_[static_cast<size_t>(b)].str());
@@ -311,7 +317,7 @@ void GradientPlan::write_constant(size_t index, const Tensor& value) {
 }
 
 void GradientPlan::write_argument(size_t index, const Tensor& value) {
-  const int b = resident_buffer(lin_.arguments.at(index), "argument", index);
+  const int b = resident_buffer(lin_.arguments, "argument", index);
   if (value.type.shape != buffer_types_[static_cast<size_t>(b)].shape)
     fail("argument " + std::to_string(index) + " has shape " + value.type.str() + " where the program has " +
          buffer_types_[static_cast<size_t>(b)].str());
@@ -319,28 +325,31 @@ void GradientPlan::write_argument(size_t index, const Tensor& value) {
 }
 
 void* GradientPlan::argument_data(size_t index) {
-  return arena_->data(resident_buffer(lin_.arguments.at(index), "argument", index));
+  return arena_->data(resident_buffer(lin_.arguments, "argument", index));
 }
 
 const void* GradientPlan::output_data(size_t index) const {
   require_resident("output_data");
-  return arena_->data(output_buffers_.at(index));
+  checked_index(output_buffers_.size(), "output", index);
+  return arena_->data(output_buffers_[index]);
 }
 
 const void* GradientPlan::gradient_data(size_t index) const {
   require_resident("gradient_data");
   if (!backward_) internal_error("gradient plan: gradient_data on a forward-only plan");
-  const int b = gradient_buffers_.at(index);
+  checked_index(gradient_buffers_.size(), "argument", index);
+  const int b = gradient_buffers_[index];
   return b < 0 ? nullptr : arena_->data(b);
 }
 
 Tensor GradientPlan::read_argument(size_t index) const {
-  const int b = resident_buffer(lin_.arguments.at(index), "argument", index);
+  const int b = resident_buffer(lin_.arguments, "argument", index);
   return read_buffer(buffer_types_[static_cast<size_t>(b)], arena_->data(b));
 }
 
 Tensor GradientPlan::read_output(size_t index) const {
-  return read_buffer(buffer_types_[static_cast<size_t>(output_buffers_.at(index))], output_data(index));
+  const void* data = output_data(index);
+  return read_buffer(buffer_types_[static_cast<size_t>(output_buffers_[index])], data);
 }
 
 std::optional<Tensor> GradientPlan::read_gradient(size_t index) const {
