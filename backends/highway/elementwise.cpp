@@ -207,6 +207,45 @@ void ReduceRowsImpl(bool is_max, const float* x, float* y, size_t rows, size_t l
   }
 }
 
+// jax.nn.softmax along each row of `len` elements: exp(x - max) / sum(exp(x - max)), the
+// exponentials with Highway's Exp (1 ulp), the sum in f32 lanes.
+void SoftmaxRowsImpl(const float* x, float* y, size_t rows, size_t len) {
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  HWY_ALIGN float buf[hn::MaxLanes(d)];
+  for (size_t r = 0; r < rows; ++r) {
+    const float* in = x + r * len;
+    float* out = y + r * len;
+    float max = -std::numeric_limits<float>::infinity();
+    size_t i = 0;
+    if (len >= lanes) {
+      auto m = hn::LoadU(d, in);
+      for (i = lanes; i + lanes <= len; i += lanes) m = hn::Max(m, hn::LoadU(d, in + i));
+      max = hn::GetLane(hn::MaxOfLanes(d, m));
+    }
+    for (; i < len; ++i) max = std::max(max, in[i]);
+    const auto vmax = hn::Set(d, max);
+    auto sums = hn::Zero(d);
+    float sum = 0.0f;
+    for (i = 0; i + lanes <= len; i += lanes) {
+      const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, in + i), vmax));
+      hn::StoreU(e, d, out + i);
+      sums = hn::Add(sums, e);
+    }
+    if (i < len) {  // the tail through a padded buffer, padded with -inf so that exp gives 0
+      for (size_t j = 0; j < lanes; ++j) buf[j] = i + j < len ? in[i + j] : -std::numeric_limits<float>::infinity();
+      const auto e = hn::Exp(d, hn::Sub(hn::Load(d, buf), vmax));
+      hn::Store(e, d, buf);
+      std::memcpy(out + i, buf, (len - i) * sizeof(float));
+      sums = hn::Add(sums, e);
+    }
+    sum = hn::GetLane(hn::SumOfLanes(d, sums));
+    const auto vsum = hn::Set(d, sum);
+    for (i = 0; i + lanes <= len; i += lanes) hn::StoreU(hn::Div(hn::LoadU(d, out + i), vsum), d, out + i);
+    for (; i < len; ++i) out[i] /= sum;
+  }
+}
+
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace HWY_NAMESPACE
@@ -224,6 +263,7 @@ HWY_EXPORT(BinaryImpl);
 HWY_EXPORT(TargetName);
 HWY_EXPORT(ReduceRowsImpl);
 HWY_EXPORT(ReduceLeadingImpl);
+HWY_EXPORT(SoftmaxRowsImpl);
 HWY_EXPORT(IntegerPowImpl);
 HWY_EXPORT(CompareImpl);
 HWY_EXPORT(SelectImpl);
@@ -292,6 +332,15 @@ void reduce_leading(bool is_max, const float* x, float* y, size_t rows, size_t l
   if (rows * len < kParallelFrom || len <= kColumns) return fn(is_max, x, y, rows, len, 0, len);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, (len + kColumns - 1) / kColumns), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t b = r.begin(); b < r.end(); ++b) fn(is_max, x, y, rows, len, b * kColumns, std::min(len, (b + 1) * kColumns));
+  });
+}
+
+void softmax_rows(const float* x, float* y, size_t rows, size_t len) {
+  (void)HWY_DYNAMIC_DISPATCH(TargetName)();
+  auto* fn = &HWY_DYNAMIC_DISPATCH(SoftmaxRowsImpl);
+  if (rows * len < kParallelFrom || rows < 2) return fn(x, y, rows, len);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, rows), [&](const tbb::blocked_range<size_t>& r) {
+    fn(x + r.begin() * len, y + r.begin() * len, r.end() - r.begin(), len);
   });
 }
 

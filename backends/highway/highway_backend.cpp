@@ -1,7 +1,7 @@
 // The Highway backend plugin: f32 elementwise kernels, comparisons and two-case select_n (operands
-// with size-1 dims are expanded into the workspace first), trailing reductions, copies, and
-// dot_general with any dimension numbers (operands are permuted into the GEMM's layout in the
-// kernel's workspace when they are not in it already). It declines everything else at plan time,
+// with size-1 dims are expanded into the workspace first), reductions, copies, softmax along the
+// last axis, and dot_general with any dimension numbers (operands are permuted into the GEMM's
+// layout in the kernel's workspace when they are not in it already). It declines everything else at plan time,
 // so a plan falls back to the next backend in the user's list.
 #include <tbb/parallel_for.h>
 
@@ -82,7 +82,7 @@ struct Permutation {
 };
 
 struct Kernel {
-  enum class Kind { kUnary, kPow, kBinary, kCompare, kSelect, kGemm, kPermute, kBroadcast, kReduce, kReduceLeading } kind;
+  enum class Kind { kUnary, kPow, kBinary, kCompare, kSelect, kGemm, kPermute, kBroadcast, kReduce, kReduceLeading, kSoftmax } kind;
   int op = 0;
   bool a_scalar = false, b_scalar = false;
   size_t n = 0;                              // elements of the output
@@ -209,6 +209,16 @@ bool plan(const rk_equation_view* e, Kernel& k) {
     k.op = static_cast<int>(op);
     return binary_operands(shape_of(e->inputs[0]), shape_of(e->inputs[1]), out, k);
   }
+  if (p == "softmax") {  // along the last axis (attention's); other axes go to the next backend
+    const int64_t rank = static_cast<int64_t>(out.size());
+    const rk_value* axis_param = find_param(e, "axis");
+    if (!axis_param || rank == 0 || e->inputs[0].dtype != RK_DTYPE_F32) return false;
+    const Dims axes = ints_of(*axis_param);
+    if (axes.size() != 1 || (axes[0] != rank - 1 && axes[0] != -1)) return false;
+    k.kind = Kernel::Kind::kSoftmax;
+    k.k = static_cast<size_t>(out.back());
+    return true;
+  }
   if (p == "transpose") {
     k.kind = Kernel::Kind::kPermute;
     k.lhs = {shape_of(e->inputs[0]), ints_of(*find_param(e, "permutation"))};
@@ -326,6 +336,9 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
         rematkit::hwy_backend::reduce_rows(k.is_max, rows, f(out[0]), k.n, k.k);
         break;
       }
+      case Kernel::Kind::kSoftmax:
+        rematkit::hwy_backend::softmax_rows(f(in[0]), f(out[0]), k.k == 0 ? 0 : k.n / k.k, k.k);
+        break;
       case Kernel::Kind::kReduceLeading:
         rematkit::hwy_backend::reduce_leading(k.is_max, f(in[0]), f(out[0]), k.k, k.n);
         break;

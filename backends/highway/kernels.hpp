@@ -25,6 +25,8 @@ void reduce_rows(bool is_max, const float* x, float* y, size_t rows, size_t len)
 // y[j] = sum (or max) over r < rows of x[r * len + j], for j < len (a reduction over leading axes,
 // such as a bias's gradient); rows are combined in order, for any thread count.
 void reduce_leading(bool is_max, const float* x, float* y, size_t rows, size_t len);
+// jax.nn.softmax of each row: y[r, :] = exp(x[r, :] - max) / sum(exp(x[r, :] - max)).
+void softmax_rows(const float* x, float* y, size_t rows, size_t len);
 // C[m,n] = A[m,k] B[k,n], row-major; each C element sums over k in order, so results do not
 // depend on the thread count.
 void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k);

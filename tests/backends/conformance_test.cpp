@@ -66,6 +66,8 @@ const Case kCases[] = {
                                   "d:f32[24] = squeeze[dimensions=(0,)] c in (d,) }", 0},
     {"softmax", "{ lambda ; a:f32[3,17]. let b:f32[3,17] = softmax[axis=-1] a; c:f32[3,17] = softmax[axis=0] a in (b, c) }",
      4e-7},
+    {"softmax_last_axis", "{ lambda ; a:f32[2,2,3,37] b:f32[4,3]. let c:f32[2,2,3,37] = softmax[axis=3] a; "
+                          "d:f32[4,3] = softmax[axis=-1] b in (c, d) }", 4e-7},
     {"dot_vector", "{ lambda ; a:f32[1] b:f32[1]. let c:f32[] = dot_general[dimension_numbers=(([0], [0]), ([], []))] a b in (c,) }",
      0},
     {"dot_odd", "{ lambda ; a:f32[7,13] b:f32[13,5]. let c:f32[7,5] = dot_general[dimension_numbers=(([1], [0]), ([], []))] a b "
