@@ -50,12 +50,17 @@ struct Permutation {
     Dims in_strides(rank, 1), out_shape(rank);
     for (int i = static_cast<int>(rank) - 2; i >= 0; --i) in_strides[i] = in_strides[i + 1] * shape[i + 1];
     for (size_t i = 0; i < rank; ++i) out_shape[i] = shape[perm[i]];
+    // When the innermost dim stays innermost (attention's [B, S, H, Dh] -> [B, H, S, Dh]), whole
+    // rows are copied; otherwise one element at a time.
+    const bool rows = rank > 0 && perm[rank - 1] == static_cast<int64_t>(rank - 1);
+    const size_t row = rows ? static_cast<size_t>(shape[rank - 1]) : 1;
     Dims coord(rank, 0);
-    for (size_t o = 0, n = count(); o < n; ++o) {
+    for (size_t o = 0, n = count(); o < n; o += row) {
       int64_t offset = 0;
       for (size_t i = 0; i < rank; ++i) offset += coord[i] * in_strides[perm[i]];
-      out[o] = in[offset];
-      for (int i = static_cast<int>(rank) - 1; i >= 0 && ++coord[i] == out_shape[i]; --i) coord[i] = 0;
+      if (rows) std::copy(in + offset, in + offset + row, out + o);
+      else out[o] = in[offset];
+      for (int i = static_cast<int>(rank) - (rows ? 2 : 1); i >= 0 && ++coord[i] == out_shape[i]; --i) coord[i] = 0;
     }
   }
 

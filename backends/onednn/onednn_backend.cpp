@@ -1,5 +1,6 @@
 // The oneDNN backend plugin (oneDNN 2.6, whose CPU runtime is OpenMP): dot_general through
-// dnnl::matmul, 2-D and batched, with transposed operands expressed as strides rather than copies;
+// dnnl::matmul, 2-D and batched, whenever each operand's batch, free and contracted dims read as
+// one strided dim each (transposed operands and [B, S, D] activations included, never copied);
 // f32 elementwise primitives through dnnl::eltwise_forward and dnnl::binary (whose second source
 // may broadcast; a broadcast first source of a commutative op is swapped there).
 // Primitives are created at plan time and cached by shape. Threads: each execute() sets the
@@ -8,6 +9,7 @@
 // Equations it does not run are declined at plan time and go to the next backend listed.
 #include <omp.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <unordered_map>
@@ -73,30 +75,37 @@ struct Layout {
   Dims dims, strides;
 };
 
-// Logical [batch?, rows, cols] of a row-major operand of `shape` whose dim `contract` is the shared
-// k: for lhs (rows = m, cols = k), for rhs (rows = k, cols = n). Vectors become 1-row / 1-column.
-bool layout(const Dims& shape, int64_t contract, bool batched, bool is_lhs, Layout& out) {
-  const int64_t nb = batched ? 1 : 0;
-  const int64_t rank = static_cast<int64_t>(shape.size()) - nb;
-  if (rank < 1 || rank > 2 || contract < nb) return false;
-  std::vector<int64_t> st(shape.size(), 1);
+// A group of an operand's dims read as one dim: their total size and the stride that steps through
+// them, when the dims (in the group's order) lie in memory as one does; size-1 dims fit anywhere.
+bool collapse(const Dims& shape, const Dims& group, int64_t& size, int64_t& stride) {
+  Dims st(shape.size(), 1);
   for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * shape[i + 1];
-  int64_t k = shape[contract], k_stride = st[contract], free = 1, free_stride = 1;
-  if (rank == 2) {
-    const int64_t other = contract == nb ? nb + 1 : nb;
-    free = shape[other];
-    free_stride = st[other];
+  size = 1;
+  stride = 1;
+  bool first = true;
+  for (auto d = group.rbegin(); d != group.rend(); ++d) {
+    if (shape[*d] == 1) continue;
+    if (!first && st[*d] != stride * size) return false;
+    if (first) stride = st[*d];
+    first = false;
+    size *= shape[*d];
   }
-  Dims dims = is_lhs ? Dims{free, k} : Dims{k, free};
-  Dims strides = is_lhs ? Dims{free_stride, k_stride} : Dims{k_stride, free_stride};
-  if (batched) {
-    dims.insert(dims.begin(), shape[0]);
-    strides.insert(strides.begin(), st[0]);
-  }
-  out = {dims, strides};
   return true;
 }
 
+// The dims of `shape` in none of the lists, in order: an operand's free dims.
+Dims free_dims(const Dims& shape, const Dims& contract, const Dims& batch) {
+  Dims out;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    if (std::find(contract.begin(), contract.end(), d) == contract.end() &&
+        std::find(batch.begin(), batch.end(), d) == batch.end())
+      out.push_back(d);
+  return out;
+}
+
+// dot_general as one (batched) matmul: each operand's batch dims, free dims and contracted dims must
+// each read as one strided dim (a [B, S, D] activation times a [D, F] weight is (B*S, D) x (D, F);
+// attention's [B, H, S, Dh] products batch over B*H), and transposes are strides, never copies.
 bool plan_matmul(const rk_equation_view* e, Layout& a, Layout& b, Layout& c) {
   if (std::string(e->primitive) != "dot_general" || e->num_inputs != 2) return false;
   for (size_t i = 0; i < 2; ++i)
@@ -105,18 +114,27 @@ bool plan_matmul(const rk_equation_view* e, Layout& a, Layout& b, Layout& c) {
   if (!dn || dn->num_items != 2) return false;
   const Dims lc = ints_of(dn->items[0].items[0]), rc = ints_of(dn->items[0].items[1]);
   const Dims lb = ints_of(dn->items[1].items[0]), rb = ints_of(dn->items[1].items[1]);
-  if (lc.size() != 1 || rc.size() != 1 || lb != rb || lb.size() > 1 || (lb.size() == 1 && lb[0] != 0)) return false;
-  const bool batched = !lb.empty();
   const Dims ls(e->inputs[0].shape, e->inputs[0].shape + e->inputs[0].rank);
   const Dims rs(e->inputs[1].shape, e->inputs[1].shape + e->inputs[1].rank);
-  if (!layout(ls, lc[0], batched, true, a) || !layout(rs, rc[0], batched, false, b)) return false;
-  // The output is row-major (batch, m, n), which is dot_general's (batch, lhs free, rhs free).
-  const size_t r = a.dims.size();
-  Dims dims = a.dims;
-  dims[r - 1] = b.dims[r - 1];
-  Dims strides(r, 1);
-  for (int i = static_cast<int>(r) - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
-  c = {dims, strides};
+  for (const Dims* shape : {&ls, &rs})
+    for (int64_t d : *shape)
+      if (d == 0) return false;
+  int64_t batch = 1, batch_l = 1, batch_r = 1, m = 1, n = 1, k = 1, k_r = 1;
+  int64_t sb_l, sb_r, sm, sn, sk_l, sk_r;
+  if (!collapse(ls, lb, batch_l, sb_l) || !collapse(rs, rb, batch_r, sb_r) ||
+      !collapse(ls, free_dims(ls, lc, lb), m, sm) || !collapse(rs, free_dims(rs, rc, rb), n, sn) ||
+      !collapse(ls, lc, k, sk_l) || !collapse(rs, rc, k_r, sk_r) || batch_l != batch_r || k != k_r)
+    return false;
+  batch = batch_l;
+  if (lb.empty()) {
+    a = {{m, k}, {sm, sk_l}};
+    b = {{k, n}, {sk_r, sn}};
+    c = {{m, n}, {n, 1}};
+  } else {
+    a = {{batch, m, k}, {sb_l, sm, sk_l}};
+    b = {{batch, k, n}, {sb_r, sk_r, sn}};
+    c = {{batch, m, n}, {m * n, n, 1}};  // dot_general's (batch, lhs free, rhs free), row-major
+  }
   return true;
 }
 

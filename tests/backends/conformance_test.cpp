@@ -4,6 +4,8 @@
 // for SIMD backends (vectorised transcendentals, reordered sums).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 
 #include <hwy/targets.h>
@@ -68,6 +70,11 @@ const Case kCases[] = {
      4e-7},
     {"softmax_last_axis", "{ lambda ; a:f32[2,2,3,37] b:f32[4,3]. let c:f32[2,2,3,37] = softmax[axis=3] a; "
                           "d:f32[4,3] = softmax[axis=-1] b in (c, d) }", 4e-7},
+    {"dot_activation_weight", "{ lambda ; a:f32[2,3,4] b:f32[4,5] c:f32[2,3,5]. let "
+                              "d:f32[2,3,5] = dot_general[dimension_numbers=(([2], [0]), ([], []))] a b; "
+                              "e:f32[4,5] = dot_general[dimension_numbers=(([0, 1], [0, 1]), ([], []))] a c in (d, e) }", 1e-6},
+    {"dot_attention", "{ lambda ; q:f32[2,3,4,5] k:f32[2,3,6,5]. let "
+                      "s:f32[2,3,4,6] = dot_general[dimension_numbers=(([3], [3]), ([0, 1], [0, 1]))] q k in (s,) }", 1e-6},
     {"dot_vector", "{ lambda ; a:f32[1] b:f32[1]. let c:f32[] = dot_general[dimension_numbers=(([0], [0]), ([], []))] a b in (c,) }",
      0},
     {"dot_odd", "{ lambda ; a:f32[7,13] b:f32[13,5]. let c:f32[7,5] = dot_general[dimension_numbers=(([1], [0]), ([], []))] a b "
@@ -210,6 +217,25 @@ TEST(BackendInstance, OptionsAreChecked) {
   }
 }
 #endif
+
+TEST(BackendInstance, OneDnnRunsProductsWhoseDimGroupsAreStrided) {
+  // Activations [B, S, D] times weights, their gradient over (B, S), attention batched over (B, H):
+  // each operand's batch, free and contracted dims read as one strided dim, so oneDNN takes them;
+  // contracted dims in an order memory does not have do not, and go to the next backend.
+  const Program program = parse_program(R"({ lambda ; a:f32[2,3,4] w:f32[4,5] c:f32[2,3,5] q:f32[2,3,4,5] k:f32[2,3,6,5]. let
+      d:f32[2,3,5] = dot_general[dimension_numbers=(([2], [0]), ([], []))] a w
+      g:f32[4,5] = dot_general[dimension_numbers=(([0, 1], [0, 1]), ([], []))] a c
+      s:f32[2,3,4,6] = dot_general[dimension_numbers=(([3], [3]), ([0, 1], [0, 1]))] q k
+      x:f32[4,5] = dot_general[dimension_numbers=(([1, 0], [1, 0]), ([], []))] a c
+    in (d, g, s, x) })", "products");
+  const std::vector<std::string> installed = default_plugins().backend_names();
+  if (std::find(installed.begin(), installed.end(), "onednn") == installed.end()) GTEST_SKIP() << "no onednn backend in this build";
+  const Linearization lin = linearize_with(program);
+  const BackendPlan plan(lin.graph, lin.forward, default_plugins(), {"onednn", "reference"});
+  std::vector<std::string> steps;
+  for (size_t i = 0; i < plan.equations().size(); ++i) steps.push_back(plan.backend_of_step()[i]);
+  EXPECT_EQ(steps, (std::vector<std::string>{"onednn", "onednn", "onednn", "reference"}));
+}
 
 TEST(BackendPlan, UnsupportedOrUnknownBackendsAreNamed) {
   const Program program = parse_program("{ lambda ; a:f32[2]. let b:f32[2] = sin a in (b,) }", "p");
