@@ -105,6 +105,16 @@ struct Kernel {
 // element at a time.
 void broadcast(const Dims& in_shape, const Dims& dims, const Dims& out_shape, const float* in, float* out) {
   if (count(in_shape) == 1) return std::fill(out, out + count(out_shape), in[0]);  // zeros, a seed of ones
+  // The operand's dims lead the output unchanged and new dims trail (a softmax sum spread over its
+  // row): each element fills a run.
+  bool leading = dims.size() < out_shape.size();
+  for (size_t i = 0; i < dims.size() && leading; ++i)
+    leading = dims[i] == static_cast<int64_t>(i) && in_shape[i] == out_shape[i];
+  if (leading) {
+    const size_t run = count(out_shape) / std::max<size_t>(count(in_shape), 1);
+    for (size_t i = 0, n = count(in_shape); i < n; ++i) std::fill(out + i * run, out + (i + 1) * run, in[i]);
+    return;
+  }
   const size_t rank = out_shape.size();
   Dims in_strides(in_shape.size(), 1);
   for (int i = static_cast<int>(in_shape.size()) - 2; i >= 0; --i) in_strides[i] = in_strides[i + 1] * in_shape[i + 1];

@@ -58,6 +58,8 @@ const Case kCases[] = {
     {"reduce_leading", "{ lambda ; a:f32[300,2053] b:f32[3,5,17]. let c:f32[2053] = reduce_sum[axes=(0,)] a; "
                        "d:f32[2053] = reduce_max[axes=(0,)] a; e:f32[17] = reduce_sum[axes=(1, 0)] b in (c, d, e) }", 1e-6},
     {"select_long", "{ lambda ; a:f32[1003] b:f32[1003]. let p:bool[1003] = gt a b; c:f32[1003] = select_n p a b in (c,) }", 0},
+    {"broadcast_trailing", "{ lambda ; a:f32[2,3]. let b:f32[2,3,5,4] = broadcast_in_dim[shape=(2, 3, 5, 4) "
+                           "broadcast_dimensions=(0, 1)] a in (b,) }", 0},
     {"broadcast_scalar", "{ lambda ; a:f32[] b:f32[1]. let c:f32[4,33] = broadcast_in_dim[shape=(4, 33) broadcast_dimensions=()] a; "
                          "d:f32[7,3] = broadcast_in_dim[shape=(7, 3) broadcast_dimensions=(1,)] b in (c, d) }", 0},
     {"broadcast_in_dim", "{ lambda ; a:f32[3] b:f32[1,4]. let c:f32[2,3,5] = broadcast_in_dim[shape=(2, 3, 5) "
