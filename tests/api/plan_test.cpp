@@ -86,6 +86,18 @@ TEST(Plan, TrainingStepsApplyTheGradient) {
   EXPECT_LT(second, expected.outputs[0].data[0]);  // a small step down a smooth loss descends
 }
 
+TEST(Plan, PlansAndStepsMove) {
+  const Model model = ModelBuilder().dense(3).relu().dense(1).build(4, 2);
+  std::vector<Plan> plans;
+  plans.push_back(Plan(model.program));
+  std::vector<TrainingStep> steps;
+  steps.push_back(plans[0].training_step(model.arguments, model.params, 0.01));
+  plans.push_back(Plan(model.program));  // the vector grows: the first plan moves
+  const GradientResult expected = plans[1].gradient(model.arguments);
+  EXPECT_NEAR(steps[0].run(), expected.outputs[0].data[0], 1e-5);
+  EXPECT_EQ(plans[0].gradient(model.arguments).gradients[2]->data, expected.gradients[2]->data);
+}
+
 TEST(Plan, BadInputIsOneError) {
   const Model model = ModelBuilder().dense(2).build(2, 2);
   PlanOptions unknown_policy, unknown_backend;

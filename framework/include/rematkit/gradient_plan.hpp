@@ -37,6 +37,8 @@ class GradientPlan {
   ~GradientPlan();
   GradientPlan(const GradientPlan&) = delete;
   GradientPlan& operator=(const GradientPlan&) = delete;
+  GradientPlan(GradientPlan&&) noexcept;  // buffers and kernels stay where they are
+
 
   // The program's outputs and (unless kForwardOnly) the gradient of sum(output_i * cotangent_i) with
   // respect to every floating argument; `cotangents` default to ones. Inputs cross into f32/i32/u8

@@ -38,6 +38,9 @@ class Plan {
   ~Plan();
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
+  // Moving keeps the linearization where it is, so training steps made from the plan stay valid.
+  Plan(Plan&&) noexcept;
+  Plan& operator=(Plan&&) noexcept;
 
   const Program& program() const { return program_; }
   const Linearization& linearization() const { return *lin_; }

@@ -28,6 +28,8 @@ Plan::Plan(Program program, PlanOptions options) : program_(std::move(program)),
 }
 
 Plan::~Plan() = default;
+Plan::Plan(Plan&&) noexcept = default;
+Plan& Plan::operator=(Plan&&) noexcept = default;
 
 std::string Plan::residual_report(bool explain) const { return format_residual_report(*lin_, explain); }
 

@@ -216,6 +216,7 @@ GradientPlan::GradientPlan(const Linearization& lin, const BackendOptions& backe
 }
 
 GradientPlan::~GradientPlan() = default;
+GradientPlan::GradientPlan(GradientPlan&&) noexcept = default;
 
 int64_t GradientPlan::measured_peak(MemorySpace space) const { return measured_peak_[static_cast<size_t>(space)]; }
 
