@@ -8,9 +8,10 @@
 #include "rematkit/error.hpp"
 #include "rematkit/flops.hpp"
 #include "rematkit/gradient_plan.hpp"
-#include "rematkit/training_step.hpp"
 #include "rematkit/linearize.hpp"
+#include "rematkit/residual_report.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
+#include "rematkit/training_step.hpp"
 
 namespace rematkit::sweep {
 namespace {
@@ -75,7 +76,7 @@ SweepRow measure(SweepRow row, const PolicyModel& pm, const BackendOptions& opti
     row.predicted_peak[static_cast<size_t>(space)] = step.plan().memory().arena(space);
     row.measured_peak[static_cast<size_t>(space)] = step.plan().measured_peak(space);
   }
-  for (const Residual& r : pm.lin.residuals) row.residual_bytes += r.type.bytes();
+  row.residual_bytes = residual_bytes(pm.lin);
   const GradientFlops flops = gradient_flops(pm.lin);
   row.forward_flops = flops.forward;
   row.recompute_flops = flops.recompute;

@@ -1,5 +1,6 @@
 // The residual report in jax.ad_checkpoint.print_saved_residuals format, and its --explain form.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,9 @@ namespace rematkit {
 
 // "from the argument W1", "output of cos", "named 'a'", "output of jitted function 'f'", ...
 std::string residual_origin(const Linearization& lin, const Residual& residual);
+
+// The bytes of every residual, in every memory space.
+int64_t residual_bytes(const Linearization& lin);
 
 // One line per residual, in order: "TYPE ORIGIN" plus " from FILE:LINE" for equation outputs.
 std::vector<std::string> residual_lines(const Linearization& lin);

@@ -33,11 +33,7 @@ Plan& Plan::operator=(Plan&&) noexcept = default;
 
 std::string Plan::residual_report(bool explain) const { return format_residual_report(*lin_, explain); }
 
-int64_t Plan::residual_bytes() const {
-  int64_t bytes = 0;
-  for (const Residual& r : lin_->residuals) bytes += r.type.bytes();
-  return bytes;
-}
+int64_t Plan::residual_bytes() const { return rematkit::residual_bytes(*lin_); }
 
 void Plan::check_inputs(const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants) const {
   auto check = [](const char* what, const std::vector<Tensor>& given, const std::vector<int>& vars, const Program& p) {

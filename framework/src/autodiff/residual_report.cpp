@@ -57,6 +57,12 @@ std::string residual_origin(const Linearization& lin, const Residual& r) {
   internal_error("a tangent value was reported as a residual");
 }
 
+int64_t residual_bytes(const Linearization& lin) {
+  int64_t bytes = 0;
+  for (const Residual& r : lin.residuals) bytes += r.type.bytes();
+  return bytes;
+}
+
 std::vector<std::string> residual_lines(const Linearization& lin) {
   std::vector<std::string> lines;
   for (const Residual& r : lin.residuals) lines.push_back(r.type.str() + " " + residual_origin(lin, r));
