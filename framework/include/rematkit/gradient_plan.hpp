@@ -76,6 +76,7 @@ class GradientPlan {
   void in_arena(const std::function<void()>& work);
   void require_resident(const char* what) const;
   int resident_buffer(const std::vector<ValueId>& values, const char* what, size_t index) const;
+  void write_resident(const std::vector<ValueId>& values, const char* what, size_t index, const Tensor& value);
   static void checked_index(size_t count, const char* what, size_t index);  // a bad-input Error past the end
 
   struct Load;

@@ -309,21 +309,18 @@ int GradientPlan::resident_buffer(const std::vector<ValueId>& values, const char
   return buffer;
 }
 
-void GradientPlan::write_constant(size_t index, const Tensor& value) {
-  const int b = resident_buffer(lin_.constants, "constant", index);
-  if (value.type.shape != buffer_types_[static_cast<size_t>(b)].shape)
-    fail("constant " + std::to_string(index) + " has shape " + value.type.str() + " where the program has " +
-         buffer_types_[static_cast<size_t>(b)].str());
+void GradientPlan::write_resident(const std::vector<ValueId>& values, const char* what, size_t index, const Tensor& value) {
+  const int b = resident_buffer(values, what, index);
+  const Type& planned = buffer_types_[static_cast<size_t>(b)];
+  if (value.type.shape != planned.shape || value.size() != planned.num_elements())
+    fail(std::string(what) + " " + std::to_string(index) + " has shape " + value.type.str() + " where the program has " +
+         planned.str());
   write_buffer(value, arena_->data(b));
 }
 
-void GradientPlan::write_argument(size_t index, const Tensor& value) {
-  const int b = resident_buffer(lin_.arguments, "argument", index);
-  if (value.type.shape != buffer_types_[static_cast<size_t>(b)].shape)
-    fail("argument " + std::to_string(index) + " has shape " + value.type.str() + " where the program has " +
-         buffer_types_[static_cast<size_t>(b)].str());
-  write_buffer(value, arena_->data(b));
-}
+void GradientPlan::write_constant(size_t index, const Tensor& value) { write_resident(lin_.constants, "constant", index, value); }
+
+void GradientPlan::write_argument(size_t index, const Tensor& value) { write_resident(lin_.arguments, "argument", index, value); }
 
 void* GradientPlan::argument_data(size_t index) {
   return arena_->data(resident_buffer(lin_.arguments, "argument", index));
