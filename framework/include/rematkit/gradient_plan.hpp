@@ -62,6 +62,7 @@ class GradientPlan {
   Tensor read_output(size_t index) const;
   std::optional<Tensor> read_gradient(size_t index) const;
 
+  const Linearization& linearization() const { return lin_; }
   const MemoryPlan& memory() const { return memory_; }
   // The highest byte the arena reached during the last run(), per memory space.
   int64_t measured_peak(MemorySpace space) const;

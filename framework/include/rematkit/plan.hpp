@@ -69,7 +69,6 @@ class Plan {
   void check_inputs(const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants) const;
 
   Program program_;
-  PlanOptions options_;
   BackendOptions backends_;
   std::unique_ptr<Linearization> lin_;  // stable: plans and training steps point at it
   std::unique_ptr<GradientPlan> gradient_plan_, forward_plan_;

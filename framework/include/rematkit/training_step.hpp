@@ -40,7 +40,6 @@ class TrainingStep {
  private:
   void update();
 
-  const Linearization& lin_;
   GradientPlan plan_;
   std::vector<size_t> trained_;
   float learning_rate_;

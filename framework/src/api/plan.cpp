@@ -8,22 +8,22 @@
 
 namespace rematkit {
 
-Plan::Plan(Program program, PlanOptions options) : program_(std::move(program)), options_(std::move(options)) {
-  const PluginRegistry& plugins = options_.plugins ? *options_.plugins : default_plugins();
+Plan::Plan(Program program, PlanOptions options) : program_(std::move(program)) {
+  const PluginRegistry& plugins = options.plugins ? *options.plugins : default_plugins();
   LinearizeOptions lin_options;
   lin_options.policies = &plugins.policies();
-  if (!options_.policy.empty())
-    lin_options.whole_program_policy = plugins.policies().parse(options_.policy, {"the plan's policy", 0, 0});
-  lin_options.differentiate = options_.differentiate;
+  if (!options.policy.empty())
+    lin_options.whole_program_policy = plugins.policies().parse(options.policy, {"the plan's policy", 0, 0});
+  lin_options.differentiate = options.differentiate;
   lin_ = std::make_unique<Linearization>(linearize(program_, lin_options));
-  backends_ = BackendOptions{options_.backends, &plugins};
+  backends_ = BackendOptions{options.backends, &plugins};
   if (backends_.preference.empty()) {
     const std::vector<std::string> installed = plugins.backend_names();
     for (const char* fastest_first : {"onednn", "highway", "reference"})
       if (std::find(installed.begin(), installed.end(), fastest_first) != installed.end())
         backends_.preference.push_back(fastest_first);
   }
-  backends_.threads = options_.threads;
+  backends_.threads = options.threads;
   gradient_plan_ = std::make_unique<GradientPlan>(*lin_, backends_);
 }
 

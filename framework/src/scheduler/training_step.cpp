@@ -9,8 +9,7 @@ namespace rematkit {
 
 TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
                            double learning_rate)
-    : lin_(lin),
-      plan_(lin, backends, GradientPlan::Passes::kForwardAndBackward, GradientPlan::Inputs::kResident),
+    : plan_(lin, backends, GradientPlan::Passes::kForwardAndBackward, GradientPlan::Inputs::kResident),
       trained_(std::move(trained)),
       learning_rate_(static_cast<float>(learning_rate)) {
   if (lin.outputs.size() != 1 || lin.graph.values[lin.outputs[0]].type.dtype != DType::kF32 ||
@@ -34,25 +33,24 @@ TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backe
 }
 
 void TrainingStep::set_constants(const std::vector<Tensor>& constants) {
-  if (constants.size() != lin_.constants.size())
-    fail("the program has " + std::to_string(lin_.constants.size()) + " constants, not " + std::to_string(constants.size()));
+  const Linearization& lin = plan_.linearization();
+  if (constants.size() != lin.constants.size())
+    fail("the program has " + std::to_string(lin.constants.size()) + " constants, not " + std::to_string(constants.size()));
   for (size_t i = 0; i < constants.size(); ++i) plan_.write_constant(i, constants[i]);
 }
 
 void TrainingStep::set_arguments(const std::vector<Tensor>& arguments) {
-  if (arguments.size() != lin_.arguments.size())
-    fail("the program has " + std::to_string(lin_.arguments.size()) + " arguments, not " + std::to_string(arguments.size()));
+  const Linearization& lin = plan_.linearization();
+  if (arguments.size() != lin.arguments.size())
+    fail("the program has " + std::to_string(lin.arguments.size()) + " arguments, not " + std::to_string(arguments.size()));
   for (size_t i = 0; i < arguments.size(); ++i) plan_.write_argument(i, arguments[i]);
 }
 
-void TrainingStep::set_argument(size_t index, const Tensor& value) {
-  if (index >= lin_.arguments.size())
-    fail("the program has " + std::to_string(lin_.arguments.size()) + " arguments; there is no argument " + std::to_string(index));
-  plan_.write_argument(index, value);
-}
+void TrainingStep::set_argument(size_t index, const Tensor& value) { plan_.write_argument(index, value); }
 
 float* TrainingStep::argument_f32(size_t index) {
-  if (index >= lin_.arguments.size() || lin_.graph.values[lin_.arguments[index]].type.dtype != DType::kF32)
+  const Linearization& lin = plan_.linearization();
+  if (index >= lin.arguments.size() || lin.graph.values[lin.arguments[index]].type.dtype != DType::kF32)
     fail("argument " + std::to_string(index) + " is not an f32 argument of the program");
   return static_cast<float*>(plan_.argument_data(index));
 }
@@ -63,13 +61,14 @@ float TrainingStep::run() {
 }
 
 void TrainingStep::update() {
+  const Linearization& lin = plan_.linearization();
   // f32 SGD, as an f32 optimizer computes it: the product rounded, then the difference. Chunks of
   // elements are independent, so any split gives the same bits.
   constexpr size_t kGrain = size_t{1} << 15;
   for (size_t a : trained_) {
     float* param = static_cast<float*>(plan_.argument_data(a));
     const float* grad = static_cast<const float*>(plan_.gradient_data(a));
-    const size_t n = static_cast<size_t>(lin_.graph.values[lin_.arguments[a]].type.num_elements());
+    const size_t n = static_cast<size_t>(lin.graph.values[lin.arguments[a]].type.num_elements());
     const float lr = learning_rate_;
     tbb::parallel_for(tbb::blocked_range<size_t>(0, n, kGrain), [=](const tbb::blocked_range<size_t>& r) {
       for (size_t i = r.begin(); i < r.end(); ++i) {
