@@ -20,7 +20,7 @@ struct GoldenCase {
 };
 
 std::vector<GoldenCase> golden_cases(bool only_with_params = false) {
-  std::ifstream in(reference_dir() + "/golden/flax_mlp.json");
+  std::ifstream in(data_dir() + "/golden/flax_mlp.json");
   const nlohmann::json root = nlohmann::json::parse(in);
   std::vector<GoldenCase> cases;
   for (const auto& c : root.at("cases")) {

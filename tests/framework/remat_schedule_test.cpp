@@ -22,7 +22,7 @@ TEST(RematSchedule, RecursiveCheckpointAppliesInnerPoliciesInTheOuterBackward) {
   // coefficients cos@32, cos@33. A's backward needs I's output (for cos@23), so its phase computes
   // sin@17, sin@18 (I's policy makes them Recompute, but I's output is needed outside I), then
   // sin@23, cos@23, cos@24. Finally I's own backward recomputes sin@17 again, with cos@17, cos@18.
-  const Program p = load_program(reference_dir() + "/residual-cases/nb_recursive_checkpoint_8.jaxpr");
+  const Program p = load_program(data_dir() + "/residual-cases/nb_recursive_checkpoint_8.jaxpr");
   const std::vector<std::pair<std::string, int>> expected = {
       {"sin", 32}, {"cos", 32}, {"cos", 33},                              // B
       {"sin", 17}, {"sin", 18}, {"sin", 23}, {"cos", 23}, {"cos", 24},  // A's phase
@@ -34,7 +34,7 @@ TEST(RematSchedule, RecursiveCheckpointAppliesInnerPoliciesInTheOuterBackward) {
 TEST(RematSchedule, SiblingCheckpointsRecomputeWhenTheReversePassReachesThem) {
   // Three checkpointed layers x -> sin(W1 x) -> sin(W2 .) -> sin(W3 .): the third layer's cos is
   // recomputed first, and each layer's recomputation comes right before its own transposed equations.
-  const Program p = load_program(reference_dir() + "/residual-cases/nb_three_layer_checkpoint_each_g.jaxpr");
+  const Program p = load_program(data_dir() + "/residual-cases/nb_three_layer_checkpoint_each_g.jaxpr");
   const Linearization lin = linearize_with(p);
   const std::vector<std::pair<std::string, int>> expected = {
       {"dot_general", 33}, {"cos", 34}, {"dot_general", 24}, {"cos", 25}, {"dot_general", 15}, {"cos", 16}};

@@ -1,4 +1,4 @@
-// Every case in shared/reference/residual-cases reproduces JAX's print_saved_residuals lines,
+// Every case in tests/data/residual-cases reproduces JAX's print_saved_residuals lines,
 // in order (the " from FILE:LINE" suffix aside).
 #include <gtest/gtest.h>
 

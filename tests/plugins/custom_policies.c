@@ -1,5 +1,5 @@
 /* The custom policies some residual cases need (JAX lambdas there), written as a user would:
- * C source against the plugin SDK, compiled by the tests with the README's one-line command.
+ * C source against the plugin SDK, built by CMake (rematkit_add_plugin) as a plugin out of tree would be.
  *   save_cos_only: saveable iff the primitive is cos   (lambda prim, *_, **__: str(prim) == 'cos')
  *   save_mul_only: saveable iff 'mul' is in its name    (lambda p, *_, **__: 'mul' in str(p)) */
 #include <string.h>

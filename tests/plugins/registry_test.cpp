@@ -176,7 +176,7 @@ TEST(Combinators, SizeRule) {
 
 TEST(Combinators, ChangeResidualsAsTheirPartsSay) {
   // sin(sin(x)) under any_of(save_cos_only, nothing_saveable) keeps what save_cos_only keeps.
-  const Program p = load_program(reference_dir() + "/residual-cases/test_remat_custom_policy_save_cos.jaxpr");
+  const Program p = load_program(data_dir() + "/residual-cases/test_remat_custom_policy_save_cos.jaxpr");
   EXPECT_EQ(residual_lines(linearize_with(p, "any_of(save_cos_only, nothing_saveable)")).size(), 2u);
   // not_(everything_saveable) is nothing_saveable: only the argument is kept.
   const std::vector<std::string> lines = residual_lines(linearize_with(p, "not_(everything_saveable)"));

@@ -14,7 +14,7 @@
 
 namespace rematkit::testing {
 
-std::string reference_dir() { return REMATKIT_REFERENCE_DIR; }
+std::string data_dir() { return REMATKIT_TEST_DATA_DIR; }
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -25,7 +25,7 @@ std::string read_text(const std::string& path) {
 
 std::vector<ResidualCase> residual_cases() {
   std::vector<ResidualCase> cases;
-  const std::filesystem::path dir = reference_dir() + "/residual-cases";
+  const std::filesystem::path dir = data_dir() + "/residual-cases";
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".jaxpr") continue;
     ResidualCase c;
@@ -58,19 +58,10 @@ std::string temp_dir() {
   return folder.path;
 }
 
-std::string build_c_plugin(const std::string& source_file) {
-  const std::string stem = std::filesystem::path(source_file).stem().string();
-  const std::string out = temp_dir() + "/lib" + stem + ".so";
-  const std::string command = "cc -std=c11 -O2 -shared -fPIC -I" + std::string(REMATKIT_PLUGIN_INCLUDE_DIR) + " " +
-                              source_file + " -o " + out;
-  if (std::system(command.c_str()) != 0) throw std::runtime_error("could not compile the plugin: " + command);
-  return out;
-}
-
 const PolicyRegistry& test_policies() {
   static const PluginRegistry registry = [] {
     PluginRegistry r;
-    r.discover({build_c_plugin(std::string(REMATKIT_TESTS_DIR) + "/plugins/custom_policies.c")});
+    r.discover({REMATKIT_TEST_POLICIES_PLUGIN});
     return r;
   }();
   return registry.policies();

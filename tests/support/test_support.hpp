@@ -11,7 +11,8 @@
 
 namespace rematkit::testing {
 
-std::string reference_dir();
+// tests/data: everything the tests read (data/README.md says where it came from).
+std::string data_dir();
 std::string read_text(const std::string& path);
 
 struct ResidualCase {
@@ -22,13 +23,8 @@ struct ResidualCase {
 std::vector<ResidualCase> residual_cases();
 inline void PrintTo(const ResidualCase& c, std::ostream* os) { *os << c.name; }
 
-// Compiles a C plugin source with the README's command (cc -std=c11 -O2 -shared -fPIC -I<sdk> SRC
-// -o OUT) into this process's temporary folder; returns the library's path. Fails the test if
-// the compiler fails.
-std::string build_c_plugin(const std::string& source_file);
-
 // The policies of the plugins found by default discovery (JAX's, the combinators) plus the custom
-// ones residual cases need, built from tests/plugins/custom_policies.c as an out-of-tree plugin:
+// ones residual cases need, from tests/plugins/custom_policies.c built as an out-of-tree plugin:
 // save_cos_only (saveable iff the primitive is cos) and save_mul_only ('mul' in its name).
 const PolicyRegistry& test_policies();
 std::string temp_dir();
