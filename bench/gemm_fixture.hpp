@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "rematkit/backend_plan.hpp"
-#include "rematkit/params.hpp"
+#include "rematkit/primitive_params.hpp"
 #include "rematkit/plugin_registry.hpp"
 
 namespace rematkit::bench {
@@ -36,11 +36,10 @@ inline void run_gemm(benchmark::State& state, const std::string& backend, int64_
   Params options;
   if (backend == "onednn") options.set("num_threads", ParamValue::of_int(threads));
   BackendInstance instance(default_plugins(), backend, options);
-  Params p;
   DotDims dims;
   if (batch) dims = {{2}, {1}, {0}, {0}};
   else dims = {{1}, {0}, {}, {}};
-  p.set("dimension_numbers", dot_dims_value(dims));
+  const Params p = dot_general_params(dims);
   auto type = [&](int64_t r, int64_t c) {
     return Type{DType::kF32, batch ? std::vector<int64_t>{batch, r, c} : std::vector<int64_t>{r, c}, MemorySpace::kDevice};
   };

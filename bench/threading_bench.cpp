@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "rematkit/backend_plan.hpp"
-#include "rematkit/params.hpp"
+#include "rematkit/primitive_params.hpp"
 
 namespace {
 
@@ -34,8 +34,7 @@ void BM_ConcurrentPlans(benchmark::State& state) {
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, kPlans);
   Params options;
   if (team > 0) options.set("num_threads", ParamValue::of_int(team));
-  Params dims;
-  dims.set("dimension_numbers", dot_dims_value(DotDims{{1}, {0}, {}, {}}));
+  const Params dims = dot_general_params(DotDims{{1}, {0}, {}, {}});
   const Type square{DType::kF32, {kN, kN}, MemorySpace::kDevice};
   std::vector<std::unique_ptr<BackendInstance>> backends;
   std::vector<std::unique_ptr<PreparedKernel>> kernels;

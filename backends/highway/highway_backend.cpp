@@ -18,9 +18,11 @@ namespace {
 using rematkit::hwy_backend::Binary;
 using rematkit::hwy_backend::Compare;
 using rematkit::hwy_backend::Unary;
-using rematkit::plugin::find_param;
+using rematkit::Prim;
+using rematkit::plugin::dot_dims;
 using rematkit::plugin::guarded;
-using rematkit::plugin::ints_of;
+using rematkit::plugin::int_param;
+using rematkit::plugin::ints_param;
 using Dims = std::vector<int64_t>;
 
 Dims shape_of(const rk_type& t) { return Dims(t.shape, t.shape + t.rank); }
@@ -152,17 +154,18 @@ bool all_f32(const rk_equation_view* e) {
   return true;
 }
 
-const std::pair<const char*, Unary> kUnaries[] = {
-    {"neg", Unary::kNeg},   {"exp", Unary::kExp},           {"log", Unary::kLog},     {"sin", Unary::kSin},
-    {"cos", Unary::kCos},   {"tanh", Unary::kTanh},         {"logistic", Unary::kLogistic},
-    {"sqrt", Unary::kSqrt}, {"rsqrt", Unary::kRsqrt},       {"square", Unary::kSquare}, {"relu", Unary::kRelu},
-    {"name", Unary::kCopy}, {"stop_gradient", Unary::kCopy}, {"reshape", Unary::kCopy}, {"squeeze", Unary::kCopy}};
-const std::pair<const char*, Binary> kBinaries[] = {{"add", Binary::kAdd}, {"sub", Binary::kSub}, {"mul", Binary::kMul},
-                                                    {"div", Binary::kDiv}, {"max", Binary::kMax}, {"min", Binary::kMin}};
-
-// The kernel for `e`, or false when this backend does not run it.
-const std::pair<const char*, Compare> kCompares[] = {{"gt", Compare::kGt}, {"ge", Compare::kGe}, {"lt", Compare::kLt},
-                                                     {"le", Compare::kLe}, {"eq", Compare::kEq}, {"ne", Compare::kNe}};
+const std::pair<Prim, Unary> kUnaries[] = {
+    {Prim::kNeg, Unary::kNeg},   {Prim::kExp, Unary::kExp},     {Prim::kLog, Unary::kLog},
+    {Prim::kSin, Unary::kSin},   {Prim::kCos, Unary::kCos},     {Prim::kTanh, Unary::kTanh},
+    {Prim::kLogistic, Unary::kLogistic}, {Prim::kSqrt, Unary::kSqrt}, {Prim::kRsqrt, Unary::kRsqrt},
+    {Prim::kSquare, Unary::kSquare}, {Prim::kRelu, Unary::kRelu}, {Prim::kName, Unary::kCopy},
+    {Prim::kStopGradient, Unary::kCopy}, {Prim::kReshape, Unary::kCopy}, {Prim::kSqueeze, Unary::kCopy}};
+const std::pair<Prim, Binary> kBinaries[] = {{Prim::kAdd, Binary::kAdd}, {Prim::kSub, Binary::kSub},
+                                             {Prim::kMul, Binary::kMul}, {Prim::kDiv, Binary::kDiv},
+                                             {Prim::kMax, Binary::kMax}, {Prim::kMin, Binary::kMin}};
+const std::pair<Prim, Compare> kCompares[] = {{Prim::kGt, Compare::kGt}, {Prim::kGe, Compare::kGe},
+                                              {Prim::kLt, Compare::kLt}, {Prim::kLe, Compare::kLe},
+                                              {Prim::kEq, Compare::kEq}, {Prim::kNe, Compare::kNe}};
 
 // Two operands of a binary op: direct (same shape as the output, or rank 0), or of the output's
 // rank with size-1 dims, which execute() expands into the workspace first.
@@ -182,9 +185,11 @@ bool binary_operands(const Dims& a, const Dims& b, const Dims& out, Kernel& k) {
   return true;
 }
 
+// The kernel for `e`, or false when this backend does not run it.
 bool plan(const rk_equation_view* e, Kernel& k) {
-  if (e->num_outputs != 1) return false;
-  const std::string p = e->primitive;
+  const std::optional<Prim> prim = rematkit::plugin::primitive_of(e);
+  if (e->num_outputs != 1 || !prim) return false;
+  const Prim p = *prim;
   const Dims out = shape_of(e->outputs[0]);
   k.n = count(out);
   k.out_shape = out;
@@ -195,19 +200,19 @@ bool plan(const rk_equation_view* e, Kernel& k) {
     k.op = static_cast<int>(op);
     return binary_operands(shape_of(e->inputs[0]), shape_of(e->inputs[1]), out, k);
   }
-  if (p == "select_n") {
+  if (p == Prim::kSelectN) {
     if (e->num_inputs != 3 || e->inputs[0].dtype != RK_DTYPE_BOOL || e->inputs[1].dtype != RK_DTYPE_F32) return false;
     k.kind = Kernel::Kind::kSelect;
     k.a_scalar = e->inputs[0].rank == 0 && !out.empty();
     return true;
   }
   if (!all_f32(e)) return false;
-  if (p == "integer_pow") {
+  if (p == Prim::kIntegerPow) {
     k.kind = Kernel::Kind::kPow;
-    k.power = ints_of(*find_param(e, "y")).at(0);
+    k.power = int_param(e, "y");
     return true;
   }
-  if (p == "convert_element_type") {  // f32 to f32: a copy
+  if (p == Prim::kConvertElementType) {  // f32 to f32: a copy
     k.kind = Kernel::Kind::kUnary;
     k.op = static_cast<int>(Unary::kCopy);
     return true;
@@ -224,34 +229,32 @@ bool plan(const rk_equation_view* e, Kernel& k) {
     k.op = static_cast<int>(op);
     return binary_operands(shape_of(e->inputs[0]), shape_of(e->inputs[1]), out, k);
   }
-  if (p == "softmax") {  // along the last axis (attention's); other axes go to the next backend
+  if (p == Prim::kSoftmax) {  // along the last axis (attention's); other axes go to the next backend
     const int64_t rank = static_cast<int64_t>(out.size());
-    const rk_value* axis_param = find_param(e, "axis");
-    if (!axis_param || rank == 0 || e->inputs[0].dtype != RK_DTYPE_F32) return false;
-    const Dims axes = ints_of(*axis_param);
-    if (axes.size() != 1 || (axes[0] != rank - 1 && axes[0] != -1)) return false;
+    const int64_t axis = int_param(e, "axis");
+    if (rank == 0 || e->inputs[0].dtype != RK_DTYPE_F32 || (axis != rank - 1 && axis != -1)) return false;
     k.kind = Kernel::Kind::kSoftmax;
     k.k = static_cast<size_t>(out.back());
     return true;
   }
-  if (p == "transpose") {
+  if (p == Prim::kTranspose) {
     k.kind = Kernel::Kind::kPermute;
-    k.lhs = {shape_of(e->inputs[0]), ints_of(*find_param(e, "permutation"))};
+    k.lhs = {shape_of(e->inputs[0]), ints_param(e, "permutation")};
     return true;
   }
-  if (p == "broadcast_in_dim") {
+  if (p == Prim::kBroadcastInDim) {
     k.kind = Kernel::Kind::kBroadcast;
     k.in_shape = shape_of(e->inputs[0]);
-    k.dims = ints_of(*find_param(e, "broadcast_dimensions"));
+    k.dims = ints_param(e, "broadcast_dimensions");
     return true;
   }
-  if (p == "reduce_sum" || p == "reduce_max") {
+  if (p == Prim::kReduceSum || p == Prim::kReduceMax) {
     // Kept axes first, reduced axes last (a copy in the workspace unless already so): each output
     // element then reduces one contiguous row.
-    const Dims axes = ints_of(*find_param(e, "axes"));
+    const Dims axes = ints_param(e, "axes");
     const Dims in_shape = shape_of(e->inputs[0]);
     k.kind = Kernel::Kind::kReduce;
-    k.is_max = p == "reduce_max";
+    k.is_max = p == Prim::kReduceMax;
     k.lhs = {in_shape, {}};
     for (int64_t d = 0; d < static_cast<int64_t>(in_shape.size()); ++d)
       if (std::find(axes.begin(), axes.end(), d) == axes.end()) k.lhs.perm.push_back(d);
@@ -266,11 +269,9 @@ bool plan(const rk_equation_view* e, Kernel& k) {
     if (leading) k.kind = Kernel::Kind::kReduceLeading;
     return true;
   }
-  if (p == "dot_general") {
-    const rk_value* dn = find_param(e, "dimension_numbers");
-    if (!dn || dn->num_items != 2) return false;
-    const Dims lc = ints_of(dn->items[0].items[0]), rc = ints_of(dn->items[0].items[1]);
-    const Dims lb = ints_of(dn->items[1].items[0]), rb = ints_of(dn->items[1].items[1]);
+  if (p == Prim::kDotGeneral) {
+    const rematkit::DotDims dims = dot_dims(e);
+    const Dims &lc = dims.lhs_contract, &rc = dims.rhs_contract, &lb = dims.lhs_batch, &rb = dims.rhs_batch;
     const Dims a = shape_of(e->inputs[0]), b = shape_of(e->inputs[1]);
     auto in = [](const Dims& list, int64_t d) { return std::find(list.begin(), list.end(), d) != list.end(); };
     // lhs as [batch, free, contract] and rhs as [batch, contract, free]: a batched row-major GEMM
@@ -302,8 +303,12 @@ rk_error* create(const rk_value*, size_t, rk_backend** out) {
 }
 void destroy(rk_backend*) {}
 int32_t supports(const rk_backend*, const rk_equation_view* e) {
-  Kernel k;
-  return plan(e, k) ? 1 : 0;
+  try {  // supports() never fails: an equation it cannot read is one it does not run
+    Kernel k;
+    return plan(e, k) ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
 }
 rk_error* prepare(rk_backend*, const rk_equation_view* e, rk_kernel** kernel, size_t* workspace_bytes) {
   return guarded([&] {

@@ -23,10 +23,9 @@
 
 namespace {
 
+using rematkit::Prim;
 using rematkit::plugin::ArgumentError;
-using rematkit::plugin::find_param;
 using rematkit::plugin::guarded;
-using rematkit::plugin::ints_of;
 using Dims = dnnl::memory::dims;
 using dt = dnnl::memory::data_type;
 
@@ -107,13 +106,12 @@ Dims free_dims(const Dims& shape, const Dims& contract, const Dims& batch) {
 // each read as one strided dim (a [B, S, D] activation times a [D, F] weight is (B*S, D) x (D, F);
 // attention's [B, H, S, Dh] products batch over B*H), and transposes are strides, never copies.
 bool plan_matmul(const rk_equation_view* e, Layout& a, Layout& b, Layout& c) {
-  if (std::string(e->primitive) != "dot_general" || e->num_inputs != 2) return false;
+  if (rematkit::plugin::primitive_of(e) != Prim::kDotGeneral || e->num_inputs != 2) return false;
   for (size_t i = 0; i < 2; ++i)
     if (e->inputs[i].dtype != RK_DTYPE_F32) return false;
-  const rk_value* dn = find_param(e, "dimension_numbers");
-  if (!dn || dn->num_items != 2) return false;
-  const Dims lc = ints_of(dn->items[0].items[0]), rc = ints_of(dn->items[0].items[1]);
-  const Dims lb = ints_of(dn->items[1].items[0]), rb = ints_of(dn->items[1].items[1]);
+  const rematkit::DotDims dims = rematkit::plugin::dot_dims(e);
+  const Dims lc(dims.lhs_contract.begin(), dims.lhs_contract.end()), rc(dims.rhs_contract.begin(), dims.rhs_contract.end());
+  const Dims lb(dims.lhs_batch.begin(), dims.lhs_batch.end()), rb(dims.rhs_batch.begin(), dims.rhs_batch.end());
   const Dims ls(e->inputs[0].shape, e->inputs[0].shape + e->inputs[0].rank);
   const Dims rs(e->inputs[1].shape, e->inputs[1].shape + e->inputs[1].rank);
   for (const Dims* shape : {&ls, &rs})
@@ -165,21 +163,22 @@ bool all_f32_nonempty(const rk_equation_view* e) {
 }
 
 struct EltwiseOp {
-  const char* primitive;
+  Prim primitive;
   dnnl::algorithm algorithm;
   float alpha, beta;
 };
 // Not log: oneDNN 2.6's f32 eltwise_log errs by up to 6144 ulp near log(1) on this CPU (measured by
 // the conformance test); it is left to the next backend listed.
 const EltwiseOp kEltwise[] = {
-    {"exp", dnnl::algorithm::eltwise_exp, 0, 0},
-    {"tanh", dnnl::algorithm::eltwise_tanh, 0, 0},       {"logistic", dnnl::algorithm::eltwise_logistic, 0, 0},
-    {"sqrt", dnnl::algorithm::eltwise_sqrt, 0, 0},       {"square", dnnl::algorithm::eltwise_square, 0, 0},
-    {"relu", dnnl::algorithm::eltwise_relu, 0, 0},       {"neg", dnnl::algorithm::eltwise_linear, -1, 0},
-    {"rsqrt", dnnl::algorithm::eltwise_pow, 1, -0.5f}};
-const std::pair<const char*, dnnl::algorithm> kBinary[] = {
-    {"add", dnnl::algorithm::binary_add}, {"sub", dnnl::algorithm::binary_sub}, {"mul", dnnl::algorithm::binary_mul},
-    {"div", dnnl::algorithm::binary_div}, {"max", dnnl::algorithm::binary_max}, {"min", dnnl::algorithm::binary_min}};
+    {Prim::kExp, dnnl::algorithm::eltwise_exp, 0, 0},
+    {Prim::kTanh, dnnl::algorithm::eltwise_tanh, 0, 0},     {Prim::kLogistic, dnnl::algorithm::eltwise_logistic, 0, 0},
+    {Prim::kSqrt, dnnl::algorithm::eltwise_sqrt, 0, 0},     {Prim::kSquare, dnnl::algorithm::eltwise_square, 0, 0},
+    {Prim::kRelu, dnnl::algorithm::eltwise_relu, 0, 0},     {Prim::kNeg, dnnl::algorithm::eltwise_linear, -1, 0},
+    {Prim::kRsqrt, dnnl::algorithm::eltwise_pow, 1, -0.5f}};
+const std::pair<Prim, dnnl::algorithm> kBinary[] = {
+    {Prim::kAdd, dnnl::algorithm::binary_add}, {Prim::kSub, dnnl::algorithm::binary_sub},
+    {Prim::kMul, dnnl::algorithm::binary_mul}, {Prim::kDiv, dnnl::algorithm::binary_div},
+    {Prim::kMax, dnnl::algorithm::binary_max}, {Prim::kMin, dnnl::algorithm::binary_min}};
 
 // How oneDNN runs `e`, or false when this backend does not.
 bool plan(const rk_equation_view* e, Recipe& r) {
@@ -194,20 +193,22 @@ bool plan(const rk_equation_view* e, Recipe& r) {
     r.work = count(c.dims) * a.dims.back();
     return true;
   }
-  if (!all_f32_nonempty(e)) return false;
-  const std::string p = e->primitive;
+  const std::optional<Prim> prim = rematkit::plugin::primitive_of(e);
+  if (!prim || !all_f32_nonempty(e)) return false;
+  const Prim p = *prim;
+  const std::string name = e->primitive;
   const Dims out = shape_of(e->outputs[0]);
   for (const EltwiseOp& op : kEltwise) {
     if (p != op.primitive) continue;
     const dnnl::memory::desc md = row_major(out);
-    r = {key_of(p, {&out}), {{DNNL_ARG_SRC, md}}, {DNNL_ARG_DST, md}, [md, op](const dnnl::engine& eng) -> dnnl::primitive {
+    r = {key_of(name, {&out}), {{DNNL_ARG_SRC, md}}, {DNNL_ARG_DST, md}, [md, op](const dnnl::engine& eng) -> dnnl::primitive {
            return dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(
                dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, op.algorithm, md, op.alpha, op.beta), eng));
          }};
     return true;
   }
-  for (const auto& [name, algorithm] : kBinary) {
-    if (p != name) continue;
+  for (const auto& [binary, algorithm] : kBinary) {
+    if (p != binary) continue;
     // Operands as oneDNN wants them: the output's rank, size-1 dims broadcasting (rank 0: all 1).
     auto as_out_rank = [&](Dims shape) { return shape.empty() ? Dims(out.size(), 1) : shape; };
     Dims s0 = as_out_rank(shape_of(e->inputs[0])), s1 = as_out_rank(shape_of(e->inputs[1]));
@@ -221,7 +222,7 @@ bool plan(const rk_equation_view* e, Recipe& r) {
     }
     const dnnl::memory::desc m0 = row_major(s0), m1 = row_major(s1), md = row_major(out);
     // inputs[i] is the equation's operand i, whichever oneDNN source it feeds.
-    r = {key_of(p, {&s0, &s1, &out}), {{arg0, arg0 == DNNL_ARG_SRC_0 ? m0 : m1}, {arg1, arg1 == DNNL_ARG_SRC_0 ? m0 : m1}},
+    r = {key_of(name, {&s0, &s1, &out}), {{arg0, arg0 == DNNL_ARG_SRC_0 ? m0 : m1}, {arg1, arg1 == DNNL_ARG_SRC_0 ? m0 : m1}},
          {DNNL_ARG_DST, md}, [m0, m1, md, algorithm = algorithm](const dnnl::engine& eng) -> dnnl::primitive {
            return dnnl::binary(dnnl::binary::primitive_desc(dnnl::binary::desc(algorithm, m0, m1, md), eng));
          }};
@@ -245,8 +246,12 @@ rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
 void destroy(rk_backend* backend) { delete reinterpret_cast<Backend*>(backend); }
 
 int32_t supports(const rk_backend*, const rk_equation_view* e) {
-  Recipe r;
-  return plan(e, r) ? 1 : 0;
+  try {  // supports() never fails: an equation it cannot read is one it does not run
+    Recipe r;
+    return plan(e, r) ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
 }
 
 rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** kernel, size_t* workspace_bytes) {

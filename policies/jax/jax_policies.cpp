@@ -18,12 +18,9 @@ using Names = std::set<std::string>;
 void saveable(rk_decision* out, bool yes) { out->kind = yes ? RK_SAVEABLE : RK_RECOMPUTE; }
 
 bool is_dot_without_batch_dims(const rk_equation_view* e) {
-  if (rematkit::plugin::primitive(e) != "dot_general") return false;
-  const rk_value* dn = rematkit::plugin::find_param(e, "dimension_numbers");
-  // dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))
-  if (!dn || dn->kind != RK_VALUE_LIST || dn->num_items != 2) return false;
-  const rk_value& batch = dn->items[1];
-  return batch.num_items == 2 && batch.items[0].num_items == 0 && batch.items[1].num_items == 0;
+  if (rematkit::plugin::primitive_of(e) != rematkit::Prim::kDotGeneral) return false;
+  const rematkit::DotDims dims = rematkit::plugin::dot_dims(e);
+  return dims.lhs_batch.empty() && dims.rhs_batch.empty();
 }
 
 std::string name_param(const rk_equation_view* e) {

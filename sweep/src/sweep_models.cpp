@@ -7,6 +7,7 @@
 #include "rematkit/model_builder.hpp"
 #include "rematkit/program_builder.hpp"
 #include "rematkit/parser.hpp"
+#include "rematkit/primitive_params.hpp"
 
 namespace rematkit::sweep {
 namespace {
@@ -45,18 +46,10 @@ ModelInstance mlp_instance(const MlpModel& mlp, const std::string& policy, uint6
   return instance;
 }
 
+// dot_general with these contracting (and batch) dims.
 Params dot(std::vector<int64_t> lhs_contract, std::vector<int64_t> rhs_contract, std::vector<int64_t> lhs_batch = {},
            std::vector<int64_t> rhs_batch = {}) {
-  DotDims dims{std::move(lhs_contract), std::move(rhs_contract), std::move(lhs_batch), std::move(rhs_batch)};
-  Params p;
-  p.set("dimension_numbers", dot_dims_value(dims));
-  return p;
-}
-
-Params one(const char* key, ParamValue value) {
-  Params p;
-  p.set(key, std::move(value));
-  return p;
+  return dot_general_params(DotDims{std::move(lhs_contract), std::move(rhs_contract), std::move(lhs_batch), std::move(rhs_batch)});
 }
 
 // One block's params in the order they are arguments: Wq, Wk, Wv, Wo (D x D), W1 (D x F), W2 (F x D).
@@ -66,24 +59,18 @@ constexpr size_t kParamsPerBlock = 6;
 Atom transformer_block(ProgramBuilder& b, const TransformerModel& t, Atom x, const std::vector<Atom>& w) {
   const int64_t head_dim = t.model / t.heads;
   auto heads = [&](Atom projected) {  // [B,S,D] -> [B,H,S,Dh]
-    Params reshape;
-    reshape.set("new_sizes", ParamValue::of_ints({t.batch, t.sequence, t.heads, head_dim}));
-    reshape.set("dimensions", ParamValue::none());
-    return b.emit1(Prim::kTranspose, {b.emit1(Prim::kReshape, {projected}, reshape)},
-                   one("permutation", ParamValue::of_ints({0, 2, 1, 3})));
+    const Atom split = b.emit1(Prim::kReshape, {projected}, reshape_params({t.batch, t.sequence, t.heads, head_dim}));
+    return b.emit1(Prim::kTranspose, {split}, transpose_params({0, 2, 1, 3}));
   };
   const Atom q = heads(b.emit1(Prim::kDotGeneral, {x, w[0]}, dot({2}, {0})));
   const Atom k = heads(b.emit1(Prim::kDotGeneral, {x, w[1]}, dot({2}, {0})));
   const Atom v = heads(b.emit1(Prim::kDotGeneral, {x, w[2]}, dot({2}, {0})));
   const Atom scores = b.emit1(Prim::kMul, {b.emit1(Prim::kDotGeneral, {q, k}, dot({3}, {3}, {0, 1}, {0, 1})),
                                            ProgramBuilder::literal(1.0 / std::sqrt(static_cast<double>(head_dim)))});
-  const Atom probs = b.emit1(Prim::kSoftmax, {scores}, one("axis", ParamValue::of_int(3)));
+  const Atom probs = b.emit1(Prim::kSoftmax, {scores}, softmax_params(3));
   const Atom context = b.emit1(Prim::kDotGeneral, {probs, v}, dot({3}, {2}, {0, 1}, {0, 1}));  // [B,H,S,Dh]
-  Params merge;
-  merge.set("new_sizes", ParamValue::of_ints({t.batch, t.sequence, t.model}));
-  merge.set("dimensions", ParamValue::none());
-  const Atom merged = b.emit1(
-      Prim::kReshape, {b.emit1(Prim::kTranspose, {context}, one("permutation", ParamValue::of_ints({0, 2, 1, 3})))}, merge);
+  const Atom merged = b.emit1(Prim::kReshape, {b.emit1(Prim::kTranspose, {context}, transpose_params({0, 2, 1, 3}))},
+                              reshape_params({t.batch, t.sequence, t.model}));
   const Atom x1 = b.emit1(Prim::kAdd, {x, b.emit1(Prim::kDotGeneral, {merged, w[3]}, dot({2}, {0}))});
   const Atom hidden = b.emit1(Prim::kRelu, {b.emit1(Prim::kDotGeneral, {x1, w[4]}, dot({2}, {0}))});
   return b.emit1(Prim::kAdd, {x1, b.emit1(Prim::kDotGeneral, {hidden, w[5]}, dot({2}, {0}))});
@@ -141,7 +128,7 @@ ModelInstance transformer_instance(const TransformerModel& t, const std::string&
     for (int64_t l = 0; l < t.layers; ++l)
       y = checkpointed(b, y, std::vector<Atom>(w.begin() + l * kParamsPerBlock, w.begin() + (l + 1) * kParamsPerBlock), l, l + 1);
   }
-  const Atom loss = b.emit1(Prim::kReduceSum, {y}, one("axes", ParamValue::of_ints({0, 1, 2})));
+  const Atom loss = b.emit1(Prim::kReduceSum, {y}, reduce_params({0, 1, 2}));
   instance.program = b.finish({loss});
   return instance;
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include <cmath>
+#include <set>
 
 #include <hwy/targets.h>
 
@@ -148,6 +149,17 @@ TEST_P(ConformanceTest, EveryBackendAgreesWithTheInterpreter) {
 
 INSTANTIATE_TEST_SUITE_P(Primitives, ConformanceTest, ::testing::ValuesIn(kCases),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// A primitive added to the table is checked on every backend only once a case above runs it.
+TEST(Conformance, EveryPrimitiveOfTheTableHasACase) {
+  std::set<Prim> covered;
+  for (const Case& c : kCases)
+    for (const Equation& eqn : parse_program(c.program, c.name).eqns) covered.insert(eqn.prim);
+  for (const PrimInfo& info : kPrimitiveTable)
+    if (!has_body(info.prim)) {
+      EXPECT_TRUE(covered.count(info.prim)) << info.name << " has no conformance case";
+    }
+}
 
 // Programs mixing everything, with their gradients: the same on every backend as on the interpreter,
 // and bit-identical from run to run on a fixed backend.

@@ -1,6 +1,7 @@
 // JAX's policies: predicates on single equations, and their argument checks.
 #include <gtest/gtest.h>
 
+#include "rematkit/primitive_params.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {
@@ -13,13 +14,11 @@ PolicyAnswer ask(const std::string& spec, const std::string& prim, Params params
 }
 
 Params dims(bool batched) {
-  Params p;
   DotDims d;
   d.lhs_contract = {1};
   d.rhs_contract = {0};
   if (batched) d.lhs_batch = d.rhs_batch = {0};
-  p.set("dimension_numbers", dot_dims_value(d));
-  return p;
+  return dot_general_params(d);
 }
 
 Params named(const std::string& name) {

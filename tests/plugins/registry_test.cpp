@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "rematkit/plugin_registry.hpp"
+#include "rematkit/primitive_params.hpp"
 #include "rematkit/residual_report.hpp"
 #include "support/test_support.hpp"
 
@@ -139,11 +140,7 @@ PolicyAnswer ask(const std::string& spec, const std::string& prim, Shape out_sha
 
 TEST(Combinators, ThreeValuedLogic) {
   const std::string off = "offload_dot_with_no_batch_dims('device', 'pinned_host')";
-  const Params dims = [] {
-    Params p;
-    p.set("dimension_numbers", dot_dims_value(DotDims{{0}, {0}, {}, {}}));
-    return p;
-  }();
+  const Params dims = dot_general_params(DotDims{{0}, {0}, {}, {}});
   const std::vector<Type> types{Type{}};
   auto decide = [&](const std::string& spec, const std::string& prim, const Params& params) {
     return test_policies().parse(spec, {})->decide(EquationView{prim, params, types, types}).decision;

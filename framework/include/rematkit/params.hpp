@@ -1,5 +1,6 @@
 // Equation parameters: named values as jaxpr prints them (ints, floats, strings, identifiers,
-// tuples and lists, sub-programs, policy calls, JAX reprs), with typed accessors.
+// tuples and lists, sub-programs, policy calls, JAX reprs), with typed accessors. The params each
+// primitive takes, and builders for them, are in primitive_params.hpp.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -68,16 +69,7 @@ struct Params {
 int64_t param_int(const Params& p, const std::string& key, const SourceLocation& where);
 std::vector<int64_t> param_ints(const Params& p, const std::string& key, const SourceLocation& where);
 std::string param_name(const Params& p, const std::string& key, const SourceLocation& where);
-
-// dot_general's dimension_numbers=(([lc], [rc]), ([lb], [rb])).
-struct DotDims {
-  std::vector<int64_t> lhs_contract, rhs_contract, lhs_batch, rhs_batch;
-  friend bool operator==(const DotDims&, const DotDims&) = default;
-};
-DotDims param_dot_dims(const Params& p, const SourceLocation& where);
-// The dims of an operand of rank `rank` that are neither contracted nor batch, in increasing order
-// (they follow the batch dims in dot_general's output, lhs's before rhs's).
-std::vector<int64_t> dot_free_dims(int rank, const std::vector<int64_t>& contract, const std::vector<int64_t>& batch);
-ParamValue dot_dims_value(const DotDims& dims);
+// A value's integers (a single int is one); `key` names the param in the error.
+std::vector<int64_t> ints_of(const ParamValue& v, const std::string& key, const SourceLocation& where);
 
 }  // namespace rematkit

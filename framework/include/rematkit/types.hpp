@@ -12,6 +12,8 @@ enum class DType { kF32, kI32, kBool };
 
 // Short name as JAX prints it: f32, i32, bool.
 std::string_view dtype_name(DType dtype);
+// NumPy's name, as params print it (convert_element_type[new_dtype=float32]): float32, int32, bool.
+std::string_view dtype_numpy_name(DType dtype);
 // Parses f32/float32, i32/int32, bool; nullopt for anything else.
 std::optional<DType> parse_dtype(std::string_view text);
 bool is_floating(DType dtype);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "rematkit/graph.hpp"
+#include "rematkit/primitive_params.hpp"
 
 namespace rematkit::autodiff {
 
@@ -45,13 +46,5 @@ class Emitter {
   SourceLocation where_;
   EqnRole linear_role_ = EqnRole::kTangent;
 };
-
-Params axes_params(const std::vector<int64_t>& axes);
-Params broadcast_params(const Shape& shape, const std::vector<int64_t>& dims);
-Params reshape_params(const Shape& shape);
-Params transpose_params(const std::vector<int64_t>& permutation);
-Params dot_params(const DotDims& dims);
-Params pow_params(int64_t y);
-Params convert_params(DType dtype);
 
 }  // namespace rematkit::autodiff

@@ -14,9 +14,10 @@ std::string role_phrase(const FlatEquation& eqn) {
   switch (eqn.role) {
     case EqnRole::kTangent: return "the linear " + std::string(prim_name(eqn.prim)) + " of " + origin + "'s JVP";
     case EqnRole::kBackward: return "the transposed " + std::string(prim_name(eqn.prim)) + " of " + origin;
-    default: return "the recomputed " + std::string(prim_name(eqn.prim)) +
-                    (eqn.origin != eqn.prim ? " of " + origin + "'s JVP" : std::string());
+    case EqnRole::kPrimal: case EqnRole::kCoefficient: break;
   }
+  return "the recomputed " + std::string(prim_name(eqn.prim)) +
+         (eqn.origin != eqn.prim ? " of " + origin + "'s JVP" : std::string());
 }
 
 std::string why_kept(const Linearization& lin, const Residual& r) {
@@ -52,7 +53,7 @@ std::string residual_origin(const Linearization& lin, const Residual& r) {
       else what = "output of " + std::string(prim_name(p.prim));
       return what + " from " + file_line(p.where);
     }
-    default: break;
+    case ValueOrigin::kTangentInput: case ValueOrigin::kCotangentSeed: break;
   }
   internal_error("a tangent value was reported as a residual");
 }

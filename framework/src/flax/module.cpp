@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rematkit/parser.hpp"
+#include "rematkit/primitive_params.hpp"
 #include "rematkit/printer.hpp"
 
 namespace rematkit::flax {
@@ -33,15 +34,6 @@ std::vector<size_t> flatten_order(const std::vector<std::pair<size_t, Atom>>& ar
     return params[arguments[a].first].path < params[arguments[b].first].path;
   });
   return order;
-}
-
-Params dot_last_with_first(int64_t lhs_rank) {
-  DotDims dims;
-  dims.lhs_contract = {lhs_rank - 1};
-  dims.rhs_contract = {0};
-  Params p;
-  p.set("dimension_numbers", dot_dims_value(dims));
-  return p;
 }
 
 }  // namespace
@@ -94,16 +86,15 @@ Atom Dense::call(ModuleContext& ctx, Atom x) const {
   if (x_shape.empty()) fail("Dense needs an input of rank 1 or more");
   const Atom kernel = ctx.param("kernel", {x_shape.back(), features_}, kernel_init_);
   const Atom bias = ctx.param("bias", {features_}, bias_init_);
-  Atom y = b.emit1(Prim::kDotGeneral, {x, kernel}, dot_last_with_first(static_cast<int64_t>(x_shape.size())));
+  // x's last dim with the kernel's first.
+  const DotDims dims{{static_cast<int64_t>(x_shape.size()) - 1}, {0}, {}, {}};
+  Atom y = b.emit1(Prim::kDotGeneral, {x, kernel}, dot_general_params(dims));
   // y += reshape(bias, (1,) * (y.ndim - 1) + (-1,)); a reshape to the same shape is no equation.
   Atom b_shaped = bias;
   if (x_shape.size() > 1) {
     Shape ones(x_shape.size() - 1, 1);
     ones.push_back(features_);
-    Params p;
-    p.set("new_sizes", ParamValue::of_ints(ones));
-    p.set("dimensions", ParamValue::none());
-    b_shaped = b.emit1(Prim::kReshape, {bias}, p);
+    b_shaped = b.emit1(Prim::kReshape, {bias}, reshape_params(ones));
   }
   return b.emit1(Prim::kAdd, {y, b_shaped});
 }
@@ -130,9 +121,7 @@ InitializedModule init_module(const Module& module, const random::Key& key, cons
   if (sum_output) {
     std::vector<int64_t> axes(builder.type_of(out).shape.size());
     std::iota(axes.begin(), axes.end(), 0);
-    Params p;
-    p.set("axes", ParamValue::of_ints(axes));
-    out = builder.emit1(Prim::kReduceSum, {out}, p);
+    out = builder.emit1(Prim::kReduceSum, {out}, reduce_params(axes));
   }
   const std::vector<size_t> order = flatten_order(arguments, state.params);
   std::vector<size_t> with_x{0};

@@ -1,31 +1,45 @@
-// Dispatch from a primitive to its reference kernel, and whole-program evaluation.
+// The interpreter: each primitive through the reference math (src/reference, the same code the
+// reference backend runs), rounded to its dtype under the chosen arithmetic; and whole programs.
 #include <optional>
 
-#include "kernels.hpp"
+#include "reference_kernels.hpp"
 #include "rematkit/interpreter.hpp"
+#include "rematkit/primitive_params.hpp"
 
 namespace rematkit {
+namespace {
+
+// The reference math's view of Params (verified programs: the reads cannot fail).
+struct ParamsReader {
+  const Params& params;
+  SourceLocation where;
+  int64_t integer(const char* key) const { return param_int(params, key, where); }
+  std::vector<int64_t> ints(const char* key) const { return param_ints(params, key, where); }
+  DotDims dot_dims() const { return rematkit::dot_dims(params, where); }
+};
+
+int32_t c_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return RK_DTYPE_F32;
+    case DType::kI32: return RK_DTYPE_I32;
+    case DType::kBool: return RK_DTYPE_BOOL;
+  }
+  return RK_DTYPE_F32;
+}
+
+}  // namespace
 
 std::vector<Tensor> apply_primitive(Prim prim, const Params& params, const std::vector<const Tensor*>& in,
                                     const std::vector<Type>& out_types, Arithmetic arithmetic) {
-  const Type& out = out_types.at(0);
-  const SourceLocation nowhere;
-  if (is_binary_elementwise(prim)) return {kernels::binary(prim, *in[0], *in[1], out, arithmetic)};
-  if (is_unary_elementwise(prim)) return {kernels::unary(prim, params, *in[0], out, arithmetic)};
-  switch (prim) {
-    case Prim::kSelectN: return {kernels::select_n(in, out)};
-    case Prim::kDotGeneral:
-      return {kernels::dot_general(param_dot_dims(params, nowhere), *in[0], *in[1], out, arithmetic)};
-    case Prim::kReduceSum: case Prim::kReduceMax:
-      return {kernels::reduce(prim, param_ints(params, "axes", nowhere), *in[0], out, arithmetic)};
-    case Prim::kBroadcastInDim:
-      return {kernels::broadcast_in_dim(param_ints(params, "broadcast_dimensions", nowhere), *in[0], out)};
-    case Prim::kReshape: case Prim::kSqueeze: return {Tensor{out, in[0]->data}};
-    case Prim::kTranspose: return {kernels::transpose(param_ints(params, "permutation", nowhere), *in[0], out)};
-    case Prim::kSoftmax: return {kernels::softmax(param_int(params, "axis", nowhere), *in[0], arithmetic)};
-    default: break;
-  }
-  internal_error("apply_primitive: no kernel for " + std::string(prim_name(prim)));
+  if (!reference::has_kernel(prim)) internal_error("apply_primitive: no kernel for " + std::string(prim_name(prim)));
+  const reference::KernelParams decoded = reference::decode_params(prim, ParamsReader{params, {}});
+  std::vector<reference::Input> inputs;
+  for (const Tensor* t : in) inputs.push_back({t->data, t->type.shape, c_dtype(t->type.dtype)});
+  const Type& type = out_types.at(0);
+  Tensor out{type, std::vector<double>(static_cast<size_t>(type.num_elements()))};
+  reference::compute(prim, decoded, inputs, {out.data, type.shape, c_dtype(type.dtype)});
+  for (double& v : out.data) v = round_to_dtype(v, type.dtype, arithmetic);
+  return {std::move(out)};
 }
 
 std::vector<Tensor> evaluate_program(const Program& program, const std::vector<Tensor>& consts,

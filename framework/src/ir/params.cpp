@@ -137,6 +137,8 @@ const ParamValue& require(const Params& p, const std::string& key, const SourceL
   return *v;
 }
 
+}  // namespace
+
 std::vector<int64_t> ints_of(const ParamValue& v, const std::string& key, const SourceLocation& where) {
   if (v.kind == ParamValue::Kind::kInt) return {v.integer};
   if (!v.is_sequence()) fail_at(where, "parameter '" + key + "' must be a tuple of integers, got " + v.str());
@@ -148,8 +150,6 @@ std::vector<int64_t> ints_of(const ParamValue& v, const std::string& key, const 
   }
   return out;
 }
-
-}  // namespace
 
 int64_t param_int(const Params& p, const std::string& key, const SourceLocation& where) {
   const ParamValue& v = require(p, key, where);
@@ -166,42 +166,6 @@ std::string param_name(const Params& p, const std::string& key, const SourceLoca
   if (v.kind != ParamValue::Kind::kIdent && v.kind != ParamValue::Kind::kString)
     fail_at(where, "parameter '" + key + "' must be a name, got " + v.str());
   return v.text;
-}
-
-DotDims param_dot_dims(const Params& p, const SourceLocation& where) {
-  const ParamValue& v = require(p, "dimension_numbers", where);
-  auto bad = [&]() {
-    fail_at(where, "dimension_numbers must be (([lhs_contract], [rhs_contract]), ([lhs_batch], [rhs_batch])), got " +
-                       v.str());
-  };
-  if (!v.is_sequence() || v.items.size() != 2) bad();
-  for (const ParamValue& pair : v.items)
-    if (!pair.is_sequence() || pair.items.size() != 2) bad();
-  DotDims d;
-  d.lhs_contract = ints_of(v.items[0].items[0], "dimension_numbers", where);
-  d.rhs_contract = ints_of(v.items[0].items[1], "dimension_numbers", where);
-  d.lhs_batch = ints_of(v.items[1].items[0], "dimension_numbers", where);
-  d.rhs_batch = ints_of(v.items[1].items[1], "dimension_numbers", where);
-  return d;
-}
-
-std::vector<int64_t> dot_free_dims(int rank, const std::vector<int64_t>& contract, const std::vector<int64_t>& batch) {
-  std::vector<int64_t> out;
-  for (int64_t d = 0; d < rank; ++d)
-    if (std::find(contract.begin(), contract.end(), d) == contract.end() &&
-        std::find(batch.begin(), batch.end(), d) == batch.end())
-      out.push_back(d);
-  return out;
-}
-
-ParamValue dot_dims_value(const DotDims& d) {
-  auto list = [](const std::vector<int64_t>& xs) {
-    ParamValue v = ParamValue::of_ints(xs);
-    v.kind = ParamValue::Kind::kList;
-    return v;
-  };
-  return ParamValue::of_tuple({ParamValue::of_tuple({list(d.lhs_contract), list(d.rhs_contract)}),
-                               ParamValue::of_tuple({list(d.lhs_batch), list(d.rhs_batch)})});
 }
 
 }  // namespace rematkit

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "lexer.hpp"
+#include "rematkit/primitive_params.hpp"
 #include "verifier.hpp"
 
 namespace rematkit {
@@ -255,7 +256,8 @@ class Parser {
       eqn.params.set("broadcast_dimensions", ParamValue::of_tuple({}));
     }
     type_untyped_literals(eqn, untyped, *scope.program, outs.empty() ? Type{} : outs[0].type);
-    keep_known_params(eqn);
+    // Params the table does not list for the primitive are dropped; what is kept prints back.
+    eqn.params = schema_params(eqn.prim, std::move(eqn.params));
     for (Out& out : outs) eqn.outputs.push_back(bind(scope, out.name, out.type));
     scope.program->eqns.push_back(std::move(eqn));
   }
@@ -280,30 +282,6 @@ class Parser {
       if (context) a.type.dtype = *context;
       a.literal = round_to(a.type.dtype, a.literal);
     }
-  }
-
-  // Unknown params of known primitives are accepted and dropped; what we keep prints back.
-  static void keep_known_params(Equation& eqn) {
-    static const std::map<Prim, std::set<std::string>> kKnown = {
-        {Prim::kDotGeneral, {"dimension_numbers"}},
-        {Prim::kIntegerPow, {"y"}},
-        {Prim::kConvertElementType, {"new_dtype"}},
-        {Prim::kReduceSum, {"axes"}},
-        {Prim::kReduceMax, {"axes"}},
-        {Prim::kBroadcastInDim, {"shape", "broadcast_dimensions"}},
-        {Prim::kReshape, {"new_sizes", "dimensions"}},
-        {Prim::kTranspose, {"permutation"}},
-        {Prim::kSqueeze, {"dimensions"}},
-        {Prim::kName, {"name"}},
-        {Prim::kSoftmax, {"axis"}},
-        {Prim::kPjit, {"name", "jaxpr"}},
-        {Prim::kCheckpoint, {"jaxpr", "policy", "prevent_cse", "differentiated"}},
-    };
-    auto it = kKnown.find(eqn.prim);
-    Params kept;
-    for (auto& [k, v] : eqn.params.entries)
-      if (it != kKnown.end() && it->second.count(k)) kept.entries.emplace_back(k, std::move(v));
-    eqn.params = std::move(kept);
   }
 
   static bool is_relu_call(const Params& params) {
@@ -399,8 +377,9 @@ class Parser {
         }
         return ParamValue::of_ident(name);
       }
-      default: error_at(tok, "expected a parameter value, found " + describe(tok));
+      case Token::Kind::kPunct: case Token::Kind::kEnd: break;
     }
+    error_at(tok, "expected a parameter value, found " + describe(tok));
   }
 
   // (a, b), [a, b], {a, b} or NAME(a, k=b): items separated by commas, a trailing comma allowed.

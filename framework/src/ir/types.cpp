@@ -11,6 +11,15 @@ std::string_view dtype_name(DType dtype) {
   return "?";
 }
 
+std::string_view dtype_numpy_name(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return "float32";
+    case DType::kI32: return "int32";
+    case DType::kBool: return "bool";
+  }
+  return "?";
+}
+
 std::optional<DType> parse_dtype(std::string_view text) {
   if (text == "f32" || text == "float32") return DType::kF32;
   if (text == "i32" || text == "int32") return DType::kI32;

@@ -1,5 +1,7 @@
 #include "verifier.hpp"
 
+#include "rematkit/primitive_params.hpp"
+
 namespace rematkit {
 namespace {
 
@@ -43,6 +45,7 @@ void verify_program(const Program& program) {
     std::vector<Type> inputs;
     for (const Atom& a : eqn.inputs) inputs.push_back(program.type_of(a));
     if (has_body(eqn.prim)) {
+      check_params(eqn.prim, eqn.params, eqn.where);
       verify_program(*eqn.body());
       verify_call(program, eqn);
       continue;

@@ -1,36 +1,35 @@
 #include "rematkit/flops.hpp"
 
+#include "rematkit/primitive_params.hpp"
+
 namespace rematkit {
 
 int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
   const int64_t out = graph.values[eqn.outputs.at(0)].type.num_elements();
   switch (eqn.prim) {
-    case Prim::kDotGeneral: {
-      const DotDims dims = param_dot_dims(eqn.params, eqn.where);
+    case Prim::kDotGeneral: {  // a multiply and an add per contracted element of each output
+      const DotDims dims = dot_dims(eqn.params, eqn.where);
       const Shape& lhs = graph.values[eqn.inputs[0]].type.shape;
       int64_t contracted = 1;
       for (int64_t d : dims.lhs_contract) contracted *= lhs[static_cast<size_t>(d)];
       return 2 * out * contracted;
     }
-    case Prim::kReduceSum:
-    case Prim::kReduceMax:
-      return graph.values[eqn.inputs[0]].type.num_elements();
-    case Prim::kSoftmax:
-      return 4 * out;  // max, subtract-and-exp, sum, divide
-    case Prim::kSelectN:
-    case Prim::kBroadcastInDim:
-    case Prim::kReshape:
-    case Prim::kTranspose:
-    case Prim::kSqueeze:
-    case Prim::kConvertElementType:
-    case Prim::kStopGradient:
-    case Prim::kName:
-    case Prim::kPjit:
+    case Prim::kReduceSum: case Prim::kReduceMax: return graph.values[eqn.inputs[0]].type.num_elements();
+    case Prim::kSoftmax: return 4 * out;  // max, subtract-and-exp, sum, divide
+    // Arithmetic elementwise, transcendentals and comparisons: one per output element.
+    case Prim::kAdd: case Prim::kSub: case Prim::kMul: case Prim::kDiv: case Prim::kMax: case Prim::kMin:
+    case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:
+    case Prim::kNeg: case Prim::kExp: case Prim::kLog: case Prim::kSin: case Prim::kCos: case Prim::kTanh:
+    case Prim::kLogistic: case Prim::kSqrt: case Prim::kRsqrt: case Prim::kSquare: case Prim::kIntegerPow:
+    case Prim::kRelu:
+      return out;
+    // Data movement.
+    case Prim::kSelectN: case Prim::kBroadcastInDim: case Prim::kReshape: case Prim::kTranspose: case Prim::kSqueeze:
+    case Prim::kConvertElementType: case Prim::kStopGradient: case Prim::kName: case Prim::kPjit:
     case Prim::kCheckpoint:
       return 0;
-    default:
-      return out;  // arithmetic elementwise and comparisons
   }
+  return 0;
 }
 
 GradientFlops gradient_flops(const Linearization& lin) {

@@ -1,15 +1,19 @@
 // Header-only help for writing rematkit plugins in C++ (C++17): keeps exceptions inside the
-// plugin, reads values and equation views. Sees only the C ABI; never links rematkit.
+// plugin, reads values and equation views (the primitive as a Prim, params as typed values). Sees
+// only the C ABI and the dependency-free primitive table; never links rematkit.
 #pragma once
 #include <cstring>
 #include <exception>
 #include <functional>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "rematkit/plugin/dimension_numbers.hpp"
+#include "rematkit/plugin/primitive_table.hpp"
 #include "rematkit/plugin/rk_backend.h"
 #include "rematkit/plugin/rk_plugin.h"
 #include "rematkit/plugin/rk_policy.h"
@@ -91,6 +95,9 @@ constexpr rk_policy_api policy_table(const char* name, const char* signature) {
 }
 
 inline std::string_view primitive(const rk_equation_view* eqn) { return eqn->primitive; }
+// The equation's primitive as a row of rematkit's table; nullopt for a name this SDK does not know
+// (a newer rematkit's primitive), which a plugin declines.
+inline std::optional<Prim> primitive_of(const rk_equation_view* eqn) { return lookup_prim(eqn->primitive); }
 
 // The equation param called `name`, or nullptr.
 inline const rk_value* find_param(const rk_equation_view* eqn, std::string_view name) {
@@ -108,6 +115,34 @@ inline std::vector<int64_t> ints_of(const rk_value& v) {
   if (v.kind == RK_VALUE_LIST)
     for (size_t i = 0; i < v.num_items; ++i) out.push_back(v.items[i].int_value);
   return out;
+}
+
+// Typed params. The host checks every param against the primitive table before a plugin sees it, so
+// these throw ArgumentError only when a plugin reads a param its primitive does not have.
+inline const rk_value& required_param(const rk_equation_view* eqn, std::string_view name) {
+  const rk_value* v = find_param(eqn, name);
+  if (!v) throw ArgumentError(std::string(eqn->primitive) + " has no parameter " + std::string(name));
+  return *v;
+}
+inline int64_t int_param(const rk_equation_view* eqn, std::string_view name) {
+  const rk_value& v = required_param(eqn, name);
+  if (v.kind != RK_VALUE_INT) throw ArgumentError(std::string(eqn->primitive) + ": " + std::string(name) + " is not an integer");
+  return v.int_value;
+}
+inline std::vector<int64_t> ints_param(const rk_equation_view* eqn, std::string_view name) {
+  return ints_of(required_param(eqn, name));
+}
+// dot_general's dimension_numbers, ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)).
+inline DotDims dot_dims(const rk_equation_view* eqn) {
+  const rk_value& v = required_param(eqn, "dimension_numbers");
+  auto pair_at = [&](size_t i) -> const rk_value& {
+    if (v.kind != RK_VALUE_LIST || v.num_items != 2 || v.items[i].kind != RK_VALUE_LIST || v.items[i].num_items != 2)
+      throw ArgumentError(std::string(eqn->primitive) + ": dimension_numbers is not ((lc, rc), (lb, rb))");
+    return v.items[i];
+  };
+  const rk_value& contract = pair_at(0);
+  const rk_value& batch = pair_at(1);
+  return DotDims{ints_of(contract.items[0]), ints_of(contract.items[1]), ints_of(batch.items[0]), ints_of(batch.items[1])};
 }
 
 // Bytes of an equation's outputs, as stored (bool takes one byte).

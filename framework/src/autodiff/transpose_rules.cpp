@@ -1,0 +1,157 @@
+// Transpose rules as jax/_src/lax/lax.py writes them (_add_transpose, _mul_transpose,
+// _dot_general_transpose_lhs/rhs, _reduce_sum_transpose_rule, _broadcast_in_dim_transpose_rule,
+// _reshape_transpose_rule, _transpose_transpose_rule, _convert_element_type_transpose_rule,
+// _select_transpose_rule): one case per primitive.
+#include "transpose_rules.hpp"
+
+#include <algorithm>
+
+namespace rematkit::autodiff {
+namespace {
+
+// The cotangent of one dot_general operand X given the output cotangent and the other operand Y:
+// contract ct's Y-free dims with Y's free dims (batching over the batch dims), then put the
+// result's dims back in X's order. JAX writes dot_general(ct, Y) followed by a transpose; when
+// dot_general(Y, ct) already lays the result out in X's order (a 2-D weight's gradient, x^T ct),
+// that order is used instead and no transpose runs: the same sums, no copy.
+ValueId dot_general_transpose(Emitter& em, ValueId ct, ValueId other, const DotDims& d, bool x_is_lhs,
+                              const Shape& x_shape) {
+  const auto& xc = x_is_lhs ? d.lhs_contract : d.rhs_contract;
+  const auto& yc = x_is_lhs ? d.rhs_contract : d.lhs_contract;
+  const auto& xb = x_is_lhs ? d.lhs_batch : d.rhs_batch;
+  const auto& yb = x_is_lhs ? d.rhs_batch : d.lhs_batch;
+  const int x_rank = static_cast<int>(x_shape.size());
+  const auto fx = dot_free_dims(x_rank, xc, xb);
+  const auto fy = dot_free_dims(em.type(other).rank(), yc, yb);
+  const int64_t nb = static_cast<int64_t>(xb.size()), nfx = static_cast<int64_t>(fx.size());
+  // Positions in ct: batch, then the lhs operand's free dims, then the rhs operand's.
+  const int64_t y_free_at = x_is_lhs ? nb + nfx : nb;
+  std::vector<int64_t> ct_batch, ct_y_free;
+  for (int64_t i = 0; i < nb; ++i) ct_batch.push_back(i);
+  for (size_t j = 0; j < fy.size(); ++j) ct_y_free.push_back(y_free_at + static_cast<int64_t>(j));
+
+  // The product's dims: batch, then X's free dims and Y's contracted dims (in ascending order of
+  // Y's dims, as dot_general keeps an operand's free dims), in the operands' order.
+  std::vector<int64_t> sorted_yc = yc;
+  std::sort(sorted_yc.begin(), sorted_yc.end());
+  auto permutation = [&](bool x_free_first) {
+    std::vector<int64_t> perm(static_cast<size_t>(x_rank));
+    const int64_t x_free_at = x_free_first ? nb : nb + static_cast<int64_t>(xc.size());
+    const int64_t x_contract_at = x_free_first ? nb + nfx : nb;
+    for (int64_t i = 0; i < nb; ++i) perm[xb[i]] = i;
+    for (int64_t j = 0; j < nfx; ++j) perm[fx[j]] = x_free_at + j;
+    for (size_t k = 0; k < xc.size(); ++k)
+      perm[xc[k]] = x_contract_at + (std::find(sorted_yc.begin(), sorted_yc.end(), yc[k]) - sorted_yc.begin());
+    return perm;
+  };
+  auto is_identity = [](const std::vector<int64_t>& perm) {
+    for (size_t i = 0; i < perm.size(); ++i)
+      if (perm[i] != static_cast<int64_t>(i)) return false;
+    return true;
+  };
+
+  const std::vector<int64_t> perm = permutation(true);
+  if (!is_identity(perm) && is_identity(permutation(false))) {
+    DotDims swapped;
+    swapped.lhs_batch = yb;
+    swapped.rhs_batch = ct_batch;
+    swapped.lhs_contract = fy;
+    swapped.rhs_contract = ct_y_free;
+    return em.linear(Prim::kDotGeneral, {other, ct}, dot_general_params(swapped));
+  }
+  DotDims dd;
+  dd.lhs_batch = ct_batch;
+  dd.rhs_batch = yb;
+  dd.lhs_contract = ct_y_free;
+  dd.rhs_contract = fy;
+  ValueId product = em.linear(Prim::kDotGeneral, {ct, other}, dot_general_params(dd));
+  return is_identity(perm) ? product : em.linear(Prim::kTranspose, {product}, transpose_params(perm));
+}
+
+// The cotangent of broadcast_in_dim's operand: sum over the new dims and the expanded size-1 dims.
+ValueId broadcast_transpose(Emitter& em, ValueId ct, const Params& params, const Shape& x_shape) {
+  const auto dims = param_ints(params, "broadcast_dimensions", {});
+  const Shape out = em.shape(ct);
+  std::vector<int64_t> axes;
+  for (int64_t j = 0; j < static_cast<int64_t>(out.size()); ++j) {
+    auto it = std::find(dims.begin(), dims.end(), j);
+    if (it == dims.end() || (x_shape[it - dims.begin()] == 1 && out[j] != 1)) axes.push_back(j);
+  }
+  ValueId summed = axes.empty() ? ct : em.linear(Prim::kReduceSum, {ct}, reduce_params(axes));
+  return em.shape(summed) == x_shape ? summed : em.linear(Prim::kReshape, {summed}, reshape_params(x_shape));
+}
+
+}  // namespace
+
+void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, ValueId ct, const GiveCotangent& give) {
+  const auto& in = eqn.inputs;
+  auto linear_input = [&](size_t i) { return g.values[in[i]].is_tangent; };
+  auto shape_of = [&](size_t i) { return g.values[in[i]].type.shape; };
+  switch (eqn.prim) {
+    case Prim::kAdd:  // ct to each linear operand, summed over what it was broadcast along
+      for (size_t i = 0; i < 2; ++i)
+        if (linear_input(i)) give(i, em.unbroadcast(ct, shape_of(i)));
+      return;
+    case Prim::kSub:
+      if (linear_input(0)) give(0, em.unbroadcast(ct, shape_of(0)));
+      if (linear_input(1)) give(1, em.unbroadcast(em.linear(Prim::kNeg, {ct}), shape_of(1)));
+      return;
+    case Prim::kNeg: give(0, em.linear(Prim::kNeg, {ct})); return;
+    case Prim::kMul: {  // linear in one operand: ct times the other
+      const size_t lin = linear_input(0) ? 0 : 1;
+      if (linear_input(1 - lin)) internal_error("a tangent mul has two linear operands");
+      give(lin, em.unbroadcast(em.linear(Prim::kMul, {ct, in[1 - lin]}), shape_of(lin)));
+      return;
+    }
+    case Prim::kDiv:  // linear in the dividend only
+      if (linear_input(1)) internal_error("a tangent div has a linear divisor");
+      give(0, em.unbroadcast(em.linear(Prim::kDiv, {ct, in[1]}), shape_of(0)));
+      return;
+    case Prim::kDotGeneral: {
+      const DotDims d = dot_dims(eqn.params, eqn.where);
+      for (size_t i = 0; i < 2; ++i)
+        if (linear_input(i)) give(i, dot_general_transpose(em, ct, in[1 - i], d, i == 0, shape_of(i)));
+      return;
+    }
+    case Prim::kReduceSum: {  // ct broadcast back over the reduced axes
+      const auto axes = param_ints(eqn.params, "axes", {});
+      std::vector<int64_t> kept;
+      for (int64_t d = 0; d < static_cast<int64_t>(shape_of(0).size()); ++d)
+        if (std::find(axes.begin(), axes.end(), d) == axes.end()) kept.push_back(d);
+      give(0, em.linear(Prim::kBroadcastInDim, {ct}, broadcast_in_dim_params(shape_of(0), kept)));
+      return;
+    }
+    case Prim::kBroadcastInDim: give(0, broadcast_transpose(em, ct, eqn.params, shape_of(0))); return;
+    case Prim::kReshape: case Prim::kSqueeze:
+      give(0, em.linear(Prim::kReshape, {ct}, reshape_params(shape_of(0))));
+      return;
+    case Prim::kTranspose: {  // the inverse permutation
+      const auto perm = param_ints(eqn.params, "permutation", {});
+      std::vector<int64_t> inverse(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
+      give(0, em.linear(Prim::kTranspose, {ct}, transpose_params(inverse)));
+      return;
+    }
+    case Prim::kConvertElementType:  // back to the operand's dtype
+      give(0, em.linear(Prim::kConvertElementType, {ct}, convert_element_type_params(g.values[in[0]].type.dtype)));
+      return;
+    case Prim::kSelectN:  // ct to the selected case, zeros to the others
+      for (size_t i = 1; i < in.size(); ++i) {
+        if (!linear_input(i)) continue;
+        std::vector<ValueId> cases{in[0]};
+        for (size_t j = 1; j < in.size(); ++j) cases.push_back(j == i ? ct : em.full(0.0, ct, EqnRole::kBackward));
+        give(i, em.linear(Prim::kSelectN, cases));
+      }
+      return;
+    // JVP rules emit none of these as linear equations: their tangents are made of the ones above.
+    case Prim::kMax: case Prim::kMin: case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq:
+    case Prim::kNe: case Prim::kExp: case Prim::kLog: case Prim::kSin: case Prim::kCos: case Prim::kTanh:
+    case Prim::kLogistic: case Prim::kSqrt: case Prim::kRsqrt: case Prim::kSquare: case Prim::kIntegerPow:
+    case Prim::kStopGradient: case Prim::kName: case Prim::kRelu: case Prim::kReduceMax: case Prim::kSoftmax:
+    case Prim::kPjit: case Prim::kCheckpoint:
+      break;
+  }
+  internal_error("no transpose rule for a linear " + std::string(prim_name(eqn.prim)));
+}
+
+}  // namespace rematkit::autodiff

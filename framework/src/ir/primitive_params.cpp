@@ -1,0 +1,117 @@
+#include "rematkit/primitive_params.hpp"
+
+namespace rematkit {
+namespace {
+
+Params one(const char* key, ParamValue value) {
+  Params p;
+  p.set(key, std::move(value));
+  return p;
+}
+
+ParamValue list_of(const std::vector<int64_t>& values) {
+  ParamValue v = ParamValue::of_ints(values);
+  v.kind = ParamValue::Kind::kList;
+  return v;
+}
+
+const ParamSpec* find_spec(Prim prim, const std::string& key) {
+  const PrimInfo& info = prim_info(prim);
+  for (size_t i = 0; i < info.num_params; ++i)
+    if (info.params[i].name == key) return &info.params[i];
+  return nullptr;
+}
+
+}  // namespace
+
+Params dot_general_params(const DotDims& d) {
+  // As JAX prints them: (([1], [0]), ([], [])).
+  return one("dimension_numbers",
+             ParamValue::of_tuple({ParamValue::of_tuple({list_of(d.lhs_contract), list_of(d.rhs_contract)}),
+                                   ParamValue::of_tuple({list_of(d.lhs_batch), list_of(d.rhs_batch)})}));
+}
+
+Params reduce_params(const std::vector<int64_t>& axes) { return one("axes", ParamValue::of_ints(axes)); }
+
+Params broadcast_in_dim_params(const Shape& shape, const std::vector<int64_t>& broadcast_dimensions) {
+  Params p = one("shape", ParamValue::of_ints(shape));
+  p.set("broadcast_dimensions", ParamValue::of_ints(broadcast_dimensions));
+  return p;
+}
+
+Params reshape_params(const Shape& new_sizes) {
+  Params p = one("new_sizes", ParamValue::of_ints(new_sizes));
+  p.set("dimensions", ParamValue::none());
+  return p;
+}
+
+Params transpose_params(const std::vector<int64_t>& permutation) {
+  return one("permutation", ParamValue::of_ints(permutation));
+}
+
+Params integer_pow_params(int64_t y) { return one("y", ParamValue::of_int(y)); }
+
+Params convert_element_type_params(DType new_dtype) {
+  return one("new_dtype", ParamValue::of_ident(std::string(dtype_numpy_name(new_dtype))));
+}
+
+Params softmax_params(int64_t axis) { return one("axis", ParamValue::of_int(axis)); }
+
+DotDims dot_dims(const Params& p, const SourceLocation& where) {
+  const ParamValue* v = p.find("dimension_numbers");
+  if (!v) fail_at(where, "missing parameter 'dimension_numbers'");
+  auto bad = [&]() {
+    fail_at(where, "dimension_numbers must be (([lhs_contract], [rhs_contract]), ([lhs_batch], [rhs_batch])), got " +
+                       v->str());
+  };
+  if (!v->is_sequence() || v->items.size() != 2) bad();
+  for (const ParamValue& pair : v->items)
+    if (!pair.is_sequence() || pair.items.size() != 2) bad();
+  const auto ints = [&](const ParamValue& item) { return ints_of(item, "dimension_numbers", where); };
+  return DotDims{ints(v->items[0].items[0]), ints(v->items[0].items[1]), ints(v->items[1].items[0]),
+                 ints(v->items[1].items[1])};
+}
+
+DType dtype_param(const Params& p, const std::string& key, const SourceLocation& where) {
+  const ParamValue* v = p.find(key);
+  if (!v) fail_at(where, "missing parameter '" + key + "'");
+  const auto dtype = (v->kind == ParamValue::Kind::kIdent || v->kind == ParamValue::Kind::kString)
+                         ? parse_dtype(v->text)
+                         : std::nullopt;
+  if (!dtype) fail_at(where, "unsupported dtype '" + v->str() + "' (rematkit supports f32, i32, bool)");
+  return *dtype;
+}
+
+void check_params(Prim prim, const Params& params, const SourceLocation& where) {
+  const PrimInfo& info = prim_info(prim);
+  for (size_t i = 0; i < info.num_params; ++i) {
+    const ParamSpec& spec = info.params[i];
+    const std::string key(spec.name);
+    const ParamValue* value = params.find(key);
+    if (!value) {
+      if (spec.required) fail_at(where, "missing parameter '" + key + "'");
+      continue;
+    }
+    switch (spec.kind) {
+      case ParamKind::kInt: param_int(params, key, where); break;
+      case ParamKind::kInts: param_ints(params, key, where); break;
+      case ParamKind::kDType: dtype_param(params, key, where); break;
+      case ParamKind::kName: param_name(params, key, where); break;
+      case ParamKind::kDotDims: dot_dims(params, where); break;
+      case ParamKind::kProgram:
+        if (value->kind != ParamValue::Kind::kProgram)
+          fail_at(where, std::string(info.name) + ": " + key + " must be a sub-program, got " + value->str());
+        break;
+      case ParamKind::kAny: break;
+    }
+  }
+}
+
+Params schema_params(Prim prim, Params params) {
+  Params kept;
+  for (auto& [key, value] : params.entries)
+    if (find_spec(prim, key)) kept.entries.emplace_back(key, std::move(value));
+  return kept;
+}
+
+}  // namespace rematkit

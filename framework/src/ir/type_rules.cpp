@@ -1,0 +1,221 @@
+// Type rules: what each primitive computes from its operand types and params, as lax.py's
+// shape and dtype rules define it (jax/_src/lax/lax.py, jax/_src/lax/slicing.py).
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "rematkit/primitive.hpp"
+#include "rematkit/primitive_params.hpp"
+
+namespace rematkit {
+namespace {
+
+std::string types_str(const std::vector<Type>& types) {
+  std::string out;
+  for (size_t i = 0; i < types.size(); ++i) out += (i ? ", " : "") + types[i].str();
+  return out;
+}
+
+// The table's operand count.
+void check_operand_count(Prim prim, const std::vector<Type>& in, const SourceLocation& where) {
+  const PrimInfo& info = prim_info(prim);
+  const int n = static_cast<int>(in.size());
+  if (info.min_operands == info.max_operands && n != info.min_operands)
+    fail_at(where, std::string(info.name) + " takes " + std::to_string(info.min_operands) + " operand(s), got " +
+                       std::to_string(n));
+  if (n < info.min_operands || (info.max_operands != kVariadic && n > info.max_operands))
+    fail_at(where, std::string(info.name) + " takes at least " + std::to_string(info.min_operands) + " operands, got " +
+                       std::to_string(n));
+}
+
+void expect_floating(Prim prim, const Type& t, const SourceLocation& where) {
+  if (!is_floating(t.dtype))
+    fail_at(where, std::string(prim_name(prim)) + " needs a floating operand, got " + t.str());
+}
+
+void expect_not_bool(Prim prim, const Type& t, const SourceLocation& where) {
+  if (t.dtype == DType::kBool) fail_at(where, std::string(prim_name(prim)) + " does not take a bool operand");
+}
+
+// Axes must be distinct and within [0, rank).
+void check_axes(Prim prim, const std::vector<int64_t>& axes, int rank, const SourceLocation& where) {
+  std::set<int64_t> seen;
+  for (int64_t a : axes) {
+    if (a < 0 || a >= rank || !seen.insert(a).second)
+      fail_at(where, std::string(prim_name(prim)) + ": axis " + std::to_string(a) +
+                         " is out of range or repeated for rank " + std::to_string(rank));
+  }
+}
+
+// lax's broadcasting binary ops: same dtype, shapes equal, rank 0 or size-1 dims.
+Type binary_result(Prim prim, const std::vector<Type>& in, const SourceLocation& where) {
+  if (in[0].dtype != in[1].dtype)
+    fail_at(where, std::string(prim_name(prim)) + " operands differ in dtype: " + types_str(in));
+  auto shape = broadcast_shapes(in[0].shape, in[1].shape);
+  if (!shape) fail_at(where, std::string(prim_name(prim)) + " operand shapes do not match: " + types_str(in));
+  if (!is_comparison(prim) && in[0].dtype == DType::kBool)
+    fail_at(where, std::string(prim_name(prim)) + " does not take bool operands");
+  return Type{is_comparison(prim) ? DType::kBool : in[0].dtype, *shape, MemorySpace::kDevice};
+}
+
+// lax._dot_general_shape_rule: batch dims, then lhs's free dims, then rhs's.
+Type dot_general_result(const Params& params, const std::vector<Type>& in, const SourceLocation& where) {
+  const DotDims d = dot_dims(params, where);
+  const Shape& l = in[0].shape;
+  const Shape& r = in[1].shape;
+  if (in[0].dtype != in[1].dtype || in[0].dtype == DType::kBool)
+    fail_at(where, "dot_general operands must share a numeric dtype: " + types_str(in));
+  if (d.lhs_contract.size() != d.rhs_contract.size() || d.lhs_batch.size() != d.rhs_batch.size())
+    fail_at(where, "dot_general dimension_numbers pair lists of different lengths");
+  std::vector<int64_t> lhs_used = d.lhs_contract, rhs_used = d.rhs_contract;
+  lhs_used.insert(lhs_used.end(), d.lhs_batch.begin(), d.lhs_batch.end());
+  rhs_used.insert(rhs_used.end(), d.rhs_batch.begin(), d.rhs_batch.end());
+  check_axes(Prim::kDotGeneral, lhs_used, in[0].rank(), where);
+  check_axes(Prim::kDotGeneral, rhs_used, in[1].rank(), where);
+  auto check_pairs = [&](const std::vector<int64_t>& a, const std::vector<int64_t>& b, const char* what) {
+    for (size_t i = 0; i < a.size(); ++i)
+      if (l[a[i]] != r[b[i]])
+        fail_at(where, std::string("dot_general ") + what + " dimensions differ in size: lhs dim " +
+                           std::to_string(a[i]) + " is " + std::to_string(l[a[i]]) + ", rhs dim " +
+                           std::to_string(b[i]) + " is " + std::to_string(r[b[i]]));
+  };
+  check_pairs(d.lhs_contract, d.rhs_contract, "contracting");
+  check_pairs(d.lhs_batch, d.rhs_batch, "batch");
+  Shape out;
+  for (int64_t b : d.lhs_batch) out.push_back(l[b]);
+  for (int64_t f : dot_free_dims(in[0].rank(), d.lhs_contract, d.lhs_batch)) out.push_back(l[f]);
+  for (int64_t f : dot_free_dims(in[1].rank(), d.rhs_contract, d.rhs_batch)) out.push_back(r[f]);
+  return Type{in[0].dtype, out, MemorySpace::kDevice};
+}
+
+Type select_n_result(const std::vector<Type>& in, const SourceLocation& where) {
+  if (in[0].dtype != DType::kBool && in[0].dtype != DType::kI32)
+    fail_at(where, "select_n predicate must be bool or i32, got " + in[0].str());
+  for (size_t i = 2; i < in.size(); ++i)
+    if (in[i].dtype != in[1].dtype || in[i].shape != in[1].shape) fail_at(where, "select_n cases differ: " + types_str(in));
+  if (!in[0].shape.empty() && in[0].shape != in[1].shape)
+    fail_at(where, "select_n predicate shape does not match the cases: " + types_str(in));
+  return in[1];
+}
+
+Type reduce_result(Prim prim, const Params& params, const Type& x, const SourceLocation& where) {
+  expect_not_bool(prim, x, where);
+  const auto axes = param_ints(params, "axes", where);
+  check_axes(prim, axes, x.rank(), where);
+  Type t = x;
+  t.shape.clear();
+  for (int i = 0; i < x.rank(); ++i)
+    if (std::find(axes.begin(), axes.end(), i) == axes.end()) t.shape.push_back(x.shape[i]);
+  return t;
+}
+
+Type broadcast_in_dim_result(const Params& params, const Type& x, const SourceLocation& where) {
+  const Shape shape = param_ints(params, "shape", where);
+  const auto dims = param_ints(params, "broadcast_dimensions", where);
+  if (static_cast<int>(dims.size()) != x.rank())
+    fail_at(where, "broadcast_in_dim: broadcast_dimensions has " + std::to_string(dims.size()) +
+                       " entries for an operand of rank " + std::to_string(x.rank()));
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0 || dims[i] >= static_cast<int64_t>(shape.size()) || (i && dims[i] <= dims[i - 1]))
+      fail_at(where, "broadcast_in_dim: broadcast_dimensions must be increasing and within the output rank");
+    if (x.shape[i] != 1 && x.shape[i] != shape[dims[i]])
+      fail_at(where, "broadcast_in_dim: operand dim " + std::to_string(i) + " of size " + std::to_string(x.shape[i]) +
+                         " cannot broadcast to " + std::to_string(shape[dims[i]]));
+  }
+  for (int64_t d : shape)
+    if (d < 0) fail_at(where, "broadcast_in_dim: negative size in shape");
+  return Type{x.dtype, shape, MemorySpace::kDevice};
+}
+
+Type reshape_result(const Params& params, const Type& x, const SourceLocation& where) {
+  const Shape shape = param_ints(params, "new_sizes", where);
+  for (int64_t d : shape)
+    if (d < 0) fail_at(where, "reshape: negative size in new_sizes");
+  if (num_elements(shape) != x.num_elements())
+    fail_at(where, "reshape: cannot reshape " + x.str() + " to " + shape_str(shape));
+  return Type{x.dtype, shape, MemorySpace::kDevice};
+}
+
+Type transpose_result(const Params& params, const Type& x, const SourceLocation& where) {
+  const auto perm = param_ints(params, "permutation", where);
+  if (static_cast<int>(perm.size()) != x.rank())
+    fail_at(where, "transpose: permutation length does not match rank " + std::to_string(x.rank()));
+  check_axes(Prim::kTranspose, perm, x.rank(), where);
+  Type t = x;
+  for (size_t i = 0; i < perm.size(); ++i) t.shape[i] = x.shape[perm[i]];
+  return t;
+}
+
+Type squeeze_result(const Params& params, const Type& x, const SourceLocation& where) {
+  const auto dims = param_ints(params, "dimensions", where);
+  check_axes(Prim::kSqueeze, dims, x.rank(), where);
+  Type t = x;
+  t.shape.clear();
+  for (int i = 0; i < x.rank(); ++i) {
+    const bool squeezed = std::find(dims.begin(), dims.end(), i) != dims.end();
+    if (squeezed && x.shape[i] != 1)
+      fail_at(where, "squeeze: dimension " + std::to_string(i) + " has size " + std::to_string(x.shape[i]));
+    if (!squeezed) t.shape.push_back(x.shape[i]);
+  }
+  return t;
+}
+
+Type softmax_result(const Params& params, const Type& x, const SourceLocation& where) {
+  expect_floating(Prim::kSoftmax, x, where);
+  const int64_t axis = param_int(params, "axis", where);
+  if (axis < -x.rank() || axis >= x.rank() || x.rank() == 0)
+    fail_at(where, "softmax: axis " + std::to_string(axis) + " is out of range for " + x.str());
+  return x;
+}
+
+}  // namespace
+
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
+  if (a == b) return a;
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  if (a.size() != b.size()) return std::nullopt;
+  Shape out(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == b[i] || b[i] == 1) out[i] = a[i];
+    else if (a[i] == 1) out[i] = b[i];
+    else return std::nullopt;
+  }
+  return out;
+}
+
+std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector<Type>& in,
+                              const SourceLocation& where) {
+  check_operand_count(prim, in, where);
+  check_params(prim, params, where);
+  switch (prim) {
+    case Prim::kAdd: case Prim::kSub: case Prim::kMul: case Prim::kDiv: case Prim::kMax: case Prim::kMin:
+    case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:
+      return {binary_result(prim, in, where)};
+    case Prim::kNeg:
+      expect_not_bool(prim, in[0], where);
+      return {in[0]};
+    case Prim::kExp: case Prim::kLog: case Prim::kSin: case Prim::kCos: case Prim::kTanh: case Prim::kLogistic:
+    case Prim::kSqrt: case Prim::kRsqrt: case Prim::kSquare: case Prim::kRelu: case Prim::kIntegerPow:
+      expect_floating(prim, in[0], where);
+      return {in[0]};
+    case Prim::kStopGradient: case Prim::kName: return {in[0]};
+    case Prim::kConvertElementType: {
+      Type t = in[0];
+      t.dtype = dtype_param(params, "new_dtype", where);
+      return {t};
+    }
+    case Prim::kSelectN: return {select_n_result(in, where)};
+    case Prim::kDotGeneral: return {dot_general_result(params, in, where)};
+    case Prim::kReduceSum: case Prim::kReduceMax: return {reduce_result(prim, params, in[0], where)};
+    case Prim::kBroadcastInDim: return {broadcast_in_dim_result(params, in[0], where)};
+    case Prim::kReshape: return {reshape_result(params, in[0], where)};
+    case Prim::kTranspose: return {transpose_result(params, in[0], where)};
+    case Prim::kSqueeze: return {squeeze_result(params, in[0], where)};
+    case Prim::kSoftmax: return {softmax_result(params, in[0], where)};
+    case Prim::kPjit: case Prim::kCheckpoint: break;  // typed by their body (verifier.cpp)
+  }
+  internal_error("infer_types called for " + std::string(prim_name(prim)));
+}
+
+}  // namespace rematkit

@@ -1,0 +1,73 @@
+// The loops the reference kernels share: elementwise maps with lax's broadcasting, and index
+// arithmetic over row-major shapes. Internal to the reference math.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "reference_kernels.hpp"
+
+namespace rematkit::reference {
+
+using Dims = std::vector<int64_t>;
+
+inline int64_t count(std::span<const int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+inline Dims strides_of(std::span<const int64_t> shape) {
+  Dims s(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+// The coordinates of flat index `i` in `shape`.
+inline void coords_of(int64_t i, std::span<const int64_t> shape, Dims& coord) {
+  coord.resize(shape.size());
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    coord[d] = i % shape[d];
+    i /= shape[d];
+  }
+}
+
+// The flat index into an operand (rank 0, or the output's rank with size-1 dims) read for output
+// position `i`.
+inline int64_t broadcast_index(std::span<const int64_t> shape, const Dims& strides, std::span<const int64_t> out,
+                               int64_t i) {
+  if (shape.empty()) return 0;
+  int64_t idx = 0;
+  for (int d = static_cast<int>(out.size()) - 1; d >= 0; --d) {
+    if (shape[d] != 1) idx += (i % out[d]) * strides[d];
+    i /= out[d];
+  }
+  return idx;
+}
+
+template <typename Fn>
+void map_unary(const Input& x, const Output& out, Fn fn) {
+  for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = fn(x.data[i]);
+}
+
+template <typename Fn>
+void map_binary(const Input& a, const Input& b, const Output& out, Fn fn) {
+  const bool same = count(a.shape) == static_cast<int64_t>(out.data.size()) &&
+                    count(b.shape) == static_cast<int64_t>(out.data.size());
+  const Dims sa = strides_of(a.shape), sb = strides_of(b.shape);
+  for (int64_t i = 0; i < static_cast<int64_t>(out.data.size()); ++i) {
+    const int64_t ia = same ? i : broadcast_index(a.shape, sa, out.shape, i);
+    const int64_t ib = same ? i : broadcast_index(b.shape, sb, out.shape, i);
+    out.data[i] = fn(a.data[ia], b.data[ib]);
+  }
+}
+
+// Kernels with more than an elementwise formula (structural.cpp, dot_general.cpp).
+void select_n(std::span<const Input> in, const Output& out);
+void dot_general(const DotDims& dims, const Input& lhs, const Input& rhs, const Output& out);
+void reduce(bool is_max, const std::vector<int64_t>& axes, const Input& x, const Output& out);
+void broadcast_in_dim(const std::vector<int64_t>& dims, const Input& x, const Output& out);
+void transpose(const std::vector<int64_t>& permutation, const Input& x, const Output& out);
+void softmax(int64_t axis, const Input& x, const Output& out);
+
+}  // namespace rematkit::reference

@@ -1,0 +1,68 @@
+// The reference math: every primitive computed in double in plain loops, each sum accumulating in
+// row-major order, so the result does not depend on blocking or threads. It is compiled into both
+// the core's interpreter and the reference backend plugin, so the two agree bit for bit by
+// construction. It depends only on the primitive table and the C ABI's dtypes (no core header),
+// which is what lets a plugin compile it.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "rematkit/plugin/dimension_numbers.hpp"
+#include "rematkit/plugin/primitive_table.hpp"
+#include "rematkit/plugin/rk_plugin.h"
+
+namespace rematkit::reference {
+
+// An operand: row-major elements as doubles (exact values of its dtype), its shape and dtype.
+struct Input {
+  std::span<const double> data;
+  std::span<const int64_t> shape;
+  int32_t dtype = RK_DTYPE_F32;  // an rk_dtype
+};
+
+struct Output {
+  std::span<double> data;
+  std::span<const int64_t> shape;
+  int32_t dtype = RK_DTYPE_F32;
+};
+
+// An equation's params, decoded once (at plan time in the backend).
+struct KernelParams {
+  std::vector<int64_t> axes;  // reduce_*: axes; broadcast_in_dim: broadcast_dimensions; transpose: permutation
+  DotDims dims;               // dot_general
+  int64_t integer = 0;        // integer_pow: y; softmax: axis
+};
+
+// Reads what `prim`'s kernel needs through `reader`, which has integer(name), ints(name) and
+// dot_dims() (the core reads Params, the backend the C ABI's values).
+template <typename Reader>
+KernelParams decode_params(Prim prim, const Reader& reader) {
+  KernelParams p;
+  switch (prim) {
+    case Prim::kIntegerPow: p.integer = reader.integer("y"); break;
+    case Prim::kSoftmax: p.integer = reader.integer("axis"); break;
+    case Prim::kReduceSum: case Prim::kReduceMax: p.axes = reader.ints("axes"); break;
+    case Prim::kBroadcastInDim: p.axes = reader.ints("broadcast_dimensions"); break;
+    case Prim::kTranspose: p.axes = reader.ints("permutation"); break;
+    case Prim::kDotGeneral: p.dims = reader.dot_dims(); break;
+    case Prim::kAdd: case Prim::kSub: case Prim::kMul: case Prim::kDiv: case Prim::kMax: case Prim::kMin:
+    case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:
+    case Prim::kNeg: case Prim::kExp: case Prim::kLog: case Prim::kSin: case Prim::kCos: case Prim::kTanh:
+    case Prim::kLogistic: case Prim::kSqrt: case Prim::kRsqrt: case Prim::kSquare: case Prim::kStopGradient:
+    case Prim::kName: case Prim::kRelu: case Prim::kConvertElementType: case Prim::kSelectN: case Prim::kReshape:
+    case Prim::kSqueeze: case Prim::kPjit: case Prim::kCheckpoint:
+      break;  // nothing to read (convert_element_type's dtype is the output's)
+  }
+  return p;
+}
+
+// Whether `prim` has a kernel here (calls are inlined before anything runs, so they have none).
+bool has_kernel(Prim prim);
+
+// Computes `prim` into `out`, unrounded: the caller rounds each element to out's dtype as it
+// stores it (f32 rounding to nearest; i32 truncated and saturated; bool as != 0). Throws
+// std::invalid_argument for a primitive with no kernel.
+void compute(Prim prim, const KernelParams& params, std::span<const Input> in, const Output& out);
+
+}  // namespace rematkit::reference

@@ -1,0 +1,100 @@
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "loops.hpp"
+
+namespace rematkit::reference {
+namespace {
+
+// Calls fn(out_index, in_index) for every element of `in_shape`, where out_index drops `axes`.
+template <typename Fn>
+void for_each_reduced(std::span<const int64_t> in_shape, const std::vector<int64_t>& axes, Fn fn) {
+  Dims out_shape;
+  std::vector<bool> reduced(in_shape.size(), false);
+  for (int64_t a : axes) reduced[a] = true;
+  for (size_t d = 0; d < in_shape.size(); ++d)
+    if (!reduced[d]) out_shape.push_back(in_shape[d]);
+  const Dims out_strides = strides_of(out_shape);
+  const int64_t n = count(in_shape);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = i, out = 0;
+    int k = static_cast<int>(out_shape.size()) - 1;
+    for (int d = static_cast<int>(in_shape.size()) - 1; d >= 0; --d) {
+      const int64_t c = rem % in_shape[d];
+      rem /= in_shape[d];
+      if (!reduced[d]) out += c * out_strides[k--];
+    }
+    fn(out, i);
+  }
+}
+
+}  // namespace
+
+// select_n(p, *cases): case p[i] (an out-of-range predicate clamps to the nearest case).
+void select_n(std::span<const Input> in, const Output& out) {
+  const Input& pred = in[0];
+  const int64_t cases = static_cast<int64_t>(in.size()) - 1;
+  for (int64_t i = 0; i < static_cast<int64_t>(out.data.size()); ++i) {
+    const int64_t which = static_cast<int64_t>(pred.data[pred.shape.empty() ? 0 : i]);
+    out.data[i] = in[1 + std::clamp<int64_t>(which, 0, cases - 1)].data[i];
+  }
+}
+
+// Sums in double in row-major order; max propagates NaN; an empty reduction gives 0 or the
+// dtype's lowest value.
+void reduce(bool is_max, const std::vector<int64_t>& axes, const Input& x, const Output& out) {
+  const double init = !is_max                      ? 0.0
+                      : out.dtype == RK_DTYPE_I32 ? static_cast<double>(std::numeric_limits<int32_t>::min())
+                                                   : -std::numeric_limits<double>::infinity();
+  std::fill(out.data.begin(), out.data.end(), init);
+  for_each_reduced(x.shape, axes, [&](int64_t o, int64_t i) {
+    const double v = x.data[i];
+    if (!is_max) out.data[o] += v;
+    else if (!std::isnan(out.data[o]) && (std::isnan(v) || v > out.data[o])) out.data[o] = v;
+  });
+}
+
+void broadcast_in_dim(const std::vector<int64_t>& dims, const Input& x, const Output& out) {
+  const Dims xs = strides_of(x.shape);
+  Dims coord;
+  for (int64_t o = 0; o < static_cast<int64_t>(out.data.size()); ++o) {
+    coords_of(o, out.shape, coord);
+    int64_t idx = 0;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (x.shape[i] != 1) idx += coord[dims[i]] * xs[i];
+    out.data[o] = x.data[idx];
+  }
+}
+
+void transpose(const std::vector<int64_t>& perm, const Input& x, const Output& out) {
+  const Dims xs = strides_of(x.shape);
+  for (int64_t o = 0; o < static_cast<int64_t>(out.data.size()); ++o) {
+    int64_t rem = o, idx = 0;
+    for (int d = static_cast<int>(out.shape.size()) - 1; d >= 0; --d) {
+      idx += (rem % out.shape[d]) * xs[perm[d]];
+      rem /= out.shape[d];
+    }
+    out.data[o] = x.data[idx];
+  }
+}
+
+// jax.nn.softmax: exp(x - max) / sum(exp(x - max)) along `axis`.
+void softmax(int64_t axis, const Input& x, const Output& out) {
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  if (axis < 0) axis += rank;
+  Dims reduced_shape(x.shape.begin(), x.shape.end());
+  reduced_shape.erase(reduced_shape.begin() + axis);
+  const int64_t groups = count(reduced_shape);
+  std::vector<double> maxes(static_cast<size_t>(groups), -std::numeric_limits<double>::infinity());
+  std::vector<double> sums(static_cast<size_t>(groups), 0.0);
+  std::vector<double> exps(x.data.size());
+  for_each_reduced(x.shape, {axis}, [&](int64_t g, int64_t i) { maxes[g] = std::max(maxes[g], x.data[i]); });
+  for_each_reduced(x.shape, {axis}, [&](int64_t g, int64_t i) {
+    exps[i] = std::exp(x.data[i] - maxes[g]);
+    sums[g] += exps[i];
+  });
+  for_each_reduced(x.shape, {axis}, [&](int64_t g, int64_t i) { out.data[i] = exps[i] / sums[g]; });
+}
+
+}  // namespace rematkit::reference

@@ -1,0 +1,182 @@
+// The primitives rematkit knows, one row each. This table is the single source of truth: the Prim
+// enum, the JAX names, the operand counts, the parameter schema (what the parser keeps and the
+// verifier checks) and the families behind is_unary_elementwise() and friends all come from it.
+// Each primitive's rules (types, JVP, transpose, reference kernel, FLOPs) are cases of switches
+// over Prim with no default, so a row added without its rules does not compile
+// (docs/adding-a-primitive.md). C++17 and free of dependencies: the core includes it, and so can
+// plugins, which otherwise see only the C ABI, to turn rk_equation_view::primitive into a Prim.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace rematkit {
+
+// What a parameter's value must be. The verifier checks every parameter of the schema before a
+// rule reads it, so rules read them without checking again.
+enum class ParamKind {
+  kInt,      // 3
+  kInts,     // (1, 2) or [1, 2]; a single int is read as one
+  kDType,    // float32, int32, bool (as an identifier or a string)
+  kName,     // an identifier or a string
+  kDotDims,  // dot_general's ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))
+  kProgram,  // a sub-program { lambda ... }
+  kAny,      // kept and printed back, never read by a rule
+};
+
+struct ParamSpec {
+  std::string_view name;
+  ParamKind kind = ParamKind::kAny;
+  bool required = true;
+};
+
+// Families group primitives that share a shape of rule (elementwise broadcasting, a body, ...).
+enum class PrimFamily {
+  kBinaryArithmetic,  // two operands with lax's size-1 and rank-0 broadcasting
+  kComparison,        // as kBinaryArithmetic, with a bool result
+  kUnary,             // elementwise on one operand
+  kSelect,            // select_n: a predicate and cases
+  kContraction,       // dot_general
+  kReduction,         // over some axes
+  kLayout,            // moves elements without arithmetic
+  kNormalization,     // softmax
+  kCall,              // has a sub-program (jaxpr=...): inlined by autodiff, checked against its body
+};
+
+inline constexpr int kVariadic = -1;  // any number of operands
+inline constexpr size_t kMaxParams = 4;
+
+// A row's PARAMS: RK_NO_PARAMS, or RK_REQUIRED/RK_OPTIONAL(name, kind) one after another (each
+// brings its own leading comma, so the list is one macro argument in C++17 as well).
+#define RK_NO_PARAMS
+#define RK_REQUIRED(name, kind) , ::rematkit::ParamSpec{name, ::rematkit::ParamKind::kind, true}
+#define RK_OPTIONAL(name, kind) , ::rematkit::ParamSpec{name, ::rematkit::ParamKind::kind, false}
+
+// X(ENUMERATOR, "jax_name", FAMILY, MIN_OPERANDS, MAX_OPERANDS, PARAMS): PARAMS are the params JAX
+// prints that rematkit keeps (others are dropped when a program is read).
+#define RK_PRIMITIVES(X)                                                                              \
+  X(kAdd, "add", kBinaryArithmetic, 2, 2, RK_NO_PARAMS)                                               \
+  X(kSub, "sub", kBinaryArithmetic, 2, 2, RK_NO_PARAMS)                                               \
+  X(kMul, "mul", kBinaryArithmetic, 2, 2, RK_NO_PARAMS)                                               \
+  X(kDiv, "div", kBinaryArithmetic, 2, 2, RK_NO_PARAMS)                                               \
+  X(kMax, "max", kBinaryArithmetic, 2, 2, RK_NO_PARAMS)                                               \
+  X(kMin, "min", kBinaryArithmetic, 2, 2, RK_NO_PARAMS)                                               \
+  X(kGt, "gt", kComparison, 2, 2, RK_NO_PARAMS)                                                       \
+  X(kGe, "ge", kComparison, 2, 2, RK_NO_PARAMS)                                                       \
+  X(kLt, "lt", kComparison, 2, 2, RK_NO_PARAMS)                                                       \
+  X(kLe, "le", kComparison, 2, 2, RK_NO_PARAMS)                                                       \
+  X(kEq, "eq", kComparison, 2, 2, RK_NO_PARAMS)                                                       \
+  X(kNe, "ne", kComparison, 2, 2, RK_NO_PARAMS)                                                       \
+  X(kNeg, "neg", kUnary, 1, 1, RK_NO_PARAMS)                                                          \
+  X(kExp, "exp", kUnary, 1, 1, RK_NO_PARAMS)                                                          \
+  X(kLog, "log", kUnary, 1, 1, RK_NO_PARAMS)                                                          \
+  X(kSin, "sin", kUnary, 1, 1, RK_NO_PARAMS)                                                          \
+  X(kCos, "cos", kUnary, 1, 1, RK_NO_PARAMS)                                                          \
+  X(kTanh, "tanh", kUnary, 1, 1, RK_NO_PARAMS)                                                        \
+  X(kLogistic, "logistic", kUnary, 1, 1, RK_NO_PARAMS)                                                \
+  X(kSqrt, "sqrt", kUnary, 1, 1, RK_NO_PARAMS)                                                        \
+  X(kRsqrt, "rsqrt", kUnary, 1, 1, RK_NO_PARAMS)                                                      \
+  X(kSquare, "square", kUnary, 1, 1, RK_NO_PARAMS)                                                    \
+  X(kIntegerPow, "integer_pow", kUnary, 1, 1, RK_REQUIRED("y", kInt))                                 \
+  X(kStopGradient, "stop_gradient", kUnary, 1, 1, RK_NO_PARAMS)                                       \
+  X(kName, "name", kUnary, 1, 1, RK_REQUIRED("name", kName))                                          \
+  X(kRelu, "relu", kUnary, 1, 1, RK_NO_PARAMS)                                                        \
+  X(kConvertElementType, "convert_element_type", kUnary, 1, 1, RK_REQUIRED("new_dtype", kDType))      \
+  X(kSelectN, "select_n", kSelect, 2, kVariadic, RK_NO_PARAMS)                                        \
+  X(kDotGeneral, "dot_general", kContraction, 2, 2, RK_REQUIRED("dimension_numbers", kDotDims))       \
+  X(kReduceSum, "reduce_sum", kReduction, 1, 1, RK_REQUIRED("axes", kInts))                           \
+  X(kReduceMax, "reduce_max", kReduction, 1, 1, RK_REQUIRED("axes", kInts))                           \
+  X(kBroadcastInDim, "broadcast_in_dim", kLayout, 1, 1, RK_REQUIRED("shape", kInts)                   \
+    RK_REQUIRED("broadcast_dimensions", kInts))                                                       \
+  X(kReshape, "reshape", kLayout, 1, 1, RK_REQUIRED("new_sizes", kInts) RK_OPTIONAL("dimensions", kAny)) \
+  X(kTranspose, "transpose", kLayout, 1, 1, RK_REQUIRED("permutation", kInts))                        \
+  X(kSqueeze, "squeeze", kLayout, 1, 1, RK_REQUIRED("dimensions", kInts))                             \
+  X(kSoftmax, "softmax", kNormalization, 1, 1, RK_REQUIRED("axis", kInt))                             \
+  X(kPjit, "pjit", kCall, 0, kVariadic, RK_OPTIONAL("name", kName) RK_REQUIRED("jaxpr", kProgram))   \
+  X(kCheckpoint, "checkpoint", kCall, 0, kVariadic, RK_REQUIRED("jaxpr", kProgram)                    \
+    RK_OPTIONAL("policy", kAny) RK_OPTIONAL("prevent_cse", kAny) RK_OPTIONAL("differentiated", kAny)) \
+  RK_PRIMITIVE_FOR_RULE_CHECK(X)
+
+// Only tests/rules/unruled_primitive_test.sh defines this, to show that a row without rules fails
+// to compile; nothing else ever sees the extra primitive.
+#ifdef REMATKIT_CHECK_UNRULED_PRIMITIVE
+#define RK_PRIMITIVE_FOR_RULE_CHECK(X) X(kUnruledForCheck, "unruled_for_check", kUnary, 1, 1, RK_NO_PARAMS)
+#else
+#define RK_PRIMITIVE_FOR_RULE_CHECK(X)
+#endif
+
+enum class Prim {
+#define RK_PRIM_ENUMERATOR(id, name, family, min_operands, max_operands, params) id,
+  RK_PRIMITIVES(RK_PRIM_ENUMERATOR)
+#undef RK_PRIM_ENUMERATOR
+};
+
+// One row of the table.
+struct PrimInfo {
+  Prim prim;
+  std::string_view name;  // JAX's name, as programs print it and plugins see it
+  PrimFamily family;
+  int min_operands, max_operands;  // max kVariadic: no limit
+  std::array<ParamSpec, kMaxParams> params;  // the first num_params are used
+  size_t num_params;
+};
+
+namespace primitive_table_detail {
+template <typename... Specs>
+constexpr PrimInfo row(Prim prim, std::string_view name, PrimFamily family, int min_operands, int max_operands,
+                       Specs... specs) {
+  static_assert(sizeof...(Specs) <= kMaxParams, "raise kMaxParams");
+  return PrimInfo{prim, name, family, min_operands, max_operands, {specs...}, sizeof...(Specs)};
+}
+}  // namespace primitive_table_detail
+
+inline constexpr PrimInfo kPrimitiveTable[] = {
+#define RK_PRIM_ROW(id, name, family, min_operands, max_operands, params) \
+  primitive_table_detail::row(Prim::id, name, PrimFamily::family, min_operands, max_operands params),
+    RK_PRIMITIVES(RK_PRIM_ROW)
+#undef RK_PRIM_ROW
+};
+inline constexpr size_t kNumPrims = sizeof(kPrimitiveTable) / sizeof(kPrimitiveTable[0]);
+
+constexpr const PrimInfo& prim_info(Prim prim) { return kPrimitiveTable[static_cast<size_t>(prim)]; }
+// The canonical JAX name ("dot_general", "pjit", "checkpoint").
+constexpr std::string_view prim_name(Prim prim) { return prim_info(prim).name; }
+constexpr PrimFamily prim_family(Prim prim) { return prim_info(prim).family; }
+
+// Other names programs use for a primitive (jax.jit's older name, jax.remat's).
+struct PrimAlias {
+  std::string_view name;
+  Prim prim;
+};
+inline constexpr PrimAlias kPrimAliases[] = {
+    {"jit", Prim::kPjit}, {"remat", Prim::kCheckpoint}, {"remat2", Prim::kCheckpoint}, {"remat_call", Prim::kCheckpoint}};
+
+// A name or alias as programs write it; nullopt for an unknown name. (custom_jvp_call is not a
+// primitive of its own: the parser resolves it.)
+constexpr std::optional<Prim> lookup_prim(std::string_view name) {
+  for (const PrimInfo& info : kPrimitiveTable)
+    if (info.name == name) return info.prim;
+  for (const PrimAlias& alias : kPrimAliases)
+    if (alias.name == name) return alias.prim;
+  return std::nullopt;
+}
+
+constexpr bool is_comparison(Prim prim) { return prim_family(prim) == PrimFamily::kComparison; }
+// add ... min and the comparisons.
+constexpr bool is_binary_elementwise(Prim prim) {
+  return prim_family(prim) == PrimFamily::kBinaryArithmetic || is_comparison(prim);
+}
+constexpr bool is_unary_elementwise(Prim prim) { return prim_family(prim) == PrimFamily::kUnary; }
+constexpr bool has_body(Prim prim) { return prim_family(prim) == PrimFamily::kCall; }
+
+namespace primitive_table_detail {
+constexpr bool rows_in_enum_order() {
+  for (size_t i = 0; i < kNumPrims; ++i)
+    if (static_cast<size_t>(kPrimitiveTable[i].prim) != i) return false;
+  return true;
+}
+static_assert(rows_in_enum_order(), "the table is indexed by Prim");
+}  // namespace primitive_table_detail
+
+}  // namespace rematkit
