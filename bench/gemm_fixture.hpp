@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/backend_plan.hpp"
+#include "rematkit/backend_kernel.hpp"
 #include "rematkit/primitive_params.hpp"
 #include "rematkit/plugin_registry.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gemm_fixture.hpp"
-#include "rematkit/backend_plan.hpp"
+#include "rematkit/backend_kernel.hpp"
 #include "rematkit/params.hpp"
 
 namespace {

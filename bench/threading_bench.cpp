@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/backend_plan.hpp"
+#include "rematkit/backend_kernel.hpp"
 #include "rematkit/primitive_params.hpp"
 
 namespace {

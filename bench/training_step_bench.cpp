@@ -46,7 +46,7 @@ void BM_TrainingStep(benchmark::State& state) {
   const double flops = 6.0 * static_cast<double>(size.batch) *
                        static_cast<double>(size.input * size.width + 2 * size.width * size.width);
   state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["peak_MiB"] = static_cast<double>(step.plan().measured_peak(MemorySpace::kDevice)) / 1048576.0;
+  state.counters["peak_MiB"] = static_cast<double>(step.measured_peak(MemorySpace::kDevice)) / 1048576.0;
   state.SetLabel(std::string(kPolicies[state.range(1)]) + " on " + kBackends[state.range(2)][0]);
 }
 

@@ -18,9 +18,7 @@ int main() try {
 
   rematkit::TrainingStep step = plan.training_step(model.arguments, model.params, /*learning_rate=*/1e-3);
   for (int i = 0; i < 3; ++i) std::cout << "loss " << step.run() << "\n";
-  const rematkit::GradientPlan& memory = step.plan();
-  std::cout << "peak bytes: predicted " << memory.memory().arena(rematkit::MemorySpace::kDevice) << ", measured "
-            << memory.measured_peak(rematkit::MemorySpace::kDevice) << "\n";
+  std::cout << "peak bytes: predicted " << step.predicted_peak() << ", measured " << step.measured_peak() << "\n";
 } catch (const rematkit::Error& e) {
   std::cerr << "quick_start: " << e.what() << "\n";
   return 2;

@@ -15,11 +15,11 @@ int main(int argc, char** argv) try {
   const rematkit::Plan plan(rematkit::load_program(argv[1]), options);
   std::cout << plan.residual_report(/*explain=*/true);
 
-  const rematkit::MemoryPlan& memory = plan.memory();
-  std::cout << "memory plan: " << memory.buffers.size() << " buffers, device arena "
-            << memory.arena(rematkit::MemorySpace::kDevice) << " bytes (at most "
-            << memory.live_peak(rematkit::MemorySpace::kDevice) << " live at once), pinned_host arena "
-            << memory.arena(rematkit::MemorySpace::kPinnedHost) << " bytes\n";
+  const rematkit::ArenaLayout& layout = plan.layout();
+  std::cout << "memory plan: " << layout.buffers.size() << " buffers, device arena "
+            << layout.arena(rematkit::MemorySpace::kDevice) << " bytes (at most "
+            << layout.live_peak(rematkit::MemorySpace::kDevice) << " live at once), pinned_host arena "
+            << layout.arena(rematkit::MemorySpace::kPinnedHost) << " bytes\n";
 } catch (const rematkit::Error& e) {
   std::cerr << "residual_report: " << e.what() << "\n";
   return 2;

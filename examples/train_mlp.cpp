@@ -25,9 +25,8 @@ int main(int argc, char** argv) try {
 
   std::cout << "policy " << policy << ": " << plan.residual_bytes() << " residual bytes\n";
   for (int i = 1; i <= steps; ++i) std::cout << "step " << i << ": loss " << step.run() << "\n";
-  const rematkit::GradientPlan& memory = step.plan();
-  std::cout << "peak device memory: predicted " << memory.memory().arena(rematkit::MemorySpace::kDevice)
-            << " bytes, measured " << memory.measured_peak(rematkit::MemorySpace::kDevice) << " bytes\n";
+  std::cout << "peak device memory: predicted " << step.predicted_peak() << " bytes, measured " << step.measured_peak()
+            << " bytes\n";
 } catch (const rematkit::Error& e) {
   std::cerr << "train_mlp: " << e.what() << "\n";
   return 2;

@@ -1,8 +1,8 @@
 // The Highway backend plugin: f32 elementwise kernels, comparisons and two-case select_n (operands
 // with size-1 dims are expanded into the workspace first), reductions, copies, softmax along the
 // last axis, and dot_general with any dimension numbers (operands are permuted into the GEMM's
-// layout in the kernel's workspace when they are not in it already). It declines everything else at plan time,
-// so a plan falls back to the next backend in the user's list.
+// layout in the kernel's workspace when they are not in it already). It declines everything else when
+// asked, so the equation goes to the next backend in the user's list.
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -186,7 +186,7 @@ bool binary_operands(const Dims& a, const Dims& b, const Dims& out, Kernel& k) {
 }
 
 // The kernel for `e`, or false when this backend does not run it.
-bool plan(const rk_equation_view* e, Kernel& k) {
+bool choose_kernel(const rk_equation_view* e, Kernel& k) {
   const std::optional<Prim> prim = rematkit::plugin::primitive_of(e);
   if (e->num_outputs != 1 || !prim) return false;
   const Prim p = *prim;
@@ -305,7 +305,7 @@ void destroy(rk_backend*) {}
 int32_t supports(const rk_backend*, const rk_equation_view* e) {
   try {  // supports() never fails: an equation it cannot read is one it does not run
     Kernel k;
-    return plan(e, k) ? 1 : 0;
+    return choose_kernel(e, k) ? 1 : 0;
   } catch (...) {
     return 0;
   }
@@ -313,7 +313,7 @@ int32_t supports(const rk_backend*, const rk_equation_view* e) {
 rk_error* prepare(rk_backend*, const rk_equation_view* e, rk_kernel** kernel, size_t* workspace_bytes) {
   return guarded([&] {
     Kernel k;
-    if (!plan(e, k)) throw std::runtime_error(std::string("highway does not run ") + e->primitive + " in this form");
+    if (!choose_kernel(e, k)) throw std::runtime_error(std::string("highway does not run ") + e->primitive + " in this form");
     *kernel = reinterpret_cast<rk_kernel*>(new Kernel(k));
     if (k.kind == Kernel::Kind::kGemm)
       *workspace_bytes = sizeof(float) * ((k.lhs.identity() ? 0 : k.lhs.count()) + (k.rhs.identity() ? 0 : k.rhs.count()));

@@ -3,10 +3,10 @@
 // one strided dim each (transposed operands and [B, S, D] activations included, never copied);
 // f32 elementwise primitives through dnnl::eltwise_forward and dnnl::binary (whose second source
 // may broadcast; a broadcast first source of a commutative op is swapped there).
-// Primitives are created at plan time and cached by shape. Threads: each execute() sets the
+// Primitives are created when an equation is prepared, and cached by shape. Threads: each execute() sets the
 // calling thread's OpenMP team to the backend's num_threads option (default: every core), so a
-// scheduler that runs several plans at once gives each a share and never oversubscribes the cores.
-// Equations it does not run are declined at plan time and go to the next backend listed.
+// scheduler that runs several programs at once gives each a share and never oversubscribes the cores.
+// Equations it does not run are declined when asked and go to the next backend listed.
 #include <omp.h>
 
 #include <algorithm>
@@ -32,7 +32,7 @@ using dt = dnnl::memory::data_type;
 struct Backend {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::mutex mutex;                             // guards the cache: plans may be built in parallel
+  std::mutex mutex;                             // guards the cache: programs may be built in parallel
   std::map<std::string, dnnl::primitive> cache;  // by operation, shapes and strides
 };
 
@@ -105,7 +105,7 @@ Dims free_dims(const Dims& shape, const Dims& contract, const Dims& batch) {
 // dot_general as one (batched) matmul: each operand's batch dims, free dims and contracted dims must
 // each read as one strided dim (a [B, S, D] activation times a [D, F] weight is (B*S, D) x (D, F);
 // attention's [B, H, S, Dh] products batch over B*H), and transposes are strides, never copies.
-bool plan_matmul(const rk_equation_view* e, Layout& a, Layout& b, Layout& c) {
+bool matmul_layouts(const rk_equation_view* e, Layout& a, Layout& b, Layout& c) {
   if (rematkit::plugin::primitive_of(e) != Prim::kDotGeneral || e->num_inputs != 2) return false;
   for (size_t i = 0; i < 2; ++i)
     if (e->inputs[i].dtype != RK_DTYPE_F32) return false;
@@ -181,9 +181,9 @@ const std::pair<Prim, dnnl::algorithm> kBinary[] = {
     {Prim::kMax, dnnl::algorithm::binary_max}, {Prim::kMin, dnnl::algorithm::binary_min}};
 
 // How oneDNN runs `e`, or false when this backend does not.
-bool plan(const rk_equation_view* e, Recipe& r) {
+bool recipe_for(const rk_equation_view* e, Recipe& r) {
   Layout a, b, c;
-  if (plan_matmul(e, a, b, c)) {
+  if (matmul_layouts(e, a, b, c)) {
     const dnnl::memory::desc am(a.dims, dt::f32, a.strides), bm(b.dims, dt::f32, b.strides), cm(c.dims, dt::f32, c.strides);
     r = {key_of("matmul", {&a.dims, &a.strides, &b.dims, &b.strides}), {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}},
          {DNNL_ARG_DST, cm}, [am, bm, cm](const dnnl::engine& eng) -> dnnl::primitive {
@@ -248,7 +248,7 @@ void destroy(rk_backend* backend) { delete reinterpret_cast<Backend*>(backend); 
 int32_t supports(const rk_backend*, const rk_equation_view* e) {
   try {  // supports() never fails: an equation it cannot read is one it does not run
     Recipe r;
-    return plan(e, r) ? 1 : 0;
+    return recipe_for(e, r) ? 1 : 0;
   } catch (...) {
     return 0;
   }
@@ -258,7 +258,7 @@ rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** ker
   return guarded([&] {
     Backend& backend = *reinterpret_cast<Backend*>(handle);
     Recipe r;
-    if (!plan(e, r)) throw std::runtime_error(std::string("onednn does not run ") + e->primitive + " in this form");
+    if (!recipe_for(e, r)) throw std::runtime_error(std::string("onednn does not run ") + e->primitive + " in this form");
     auto k = std::make_unique<Kernel>();
     k->backend = &backend;
     // A second OpenMP thread costs a fork, a join and a colder cache: below 16 M multiply-adds (a

@@ -7,7 +7,7 @@
 
 #include "rematkit/error.hpp"
 #include "rematkit/flops.hpp"
-#include "rematkit/gradient_plan.hpp"
+#include "rematkit/step_runner.hpp"
 #include "rematkit/linearize.hpp"
 #include "rematkit/residual_report.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
@@ -33,8 +33,8 @@ PolicyModel linearized(const ModelSpec& model, const std::string& policy, uint64
   PolicyModel pm{instantiate(model, policy, seed), {}};
   LinearizeOptions options;
   options.policies = &plugins.policies();
-  if (!pm.instance.whole_program_policy.empty())
-    options.whole_program_policy = plugins.policies().parse(pm.instance.whole_program_policy, {"policies", 0, 0});
+  options.policy = pm.instance.whole_program_policy;
+  options.policy_source = "policies";
   pm.lin = linearize(pm.instance.program, options);
   return pm;
 }
@@ -73,8 +73,8 @@ SweepRow measure(SweepRow row, const PolicyModel& pm, const BackendOptions& opti
   row.min_ms = *std::min_element(ms.begin(), ms.end());
   row.max_ms = *std::max_element(ms.begin(), ms.end());
   for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost}) {
-    row.predicted_peak[static_cast<size_t>(space)] = step.plan().memory().arena(space);
-    row.measured_peak[static_cast<size_t>(space)] = step.plan().measured_peak(space);
+    row.predicted_peak[static_cast<size_t>(space)] = step.predicted_peak(space);
+    row.measured_peak[static_cast<size_t>(space)] = step.measured_peak(space);
   }
   row.residual_bytes = residual_bytes(pm.lin);
   const GradientFlops flops = gradient_flops(pm.lin);
@@ -104,7 +104,7 @@ void run_model(const ModelSpec& model, const SweepConfig& config, const PluginRe
       BackendOptions options{backend, &plugins};
       options.threads = threads;
       const GradientResult expected =
-          GradientPlan(baseline.lin, options).run(baseline.instance.constants, baseline.instance.arguments);
+          run_gradient(baseline.lin, baseline.instance.constants, baseline.instance.arguments, options);
       for (size_t p = 0; p < config.policies.size(); ++p) {
         const size_t config_index = position++;
         if (config_index % shard.count != shard.index - 1) continue;

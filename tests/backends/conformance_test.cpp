@@ -11,8 +11,8 @@
 
 #include <hwy/targets.h>
 
-#include "rematkit/backend_plan.hpp"
 #include "rematkit/gradient.hpp"
+#include "rematkit/step_runner.hpp"
 #include "rematkit/interpreter.hpp"
 #include "support/test_support.hpp"
 
@@ -193,7 +193,7 @@ TEST_P(BackendGradientTest, SameAsTheInterpreterAndRepeatable) {
 INSTANTIATE_TEST_SUITE_P(Reference, BackendGradientTest, ::testing::ValuesIn(residual_cases()),
                          [](const auto& info) { return info.param.name; });
 
-TEST(BackendPlan, EachEquationGoesToTheFirstBackendThatRunsIt) {
+TEST(BackendSet, EachEquationGoesToTheFirstBackendThatRunsIt) {
   // Highway runs sin, comparisons, reductions, transpose and products; it declines conversions to
   // integers, which then run on the next backend listed. The forward pass also computes cos, sin's
   // JVP coefficient, which the backward pass keeps (a sum and a conversion have none).
@@ -207,10 +207,12 @@ TEST(BackendPlan, EachEquationGoesToTheFirstBackendThatRunsIt) {
       d:f32[4,3] = dot_general[dimension_numbers=(([1], [0]), ([], []))] b w
     in (p, i, s, d) })", "mixed");
   const Linearization lin = linearize_with(program);
-  const BackendPlan plan(lin.graph, lin.forward, default_plugins(), {"highway", "reference"});
+  const StepProgram forward = build_step_program(lin, BackendOptions{{"highway", "reference"}, &default_plugins()},
+                                                 Passes::kForwardOnly, InputMode::kLoadedEachRun);
   std::vector<std::string> steps;
-  for (size_t i = 0; i < plan.equations().size(); ++i)
-    steps.push_back(std::string(prim_name(lin.graph.eqns[plan.equations()[i]].prim)) + "@" + plan.backend_of_step()[i]);
+  for (const Step& step : forward.steps())
+    if (step.kind == StepKind::kKernel)
+      steps.push_back(std::string(prim_name(lin.graph.eqns[step.equation].prim)) + "@" + step.kernel->backend());
   EXPECT_EQ(steps, (std::vector<std::string>{"sin@highway", "cos@highway", "gt@highway", "reduce_sum@highway", "convert_element_type@reference",
                                              "transpose@highway", "reduce_sum@highway", "dot_general@highway"}));
 }
@@ -245,13 +247,15 @@ TEST(BackendInstance, OneDnnRunsProductsWhoseDimGroupsAreStrided) {
   const std::vector<std::string> installed = default_plugins().backend_names();
   if (std::find(installed.begin(), installed.end(), "onednn") == installed.end()) GTEST_SKIP() << "no onednn backend in this build";
   const Linearization lin = linearize_with(program);
-  const BackendPlan plan(lin.graph, lin.forward, default_plugins(), {"onednn", "reference"});
+  const StepProgram forward = build_step_program(lin, BackendOptions{{"onednn", "reference"}, &default_plugins()},
+                                                 Passes::kForwardOnly, InputMode::kLoadedEachRun);
   std::vector<std::string> steps;
-  for (size_t i = 0; i < plan.equations().size(); ++i) steps.push_back(plan.backend_of_step()[i]);
+  for (const Step& step : forward.steps())
+    if (step.kind == StepKind::kKernel) steps.push_back(step.kernel->backend());
   EXPECT_EQ(steps, (std::vector<std::string>{"onednn", "onednn", "onednn", "reference"}));
 }
 
-TEST(BackendPlan, UnsupportedOrUnknownBackendsAreNamed) {
+TEST(BackendSet, UnsupportedOrUnknownBackendsAreNamed) {
   const Program program = parse_program("{ lambda ; a:f32[2]. let b:f32[2] = sin a in (b,) }", "p");
   const Linearization lin = linearize_with(program);
   try {

@@ -9,7 +9,7 @@
 #include <functional>
 #include <iostream>
 
-#include "rematkit/gradient.hpp"
+#include "rematkit/step_runner.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -116,7 +116,7 @@ TEST(PluginRegistry, TheDocumentedCExampleWorks) {
   registry.discover({REMATKIT_EXAMPLE_PLUGIN});
   LinearizeOptions options;
   options.policies = &registry.policies();
-  options.whole_program_policy = registry.policies().parse("save_only_these_primitives('cos')", {});
+  options.policy = "save_only_these_primitives('cos')";
   // sin(sin(x)) checkpointed as a whole with the example policy saving cos: both cos coefficients.
   const Program p = parse_program("{ lambda ; x:f32[]. let a:f32[] = sin x; b:f32[] = sin a in (b,) }", "p");
   std::vector<std::string> lines;

@@ -70,7 +70,7 @@ const PolicyRegistry& test_policies() {
 Linearization linearize_with(const Program& program, const std::string& whole_program_policy) {
   LinearizeOptions options;
   options.policies = &test_policies();
-  if (!whole_program_policy.empty()) options.whole_program_policy = test_policies().parse(whole_program_policy, {});
+  options.policy = whole_program_policy;
   return linearize(program, options);
 }
 

@@ -23,10 +23,9 @@ const rematkit::PluginRegistry& command_plugins(const PluginOptions& options);
 // --backend NAME[,NAME...]: the backends to run on, in order of preference (default: reference).
 void add_backend_option(CLI::App* cmd, std::vector<std::string>& backends);
 
-// Linearizes `program` with the plugins' policies; a non-empty `whole_program_policy` (--policy)
-// checkpoints the whole program with that policy.
-rematkit::Linearization linearize_for_command(const rematkit::Program& program, const std::string& whole_program_policy,
-                                              const rematkit::PolicyRegistry& policies);
+// How a command linearizes: with the run's plugins' policies, and --policy (when given) around the
+// whole program.
+rematkit::LinearizeOptions linearize_options(const PluginOptions& plugins, const std::string& policy);
 
 void add_residuals_command(CLI::App& app);
 void add_grad_command(CLI::App& app);

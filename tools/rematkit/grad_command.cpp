@@ -2,7 +2,7 @@
 
 #include "commands.hpp"
 #include "rematkit/flops.hpp"
-#include "rematkit/gradient_plan.hpp"
+#include "rematkit/step_runner.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/tensor_json.hpp"
 
@@ -19,23 +19,26 @@ struct GradOptions {
   int threads = 0;
 };
 
-// One line per step: pass, primitive, what it is for, where it comes from, the backend it runs on.
-void print_plan(const Linearization& lin, const char* pass, const BackendPlan& plan) {
-  for (size_t s = 0; s < plan.equations().size(); ++s) {
-    const FlatEquation& eqn = lin.graph.eqns[plan.equations()[s]];
-    const char* role = eqn.role == EqnRole::kBackward ? "transposed" : std::string_view(pass) == "backward" ? "recomputed" : "forward";
-    std::cout << pass << " " << prim_name(eqn.prim) << " (" << role << ") at " << eqn.where.str() << " on "
-              << plan.backend_of_step()[s] << "\n";
+// One line per kernel step: pass, primitive, what it is for, where it comes from, the backend it runs on.
+void print_steps(const StepProgram& program) {
+  const Linearization& lin = program.linearization();
+  for (const Step& step : program.steps()) {
+    if (step.kind != StepKind::kKernel) continue;
+    const FlatEquation& eqn = lin.graph.eqns[static_cast<size_t>(step.equation)];
+    const bool backward = step.pass == Pass::kBackward;
+    const char* role = eqn.role == EqnRole::kBackward ? "transposed" : backward ? "recomputed" : "forward";
+    std::cout << (backward ? "backward " : "forward ") << prim_name(eqn.prim) << " (" << role << ") at "
+              << eqn.where.str() << " on " << step.kernel->backend() << "\n";
   }
 }
 
-// The memory plan of the whole step: arena bytes per memory space, predicted and measured.
-void print_memory(const GradientPlan& plan) {
+// The arena layout of the whole step: arena bytes per memory space, predicted and measured.
+void print_memory(const OneShotRunner& runner) {
   for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost}) {
-    if (plan.memory().arena(space) == 0) continue;
-    std::cout << "memory " << memory_space_name(space) << ": predicted peak " << plan.memory().arena(space)
-              << " bytes, measured " << plan.measured_peak(space) << ", most bytes live at once "
-              << plan.memory().live_peak(space) << "\n";
+    if (runner.layout().arena(space) == 0) continue;
+    std::cout << "memory " << memory_space_name(space) << ": predicted peak " << runner.layout().arena(space)
+              << " bytes, measured " << runner.measured_peak(space) << ", most bytes live at once "
+              << runner.layout().live_peak(space) << "\n";
   }
 }
 
@@ -43,11 +46,11 @@ void run_grad(const GradOptions& o) {
   const Program program = load_program(o.file);
   const ProgramInputs inputs = load_program_inputs(o.inputs, program);
   const PluginRegistry& plugins = command_plugins(o.plugins);
-  const Linearization lin = linearize_for_command(program, o.policy, plugins.policies());
+  const Linearization lin = linearize(program, linearize_options(o.plugins, o.policy));
   BackendOptions backends{o.backends, &plugins};
   backends.threads = o.threads;
-  GradientPlan plan(lin, backends);
-  const GradientResult result = plan.run(inputs.constants, inputs.arguments);
+  OneShotRunner runner(lin, backends);
+  const GradientResult result = runner.run(inputs.constants, inputs.arguments);
 
   std::string out = "{\"value\": ";
   if (result.outputs.size() == 1) {
@@ -66,9 +69,8 @@ void run_grad(const GradOptions& o) {
   }
   std::cout << out << "}}\n";
   if (o.plan) {
-    print_plan(lin, "forward", plan.forward());
-    print_plan(lin, "backward", *plan.backward());
-    print_memory(plan);
+    print_steps(runner.program());
+    print_memory(runner);
     const GradientFlops flops = gradient_flops(lin);
     std::cout << "flops: forward " << flops.forward << ", recomputed " << flops.recompute << ", backward "
               << flops.backward << "\n";

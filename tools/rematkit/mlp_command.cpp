@@ -69,7 +69,7 @@ void run_mlp(const MlpOptions& o) {
   if (o.program) std::cout << print_program(module.apply) << "\n";
   if (o.residuals) {
     const flax::InitializedModule summed = flax::init_remat_mlp(setup, static_cast<int64_t>(x.size()), options, true);
-    std::cout << format_residual_report(linearize_for_command(summed.apply, "", command_plugins(o.plugins).policies()), false);
+    std::cout << format_residual_report(linearize(summed.apply, linearize_options(o.plugins, "")), false);
   }
   std::cout << std::flush;
 }

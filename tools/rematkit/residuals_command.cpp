@@ -18,7 +18,7 @@ struct ResidualsOptions {
 void run_residuals(const ResidualsOptions& o) {
   const Program program =
       o.file.empty() ? parse_program(builtin_example_program(), kBuiltinExampleName) : load_program(o.file);
-  std::cout << format_residual_report(linearize_for_command(program, o.policy, command_plugins(o.plugins).policies()), o.explain) << std::flush;
+  std::cout << format_residual_report(linearize(program, linearize_options(o.plugins, o.policy)), o.explain) << std::flush;
 }
 
 }  // namespace

@@ -1,20 +1,21 @@
 // Several gradients at once: one oneTBB task per linearization (one per policy, typically) builds
-// its plan and runs it. Run together, each plan gets one intra-op thread, so the tasks fill the
+// its step program and runs it. Run together, each gets one intra-op thread, so the tasks fill the
 // cores without oversubscribing them (oneDNN's OpenMP team included, through num_threads=1).
 #pragma once
 #include <vector>
 
+#include "rematkit/backend_kernel.hpp"
 #include "rematkit/gradient.hpp"
 #include "rematkit/linearize.hpp"
 
 namespace rematkit {
 
 enum class Concurrency {
-  kOneByOne,  // plans run in turn, each with BackendOptions::threads
-  kAllAtOnce, // plans run as concurrent oneTBB tasks, one thread each
+  kOneByOne,  // one after another, each with BackendOptions::threads
+  kAllAtOnce, // as concurrent oneTBB tasks, one thread each
 };
 
-// The gradient of each linearization on the same inputs, in order. The first error any plan
+// The gradient of each linearization on the same inputs, in order. The first error any task
 // raises is rethrown once all tasks have stopped.
 std::vector<GradientResult> run_gradients(const std::vector<const Linearization*>& linearizations,
                                           const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments,

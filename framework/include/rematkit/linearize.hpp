@@ -22,9 +22,12 @@ struct Residual {
 
 // How to linearize: where policies come from, a policy for the whole program, what to differentiate.
 struct LinearizeOptions {
-  const PolicyRegistry* policies = nullptr;  // resolves checkpoint policies; required
-  // When set, the whole program is checkpointed with this policy (rematkit residuals --policy).
-  PolicyPtr whole_program_policy;
+  // Resolves policy specs (the checkpoints' and `policy`); default_policies() if null.
+  const PolicyRegistry* policies = nullptr;
+  // When not empty, a policy spec such as "save_only_these_names('a')": the whole program is
+  // checkpointed with it (rematkit residuals --policy). Errors in it are reported at `policy_source`.
+  std::string policy;
+  std::string policy_source = "--policy";
   // Indices of the arguments to differentiate with respect to, as jax.grad's argnums: a training
   // step takes the params, not the data, so nothing is kept or computed only for the data's
   // gradient. Empty: every floating argument (what print_saved_residuals reports).
@@ -32,7 +35,8 @@ struct LinearizeOptions {
 };
 
 // A program's forward pass, what it keeps (residuals) and its backward pass, as one flat graph
-// of values and equations (graph.hpp); GradientPlan runs it, residual_report.hpp prints it.
+// of values and equations (graph.hpp); step_program.hpp compiles it for backends, residual_report.hpp
+// prints it.
 struct Linearization {
   FlatGraph graph;
   std::vector<ValueId> constants;       // graph values of the program's constants, in binder order
@@ -53,7 +57,8 @@ struct Linearization {
 };
 
 // JAX's linearize + partial eval + transpose of `program`, with checkpoints deciding by their
-// policies what is kept. A bad-input Error for an unknown policy or a program it cannot differentiate.
+// policies what is kept: the one place a policy spec becomes a linearization. A bad-input Error for
+// an unknown policy or a program it cannot differentiate.
 Linearization linearize(const Program& program, const LinearizeOptions& options);
 
 }  // namespace rematkit

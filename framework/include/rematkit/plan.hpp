@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "rematkit/gradient.hpp"
-#include "rematkit/gradient_plan.hpp"
 #include "rematkit/linearize.hpp"
 #include "rematkit/program.hpp"
 #include "rematkit/tensor.hpp"
+#include "rematkit/step_runner.hpp"
 #include "rematkit/training_step.hpp"
 
 namespace rematkit {
@@ -49,11 +49,12 @@ class Plan {
   // `explain`, each residual's bytes, reader and the policy decision behind it.
   std::string residual_report(bool explain = false) const;
   int64_t residual_bytes() const;
-  // The static memory plan of a forward and backward pass: offsets, and the predicted peak per space.
-  const MemoryPlan& memory() const { return gradient_plan_->memory(); }
-  int64_t predicted_peak(MemorySpace space = MemorySpace::kDevice) const { return memory().arena(space); }
+  // The arena layout of a forward and backward pass: every buffer's offset in its arena, and the
+  // predicted peak per memory space.
+  const ArenaLayout& layout() const { return gradient_->layout(); }
+  int64_t predicted_peak(MemorySpace space = MemorySpace::kDevice) const { return layout().arena(space); }
   // The peak the last gradient() reached (equal to the predicted peak).
-  int64_t measured_peak(MemorySpace space = MemorySpace::kDevice) const { return gradient_plan_->measured_peak(space); }
+  int64_t measured_peak(MemorySpace space = MemorySpace::kDevice) const { return gradient_->measured_peak(space); }
 
   // The program's outputs. Arguments (and constants, if the program has any) in binder order;
   // a bad-input Error for a wrong count or shape.
@@ -70,8 +71,8 @@ class Plan {
 
   Program program_;
   BackendOptions backends_;
-  std::unique_ptr<Linearization> lin_;  // stable: plans and training steps point at it
-  std::unique_ptr<GradientPlan> gradient_plan_, forward_plan_;
+  std::unique_ptr<Linearization> lin_;  // stable: runners and training steps point at it
+  std::unique_ptr<OneShotRunner> gradient_, forward_;  // forward_ is made by the first forward()
 };
 
 }  // namespace rematkit

@@ -15,7 +15,7 @@
 #include "rematkit/error.hpp"
 #include "rematkit/gradient.hpp"
 #include "rematkit/linearize.hpp"
-#include "rematkit/memory_plan.hpp"
+#include "rematkit/arena_layout.hpp"
 #include "rematkit/model_builder.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/plan.hpp"

@@ -1,16 +1,16 @@
 // A training step for a program with a scalar loss: the forward pass, the backward pass, and a
 // plain SGD update of the trained arguments in place (p <- p - learning_rate * dloss/dp, in f32).
-// The params, the data and the constants live in the plan's arena between steps (a resident
-// GradientPlan), so a step converts nothing and allocates nothing.
+// The params, the data and the constants live in the step's arena between steps (a ResidentRunner),
+// so a step converts nothing and allocates nothing.
 #pragma once
 #include <optional>
 #include <vector>
 
-#include "rematkit/gradient_plan.hpp"
+#include "rematkit/step_runner.hpp"
 
 namespace rematkit {
 
-// Built by Plan::training_step, or directly from a Linearization; keeps its plan's arena across steps.
+// Built by Plan::training_step, or directly from a Linearization; keeps its arena across steps.
 class TrainingStep {
  public:
   // `trained`: indices of the arguments SGD updates (the params; not the data). A bad-input Error
@@ -33,14 +33,18 @@ class TrainingStep {
   float run();
 
   // A trained argument's current value; the gradient the last step applied.
-  Tensor argument(size_t index) const { return plan_.read_argument(index); }
-  std::optional<Tensor> gradient(size_t index) const { return plan_.read_gradient(index); }
-  const GradientPlan& plan() const { return plan_; }
+  Tensor argument(size_t index) const { return runner_.read_argument(index); }
+  std::optional<Tensor> gradient(size_t index) const { return runner_.read_gradient(index); }
+  // The step's memory: its arena layout, the peak it predicts and the peak the last step reached.
+  const ArenaLayout& layout() const { return runner_.layout(); }
+  int64_t predicted_peak(MemorySpace space = MemorySpace::kDevice) const { return layout().arena(space); }
+  int64_t measured_peak(MemorySpace space = MemorySpace::kDevice) const { return runner_.measured_peak(space); }
+  const ResidentRunner& runner() const { return runner_; }
 
  private:
   void update();
 
-  GradientPlan plan_;
+  ResidentRunner runner_;
   std::vector<size_t> trained_;
   float learning_rate_;
 };

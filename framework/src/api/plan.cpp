@@ -12,8 +12,8 @@ Plan::Plan(Program program, PlanOptions options) : program_(std::move(program)) 
   const PluginRegistry& plugins = options.plugins ? *options.plugins : default_plugins();
   LinearizeOptions lin_options;
   lin_options.policies = &plugins.policies();
-  if (!options.policy.empty())
-    lin_options.whole_program_policy = plugins.policies().parse(options.policy, {"the plan's policy", 0, 0});
+  lin_options.policy = options.policy;
+  lin_options.policy_source = "the plan's policy";
   lin_options.differentiate = options.differentiate;
   lin_ = std::make_unique<Linearization>(linearize(program_, lin_options));
   backends_ = BackendOptions{options.backends, &plugins};
@@ -24,7 +24,7 @@ Plan::Plan(Program program, PlanOptions options) : program_(std::move(program)) 
         backends_.preference.push_back(fastest_first);
   }
   backends_.threads = options.threads;
-  gradient_plan_ = std::make_unique<GradientPlan>(*lin_, backends_);
+  gradient_ = std::make_unique<OneShotRunner>(*lin_, backends_);
 }
 
 Plan::~Plan() = default;
@@ -52,14 +52,13 @@ void Plan::check_inputs(const std::vector<Tensor>& arguments, const std::vector<
 
 std::vector<Tensor> Plan::forward(const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants) {
   check_inputs(arguments, constants);
-  if (!forward_plan_)
-    forward_plan_ = std::make_unique<GradientPlan>(*lin_, backends_, GradientPlan::Passes::kForwardOnly);
-  return forward_plan_->run(constants, arguments).outputs;
+  if (!forward_) forward_ = std::make_unique<OneShotRunner>(*lin_, backends_, Passes::kForwardOnly);
+  return forward_->run(constants, arguments).outputs;
 }
 
 GradientResult Plan::gradient(const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants) {
   check_inputs(arguments, constants);
-  return gradient_plan_->run(constants, arguments);
+  return gradient_->run(constants, arguments);
 }
 
 TrainingStep Plan::training_step(const std::vector<Tensor>& arguments, std::vector<size_t> params, double learning_rate,

@@ -5,6 +5,7 @@
 
 #include "jvp_rules.hpp"
 #include "passes.hpp"
+#include "rematkit/plugin_registry.hpp"
 
 namespace rematkit::autodiff {
 namespace {
@@ -92,13 +93,15 @@ class JvpTracer {
 }  // namespace
 
 void trace_jvp(const Program& program, const LinearizeOptions& options, Linearization& lin) {
-  if (!options.policies) internal_error("linearize needs a policy registry");
+  const PolicyRegistry& policies = options.policies ? *options.policies : default_policies();
+  const PolicyPtr whole_program_policy =
+      options.policy.empty() ? nullptr : policies.parse(options.policy, {options.policy_source, 0, 0});
   for (size_t a : options.differentiate)
     if (a >= program.invars.size())
       fail("cannot differentiate with respect to argument " + std::to_string(a) + ": the program has " +
            std::to_string(program.invars.size()) + " arguments");
   FlatGraph& g = lin.graph;
-  JvpTracer tracer(g, *options.policies);
+  JvpTracer tracer(g, policies);
   std::vector<Slot> inputs;
   auto binder_value = [&](int var, ValueOrigin origin, int position) {
     Value v;
@@ -131,7 +134,7 @@ void trace_jvp(const Program& program, const LinearizeOptions& options, Lineariz
     lin.argument_tangents.push_back(tangent);
     inputs.push_back(Slot{a, tangent});
   }
-  const int region = options.whole_program_policy ? tracer.open_region(options.whole_program_policy, {}, 0) : 0;
+  const int region = whole_program_policy ? tracer.open_region(whole_program_policy, {}, 0) : 0;
   for (const Slot& s : tracer.trace(program, inputs, region, region, -1)) {
     lin.outputs.push_back(s.primal);
     lin.output_tangents.push_back(s.tangent);

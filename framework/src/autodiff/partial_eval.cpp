@@ -17,16 +17,16 @@
 namespace rematkit::autodiff {
 namespace {
 
-class RematPlanner {
+class PartialEvaluator {
  public:
-  explicit RematPlanner(Linearization& lin) : lin_(lin), g_(lin.graph) {}
+  explicit PartialEvaluator(Linearization& lin) : lin_(lin), g_(lin.graph) {}
 
   std::vector<BackwardStep> run() {
     find_live_tangents();
     lin_.decisions.assign(g_.eqns.size(), Decision::kSaveable);
     std::vector<char> all_known(g_.eqns.size(), 0);
     for (size_t e = 0; e < g_.eqns.size(); ++e) all_known[e] = g_.is_known(g_.eqns[e]);
-    plan_scope(0, all_known, live_tangents_);
+    evaluate_level(0, all_known, live_tangents_);
     return std::move(steps_);
   }
 
@@ -63,9 +63,9 @@ class RematPlanner {
     return it->second;
   }
 
-  // Plans level `scope`: `computable` are the known equations its phase may run, `tangents` the
+  // Partially evaluates level `scope`: `computable` are the known equations its phase may run, `tangents` the
   // live tangent equations inside it (program order).
-  void plan_scope(int scope, const std::vector<char>& computable, const std::vector<int>& tangents) {
+  void evaluate_level(int scope, const std::vector<char>& computable, const std::vector<int>& tangents) {
     const bool top = scope == 0;
     const size_t n_values = g_.values.size();
     std::vector<char> handed_over(n_values, 0), offloaded(n_values, 0);
@@ -153,7 +153,7 @@ class RematPlanner {
         std::reverse(inner.begin(), inner.end());
         auto& inner_computable = child_computable[child];
         if (inner_computable.empty()) inner_computable.assign(g_.eqns.size(), 0);
-        plan_scope(child, inner_computable, inner);
+        evaluate_level(child, inner_computable, inner);
       }
     }
   }
@@ -187,6 +187,6 @@ class RematPlanner {
 
 }  // namespace
 
-std::vector<BackwardStep> partial_eval(Linearization& lin) { return RematPlanner(lin).run(); }
+std::vector<BackwardStep> partial_eval(Linearization& lin) { return PartialEvaluator(lin).run(); }
 
 }  // namespace rematkit::autodiff

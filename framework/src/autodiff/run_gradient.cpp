@@ -2,8 +2,6 @@
 
 #include <functional>
 
-#include "rematkit/gradient_plan.hpp"
-
 #include "rematkit/interpreter.hpp"
 #include "rematkit/residual_report.hpp"
 
@@ -55,7 +53,9 @@ GradientResult run_passes(const Linearization& lin, const std::vector<Tensor>& c
                           const std::vector<Tensor>* cotangents) {
   const FlatGraph& g = lin.graph;
   if (constants.size() != lin.constants.size() || arguments.size() != lin.arguments.size())
-    internal_error("run_gradient: wrong number of constants or arguments");
+    fail("run_gradient: the program takes " + std::to_string(lin.constants.size()) + " constants and " +
+         std::to_string(lin.arguments.size()) + " arguments, not " + std::to_string(constants.size()) + " and " +
+         std::to_string(arguments.size()));
   Environment forward(g);
   for (size_t i = 0; i < constants.size(); ++i) forward.set(lin.constants[i], constants[i]);
   for (size_t i = 0; i < arguments.size(); ++i) forward.set(lin.arguments[i], arguments[i]);
@@ -89,17 +89,6 @@ GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>&
       lin, constants, arguments,
       [arithmetic](const std::vector<int>& eqns, Environment& env, const char* pass) { env.run(eqns, arithmetic, pass); },
       cotangents);
-}
-
-std::vector<Tensor> run_forward(const Linearization& lin, const std::vector<Tensor>& constants,
-                                const std::vector<Tensor>& arguments, const BackendOptions& backends) {
-  return GradientPlan(lin, backends, GradientPlan::Passes::kForwardOnly).run(constants, arguments).outputs;
-}
-
-GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
-                            const std::vector<Tensor>& arguments, const BackendOptions& backends,
-                            const std::vector<Tensor>* cotangents) {
-  return GradientPlan(lin, backends).run(constants, arguments, cotangents);
 }
 
 }  // namespace rematkit

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "rematkit/gradient.hpp"
+#include "rematkit/step_runner.hpp"
 #include "rematkit/interpreter.hpp"
 #include "rematkit/plugin_registry.hpp"
 

@@ -31,7 +31,8 @@ int32_t c_dtype(DType dtype) {
 
 std::vector<Tensor> apply_primitive(Prim prim, const Params& params, const std::vector<const Tensor*>& in,
                                     const std::vector<Type>& out_types, Arithmetic arithmetic) {
-  if (!reference::has_kernel(prim)) internal_error("apply_primitive: no kernel for " + std::string(prim_name(prim)));
+  if (!reference::has_kernel(prim))
+    fail("apply_primitive: " + std::string(prim_name(prim)) + " has a sub-program; evaluate the program instead");
   const reference::KernelParams decoded = reference::decode_params(prim, ParamsReader{params, {}});
   std::vector<reference::Input> inputs;
   for (const Tensor* t : in) inputs.push_back({t->data, t->type.shape, c_dtype(t->type.dtype)});
@@ -45,7 +46,9 @@ std::vector<Tensor> apply_primitive(Prim prim, const Params& params, const std::
 std::vector<Tensor> evaluate_program(const Program& program, const std::vector<Tensor>& consts,
                                      const std::vector<Tensor>& args, Arithmetic arithmetic) {
   if (consts.size() != program.constvars.size() || args.size() != program.invars.size())
-    internal_error("evaluate_program: wrong number of constants or arguments");
+    fail("evaluate_program: the program takes " + std::to_string(program.constvars.size()) + " constants and " +
+         std::to_string(program.invars.size()) + " arguments, not " + std::to_string(consts.size()) + " and " +
+         std::to_string(args.size()));
   std::vector<std::optional<Tensor>> env(program.vars.size());
   for (size_t i = 0; i < consts.size(); ++i) env[program.constvars[i]] = consts[i];
   for (size_t i = 0; i < args.size(); ++i) env[program.invars[i]] = args[i];

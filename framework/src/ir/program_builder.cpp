@@ -54,7 +54,8 @@ std::vector<Atom> ProgramBuilder::emit(Prim prim, std::vector<Atom> inputs, Para
 }
 
 std::vector<Atom> ProgramBuilder::call(Prim prim, Program body, std::vector<Atom> inputs, Params params) {
-  if (!has_body(prim)) internal_error("ProgramBuilder::call needs pjit or checkpoint");
+  if (!has_body(prim))
+    fail("program builder: call() builds pjit and checkpoint, not " + std::string(prim_name(prim)) + " (use emit())");
   if (inputs.size() != body.constvars.size() + body.invars.size())
     fail("program builder: the call passes " + std::to_string(inputs.size()) + " operands to a body that takes " +
          std::to_string(body.constvars.size() + body.invars.size()));
@@ -75,9 +76,15 @@ std::vector<Atom> ProgramBuilder::call(Prim prim, Program body, std::vector<Atom
 }
 
 void ProgramBuilder::reorder_arguments(const std::vector<size_t>& order) {
-  if (order.size() != program_.invars.size()) internal_error("reorder_arguments: not a permutation");
+  std::vector<bool> seen(program_.invars.size(), false);
+  bool permutation = order.size() == seen.size();
+  for (size_t i : order) {
+    permutation = permutation && i < seen.size() && !seen[i];
+    if (permutation) seen[i] = true;
+  }
+  if (!permutation) fail("program builder: reorder_arguments needs a permutation of the arguments' positions");
   std::vector<int> reordered;
-  for (size_t i : order) reordered.push_back(program_.invars.at(i));
+  for (size_t i : order) reordered.push_back(program_.invars[i]);
   program_.invars = std::move(reordered);
 }
 

@@ -186,6 +186,8 @@ std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
 
 std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector<Type>& in,
                               const SourceLocation& where) {
+  if (has_body(prim))
+    fail_at(where, std::string(prim_name(prim)) + "'s types come from its sub-program (build it with ProgramBuilder::call)");
   check_operand_count(prim, in, where);
   check_params(prim, params, where);
   switch (prim) {
@@ -215,7 +217,7 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
     case Prim::kSoftmax: return {softmax_result(params, in[0], where)};
     case Prim::kPjit: case Prim::kCheckpoint: break;  // typed by their body (verifier.cpp)
   }
-  internal_error("infer_types called for " + std::string(prim_name(prim)));
+  internal_error("no type rule for " + std::string(prim_name(prim)));
 }
 
 }  // namespace rematkit

@@ -27,7 +27,7 @@ struct Output {
   int32_t dtype = RK_DTYPE_F32;
 };
 
-// An equation's params, decoded once (at plan time in the backend).
+// An equation's params, decoded once (when the backend prepares it).
 struct KernelParams {
   std::vector<int64_t> axes;  // reduce_*: axes; broadcast_in_dim: broadcast_dimensions; transpose: permutation
   DotDims dims;               // dot_general

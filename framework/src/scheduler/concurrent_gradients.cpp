@@ -2,7 +2,7 @@
 
 #include <tbb/task_group.h>
 
-#include "rematkit/gradient_plan.hpp"
+#include "rematkit/step_runner.hpp"
 
 namespace rematkit {
 
@@ -12,14 +12,14 @@ std::vector<GradientResult> run_gradients(const std::vector<const Linearization*
   std::vector<GradientResult> results(linearizations.size());
   if (concurrency == Concurrency::kOneByOne) {
     for (size_t i = 0; i < linearizations.size(); ++i)
-      results[i] = GradientPlan(*linearizations[i], backends).run(constants, arguments);
+      results[i] = OneShotRunner(*linearizations[i], backends).run(constants, arguments);
     return results;
   }
   BackendOptions one_thread = backends;
   one_thread.threads = 1;
   tbb::task_group tasks;  // wait() rethrows the first exception a task threw
   for (size_t i = 0; i < linearizations.size(); ++i)
-    tasks.run([&, i] { results[i] = GradientPlan(*linearizations[i], one_thread).run(constants, arguments); });
+    tasks.run([&, i] { results[i] = OneShotRunner(*linearizations[i], one_thread).run(constants, arguments); });
   tasks.wait();
   return results;
 }

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "rematkit/flax/module.hpp"
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/backend_kernel.hpp"
 #include "rematkit/tensor.hpp"
 
 namespace rematkit::flax {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/memory_plan.hpp"
+#include "rematkit/arena_layout.hpp"
 #include "rematkit/plugin_registry.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 

@@ -1,4 +1,4 @@
-#include "rematkit/memory_plan.hpp"
+#include "rematkit/arena_layout.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -41,15 +41,14 @@ std::array<int64_t, kNumMemorySpaces> live_peaks(const std::vector<BufferRequest
 
 int64_t aligned_bytes(int64_t bytes) { return (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment; }
 
-MemoryPlan plan_memory(std::vector<BufferRequest> buffers) {
+ArenaLayout layout_buffers(std::vector<BufferRequest> buffers) {
   for (size_t i = 0; i < buffers.size(); ++i) {
     const BufferRequest& b = buffers[i];
     if (b.bytes < 0 || b.first_step < 0 || b.last_step < b.first_step)
-      internal_error("memory plan: buffer " + std::to_string(i) + " has " + std::to_string(b.bytes) +
-                     " bytes over steps " + std::to_string(b.first_step) + ".." + std::to_string(b.last_step));
+      fail("arena layout: buffer " + std::to_string(i) + " has " + std::to_string(b.bytes) + " bytes over steps " + std::to_string(b.first_step) + ".." + std::to_string(b.last_step));
   }
-  MemoryPlan plan;
-  plan.offsets.assign(buffers.size(), 0);
+  ArenaLayout layout;
+  layout.offsets.assign(buffers.size(), 0);
   std::vector<size_t> order(buffers.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -64,7 +63,7 @@ MemoryPlan plan_memory(std::vector<BufferRequest> buffers) {
     if (bytes == 0) continue;  // an empty buffer takes no room; it sits at offset 0
     neighbours.clear();
     for (size_t j : placed)
-      if (lifetimes_overlap(buffers[i], buffers[j])) neighbours.emplace_back(plan.offsets[j], aligned_bytes(buffers[j].bytes));
+      if (lifetimes_overlap(buffers[i], buffers[j])) neighbours.emplace_back(layout.offsets[j], aligned_bytes(buffers[j].bytes));
     std::sort(neighbours.begin(), neighbours.end());
     // The smallest gap between neighbours that fits; failing that, above the highest of them.
     int64_t best = -1, best_gap = std::numeric_limits<int64_t>::max(), end = 0;
@@ -73,21 +72,21 @@ MemoryPlan plan_memory(std::vector<BufferRequest> buffers) {
       if (gap >= bytes && gap < best_gap) best = end, best_gap = gap;
       end = std::max(end, offset + size);
     }
-    plan.offsets[i] = best >= 0 ? best : end;
+    layout.offsets[i] = best >= 0 ? best : end;
     placed.push_back(i);
-    int64_t& arena = plan.arena_bytes[index_of(buffers[i].space)];
-    arena = std::max(arena, plan.offsets[i] + bytes);
+    int64_t& arena = layout.arena_bytes[index_of(buffers[i].space)];
+    arena = std::max(arena, layout.offsets[i] + bytes);
   }
-  plan.live_peak_bytes = live_peaks(buffers);
-  plan.buffers = std::move(buffers);
-  return plan;
+  layout.live_peak_bytes = live_peaks(buffers);
+  layout.buffers = std::move(buffers);
+  return layout;
 }
 
-Arena::Arena(const MemoryPlan& plan) : plan_(plan) {
+Arena::Arena(const ArenaLayout& layout) : layout_(layout) {
   for (size_t s = 0; s < kNumMemorySpaces; ++s)
-    if (plan_.arena_bytes[s] > 0)
+    if (layout_.arena_bytes[s] > 0)
       base_[s] = static_cast<std::byte*>(
-          ::operator new[](static_cast<size_t>(plan_.arena_bytes[s]), std::align_val_t{kBufferAlignment}));
+          ::operator new[](static_cast<size_t>(layout_.arena_bytes[s]), std::align_val_t{kBufferAlignment}));
 }
 
 Arena::~Arena() {
@@ -96,12 +95,12 @@ Arena::~Arena() {
 }
 
 std::byte* Arena::acquire(int buffer) {
-  const BufferRequest& b = plan_.buffers.at(static_cast<size_t>(buffer));
-  const int64_t offset = plan_.offsets[static_cast<size_t>(buffer)], bytes = aligned_bytes(b.bytes);
+  const BufferRequest& b = layout_.buffers.at(static_cast<size_t>(buffer));
+  const int64_t offset = layout_.offsets[static_cast<size_t>(buffer)], bytes = aligned_bytes(b.bytes);
   for (int other : live_) {
-    const BufferRequest& o = plan_.buffers[static_cast<size_t>(other)];
+    const BufferRequest& o = layout_.buffers[static_cast<size_t>(other)];
     if (other == buffer || (o.space == b.space && bytes > 0 &&
-                            ranges_overlap(offset, bytes, plan_.offsets[static_cast<size_t>(other)], aligned_bytes(o.bytes))))
+                            ranges_overlap(offset, bytes, layout_.offsets[static_cast<size_t>(other)], aligned_bytes(o.bytes))))
       internal_error("arena: buffer " + std::to_string(buffer) + " would overlap live buffer " + std::to_string(other));
   }
   live_.push_back(buffer);
@@ -116,24 +115,24 @@ void Arena::release(int buffer) {
   const auto it = std::find(live_.begin(), live_.end(), buffer);
   if (it == live_.end()) internal_error("arena: buffer " + std::to_string(buffer) + " released but not live");
   live_.erase(it);
-  const BufferRequest& b = plan_.buffers[static_cast<size_t>(buffer)];
+  const BufferRequest& b = layout_.buffers[static_cast<size_t>(buffer)];
   live_bytes_[index_of(b.space)] -= aligned_bytes(b.bytes);
 }
 
 std::byte* Arena::data(int buffer) const {
-  const BufferRequest& b = plan_.buffers.at(static_cast<size_t>(buffer));
+  const BufferRequest& b = layout_.buffers.at(static_cast<size_t>(buffer));
   std::byte* base = base_[index_of(b.space)];
-  return base ? base + plan_.offsets[static_cast<size_t>(buffer)] : nullptr;
+  return base ? base + layout_.offsets[static_cast<size_t>(buffer)] : nullptr;
 }
 
 void Arena::reset_marks() {
   high_water_ = {};
   live_high_water_ = live_bytes_;
   for (int buffer : live_) {
-    const BufferRequest& b = plan_.buffers[static_cast<size_t>(buffer)];
+    const BufferRequest& b = layout_.buffers[static_cast<size_t>(buffer)];
     if (b.bytes > 0) {
       const size_t s = index_of(b.space);
-      high_water_[s] = std::max(high_water_[s], plan_.offsets[static_cast<size_t>(buffer)] + aligned_bytes(b.bytes));
+      high_water_[s] = std::max(high_water_[s], layout_.offsets[static_cast<size_t>(buffer)] + aligned_bytes(b.bytes));
     }
   }
 }

@@ -26,13 +26,11 @@ void add_backend_option(CLI::App* cmd, std::vector<std::string>& backends) {
       ->delimiter(',');
 }
 
-Linearization linearize_for_command(const Program& program, const std::string& whole_program_policy,
-                                    const PolicyRegistry& policies) {
+LinearizeOptions linearize_options(const PluginOptions& plugins, const std::string& policy) {
   LinearizeOptions options;
-  options.policies = &policies;
-  if (!whole_program_policy.empty())
-    options.whole_program_policy = policies.parse(whole_program_policy, {"--policy", 0, 0});
-  return linearize(program, options);
+  options.policies = &command_plugins(plugins).policies();
+  options.policy = policy;
+  return options;
 }
 
 }  // namespace rematkit::cli

@@ -1,6 +1,6 @@
-// Static memory planning: each buffer of a plan gets an offset in one arena per memory space, chosen
+// The arena layout of a step program: each buffer gets an offset in one arena per memory space, chosen
 // from the buffers' lifetimes so that buffers alive at the same step never share bytes. The arena's
-// size is the plan's predicted peak; an Arena running the plan measures the peak it really touches.
+// size is the predicted peak; an Arena running the steps measures the peak it really touches.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -23,8 +23,8 @@ struct BufferRequest {
   MemorySpace space = MemorySpace::kDevice;
 };
 
-// Where each buffer of a plan lives: an offset in its memory space's arena.
-struct MemoryPlan {
+// Where each buffer lives: an offset in its memory space's arena.
+struct ArenaLayout {
   std::vector<BufferRequest> buffers;
   std::vector<int64_t> offsets;  // per buffer, in its space's arena
   // Per memory space: the arena's size (the predicted peak) and the most bytes alive at one step
@@ -42,13 +42,13 @@ int64_t aligned_bytes(int64_t bytes);
 // Greedy by size, as TFLite's arena planner and XLA's heap simulator do: the largest buffers are
 // placed first, each in the smallest gap left between the buffers whose lifetimes overlap its own.
 // Deterministic: ties break by first step, then by request order.
-MemoryPlan plan_memory(std::vector<BufferRequest> buffers);
+ArenaLayout layout_buffers(std::vector<BufferRequest> buffers);
 
-// The arenas of a plan, allocated once and reused by every run. acquire/release follow the plan's
-// steps; the arena checks that no two live buffers overlap and records the high-water marks.
+// The arenas of a layout, allocated once and reused by every run. acquire/release follow the
+// program's steps; the arena checks that no two live buffers overlap and records the high-water marks.
 class Arena {
  public:
-  explicit Arena(const MemoryPlan& plan);
+  explicit Arena(const ArenaLayout& layout);
   ~Arena();
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
@@ -64,7 +64,7 @@ class Arena {
   void reset_marks();
 
  private:
-  MemoryPlan plan_;
+  ArenaLayout layout_;
   std::array<std::byte*, kNumMemorySpaces> base_{};
   std::vector<int> live_;  // buffers acquired and not yet released
   std::array<int64_t, kNumMemorySpaces> live_bytes_{}, high_water_{}, live_high_water_{};

@@ -1,4 +1,4 @@
-#include "rematkit/backend_plan.hpp"
+#include "rematkit/backend_kernel.hpp"
 
 #include "equation_view.hpp"
 #include "host_api.hpp"
@@ -76,27 +76,24 @@ std::unique_ptr<PreparedKernel> BackendInstance::prepare(Prim prim, const Params
   return k;
 }
 
-BackendPlan::BackendPlan(const FlatGraph& graph, const std::vector<int>& eqns, const PluginRegistry& plugins,
-                         const std::vector<std::string>& preference, const Params& options)
-    : graph_(graph), eqns_(eqns) {
-  if (preference.empty()) fail("no backend given");
-  for (const std::string& name : preference) backends_.push_back(std::make_unique<BackendInstance>(plugins, name, options));
-  for (int e : eqns_) {
-    const FlatEquation& eqn = graph.eqns[e];
-    std::vector<Type> in, out;
-    for (ValueId v : eqn.inputs) in.push_back(device(graph.values[v].type));
-    for (ValueId v : eqn.outputs) out.push_back(device(graph.values[v].type));
-    std::unique_ptr<PreparedKernel> kernel;
-    for (auto& backend : backends_) {
-      kernel = backend->prepare(eqn.prim, eqn.params, in, out, where_of(eqn));
-      if (kernel) break;
-    }
-    if (!kernel) fail("no backend in the preference list supports " + where_of(eqn));
-    backend_names_.push_back(kernel->backend());
-    kernels_.push_back(std::move(kernel));
-  }
+BackendSet::BackendSet(const BackendOptions& options) {
+  const PluginRegistry& plugins = options.plugins ? *options.plugins : default_plugins();
+  if (options.preference.empty()) fail("no backend given");
+  if (options.threads < 0)
+    fail("the number of threads must be at least 1 (or 0 for every core), not " + std::to_string(options.threads));
+  Params created_with;
+  if (options.threads > 0) created_with.set("num_threads", ParamValue::of_int(options.threads));
+  for (const std::string& name : options.preference)
+    backends_.push_back(std::make_unique<BackendInstance>(plugins, name, created_with));
 }
 
-BackendPlan::~BackendPlan() = default;
+std::unique_ptr<PreparedKernel> BackendSet::bind(const FlatGraph& graph, const FlatEquation& eqn) {
+  std::vector<Type> in, out;
+  for (ValueId v : eqn.inputs) in.push_back(device(graph.values[v].type));
+  for (ValueId v : eqn.outputs) out.push_back(device(graph.values[v].type));
+  for (auto& backend : backends_)
+    if (auto kernel = backend->prepare(eqn.prim, eqn.params, in, out, where_of(eqn))) return kernel;
+  fail("no backend in the preference list supports " + where_of(eqn));
+}
 
 }  // namespace rematkit

@@ -1,20 +1,32 @@
-// Running equations on backends from plugins: each equation is bound, at plan time, to the first
-// backend in the preference list that supports it, and its kernel is prepared once.
+// Running equations on backends from plugins: a backend instance (rk_backend), an equation prepared
+// on it once (rk_kernel) and run on host buffers, and the backends of a preference list, which bind
+// each equation to the first of them that runs it.
 #pragma once
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "rematkit/graph.hpp"
-#include "rematkit/plugin/rk_backend.h"
 #include "rematkit/plugin_registry.hpp"
+
+struct rk_backend;
+struct rk_kernel;
 
 namespace rematkit {
 
-// One backend instance from a plugin (rk_backend), and an equation prepared on it (rk_kernel), run
-// on host buffers. BackendPlan is built from these; benchmarks use them directly.
+// Which backends run a program's equations, and with how many threads.
+struct BackendOptions {
+  std::vector<std::string> preference{"reference"};  // backends to try for each equation, in order
+  const PluginRegistry* plugins = nullptr;            // where they come from; default_plugins() if null
+  // Threads a program may use inside one step; 0: every core. With N > 0 it runs in a oneTBB
+  // arena of N threads and each backend is created with the option num_threads=N (for oneDNN's
+  // OpenMP team; backends that thread with oneTBB or not at all ignore it).
+  int threads = 0;
+};
+
 class BackendInstance;
 
+// An equation prepared on a backend: run it on buffers of the prepared types.
 class PreparedKernel {
  public:
   ~PreparedKernel();
@@ -27,13 +39,14 @@ class PreparedKernel {
  private:
   friend class BackendInstance;
   PreparedKernel() = default;
-  const rk_backend_api* api_ = nullptr;
+  const struct rk_backend_api* api_ = nullptr;
   rk_kernel* kernel_ = nullptr;
   std::string backend_, what_;
   std::vector<Type> inputs_, outputs_;
   size_t workspace_bytes_ = 0;
 };
 
+// One backend from a plugin, created once.
 class BackendInstance {
  public:
   // A bad-input Error for an unknown backend (naming those there are) or options it refuses.
@@ -50,34 +63,22 @@ class BackendInstance {
   const std::string& name() const { return name_; }
 
  private:
-  const rk_backend_api* api_;
+  const struct rk_backend_api* api_;
   rk_backend* backend_ = nullptr;
   std::string name_;
 };
 
-class BackendPlan {
+// The backends of a preference list, each created once with the options' thread count.
+class BackendSet {
  public:
-  // A bad-input Error if a backend is unknown (naming those there are) or no backend in the list
-  // supports an equation (naming it and where it comes from).
-  // `options` go to every backend's create (num_threads=N).
-  BackendPlan(const FlatGraph& graph, const std::vector<int>& eqns, const PluginRegistry& plugins,
-              const std::vector<std::string>& preference, const Params& options = {});
-  ~BackendPlan();
-  BackendPlan(const BackendPlan&) = delete;
-  BackendPlan& operator=(const BackendPlan&) = delete;
-
-  // The kernel of step `step` (GradientPlan runs them over its buffers).
-  const PreparedKernel& kernel(size_t step) const { return *kernels_.at(step); }
-  // The backend each equation runs on, in order.
-  const std::vector<std::string>& backend_of_step() const { return backend_names_; }
-  const std::vector<int>& equations() const { return eqns_; }
+  // A bad-input Error for an empty list, an unknown backend or a thread count below 0.
+  explicit BackendSet(const BackendOptions& options);
+  // `eqn` of `graph` prepared on the first backend that runs it; a bad-input Error naming the
+  // equation and where it comes from if none does.
+  std::unique_ptr<PreparedKernel> bind(const FlatGraph& graph, const FlatEquation& eqn);
 
  private:
-  const FlatGraph& graph_;
-  std::vector<int> eqns_;
-  std::vector<std::string> backend_names_;
   std::vector<std::unique_ptr<BackendInstance>> backends_;  // in preference order
-  std::vector<std::unique_ptr<PreparedKernel>> kernels_;    // per step
 };
 
 }  // namespace rematkit

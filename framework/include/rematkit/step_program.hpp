@@ -1,0 +1,98 @@
+// A linearization compiled for backends: the forward and the backward pass as one flat list of
+// steps over buffers, and the arena layout that places every buffer. Built once by
+// build_step_program() and never changed after; a OneShotRunner or a ResidentRunner
+// (step_runner.hpp) runs it.
+//
+// Steps count through both passes, so a residual's buffer lives from the forward step that makes it
+// to the last backward step that reads it, and the layout's predicted peak is that of the whole
+// training step.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "rematkit/arena_layout.hpp"
+#include "rematkit/backend_kernel.hpp"
+#include "rematkit/linearize.hpp"
+
+namespace rematkit {
+
+// Which passes a program runs.
+enum class Passes { kForwardAndBackward, kForwardOnly };
+
+// Where constants and arguments come from.
+enum class InputMode {
+  kLoadedEachRun,  // load steps convert the given tensors on the step that first reads them (one-off runs)
+  kResident,       // each has a buffer for the whole step, written by the caller and kept between runs
+};
+
+enum class StepKind {
+  kLoad,     // fills a buffer from outside the program: a constant, an argument, a cotangent, a literal
+  kKernel,   // runs one equation's prepared kernel
+  kReadout,  // the end of a pass: the buffers holding its results (outputs, then gradients)
+};
+
+enum class Pass { kForward, kBackward };
+
+// What a load step fills its buffer with.
+struct LoadSource {
+  enum class Kind { kConstant, kArgument, kCotangentSeed, kLiteral };
+  Kind kind = Kind::kLiteral;
+  size_t index = 0;     // into the constants, arguments or outputs (whose cotangent it is)
+  double literal = 0.0;  // kLiteral's value, for every element
+};
+
+struct Step {
+  StepKind kind = StepKind::kKernel;
+  Pass pass = Pass::kForward;
+  LoadSource load;                        // kLoad: what fills outputs[0]
+  int equation = -1;                      // kKernel: the graph equation it runs
+  const PreparedKernel* kernel = nullptr; // kKernel: owned by the program
+  std::vector<int> inputs;                // buffers read; a readout's results (-1: no gradient)
+  std::vector<int> outputs;               // buffers written
+  std::vector<int> acquire, release;      // buffers whose lifetime starts / ends at this step
+};
+
+class StepProgram {
+ public:
+  StepProgram(StepProgram&&) noexcept;
+  StepProgram& operator=(StepProgram&&) noexcept;
+  ~StepProgram();
+
+  const Linearization& linearization() const { return *lin_; }
+  Passes passes() const { return passes_; }
+  InputMode input_mode() const { return inputs_; }
+  const std::vector<Step>& steps() const { return steps_; }
+  const ArenaLayout& layout() const { return layout_; }
+  const Type& buffer_type(int buffer) const { return buffer_types_.at(static_cast<size_t>(buffer)); }
+  // The buffers the readouts read: per output, and per argument (-1 for no gradient; none for a
+  // forward-only program).
+  const std::vector<int>& output_buffers() const { return output_buffers_; }
+  const std::vector<int>& gradient_buffers() const { return gradient_buffers_; }
+  // kResident: the whole-step buffer of constant or argument `index`.
+  int constant_buffer(size_t index) const { return constant_buffers_.at(index); }
+  int argument_buffer(size_t index) const { return argument_buffers_.at(index); }
+  // Values whose forward buffer stays alive into the backward pass: what the program really keeps.
+  const std::vector<ValueId>& kept_values() const { return kept_; }
+
+ private:
+  friend StepProgram build_step_program(const Linearization&, const BackendOptions&, Passes, InputMode);
+  StepProgram() = default;
+
+  const Linearization* lin_ = nullptr;
+  Passes passes_ = Passes::kForwardAndBackward;
+  InputMode inputs_ = InputMode::kLoadedEachRun;
+  std::vector<std::unique_ptr<PreparedKernel>> kernels_;  // the kernel steps point at these
+  std::vector<Step> steps_;
+  std::vector<Type> buffer_types_;
+  ArenaLayout layout_;
+  std::vector<int> output_buffers_, gradient_buffers_, constant_buffers_, argument_buffers_;
+  std::vector<ValueId> kept_;
+};
+
+// Binds every equation of the passes to a backend (the first in `backends` that runs it), gives
+// every definition of a value its own buffer (a recomputed value is defined again in the backward
+// pass), and lays out the buffers by their lifetimes. A bad-input Error if a backend is unknown or
+// none runs an equation. `lin` must outlive the program.
+StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Passes passes, InputMode inputs);
+
+}  // namespace rematkit

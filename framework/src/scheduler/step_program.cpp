@@ -1,0 +1,195 @@
+#include "rematkit/step_program.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "rematkit/error.hpp"
+
+namespace rematkit {
+namespace {
+
+// Walks the passes in order, appending their steps: before a step reads a value that no step has
+// defined yet, a load step fills a fresh buffer with it. Every definition of a value gets its own
+// buffer (a recomputed value is defined again in the backward pass), whose lifetime is stretched
+// to its last reader.
+class StepProgramBuilder {
+ public:
+  StepProgramBuilder(const Linearization& lin, BackendSet& backends, std::vector<Step>& steps,
+                     std::vector<std::unique_ptr<PreparedKernel>>& kernels)
+      : lin_(lin), g_(lin.graph), backends_(backends), steps_(steps), kernels_(kernels), current_(g_.values.size(), -1) {}
+
+  // Constants and arguments given by the caller, loaded where first read.
+  void load_inputs_where_read() {
+    for (size_t i = 0; i < lin_.constants.size(); ++i)
+      loadable_[lin_.constants[i]] = {LoadSource::Kind::kConstant, i, 0.0};
+    for (size_t i = 0; i < lin_.arguments.size(); ++i)
+      loadable_[lin_.arguments[i]] = {LoadSource::Kind::kArgument, i, 0.0};
+  }
+
+  // A buffer for every constant and argument, alive for the whole step (finish() stretches them).
+  void make_inputs_resident(std::vector<int>& constant_buffers, std::vector<int>& argument_buffers) {
+    for (ValueId v : lin_.constants) residents_.push_back(constant_buffers.emplace_back(new_buffer(v, -1)));
+    for (ValueId v : lin_.arguments) residents_.push_back(argument_buffers.emplace_back(new_buffer(v, -1)));
+  }
+
+  void add_pass(Pass pass, const std::vector<int>& eqns) {
+    for (int e : eqns) {
+      const FlatEquation& eqn = g_.eqns[e];
+      Step step;
+      step.kind = StepKind::kKernel;
+      step.pass = pass;
+      step.equation = e;
+      for (ValueId v : eqn.inputs) step.inputs.push_back(read(v, pass));
+      kernels_.push_back(backends_.bind(g_, eqn));
+      step.kernel = kernels_.back().get();
+      const int index = push(std::move(step));
+      for (int b : steps_[index].inputs) extend(b, index);
+      for (ValueId v : eqn.outputs) steps_[index].outputs.push_back(new_buffer(v, index));
+    }
+  }
+
+  // The pass's results; -1 where there is no value (an argument without a gradient).
+  std::vector<int> add_readout(Pass pass, const std::vector<ValueId>& values) {
+    Step step;
+    step.kind = StepKind::kReadout;
+    step.pass = pass;
+    for (ValueId v : values) step.inputs.push_back(v == kNoValue ? -1 : read(v, pass));
+    const int index = push(std::move(step));
+    for (int b : steps_[index].inputs)
+      if (b >= 0) extend(b, index);
+    return steps_[index].inputs;
+  }
+
+  // The backward pass starts from the residuals and the output cotangents alone.
+  void start_backward() {
+    backward_start_ = static_cast<int>(steps_.size());
+    // Every residual JAX reports stays alive into the backward pass, even one our transposition
+    // never reads (relu's zeros), so that programs account for what JAX keeps.
+    std::vector<int> kept(current_.size(), -1);
+    for (const Residual& r : lin_.residuals) {
+      const int buffer = kept[r.value] = current_[r.value];
+      if (buffer < 0) continue;
+      extend(buffer, backward_start_);
+      if (r.type.space != MemorySpace::kDevice) buffers_[static_cast<size_t>(buffer)].space = r.type.space;
+    }
+    current_ = std::move(kept);
+    std::map<ValueId, LoadSource> given_residuals;  // kept arguments the forward pass never read
+    for (const Residual& r : lin_.residuals)
+      if (current_[r.value] < 0 && loadable_.count(r.value)) given_residuals[r.value] = loadable_[r.value];
+    loadable_ = std::move(given_residuals);
+    for (size_t i = 0; i < lin_.cotangent_seeds.size(); ++i)
+      if (lin_.cotangent_seeds[i] != kNoValue)
+        loadable_[lin_.cotangent_seeds[i]] = {LoadSource::Kind::kCotangentSeed, i, 0.0};
+  }
+
+  // Buffers alive from the forward into the backward pass. Resident inputs count only as residuals,
+  // not for being resident: call before finish() stretches them.
+  std::vector<ValueId> kept_values() const {
+    std::vector<ValueId> kept;
+    if (backward_start_ < 0) return kept;
+    for (size_t b = 0; b < buffers_.size(); ++b)
+      if (buffers_[b].first_step < backward_start_ && buffers_[b].last_step >= backward_start_) kept.push_back(defined_[b]);
+    return kept;
+  }
+
+  // Resident inputs, and the outputs of a resident program (read after the run), live through the
+  // last step; then every buffer is released after its last step.
+  void finish(const std::vector<int>& resident_outputs) {
+    const int last_step = static_cast<int>(steps_.size()) - 1;
+    for (int b : residents_) {
+      buffers_[static_cast<size_t>(b)].first_step = 0;
+      buffers_[static_cast<size_t>(b)].last_step = last_step;
+      steps_.front().acquire.push_back(b);
+    }
+    for (int b : resident_outputs) buffers_[static_cast<size_t>(b)].last_step = last_step;
+    for (size_t b = 0; b < buffers_.size(); ++b)
+      steps_[static_cast<size_t>(buffers_[b].last_step)].release.push_back(static_cast<int>(b));
+  }
+
+  const std::vector<BufferRequest>& buffers() const { return buffers_; }
+  std::vector<Type> buffer_types() const {
+    std::vector<Type> types;
+    for (ValueId v : defined_) types.push_back(g_.values[v].type);
+    return types;
+  }
+
+ private:
+  int push(Step step) {
+    steps_.push_back(std::move(step));
+    return static_cast<int>(steps_.size()) - 1;
+  }
+
+  // A buffer for v's definition at step `step` (-1: a resident input, placed by finish()).
+  int new_buffer(ValueId v, int step) {
+    buffers_.push_back(BufferRequest{g_.values[v].type.bytes(), std::max(step, 0), std::max(step, 0), MemorySpace::kDevice});
+    defined_.push_back(v);
+    const int buffer = static_cast<int>(buffers_.size()) - 1;
+    if (step >= 0) steps_[static_cast<size_t>(step)].acquire.push_back(buffer);
+    return current_[v] = buffer;
+  }
+
+  void extend(int buffer, int step) {
+    BufferRequest& b = buffers_[static_cast<size_t>(buffer)];
+    b.last_step = std::max(b.last_step, step);
+  }
+
+  // The buffer holding v's value now, loading it first if nothing defined it yet.
+  int read(ValueId v, Pass pass) {
+    if (current_[v] >= 0) return current_[v];
+    const Value& value = g_.values[v];
+    Step load;
+    load.kind = StepKind::kLoad;
+    load.pass = pass;
+    if (value.origin == ValueOrigin::kLiteral) load.load = {LoadSource::Kind::kLiteral, 0, value.literal};
+    else if (auto it = loadable_.find(v); it != loadable_.end()) load.load = it->second;
+    else
+      internal_error(std::string("the ") + (pass == Pass::kForward ? "forward" : "backward") +
+                     " pass reads a value of type " + value.type.str() + " that it neither computes nor is given");
+    const int index = push(std::move(load));
+    steps_[static_cast<size_t>(index)].outputs.push_back(new_buffer(v, index));
+    return current_[v];
+  }
+
+  const Linearization& lin_;
+  const FlatGraph& g_;
+  BackendSet& backends_;
+  std::vector<Step>& steps_;
+  std::vector<std::unique_ptr<PreparedKernel>>& kernels_;
+  std::vector<int> current_;  // per value: the buffer of its definition in reach, or -1
+  std::map<ValueId, LoadSource> loadable_;
+  std::vector<BufferRequest> buffers_;
+  std::vector<ValueId> defined_;  // per buffer: its value
+  std::vector<int> residents_;
+  int backward_start_ = -1;
+};
+
+}  // namespace
+
+StepProgram::StepProgram(StepProgram&&) noexcept = default;
+StepProgram& StepProgram::operator=(StepProgram&&) noexcept = default;
+StepProgram::~StepProgram() = default;
+
+StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Passes passes, InputMode inputs) {
+  StepProgram program;
+  program.lin_ = &lin;
+  program.passes_ = passes;
+  program.inputs_ = inputs;
+  BackendSet backend_set(backends);
+  StepProgramBuilder builder(lin, backend_set, program.steps_, program.kernels_);
+  if (inputs == InputMode::kResident) builder.make_inputs_resident(program.constant_buffers_, program.argument_buffers_);
+  else builder.load_inputs_where_read();
+  builder.add_pass(Pass::kForward, lin.forward);
+  program.output_buffers_ = builder.add_readout(Pass::kForward, lin.outputs);
+  if (passes == Passes::kForwardAndBackward) {
+    builder.start_backward();
+    builder.add_pass(Pass::kBackward, lin.backward);
+    program.gradient_buffers_ = builder.add_readout(Pass::kBackward, lin.gradients);
+    program.kept_ = builder.kept_values();
+  }
+  builder.finish(inputs == InputMode::kResident ? program.output_buffers_ : std::vector<int>{});
+  program.layout_ = layout_buffers(builder.buffers());
+  program.buffer_types_ = builder.buffer_types();
+  return program;
+}
+
+}  // namespace rematkit

@@ -1,0 +1,218 @@
+#include "rematkit/step_runner.hpp"
+
+#include <tbb/task_arena.h>
+
+#include "rematkit/error.hpp"
+
+namespace rematkit {
+namespace {
+
+void fill_buffer(const Type& type, double value, void* data) {
+  for (int64_t i = 0; i < type.num_elements(); ++i) {
+    switch (type.dtype) {
+      case DType::kF32: static_cast<float*>(data)[i] = static_cast<float>(value); break;
+      case DType::kI32: static_cast<int32_t*>(data)[i] = static_cast<int32_t>(value); break;
+      case DType::kBool: static_cast<uint8_t*>(data)[i] = value != 0; break;
+    }
+  }
+}
+
+void write_buffer(const Tensor& t, void* data) {
+  for (int64_t i = 0; i < t.size(); ++i) {
+    switch (t.type.dtype) {
+      case DType::kF32: static_cast<float*>(data)[i] = static_cast<float>(t.data[i]); break;
+      case DType::kI32: static_cast<int32_t*>(data)[i] = static_cast<int32_t>(t.data[i]); break;
+      case DType::kBool: static_cast<uint8_t*>(data)[i] = t.data[i] != 0; break;
+    }
+  }
+}
+
+Tensor buffer_to_tensor(const Type& type, const void* data) {
+  Tensor t{type, std::vector<double>(static_cast<size_t>(type.num_elements()))};
+  for (int64_t i = 0; i < t.size(); ++i) {
+    switch (type.dtype) {
+      case DType::kF32: t.data[i] = static_cast<const float*>(data)[i]; break;
+      case DType::kI32: t.data[i] = static_cast<const int32_t*>(data)[i]; break;
+      case DType::kBool: t.data[i] = static_cast<const uint8_t*>(data)[i]; break;
+    }
+  }
+  return t;
+}
+
+// A caller's index into something the program has `count` of; a bad-input Error past the end.
+void check_index(size_t count, const char* what, size_t index) {
+  if (index >= count)
+    fail("the program has " + std::to_string(count) + " " + what + "s; there is no " + what + " " + std::to_string(index));
+}
+
+// The caller's tensors against the program's binders: count, shape and element count.
+void check_tensors(const char* what, const std::vector<Tensor>& given, const std::vector<ValueId>& values,
+                   const FlatGraph& graph) {
+  if (given.size() != values.size())
+    fail("the program takes " + std::to_string(values.size()) + " " + what + "s, not " + std::to_string(given.size()));
+  for (size_t i = 0; i < given.size(); ++i) {
+    const Type& expected = graph.values[values[i]].type;
+    if (given[i].type.shape != expected.shape || given[i].size() != expected.num_elements())
+      fail(std::string(what) + " " + std::to_string(i) + " is " + given[i].type.str() + " where the program has " +
+           expected.str());
+  }
+}
+
+}  // namespace
+
+struct StepRunner::Threads {
+  explicit Threads(int count) : arena(count) {}
+  tbb::task_arena arena;
+};
+
+StepRunner::StepRunner(StepProgram program, int threads) : program_(std::move(program)) {
+  arena_ = std::make_unique<Arena>(program_.layout());
+  for (const Step& step : program_.steps()) {
+    std::vector<const void*>& in = input_data_.emplace_back();
+    std::vector<void*>& out = output_data_.emplace_back();
+    for (int b : step.inputs) in.push_back(b < 0 ? nullptr : arena_->data(b));
+    for (int b : step.outputs) out.push_back(arena_->data(b));
+  }
+  if (threads > 0) threads_ = std::make_unique<Threads>(threads);
+}
+
+StepRunner::~StepRunner() = default;
+StepRunner::StepRunner(StepRunner&&) noexcept = default;
+StepRunner& StepRunner::operator=(StepRunner&&) noexcept = default;
+
+int64_t StepRunner::measured_peak(MemorySpace space) const { return measured_peak_[static_cast<size_t>(space)]; }
+
+void* StepRunner::buffer_data(int buffer) const { return arena_->data(buffer); }
+
+Tensor StepRunner::read_buffer(int buffer) const { return buffer_to_tensor(program_.buffer_type(buffer), arena_->data(buffer)); }
+
+void StepRunner::run_steps(const RunIo& io, const std::function<void()>& then) {
+  auto work = [&] {
+    const std::vector<Step>& steps = program_.steps();
+    arena_->reset_marks();
+    for (size_t s = 0; s < steps.size(); ++s) {
+      const Step& step = steps[s];
+      for (int b : step.acquire) arena_->acquire(b);
+      switch (step.kind) {
+        case StepKind::kKernel: step.kernel->execute(input_data_[s], output_data_[s]); break;
+        case StepKind::kLoad: {
+          const Type& type = program_.buffer_type(step.outputs[0]);
+          const LoadSource& load = step.load;
+          const Tensor* given = nullptr;
+          switch (load.kind) {
+            case LoadSource::Kind::kConstant: given = &io.constants->at(load.index); break;
+            case LoadSource::Kind::kArgument: given = &io.arguments->at(load.index); break;
+            case LoadSource::Kind::kCotangentSeed: given = io.cotangents ? &io.cotangents->at(load.index) : nullptr; break;
+            case LoadSource::Kind::kLiteral: break;
+          }
+          if (given) write_buffer(*given, output_data_[s][0]);
+          else fill_buffer(type, load.kind == LoadSource::Kind::kLiteral ? load.literal : 1.0, output_data_[s][0]);
+          break;
+        }
+        case StepKind::kReadout:
+          if (io.results) {
+            for (int b : step.inputs) {
+              if (step.pass == Pass::kForward) io.results->outputs.push_back(read_buffer(b));
+              else if (b < 0) io.results->gradients.emplace_back();
+              else io.results->gradients.emplace_back(read_buffer(b));
+            }
+          }
+          break;
+      }
+      for (int b : step.release) arena_->release(b);
+    }
+    for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost})
+      measured_peak_[static_cast<size_t>(space)] = arena_->high_water(space);
+    if (then) then();
+  };
+  if (threads_) threads_->arena.execute(work);
+  else work();
+}
+
+OneShotRunner::OneShotRunner(const Linearization& lin, const BackendOptions& backends, Passes passes)
+    : StepRunner(build_step_program(lin, backends, passes, InputMode::kLoadedEachRun), backends.threads) {}
+
+GradientResult OneShotRunner::run(const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments,
+                                  const std::vector<Tensor>* cotangents) {
+  const Linearization& lin = program().linearization();
+  check_tensors("constant", constants, lin.constants, lin.graph);
+  check_tensors("argument", arguments, lin.arguments, lin.graph);
+  if (cotangents) check_tensors("output cotangent", *cotangents, lin.outputs, lin.graph);
+  GradientResult result;
+  run_steps(RunIo{&constants, &arguments, cotangents, &result}, nullptr);
+  return result;
+}
+
+ResidentRunner::ResidentRunner(const Linearization& lin, const BackendOptions& backends)
+    : StepRunner(build_step_program(lin, backends, Passes::kForwardAndBackward, InputMode::kResident), backends.threads) {}
+
+namespace {
+
+void write_resident(const Type& planned, const char* what, size_t index, const Tensor& value, void* data) {
+  if (value.type.shape != planned.shape || value.size() != planned.num_elements())
+    fail(std::string(what) + " " + std::to_string(index) + " has shape " + value.type.str() + " where the program has " +
+         planned.str());
+  write_buffer(value, data);
+}
+
+}  // namespace
+
+void ResidentRunner::write_constant(size_t index, const Tensor& value) {
+  check_index(program().linearization().constants.size(), "constant", index);
+  const int b = program().constant_buffer(index);
+  write_resident(program().buffer_type(b), "constant", index, value, buffer_data(b));
+}
+
+void ResidentRunner::write_argument(size_t index, const Tensor& value) {
+  check_index(program().linearization().arguments.size(), "argument", index);
+  const int b = program().argument_buffer(index);
+  write_resident(program().buffer_type(b), "argument", index, value, buffer_data(b));
+}
+
+void* ResidentRunner::argument_data(size_t index) {
+  check_index(program().linearization().arguments.size(), "argument", index);
+  return buffer_data(program().argument_buffer(index));
+}
+
+void ResidentRunner::run(const std::function<void()>& then) { run_steps(RunIo{}, then); }
+
+const void* ResidentRunner::output_data(size_t index) const {
+  check_index(program().output_buffers().size(), "output", index);
+  return buffer_data(program().output_buffers()[index]);
+}
+
+const void* ResidentRunner::gradient_data(size_t index) const {
+  check_index(program().gradient_buffers().size(), "argument", index);
+  const int b = program().gradient_buffers()[index];
+  return b < 0 ? nullptr : buffer_data(b);
+}
+
+Tensor ResidentRunner::read_argument(size_t index) const {
+  check_index(program().linearization().arguments.size(), "argument", index);
+  return read_buffer(program().argument_buffer(index));
+}
+
+Tensor ResidentRunner::read_output(size_t index) const {
+  check_index(program().output_buffers().size(), "output", index);
+  return read_buffer(program().output_buffers()[index]);
+}
+
+std::optional<Tensor> ResidentRunner::read_gradient(size_t index) const {
+  check_index(program().gradient_buffers().size(), "argument", index);
+  const int b = program().gradient_buffers()[index];
+  if (b < 0) return std::nullopt;
+  return read_buffer(b);
+}
+
+std::vector<Tensor> run_forward(const Linearization& lin, const std::vector<Tensor>& constants,
+                                const std::vector<Tensor>& arguments, const BackendOptions& backends) {
+  return OneShotRunner(lin, backends, Passes::kForwardOnly).run(constants, arguments).outputs;
+}
+
+GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
+                            const std::vector<Tensor>& arguments, const BackendOptions& backends,
+                            const std::vector<Tensor>* cotangents) {
+  return OneShotRunner(lin, backends).run(constants, arguments, cotangents);
+}
+
+}  // namespace rematkit

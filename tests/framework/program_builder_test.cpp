@@ -1,0 +1,37 @@
+// Building programs from C++: a caller's mistakes are bad-input errors naming what is wrong.
+#include "rematkit/program_builder.hpp"
+
+#include <gtest/gtest.h>
+
+#include "rematkit/error.hpp"
+
+namespace rematkit {
+namespace {
+
+// The message of the bad-input Error `call` throws ("" if it throws none or another kind).
+template <typename Call>
+std::string usage_error(Call call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.kind() == ErrorKind::kBadInput ? e.what() : "internal: " + std::string(e.what());
+  }
+  return "";
+}
+
+TEST(ProgramBuilder, CallerMistakesAreUsageErrors) {
+  ProgramBuilder b;
+  const Atom x = b.argument("x", Type{DType::kF32, {2}});
+  b.argument("y", Type{DType::kF32, {2}});
+  EXPECT_EQ(usage_error([&] { b.call(Prim::kSin, Program{}, {x}); }),
+            "program builder: call() builds pjit and checkpoint, not sin (use emit())");
+  EXPECT_EQ(usage_error([&] { b.emit(Prim::kCheckpoint, {x}); }),
+            "<builder>:1: checkpoint's types come from its sub-program (build it with ProgramBuilder::call)");
+  for (const std::vector<size_t>& order : {std::vector<size_t>{0}, {0, 0}, {0, 2}})
+    EXPECT_EQ(usage_error([&] { b.reorder_arguments(order); }),
+              "program builder: reorder_arguments needs a permutation of the arguments' positions");
+  EXPECT_EQ(usage_error([&] { b.reorder_arguments({1, 0}); }), "");
+}
+
+}  // namespace
+}  // namespace rematkit
