@@ -389,8 +389,15 @@ void kernel_destroy(rk_kernel* kernel) { delete reinterpret_cast<Kernel*>(kernel
 const rk_backend_api kBackend = {sizeof(rk_backend_api), "highway", RK_BACKEND_THREAD_SAFE, &create, &destroy,
                                  &supports, &prepare, &execute, &kernel_destroy};
 const rk_backend_api* const kBackends[] = {&kBackend};
+// Says which SIMD target the kernels dispatch to on this CPU (REMATKIT_LOG=1 shows it).
+rk_error* initialize(const rk_host_api* host) {
+  rematkit::plugin::remember_host(host);
+  rematkit::plugin::log(RK_LOG_INFO, std::string("highway: kernels dispatch to ") + rematkit::hwy_backend::chosen_target());
+  return nullptr;
+}
+
 const rk_plugin_api kApi = {sizeof(rk_plugin_api), {RK_ABI_MAJOR, RK_ABI_MINOR}, "highway-backend", "0.1.0",
-                            &rematkit::plugin::remember_host, 0, nullptr, 1, kBackends};
+                            &initialize, 0, nullptr, 1, kBackends};
 
 }  // namespace
 

@@ -240,6 +240,8 @@ rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
         throw ArgumentError("the onednn backend takes one option, num_threads=N (N >= 1)");
       backend->threads = static_cast<int>(options[i].int_value);
     }
+    rematkit::plugin::log(RK_LOG_DEBUG, "onednn: an OpenMP team of up to " + std::to_string(backend->threads) +
+                                            " thread(s) per product");
     *out = reinterpret_cast<rk_backend*>(backend.release());
   });
 }

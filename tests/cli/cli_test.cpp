@@ -260,13 +260,30 @@ TEST_F(CliTest, PluginsListsPluginsAndProblems) {
   const CliRun r = run(std::string("plugins --plugin-path ") + REMATKIT_FIXTURE_DIR);
   EXPECT_EQ(r.exit_code, 0) << r.err;  // problems are listed, not fatal
   EXPECT_NE(r.out.find("jax-policies 1.0.0 (ABI 1.1) "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("  policies: any_of, all_of, not_, save_if_bytes_at_least\n"), std::string::npos) << r.out;
+  // Each policy as it is called; one from a plugin built before ABI 1.1 has no signature to show.
+  EXPECT_NE(r.out.find("  policies:\n    any_of(p1, p2, ...)\n    all_of(p1, p2, ...)\n    not_(p)\n"
+                       "    save_if_bytes_at_least(p, N)\n  backends: -\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("    save_only_these_names('a', ...)\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("fixture-older-minor 0.1 (ABI 1.0) "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("    fixture_older_minor  (no signature)\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("problem: " + std::string(REMATKIT_FIXTURE_DIR) +
                        "/librk_fixture_abi_major_2.so: plugin ABI 2.0 is incompatible"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("librk_fixture_no_entry.so: no rk_plugin_get_api symbol"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, PluginsLogThroughTheHostWhenAsked) {
+  // The host shows a plugin's info lines only with REMATKIT_LOG set; the highway backend says where
+  // its kernels dispatch.
+  const std::string line = "rematkit plugin: highway: kernels dispatch to ";
+  EXPECT_EQ(run("plugins").err.find(line), std::string::npos);
+  ::setenv("REMATKIT_LOG", "1", 1);
+  const CliRun r = run("plugins");
+  ::unsetenv("REMATKIT_LOG");
+  EXPECT_NE(r.err.find(line), std::string::npos) << r.err;
 }
 
 TEST_F(CliTest, PluginOptionLoadsAPolicyOrFailsCleanly) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "rematkit/primitive_params.hpp"
+#include "rematkit/residual_report.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {
@@ -96,6 +97,66 @@ TEST(Policies, ArgumentErrors) {
                      "dot_general")
                 .find("the return value of the policies should be a boolean"),
             std::string::npos);
+}
+
+// x -> sin -> dot with W: the dot's output is what the offload policies decide on.
+const char* kSinThenDot = R"({ lambda ; x:f32[4] w:f32[4,4]. let
+    s:f32[4] = sin x
+    y:f32[4] = dot_general[dimension_numbers=(([0], [0]), ([], []))] s w
+    z:f32[4] = sin y
+  in (z,) })";
+
+TEST(Policies, OffloadableKeepsItsCopyWhereItsDestinationSays) {
+  const Program program = parse_program(kSinThenDot, "p");
+  auto dot_residual = [&](const std::string& spec) {
+    const Linearization lin = linearize_with(program, spec);
+    for (const Residual& r : lin.residuals)
+      if (lin.graph.values[r.value].origin == ValueOrigin::kEquation &&
+          lin.graph.eqns[lin.graph.values[r.value].producer].prim == Prim::kDotGeneral)
+        return r.type;
+    ADD_FAILURE() << spec << " kept no dot";
+    return Type{};
+  };
+  EXPECT_EQ(dot_residual("offload_dot_with_no_batch_dims('device', 'pinned_host')").space, MemorySpace::kPinnedHost);
+  // JAX's Offloadable(src='device', dst='device'): the copy stays on the device.
+  EXPECT_EQ(dot_residual("offload_dot_with_no_batch_dims('device', 'device')").space, MemorySpace::kDevice);
+  const Linearization lin = linearize_with(program, "offload_dot_with_no_batch_dims('device', 'pinned_host')");
+  EXPECT_NE(format_residual_report(lin, true).find(
+                "answered Offloadable(device to pinned_host) for dot_general in the checkpoint"),
+            std::string::npos)
+      << format_residual_report(lin, true);
+}
+
+TEST(Policies, AnOffloadFromWhereTheValueIsNotIsAnError) {
+  // JAX asserts that an Offloadable's src is the memory the value lives in.
+  try {
+    linearize_with(parse_program(kSinThenDot, "p.jaxpr"), "offload_dot_with_no_batch_dims('pinned_host', 'device')");
+    FAIL() << "an offload from pinned_host of a value computed on the device was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
+    EXPECT_EQ(std::string(e.what()),
+              "p.jaxpr:3:16: policy offload_dot_with_no_batch_dims('pinned_host', 'device') offloads dot_general's output "
+              "from pinned_host memory, but it is computed in device memory");
+  }
+}
+
+TEST(Policies, StrengthIsKeptAndReported) {
+  const Program program = parse_program(kSinThenDot, "p");
+  for (const char* spec : {"save_cos_only", "prefer_saving_cos"}) {
+    SCOPED_TRACE(spec);
+    const Linearization lin = linearize_with(program, spec);
+    const bool preferred = std::string(spec) == "prefer_saving_cos";
+    int cosines = 0;
+    for (size_t e = 0; e < lin.graph.eqns.size(); ++e) {
+      if (lin.graph.eqns[e].prim != Prim::kCos || !lin.graph.is_known(lin.graph.eqns[e])) continue;
+      ++cosines;
+      EXPECT_EQ(lin.decisions[e].decision, Decision::kSaveable);
+      EXPECT_EQ(lin.decisions[e].strength, preferred ? Strength::kPrefer : Strength::kMust);
+    }
+    EXPECT_EQ(cosines, 2);  // sin's JVP coefficients, one per sin
+    const std::string report = format_residual_report(lin, true);
+    EXPECT_EQ(report.find("answered Saveable (a preference) for cos") != std::string::npos, preferred) << report;
+  }
 }
 
 }  // namespace

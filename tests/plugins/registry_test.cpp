@@ -4,7 +4,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
+#include "rematkit/backend_kernel.hpp"
 #include "rematkit/plugin_registry.hpp"
 #include "rematkit/primitive_params.hpp"
 #include "rematkit/residual_report.hpp"
@@ -179,6 +181,47 @@ TEST(Combinators, ChangeResidualsAsTheirPartsSay) {
   const std::vector<std::string> lines = residual_lines(linearize_with(p, "not_(everything_saveable)"));
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0], "f32[] from the argument x");
+}
+
+}  // namespace
+}  // namespace rematkit::testing
+
+namespace rematkit::testing {
+namespace {
+
+// Runs a neg kernel of `backend` on two threads at once, 30 times each; the first error either
+// reports ("" if none).
+std::string run_on_two_threads(const std::string& plugin, const std::string& backend) {
+  PluginRegistry registry;
+  registry.load(plugin);
+  const Type t{DType::kF32, {8}};
+  BackendInstance first(registry, backend), second(registry, backend);
+  const auto a = first.prepare(Prim::kNeg, {}, {t}, {t}, "neg a");
+  const auto b = second.prepare(Prim::kNeg, {}, {t}, {t}, "neg b");
+  std::string errors[2];
+  auto loop = [&](const PreparedKernel& kernel, std::string& error) {
+    std::vector<float> in(8, 1.0f), out(8);
+    try {
+      for (int i = 0; i < 30; ++i) kernel.execute({in.data()}, {out.data()});
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  };
+  std::thread one(loop, std::cref(*a), std::ref(errors[0])), two(loop, std::cref(*b), std::ref(errors[1]));
+  one.join();
+  two.join();
+  return errors[0].empty() ? errors[1] : errors[0];
+}
+
+TEST(BackendThreadSafety, ABackendWithoutTheFlagRunsOneExecuteAtATime) {
+  EXPECT_EQ(run_on_two_threads(REMATKIT_TEST_SERIAL_BACKEND, "fixture_serial"), "");
+}
+
+TEST(BackendThreadSafety, TheFixtureSeesOverlapsWhereTheFlagAllowsThem) {
+  // The control: the same backend declared thread-safe is called from both threads at once.
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread";
+  EXPECT_NE(run_on_two_threads(REMATKIT_TEST_PARALLEL_BACKEND, "fixture_parallel").find("two executes at once"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -32,9 +32,12 @@ void run_plugins(const PluginsOptions& o) {
   for (const std::string& dir : default_plugin_directories()) registry.load_directory(dir);
   problems.insert(problems.end(), registry.problems().begin(), registry.problems().end());
   for (const PluginInfo& p : registry.plugins()) {
-    std::cout << p.name << " " << p.version << " (ABI " << p.abi_major << "." << p.abi_minor << ") " << p.file << "\n"
-              << "  policies: " << joined(p.policies) << "\n"
-              << "  backends: " << joined(p.backends) << "\n";
+    std::cout << p.name << " " << p.version << " (ABI " << p.abi_major << "." << p.abi_minor << ") " << p.file << "\n";
+    // Each policy as it is called (its signature), or its name where the plugin gives none.
+    std::cout << "  policies:" << (p.policies.empty() ? " -" : "") << "\n";
+    for (const PolicyInfo& policy : p.policies)
+      std::cout << "    " << (policy.signature.empty() ? policy.name + "  (no signature)" : policy.signature) << "\n";
+    std::cout << "  backends: " << joined(p.backends) << "\n";
   }
   for (const PluginProblem& problem : problems) {
     std::string message = problem.message;
@@ -52,8 +55,8 @@ void add_plugins_command(CLI::App& app) {
   cmd->footer(
       "Searches the --plugin files, the --plugin-path folders, then each folder of REMATKIT_PLUGIN_PATH, the\n"
       "plugin folder beside this program (lib/rematkit/plugins), the installed one and the build tree's.\n"
-      "Prints every plugin with its version, ABI version, file, policies and backends; a plugin that cannot\n"
-      "be loaded is listed as a problem with the reason.");
+      "Prints every plugin with its version, ABI version and file, each of its policies as it is called (its\n"
+      "signature), and its backends; a plugin that cannot be loaded is listed as a problem with the reason.");
   add_plugin_option(cmd, o->plugins);
   cmd->add_option("--plugin-path", o->directories, "a folder to search first (repeatable)");
   cmd->callback([o]() { run_plugins(*o); });

@@ -3,6 +3,7 @@
 // each equation to the first of them that runs it.
 #pragma once
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,8 @@ class PreparedKernel {
   std::string backend_, what_;
   std::vector<Type> inputs_, outputs_;
   size_t workspace_bytes_ = 0;
+  // A backend without RK_BACKEND_THREAD_SAFE runs one execute at a time, across all its kernels.
+  std::mutex* one_at_a_time_ = nullptr;
 };
 
 // One backend from a plugin, created once.
@@ -66,6 +69,7 @@ class BackendInstance {
   const struct rk_backend_api* api_;
   rk_backend* backend_ = nullptr;
   std::string name_;
+  std::mutex* one_at_a_time_ = nullptr;  // for a backend that is not thread-safe; shared by its instances
 };
 
 // The backends of a preference list, each created once with the options' thread count.

@@ -46,7 +46,8 @@ struct Linearization {
   std::vector<ValueId> output_tangents; // kNoValue where an output's tangent is zero
 
   std::vector<int> forward;             // equations the forward pass runs, in order
-  std::vector<Decision> decisions;      // per equation: the policy's answer (known equations)
+  std::vector<PolicyAnswer> decisions;  // per equation: the outermost policy's answer (known equations;
+                                        // Saveable where no checkpoint decides)
   std::vector<Residual> residuals;      // in print_saved_residuals order
   std::vector<int> recomputed;          // known equations the backward pass runs again, in order (an
                                         // equation inside nested checkpoints may run more than once)

@@ -10,13 +10,20 @@ struct rk_backend_api;
 
 namespace rematkit {
 
+// A plugin's policy: its name, and how to call it (empty when the plugin predates ABI 1.1 or
+// gives none).
+struct PolicyInfo {
+  std::string name;
+  std::string signature;
+};
+
 // A loaded plugin, as `rematkit plugins` lists it.
 struct PluginInfo {
   std::string file;       // as loaded
   std::string name;       // the plugin's own name
   std::string version;    // the plugin's own version
   int abi_major = 0, abi_minor = 0;
-  std::vector<std::string> policies;
+  std::vector<PolicyInfo> policies;
   std::vector<std::string> backends;
 };
 

@@ -11,6 +11,7 @@
 // enclosing backward pass recomputes (jax-checkpoint.md section 2.4).
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "passes.hpp"
 
@@ -23,7 +24,7 @@ class PartialEvaluator {
 
   std::vector<BackwardStep> run() {
     find_live_tangents();
-    lin_.decisions.assign(g_.eqns.size(), Decision::kSaveable);
+    lin_.decisions.assign(g_.eqns.size(), PolicyAnswer::saveable(true));
     std::vector<char> all_known(g_.eqns.size(), 0);
     for (size_t e = 0; e < g_.eqns.size(); ++e) all_known[e] = g_.is_known(g_.eqns[e]);
     evaluate_level(0, all_known, live_tangents_);
@@ -47,15 +48,15 @@ class PartialEvaluator {
   }
 
   // Checkpoint `child`'s policy on equation `e`; the top level's answers are kept for reports.
-  Decision decide(int child, int e) {
-    auto [it, fresh] = cache_.try_emplace({child, e}, Decision::kSaveable);
+  PolicyAnswer decide(int child, int e) {
+    auto [it, fresh] = cache_.try_emplace({child, e}, PolicyAnswer::saveable(true));
     if (!fresh) return it->second;
     const FlatEquation& eqn = g_.eqns[e];
     std::vector<Type> in, out;
     for (ValueId v : eqn.inputs) in.push_back(g_.values[v].type);
     for (ValueId v : eqn.outputs) out.push_back(g_.values[v].type);
     try {
-      it->second = g_.regions[child].policy->decide(EquationView{prim_name(eqn.prim), eqn.params, in, out}).decision;
+      it->second = g_.regions[child].policy->decide(EquationView{prim_name(eqn.prim), eqn.params, in, out});
     } catch (const Error& err) {
       if (err.kind() != ErrorKind::kBadInput) throw;
       fail_at(eqn.where, err.what());
@@ -63,12 +64,26 @@ class PartialEvaluator {
     return it->second;
   }
 
+  // Offloadable(src, dst): the value, computed in src, is kept as a copy in dst and brought back to
+  // src for the backward pass (partial_eval.py, _partial_eval_jaxpr_custom_cached: JAX asserts that
+  // src is where the value lives).
+  MemorySpace offload_destination(int child, int e, ValueId v, const PolicyAnswer& answer) const {
+    const MemorySpace lives_in = g_.values[v].type.space;
+    if (answer.offload_src != lives_in)
+      fail_at(g_.eqns[e].where, "policy " + g_.regions[child].policy->spec() + " offloads " +
+                                    std::string(prim_name(g_.eqns[e].prim)) + "'s output from " +
+                                    std::string(memory_space_name(answer.offload_src)) + " memory, but it is computed in " +
+                                    std::string(memory_space_name(lives_in)) + " memory");
+    return answer.offload_dst;
+  }
+
   // Partially evaluates level `scope`: `computable` are the known equations its phase may run, `tangents` the
   // live tangent equations inside it (program order).
   void evaluate_level(int scope, const std::vector<char>& computable, const std::vector<int>& tangents) {
     const bool top = scope == 0;
     const size_t n_values = g_.values.size();
-    std::vector<char> handed_over(n_values, 0), offloaded(n_values, 0);
+    std::vector<char> handed_over(n_values, 0);
+    std::vector<std::optional<MemorySpace>> offloaded_to(n_values);
     std::vector<int> reader(n_values, -1);
     std::map<int, std::vector<char>> child_computable;
     std::map<int, std::vector<int>> child_tangents;
@@ -83,15 +98,15 @@ class PartialEvaluator {
       if (value.origin == ValueOrigin::kEquation) {
         const int p = value.producer;
         if (computable[p] && g_.within(g_.eqns[p].scope, child)) {
-          const Decision d = decide(child, p);
-          if (top) lin_.decisions[p] = d;
-          if (d == Decision::kRecompute) {
+          const PolicyAnswer answer = decide(child, p);
+          if (top) lin_.decisions[p] = answer;
+          if (answer.decision == Decision::kRecompute) {
             auto& mine = child_computable[child];
             if (mine.empty()) mine.assign(g_.eqns.size(), 0);
             mine[p] = 1;
             return;
           }
-          if (d == Decision::kOffloadable) offloaded[v] = 1;
+          if (answer.decision == Decision::kOffloadable) offloaded_to[v] = offload_destination(child, p, v, answer);
         }
       }
       hand_over(v, by);
@@ -133,7 +148,7 @@ class PartialEvaluator {
 
     if (top) {
       lin_.forward = phase;
-      record_residuals(handed_over, offloaded, reader);
+      record_residuals(handed_over, offloaded_to, reader);
     } else {
       for (int e : phase) {
         steps_.push_back(BackwardStep{true, e});
@@ -159,7 +174,8 @@ class PartialEvaluator {
   }
 
   // Report order: constants, arguments (binder order), then equation outputs in program order.
-  void record_residuals(const std::vector<char>& kept, const std::vector<char>& offloaded, const std::vector<int>& reader) {
+  void record_residuals(const std::vector<char>& kept, const std::vector<std::optional<MemorySpace>>& offloaded_to,
+                        const std::vector<int>& reader) {
     std::vector<ValueId> order;
     for (ValueId v : lin_.constants)
       if (kept[v]) order.push_back(v);
@@ -171,7 +187,7 @@ class PartialEvaluator {
       Residual r;
       r.value = v;
       r.type = g_.values[v].type;
-      if (offloaded[v]) r.type.space = MemorySpace::kPinnedHost;
+      if (offloaded_to[v]) r.type.space = *offloaded_to[v];
       r.first_reader = reader[v];
       r.region = g_.eqns[reader[v]].region;
       lin_.residuals.push_back(r);
@@ -181,7 +197,7 @@ class PartialEvaluator {
   Linearization& lin_;
   const FlatGraph& g_;
   std::vector<int> live_tangents_;
-  std::map<std::pair<int, int>, Decision> cache_;
+  std::map<std::pair<int, int>, PolicyAnswer> cache_;
   std::vector<BackwardStep> steps_;
 };
 

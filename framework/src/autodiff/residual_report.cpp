@@ -32,9 +32,15 @@ std::string why_kept(const Linearization& lin, const Residual& r) {
     return "an input of " + region + ": a checkpoint's inputs are saved by its caller";
   const FlatEquation& producer = g.eqns[v.producer];
   if (producer.region != r.region) return "computed outside " + region + " and passed in: saved by the caller";
-  const std::string answer = lin.decisions[v.producer] == Decision::kOffloadable ? "Offloadable" : "Saveable";
-  return reader_region.policy->spec() + " answered " + answer + " for " + std::string(prim_name(producer.prim)) +
-         " in " + region;
+  const PolicyAnswer& answer = lin.decisions[v.producer];
+  std::string said = answer.decision == Decision::kOffloadable
+                         ? "Offloadable(" + std::string(memory_space_name(answer.offload_src)) + " to " +
+                               std::string(memory_space_name(answer.offload_dst)) + ")"
+                         : "Saveable";
+  // A preference is what a memory-budget solver may overturn; rematkit follows it as given.
+  if (answer.strength == Strength::kPrefer) said += " (a preference)";
+  return reader_region.policy->spec() + " answered " + said + " for " + std::string(prim_name(producer.prim)) + " in " +
+         region;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "rematkit/backend_kernel.hpp"
 
+#include <map>
+
 #include "equation_view.hpp"
 #include "host_api.hpp"
 #include "rematkit/plugin/rk_backend.h"
@@ -15,6 +17,16 @@ Type device(Type t) {
 std::string where_of(const FlatEquation& eqn) {
   return std::string(prim_name(eqn.prim)) + " at " + (eqn.where.file.empty() ? "<program>" : eqn.where.file) + ":" +
          std::to_string(eqn.where.line);
+}
+
+// One mutex per backend that is not thread-safe, for every instance of it in the process.
+std::mutex& serializing_mutex(const rk_backend_api* api) {
+  static std::mutex guard;
+  static std::map<const rk_backend_api*, std::unique_ptr<std::mutex>> mutexes;
+  std::lock_guard<std::mutex> lock(guard);
+  std::unique_ptr<std::mutex>& m = mutexes[api];
+  if (!m) m = std::make_unique<std::mutex>();
+  return *m;
 }
 
 }  // namespace
@@ -39,6 +51,8 @@ void PreparedKernel::execute(const std::vector<const void*>& inputs, const std::
   fill(out_views, outputs_, outputs);
   thread_local std::vector<std::byte> workspace;
   workspace.resize(workspace_bytes_);
+  std::unique_lock<std::mutex> serialized;
+  if (one_at_a_time_) serialized = std::unique_lock<std::mutex>(*one_at_a_time_);
   if (rk_error* error = api_->execute(kernel_, in_views.data(), in_views.size(), out_views.data(), out_views.size(),
                                       workspace.data(), workspace.size()))
     fail("backend '" + backend_ + "' failed on " + what_ + ": " + plugin_host::take_error(error));
@@ -51,6 +65,7 @@ BackendInstance::BackendInstance(const PluginRegistry& plugins, const std::strin
     for (const std::string& b : plugins.backend_names()) known += (known.empty() ? "" : ", ") + b;
     fail("unknown backend '" + name + "' (available: " + (known.empty() ? "none found" : known) + ")");
   }
+  if (!(api_->flags & RK_BACKEND_THREAD_SAFE)) one_at_a_time_ = &serializing_mutex(api_);
   plugin_host::CValues values;
   const std::vector<rk_value> c_options = values.params(options);
   if (rk_error* error = api_->create(c_options.data(), c_options.size(), &backend_))
@@ -73,6 +88,7 @@ std::unique_ptr<PreparedKernel> BackendInstance::prepare(Prim prim, const Params
   k->what_ = what;
   k->inputs_ = inputs;
   k->outputs_ = outputs;
+  k->one_at_a_time_ = one_at_a_time_;
   return k;
 }
 

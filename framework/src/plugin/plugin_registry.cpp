@@ -62,11 +62,12 @@ void PluginRegistry::load(const std::string& path) {
     if (policies_.contains(p->name) || !names.insert(p->name).second) {
       std::string owner = "itself";
       for (const PluginInfo& other : plugins_)
-        if (std::find(other.policies.begin(), other.policies.end(), p->name) != other.policies.end())
-          owner = "plugin '" + other.name + "' (" + other.file + ")";
+        for (const PolicyInfo& policy : other.policies)
+          if (policy.name == p->name) owner = "plugin '" + other.name + "' (" + other.file + ")";
       fail(path + ": policy '" + std::string(p->name) + "' of plugin '" + info.name + "' is already defined by " + owner);
     }
-    info.policies.push_back(p->name);
+    const bool has_signature = RK_HAS_FIELD(p, rk_policy_api, signature) && p->signature;
+    info.policies.push_back(PolicyInfo{p->name, has_signature ? p->signature : ""});
   }
   for (size_t i = 0; i < api->num_backends; ++i) {
     const rk_backend_api* b = api->backends[i];

@@ -32,6 +32,11 @@ inline rk_error* remember_host(const rk_host_api* api) {
   return nullptr;
 }
 
+// A line for the host's log (warnings and errors always show; the rest when REMATKIT_LOG is set).
+inline void log(rk_log_level level, const std::string& message) {
+  if (host() && RK_HAS_FIELD(host(), rk_host_api, log) && host()->log) host()->log(level, message.c_str());
+}
+
 // Thrown inside a plugin for bad policy arguments; becomes RK_INVALID_ARGUMENT with its message.
 struct ArgumentError : std::runtime_error {
   using std::runtime_error::runtime_error;
