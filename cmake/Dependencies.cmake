@@ -1,21 +1,74 @@
-# Third-party packages, all from Debian 12 (scripts/install-deps.sh installs them).
-find_package(nlohmann_json 3.11 CONFIG REQUIRED)   # nlohmann_json::nlohmann_json (inputs files)
-find_package(CLI11 2.1 CONFIG REQUIRED)            # CLI11::CLI11 (the rematkit command line)
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # SHA-1 for Flax's RNG path hashing
-find_package(hwy 1.0 CONFIG REQUIRED)              # hwy::hwy (the Highway backend's SIMD kernels)
-find_package(TBB 2021 CONFIG REQUIRED)             # TBB::tbb (parallel kernels)
-find_package(yaml-cpp 0.7 CONFIG REQUIRED)         # sweep files; Debian's 0.7 exports `yaml-cpp` unnamespaced
-if(NOT TARGET yaml-cpp::yaml-cpp)
+# Third-party packages, all from Debian 12 (scripts/install-deps.sh installs them). The core needs
+# oneTBB alone; every other part is built as its REMATKIT_* option (Options.cmake) says.
+find_package(TBB 2021 CONFIG REQUIRED)  # TBB::tbb: the core's threads
+
+# rematkit_decide(PART FOUND WHAT): sets PART_ENABLED from the part's option and whether what it
+# needs (WHAT, for messages) was found.
+function(rematkit_decide part found what)
+  string(TOUPPER "${${part}}" value)
+  if(value STREQUAL "AUTO")
+    if(found)
+      set(enabled TRUE)
+    else()
+      set(enabled FALSE)
+      message(STATUS "rematkit: not building ${part}: ${what} not found")
+    endif()
+  elseif(${part})
+    if(NOT found)
+      message(FATAL_ERROR "rematkit: ${part}=${${part}} needs ${what}, which was not found")
+    endif()
+    set(enabled TRUE)
+  else()
+    set(enabled FALSE)
+  endif()
+  set(${part}_ENABLED ${enabled} PARENT_SCOPE)
+endfunction()
+
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(NETTLE QUIET IMPORTED_TARGET nettle)  # SHA-1 for Flax's RNG path hashing
+endif()
+rematkit_decide(REMATKIT_FLAX "${NETTLE_FOUND}" "nettle (nettle-dev)")
+
+find_package(nlohmann_json 3.11 CONFIG QUIET)  # inputs and results as JSON
+rematkit_decide(REMATKIT_IO "${nlohmann_json_FOUND}" "nlohmann-json 3.11 (nlohmann-json3-dev)")
+
+find_package(CLI11 2.1 CONFIG QUIET)        # the command line
+find_package(yaml-cpp 0.7 CONFIG QUIET)     # sweep files; Debian's 0.7 exports `yaml-cpp` unnamespaced
+if(yaml-cpp_FOUND AND NOT TARGET yaml-cpp::yaml-cpp)
   add_library(yaml-cpp::yaml-cpp ALIAS yaml-cpp)
 endif()
-if(REMATKIT_BACKEND_ONEDNN)
-  find_package(dnnl 2.6 CONFIG REQUIRED)           # DNNL::dnnl (the oneDNN backend; needs OpenCL's dev files)
-  find_package(OpenMP REQUIRED)                    # OpenMP::OpenMP_CXX (oneDNN's thread count)
+if(CLI11_FOUND AND yaml-cpp_FOUND AND REMATKIT_FLAX_ENABLED AND REMATKIT_IO_ENABLED)
+  set(_rk_tools_found TRUE)
+else()
+  set(_rk_tools_found FALSE)
 endif()
+rematkit_decide(REMATKIT_TOOLS "${_rk_tools_found}" "CLI11 2.1, yaml-cpp 0.7, rematkit::flax and rematkit::io")
+
+find_package(hwy 1.0 CONFIG QUIET)  # hwy::hwy: the Highway backend's SIMD kernels
+rematkit_decide(REMATKIT_BACKEND_HIGHWAY "${hwy_FOUND}" "Highway 1.0 (libhwy-dev)")
+
+string(TOUPPER "${REMATKIT_BACKEND_ONEDNN}" _rk_onednn)
+if(NOT _rk_onednn STREQUAL "OFF" AND NOT _rk_onednn STREQUAL "FALSE" AND NOT _rk_onednn STREQUAL "0")
+  find_package(dnnl 2.6 CONFIG QUIET)  # DNNL::dnnl (needs OpenCL's dev files)
+  find_package(OpenMP QUIET)           # OpenMP::OpenMP_CXX: oneDNN's thread count
+endif()
+if(dnnl_FOUND AND OpenMP_CXX_FOUND)
+  set(_rk_onednn_found TRUE)
+else()
+  set(_rk_onednn_found FALSE)
+endif()
+rematkit_decide(REMATKIT_BACKEND_ONEDNN "${_rk_onednn_found}" "oneDNN 2.6 and OpenMP (libdnnl-dev)")
+
 if(REMATKIT_BUILD_BENCH)
-  find_package(benchmark 1.7 CONFIG REQUIRED)      # benchmark::benchmark_main
+  find_package(benchmark 1.7 CONFIG REQUIRED)  # benchmark::benchmark_main
 endif()
 if(REMATKIT_BUILD_TESTS)
-  find_package(GTest 1.12 CONFIG REQUIRED)         # GTest::gtest_main
+  find_package(GTest 1.12 CONFIG REQUIRED)  # GTest::gtest_main
+  foreach(part REMATKIT_FLAX REMATKIT_IO REMATKIT_TOOLS REMATKIT_BACKEND_HIGHWAY)
+    if(NOT ${part}_ENABLED)
+      message(FATAL_ERROR "rematkit: the tests need ${part}; install what it needs (scripts/install-deps.sh) or "
+                          "configure with -DREMATKIT_BUILD_TESTS=OFF")
+    endif()
+  endforeach()
 endif()

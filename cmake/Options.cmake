@@ -1,8 +1,20 @@
 # Every REMATKIT_* knob in one place.
 option(REMATKIT_BUILD_TESTS "Build the GoogleTest suite" ${PROJECT_IS_TOP_LEVEL})
 option(REMATKIT_BUILD_BENCH "Build the Google Benchmark binaries" ${PROJECT_IS_TOP_LEVEL})
-# LeakSanitizer's tracer crashes at exit while scanning the TLS of libgomp's threads in a dlopen'ed
-# oneDNN (every test passes first), so the sanitizer build leaves this backend out.
-option(REMATKIT_BACKEND_ONEDNN "Build the oneDNN backend plugin" ON)
 option(REMATKIT_WERROR "Treat warnings in rematkit's own code as errors" ON)
 set(REMATKIT_SANITIZE "" CACHE STRING "Sanitizers for rematkit's own code, e.g. address;undefined")
+
+# Parts beyond the core (which needs only oneTBB): each is ON (built; a missing dependency stops the
+# configure), OFF (never built) or AUTO (built when its dependencies are found, the default).
+# Dependencies.cmake decides, setting <PART>_ENABLED.
+function(rematkit_part name description)
+  set(${name} AUTO CACHE STRING "${description}: ON, OFF or AUTO (built when its dependencies are found)")
+  set_property(CACHE ${name} PROPERTY STRINGS ON OFF AUTO)
+endfunction()
+rematkit_part(REMATKIT_FLAX "rematkit::flax: jax.random, Flax's init and ModelBuilder (nettle)")
+rematkit_part(REMATKIT_IO "rematkit::io: programs, inputs and outputs as files (nlohmann-json)")
+rematkit_part(REMATKIT_TOOLS "the rematkit program and its sweeps (CLI11, yaml-cpp, nlohmann-json; needs flax and io)")
+rematkit_part(REMATKIT_BACKEND_HIGHWAY "the Highway SIMD backend plugin (Highway 1.0)")
+# LeakSanitizer's tracer crashes at exit while scanning the TLS of libgomp's threads in a dlopen'ed
+# oneDNN (every test passes first), so the sanitizer build turns this backend OFF.
+rematkit_part(REMATKIT_BACKEND_ONEDNN "the oneDNN backend plugin (oneDNN 2.6 with OpenMP)")

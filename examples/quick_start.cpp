@@ -1,5 +1,6 @@
 // Build a model, see what a checkpoint policy keeps and what memory it plans, and train it.
 #include <rematkit/rematkit.hpp>
+#include <rematkit/flax/model_builder.hpp>
 
 #include <iostream>
 

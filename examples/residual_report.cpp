@@ -2,6 +2,7 @@
 // print_saved_residuals, explained) and the memory plan of a gradient.
 //   residual_report FILE.jaxpr [POLICY]     POLICY checkpoints the whole program
 #include <rematkit/rematkit.hpp>
+#include <rematkit/io/program_file.hpp>
 
 #include <iostream>
 

@@ -2,6 +2,7 @@
 // and the predicted and measured peak memory of a step.
 //   train_mlp [POLICY [STEPS]]     e.g. train_mlp dots_with_no_batch_dims_saveable 5
 #include <rematkit/rematkit.hpp>
+#include <rematkit/flax/model_builder.hpp>
 
 #include <cstdlib>
 #include <iostream>

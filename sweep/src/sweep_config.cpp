@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "rematkit/error.hpp"
-#include "rematkit/text_file.hpp"
+#include "rematkit/io/text_file.hpp"
 
 namespace rematkit::sweep {
 namespace {

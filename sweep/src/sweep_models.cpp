@@ -4,8 +4,9 @@
 #include <memory>
 #include <random>
 
-#include "rematkit/model_builder.hpp"
+#include "rematkit/flax/model_builder.hpp"
 #include "rematkit/program_builder.hpp"
+#include "rematkit/io/program_file.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/primitive_params.hpp"
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <map>
 
@@ -167,11 +166,6 @@ std::vector<SweepRow> merge_shards(const std::vector<std::pair<std::string, std:
     merged.push_back(entry.first);
   }
   return merged;
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!(out << text) || !out.flush()) fail(path + ": cannot write the sweep output");
 }
 
 }  // namespace rematkit::sweep

@@ -1,5 +1,7 @@
-// The public API (rematkit/rematkit.hpp): a model built in C++, planned, differentiated and trained,
-// checked against gradients worked out by hand, and its errors.
+// The public API (rematkit/rematkit.hpp, and ModelBuilder from rematkit::flax): a model built in
+// C++, planned, differentiated and trained, checked against gradients worked out by hand, and its
+// errors.
+#include "rematkit/flax/model_builder.hpp"
 #include "rematkit/rematkit.hpp"
 
 #include <gtest/gtest.h>

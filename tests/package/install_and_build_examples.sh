@@ -60,9 +60,10 @@ check "the custom policy loads" grep -q "^example-primitives 1.0.0 (ABI 1.1) " "
   --policy "save_only_these_primitives('dot_general')" "$source_dir/examples/two_layer.jaxpr" >"$work/custom_residuals.txt"
 check "the custom policy decides" test -s "$work/custom_residuals.txt"
 
-# pkg-config.
+# pkg-config: the quick start builds its model with ModelBuilder, so it takes rematkit-flax (which
+# brings rematkit, the core).
 pc_dir=$(dirname "$(find "$prefix" -name rematkit.pc)")
-flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs rematkit)
+flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs rematkit-flax)
 libdir=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --variable=libdir rematkit)
 # shellcheck disable=SC2086  # the flags are words
 c++ "$source_dir/examples/quick_start.cpp" $flags -Wl,-rpath,"$libdir" -o "$work/quick_start_pkg_config"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Adds a primitive to the table without any rule (REMATKIT_CHECK_UNRULED_PRIMITIVE) and compiles
 # each file of rules: every one must fail, naming the primitive its switch does not handle.
-# Usage: unruled_primitive_check.sh CXX SOURCE_DIR
+# Usage: unruled_primitive_check.sh CXX SOURCE_DIR GENERATED_INCLUDE_DIR
 set -u
 cxx=$1
 src=$2
+generated=$3
 rules=(
   framework/src/ir/type_rules.cpp           # types
   framework/src/autodiff/jvp_rules.cpp      # JVP
@@ -16,7 +17,7 @@ rules=(
 status=0
 for file in "${rules[@]}"; do
   out=$(LC_ALL=C "$cxx" -std=c++20 -fsyntax-only -Werror=switch -DREMATKIT_CHECK_UNRULED_PRIMITIVE \
-        -I"$src/framework/include" -I"$src/plugins/include" -I"$src/framework/src/reference" \
+        -I"$src/framework/include" -I"$generated" -I"$src/plugins/include" -I"$src/framework/src/reference" \
         "$src/$file" 2>&1)
   if [ $? -eq 0 ]; then
     echo "FAIL: $file compiles with a primitive it has no rule for"

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "rematkit/linearize.hpp"
+#include "rematkit/io/program_file.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/tensor.hpp"
 

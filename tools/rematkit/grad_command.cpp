@@ -3,8 +3,9 @@
 #include "commands.hpp"
 #include "rematkit/flops.hpp"
 #include "rematkit/step_runner.hpp"
+#include "rematkit/io/program_file.hpp"
 #include "rematkit/parser.hpp"
-#include "rematkit/tensor_json.hpp"
+#include "rematkit/io/tensor_json.hpp"
 
 namespace rematkit::cli {
 namespace {

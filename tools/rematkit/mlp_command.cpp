@@ -1,13 +1,16 @@
 #include <cmath>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.hpp"
-#include "rematkit/text_file.hpp"
 #include "rematkit/flax/nn_remat_policy.hpp"
+#include "rematkit/io/tensor_json.hpp"
+#include "rematkit/io/text_file.hpp"
 #include "rematkit/printer.hpp"
 #include "rematkit/residual_report.hpp"
-#include "rematkit/tensor_json.hpp"
 
 namespace rematkit::cli {
 namespace {
@@ -25,6 +28,27 @@ struct MlpOptions {
   bool program = false;
   std::vector<std::string> backends{"reference"};
 };
+
+// {"params": {"Dense_0": {"kernel": [[...]], "bias": [...]}, ...}} with every float exact.
+std::string variables_to_json(const std::vector<flax::Variable>& params) {
+  nlohmann::ordered_json root = nlohmann::ordered_json::object();
+  nlohmann::ordered_json& tree = root["params"];
+  tree = nlohmann::ordered_json::object();
+  for (const flax::Variable& v : params) {
+    nlohmann::ordered_json* node = &tree;
+    for (size_t i = 0; i + 1 < v.path.size(); ++i) node = &(*node)[v.path[i]];
+    // Nested lists in row-major order; a float prints as the shortest double that reads back to it.
+    std::function<nlohmann::ordered_json(size_t, size_t&)> nest = [&](size_t dim, size_t& at) {
+      if (dim == v.type.shape.size()) return nlohmann::ordered_json(static_cast<double>(v.value[at++]));
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (int64_t i = 0; i < v.type.shape[dim]; ++i) list.push_back(nest(dim + 1, at));
+      return list;
+    };
+    size_t at = 0;
+    (*node)[v.path.back()] = nest(0, at);
+  }
+  return root.dump();
+}
 
 // "1,2.5,-3" -> floats; every entry must be a number.
 std::vector<float> parse_x_list(const std::string& text) {
@@ -65,7 +89,7 @@ void run_mlp(const MlpOptions& o) {
   const std::vector<float> out = flax::apply_module(module, x, options);
   Tensor output{Type{DType::kF32, {static_cast<int64_t>(out.size())}, MemorySpace::kDevice}, {out.begin(), out.end()}};
   std::cout << tensor_to_json(output) << "\n";
-  if (o.params) std::cout << flax::variables_to_json(module.params) << "\n";
+  if (o.params) std::cout << variables_to_json(module.params) << "\n";
   if (o.program) std::cout << print_program(module.apply) << "\n";
   if (o.residuals) {
     const flax::InitializedModule summed = flax::init_remat_mlp(setup, static_cast<int64_t>(x.size()), options, true);

@@ -2,6 +2,7 @@
 
 #include "commands.hpp"
 #include "rematkit/linearize.hpp"
+#include "rematkit/io/program_file.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/residual_report.hpp"
 

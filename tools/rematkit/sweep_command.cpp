@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "rematkit/text_file.hpp"
+#include "rematkit/io/text_file.hpp"
 #include "rematkit/sweep/sweep_chart.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_output.hpp"
@@ -44,16 +44,17 @@ void report_progress(size_t done, size_t total, const sweep::SweepRow& next) {
 void write_outputs(const std::vector<sweep::SweepRow>& rows, const std::string& csv, const std::string& json,
                    const std::string& charts) {
   std::cout << sweep::format_table(rows) << std::flush;
-  if (!csv.empty()) sweep::write_file(csv, sweep::format_csv(rows));
-  if (!json.empty()) sweep::write_file(json, sweep::format_json(rows));
+  if (!csv.empty()) write_text_file(csv, sweep::format_csv(rows), "sweep output");
+  if (!json.empty()) write_text_file(json, sweep::format_json(rows), "sweep output");
   if (charts.empty()) return;
-  std::error_code ignored;  // write_file names the folder if it still cannot be written
+  std::error_code ignored;  // write_text_file names the file if the folder still cannot be written
   std::filesystem::create_directories(charts, ignored);
   std::vector<std::string> models;
   for (const sweep::SweepRow& row : rows)
     if (std::find(models.begin(), models.end(), row.model) == models.end()) models.push_back(row.model);
   for (const std::string& model : models)
-    sweep::write_file((std::filesystem::path(charts) / sweep::chart_file_name(model)).string(), sweep::format_svg(rows, model));
+    write_text_file((std::filesystem::path(charts) / sweep::chart_file_name(model)).string(), sweep::format_svg(rows, model),
+                    "sweep chart");
 }
 
 void run_sweep_command(const SweepOptions& o) {

@@ -2,12 +2,14 @@
 // from the buffers' lifetimes so that buffers alive at the same step never share bytes. The arena's
 // size is the predicted peak; an Arena running the steps measures the peak it really touches.
 #pragma once
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "rematkit/core_export.hpp"
 #include "rematkit/types.hpp"
 
 namespace rematkit {
@@ -37,16 +39,16 @@ struct ArenaLayout {
 };
 
 // The bytes a buffer takes in an arena: its size rounded up to kBufferAlignment.
-int64_t aligned_bytes(int64_t bytes);
+REMATKIT_CORE_EXPORT int64_t aligned_bytes(int64_t bytes);
 
 // Greedy by size, as TFLite's arena planner and XLA's heap simulator do: the largest buffers are
 // placed first, each in the smallest gap left between the buffers whose lifetimes overlap its own.
 // Deterministic: ties break by first step, then by request order.
-ArenaLayout layout_buffers(std::vector<BufferRequest> buffers);
+REMATKIT_CORE_EXPORT ArenaLayout layout_buffers(std::vector<BufferRequest> buffers);
 
 // The arenas of a layout, allocated once and reused by every run. acquire/release follow the
 // program's steps; the arena checks that no two live buffers overlap and records the high-water marks.
-class Arena {
+class REMATKIT_CORE_EXPORT Arena {
  public:
   explicit Arena(const ArenaLayout& layout);
   ~Arena();

@@ -2,11 +2,14 @@
 // on it once (rk_kernel) and run on host buffers, and the backends of a preference list, which bind
 // each equation to the first of them that runs it.
 #pragma once
+
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "rematkit/backend_options.hpp"
+#include "rematkit/core_export.hpp"
 #include "rematkit/graph.hpp"
 #include "rematkit/plugin_registry.hpp"
 
@@ -15,20 +18,10 @@ struct rk_kernel;
 
 namespace rematkit {
 
-// Which backends run a program's equations, and with how many threads.
-struct BackendOptions {
-  std::vector<std::string> preference{"reference"};  // backends to try for each equation, in order
-  const PluginRegistry* plugins = nullptr;            // where they come from; default_plugins() if null
-  // Threads a program may use inside one step; 0: every core. With N > 0 it runs in a oneTBB
-  // arena of N threads and each backend is created with the option num_threads=N (for oneDNN's
-  // OpenMP team; backends that thread with oneTBB or not at all ignore it).
-  int threads = 0;
-};
-
 class BackendInstance;
 
 // An equation prepared on a backend: run it on buffers of the prepared types.
-class PreparedKernel {
+class REMATKIT_CORE_EXPORT PreparedKernel {
  public:
   ~PreparedKernel();
   PreparedKernel(const PreparedKernel&) = delete;
@@ -50,7 +43,7 @@ class PreparedKernel {
 };
 
 // One backend from a plugin, created once.
-class BackendInstance {
+class REMATKIT_CORE_EXPORT BackendInstance {
  public:
   // A bad-input Error for an unknown backend (naming those there are) or options it refuses.
   // `options` are named values such as num_threads=1 (the onednn backend's).
@@ -73,7 +66,7 @@ class BackendInstance {
 };
 
 // The backends of a preference list, each created once with the options' thread count.
-class BackendSet {
+class REMATKIT_CORE_EXPORT BackendSet {
  public:
   // A bad-input Error for an empty list, an unknown backend or a thread count below 0.
   explicit BackendSet(const BackendOptions& options);

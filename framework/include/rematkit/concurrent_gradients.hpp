@@ -2,9 +2,11 @@
 // its step program and runs it. Run together, each gets one intra-op thread, so the tasks fill the
 // cores without oversubscribing them (oneDNN's OpenMP team included, through num_threads=1).
 #pragma once
+
 #include <vector>
 
 #include "rematkit/backend_kernel.hpp"
+#include "rematkit/core_export.hpp"
 #include "rematkit/gradient.hpp"
 #include "rematkit/linearize.hpp"
 
@@ -17,7 +19,7 @@ enum class Concurrency {
 
 // The gradient of each linearization on the same inputs, in order. The first error any task
 // raises is rethrown once all tasks have stopped.
-std::vector<GradientResult> run_gradients(const std::vector<const Linearization*>& linearizations,
+REMATKIT_CORE_EXPORT std::vector<GradientResult> run_gradients(const std::vector<const Linearization*>& linearizations,
                                           const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments,
                                           const BackendOptions& backends, Concurrency concurrency);
 

@@ -1,13 +1,16 @@
 // rematkit::Error: the one exception type of the library. Its message is one line that names the
 // problem and, where there is one, the place (FILE:LINE:COL) it was found.
 #pragma once
+
 #include <stdexcept>
 #include <string>
+
+#include "rematkit/core_export.hpp"
 
 namespace rematkit {
 
 // Where something came from in a program file. line/column are 1-based; 0 means unknown.
-struct SourceLocation {
+struct REMATKIT_CORE_EXPORT SourceLocation {
   std::string file;
   int line = 0;
   int column = 0;
@@ -24,7 +27,7 @@ enum class ErrorKind {
 };
 
 // Every failure rematkit reports: what() is one line.
-class Error : public std::runtime_error {
+class REMATKIT_CORE_EXPORT Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
   ErrorKind kind() const { return kind_; }
@@ -34,10 +37,10 @@ class Error : public std::runtime_error {
 };
 
 // Throw a bad-input error located at `where` ("where: message").
-[[noreturn]] void fail_at(const SourceLocation& where, const std::string& message);
+[[noreturn]] REMATKIT_CORE_EXPORT void fail_at(const SourceLocation& where, const std::string& message);
 // Throw a bad-input error with no location.
-[[noreturn]] void fail(const std::string& message);
+[[noreturn]] REMATKIT_CORE_EXPORT void fail(const std::string& message);
 // Throw an internal error: rematkit itself is wrong.
-[[noreturn]] void internal_error(const std::string& message);
+[[noreturn]] REMATKIT_CORE_EXPORT void internal_error(const std::string& message);
 
 }  // namespace rematkit

@@ -2,9 +2,11 @@
 // its role in the JVP (primal, coefficient, tangent) or the backward pass, and the checkpoint
 // region whose policy governs it.
 #pragma once
+
 #include <string>
 #include <vector>
 
+#include "rematkit/core_export.hpp"
 #include "rematkit/params.hpp"
 #include "rematkit/policy.hpp"
 #include "rematkit/primitive.hpp"
@@ -61,7 +63,7 @@ struct FlatEquation {
   SourceLocation where;    // the program equation this comes from
 };
 
-struct FlatGraph {
+struct REMATKIT_CORE_EXPORT FlatGraph {
   std::vector<Value> values;
   std::vector<FlatEquation> eqns;
   std::vector<Region> regions{Region{}};  // regions[0] is the top level

@@ -3,10 +3,12 @@
 // linear part. The result says what the forward pass computes and keeps, and what the backward
 // pass recomputes and runs.
 #pragma once
+
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "rematkit/core_export.hpp"
 #include "rematkit/graph.hpp"
 #include "rematkit/program.hpp"
 
@@ -60,6 +62,6 @@ struct Linearization {
 // JAX's linearize + partial eval + transpose of `program`, with checkpoints deciding by their
 // policies what is kept: the one place a policy spec becomes a linearization. A bad-input Error for
 // an unknown policy or a program it cannot differentiate.
-Linearization linearize(const Program& program, const LinearizeOptions& options);
+REMATKIT_CORE_EXPORT Linearization linearize(const Program& program, const LinearizeOptions& options);
 
 }  // namespace rematkit

@@ -2,19 +2,21 @@
 // tuples and lists, sub-programs, policy calls, JAX reprs), with typed accessors. The params each
 // primitive takes, and builders for them, are in primitive_params.hpp.
 #pragma once
+
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "rematkit/core_export.hpp"
 #include "rematkit/error.hpp"
 
 namespace rematkit {
 
 struct Program;
 
-struct ParamValue {
+struct REMATKIT_CORE_EXPORT ParamValue {
   enum class Kind {
     kNone,      // None
     kBool,      // True / False
@@ -53,10 +55,10 @@ struct ParamValue {
   std::string str(int indent = 0) const;
 };
 
-bool operator==(const ParamValue& a, const ParamValue& b);
+REMATKIT_CORE_EXPORT bool operator==(const ParamValue& a, const ParamValue& b);
 
 // Params keep their order so a program prints back the way it was written.
-struct Params {
+struct REMATKIT_CORE_EXPORT Params {
   std::vector<std::pair<std::string, ParamValue>> entries;
 
   const ParamValue* find(const std::string& key) const;
@@ -66,10 +68,10 @@ struct Params {
 
 // Typed accessors; each fails with a bad-input error at `where` naming the key when it is missing
 // or of the wrong kind.
-int64_t param_int(const Params& p, const std::string& key, const SourceLocation& where);
-std::vector<int64_t> param_ints(const Params& p, const std::string& key, const SourceLocation& where);
-std::string param_name(const Params& p, const std::string& key, const SourceLocation& where);
+REMATKIT_CORE_EXPORT int64_t param_int(const Params& p, const std::string& key, const SourceLocation& where);
+REMATKIT_CORE_EXPORT std::vector<int64_t> param_ints(const Params& p, const std::string& key, const SourceLocation& where);
+REMATKIT_CORE_EXPORT std::string param_name(const Params& p, const std::string& key, const SourceLocation& where);
 // A value's integers (a single int is one); `key` names the param in the error.
-std::vector<int64_t> ints_of(const ParamValue& v, const std::string& key, const SourceLocation& where);
+REMATKIT_CORE_EXPORT std::vector<int64_t> ints_of(const ParamValue& v, const std::string& key, const SourceLocation& where);
 
 }  // namespace rematkit

@@ -1,22 +1,22 @@
-// Reading programs in jaxpr syntax (reference/program-format.md), including what JAX itself prints
+// Reading programs in jaxpr syntax (docs/program-format.md), including what JAX itself prints
 // (out-of-line shared sub-programs, aliases, reprs). Every equation is verified as it is read.
+// (Reading one from a file: rematkit/io/program_file.hpp.)
 #pragma once
+
 #include <string>
 #include <string_view>
 
+#include "rematkit/core_export.hpp"
 #include "rematkit/program.hpp"
 
 namespace rematkit {
 
 // Parses and verifies one program. `file` names the source in locations and messages.
 // Throws a bad-input Error "FILE:LINE:COL: message" for anything malformed or ill-typed.
-Program parse_program(std::string_view text, const std::string& file);
+REMATKIT_CORE_EXPORT Program parse_program(std::string_view text, const std::string& file);
 
 // Parses one parameter value on its own, e.g. a policy spec given on the command line.
 // `source` names it in error messages.
-ParamValue parse_param_value(std::string_view text, const std::string& source);
-
-// Reads and parses a file; a missing, unreadable or empty file is a bad-input error.
-Program load_program(const std::string& path);
+REMATKIT_CORE_EXPORT ParamValue parse_param_value(std::string_view text, const std::string& source);
 
 }  // namespace rematkit

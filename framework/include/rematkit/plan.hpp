@@ -2,18 +2,24 @@
 // backends, once; then its residual report, its memory plan, and as many forward passes,
 // gradients and training steps as you like.
 #pragma once
+
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "rematkit/gradient.hpp"
-#include "rematkit/linearize.hpp"
+#include "rematkit/arena_layout.hpp"
+#include "rematkit/backend_options.hpp"
+#include "rematkit/core_export.hpp"
+#include "rematkit/gradient_result.hpp"
 #include "rematkit/program.hpp"
 #include "rematkit/tensor.hpp"
-#include "rematkit/step_runner.hpp"
 #include "rematkit/training_step.hpp"
 
 namespace rematkit {
+
+struct Linearization;
+class OneShotRunner;
+class PluginRegistry;
 
 // What a Plan is built with; every field has a default.
 struct PlanOptions {
@@ -30,7 +36,7 @@ struct PlanOptions {
 
 // One program, one policy, one list of backends: linearized and planned at construction, then run
 // any number of times (not from two threads at once).
-class Plan {
+class REMATKIT_CORE_EXPORT Plan {
  public:
   // Linearizes `program` and plans its forward and backward pass. A bad-input Error names an
   // unknown policy or backend, or an equation no listed backend runs.
@@ -43,7 +49,9 @@ class Plan {
   Plan& operator=(Plan&&) noexcept;
 
   const Program& program() const { return program_; }
-  const Linearization& linearization() const { return *lin_; }
+  // The gradient as JAX linearizes it: what the forward pass keeps and the backward pass runs
+  // (rematkit/linearize.hpp has the type).
+  const Linearization& linearization() const;
 
   // What the backward pass keeps, as jax.ad_checkpoint.print_saved_residuals prints it; with
   // `explain`, each residual's bytes, reader and the policy decision behind it.
@@ -51,10 +59,10 @@ class Plan {
   int64_t residual_bytes() const;
   // The arena layout of a forward and backward pass: every buffer's offset in its arena, and the
   // predicted peak per memory space.
-  const ArenaLayout& layout() const { return gradient_->layout(); }
+  const ArenaLayout& layout() const;
   int64_t predicted_peak(MemorySpace space = MemorySpace::kDevice) const { return layout().arena(space); }
   // The peak the last gradient() reached (equal to the predicted peak).
-  int64_t measured_peak(MemorySpace space = MemorySpace::kDevice) const { return gradient_->measured_peak(space); }
+  int64_t measured_peak(MemorySpace space = MemorySpace::kDevice) const;
 
   // The program's outputs. Arguments (and constants, if the program has any) in binder order;
   // a bad-input Error for a wrong count or shape.

@@ -1,9 +1,11 @@
 // Loading plugin libraries through the C ABI (plugins/include/rematkit/plugin/rk_plugin.h) and
 // making their policies available by name.
 #pragma once
+
 #include <string>
 #include <vector>
 
+#include "rematkit/core_export.hpp"
 #include "rematkit/policy.hpp"
 
 struct rk_backend_api;
@@ -34,7 +36,7 @@ struct PluginProblem {
 };
 
 // The plugins loaded into this process: their policies (policies()) and backends (backend()).
-class PluginRegistry {
+class REMATKIT_CORE_EXPORT PluginRegistry {
  public:
   // Loads one plugin library. A bad-input Error, naming the file, if it is not a shared library,
   // has no rk_plugin_get_api, was built for another ABI major, fails to initialize, or defines a
@@ -64,10 +66,10 @@ class PluginRegistry {
 // Where plugins are looked for, in order: each entry of REMATKIT_PLUGIN_PATH (':'-separated),
 // rematkit/plugins beside the rematkit::core library (the installed layout, also the build tree's),
 // and lib/rematkit/plugins beside the running program's bin/. Existing directories only, no repeats.
-std::vector<std::string> default_plugin_directories();
+REMATKIT_CORE_EXPORT std::vector<std::string> default_plugin_directories();
 
 // The plugins found by default discovery, loaded once per process, and their policies.
-const PluginRegistry& default_plugins();
-const PolicyRegistry& default_policies();
+REMATKIT_CORE_EXPORT const PluginRegistry& default_plugins();
+REMATKIT_CORE_EXPORT const PolicyRegistry& default_policies();
 
 }  // namespace rematkit

@@ -2,6 +2,7 @@
 // that turns a policy spec (`save_only_these_names('a')`, as programs and --policy write it) into one.
 // The policies themselves come from plugins (PluginRegistry); the core keeps none of its own.
 #pragma once
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rematkit/core_export.hpp"
 #include "rematkit/params.hpp"
 #include "rematkit/types.hpp"
 
@@ -36,7 +38,7 @@ struct EquationView {
   const std::vector<Type>& outputs;
 };
 
-class Policy {
+class REMATKIT_CORE_EXPORT Policy {
  public:
   virtual ~Policy() = default;
   // May throw a bad-input Error (e.g. save_from_both_policies given a non-boolean sub-policy).
@@ -53,7 +55,7 @@ class PolicyRegistry;
 using PolicyFactory =
     std::function<PolicyPtr(const std::vector<ParamValue>& args, const PolicyRegistry& registry)>;
 
-class PolicyRegistry {
+class REMATKIT_CORE_EXPORT PolicyRegistry {
  public:
   void add(const std::string& name, PolicyFactory factory);
   bool contains(const std::string& name) const { return factories_.count(name) != 0; }

@@ -2,9 +2,11 @@
 // operand counts, param schema, families) and their type rule: what each computes from its
 // operand types and params.
 #pragma once
+
 #include <optional>
 #include <vector>
 
+#include "rematkit/core_export.hpp"
 #include "rematkit/error.hpp"
 #include "rematkit/plugin/primitive_table.hpp"
 #include "rematkit/types.hpp"
@@ -16,10 +18,10 @@ struct Params;
 // Output types of `prim` applied to `inputs`: the operand count and every param are checked
 // against the table, then the primitive's type rule runs. A bad-input error at `where` if they
 // do not fit. Call primitives (pjit, checkpoint) are checked by the verifier against their body.
-std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector<Type>& inputs,
+REMATKIT_CORE_EXPORT std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector<Type>& inputs,
                               const SourceLocation& where);
 
 // Shape of lax's broadcasting binary op (equal, rank 0, or equal rank with size-1 dims), or nullopt.
-std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
+REMATKIT_CORE_EXPORT std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
 
 }  // namespace rematkit

@@ -1,6 +1,7 @@
 // The program IR: one jaxpr with typed variables, literals, equations (primitive, params, source
 // location) and closed sub-programs held in params (checkpoint, pjit).
 #pragma once
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,7 +32,7 @@ struct Atom {
 };
 
 // One line of a program: outputs = prim[params] inputs.
-struct Equation {
+struct REMATKIT_CORE_EXPORT Equation {
   Prim prim = Prim::kAdd;
   Params params;
   std::vector<Atom> inputs;
@@ -40,8 +41,10 @@ struct Equation {
 
   // The sub-program of checkpoint / pjit (nullptr for other primitives).
   const Program* body() const;
-  friend bool operator==(const Equation& a, const Equation& b);
 };
+
+// Locations are where a program was read from, not what it is: equality ignores them.
+REMATKIT_CORE_EXPORT bool operator==(const Equation& a, const Equation& b);
 
 // A program in jaxpr form: { lambda constvars ; invars. let eqns in outvars }. Read one with
 // parse_program/load_program (parser.hpp), build one with ProgramBuilder or ModelBuilder.
@@ -53,7 +56,8 @@ struct Program {
   std::vector<Atom> outvars;
 
   const Type& type_of(const Atom& atom) const { return atom.is_literal() ? atom.type : vars[atom.var].type; }
-  friend bool operator==(const Program& a, const Program& b);
 };
+
+REMATKIT_CORE_EXPORT bool operator==(const Program& a, const Program& b);
 
 }  // namespace rematkit

@@ -1,15 +1,17 @@
 // Building a program from C++: arguments, equations (types inferred and checked as they are
 // added), calls with sub-programs, outputs.
 #pragma once
+
 #include <set>
 #include <string>
 #include <vector>
 
+#include "rematkit/core_export.hpp"
 #include "rematkit/program.hpp"
 
 namespace rematkit {
 
-class ProgramBuilder {
+class REMATKIT_CORE_EXPORT ProgramBuilder {
  public:
   ProgramBuilder() = default;
 

@@ -1,28 +1,26 @@
-// Everything an application needs, in one include: programs (parse, load, build), policies and
-// backends from plugins, plans with their residual report and memory plan, gradients and training.
+// rematkit's public API in one include: programs (parse, build), plans (a program differentiated
+// under a checkpoint policy and compiled for backends, with its residual report and memory plan),
+// forward passes, gradients and training steps. Errors are rematkit::Error (a std::runtime_error)
+// with a one-line message. It needs only rematkit::core.
 //
-//   rematkit::Model model = rematkit::ModelBuilder().dense(128).relu().dense(10).build(32, 64);
 //   rematkit::PlanOptions options;
 //   options.policy = "nothing_saveable";
-//   rematkit::Plan plan(model.program, options);
+//   rematkit::Plan plan(rematkit::parse_program(text, "model.jaxpr"), options);
 //   std::cout << plan.residual_report();
-//   rematkit::TrainingStep step = plan.training_step(model.arguments, model.params, 0.01);
+//   rematkit::TrainingStep step = plan.training_step(arguments, /*params=*/{1, 2}, 0.01);
 //   float loss = step.run();
 //
-// Errors are rematkit::Error (a std::runtime_error) with a one-line message.
+// Beside it: rematkit/flax/model_builder.hpp builds models as Flax does (rematkit::flax);
+// rematkit/io/program_file.hpp and rematkit/io/tensor_json.hpp read and write files
+// (rematkit::io); rematkit/linearize.hpp, step_program.hpp and step_runner.hpp are the layers
+// under a Plan, for tools and research.
 #pragma once
 
 #include "rematkit/error.hpp"
-#include "rematkit/gradient.hpp"
-#include "rematkit/linearize.hpp"
-#include "rematkit/arena_layout.hpp"
-#include "rematkit/model_builder.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/plan.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/printer.hpp"
 #include "rematkit/program.hpp"
 #include "rematkit/program_builder.hpp"
-#include "rematkit/residual_report.hpp"
 #include "rematkit/tensor.hpp"
 #include "rematkit/training_step.hpp"
+#include "rematkit/types.hpp"

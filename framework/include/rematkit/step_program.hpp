@@ -7,11 +7,13 @@
 // to the last backward step that reads it, and the layout's predicted peak is that of the whole
 // training step.
 #pragma once
+
 #include <memory>
 #include <vector>
 
 #include "rematkit/arena_layout.hpp"
 #include "rematkit/backend_kernel.hpp"
+#include "rematkit/core_export.hpp"
 #include "rematkit/linearize.hpp"
 
 namespace rematkit {
@@ -52,7 +54,16 @@ struct Step {
   std::vector<int> acquire, release;      // buffers whose lifetime starts / ends at this step
 };
 
-class StepProgram {
+class StepProgram;
+
+// Binds every equation of the passes to a backend (the first in `backends` that runs it), gives
+// every definition of a value its own buffer (a recomputed value is defined again in the backward
+// pass), and lays out the buffers by their lifetimes. A bad-input Error if a backend is unknown or
+// none runs an equation. `lin` must outlive the program.
+REMATKIT_CORE_EXPORT StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Passes passes,
+                                                    InputMode inputs);
+
+class REMATKIT_CORE_EXPORT StepProgram {
  public:
   StepProgram(StepProgram&&) noexcept;
   StepProgram& operator=(StepProgram&&) noexcept;
@@ -88,11 +99,5 @@ class StepProgram {
   std::vector<int> output_buffers_, gradient_buffers_, constant_buffers_, argument_buffers_;
   std::vector<ValueId> kept_;
 };
-
-// Binds every equation of the passes to a backend (the first in `backends` that runs it), gives
-// every definition of a value its own buffer (a recomputed value is defined again in the backward
-// pass), and lays out the buffers by their lifetimes. A bad-input Error if a backend is unknown or
-// none runs an equation. `lin` must outlive the program.
-StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Passes passes, InputMode inputs);
 
 }  // namespace rematkit

@@ -3,19 +3,21 @@
 // and leaves results where they lie (a training loop: a run converts and allocates nothing). Each
 // owns its program and one arena, reused by every run, and measures the peak the arena reaches.
 #pragma once
+
 #include <array>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "rematkit/core_export.hpp"
 #include "rematkit/gradient.hpp"
 #include "rematkit/step_program.hpp"
 
 namespace rematkit {
 
 // What both runners share: the program, its arena and its threads. Not used on its own.
-class StepRunner {
+class REMATKIT_CORE_EXPORT StepRunner {
  public:
   ~StepRunner();
   StepRunner(StepRunner&&) noexcept;  // the arena and the kernels stay where they are
@@ -52,7 +54,7 @@ class StepRunner {
   std::unique_ptr<Threads> threads_;  // a oneTBB arena of BackendOptions::threads, made once; null for 0
 };
 
-class OneShotRunner : public StepRunner {
+class REMATKIT_CORE_EXPORT OneShotRunner : public StepRunner {
  public:
   // A bad-input Error if a backend is unknown or none in `backends` runs an equation.
   // `lin` must outlive the runner.
@@ -66,7 +68,7 @@ class OneShotRunner : public StepRunner {
                      const std::vector<Tensor>* cotangents = nullptr);
 };
 
-class ResidentRunner : public StepRunner {
+class REMATKIT_CORE_EXPORT ResidentRunner : public StepRunner {
  public:
   // Both passes, with resident inputs. `lin` must outlive the runner.
   ResidentRunner(const Linearization& lin, const BackendOptions& backends);
@@ -90,11 +92,11 @@ class ResidentRunner : public StepRunner {
 };
 
 // The program's outputs alone: the forward pass on backends, run once.
-std::vector<Tensor> run_forward(const Linearization& lin, const std::vector<Tensor>& constants,
+REMATKIT_CORE_EXPORT std::vector<Tensor> run_forward(const Linearization& lin, const std::vector<Tensor>& constants,
                                 const std::vector<Tensor>& arguments, const BackendOptions& backends);
 
 // Outputs and gradients on backends, run once (both passes planned once).
-GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
+REMATKIT_CORE_EXPORT GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
                             const std::vector<Tensor>& arguments, const BackendOptions& backends,
                             const std::vector<Tensor>* cotangents = nullptr);
 

@@ -1,16 +1,18 @@
 // Tensor: a host array of the reference interpreter. Elements are held as doubles whose values
 // are exactly representable in the tensor's dtype (f32 values are rounded to float).
 #pragma once
+
 #include <string>
 #include <vector>
 
+#include "rematkit/core_export.hpp"
 #include "rematkit/types.hpp"
 
 namespace rematkit {
 
 // A value held by the host: its type and its elements as doubles (f32 values are exact in a
 // double; i32 and bool as whole numbers).
-struct Tensor {
+struct REMATKIT_CORE_EXPORT Tensor {
   Type type;
   std::vector<double> data;  // row-major, type.num_elements() entries
 
@@ -25,9 +27,9 @@ struct Tensor {
 enum class Arithmetic { kFloat32, kFloat64 };
 
 // Rounds `value` to what `dtype` holds under `arithmetic`.
-double round_to_dtype(double value, DType dtype, Arithmetic arithmetic);
+REMATKIT_CORE_EXPORT double round_to_dtype(double value, DType dtype, Arithmetic arithmetic);
 
 // Row-major strides of `shape` (in elements).
-std::vector<int64_t> row_major_strides(const Shape& shape);
+REMATKIT_CORE_EXPORT std::vector<int64_t> row_major_strides(const Shape& shape);
 
 }  // namespace rematkit

@@ -3,15 +3,23 @@
 // The params, the data and the constants live in the step's arena between steps (a ResidentRunner),
 // so a step converts nothing and allocates nothing.
 #pragma once
+
+#include <memory>
 #include <optional>
 #include <vector>
 
-#include "rematkit/step_runner.hpp"
+#include "rematkit/arena_layout.hpp"
+#include "rematkit/backend_options.hpp"
+#include "rematkit/core_export.hpp"
+#include "rematkit/tensor.hpp"
 
 namespace rematkit {
 
+struct Linearization;
+class ResidentRunner;
+
 // Built by Plan::training_step, or directly from a Linearization; keeps its arena across steps.
-class TrainingStep {
+class REMATKIT_CORE_EXPORT TrainingStep {
  public:
   // `trained`: indices of the arguments SGD updates (the params; not the data). A bad-input Error
   // if the program's output is not one f32 scalar, or a trained argument has no gradient in `lin`
@@ -21,6 +29,9 @@ class TrainingStep {
   // The same, starting from these arguments and constants.
   TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
                double learning_rate, const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants = {});
+  ~TrainingStep();
+  TrainingStep(TrainingStep&&) noexcept;  // the arena stays where it is
+  TrainingStep& operator=(TrainingStep&&) noexcept;
 
   // The starting values: every constant and argument, in binder order (shape-checked).
   void set_constants(const std::vector<Tensor>& constants);
@@ -33,18 +44,19 @@ class TrainingStep {
   float run();
 
   // A trained argument's current value; the gradient the last step applied.
-  Tensor argument(size_t index) const { return runner_.read_argument(index); }
-  std::optional<Tensor> gradient(size_t index) const { return runner_.read_gradient(index); }
+  Tensor argument(size_t index) const;
+  std::optional<Tensor> gradient(size_t index) const;
   // The step's memory: its arena layout, the peak it predicts and the peak the last step reached.
-  const ArenaLayout& layout() const { return runner_.layout(); }
+  const ArenaLayout& layout() const;
   int64_t predicted_peak(MemorySpace space = MemorySpace::kDevice) const { return layout().arena(space); }
-  int64_t measured_peak(MemorySpace space = MemorySpace::kDevice) const { return runner_.measured_peak(space); }
-  const ResidentRunner& runner() const { return runner_; }
+  int64_t measured_peak(MemorySpace space = MemorySpace::kDevice) const;
+  // What runs the step (rematkit/step_runner.hpp has the type).
+  const ResidentRunner& runner() const { return *runner_; }
 
  private:
   void update();
 
-  ResidentRunner runner_;
+  std::unique_ptr<ResidentRunner> runner_;
   std::vector<size_t> trained_;
   float learning_rate_;
 };

@@ -1,34 +1,37 @@
 // Element types, memory spaces and array types (dtype + shape + memory space).
 #pragma once
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "rematkit/core_export.hpp"
+
 namespace rematkit {
 
 enum class DType { kF32, kI32, kBool };
 
 // Short name as JAX prints it: f32, i32, bool.
-std::string_view dtype_name(DType dtype);
+REMATKIT_CORE_EXPORT std::string_view dtype_name(DType dtype);
 // NumPy's name, as params print it (convert_element_type[new_dtype=float32]): float32, int32, bool.
-std::string_view dtype_numpy_name(DType dtype);
+REMATKIT_CORE_EXPORT std::string_view dtype_numpy_name(DType dtype);
 // Parses f32/float32, i32/int32, bool; nullopt for anything else.
-std::optional<DType> parse_dtype(std::string_view text);
-bool is_floating(DType dtype);
+REMATKIT_CORE_EXPORT std::optional<DType> parse_dtype(std::string_view text);
+REMATKIT_CORE_EXPORT bool is_floating(DType dtype);
 // Bytes one element takes in a residual buffer (bool is one byte, as in XLA).
-int64_t dtype_bytes(DType dtype);
+REMATKIT_CORE_EXPORT int64_t dtype_bytes(DType dtype);
 
 // Where a buffer lives: the accelerator ("device") or pinned host memory (offloaded residuals).
 enum class MemorySpace { kDevice, kPinnedHost };
-std::string_view memory_space_name(MemorySpace space);  // "device", "pinned_host"
+REMATKIT_CORE_EXPORT std::string_view memory_space_name(MemorySpace space);  // "device", "pinned_host"
 
 using Shape = std::vector<int64_t>;
-int64_t num_elements(const Shape& shape);
-std::string shape_str(const Shape& shape);  // "[5,4]", "[]"
+REMATKIT_CORE_EXPORT int64_t num_elements(const Shape& shape);
+REMATKIT_CORE_EXPORT std::string shape_str(const Shape& shape);  // "[5,4]", "[]"
 
-struct Type {
+struct REMATKIT_CORE_EXPORT Type {
   DType dtype = DType::kF32;
   Shape shape;
   MemorySpace space = MemorySpace::kDevice;

@@ -4,7 +4,9 @@
 
 #include "rematkit/error.hpp"
 #include "rematkit/plugin_registry.hpp"
+#include "rematkit/linearize.hpp"
 #include "rematkit/residual_report.hpp"
+#include "rematkit/step_runner.hpp"
 
 namespace rematkit {
 
@@ -30,6 +32,12 @@ Plan::Plan(Program program, PlanOptions options) : program_(std::move(program)) 
 Plan::~Plan() = default;
 Plan::Plan(Plan&&) noexcept = default;
 Plan& Plan::operator=(Plan&&) noexcept = default;
+
+const Linearization& Plan::linearization() const { return *lin_; }
+
+const ArenaLayout& Plan::layout() const { return gradient_->layout(); }
+
+int64_t Plan::measured_peak(MemorySpace space) const { return gradient_->measured_peak(space); }
 
 std::string Plan::residual_report(bool explain) const { return format_residual_report(*lin_, explain); }
 

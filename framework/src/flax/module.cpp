@@ -1,10 +1,7 @@
 #include "rematkit/flax/module.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <numeric>
-
-#include <nlohmann/json.hpp>
 
 #include "rematkit/parser.hpp"
 #include "rematkit/primitive_params.hpp"
@@ -134,26 +131,6 @@ InitializedModule init_module(const Module& module, const random::Key& key, cons
   result.apply = parse_program(print_program(builder.finish({out})), "<flax module>");
   result.params = std::move(state.params);
   return result;
-}
-
-std::string variables_to_json(const std::vector<Variable>& params) {
-  nlohmann::ordered_json root = nlohmann::ordered_json::object();
-  nlohmann::ordered_json& tree = root["params"];
-  tree = nlohmann::ordered_json::object();
-  for (const Variable& v : params) {
-    nlohmann::ordered_json* node = &tree;
-    for (size_t i = 0; i + 1 < v.path.size(); ++i) node = &(*node)[v.path[i]];
-    // Nested lists in row-major order; a float prints as the shortest double that reads back to it.
-    std::function<nlohmann::ordered_json(size_t, size_t&)> nest = [&](size_t dim, size_t& at) {
-      if (dim == v.type.shape.size()) return nlohmann::ordered_json(static_cast<double>(v.value[at++]));
-      nlohmann::ordered_json list = nlohmann::ordered_json::array();
-      for (int64_t i = 0; i < v.type.shape[dim]; ++i) list.push_back(nest(dim + 1, at));
-      return list;
-    };
-    size_t at = 0;
-    (*node)[v.path.back()] = nest(0, at);
-  }
-  return root.dump();
 }
 
 }  // namespace rematkit::flax

@@ -1,5 +1,5 @@
-#include "rematkit/tensor_json.hpp"
-#include "rematkit/text_file.hpp"
+#include "rematkit/io/tensor_json.hpp"
+#include "rematkit/io/text_file.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,5 +1,11 @@
-#include "rematkit/text_file.hpp"
+#include "rematkit/io/text_file.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -14,6 +20,30 @@ std::string read_text_file(const std::string& path, const std::string& what) {
   buffer << in.rdbuf();
   if (in.bad()) fail(path + ": cannot read the " + what);
   return buffer.str();
+}
+
+void write_text_file(const std::string& path, const std::string& text, const std::string& what) {
+  // The temporary file is in the same folder, so the rename stays on one file system.
+  const std::filesystem::path target(path);
+  std::string temporary = (target.parent_path() / ("." + target.filename().string() + ".XXXXXX")).string();
+  const int fd = mkstemp(temporary.data());
+  if (fd < 0) fail(path + ": cannot write the " + what);
+  bool written = false;
+  if (FILE* out = fdopen(fd, "wb")) {
+    written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+    written = std::fflush(out) == 0 && fsync(fd) == 0 && written;
+    written = std::fclose(out) == 0 && written;
+  } else {
+    close(fd);
+  }
+  // mkstemp makes the file private (0600); give it what a new file would have.
+  const mode_t mask = umask(0);
+  umask(mask);
+  written = written && chmod(temporary.c_str(), 0666 & ~mask) == 0;
+  if (!written || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    fail(path + ": cannot write the " + what);
+  }
 }
 
 }  // namespace rematkit

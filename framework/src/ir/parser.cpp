@@ -1,7 +1,6 @@
 // Recursive-descent parser for programs in jaxpr syntax. Each jaxpr has its own variable scope
 // (sub-programs are closed); equations are type-checked as soon as they are read.
 #include "rematkit/parser.hpp"
-#include "rematkit/text_file.hpp"
 
 #include <cmath>
 #include <map>
@@ -444,10 +443,6 @@ Program parse_program(std::string_view text, const std::string& file) {
 ParamValue parse_param_value(std::string_view text, const std::string& source) {
   Parser parser(text, source);
   return parser.parse_lone_value();
-}
-
-Program load_program(const std::string& path) {
-  return parse_program(read_text_file(path, "program file"), path);
 }
 
 }  // namespace rematkit

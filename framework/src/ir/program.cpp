@@ -8,7 +8,6 @@ const Program* Equation::body() const {
   return v && v->kind == ParamValue::Kind::kProgram ? v->program.get() : nullptr;
 }
 
-// Locations are where a program was read from, not what it is: equality ignores them.
 bool operator==(const Equation& a, const Equation& b) {
   return a.prim == b.prim && a.params == b.params && a.inputs == b.inputs && a.outputs == b.outputs;
 }

@@ -4,12 +4,14 @@
 #include <tbb/parallel_for.h>
 
 #include "rematkit/error.hpp"
+#include "rematkit/linearize.hpp"
+#include "rematkit/step_runner.hpp"
 
 namespace rematkit {
 
 TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
                            double learning_rate)
-    : runner_(lin, backends),
+    : runner_(std::make_unique<ResidentRunner>(lin, backends)),
       trained_(std::move(trained)),
       learning_rate_(static_cast<float>(learning_rate)) {
   if (lin.outputs.size() != 1 || lin.graph.values[lin.outputs[0]].type.dtype != DType::kF32 ||
@@ -25,6 +27,18 @@ TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backe
            " cannot be trained: it is not an f32 argument the program is differentiated with respect to");
 }
 
+TrainingStep::~TrainingStep() = default;
+TrainingStep::TrainingStep(TrainingStep&&) noexcept = default;
+TrainingStep& TrainingStep::operator=(TrainingStep&&) noexcept = default;
+
+Tensor TrainingStep::argument(size_t index) const { return runner_->read_argument(index); }
+
+std::optional<Tensor> TrainingStep::gradient(size_t index) const { return runner_->read_gradient(index); }
+
+const ArenaLayout& TrainingStep::layout() const { return runner_->layout(); }
+
+int64_t TrainingStep::measured_peak(MemorySpace space) const { return runner_->measured_peak(space); }
+
 TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
                            double learning_rate, const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants)
     : TrainingStep(lin, backends, std::move(trained), learning_rate) {
@@ -33,41 +47,41 @@ TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backe
 }
 
 void TrainingStep::set_constants(const std::vector<Tensor>& constants) {
-  const Linearization& lin = runner_.program().linearization();
+  const Linearization& lin = runner_->program().linearization();
   if (constants.size() != lin.constants.size())
     fail("the program has " + std::to_string(lin.constants.size()) + " constants, not " + std::to_string(constants.size()));
-  for (size_t i = 0; i < constants.size(); ++i) runner_.write_constant(i, constants[i]);
+  for (size_t i = 0; i < constants.size(); ++i) runner_->write_constant(i, constants[i]);
 }
 
 void TrainingStep::set_arguments(const std::vector<Tensor>& arguments) {
-  const Linearization& lin = runner_.program().linearization();
+  const Linearization& lin = runner_->program().linearization();
   if (arguments.size() != lin.arguments.size())
     fail("the program has " + std::to_string(lin.arguments.size()) + " arguments, not " + std::to_string(arguments.size()));
-  for (size_t i = 0; i < arguments.size(); ++i) runner_.write_argument(i, arguments[i]);
+  for (size_t i = 0; i < arguments.size(); ++i) runner_->write_argument(i, arguments[i]);
 }
 
-void TrainingStep::set_argument(size_t index, const Tensor& value) { runner_.write_argument(index, value); }
+void TrainingStep::set_argument(size_t index, const Tensor& value) { runner_->write_argument(index, value); }
 
 float* TrainingStep::argument_f32(size_t index) {
-  const Linearization& lin = runner_.program().linearization();
+  const Linearization& lin = runner_->program().linearization();
   if (index >= lin.arguments.size() || lin.graph.values[lin.arguments[index]].type.dtype != DType::kF32)
     fail("argument " + std::to_string(index) + " is not an f32 argument of the program");
-  return static_cast<float*>(runner_.argument_data(index));
+  return static_cast<float*>(runner_->argument_data(index));
 }
 
 float TrainingStep::run() {
-  runner_.run([this] { update(); });
-  return *static_cast<const float*>(runner_.output_data(0));
+  runner_->run([this] { update(); });
+  return *static_cast<const float*>(runner_->output_data(0));
 }
 
 void TrainingStep::update() {
-  const Linearization& lin = runner_.program().linearization();
+  const Linearization& lin = runner_->program().linearization();
   // f32 SGD, as an f32 optimizer computes it: the product rounded, then the difference. Chunks of
   // elements are independent, so any split gives the same bits.
   constexpr size_t kGrain = size_t{1} << 15;
   for (size_t a : trained_) {
-    float* param = static_cast<float*>(runner_.argument_data(a));
-    const float* grad = static_cast<const float*>(runner_.gradient_data(a));
+    float* param = static_cast<float*>(runner_->argument_data(a));
+    const float* grad = static_cast<const float*>(runner_->gradient_data(a));
     const size_t n = static_cast<size_t>(lin.graph.values[lin.arguments[a]].type.num_elements());
     const float lr = learning_rate_;
     tbb::parallel_for(tbb::blocked_range<size_t>(0, n, kGrain), [=](const tbb::blocked_range<size_t>& r) {

@@ -1,10 +1,12 @@
 // A small Flax-like module layer: modules trace themselves into a rematkit program while Flax's
 // init draws their parameters (same names, same RNG stream, same params tree).
 #pragma once
+
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "rematkit/flax/export.hpp"
 #include "rematkit/flax/initializers.hpp"
 #include "rematkit/flax/scope.hpp"
 #include "rematkit/program.hpp"
@@ -29,7 +31,7 @@ struct InitializedModule {
 
 class ModuleContext;
 
-class Module {
+class REMATKIT_FLAX_EXPORT Module {
  public:
   virtual ~Module() = default;
   virtual std::string class_name() const = 0;
@@ -38,7 +40,7 @@ class Module {
 };
 
 // Where a module is being traced: its scope (names, RNG stream) and the program under construction.
-class ModuleContext {
+class REMATKIT_FLAX_EXPORT ModuleContext {
  public:
   struct State;  // what all contexts of one init share
   ModuleContext(State& state, Scope& scope, ProgramBuilder& builder,
@@ -61,7 +63,7 @@ class ModuleContext {
 };
 
 // flax.linen.Dense: kernel (in, features) with lecun_normal, bias (features,) with zeros.
-class Dense final : public Module {
+class REMATKIT_FLAX_EXPORT Dense final : public Module {
  public:
   explicit Dense(int64_t features, Initializer kernel_init = lecun_normal(), Initializer bias_init = zeros())
       : features_(features), kernel_init_(std::move(kernel_init)), bias_init_(std::move(bias_init)) {}
@@ -74,7 +76,7 @@ class Dense final : public Module {
 };
 
 // Dense(widths[0]) -> relu -> ... -> Dense(widths.back()), with jax.nn.relu between layers.
-class MLP final : public Module {
+class REMATKIT_FLAX_EXPORT MLP final : public Module {
  public:
   explicit MLP(std::vector<int64_t> widths) : widths_(std::move(widths)) {}
   std::string class_name() const override { return "MLP"; }
@@ -85,7 +87,7 @@ class MLP final : public Module {
 };
 
 // nn.remat(module, policy=...): the module's body inside a checkpoint with that policy.
-class Remat final : public Module {
+class REMATKIT_FLAX_EXPORT Remat final : public Module {
  public:
   Remat(std::shared_ptr<const Module> inner, std::string policy) : inner_(std::move(inner)), policy_(std::move(policy)) {}
   std::string class_name() const override { return "Checkpoint" + inner_->class_name(); }
@@ -98,10 +100,7 @@ class Remat final : public Module {
 
 // Module.init(PRNGKey, x): traces `module` on an input of `x_type`. With `sum_output`, the program
 // returns sum(output) (for the gradient JAX users take: grad of apply(...).sum()).
-InitializedModule init_module(const Module& module, const random::Key& key, const Type& x_type, RngOptions options,
+REMATKIT_FLAX_EXPORT InitializedModule init_module(const Module& module, const random::Key& key, const Type& x_type, RngOptions options,
                               bool sum_output = false);
-
-// {"params": {"Dense_0": {"kernel": [[...]], "bias": [...]}, ...}} with every float exact.
-std::string variables_to_json(const std::vector<Variable>& params);
 
 }  // namespace rematkit::flax

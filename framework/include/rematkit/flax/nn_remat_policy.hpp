@@ -4,12 +4,14 @@
 //   RematMLP(features).apply(variables, x).ravel()
 // with MLP = Dense(F) -> relu -> Dense(F) -> relu -> Dense(F), computed by rematkit's own engine.
 #pragma once
+
 #include <span>
 #include <string>
 #include <vector>
 
-#include "rematkit/flax/module.hpp"
 #include "rematkit/backend_kernel.hpp"
+#include "rematkit/flax/export.hpp"
+#include "rematkit/flax/module.hpp"
 #include "rematkit/tensor.hpp"
 
 namespace rematkit::flax {
@@ -29,22 +31,22 @@ struct RematMlpSetup {
   random::Key key;
   int64_t features;
 };
-RematMlpSetup check_nn_remat_policy_inputs(double seed, std::span<const float> x, double features,
+REMATKIT_FLAX_EXPORT RematMlpSetup check_nn_remat_policy_inputs(double seed, std::span<const float> x, double features,
                                            const NnRematPolicyOptions& options);
 
 // The remat'd MLP initialized for x; `sum_output` makes its program return sum(output).
-InitializedModule init_remat_mlp(const RematMlpSetup& setup, int64_t input_size, const NnRematPolicyOptions& options,
+REMATKIT_FLAX_EXPORT InitializedModule init_remat_mlp(const RematMlpSetup& setup, int64_t input_size, const NnRematPolicyOptions& options,
                                  bool sum_output = false);
 
 // The program's arguments: x, then the params in the program's order.
-std::vector<Tensor> apply_arguments(const InitializedModule& module, std::span<const float> x);
+REMATKIT_FLAX_EXPORT std::vector<Tensor> apply_arguments(const InitializedModule& module, std::span<const float> x);
 
 // Runs the module's program on the options' backends.
-std::vector<float> apply_module(const InitializedModule& module, std::span<const float> x,
+REMATKIT_FLAX_EXPORT std::vector<float> apply_module(const InitializedModule& module, std::span<const float> x,
                                 const NnRematPolicyOptions& options);
 
 // The (F,) output. Never modifies x.
-std::vector<float> nn_remat_policy(double seed, std::span<const float> x, double features,
+REMATKIT_FLAX_EXPORT std::vector<float> nn_remat_policy(double seed, std::span<const float> x, double features,
                                    const NnRematPolicyOptions& options = {});
 
 }  // namespace rematkit::flax

@@ -2,6 +2,7 @@
 // a counter per collection; make_rng folds the root key with one SHA-1 hash over path + counter.
 // reference/flax-init.md section 6.
 #pragma once
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "rematkit/flax/export.hpp"
 #include "rematkit/random/threefry.hpp"
 
 namespace rematkit::flax {
@@ -23,10 +25,10 @@ using PathPart = std::variant<std::string, uint64_t>;
 
 // The 32-bit hash Flax folds into the key for a LazyRng suffix: the first 4 bytes (big-endian) of
 // SHA-1 over the parts (a name as UTF-8, a counter as its minimal big-endian bytes).
-uint32_t lazy_rng_hash(const std::vector<PathPart>& suffix, bool fix_separator);
+REMATKIT_FLAX_EXPORT uint32_t lazy_rng_hash(const std::vector<PathPart>& suffix, bool fix_separator);
 
 // One module's place in the variables tree.
-class Scope {
+class REMATKIT_FLAX_EXPORT Scope {
  public:
   Scope(random::Key root_key, RngOptions options) : root_key_(root_key), options_(options) {}
 

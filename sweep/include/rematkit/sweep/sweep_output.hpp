@@ -19,7 +19,4 @@ std::vector<SweepRow> parse_json_rows(const std::string& text, const std::string
 // shards both ran, or a gap (a shard left out).
 std::vector<SweepRow> merge_shards(const std::vector<std::pair<std::string, std::vector<SweepRow>>>& shards);
 
-// Writes `text` to `path` (a bad-input error naming the path if it cannot).
-void write_file(const std::string& path, const std::string& text);
-
 }  // namespace rematkit::sweep

@@ -1,4 +1,4 @@
-#include "rematkit/model_builder.hpp"
+#include "rematkit/flax/model_builder.hpp"
 
 #include <random>
 

@@ -1,12 +1,14 @@
 // Building a feed-forward model from C++ without writing jaxpr: Flax's nn.Dense (with its init),
 // activations, and checkpoints with a policy around any run of layers, as nn.remat places them.
 #pragma once
+
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "rematkit/flax/export.hpp"
 #include "rematkit/program.hpp"
 #include "rematkit/tensor.hpp"
 
@@ -29,7 +31,7 @@ struct Model {
 };
 
 // Layers in order, each applied to the previous one's output: ModelBuilder().dense(64).relu().dense(1).
-class ModelBuilder {
+class REMATKIT_FLAX_EXPORT ModelBuilder {
  public:
   ModelBuilder();
   ~ModelBuilder();
