@@ -3,21 +3,10 @@
 
 #include <gtest/gtest.h>
 
-#include "rematkit/error.hpp"
+#include "support/test_support.hpp"
 
-namespace rematkit {
+namespace rematkit::testing {
 namespace {
-
-// The message of the bad-input Error `call` throws ("" if it throws none or another kind).
-template <typename Call>
-std::string usage_error(Call call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.kind() == ErrorKind::kBadInput ? e.what() : "internal: " + std::string(e.what());
-  }
-  return "";
-}
 
 TEST(ProgramBuilder, CallerMistakesAreUsageErrors) {
   ProgramBuilder b;
@@ -34,4 +23,4 @@ TEST(ProgramBuilder, CallerMistakesAreUsageErrors) {
 }
 
 }  // namespace
-}  // namespace rematkit
+}  // namespace rematkit::testing

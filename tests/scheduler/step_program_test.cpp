@@ -124,17 +124,6 @@ TEST(StepProgram, AChainOfSinesKeepsOneCosinePerLayerUnlessRecomputed) {
 namespace rematkit::testing {
 namespace {
 
-// The message of the bad-input Error `call` throws ("" if it throws none or another kind).
-template <typename Call>
-std::string usage_error(Call call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.kind() == ErrorKind::kBadInput ? e.what() : "internal: " + std::string(e.what());
-  }
-  return "";
-}
-
 TEST(StepRunners, CallerMistakesAreUsageErrors) {
   const Program program = parse_program("{ lambda ; x:f32[3] w:f32[3]. let y:f32[3] = mul x w; "
                                         "s:f32[] = reduce_sum[axes=(0,)] y in (s,) }", "p");

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/linearize.hpp"
 #include "rematkit/io/program_file.hpp"
+#include "rematkit/linearize.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/tensor.hpp"
 
@@ -39,6 +39,17 @@ struct RandomInputs {
 };
 RandomInputs random_inputs(const Program& program, unsigned seed, double lo = 0.3, double hi = 1.2,
                            bool signed_values = true);
+
+// The message of the bad-input Error `call` throws ("" if it throws none or another kind).
+template <typename Call>
+std::string usage_error(Call call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.kind() == ErrorKind::kBadInput ? e.what() : "internal: " + std::string(e.what());
+  }
+  return "";
+}
 
 // d sum(outputs) / d argument, by central differences on the f64 interpreter.
 std::vector<Tensor> finite_difference_gradients(const Program& program, const RandomInputs& inputs, double h = 1e-5);

@@ -31,6 +31,10 @@ using Shape = std::vector<int64_t>;
 REMATKIT_CORE_EXPORT int64_t num_elements(const Shape& shape);
 REMATKIT_CORE_EXPORT std::string shape_str(const Shape& shape);  // "[5,4]", "[]"
 
+struct Type;
+// Types as messages list them: "f32[2], f32[3]".
+REMATKIT_CORE_EXPORT std::string types_str(const std::vector<Type>& types);
+
 struct REMATKIT_CORE_EXPORT Type {
   DType dtype = DType::kF32;
   Shape shape;

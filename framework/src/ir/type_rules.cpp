@@ -10,12 +10,6 @@
 namespace rematkit {
 namespace {
 
-std::string types_str(const std::vector<Type>& types) {
-  std::string out;
-  for (size_t i = 0; i < types.size(); ++i) out += (i ? ", " : "") + types[i].str();
-  return out;
-}
-
 // The table's operand count.
 void check_operand_count(Prim prim, const std::vector<Type>& in, const SourceLocation& where) {
   const PrimInfo& info = prim_info(prim);

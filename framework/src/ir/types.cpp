@@ -50,6 +50,12 @@ std::string shape_str(const Shape& shape) {
   return out + "]";
 }
 
+std::string types_str(const std::vector<Type>& types) {
+  std::string out;
+  for (size_t i = 0; i < types.size(); ++i) out += (i ? ", " : "") + types[i].str();
+  return out;
+}
+
 std::string Type::str() const {
   std::string out(dtype_name(dtype));
   if (space == MemorySpace::kPinnedHost) out += "<host>";

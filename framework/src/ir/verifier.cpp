@@ -5,12 +5,6 @@
 namespace rematkit {
 namespace {
 
-std::string describe_types(const std::vector<Type>& types) {
-  std::string out;
-  for (size_t i = 0; i < types.size(); ++i) out += (i ? ", " : "") + types[i].str();
-  return out;
-}
-
 void verify_call(const Program& program, const Equation& eqn) {
   const Program* body = eqn.body();
   if (!body) fail_at(eqn.where, std::string(prim_name(eqn.prim)) + " needs a jaxpr={...} parameter");
@@ -58,7 +52,7 @@ void verify_program(const Program& program) {
       const Var& out = program.vars[eqn.outputs[i]];
       // Memory space is a property of where a residual is kept, not of what the primitive computes.
       if (computed[i].dtype != out.type.dtype || computed[i].shape != out.type.shape)
-        fail_at(eqn.where, std::string(prim_name(eqn.prim)) + " of " + describe_types(inputs) + " computes " +
+        fail_at(eqn.where, std::string(prim_name(eqn.prim)) + " of " + types_str(inputs) + " computes " +
                                computed[i].str() + " but '" + out.name + "' is declared " + out.type.str());
     }
   }
