@@ -1,4 +1,4 @@
-// One GEMM through a backend plugin, as plans run it: shared by the kernel benchmarks and the
+// One GEMM through a backend plugin, as step programs run it: shared by the kernel benchmarks and the
 // training-step benchmark, which compares a step's GFLOP/s with a plain oneDNN GEMM's in one run.
 #pragma once
 #include <benchmark/benchmark.h>

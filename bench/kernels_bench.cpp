@@ -1,4 +1,4 @@
-// Backend kernels through the plugin ABI, as plans run them: GEMM (square 64^3 to 2048^3, MLP-shaped
+// Backend kernels through the plugin ABI, as step programs run them: GEMM (square 64^3 to 2048^3, MLP-shaped
 // (B x D) x (D x F), batched) and elementwise kernels, per backend, at 1 and 2 threads. Counters:
 // GFLOP/s for GEMM, GB/s (bytes read + written) for elementwise.
 #include <benchmark/benchmark.h>

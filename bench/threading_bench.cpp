@@ -1,7 +1,7 @@
-// oneDNN (OpenMP) under oneTBB: two plans run at once, one oneTBB task each, each calling a oneDNN
+// oneDNN (OpenMP) under oneTBB: two programs run at once, one oneTBB task each, each calling a oneDNN
 // GEMM. With the backend's default (an OpenMP team of every core per call) each task brings its
-// own full team, so the process runs more threads than cores; with num_threads=1 per plan (what a
-// scheduler running plans concurrently should pass) it runs one thread per core. Counters: total
+// own full team, so the process runs more threads than cores; with num_threads=1 per program (what a
+// scheduler running programs concurrently should pass) it runs one thread per core. Counters: total
 // GFLOP/s and the threads the process has after the run (from /proc/self/status).
 #include <benchmark/benchmark.h>
 #include <tbb/global_control.h>

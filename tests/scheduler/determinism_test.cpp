@@ -1,5 +1,5 @@
 // On one backend, a gradient does not depend on the policy, on the thread count, or on whether the
-// policies' plans run one by one or all at once: bit for bit.
+// policies' step programs run one by one or all at once: bit for bit.
 #include <gtest/gtest.h>
 
 #include "rematkit/concurrent_gradients.hpp"
