@@ -77,8 +77,8 @@ class PartialEvaluator {
     return answer.offload_dst;
   }
 
-  // Partially evaluates level `scope`: `computable` are the known equations its phase may run, `tangents` the
-  // live tangent equations inside it (program order).
+  // Partially evaluates level `scope`: `computable` are the known equations its phase may run,
+  // `tangents` the live tangent equations inside it (program order).
   void evaluate_level(int scope, const std::vector<char>& computable, const std::vector<int>& tangents) {
     const bool top = scope == 0;
     const size_t n_values = g_.values.size();
