@@ -22,6 +22,7 @@ struct ViewReader {
   int64_t integer(const char* key) const { return rematkit::plugin::int_param(eqn, key); }
   std::vector<int64_t> ints(const char* key) const { return rematkit::plugin::ints_param(eqn, key); }
   rematkit::DotDims dot_dims() const { return rematkit::plugin::dot_dims(eqn); }
+  bool rounds_to_nearest_even() const { return rematkit::plugin::rounds_to_nearest_even(eqn); }
 };
 
 struct Operand {

@@ -88,6 +88,25 @@ const Case kCases[] = {
                        "a b in (c,) }", 1e-6},
     {"dot_batched", "{ lambda ; a:f32[3,5,7] b:f32[3,7,2]. let c:f32[3,5,2] = dot_general[dimension_numbers=(([2], [1]), "
                     "([0], [0]))] a b in (c,) }", 1e-6},
+    {"erf_erf_inv_tan", "{ lambda ; a:f32[37]. let b:f32[37] = erf a; c:f32[37] = erf_inv b; d:f32[37] = tan a "
+                        "in (b, c, d) }", 0},
+    {"exp2_expm1_log1p", "{ lambda ; a:f32[19]. let b:f32[19] = exp2 a; c:f32[19] = expm1 a; d:f32[19] = log1p a "
+                         "in (b, c, d) }", 0, true},
+    {"abs_sign_floor_ceil_round", "{ lambda ; a:f32[1,23]. let b:f32[1,23] = abs a; c:f32[1,23] = sign a; "
+                                  "d:f32[1,23] = floor a; e:f32[1,23] = ceil a; f:f32[1,23] = round a; "
+                                  "g:f32[1,23] = round[rounding_method=1] a; h:bool[1,23] = is_finite a "
+                                  "in (b, c, d, e, f, g, h) }", 0},
+    {"atan2_rem_pow", "{ lambda ; a:f32[17] b:f32[17] n:i32[17]. let c:f32[17] = atan2 a b; d:f32[17] = rem a b; "
+                      "e:f32[17] = pow a b; f:f32[17] = pow a n; g:f32[17] = add_any c d in (e, f, g) }", 0, true},
+    {"clamp", "{ lambda ; lo:f32[9] a:f32[9] hi:f32[9]. let b:f32[9] = clamp lo a hi; "
+              "c:f32[9] = clamp -0.5:f32[] a 0.5:f32[] in (b, c) }", 0},
+    {"bitwise_integers", "{ lambda ; a:i32[11] b:i32[11]. let c:i32[11] = and a b; d:i32[11] = or a b; "
+                         "e:i32[11] = xor a b; f:i32[11] = not a; g:i32[11] = shift_left a b; "
+                         "h:i32[11] = shift_right_logical a b; i:i32[11] = shift_right_arithmetic a b; "
+                         "j:i32[11] = rem a b; k:i32[11] = abs a; l:i32[11] = sign a in (c, d, e, f, g, h, i, j, k, l) }", 0},
+    {"bitwise_bools", "{ lambda ; a:f32[13] b:f32[13]. let p:bool[13] = gt a b; q:bool[13] = lt a 0.0; "
+                      "r:bool[13] = and p q; s:bool[13] = or p q; t:bool[13] = xor p q; u:bool[13] = not p "
+                      "in (r, s, t, u) }", 0},
     {"dot_batch_middle_two_contractions", "{ lambda ; a:f32[2,3,4,5] b:f32[5,3,4,6]. let c:f32[3,2,6] = dot_general["
                                           "dimension_numbers=(([2, 3], [2, 0]), ([1], [1]))] a b in (c,) }", 1e-6},
 };

@@ -58,6 +58,25 @@ const GradCase kPrimitiveCases[] = {
                             "d:f32[2,3,5] = sin c in (d,) }"},
     {"dot_two_contractions", "{ lambda ; a:f32[2,3,4] b:f32[4,5,3]. let c:f32[2,5] = dot_general[dimension_numbers=(([1, 2], [2, 0]), ([], []))] a b; "
                              "d:f32[2,5] = sin c in (d,) }"},
+    {"erf_erf_inv", "{ lambda ; a:f32[4]. let b:f32[4] = erf a; c:f32[4] = mul a 0.5:f32[]; d:f32[4] = erf_inv c; "
+                    "e:f32[4] = mul b d in (e,) }"},
+    {"tan_exp2_expm1_log1p", "{ lambda ; a:f32[4]. let b:f32[4] = tan a; c:f32[4] = exp2 a; d:f32[4] = expm1 a; "
+                             "e:f32[4] = log1p a; f:f32[4] = mul b c; g:f32[4] = mul d e; h:f32[4] = add f g in (h,) }", true},
+    {"abs_and_piecewise_constant", "{ lambda ; a:f32[6]. let b:f32[6] = abs a; c:f32[6] = floor a; d:f32[6] = sign a; "
+                                   "e:f32[6] = round[rounding_method=1] a; f:f32[6] = ceil a; g:f32[6] = mul b c; "
+                                   "h:f32[6] = mul d e; i:f32[6] = mul f a; j:f32[6] = add g h; k:f32[6] = add j i "
+                                   "in (k,) }"},
+    {"atan2", "{ lambda ; a:f32[5] b:f32[5]. let c:f32[5] = atan2 a b in (c,) }"},
+    {"rem", "{ lambda ; a:f32[5] b:f32[5]. let c:f32[5] = rem a b in (c,) }", true},
+    {"pow", "{ lambda ; a:f32[5] b:f32[5] n:i32[5]. let c:f32[5] = pow a b; d:f32[5] = pow a n; e:f32[5] = mul c d "
+            "in (e,) }", true},
+    // lax.clamp's JVP assumes lo <= hi (with lo > hi the result is hi everywhere, which its rules do
+    // not say), so the bounds here stay apart: lo in +-[0.075, 0.3], hi at least 0.6.
+    {"clamp", "{ lambda ; lo:f32[7] a:f32[7] hi:f32[]. let b:f32[7] = mul lo 0.25:f32[]; h:f32[] = abs hi; "
+              "i:f32[] = add h 0.3:f32[]; c:f32[7] = clamp b a i; d:f32[7] = clamp -0.5:f32[] a 0.5:f32[]; "
+              "e:f32[7] = mul c d in (e,) }"},
+    {"add_any", "{ lambda ; a:f32[3] b:f32[3]. let c:f32[3] = add_any a b; d:f32[3] = mul c a in (d,) }"},
+    {"integer_pow_one", "{ lambda ; a:f32[3]. let b:f32[3] = integer_pow[y=1] a; c:f32[3] = sin b in (c,) }"},
     {"dot_vector", "{ lambda ; a:f32[4] b:f32[4]. let c:f32[] = dot_general[dimension_numbers=(([0], [0]), ([], []))] a b; "
                    "d:f32[] = sin c in (d,) }"},
     {"constants_and_integers", "{ lambda k:f32[3] ; a:f32[3] n:i32[3]. let b:f32[3] = mul a k; "

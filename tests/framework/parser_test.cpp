@@ -76,6 +76,21 @@ let f1 = { lambda ; a:f32[3]. let b:f32[3] = pjit[name=inner jaxpr=lambda] a in 
   EXPECT_TRUE(saw_jit_label);
 }
 
+TEST(Parser, ReadsBroadcastInDimAsJax011PrintsIt) {
+  // One dense layer with relu, as jax.make_jaxpr prints it in JAX 0.11: broadcast_in_dim gives its
+  // broadcast_dimensions and takes its shape from the binder.
+  const Program p = parse_program(R"({ lambda ; a:f32[4,3] b:f32[3] c:f32[2,4]. let
+    d:f32[2,3] = dot_general[dimension_numbers=(([1], [0]), ([], []))] c a
+    e:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+    f:f32[2,3] = add d e
+    g:f32[2,3] = max f 0.0:f32[]
+  in (g,) })", "dense.jaxpr");
+  const Params& params = p.eqns[1].params;
+  EXPECT_EQ(params.find("shape")->str(), "(1, 3)");
+  EXPECT_EQ(params.find("broadcast_dimensions")->str(), "(1,)");
+  expect_round_trip(p);
+}
+
 TEST(Parser, AcceptsPolicyReprsOfEveryJaxVersion) {
   const char* policies[] = {
       "dots_saveable", "checkpoint_dots", "<function dot_with_no_batch_dims at 0x1>",

@@ -28,6 +28,9 @@ REMATKIT_CORE_EXPORT Params softmax_params(int64_t axis);
 // --- readers (bad-input errors at `where` name the param) --------------------------------------
 REMATKIT_CORE_EXPORT DotDims dot_dims(const Params& params, const SourceLocation& where);
 REMATKIT_CORE_EXPORT DType dtype_param(const Params& params, const std::string& key, const SourceLocation& where);
+// round's rounding_method: RoundingMethod.TO_NEAREST_EVEN (1, what jnp.round prints) or AWAY_FROM_ZERO
+// (0, lax.round's default, also when the param is missing).
+REMATKIT_CORE_EXPORT bool rounds_to_nearest_even(const Params& params, const SourceLocation& where);
 
 // --- the schema ---------------------------------------------------------------------------------
 // Checks that every required param of `prim` is there and every param of its schema has the right

@@ -1,5 +1,9 @@
 #include "emitter.hpp"
 
+#include <algorithm>
+
+#include "rematkit/interpreter.hpp"
+
 namespace rematkit::autodiff {
 
 ValueId Emitter::emit(EqnRole role, Prim prim, std::vector<ValueId> inputs, Params params) {
@@ -7,6 +11,26 @@ ValueId Emitter::emit(EqnRole role, Prim prim, std::vector<ValueId> inputs, Para
 }
 
 std::vector<ValueId> Emitter::emit_all(EqnRole role, Prim prim, std::vector<ValueId> inputs, Params params) {
+  // A rule's equation on literals alone, with a scalar result, is a constant: JAX computes it when
+  // it traces the rule (the ln 2 of exp2's JVP) and the program gets a literal.
+  if (role != EqnRole::kPrimal && !inputs.empty() && !has_body(prim) &&
+      std::all_of(inputs.begin(), inputs.end(), [&](ValueId v) { return graph_.values.at(v).origin == ValueOrigin::kLiteral; })) {
+    std::vector<Tensor> operands;
+    std::vector<Type> in_types;
+    for (ValueId v : inputs) {
+      operands.push_back(Tensor::filled(type(v), graph_.values[v].literal));
+      in_types.push_back(type(v));
+    }
+    const std::vector<Type> out_types = infer_types(prim, params, in_types, where_);
+    if (std::all_of(out_types.begin(), out_types.end(), [](const Type& t) { return t.rank() == 0; })) {
+      std::vector<const Tensor*> pointers;
+      for (const Tensor& t : operands) pointers.push_back(&t);
+      std::vector<ValueId> out;
+      for (const Tensor& t : apply_primitive(prim, params, pointers, out_types, Arithmetic::kFloat32))
+        out.push_back(literal(t.data.at(0), t.type.dtype));
+      return out;
+    }
+  }
   FlatEquation eqn;
   eqn.prim = prim;
   eqn.params = std::move(params);
@@ -24,12 +48,13 @@ ValueId Emitter::literal(double value, DType dtype) {
   Value v;
   v.type = Type{dtype, {}, MemorySpace::kDevice};
   v.origin = ValueOrigin::kLiteral;
-  v.literal = value;
+  v.literal = round_to_dtype(value, dtype, Arithmetic::kFloat32);  // a literal holds a value of its dtype
   return graph_.add_value(std::move(v));
 }
 
 ValueId Emitter::full(double value, ValueId like, EqnRole role) {
   const Type t = type(like);
+  if (t.rank() == 0) return literal(value, t.dtype);  // lax.full of shape () is a scalar, not an equation
   return emit(role, Prim::kBroadcastInDim, {literal(value, t.dtype)}, broadcast_in_dim_params(t.shape, {}));
 }
 

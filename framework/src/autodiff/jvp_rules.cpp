@@ -3,6 +3,9 @@
 // then the tangent equations.
 #include "jvp_rules.hpp"
 
+#include <cmath>
+#include <numbers>
+
 namespace rematkit::autodiff {
 namespace {
 
@@ -56,6 +59,52 @@ ValueId softmax_jvp(Emitter& em, const Params& params, ValueId y, ValueId g) {
   return em.linear(Prim::kMul, {y, em.linear(Prim::kSub, {g, spread})});
 }
 
+// lax._replace_zero(x): select(x == 0, ones_like(x), x).
+ValueId replace_zero(Emitter& em, ValueId x) {
+  ValueId is_zero = em.known(Prim::kEq, {x, em.literal(0.0, em.type(x).dtype)});
+  ValueId ones = em.full(1.0, x, EqnRole::kCoefficient);
+  return em.known(Prim::kSelectN, {is_zero, x, ones});
+}
+
+// lax._pow_jvp_lhs: g * y * x ** (y - 1), with the integer exponent's zeros kept at zero.
+ValueId pow_jvp_base(Emitter& em, ValueId x, ValueId y, ValueId g) {
+  const DType result = em.type(x).dtype;
+  if (em.type(y).dtype == result) {
+    ValueId y_minus_one = em.known(Prim::kSub, {y, em.full(1.0, y, EqnRole::kCoefficient)});
+    return em.linear(Prim::kMul, {g, em.known(Prim::kMul, {y, em.known(Prim::kPow, {x, y_minus_one})})});
+  }
+  // An integer exponent, converted to the base's dtype; both at the result's shape.
+  ValueId yf = em.known(Prim::kConvertElementType, {y}, convert_element_type_params(result));
+  const Shape shape = *broadcast_shapes(em.shape(x), em.shape(yf));
+  auto at_shape = [&](ValueId v) {
+    if (em.shape(v) == shape) return v;
+    std::vector<int64_t> dims;
+    for (int i = 0; i < em.type(v).rank(); ++i) dims.push_back(i);
+    return em.known(Prim::kBroadcastInDim, {v}, broadcast_in_dim_params(shape, dims));
+  };
+  x = at_shape(x);
+  yf = at_shape(yf);
+  ValueId y_is_zero = em.known(Prim::kEq, {yf, em.literal(0.0, result)});
+  ValueId zeros = em.full(0.0, yf, EqnRole::kCoefficient);
+  ValueId safe_y = replace_zero(em, yf);
+  ValueId y_minus_one = em.known(Prim::kSub, {yf, em.full(1.0, yf, EqnRole::kCoefficient)});
+  ValueId jac = em.known(Prim::kMul, {safe_y, em.known(Prim::kPow, {x, y_minus_one})});
+  return em.linear(Prim::kMul, {g, em.known(Prim::kSelectN, {y_is_zero, jac, zeros})});
+}
+
+// lax._pow_jvp_rhs: g * log(x) * ans, with log's argument kept off zero.
+ValueId pow_jvp_exponent(Emitter& em, ValueId x, ValueId ans, ValueId g) {
+  ValueId log_x = em.known(Prim::kLog, {replace_zero(em, x)});
+  return em.linear(Prim::kMul, {g, em.known(Prim::kMul, {log_x, ans})});
+}
+
+// lax.clamp's JVP for one operand: select(mask, g, zeros_like(x)); a scalar bound's tangent is
+// spread over the operand's shape first.
+ValueId clamp_term(Emitter& em, ValueId mask, ValueId x, ValueId g) {
+  ValueId zeros = em.full(0.0, x, EqnRole::kCoefficient);
+  return em.linear(Prim::kSelectN, {mask, zeros, em.broadcast_to(g, em.shape(x))});
+}
+
 // select_n(p, *cases): the tangent selects among the cases' tangents; zero tangents are
 // instantiated as zeros (ad.instantiate_zeros), which are known values.
 ValueId select_n_jvp(Emitter& em, const std::vector<ValueId>& x, const std::vector<ValueId>& t) {
@@ -100,8 +149,54 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
     case Prim::kMax: case Prim::kMin:  // g * _balanced_eq(operand, ans, other) per operand
       return sum_of_terms([&] { return t[0] == kZero ? kZero : scale(em, t[0], balanced_eq(em, x[0], y[0], x[1])); },
                           [&] { return t[1] == kZero ? kZero : scale(em, t[1], balanced_eq(em, x[1], y[0], x[0])); });
+    case Prim::kAddAny:  // linear (ad_util.add_jaxvals)
+      if (t[0] != kZero && t[1] != kZero) return em.linear(Prim::kAddAny, {t[0], t[1]});
+      return em.broadcast_to(t[0] != kZero ? t[0] : t[1], em.shape(y[0]));
+    case Prim::kPow:  // lax._pow_jvp_lhs, _pow_jvp_rhs (an integer exponent has no tangent)
+      return sum_of_terms([&] { return t[0] == kZero ? kZero : pow_jvp_base(em, x[0], x[1], t[0]); },
+                          [&] { return t[1] == kZero ? kZero : pow_jvp_exponent(em, x[0], y[0], t[1]); });
+    case Prim::kAtan2:  // g * y / (x^2 + y^2)  and  g * -x / (x^2 + y^2)
+      return sum_of_terms(
+          [&] {
+            if (t[0] == kZero) return kZero;
+            ValueId sum = em.known(Prim::kAdd, {em.known(Prim::kSquare, {x[0]}), em.known(Prim::kSquare, {x[1]})});
+            return em.linear(Prim::kMul, {t[0], em.known(Prim::kDiv, {x[1], sum})});
+          },
+          [&] {
+            if (t[1] == kZero) return kZero;
+            ValueId minus_x = em.known(Prim::kNeg, {x[0]});
+            ValueId sum = em.known(Prim::kAdd, {em.known(Prim::kSquare, {x[0]}), em.known(Prim::kSquare, {x[1]})});
+            return em.linear(Prim::kMul, {t[1], em.known(Prim::kDiv, {minus_x, sum})});
+          });
+    case Prim::kRem:  // g  and  -g * sign(x / y) * floor(|x / y|)
+      return sum_of_terms([&] { return t[0] == kZero ? kZero : em.broadcast_to(t[0], em.shape(y[0])); },
+                          [&] {
+                            if (t[1] == kZero) return kZero;
+                            ValueId minus_g = em.linear(Prim::kNeg, {t[1]});
+                            ValueId sign = em.known(Prim::kSign, {em.known(Prim::kDiv, {x[0], x[1]})});
+                            ValueId whole = em.known(
+                                Prim::kFloor, {em.known(Prim::kAbs, {em.known(Prim::kDiv, {x[0], x[1]})})});
+                            return em.linear(Prim::kMul, {minus_g, em.known(Prim::kMul, {sign, whole})});
+                          });
+    case Prim::kClamp: {  // lax.clamp's three rules: g where the operand decides the result, else 0
+      const ValueId lo = x[0], v = x[1], hi = x[2];
+      ValueId from_lo = kZero, from_x = kZero, from_hi = kZero;
+      if (t[0] != kZero) {
+        ValueId mask = em.known(Prim::kAnd, {em.known(Prim::kGt, {lo, v}), em.known(Prim::kLt, {lo, hi})});
+        from_lo = clamp_term(em, mask, v, t[0]);
+      }
+      if (t[1] != kZero) {
+        ValueId mask = em.known(Prim::kAnd, {em.known(Prim::kGt, {v, lo}), em.known(Prim::kLt, {v, hi})});
+        from_x = clamp_term(em, mask, v, t[1]);
+      }
+      if (t[2] != kZero) from_hi = clamp_term(em, em.known(Prim::kLt, {hi, v}), v, t[2]);
+      return add_tangents(em, add_tangents(em, from_lo, from_x), from_hi);
+    }
     case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:
-      return kZero;  // bool outputs have no tangent
+    case Prim::kAnd: case Prim::kOr: case Prim::kXor: case Prim::kShiftLeft: case Prim::kShiftRightLogical:
+    case Prim::kShiftRightArithmetic: case Prim::kNot: case Prim::kSign: case Prim::kFloor: case Prim::kCeil:
+    case Prim::kRound: case Prim::kIsFinite:
+      return kZero;  // ad.defjvp_zero: piecewise constant, or no floating output
     case Prim::kNeg: return em.linear(Prim::kNeg, {g});
     case Prim::kExp: return scale(em, g, y[0]);                                // g * exp(x)
     case Prim::kLog: return em.linear(Prim::kDiv, {g, x[0]});                  // g / x
@@ -122,11 +217,33 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
       return scale(em, g, em.known(Prim::kMul, {em.literal(-0.5, dt), ratio}));
     }
     case Prim::kSquare: return scale(em, g, em.known(Prim::kMul, {em.literal(2.0, dt), x[0]}));  // g * (2 * x)
-    case Prim::kIntegerPow: {  // g * (y * x ** (y - 1)); x ** 1 is x itself
+    case Prim::kIntegerPow: {  // lax._integer_pow_jvp: 0, g, g * (2 * x), or g * (y * x ** (y - 1))
       const int64_t power = param_int(params, "y", {});
       if (power == 0) return kZero;
-      ValueId p = power - 1 == 1 ? x[0] : em.known(Prim::kIntegerPow, {x[0]}, integer_pow_params(power - 1));
+      if (power == 1) return g;
+      ValueId p = power == 2 ? x[0] : em.known(Prim::kIntegerPow, {x[0]}, integer_pow_params(power - 1));
       return scale(em, g, em.known(Prim::kMul, {em.literal(static_cast<double>(power), dt), p}));
+    }
+    case Prim::kAbs: {  // select(x >= 0, g, -g)
+      ValueId non_negative = em.known(Prim::kGe, {x[0], em.literal(0.0, dt)});
+      ValueId minus_g = em.linear(Prim::kNeg, {g});
+      return em.linear(Prim::kSelectN, {non_negative, minus_g, g});
+    }
+    case Prim::kExp2:  // ln 2 * (g * ans); ln 2 is computed when the rule is traced
+      return em.linear(Prim::kMul, {em.known(Prim::kLog, {em.literal(2.0, dt)}), scale(em, g, y[0])});
+    case Prim::kExpm1: return scale(em, g, em.known(Prim::kAdd, {y[0], em.literal(1.0, dt)}));  // g * (ans + 1)
+    case Prim::kLog1p: return em.linear(Prim::kDiv, {g, em.known(Prim::kAdd, {x[0], em.literal(1.0, dt)})});  // g / (x + 1)
+    case Prim::kTan: {  // g * (1 + ans^2)
+      ValueId squared = em.known(Prim::kSquare, {y[0]});
+      return scale(em, g, em.known(Prim::kAdd, {em.literal(1.0, dt), squared}));
+    }
+    case Prim::kErf: {  // 2/sqrt(pi) * (g * exp(-x^2))  (lax/special.py)
+      ValueId e = em.known(Prim::kExp, {em.known(Prim::kNeg, {em.known(Prim::kSquare, {x[0]})})});
+      return em.linear(Prim::kMul, {em.literal(2.0 / std::sqrt(std::numbers::pi), dt), scale(em, g, e)});
+    }
+    case Prim::kErfInv: {  // sqrt(pi)/2 * (g * exp(ans^2))  (lax/special.py)
+      ValueId e = em.known(Prim::kExp, {em.known(Prim::kSquare, {y[0]})});
+      return em.linear(Prim::kMul, {em.literal(std::sqrt(std::numbers::pi) / 2.0, dt), scale(em, g, e)});
     }
     case Prim::kRelu: {  // jax.nn.relu's custom JVP: select(x > 0, g, full_like(g, 0))
       ValueId mask = em.known(Prim::kGt, {x[0], em.literal(0.0, dt)});

@@ -88,7 +88,7 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
   auto linear_input = [&](size_t i) { return g.values[in[i]].is_tangent; };
   auto shape_of = [&](size_t i) { return g.values[in[i]].type.shape; };
   switch (eqn.prim) {
-    case Prim::kAdd:  // ct to each linear operand, summed over what it was broadcast along
+    case Prim::kAdd: case Prim::kAddAny:  // ct to each linear operand, summed over what it was broadcast along
       for (size_t i = 0; i < 2; ++i)
         if (linear_input(i)) give(i, em.unbroadcast(ct, shape_of(i)));
       return;
@@ -148,7 +148,11 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
     case Prim::kNe: case Prim::kExp: case Prim::kLog: case Prim::kSin: case Prim::kCos: case Prim::kTanh:
     case Prim::kLogistic: case Prim::kSqrt: case Prim::kRsqrt: case Prim::kSquare: case Prim::kIntegerPow:
     case Prim::kStopGradient: case Prim::kName: case Prim::kRelu: case Prim::kReduceMax: case Prim::kSoftmax:
-    case Prim::kPjit: case Prim::kCheckpoint:
+    case Prim::kPow: case Prim::kAtan2: case Prim::kRem: case Prim::kAnd: case Prim::kOr: case Prim::kXor:
+    case Prim::kShiftLeft: case Prim::kShiftRightLogical: case Prim::kShiftRightArithmetic: case Prim::kAbs:
+    case Prim::kSign: case Prim::kFloor: case Prim::kCeil: case Prim::kRound: case Prim::kIsFinite: case Prim::kExp2:
+    case Prim::kExpm1: case Prim::kLog1p: case Prim::kTan: case Prim::kErf: case Prim::kErfInv: case Prim::kNot:
+    case Prim::kClamp: case Prim::kPjit: case Prim::kCheckpoint:
       break;
   }
   internal_error("no transpose rule for a linear " + std::string(prim_name(eqn.prim)));

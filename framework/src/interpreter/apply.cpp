@@ -16,6 +16,7 @@ struct ParamsReader {
   int64_t integer(const char* key) const { return param_int(params, key, where); }
   std::vector<int64_t> ints(const char* key) const { return param_ints(params, key, where); }
   DotDims dot_dims() const { return rematkit::dot_dims(params, where); }
+  bool rounds_to_nearest_even() const { return rematkit::rounds_to_nearest_even(params, where); }
 };
 
 int32_t c_dtype(DType dtype) {

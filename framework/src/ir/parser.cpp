@@ -249,10 +249,11 @@ class Parser {
     eqn.prim = custom_jvp ? resolve_custom_jvp(prim_token, eqn.params) : *prim;
     if (eqn.prim == Prim::kPjit && is_relu_call(eqn.params)) eqn.prim = Prim::kRelu;
     if (eqn.prim == Prim::kRelu) eqn.params = Params{};
-    if (eqn.prim == Prim::kBroadcastInDim && !eqn.params.find("shape")) {
-      // JAX >= 0.9.1 drops empty params: the output binder gives the shape.
-      eqn.params.set("shape", ParamValue::of_ints(outs[0].type.shape));
-      eqn.params.set("broadcast_dimensions", ParamValue::of_tuple({}));
+    if (eqn.prim == Prim::kBroadcastInDim) {
+      // JAX prints no shape (the output binder has it: lax.py's _broadcast_in_dim_pp_rule), and no
+      // broadcast_dimensions when they are empty.
+      if (!eqn.params.find("shape")) eqn.params.set("shape", ParamValue::of_ints(outs[0].type.shape));
+      if (!eqn.params.find("broadcast_dimensions")) eqn.params.set("broadcast_dimensions", ParamValue::of_tuple({}));
     }
     type_untyped_literals(eqn, untyped, *scope.program, outs.empty() ? Type{} : outs[0].type);
     // Params the table does not list for the primitive are dropped; what is kept prints back.

@@ -82,6 +82,20 @@ DType dtype_param(const Params& p, const std::string& key, const SourceLocation&
   return *dtype;
 }
 
+bool rounds_to_nearest_even(const Params& p, const SourceLocation& where) {
+  const ParamValue* v = p.find("rounding_method");
+  if (!v) return false;
+  if (v->kind == ParamValue::Kind::kInt && (v->integer == 0 || v->integer == 1)) return v->integer == 1;
+  const auto ends_with = [&](std::string_view suffix) {
+    return v->text.size() >= suffix.size() && v->text.compare(v->text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (v->kind == ParamValue::Kind::kIdent || v->kind == ParamValue::Kind::kString) {
+    if (ends_with("TO_NEAREST_EVEN")) return true;
+    if (ends_with("AWAY_FROM_ZERO")) return false;
+  }
+  fail_at(where, "rounding_method must be 0 or 1 (RoundingMethod.AWAY_FROM_ZERO or TO_NEAREST_EVEN), got " + v->str());
+}
+
 void check_params(Prim prim, const Params& params, const SourceLocation& where) {
   const PrimInfo& info = prim_info(prim);
   for (size_t i = 0; i < info.num_params; ++i) {

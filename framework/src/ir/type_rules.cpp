@@ -31,6 +31,15 @@ void expect_not_bool(Prim prim, const Type& t, const SourceLocation& where) {
   if (t.dtype == DType::kBool) fail_at(where, std::string(prim_name(prim)) + " does not take a bool operand");
 }
 
+void expect_integer(Prim prim, const Type& t, const SourceLocation& where) {
+  if (t.dtype != DType::kI32) fail_at(where, std::string(prim_name(prim)) + " needs integer operands, got " + t.str());
+}
+
+void expect_bool_or_integer(Prim prim, const Type& t, const SourceLocation& where) {
+  if (t.dtype != DType::kBool && t.dtype != DType::kI32)
+    fail_at(where, std::string(prim_name(prim)) + " needs bool or integer operands, got " + t.str());
+}
+
 // Axes must be distinct and within [0, rank).
 void check_axes(Prim prim, const std::vector<int64_t>& axes, int rank, const SourceLocation& where) {
   std::set<int64_t> seen;
@@ -53,6 +62,38 @@ Type binary_result(Prim prim, const std::vector<Type>& in, const SourceLocation&
 }
 
 // lax._dot_general_shape_rule: batch dims, then lhs's free dims, then rhs's.
+// The bitwise ops: two operands of one bool or integer dtype (integer only for the shifts), shapes
+// as lax broadcasts them.
+Type bitwise_result(Prim prim, const std::vector<Type>& in, const SourceLocation& where, bool integer_only) {
+  if (in[0].dtype != in[1].dtype)
+    fail_at(where, std::string(prim_name(prim)) + " operands differ in dtype: " + types_str(in));
+  if (integer_only) expect_integer(prim, in[0], where);
+  else expect_bool_or_integer(prim, in[0], where);
+  auto shape = broadcast_shapes(in[0].shape, in[1].shape);
+  if (!shape) fail_at(where, std::string(prim_name(prim)) + " operand shapes do not match: " + types_str(in));
+  return Type{in[0].dtype, *shape, MemorySpace::kDevice};
+}
+
+// lax.pow: a floating base; an exponent of the base's dtype or an integer one (lax._pow_dtype_rule).
+Type pow_result(const std::vector<Type>& in, const SourceLocation& where) {
+  expect_floating(Prim::kPow, in[0], where);
+  if (in[1].dtype != in[0].dtype && in[1].dtype != DType::kI32)
+    fail_at(where, "pow's exponent must have the base's dtype or an integer dtype: " + types_str(in));
+  auto shape = broadcast_shapes(in[0].shape, in[1].shape);
+  if (!shape) fail_at(where, "pow operand shapes do not match: " + types_str(in));
+  return Type{in[0].dtype, *shape, MemorySpace::kDevice};
+}
+
+// lax.clamp(min, x, max): one dtype; each bound rank 0 or the operand's shape.
+Type clamp_result(const std::vector<Type>& in, const SourceLocation& where) {
+  if (in[0].dtype != in[1].dtype || in[2].dtype != in[1].dtype)
+    fail_at(where, "clamp operands differ in dtype: " + types_str(in));
+  for (size_t bound : {size_t{0}, size_t{2}})
+    if (!in[bound].shape.empty() && in[bound].shape != in[1].shape)
+      fail_at(where, "clamp's bounds must be scalars or the operand's shape: " + types_str(in));
+  return in[1];
+}
+
 Type dot_general_result(const Params& params, const std::vector<Type>& in, const SourceLocation& where) {
   const DotDims d = dot_dims(params, where);
   const Shape& l = in[0].shape;
@@ -187,10 +228,35 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
   switch (prim) {
     case Prim::kAdd: case Prim::kSub: case Prim::kMul: case Prim::kDiv: case Prim::kMax: case Prim::kMin:
     case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:
+    case Prim::kAddAny: case Prim::kRem:
       return {binary_result(prim, in, where)};
-    case Prim::kNeg:
+    case Prim::kAtan2:
+      expect_floating(prim, in[0], where);
+      return {binary_result(prim, in, where)};
+    case Prim::kPow: return {pow_result(in, where)};
+    case Prim::kAnd: case Prim::kOr: case Prim::kXor: return {bitwise_result(prim, in, where, false)};
+    case Prim::kShiftLeft: case Prim::kShiftRightLogical: case Prim::kShiftRightArithmetic:
+      return {bitwise_result(prim, in, where, true)};
+    case Prim::kClamp: return {clamp_result(in, where)};
+    case Prim::kNeg: case Prim::kAbs: case Prim::kSign:
       expect_not_bool(prim, in[0], where);
       return {in[0]};
+    case Prim::kNot:
+      expect_bool_or_integer(prim, in[0], where);
+      return {in[0]};
+    case Prim::kRound:
+      rounds_to_nearest_even(params, where);
+      [[fallthrough]];
+    case Prim::kFloor: case Prim::kCeil: case Prim::kExp2: case Prim::kExpm1: case Prim::kLog1p: case Prim::kTan:
+    case Prim::kErf: case Prim::kErfInv:
+      expect_floating(prim, in[0], where);
+      return {in[0]};
+    case Prim::kIsFinite: {
+      expect_floating(prim, in[0], where);
+      Type t = in[0];
+      t.dtype = DType::kBool;
+      return {t};
+    }
     case Prim::kExp: case Prim::kLog: case Prim::kSin: case Prim::kCos: case Prim::kTanh: case Prim::kLogistic:
     case Prim::kSqrt: case Prim::kRsqrt: case Prim::kSquare: case Prim::kRelu: case Prim::kIntegerPow:
       expect_floating(prim, in[0], where);

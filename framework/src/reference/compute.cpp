@@ -1,6 +1,7 @@
 // One case per primitive: its math, as lax defines it, in double.
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <stdexcept>
 #include <string>
 
@@ -18,6 +19,44 @@ double integer_power(double x, int64_t y) {  // lax.integer_pow: repeated multip
 // lax.max/min propagate NaN.
 double maximum(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : (a > b ? a : b); }
 double minimum(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : (a < b ? a : b); }
+
+// The inverse of erf in double: Giles' approximation as a start, then Newton steps on std::erf,
+// which converge to double precision in two or three.
+double erf_inverse(double y) {
+  if (std::isnan(y) || y < -1 || y > 1) return NAN;
+  if (y == 1 || y == -1) return y * INFINITY;
+  const double w = -std::log((1 - y) * (1 + y));
+  double x;
+  if (w < 5) {
+    const double v = w - 2.5;
+    x = y * (1.50140941 + v * (0.246640727 + v * (-0.00417768164 + v * (-0.00125372503 + v * 0.00021858087))));
+  } else {
+    const double v = std::sqrt(w) - 3;
+    x = y * (2.83297682 + v * (1.00167406 + v * (0.00943887047 + v * (-0.0076224613 + v * 0.00573950773))));
+  }
+  for (int i = 0; i < 4; ++i) x -= (std::erf(x) - y) / (2 / std::sqrt(std::numbers::pi) * std::exp(-x * x));
+  return x;
+}
+
+// Integer ops on values held as doubles (exact int32 values).
+int32_t as_int(double v) { return static_cast<int32_t>(v); }
+uint32_t as_bits(double v) { return static_cast<uint32_t>(static_cast<int32_t>(v)); }
+
+// XLA's shifts: a shift by a negative amount or by the width or more gives 0 (or, for an arithmetic
+// shift right, the sign: 0 or -1).
+double shift_left(double a, double b) {
+  return b < 0 || b >= 32 ? 0 : static_cast<double>(static_cast<int32_t>(as_bits(a) << as_int(b)));
+}
+double shift_right_logical(double a, double b) {
+  return b < 0 || b >= 32 ? 0 : static_cast<double>(static_cast<int32_t>(as_bits(a) >> as_int(b)));
+}
+double shift_right_arithmetic(double a, double b) {
+  if (b < 0 || b >= 32) return a < 0 ? -1 : 0;
+  return static_cast<double>(as_int(a) >> as_int(b));
+}
+
+// lax.sign: -1, 0 or 1 (NaN stays NaN, -0.0 stays -0.0).
+double sign_of(double x) { return std::isnan(x) || x == 0 ? x : (x > 0 ? 1.0 : -1.0); }
 
 void copy(const Input& x, const Output& out) {
   for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = x.data[i];
@@ -38,6 +77,25 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
       return map_binary(in[0], in[1], out, [](double a, double b) { return a / b; });
     case Prim::kMax: return map_binary(in[0], in[1], out, maximum);
     case Prim::kMin: return map_binary(in[0], in[1], out, minimum);
+    case Prim::kAddAny: return map_binary(in[0], in[1], out, [](double a, double b) { return a + b; });
+    case Prim::kPow: return map_binary(in[0], in[1], out, [](double a, double b) { return std::pow(a, b); });
+    case Prim::kAtan2: return map_binary(in[0], in[1], out, [](double a, double b) { return std::atan2(a, b); });
+    case Prim::kRem:  // the sign of the dividend, as C's fmod; x rem 0 is x for integers (XLA)
+      if (in[0].dtype == RK_DTYPE_I32)
+        return map_binary(in[0], in[1], out, [](double a, double b) { return b == 0 ? a : std::fmod(a, b); });
+      return map_binary(in[0], in[1], out, [](double a, double b) { return std::fmod(a, b); });
+    case Prim::kAnd:
+      if (in[0].dtype == RK_DTYPE_BOOL) return map_binary(in[0], in[1], out, [](double a, double b) -> double { return a && b; });
+      return map_binary(in[0], in[1], out, [](double a, double b) -> double { return as_int(a) & as_int(b); });
+    case Prim::kOr:
+      if (in[0].dtype == RK_DTYPE_BOOL) return map_binary(in[0], in[1], out, [](double a, double b) -> double { return a || b; });
+      return map_binary(in[0], in[1], out, [](double a, double b) -> double { return as_int(a) | as_int(b); });
+    case Prim::kXor:
+      if (in[0].dtype == RK_DTYPE_BOOL) return map_binary(in[0], in[1], out, [](double a, double b) -> double { return (a != 0) != (b != 0); });
+      return map_binary(in[0], in[1], out, [](double a, double b) -> double { return as_int(a) ^ as_int(b); });
+    case Prim::kShiftLeft: return map_binary(in[0], in[1], out, shift_left);
+    case Prim::kShiftRightLogical: return map_binary(in[0], in[1], out, shift_right_logical);
+    case Prim::kShiftRightArithmetic: return map_binary(in[0], in[1], out, shift_right_arithmetic);
     case Prim::kGt: return map_binary(in[0], in[1], out, [](double a, double b) -> double { return a > b; });
     case Prim::kGe: return map_binary(in[0], in[1], out, [](double a, double b) -> double { return a >= b; });
     case Prim::kLt: return map_binary(in[0], in[1], out, [](double a, double b) -> double { return a < b; });
@@ -56,6 +114,25 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
     case Prim::kSquare: return map_unary(in[0], out, [](double x) { return x * x; });
     case Prim::kIntegerPow: return map_unary(in[0], out, [y = p.integer](double x) { return integer_power(x, y); });
     case Prim::kRelu: return map_unary(in[0], out, [](double x) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); });
+    case Prim::kAbs: return map_unary(in[0], out, [](double x) { return std::fabs(x); });
+    case Prim::kSign: return map_unary(in[0], out, sign_of);
+    case Prim::kFloor: return map_unary(in[0], out, [](double x) { return std::floor(x); });
+    case Prim::kCeil: return map_unary(in[0], out, [](double x) { return std::ceil(x); });
+    case Prim::kRound:  // RoundingMethod.TO_NEAREST_EVEN (jnp.round) or AWAY_FROM_ZERO (lax.round's default)
+      if (p.integer == 1) return map_unary(in[0], out, [](double x) { return std::nearbyint(x); });
+      return map_unary(in[0], out, [](double x) { return std::round(x); });
+    case Prim::kIsFinite: return map_unary(in[0], out, [](double x) -> double { return std::isfinite(x); });
+    case Prim::kExp2: return map_unary(in[0], out, [](double x) { return std::exp2(x); });
+    case Prim::kExpm1: return map_unary(in[0], out, [](double x) { return std::expm1(x); });
+    case Prim::kLog1p: return map_unary(in[0], out, [](double x) { return std::log1p(x); });
+    case Prim::kTan: return map_unary(in[0], out, [](double x) { return std::tan(x); });
+    case Prim::kErf: return map_unary(in[0], out, [](double x) { return std::erf(x); });
+    case Prim::kErfInv: return map_unary(in[0], out, erf_inverse);
+    case Prim::kNot:
+      if (in[0].dtype == RK_DTYPE_BOOL) return map_unary(in[0], out, [](double x) -> double { return x == 0; });
+      return map_unary(in[0], out, [](double x) -> double { return ~as_int(x); });
+    case Prim::kClamp:  // min(max(x, lo), hi), NaN propagating
+      return map_ternary(in[0], in[1], in[2], out, [](double lo, double x, double hi) { return minimum(maximum(x, lo), hi); });
     // The value passes through; the caller's rounding to the output dtype does the conversion.
     case Prim::kStopGradient: case Prim::kName: case Prim::kConvertElementType: case Prim::kReshape:
     case Prim::kSqueeze:

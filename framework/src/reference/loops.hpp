@@ -62,6 +62,13 @@ void map_binary(const Input& a, const Input& b, const Output& out, Fn fn) {
   }
 }
 
+// clamp's three operands: the bounds are rank 0 or the operand's shape.
+template <typename Fn>
+void map_ternary(const Input& a, const Input& b, const Input& c, const Output& out, Fn fn) {
+  auto at = [&](const Input& x, size_t i) { return x.data[x.shape.empty() ? 0 : i]; };
+  for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = fn(at(a, i), at(b, i), at(c, i));
+}
+
 // Kernels with more than an elementwise formula (structural.cpp, dot_general.cpp).
 void select_n(std::span<const Input> in, const Output& out);
 void dot_general(const DotDims& dims, const Input& lhs, const Input& rhs, const Output& out);

@@ -31,11 +31,11 @@ struct Output {
 struct KernelParams {
   std::vector<int64_t> axes;  // reduce_*: axes; broadcast_in_dim: broadcast_dimensions; transpose: permutation
   DotDims dims;               // dot_general
-  int64_t integer = 0;        // integer_pow: y; softmax: axis
+  int64_t integer = 0;        // integer_pow: y; softmax: axis; round: 1 for to-nearest-even, 0 away from zero
 };
 
-// Reads what `prim`'s kernel needs through `reader`, which has integer(name), ints(name) and
-// dot_dims() (the core reads Params, the backend the C ABI's values).
+// Reads what `prim`'s kernel needs through `reader`, which has integer(name), ints(name),
+// dot_dims() and rounds_to_nearest_even() (the core reads Params, the backend the C ABI's values).
 template <typename Reader>
 KernelParams decode_params(Prim prim, const Reader& reader) {
   KernelParams p;
@@ -46,12 +46,17 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
     case Prim::kBroadcastInDim: p.axes = reader.ints("broadcast_dimensions"); break;
     case Prim::kTranspose: p.axes = reader.ints("permutation"); break;
     case Prim::kDotGeneral: p.dims = reader.dot_dims(); break;
+    case Prim::kRound: p.integer = reader.rounds_to_nearest_even() ? 1 : 0; break;
     case Prim::kAdd: case Prim::kSub: case Prim::kMul: case Prim::kDiv: case Prim::kMax: case Prim::kMin:
     case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:
     case Prim::kNeg: case Prim::kExp: case Prim::kLog: case Prim::kSin: case Prim::kCos: case Prim::kTanh:
     case Prim::kLogistic: case Prim::kSqrt: case Prim::kRsqrt: case Prim::kSquare: case Prim::kStopGradient:
     case Prim::kName: case Prim::kRelu: case Prim::kConvertElementType: case Prim::kSelectN: case Prim::kReshape:
-    case Prim::kSqueeze: case Prim::kPjit: case Prim::kCheckpoint:
+    case Prim::kSqueeze: case Prim::kPjit: case Prim::kCheckpoint: case Prim::kAddAny: case Prim::kPow:
+    case Prim::kAtan2: case Prim::kRem: case Prim::kAnd: case Prim::kOr: case Prim::kXor: case Prim::kShiftLeft:
+    case Prim::kShiftRightLogical: case Prim::kShiftRightArithmetic: case Prim::kAbs: case Prim::kSign:
+    case Prim::kFloor: case Prim::kCeil: case Prim::kIsFinite: case Prim::kExp2: case Prim::kExpm1: case Prim::kLog1p:
+    case Prim::kTan: case Prim::kErf: case Prim::kErfInv: case Prim::kNot: case Prim::kClamp:
       break;  // nothing to read (convert_element_type's dtype is the output's)
   }
   return p;

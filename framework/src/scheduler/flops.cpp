@@ -21,8 +21,15 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:
     case Prim::kNeg: case Prim::kExp: case Prim::kLog: case Prim::kSin: case Prim::kCos: case Prim::kTanh:
     case Prim::kLogistic: case Prim::kSqrt: case Prim::kRsqrt: case Prim::kSquare: case Prim::kIntegerPow:
-    case Prim::kRelu:
+    case Prim::kRelu: case Prim::kAddAny: case Prim::kPow: case Prim::kAtan2: case Prim::kRem: case Prim::kAbs:
+    case Prim::kSign: case Prim::kFloor: case Prim::kCeil: case Prim::kRound: case Prim::kIsFinite: case Prim::kExp2:
+    case Prim::kExpm1: case Prim::kLog1p: case Prim::kTan: case Prim::kErf: case Prim::kErfInv:
       return out;
+    case Prim::kClamp: return 2 * out;  // a max and a min
+    // Bitwise and logical ops: integer work, not floating point.
+    case Prim::kAnd: case Prim::kOr: case Prim::kXor: case Prim::kNot: case Prim::kShiftLeft:
+    case Prim::kShiftRightLogical: case Prim::kShiftRightArithmetic:
+      return 0;
     // Data movement.
     case Prim::kSelectN: case Prim::kBroadcastInDim: case Prim::kReshape: case Prim::kTranspose: case Prim::kSqueeze:
     case Prim::kConvertElementType: case Prim::kStopGradient: case Prim::kName: case Prim::kPjit:

@@ -150,6 +150,16 @@ inline DotDims dot_dims(const rk_equation_view* eqn) {
   return DotDims{ints_of(contract.items[0]), ints_of(contract.items[1]), ints_of(batch.items[0]), ints_of(batch.items[1])};
 }
 
+// round's rounding_method: RoundingMethod.TO_NEAREST_EVEN (1) rather than AWAY_FROM_ZERO (0, the
+// default when missing).
+inline bool rounds_to_nearest_even(const rk_equation_view* eqn) {
+  const rk_value* v = find_param(eqn, "rounding_method");
+  if (!v) return false;
+  if (v->kind == RK_VALUE_INT) return v->int_value == 1;
+  const std::string_view text = v->kind == RK_VALUE_STRING && v->string_value ? v->string_value : "";
+  return text.size() >= 15 && text.substr(text.size() - 15) == "TO_NEAREST_EVEN";
+}
+
 // Bytes of an equation's outputs, as stored (bool takes one byte).
 inline double output_bytes(const rk_equation_view* eqn) {
   double total = 0;

@@ -35,7 +35,9 @@ struct ParamSpec {
 enum class PrimFamily {
   kBinaryArithmetic,  // two operands with lax's size-1 and rank-0 broadcasting
   kComparison,        // as kBinaryArithmetic, with a bool result
+  kBitwise,           // as kBinaryArithmetic, on bool or integer operands
   kUnary,             // elementwise on one operand
+  kTernary,           // elementwise on three operands (clamp)
   kSelect,            // select_n: a predicate and cases
   kContraction,       // dot_general
   kReduction,         // over some axes
@@ -62,12 +64,22 @@ inline constexpr size_t kMaxParams = 4;
   X(kDiv, "div", kBinaryArithmetic, 2, 2, RK_NO_PARAMS)                                               \
   X(kMax, "max", kBinaryArithmetic, 2, 2, RK_NO_PARAMS)                                               \
   X(kMin, "min", kBinaryArithmetic, 2, 2, RK_NO_PARAMS)                                               \
+  X(kAddAny, "add_any", kBinaryArithmetic, 2, 2, RK_NO_PARAMS)                                        \
+  X(kPow, "pow", kBinaryArithmetic, 2, 2, RK_NO_PARAMS)                                               \
+  X(kAtan2, "atan2", kBinaryArithmetic, 2, 2, RK_NO_PARAMS)                                           \
+  X(kRem, "rem", kBinaryArithmetic, 2, 2, RK_NO_PARAMS)                                               \
   X(kGt, "gt", kComparison, 2, 2, RK_NO_PARAMS)                                                       \
   X(kGe, "ge", kComparison, 2, 2, RK_NO_PARAMS)                                                       \
   X(kLt, "lt", kComparison, 2, 2, RK_NO_PARAMS)                                                       \
   X(kLe, "le", kComparison, 2, 2, RK_NO_PARAMS)                                                       \
   X(kEq, "eq", kComparison, 2, 2, RK_NO_PARAMS)                                                       \
   X(kNe, "ne", kComparison, 2, 2, RK_NO_PARAMS)                                                       \
+  X(kAnd, "and", kBitwise, 2, 2, RK_NO_PARAMS)                                                        \
+  X(kOr, "or", kBitwise, 2, 2, RK_NO_PARAMS)                                                          \
+  X(kXor, "xor", kBitwise, 2, 2, RK_NO_PARAMS)                                                        \
+  X(kShiftLeft, "shift_left", kBitwise, 2, 2, RK_NO_PARAMS)                                           \
+  X(kShiftRightLogical, "shift_right_logical", kBitwise, 2, 2, RK_NO_PARAMS)                          \
+  X(kShiftRightArithmetic, "shift_right_arithmetic", kBitwise, 2, 2, RK_NO_PARAMS)                    \
   X(kNeg, "neg", kUnary, 1, 1, RK_NO_PARAMS)                                                          \
   X(kExp, "exp", kUnary, 1, 1, RK_NO_PARAMS)                                                          \
   X(kLog, "log", kUnary, 1, 1, RK_NO_PARAMS)                                                          \
@@ -83,6 +95,20 @@ inline constexpr size_t kMaxParams = 4;
   X(kName, "name", kUnary, 1, 1, RK_REQUIRED("name", kName))                                          \
   X(kRelu, "relu", kUnary, 1, 1, RK_NO_PARAMS)                                                        \
   X(kConvertElementType, "convert_element_type", kUnary, 1, 1, RK_REQUIRED("new_dtype", kDType))      \
+  X(kAbs, "abs", kUnary, 1, 1, RK_NO_PARAMS)                                                          \
+  X(kSign, "sign", kUnary, 1, 1, RK_NO_PARAMS)                                                        \
+  X(kFloor, "floor", kUnary, 1, 1, RK_NO_PARAMS)                                                      \
+  X(kCeil, "ceil", kUnary, 1, 1, RK_NO_PARAMS)                                                        \
+  X(kRound, "round", kUnary, 1, 1, RK_OPTIONAL("rounding_method", kAny))                              \
+  X(kIsFinite, "is_finite", kUnary, 1, 1, RK_NO_PARAMS)                                               \
+  X(kExp2, "exp2", kUnary, 1, 1, RK_NO_PARAMS)                                                        \
+  X(kExpm1, "expm1", kUnary, 1, 1, RK_NO_PARAMS)                                                      \
+  X(kLog1p, "log1p", kUnary, 1, 1, RK_NO_PARAMS)                                                      \
+  X(kTan, "tan", kUnary, 1, 1, RK_NO_PARAMS)                                                          \
+  X(kErf, "erf", kUnary, 1, 1, RK_NO_PARAMS)                                                          \
+  X(kErfInv, "erf_inv", kUnary, 1, 1, RK_NO_PARAMS)                                                   \
+  X(kNot, "not", kUnary, 1, 1, RK_NO_PARAMS)                                                          \
+  X(kClamp, "clamp", kTernary, 3, 3, RK_NO_PARAMS)                                                    \
   X(kSelectN, "select_n", kSelect, 2, kVariadic, RK_NO_PARAMS)                                        \
   X(kDotGeneral, "dot_general", kContraction, 2, 2, RK_REQUIRED("dimension_numbers", kDotDims))       \
   X(kReduceSum, "reduce_sum", kReduction, 1, 1, RK_REQUIRED("axes", kInts))                           \
@@ -163,9 +189,10 @@ constexpr std::optional<Prim> lookup_prim(std::string_view name) {
 }
 
 constexpr bool is_comparison(Prim prim) { return prim_family(prim) == PrimFamily::kComparison; }
-// add ... min and the comparisons.
+// The arithmetic, bitwise and comparison ops on two operands.
 constexpr bool is_binary_elementwise(Prim prim) {
-  return prim_family(prim) == PrimFamily::kBinaryArithmetic || is_comparison(prim);
+  return prim_family(prim) == PrimFamily::kBinaryArithmetic || prim_family(prim) == PrimFamily::kBitwise ||
+         is_comparison(prim);
 }
 constexpr bool is_unary_elementwise(Prim prim) { return prim_family(prim) == PrimFamily::kUnary; }
 constexpr bool has_body(Prim prim) { return prim_family(prim) == PrimFamily::kCall; }

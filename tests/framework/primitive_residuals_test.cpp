@@ -1,0 +1,76 @@
+// What the backward pass keeps for small programs of one primitive each, worked out by hand from
+// the primitive's JVP rule in JAX (jax/_src/lax/lax.py and lax/special.py): the residuals are the
+// known values that the rule's tangent equations read, in the order the rule computes them.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "rematkit/residual_report.hpp"
+#include "support/test_support.hpp"
+
+namespace rematkit::testing {
+namespace {
+
+struct ResidualRule {
+  const char* name;
+  const char* program;
+  std::vector<std::string> expected;  // report lines without " from FILE:LINE"
+};
+
+void PrintTo(const ResidualRule& r, std::ostream* os) { *os << r.name; }
+
+const ResidualRule kRules[] = {
+    // erf: 2/sqrt(pi) * (g * exp(-x^2)). square, neg and exp are known; the tangent's mul reads exp.
+    {"erf", "{ lambda ; x:f32[4]. let y:f32[4] = erf x in (y,) }", {"f32[4] output of exp"}},
+    // erf_inv: sqrt(pi)/2 * (g * exp(ans^2)): the exp of the squared answer.
+    {"erf_inv", "{ lambda ; x:f32[4]. let y:f32[4] = erf_inv x in (y,) }", {"f32[4] output of exp"}},
+    // tan: g * (1 + ans^2): the add.
+    {"tan", "{ lambda ; x:f32[4]. let y:f32[4] = tan x in (y,) }", {"f32[4] output of add"}},
+    // exp2: ln 2 * (g * ans), ln 2 a constant of the rule: the answer itself.
+    {"exp2", "{ lambda ; x:f32[4]. let y:f32[4] = exp2 x in (y,) }", {"f32[4] output of exp2"}},
+    // expm1: g * (ans + 1), log1p: g / (x + 1): the add each.
+    {"expm1", "{ lambda ; x:f32[4]. let y:f32[4] = expm1 x in (y,) }", {"f32[4] output of add"}},
+    {"log1p", "{ lambda ; x:f32[4]. let y:f32[4] = log1p x in (y,) }", {"f32[4] output of add"}},
+    // abs: select(x >= 0, g, -g): the mask.
+    {"abs", "{ lambda ; x:f32[4]. let y:f32[4] = abs x in (y,) }", {"bool[4] output of ge"}},
+    // floor has a zero tangent: mul(floor x, x)'s tangent is floor(x) * tx, which keeps floor's output.
+    {"floor_zero_tangent", "{ lambda ; x:f32[4]. let y:f32[4] = floor x; z:f32[4] = mul y x in (z,) }",
+     {"f32[4] output of floor"}},
+    // atan2(x, y): g * y / (x^2 + y^2) and g * -x / (x^2 + y^2), each rule computing its own sum:
+    // the two divs, the first operand's first.
+    {"atan2", "{ lambda ; x:f32[4] y:f32[4]. let z:f32[4] = atan2 x y in (z,) }",
+     {"f32[4] output of div", "f32[4] output of div"}},
+    // rem(x, y): g for x; -g * (sign(x / y) * floor(|x / y|)) for y: the mul of sign and floor.
+    {"rem", "{ lambda ; x:f32[4] y:f32[4]. let z:f32[4] = rem x y in (z,) }", {"f32[4] output of mul"}},
+    // pow(x, y), y floating: g * (y * pow(x, y - 1)) and g * (log(replace_zero(x)) * ans): two muls.
+    {"pow", "{ lambda ; x:f32[4] y:f32[4]. let z:f32[4] = pow x y in (z,) }",
+     {"f32[4] output of mul", "f32[4] output of mul"}},
+    // pow(x, n), n an integer: g * select(n == 0, zeros, replace_zero(n) * pow(x, n - 1)): the select.
+    {"pow_integer_exponent", "{ lambda ; x:f32[4] n:i32[4]. let z:f32[4] = pow x n in (z,) }",
+     {"f32[4] output of select_n"}},
+    // clamp(lo, x, hi) with literal bounds: select(x > lo and x < hi, g, zeros_like(x)): the mask and,
+    // as with relu, the zeros the tangent's select reads.
+    {"clamp", "{ lambda ; x:f32[4]. let z:f32[4] = clamp -1.0:f32[] x 1.0:f32[] in (z,) }",
+     {"bool[4] output of and", "f32[4] output of broadcast_in_dim"}},
+    // add_any is linear: nothing.
+    {"add_any", "{ lambda ; x:f32[4] y:f32[4]. let z:f32[4] = add_any x y in (z,) }", {}},
+    // integer_pow[y=1]'s tangent is g itself (lax._integer_pow_jvp): only sin's cos is kept.
+    {"integer_pow_one", "{ lambda ; x:f32[4]. let y:f32[4] = integer_pow[y=1] x; z:f32[4] = sin y in (z,) }",
+     {"f32[4] output of cos"}},
+};
+
+class PrimitiveResidualTest : public ::testing::TestWithParam<ResidualRule> {};
+
+TEST_P(PrimitiveResidualTest, KeepsWhatJaxsRuleReads) {
+  const Program program = parse_program(GetParam().program, GetParam().name);
+  std::vector<std::string> lines;
+  static const std::regex suffix(R"( from [^ ]+:[0-9]+$)");
+  for (const std::string& line : residual_lines(linearize_with(program))) lines.push_back(std::regex_replace(line, suffix, ""));
+  EXPECT_EQ(lines, GetParam().expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, PrimitiveResidualTest, ::testing::ValuesIn(kRules),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace rematkit::testing
