@@ -21,6 +21,9 @@ struct ViewReader {
   const rk_equation_view* eqn;
   int64_t integer(const char* key) const { return rematkit::plugin::int_param(eqn, key); }
   std::vector<int64_t> ints(const char* key) const { return rematkit::plugin::ints_param(eqn, key); }
+  std::vector<int64_t> ints_or_none(const char* key) const { return rematkit::plugin::ints_param_or_none(eqn, key); }
+  bool boolean(const char* key) const { return rematkit::plugin::bool_param(eqn, key); }
+  std::vector<rematkit::PaddingDim> padding_config() const { return rematkit::plugin::padding_config(eqn); }
   rematkit::DotDims dot_dims() const { return rematkit::plugin::dot_dims(eqn); }
   bool rounds_to_nearest_even() const { return rematkit::plugin::rounds_to_nearest_even(eqn); }
 };

@@ -107,6 +107,23 @@ const Case kCases[] = {
     {"bitwise_bools", "{ lambda ; a:f32[13] b:f32[13]. let p:bool[13] = gt a b; q:bool[13] = lt a 0.0; "
                       "r:bool[13] = and p q; s:bool[13] = or p q; t:bool[13] = xor p q; u:bool[13] = not p "
                       "in (r, s, t, u) }", 0},
+    {"reduce_min_argmax_argmin", "{ lambda ; a:f32[6,11]. let b:f32[6] = reduce_min[axes=(1,)] a; "
+                                 "c:i32[11] = argmax[axes=(0,) index_dtype=int32] a; "
+                                 "d:i32[6] = argmin[axes=(1,) index_dtype=int32] a in (b, c, d) }", 0},
+    {"cumsum", "{ lambda ; a:f32[5,9]. let b:f32[5,9] = cumsum[axis=1 reverse=False] a; "
+               "c:f32[5,9] = cumsum[axis=0 reverse=True] a in (b, c) }", 1e-6},
+    {"iota_concatenate", "{ lambda ; a:f32[2,3] b:f32[2,1]. let i:i32[2,4] = iota[dimension=1 dtype=int32 shape=(2, 4) "
+                         "sharding=None]; f:f32[2,4] = convert_element_type[new_dtype=float32] i; "
+                         "c:f32[2,8] = concatenate[dimension=1] a b f in (c,) }", 0},
+    {"slice_strided", "{ lambda ; a:f32[7,9]. let b:f32[3,4] = slice[limit_indices=(7, 8) start_indices=(1, 0) "
+                      "strides=(2, 2)] a; c:f32[2,9] = slice[limit_indices=(3, 9) start_indices=(1, 0) strides=None] a "
+                      "in (b, c) }", 0},
+    {"dynamic_slice_update", "{ lambda ; a:f32[6,5] u:f32[2,3] i:i32[]. let b:f32[2,3] = dynamic_slice[slice_sizes=(2, 3)] "
+                             "a i 1:i32[]; c:f32[6,5] = dynamic_update_slice a u 5:i32[] i in (b, c) }", 0},
+    {"pad_rev_copy", "{ lambda ; a:f32[3,4]. let b:f32[6,5] = pad[padding_config=((1, 0, 1), (2, -1, 0))] a 0.5:f32[]; "
+                     "c:f32[6,5] = rev[dimensions=(0, 1)] b; d:f32[6,5] = copy c in (d,) }", 0},
+    {"reduce_precision", "{ lambda ; a:f32[29]. let b:f32[29] = reduce_precision[exponent_bits=8 mantissa_bits=7] a; "
+                         "c:f32[29] = reduce_precision[exponent_bits=5 mantissa_bits=10] a in (b, c) }", 0},
     {"dot_batch_middle_two_contractions", "{ lambda ; a:f32[2,3,4,5] b:f32[5,3,4,6]. let c:f32[3,2,6] = dot_general["
                                           "dimension_numbers=(([2, 3], [2, 0]), ([1], [1]))] a b in (c,) }", 1e-6},
 };

@@ -76,6 +76,33 @@ const GradCase kPrimitiveCases[] = {
               "i:f32[] = add h 0.3:f32[]; c:f32[7] = clamp b a i; d:f32[7] = clamp -0.5:f32[] a 0.5:f32[]; "
               "e:f32[7] = mul c d in (e,) }"},
     {"add_any", "{ lambda ; a:f32[3] b:f32[3]. let c:f32[3] = add_any a b; d:f32[3] = mul c a in (d,) }"},
+    {"reduce_min_and_argmax", "{ lambda ; a:f32[3,4]. let b:f32[3] = reduce_min[axes=(1,)] a; "
+                              "i:i32[3] = argmax[axes=(1,) index_dtype=int32] a; f:f32[3] = convert_element_type[new_dtype=float32] i; "
+                              "c:f32[3] = sin b; d:f32[3] = mul c f in (d,) }"},
+    {"cumsum", "{ lambda ; a:f32[2,5]. let b:f32[2,5] = cumsum[axis=1 reverse=False] a; "
+               "c:f32[2,5] = cumsum[axis=0 reverse=True] a; d:f32[2,5] = mul b c in (d,) }"},
+    // The iota operand has no tangent: concatenate's JVP instantiates zeros for it.
+    {"concatenate", "{ lambda ; a:f32[2,3] b:f32[2,2]. let c:f32[2,5] = concatenate[dimension=1] a b; "
+                    "i:f32[2,1] = iota[dimension=0 dtype=float32 shape=(2, 1) sharding=None]; "
+                    "d:f32[2,6] = concatenate[dimension=1] i c; e:f32[2,6] = sin d in (e,) }"},
+    {"slice", "{ lambda ; a:f32[5,7]. let b:f32[2,3] = slice[limit_indices=(4, 7) start_indices=(1, 0) strides=(2, 3)] a; "
+              "c:f32[2,7] = slice[limit_indices=(5, 7) start_indices=(3, 0) strides=None] a; d:f32[2,3] = sin b; "
+              "e:f32[2,7] = sin c in (d, e) }"},
+    {"dynamic_slice", "{ lambda ; a:f32[6,4] i:i32[]. let b:f32[2,3] = dynamic_slice[slice_sizes=(2, 3)] a i 1:i32[]; "
+                      "c:f32[2,3] = sin b in (c,) }"},
+    // Both operands, then each alone (an iota has no tangent: the JVP instantiates zeros for it).
+    {"dynamic_update_slice", "{ lambda ; a:f32[6] u:f32[2]. let b:f32[6] = dynamic_update_slice a u 3:i32[]; "
+                             "s:f32[2] = iota[dimension=0 dtype=float32 shape=(2,) sharding=None]; "
+                             "c:f32[6] = dynamic_update_slice a s 1:i32[]; "
+                             "z:f32[6] = iota[dimension=0 dtype=float32 shape=(6,) sharding=None]; "
+                             "d:f32[6] = dynamic_update_slice z u 0:i32[]; e:f32[6] = mul b c; f:f32[6] = mul e d "
+                             "in (f,) }"},
+    {"pad", "{ lambda ; a:f32[3,4] v:f32[]. let b:f32[6,5] = pad[padding_config=((1, 0, 1), (2, -1, 0))] a v; "
+            "c:f32[6,5] = sin b; d:f32[5,4] = pad[padding_config=((1, 1, 0), (0, 0, 0))] a 0.0:f32[]; "
+            "e:f32[5,4] = cos d in (c, e) }"},
+    {"rev_copy_reduce_precision", "{ lambda ; a:f32[2,3]. let b:f32[2,3] = rev[dimensions=(0, 1)] a; "
+                                  "c:f32[2,3] = copy b; d:f32[2,3] = reduce_precision[exponent_bits=8 mantissa_bits=23] c; "
+                                  "e:f32[2,3] = mul d a in (e,) }"},
     {"integer_pow_one", "{ lambda ; a:f32[3]. let b:f32[3] = integer_pow[y=1] a; c:f32[3] = sin b in (c,) }"},
     {"dot_vector", "{ lambda ; a:f32[4] b:f32[4]. let c:f32[] = dot_general[dimension_numbers=(([0], [0]), ([], []))] a b; "
                    "d:f32[] = sin c in (d,) }"},

@@ -1,5 +1,5 @@
 // What the backward pass keeps for small programs of one primitive each, worked out by hand from
-// the primitive's JVP rule in JAX (jax/_src/lax/lax.py and lax/special.py): the residuals are the
+// the primitive's JVP rule in JAX (jax/_src/lax/lax.py, slicing.py and special.py): the residuals are the
 // known values that the rule's tangent equations read, in the order the rule computes them.
 #include <gtest/gtest.h>
 
@@ -57,6 +57,31 @@ const ResidualRule kRules[] = {
     // integer_pow[y=1]'s tangent is g itself (lax._integer_pow_jvp): only sin's cos is kept.
     {"integer_pow_one", "{ lambda ; x:f32[4]. let y:f32[4] = integer_pow[y=1] x; z:f32[4] = sin y in (z,) }",
      {"f32[4] output of cos"}},
+    // reduce_min, like reduce_max (lax._reduce_chooser_jvp_rule): the 0/1 locations of the minimum,
+    // converted to f32, and their count per row; the tangent's mul reads one, its div the other.
+    {"reduce_min", "{ lambda ; x:f32[3,4]. let y:f32[3] = reduce_min[axes=(1,)] x in (y,) }",
+     {"f32[3,4] output of convert_element_type", "f32[3] output of reduce_sum"}},
+    // slice, rev, copy, cumsum, reduce_precision, pad with a literal value and concatenate are
+    // linear: nothing.
+    {"linear_layout_ops", "{ lambda ; x:f32[4,6]. let a:f32[2,3] = slice[limit_indices=(4, 6) start_indices=(0, 0) "
+                          "strides=(2, 2)] x; b:f32[2,3] = rev[dimensions=(1,)] a; c:f32[2,3] = copy b; "
+                          "d:f32[2,3] = cumsum[axis=1 reverse=True] c; e:f32[2,3] = reduce_precision[exponent_bits=8 "
+                          "mantissa_bits=7] d; f:f32[3,3] = pad[padding_config=((1, 0, 0), (0, 0, 0))] e 0.0:f32[]; "
+                          "g:f32[3,6] = concatenate[dimension=1] f f in (g,) }",
+     {}},
+    // dynamic_slice's tangent is sliced at the same start index: the index argument is kept.
+    {"dynamic_slice_index", "{ lambda ; x:f32[6] i:i32[]. let y:f32[2] = dynamic_slice[slice_sizes=(2,)] x i in (y,) }",
+     {"i32[] from the argument i"}},
+    // dynamic_update_slice with an update that has no tangent (an iota): the JVP instantiates its
+    // zero tangent, a known broadcast the tangent equation reads.
+    {"dynamic_update_slice_zero_update", "{ lambda ; x:f32[6]. let u:f32[2] = iota[dimension=0 dtype=float32 "
+                                         "shape=(2,) sharding=None]; y:f32[6] = dynamic_update_slice x u 1:i32[] in (y,) }",
+     {"f32[2] output of broadcast_in_dim"}},
+    // pad (ad.deflinear2) with an operand that has no tangent and a differentiated padding value:
+    // the operand's zeros are kept.
+    {"pad_zero_operand", "{ lambda ; v:f32[]. let x:f32[3] = iota[dimension=0 dtype=float32 shape=(3,) sharding=None]; "
+                         "y:f32[5] = pad[padding_config=((1, 1, 0),)] x v in (y,) }",
+     {"f32[3] output of broadcast_in_dim"}},
 };
 
 class PrimitiveResidualTest : public ::testing::TestWithParam<ResidualRule> {};

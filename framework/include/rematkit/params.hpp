@@ -71,6 +71,10 @@ struct REMATKIT_CORE_EXPORT Params {
 REMATKIT_CORE_EXPORT int64_t param_int(const Params& p, const std::string& key, const SourceLocation& where);
 REMATKIT_CORE_EXPORT std::vector<int64_t> param_ints(const Params& p, const std::string& key, const SourceLocation& where);
 REMATKIT_CORE_EXPORT std::string param_name(const Params& p, const std::string& key, const SourceLocation& where);
+REMATKIT_CORE_EXPORT bool param_bool(const Params& p, const std::string& key, const SourceLocation& where);
+// The integers of `key`; empty when it is None or missing.
+REMATKIT_CORE_EXPORT std::vector<int64_t> param_ints_or_none(const Params& p, const std::string& key,
+                                                             const SourceLocation& where);
 // A value's integers (a single int is one); `key` names the param in the error.
 REMATKIT_CORE_EXPORT std::vector<int64_t> ints_of(const ParamValue& v, const std::string& key, const SourceLocation& where);
 

@@ -24,9 +24,17 @@ REMATKIT_CORE_EXPORT Params transpose_params(const std::vector<int64_t>& permuta
 REMATKIT_CORE_EXPORT Params integer_pow_params(int64_t y);
 REMATKIT_CORE_EXPORT Params convert_element_type_params(DType new_dtype);
 REMATKIT_CORE_EXPORT Params softmax_params(int64_t axis);
+REMATKIT_CORE_EXPORT Params concatenate_params(int64_t dimension);
+REMATKIT_CORE_EXPORT Params slice_params(const Shape& start_indices, const Shape& limit_indices,
+                                         const std::vector<int64_t>& strides = {});  // empty: None
+REMATKIT_CORE_EXPORT Params dynamic_slice_params(const Shape& slice_sizes);
+REMATKIT_CORE_EXPORT Params pad_params(const std::vector<PaddingDim>& padding_config);
+REMATKIT_CORE_EXPORT Params rev_params(const std::vector<int64_t>& dimensions);
+REMATKIT_CORE_EXPORT Params cumsum_params(int64_t axis, bool reverse);
 
 // --- readers (bad-input errors at `where` name the param) --------------------------------------
 REMATKIT_CORE_EXPORT DotDims dot_dims(const Params& params, const SourceLocation& where);
+REMATKIT_CORE_EXPORT std::vector<PaddingDim> padding_config(const Params& params, const SourceLocation& where);
 REMATKIT_CORE_EXPORT DType dtype_param(const Params& params, const std::string& key, const SourceLocation& where);
 // round's rounding_method: RoundingMethod.TO_NEAREST_EVEN (1, what jnp.round prints) or AWAY_FROM_ZERO
 // (0, lax.round's default, also when the param is missing).

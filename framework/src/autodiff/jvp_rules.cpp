@@ -1,5 +1,5 @@
-// JVP rules as jax/_src/lax/lax.py (and jax/_src/nn/functions.py for relu and softmax's custom
-// JVPs) write them: one case per primitive, each emitting its primal-only coefficient equations,
+// JVP rules as jax/_src/lax/lax.py, jax/_src/lax/slicing.py, jax/_src/lax/control_flow/loops.py
+// (cumsum) and jax/_src/nn/functions.py (relu's and softmax's custom JVPs) write them: one case per primitive, each emitting its primal-only coefficient equations,
 // then the tangent equations.
 #include "jvp_rules.hpp"
 
@@ -33,8 +33,9 @@ ValueId balanced_eq(Emitter& em, ValueId x, ValueId z, ValueId y) {
 // g * coefficient, the shape of most unary rules; a zero tangent stays zero.
 ValueId scale(Emitter& em, ValueId g, ValueId coefficient) { return em.linear(Prim::kMul, {g, coefficient}); }
 
-// lax._reduce_chooser_jvp_rule: the tangent is averaged over the positions that attain the max.
-ValueId reduce_max_jvp(Emitter& em, const Params& params, ValueId x, ValueId ans, ValueId g) {
+// lax._reduce_chooser_jvp_rule (reduce_max, reduce_min): the tangent is averaged over the positions
+// that attain the chosen value.
+ValueId reduce_chooser_jvp(Emitter& em, const Params& params, ValueId x, ValueId ans, ValueId g) {
   const auto axes = param_ints(params, "axes", {});
   Shape kept = em.shape(x);
   for (int64_t a : axes) kept[a] = 1;
@@ -112,6 +113,19 @@ ValueId select_n_jvp(Emitter& em, const std::vector<ValueId>& x, const std::vect
   for (size_t i = 1; i < x.size(); ++i)
     inputs.push_back(t[i] != kZero ? t[i] : em.full(0.0, x[i], EqnRole::kCoefficient));
   return em.linear(Prim::kSelectN, inputs);
+}
+
+// ad.linear_jvp (deflinear, deflinear2): a linear primitive applied to its operands' tangents, the
+// zero ones instantiated as zeros (known values). The operands from `first_kept` on are not
+// differentiable (dynamic_update_slice's start indices) and pass as they are.
+ValueId linear_jvp(Emitter& em, Prim prim, const Params& params, const std::vector<ValueId>& x,
+                   const std::vector<ValueId>& t, size_t first_kept) {
+  std::vector<ValueId> tangents;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (i >= first_kept) tangents.push_back(x[i]);
+    else tangents.push_back(t[i] != kZero ? t[i] : em.full(0.0, x[i], EqnRole::kCoefficient));
+  }
+  return em.linear(prim, tangents, params);
 }
 
 // The one tangent of `prim`'s output. Unary rules read x[0], y[0] and g = t[0]; binary ones both
@@ -192,6 +206,16 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
       if (t[2] != kZero) from_hi = clamp_term(em, em.known(Prim::kLt, {hi, v}), v, t[2]);
       return add_tangents(em, add_tangents(em, from_lo, from_x), from_hi);
     }
+    case Prim::kConcatenate: case Prim::kPad:  // ad.deflinear2
+      return linear_jvp(em, prim, params, x, t, x.size());
+    case Prim::kDynamicUpdateSlice:  // slicing._dynamic_update_slice_jvp: the operands' tangents, zeros instantiated
+      return linear_jvp(em, prim, params, x, t, 2);
+    case Prim::kDynamicSlice: {  // slicing._dynamic_slice_jvp: the tangent sliced at the same indices
+      std::vector<ValueId> operands{g};
+      operands.insert(operands.end(), x.begin() + 1, x.end());
+      return em.linear(prim, operands, params);
+    }
+    case Prim::kIota: case Prim::kArgMax: case Prim::kArgMin:  // no operand tangent, or ad.defjvp_zero
     case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:
     case Prim::kAnd: case Prim::kOr: case Prim::kXor: case Prim::kShiftLeft: case Prim::kShiftRightLogical:
     case Prim::kShiftRightArithmetic: case Prim::kNot: case Prim::kSign: case Prim::kFloor: case Prim::kCeil:
@@ -261,9 +285,10 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
       return sum_of_terms([&] { return t[0] == kZero ? kZero : em.linear(prim, {t[0], x[1]}, params); },
                           [&] { return t[1] == kZero ? kZero : em.linear(prim, {x[0], t[1]}, params); });
     case Prim::kReduceSum: case Prim::kBroadcastInDim: case Prim::kReshape: case Prim::kTranspose:
-    case Prim::kSqueeze:
+    case Prim::kSqueeze: case Prim::kSlice: case Prim::kRev: case Prim::kCopy: case Prim::kReducePrecision:
+    case Prim::kCumsum:
       return em.linear(prim, {g}, params);  // linear: the same operation on the tangent
-    case Prim::kReduceMax: return reduce_max_jvp(em, params, x[0], y[0], g);
+    case Prim::kReduceMax: case Prim::kReduceMin: return reduce_chooser_jvp(em, params, x[0], y[0], g);
     case Prim::kSoftmax: return softmax_jvp(em, params, y[0], g);
     case Prim::kPjit: case Prim::kCheckpoint: break;  // inlined by jvp_trace before any rule runs
   }

@@ -1,7 +1,8 @@
 // Transpose rules as jax/_src/lax/lax.py writes them (_add_transpose, _mul_transpose,
 // _dot_general_transpose_lhs/rhs, _reduce_sum_transpose_rule, _broadcast_in_dim_transpose_rule,
 // _reshape_transpose_rule, _transpose_transpose_rule, _convert_element_type_transpose_rule,
-// _select_transpose_rule): one case per primitive.
+// _select_transpose_rule, _concatenate_transpose_rule, _pad_transpose), jax/_src/lax/slicing.py
+// (slice, dynamic_slice, dynamic_update_slice) and loops.py (cumsum): one case per primitive.
 #include "transpose_rules.hpp"
 
 #include <algorithm>
@@ -81,6 +82,45 @@ ValueId broadcast_transpose(Emitter& em, ValueId ct, const Params& params, const
   return em.shape(summed) == x_shape ? summed : em.linear(Prim::kReshape, {summed}, reshape_params(x_shape));
 }
 
+// lax._pad_transpose for the operand: undo the edge padding (pad by -lo, -hi), then take every
+// (interior + 1)-th element.
+ValueId unpad(Emitter& em, ValueId ct, const std::vector<PaddingDim>& config) {
+  std::vector<PaddingDim> undo;
+  Shape starts, strides;
+  for (const PaddingDim& p : config) {
+    undo.push_back(PaddingDim{-p.low, -p.high, 0});
+    starts.push_back(0);
+    strides.push_back(p.interior + 1);
+  }
+  const ValueId zero = em.literal(0.0, em.type(ct).dtype);
+  const ValueId unpadded = em.linear(Prim::kPad, {ct, zero}, pad_params(undo));
+  return em.linear(Prim::kSlice, {unpadded}, slice_params(starts, em.shape(unpadded), strides));
+}
+
+// slicing._slice_transpose_fancy: ct padded back to the operand's shape with zeros, the stride's
+// gaps as interior padding.
+ValueId unslice(Emitter& em, ValueId ct, const Params& params, const Shape& x_shape, const SourceLocation& where) {
+  const Shape starts = param_ints(params, "start_indices", where);
+  const Shape limits = param_ints(params, "limit_indices", where);
+  Shape strides = param_ints_or_none(params, "strides", where);
+  if (strides.empty()) strides.assign(starts.size(), 1);
+  const Shape ct_shape = em.shape(ct);
+  std::vector<PaddingDim> config;
+  for (size_t d = 0; d < starts.size(); ++d) {
+    const int64_t real_limit = ct_shape[d] == 0 ? starts[d] : starts[d] + 1 + (ct_shape[d] - 1) * strides[d];
+    const int64_t limit = strides[d] == 1 ? limits[d] : real_limit;
+    config.push_back(PaddingDim{starts[d], x_shape[d] - limit, strides[d] - 1});
+  }
+  return em.linear(Prim::kPad, {ct, em.literal(0.0, em.type(ct).dtype)}, pad_params(config));
+}
+
+// The sum of all of `v`'s elements, a scalar.
+ValueId total(Emitter& em, ValueId v) {
+  std::vector<int64_t> axes;
+  for (int64_t d = 0; d < em.type(v).rank(); ++d) axes.push_back(d);
+  return em.linear(Prim::kReduceSum, {v}, reduce_params(axes));
+}
+
 }  // namespace
 
 void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, ValueId ct, const GiveCotangent& give) {
@@ -143,6 +183,57 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
         give(i, em.linear(Prim::kSelectN, cases));
       }
       return;
+    case Prim::kCumsum: {  // loops._cumsum_transpose_rule: the running sum from the other end
+      const bool reverse = eqn.params.find("reverse") && param_bool(eqn.params, "reverse", eqn.where);
+      give(0, em.linear(Prim::kCumsum, {ct}, cumsum_params(param_int(eqn.params, "axis", eqn.where), !reverse)));
+      return;
+    }
+    case Prim::kRev: case Prim::kCopy: case Prim::kReducePrecision:  // the same operation on ct
+      give(0, em.linear(eqn.prim, {ct}, eqn.params));
+      return;
+    case Prim::kConcatenate: {  // each linear operand's stretch of ct (JAX splits ct; slices cut the same pieces)
+      const int64_t dimension = param_int(eqn.params, "dimension", eqn.where);
+      const Shape ct_shape = em.shape(ct);
+      int64_t offset = 0;
+      for (size_t i = 0; i < in.size(); ++i) {
+        const Shape x_shape = shape_of(i);
+        if (linear_input(i)) {
+          Shape starts(ct_shape.size(), 0), limits = ct_shape;
+          starts[dimension] = offset;
+          limits[dimension] = offset + x_shape[dimension];
+          give(i, em.linear(Prim::kSlice, {ct}, slice_params(starts, limits)));
+        }
+        offset += x_shape[dimension];
+      }
+      return;
+    }
+    case Prim::kSlice: give(0, unslice(em, ct, eqn.params, shape_of(0), eqn.where)); return;
+    case Prim::kPad: {  // lax._pad_transpose: the operand's elements of ct; the padding value gets the rest
+      const ValueId operand_ct = unpad(em, ct, padding_config(eqn.params, eqn.where));
+      if (linear_input(0)) give(0, operand_ct);
+      if (linear_input(1)) give(1, em.linear(Prim::kSub, {total(em, ct), total(em, operand_ct)}));
+      return;
+    }
+    case Prim::kDynamicSlice: {  // slicing._dynamic_slice_transpose_fancy: ct written into zeros
+      std::vector<ValueId> operands{em.full(0.0, in[0], EqnRole::kBackward), ct};
+      operands.insert(operands.end(), in.begin() + 1, in.end());
+      give(0, em.linear(Prim::kDynamicUpdateSlice, operands));
+      return;
+    }
+    case Prim::kDynamicUpdateSlice: {  // slicing._dynamic_update_slice_transpose_rule
+      const std::vector<ValueId> starts(in.begin() + 2, in.end());
+      if (linear_input(0)) {
+        std::vector<ValueId> operands{ct, em.full(0.0, in[1], EqnRole::kBackward)};
+        operands.insert(operands.end(), starts.begin(), starts.end());
+        give(0, em.linear(Prim::kDynamicUpdateSlice, operands));
+      }
+      if (linear_input(1)) {
+        std::vector<ValueId> operands{ct};
+        operands.insert(operands.end(), starts.begin(), starts.end());
+        give(1, em.linear(Prim::kDynamicSlice, operands, dynamic_slice_params(shape_of(1))));
+      }
+      return;
+    }
     // JVP rules emit none of these as linear equations: their tangents are made of the ones above.
     case Prim::kMax: case Prim::kMin: case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq:
     case Prim::kNe: case Prim::kExp: case Prim::kLog: case Prim::kSin: case Prim::kCos: case Prim::kTanh:
@@ -152,7 +243,8 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
     case Prim::kShiftLeft: case Prim::kShiftRightLogical: case Prim::kShiftRightArithmetic: case Prim::kAbs:
     case Prim::kSign: case Prim::kFloor: case Prim::kCeil: case Prim::kRound: case Prim::kIsFinite: case Prim::kExp2:
     case Prim::kExpm1: case Prim::kLog1p: case Prim::kTan: case Prim::kErf: case Prim::kErfInv: case Prim::kNot:
-    case Prim::kClamp: case Prim::kPjit: case Prim::kCheckpoint:
+    case Prim::kClamp: case Prim::kReduceMin: case Prim::kArgMax: case Prim::kArgMin: case Prim::kIota:
+    case Prim::kPjit: case Prim::kCheckpoint:
       break;
   }
   internal_error("no transpose rule for a linear " + std::string(prim_name(eqn.prim)));

@@ -15,6 +15,9 @@ struct ParamsReader {
   SourceLocation where;
   int64_t integer(const char* key) const { return param_int(params, key, where); }
   std::vector<int64_t> ints(const char* key) const { return param_ints(params, key, where); }
+  std::vector<int64_t> ints_or_none(const char* key) const { return param_ints_or_none(params, key, where); }
+  bool boolean(const char* key) const { return params.find(key) && param_bool(params, key, where); }
+  std::vector<PaddingDim> padding_config() const { return rematkit::padding_config(params, where); }
   DotDims dot_dims() const { return rematkit::dot_dims(params, where); }
   bool rounds_to_nearest_even() const { return rematkit::rounds_to_nearest_even(params, where); }
 };

@@ -161,6 +161,18 @@ std::vector<int64_t> param_ints(const Params& p, const std::string& key, const S
   return ints_of(require(p, key, where), key, where);
 }
 
+bool param_bool(const Params& p, const std::string& key, const SourceLocation& where) {
+  const ParamValue& v = require(p, key, where);
+  if (v.kind != ParamValue::Kind::kBool) fail_at(where, "parameter '" + key + "' must be True or False, got " + v.str());
+  return v.boolean;
+}
+
+std::vector<int64_t> param_ints_or_none(const Params& p, const std::string& key, const SourceLocation& where) {
+  const ParamValue* v = p.find(key);
+  if (!v || v->kind == ParamValue::Kind::kNone) return {};
+  return ints_of(*v, key, where);
+}
+
 std::string param_name(const Params& p, const std::string& key, const SourceLocation& where) {
   const ParamValue& v = require(p, key, where);
   if (v.kind != ParamValue::Kind::kIdent && v.kind != ParamValue::Kind::kString)

@@ -57,6 +57,45 @@ Params convert_element_type_params(DType new_dtype) {
 
 Params softmax_params(int64_t axis) { return one("axis", ParamValue::of_int(axis)); }
 
+Params concatenate_params(int64_t dimension) { return one("dimension", ParamValue::of_int(dimension)); }
+
+Params slice_params(const Shape& start_indices, const Shape& limit_indices, const std::vector<int64_t>& strides) {
+  Params p = one("start_indices", ParamValue::of_ints(start_indices));
+  p.set("limit_indices", ParamValue::of_ints(limit_indices));
+  p.set("strides", strides.empty() ? ParamValue::none() : ParamValue::of_ints(strides));
+  return p;
+}
+
+Params dynamic_slice_params(const Shape& slice_sizes) { return one("slice_sizes", ParamValue::of_ints(slice_sizes)); }
+
+Params pad_params(const std::vector<PaddingDim>& padding_config) {
+  std::vector<ParamValue> dims;
+  for (const PaddingDim& d : padding_config) dims.push_back(ParamValue::of_ints({d.low, d.high, d.interior}));
+  return one("padding_config", ParamValue::of_tuple(std::move(dims)));
+}
+
+Params rev_params(const std::vector<int64_t>& dimensions) { return one("dimensions", ParamValue::of_ints(dimensions)); }
+
+Params cumsum_params(int64_t axis, bool reverse) {
+  Params p = one("axis", ParamValue::of_int(axis));
+  p.set("reverse", ParamValue::of_bool(reverse));
+  return p;
+}
+
+std::vector<PaddingDim> padding_config(const Params& p, const SourceLocation& where) {
+  const ParamValue* v = p.find("padding_config");
+  if (!v) fail_at(where, "missing parameter 'padding_config'");
+  auto bad = [&]() { fail_at(where, "padding_config must be ((low, high, interior), ...), got " + v->str()); };
+  if (!v->is_sequence()) bad();
+  std::vector<PaddingDim> config;
+  for (const ParamValue& dim : v->items) {
+    const std::vector<int64_t> triple = dim.is_sequence() ? ints_of(dim, "padding_config", where) : std::vector<int64_t>{};
+    if (triple.size() != 3) bad();
+    config.push_back(PaddingDim{triple[0], triple[1], triple[2]});
+  }
+  return config;
+}
+
 DotDims dot_dims(const Params& p, const SourceLocation& where) {
   const ParamValue* v = p.find("dimension_numbers");
   if (!v) fail_at(where, "missing parameter 'dimension_numbers'");
@@ -109,6 +148,9 @@ void check_params(Prim prim, const Params& params, const SourceLocation& where) 
     switch (spec.kind) {
       case ParamKind::kInt: param_int(params, key, where); break;
       case ParamKind::kInts: param_ints(params, key, where); break;
+      case ParamKind::kIntsOrNone: param_ints_or_none(params, key, where); break;
+      case ParamKind::kBool: param_bool(params, key, where); break;
+      case ParamKind::kPadding: padding_config(params, where); break;
       case ParamKind::kDType: dtype_param(params, key, where); break;
       case ParamKind::kName: param_name(params, key, where); break;
       case ParamKind::kDotDims: dot_dims(params, where); break;

@@ -1,5 +1,6 @@
 // Type rules: what each primitive computes from its operand types and params, as lax.py's
-// shape and dtype rules define it (jax/_src/lax/lax.py, jax/_src/lax/slicing.py).
+// shape and dtype rules define it (jax/_src/lax/lax.py, jax/_src/lax/slicing.py,
+// jax/_src/lax/control_flow/loops.py for cumsum).
 #include <algorithm>
 #include <set>
 #include <string>
@@ -203,6 +204,145 @@ Type softmax_result(const Params& params, const Type& x, const SourceLocation& w
   return x;
 }
 
+// lax.iota: a numeric dtype, `dimension` within the shape.
+Type iota_result(const Params& params, const SourceLocation& where) {
+  const DType dtype = dtype_param(params, "dtype", where);
+  if (dtype == DType::kBool) fail_at(where, "iota does not take dtype bool");
+  const Shape shape = param_ints(params, "shape", where);
+  for (int64_t d : shape)
+    if (d < 0) fail_at(where, "iota: negative size in shape " + shape_str(shape));
+  const int64_t dimension = param_int(params, "dimension", where);
+  if (dimension < 0 || dimension >= static_cast<int64_t>(shape.size()))
+    fail_at(where, "iota: dimension " + std::to_string(dimension) + " is out of range for shape " + shape_str(shape));
+  return Type{dtype, shape, MemorySpace::kDevice};
+}
+
+// lax._concatenate_shape_rule: one dtype and rank; sizes agree except along `dimension`.
+Type concatenate_result(const Params& params, const std::vector<Type>& in, const SourceLocation& where) {
+  const int64_t dimension = param_int(params, "dimension", where);
+  if (dimension < 0 || dimension >= in[0].rank())
+    fail_at(where, "concatenate: dimension " + std::to_string(dimension) + " is out of range for " + types_str(in));
+  Type t = in[0];
+  t.shape[dimension] = 0;
+  for (const Type& x : in) {
+    if (x.dtype != in[0].dtype || x.rank() != in[0].rank())
+      fail_at(where, "concatenate operands differ in dtype or rank: " + types_str(in));
+    for (int d = 0; d < x.rank(); ++d)
+      if (d != dimension && x.shape[d] != in[0].shape[d])
+        fail_at(where, "concatenate operands differ in a dimension other than " + std::to_string(dimension) + ": " +
+                           types_str(in));
+    t.shape[dimension] += x.shape[dimension];
+  }
+  return t;
+}
+
+// slicing._slice_shape_rule: 0 <= start <= limit <= size; positive strides (None: all 1).
+Type slice_result(const Params& params, const Type& x, const SourceLocation& where) {
+  const Shape start = param_ints(params, "start_indices", where);
+  const Shape limit = param_ints(params, "limit_indices", where);
+  Shape strides = param_ints_or_none(params, "strides", where);
+  if (strides.empty()) strides.assign(start.size(), 1);
+  const size_t rank = static_cast<size_t>(x.rank());
+  if (start.size() != rank || limit.size() != rank || strides.size() != rank)
+    fail_at(where, "slice: start_indices, limit_indices and strides need " + std::to_string(rank) + " entries for " +
+                       x.str());
+  Type t = x;
+  for (size_t d = 0; d < rank; ++d) {
+    if (start[d] < 0 || start[d] > limit[d] || limit[d] > x.shape[d] || strides[d] < 1)
+      fail_at(where, "slice: dim " + std::to_string(d) + " needs 0 <= start <= limit <= " + std::to_string(x.shape[d]) +
+                         " and a positive stride, got start " + std::to_string(start[d]) + ", limit " +
+                         std::to_string(limit[d]) + ", stride " + std::to_string(strides[d]));
+    const int64_t extent = limit[d] - start[d];
+    t.shape[d] = extent == 0 ? 0 : (extent - 1) / strides[d] + 1;
+  }
+  return t;
+}
+
+// The start indices of dynamic_slice and dynamic_update_slice: one integer scalar per operand dim.
+void check_start_indices(Prim prim, const std::vector<Type>& in, size_t first, int rank, const SourceLocation& where) {
+  if (static_cast<int>(in.size() - first) != rank)
+    fail_at(where, std::string(prim_name(prim)) + " needs " + std::to_string(rank) + " start indices, got " +
+                       std::to_string(in.size() - first) + ": " + types_str(in));
+  for (size_t i = first; i < in.size(); ++i)
+    if (in[i].dtype != DType::kI32 || in[i].rank() != 0)
+      fail_at(where, std::string(prim_name(prim)) + "'s start indices must be integer scalars: " + types_str(in));
+}
+
+// slicing._dynamic_slice_shape_rule: 0 <= slice_sizes <= the operand's sizes.
+Type dynamic_slice_result(const Params& params, const std::vector<Type>& in, const SourceLocation& where) {
+  const Shape sizes = param_ints(params, "slice_sizes", where);
+  check_start_indices(Prim::kDynamicSlice, in, 1, in[0].rank(), where);
+  if (static_cast<int>(sizes.size()) != in[0].rank())
+    fail_at(where, "dynamic_slice: slice_sizes " + shape_str(sizes) + " does not match the rank of " + in[0].str());
+  for (int d = 0; d < in[0].rank(); ++d)
+    if (sizes[d] < 0 || sizes[d] > in[0].shape[d])
+      fail_at(where, "dynamic_slice: slice_sizes " + shape_str(sizes) + " must lie within " + in[0].str());
+  return Type{in[0].dtype, sizes, MemorySpace::kDevice};
+}
+
+// slicing._dynamic_update_slice_shape_rule: an update of the operand's dtype and rank, no larger.
+Type dynamic_update_slice_result(const std::vector<Type>& in, const SourceLocation& where) {
+  const Type& x = in[0];
+  const Type& update = in[1];
+  if (update.dtype != x.dtype || update.rank() != x.rank())
+    fail_at(where, "dynamic_update_slice: the update must have the operand's dtype and rank: " + types_str(in));
+  for (int d = 0; d < x.rank(); ++d)
+    if (update.shape[d] > x.shape[d])
+      fail_at(where, "dynamic_update_slice: the update is larger than the operand: " + types_str(in));
+  check_start_indices(Prim::kDynamicUpdateSlice, in, 2, x.rank(), where);
+  return x;
+}
+
+// lax._pad_shape_rule: lo + hi + dilated size per dim, non-negative interior and result.
+Type pad_result(const Params& params, const std::vector<Type>& in, const SourceLocation& where) {
+  const Type& x = in[0];
+  if (in[1].rank() != 0 || in[1].dtype != x.dtype)
+    fail_at(where, "pad's padding value must be a scalar of the operand's dtype: " + types_str(in));
+  const std::vector<PaddingDim> config = padding_config(params, where);
+  if (static_cast<int>(config.size()) != x.rank())
+    fail_at(where, "pad: padding_config has " + std::to_string(config.size()) + " entries for " + x.str());
+  Type t = x;
+  for (int d = 0; d < x.rank(); ++d) {
+    const PaddingDim& p = config[d];
+    const int64_t dilated = x.shape[d] == 0 ? 0 : x.shape[d] + (x.shape[d] - 1) * p.interior;
+    t.shape[d] = p.low + p.high + dilated;
+    if (p.interior < 0 || t.shape[d] < 0)
+      fail_at(where, "pad: dim " + std::to_string(d) + " has negative interior padding or a negative result size");
+  }
+  return t;
+}
+
+// lax._argminmax_shape_rule: one axis, not empty; the result has the integer index_dtype.
+Type argminmax_result(Prim prim, const Params& params, const Type& x, const SourceLocation& where) {
+  expect_not_bool(prim, x, where);
+  const auto axes = param_ints(params, "axes", where);
+  if (axes.size() != 1) fail_at(where, std::string(prim_name(prim)) + " takes exactly one axis");
+  check_axes(prim, axes, x.rank(), where);
+  if (x.shape[axes[0]] < 1) fail_at(where, std::string(prim_name(prim)) + " needs a non-empty axis, got " + x.str());
+  if (dtype_param(params, "index_dtype", where) != DType::kI32)
+    fail_at(where, std::string(prim_name(prim)) + ": index_dtype must be an integer dtype");
+  Type t = x;
+  t.dtype = DType::kI32;
+  t.shape.erase(t.shape.begin() + axes[0]);
+  return t;
+}
+
+Type cumsum_result(const Params& params, const Type& x, const SourceLocation& where) {
+  expect_not_bool(Prim::kCumsum, x, where);
+  const int64_t axis = param_int(params, "axis", where);
+  if (axis < 0 || axis >= x.rank())
+    fail_at(where, "cumsum: axis " + std::to_string(axis) + " is out of range for " + x.str());
+  return x;
+}
+
+// lax._reduce_precision_shape_rule: at least one exponent bit, no negative mantissa bits.
+Type reduce_precision_result(const Params& params, const Type& x, const SourceLocation& where) {
+  expect_floating(Prim::kReducePrecision, x, where);
+  if (param_int(params, "exponent_bits", where) < 1 || param_int(params, "mantissa_bits", where) < 0)
+    fail_at(where, "reduce_precision needs exponent_bits >= 1 and mantissa_bits >= 0");
+  return x;
+}
+
 }  // namespace
 
 std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
@@ -275,6 +415,20 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
     case Prim::kTranspose: return {transpose_result(params, in[0], where)};
     case Prim::kSqueeze: return {squeeze_result(params, in[0], where)};
     case Prim::kSoftmax: return {softmax_result(params, in[0], where)};
+    case Prim::kReduceMin: return {reduce_result(prim, params, in[0], where)};
+    case Prim::kArgMax: case Prim::kArgMin: return {argminmax_result(prim, params, in[0], where)};
+    case Prim::kCumsum: return {cumsum_result(params, in[0], where)};
+    case Prim::kIota: return {iota_result(params, where)};
+    case Prim::kConcatenate: return {concatenate_result(params, in, where)};
+    case Prim::kSlice: return {slice_result(params, in[0], where)};
+    case Prim::kDynamicSlice: return {dynamic_slice_result(params, in, where)};
+    case Prim::kDynamicUpdateSlice: return {dynamic_update_slice_result(in, where)};
+    case Prim::kPad: return {pad_result(params, in, where)};
+    case Prim::kRev:
+      check_axes(prim, param_ints(params, "dimensions", where), in[0].rank(), where);
+      return {in[0]};
+    case Prim::kCopy: return {in[0]};
+    case Prim::kReducePrecision: return {reduce_precision_result(params, in[0], where)};
     case Prim::kPjit: case Prim::kCheckpoint: break;  // typed by their body (verifier.cpp)
   }
   internal_error("no type rule for " + std::string(prim_name(prim)));

@@ -1,5 +1,7 @@
 // One case per primitive: its math, as lax defines it, in double.
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numbers>
 #include <stdexcept>
@@ -57,6 +59,32 @@ double shift_right_arithmetic(double a, double b) {
 
 // lax.sign: -1, 0 or 1 (NaN stays NaN, -0.0 stays -0.0).
 double sign_of(double x) { return std::isnan(x) || x == 0 ? x : (x > 0 ? 1.0 : -1.0); }
+
+// lax.reduce_precision on an f32 value, by XLA's bit recipe: round the mantissa to `mantissa` bits
+// (to nearest, ties to even), then send exponents beyond an `exponent`-bit format to infinity and
+// those at or below its smallest normal to a signed zero. A NaN stays NaN while a mantissa bit
+// is left to hold it.
+double reduce_precision(double value, int64_t exponent, int64_t mantissa) {
+  constexpr int kMantissa = 23, kExponent = 8, kBias = 127;
+  if (exponent >= kExponent && mantissa >= kMantissa) return value;  // f32 or wider: nothing to drop
+  const float f = static_cast<float>(value);
+  uint32_t bits = std::bit_cast<uint32_t>(f);
+  if (mantissa < kMantissa) {
+    const int drop = kMantissa - static_cast<int>(mantissa);
+    const uint32_t last_kept = 1u << drop;
+    const uint32_t bias = ((bits & last_kept) >> drop) + ((last_kept >> 1) - 1);
+    bits = (bits + bias) & ~(last_kept - 1);
+  }
+  if (exponent < kExponent) {
+    const uint32_t exponent_mask = 0xFFu << kMantissa, sign = bits & 0x80000000u;
+    const uint32_t reduced_bias = (1u << (exponent - 1)) - 1;
+    const uint32_t e = bits & exponent_mask;
+    if (e > (kBias + reduced_bias) << kMantissa) bits = sign | exponent_mask;
+    else if (e <= (kBias - reduced_bias) << kMantissa) bits = sign;
+  }
+  if (std::isnan(f)) return mantissa > 0 ? value : std::numeric_limits<double>::infinity();
+  return std::bit_cast<float>(bits);
+}
 
 void copy(const Input& x, const Output& out) {
   for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = x.data[i];
@@ -137,10 +165,24 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
     case Prim::kStopGradient: case Prim::kName: case Prim::kConvertElementType: case Prim::kReshape:
     case Prim::kSqueeze:
       return copy(in[0], out);
+    case Prim::kReducePrecision:
+      return map_unary(in[0], out, [&p](double x) { return reduce_precision(x, p.integer, p.mantissa_bits); });
+    case Prim::kCopy: return copy(in[0], out);
     case Prim::kSelectN: return select_n(in, out);
     case Prim::kDotGeneral: return dot_general(p.dims, in[0], in[1], out);
-    case Prim::kReduceSum: return reduce(false, p.axes, in[0], out);
-    case Prim::kReduceMax: return reduce(true, p.axes, in[0], out);
+    case Prim::kReduceSum: return reduce(Reduction::kSum, p.axes, in[0], out);
+    case Prim::kReduceMax: return reduce(Reduction::kMax, p.axes, in[0], out);
+    case Prim::kReduceMin: return reduce(Reduction::kMin, p.axes, in[0], out);
+    case Prim::kArgMax: return arg_extreme(true, p.axes.at(0), in[0], out);
+    case Prim::kArgMin: return arg_extreme(false, p.axes.at(0), in[0], out);
+    case Prim::kCumsum: return cumsum(p.integer, p.reverse, in[0], out);
+    case Prim::kIota: return iota(p.integer, out);
+    case Prim::kConcatenate: return concatenate(p.integer, in, out);
+    case Prim::kSlice: return slice(p.starts, p.strides, in[0], out);
+    case Prim::kDynamicSlice: return dynamic_slice(in, out);
+    case Prim::kDynamicUpdateSlice: return dynamic_update_slice(in, out);
+    case Prim::kPad: return pad(p.padding, in[0], in[1], out);
+    case Prim::kRev: return rev(p.axes, in[0], out);
     case Prim::kBroadcastInDim: return broadcast_in_dim(p.axes, in[0], out);
     case Prim::kTranspose: return transpose(p.axes, in[0], out);
     case Prim::kSoftmax: return softmax(p.integer, in[0], out);

@@ -69,12 +69,23 @@ void map_ternary(const Input& a, const Input& b, const Input& c, const Output& o
   for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = fn(at(a, i), at(b, i), at(c, i));
 }
 
-// Kernels with more than an elementwise formula (structural.cpp, dot_general.cpp).
+// Kernels with more than an elementwise formula (structural.cpp, dot_general.cpp, indexing.cpp).
 void select_n(std::span<const Input> in, const Output& out);
 void dot_general(const DotDims& dims, const Input& lhs, const Input& rhs, const Output& out);
-void reduce(bool is_max, const std::vector<int64_t>& axes, const Input& x, const Output& out);
+enum class Reduction { kSum, kMax, kMin };
+void reduce(Reduction kind, const std::vector<int64_t>& axes, const Input& x, const Output& out);
+void arg_extreme(bool is_max, int64_t axis, const Input& x, const Output& out);
+void cumsum(int64_t axis, bool reverse, const Input& x, const Output& out);
 void broadcast_in_dim(const std::vector<int64_t>& dims, const Input& x, const Output& out);
 void transpose(const std::vector<int64_t>& permutation, const Input& x, const Output& out);
 void softmax(int64_t axis, const Input& x, const Output& out);
+// Indexing and layout (indexing.cpp).
+void iota(int64_t dimension, const Output& out);
+void concatenate(int64_t dimension, std::span<const Input> in, const Output& out);
+void slice(const Dims& starts, const Dims& strides, const Input& x, const Output& out);
+void dynamic_slice(std::span<const Input> in, const Output& out);
+void dynamic_update_slice(std::span<const Input> in, const Output& out);
+void pad(const std::vector<PaddingDim>& config, const Input& x, const Input& value, const Output& out);
+void rev(const Dims& dimensions, const Input& x, const Output& out);
 
 }  // namespace rematkit::reference

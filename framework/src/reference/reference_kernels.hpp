@@ -29,13 +29,22 @@ struct Output {
 
 // An equation's params, decoded once (when the backend prepares it).
 struct KernelParams {
-  std::vector<int64_t> axes;  // reduce_*: axes; broadcast_in_dim: broadcast_dimensions; transpose: permutation
-  DotDims dims;               // dot_general
-  int64_t integer = 0;        // integer_pow: y; softmax: axis; round: 1 for to-nearest-even, 0 away from zero
+  // reduce_*, argmax, argmin: axes; broadcast_in_dim: broadcast_dimensions; transpose: permutation;
+  // rev: dimensions
+  std::vector<int64_t> axes;
+  DotDims dims;  // dot_general
+  // integer_pow: y; softmax, cumsum: axis; round: 1 for to-nearest-even, 0 away from zero;
+  // concatenate, iota: dimension; reduce_precision: exponent_bits
+  int64_t integer = 0;
+  int64_t mantissa_bits = 0;                     // reduce_precision
+  bool reverse = false;                          // cumsum
+  std::vector<int64_t> starts, limits, strides;  // slice (strides all 1 when None)
+  std::vector<PaddingDim> padding;               // pad
 };
 
 // Reads what `prim`'s kernel needs through `reader`, which has integer(name), ints(name),
-// dot_dims() and rounds_to_nearest_even() (the core reads Params, the backend the C ABI's values).
+// ints_or_none(name), boolean(name), dot_dims(), padding_config() and rounds_to_nearest_even() (the
+// core reads Params, the backend the C ABI's values).
 template <typename Reader>
 KernelParams decode_params(Prim prim, const Reader& reader) {
   KernelParams p;
@@ -47,6 +56,24 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
     case Prim::kTranspose: p.axes = reader.ints("permutation"); break;
     case Prim::kDotGeneral: p.dims = reader.dot_dims(); break;
     case Prim::kRound: p.integer = reader.rounds_to_nearest_even() ? 1 : 0; break;
+    case Prim::kReduceMin: case Prim::kArgMax: case Prim::kArgMin: p.axes = reader.ints("axes"); break;
+    case Prim::kRev: p.axes = reader.ints("dimensions"); break;
+    case Prim::kCumsum:
+      p.integer = reader.integer("axis");
+      p.reverse = reader.boolean("reverse");
+      break;
+    case Prim::kConcatenate: case Prim::kIota: p.integer = reader.integer("dimension"); break;
+    case Prim::kReducePrecision:
+      p.integer = reader.integer("exponent_bits");
+      p.mantissa_bits = reader.integer("mantissa_bits");
+      break;
+    case Prim::kSlice:
+      p.starts = reader.ints("start_indices");
+      p.limits = reader.ints("limit_indices");
+      p.strides = reader.ints_or_none("strides");
+      if (p.strides.empty()) p.strides.assign(p.starts.size(), 1);
+      break;
+    case Prim::kPad: p.padding = reader.padding_config(); break;
     case Prim::kAdd: case Prim::kSub: case Prim::kMul: case Prim::kDiv: case Prim::kMax: case Prim::kMin:
     case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:
     case Prim::kNeg: case Prim::kExp: case Prim::kLog: case Prim::kSin: case Prim::kCos: case Prim::kTanh:
@@ -57,7 +84,8 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
     case Prim::kShiftRightLogical: case Prim::kShiftRightArithmetic: case Prim::kAbs: case Prim::kSign:
     case Prim::kFloor: case Prim::kCeil: case Prim::kIsFinite: case Prim::kExp2: case Prim::kExpm1: case Prim::kLog1p:
     case Prim::kTan: case Prim::kErf: case Prim::kErfInv: case Prim::kNot: case Prim::kClamp:
-      break;  // nothing to read (convert_element_type's dtype is the output's)
+    case Prim::kDynamicSlice: case Prim::kDynamicUpdateSlice: case Prim::kCopy:
+      break;  // nothing to read (convert_element_type's dtype and dynamic_slice's sizes are the output's)
   }
   return p;
 }

@@ -41,18 +41,54 @@ void select_n(std::span<const Input> in, const Output& out) {
   }
 }
 
-// Sums in double in row-major order; max propagates NaN; an empty reduction gives 0 or the
-// dtype's lowest value.
-void reduce(bool is_max, const std::vector<int64_t>& axes, const Input& x, const Output& out) {
-  const double init = !is_max                      ? 0.0
-                      : out.dtype == RK_DTYPE_I32 ? static_cast<double>(std::numeric_limits<int32_t>::min())
-                                                   : -std::numeric_limits<double>::infinity();
+// Sums in double in row-major order; max and min propagate NaN; an empty reduction gives 0 or
+// the dtype's lowest (max) or highest (min) value.
+void reduce(Reduction kind, const std::vector<int64_t>& axes, const Input& x, const Output& out) {
+  const bool integer = out.dtype == RK_DTYPE_I32;
+  const double highest = integer ? static_cast<double>(std::numeric_limits<int32_t>::max())
+                                 : std::numeric_limits<double>::infinity();
+  const double lowest = integer ? static_cast<double>(std::numeric_limits<int32_t>::min()) : -highest;
+  const double init = kind == Reduction::kSum ? 0.0 : kind == Reduction::kMax ? lowest : highest;
   std::fill(out.data.begin(), out.data.end(), init);
   for_each_reduced(x.shape, axes, [&](int64_t o, int64_t i) {
     const double v = x.data[i];
-    if (!is_max) out.data[o] += v;
-    else if (!std::isnan(out.data[o]) && (std::isnan(v) || v > out.data[o])) out.data[o] = v;
+    double& acc = out.data[o];
+    if (kind == Reduction::kSum) acc += v;
+    else if (!std::isnan(acc) && (std::isnan(v) || (kind == Reduction::kMax ? v > acc : v < acc))) acc = v;
   });
+}
+
+// lax.argmax/argmin (lax._compute_argminmax): the first index of the extreme value along the
+// axis, a NaN counting as more extreme than any number.
+void arg_extreme(bool is_max, int64_t axis, const Input& x, const Output& out) {
+  std::vector<double> best(out.data.size());
+  std::vector<bool> seen(out.data.size(), false);
+  const int64_t inner = count(x.shape.subspan(static_cast<size_t>(axis) + 1));
+  for_each_reduced(x.shape, {axis}, [&](int64_t o, int64_t i) {
+    const double v = x.data[i];
+    const bool better = !seen[o] || (!std::isnan(best[o]) && (std::isnan(v) || (is_max ? v > best[o] : v < best[o])));
+    if (!better) return;
+    seen[o] = true;
+    best[o] = v;
+    out.data[o] = static_cast<double>((i / inner) % x.shape[axis]);
+  });
+}
+
+// lax.cumsum: running sums along `axis` in double, from the far end when `reverse`.
+void cumsum(int64_t axis, bool reverse, const Input& x, const Output& out) {
+  const int64_t size = x.shape[axis];
+  const int64_t inner = count(x.shape.subspan(static_cast<size_t>(axis) + 1));
+  const int64_t outer = size == 0 ? 0 : count(x.shape) / (size * inner);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      double sum = 0;
+      for (int64_t k = 0; k < size; ++k) {
+        const int64_t j = reverse ? size - 1 - k : k;
+        const int64_t at = (o * size + j) * inner + in;
+        sum += x.data[at];
+        out.data[at] = sum;
+      }
+    }
 }
 
 void broadcast_in_dim(const std::vector<int64_t>& dims, const Input& x, const Output& out) {

@@ -14,7 +14,10 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
       for (int64_t d : dims.lhs_contract) contracted *= lhs[static_cast<size_t>(d)];
       return 2 * out * contracted;
     }
-    case Prim::kReduceSum: case Prim::kReduceMax: return graph.values[eqn.inputs[0]].type.num_elements();
+    // A comparison or an add per operand element.
+    case Prim::kReduceSum: case Prim::kReduceMax: case Prim::kReduceMin: case Prim::kArgMax: case Prim::kArgMin:
+    case Prim::kCumsum:
+      return graph.values[eqn.inputs[0]].type.num_elements();
     case Prim::kSoftmax: return 4 * out;  // max, subtract-and-exp, sum, divide
     // Arithmetic elementwise, transcendentals and comparisons: one per output element.
     case Prim::kAdd: case Prim::kSub: case Prim::kMul: case Prim::kDiv: case Prim::kMax: case Prim::kMin:
@@ -24,6 +27,7 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     case Prim::kRelu: case Prim::kAddAny: case Prim::kPow: case Prim::kAtan2: case Prim::kRem: case Prim::kAbs:
     case Prim::kSign: case Prim::kFloor: case Prim::kCeil: case Prim::kRound: case Prim::kIsFinite: case Prim::kExp2:
     case Prim::kExpm1: case Prim::kLog1p: case Prim::kTan: case Prim::kErf: case Prim::kErfInv:
+    case Prim::kReducePrecision:
       return out;
     case Prim::kClamp: return 2 * out;  // a max and a min
     // Bitwise and logical ops: integer work, not floating point.
@@ -33,7 +37,8 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     // Data movement.
     case Prim::kSelectN: case Prim::kBroadcastInDim: case Prim::kReshape: case Prim::kTranspose: case Prim::kSqueeze:
     case Prim::kConvertElementType: case Prim::kStopGradient: case Prim::kName: case Prim::kPjit:
-    case Prim::kCheckpoint:
+    case Prim::kCheckpoint: case Prim::kIota: case Prim::kConcatenate: case Prim::kSlice: case Prim::kDynamicSlice:
+    case Prim::kDynamicUpdateSlice: case Prim::kPad: case Prim::kRev: case Prim::kCopy:
       return 0;
   }
   return 0;

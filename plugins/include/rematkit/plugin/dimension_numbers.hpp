@@ -1,4 +1,5 @@
-// The dimension numbers of dot_general, as one typed value for everyone who reads or writes them:
+// The structured params of primitives (dot_general's dimension numbers, pad's padding config), as one
+// typed value for everyone who reads or writes them:
 // the core's params, autodiff, Flax, the sweep's models and plugins (through plugin.hpp's
 // dot_dims()). C++17, no dependencies.
 #pragma once
@@ -14,6 +15,15 @@ struct DotDims {
   friend bool operator==(const DotDims& a, const DotDims& b) {
     return a.lhs_contract == b.lhs_contract && a.rhs_contract == b.rhs_contract && a.lhs_batch == b.lhs_batch &&
            a.rhs_batch == b.rhs_batch;
+  }
+};
+
+// One dim of pad's padding_config: elements added before and after (negative: removed), and between
+// neighbours.
+struct PaddingDim {
+  int64_t low = 0, high = 0, interior = 0;
+  friend bool operator==(const PaddingDim& a, const PaddingDim& b) {
+    return a.low == b.low && a.high == b.high && a.interior == b.interior;
   }
 };
 

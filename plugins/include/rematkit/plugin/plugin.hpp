@@ -150,6 +150,27 @@ inline DotDims dot_dims(const rk_equation_view* eqn) {
   return DotDims{ints_of(contract.items[0]), ints_of(contract.items[1]), ints_of(batch.items[0]), ints_of(batch.items[1])};
 }
 
+// An optional list param (slice's strides): empty when None or missing.
+inline std::vector<int64_t> ints_param_or_none(const rk_equation_view* eqn, std::string_view name) {
+  const rk_value* v = find_param(eqn, name);
+  return v && v->kind != RK_VALUE_NONE ? ints_of(*v) : std::vector<int64_t>{};
+}
+inline bool bool_param(const rk_equation_view* eqn, std::string_view name) {
+  const rk_value* v = find_param(eqn, name);
+  return v && v->kind == RK_VALUE_BOOL && v->int_value != 0;
+}
+// pad's padding_config, ((low, high, interior), ...).
+inline std::vector<PaddingDim> padding_config(const rk_equation_view* eqn) {
+  const rk_value& v = required_param(eqn, "padding_config");
+  std::vector<PaddingDim> config;
+  for (size_t i = 0; v.kind == RK_VALUE_LIST && i < v.num_items; ++i) {
+    const std::vector<int64_t> triple = ints_of(v.items[i]);
+    if (triple.size() != 3) throw ArgumentError(std::string(eqn->primitive) + ": padding_config is not ((lo, hi, interior), ...)");
+    config.push_back(PaddingDim{triple[0], triple[1], triple[2]});
+  }
+  return config;
+}
+
 // round's rounding_method: RoundingMethod.TO_NEAREST_EVEN (1) rather than AWAY_FROM_ZERO (0, the
 // default when missing).
 inline bool rounds_to_nearest_even(const rk_equation_view* eqn) {

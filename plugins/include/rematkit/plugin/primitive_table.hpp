@@ -18,6 +18,9 @@ namespace rematkit {
 enum class ParamKind {
   kInt,      // 3
   kInts,     // (1, 2) or [1, 2]; a single int is read as one
+  kIntsOrNone,  // as kInts, or None (slice's strides)
+  kBool,     // True or False
+  kPadding,  // pad's ((low, high, interior), ...), one triple per dim
   kDType,    // float32, int32, bool (as an identifier or a string)
   kName,     // an identifier or a string
   kDotDims,  // dot_general's ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))
@@ -119,6 +122,22 @@ inline constexpr size_t kMaxParams = 4;
   X(kTranspose, "transpose", kLayout, 1, 1, RK_REQUIRED("permutation", kInts))                        \
   X(kSqueeze, "squeeze", kLayout, 1, 1, RK_REQUIRED("dimensions", kInts))                             \
   X(kSoftmax, "softmax", kNormalization, 1, 1, RK_REQUIRED("axis", kInt))                             \
+  X(kReduceMin, "reduce_min", kReduction, 1, 1, RK_REQUIRED("axes", kInts))                           \
+  X(kArgMax, "argmax", kReduction, 1, 1, RK_REQUIRED("axes", kInts) RK_REQUIRED("index_dtype", kDType)) \
+  X(kArgMin, "argmin", kReduction, 1, 1, RK_REQUIRED("axes", kInts) RK_REQUIRED("index_dtype", kDType)) \
+  X(kCumsum, "cumsum", kReduction, 1, 1, RK_REQUIRED("axis", kInt) RK_OPTIONAL("reverse", kBool))     \
+  X(kIota, "iota", kLayout, 0, 0, RK_REQUIRED("dtype", kDType) RK_REQUIRED("shape", kInts)            \
+    RK_REQUIRED("dimension", kInt))                                                                   \
+  X(kConcatenate, "concatenate", kLayout, 1, kVariadic, RK_REQUIRED("dimension", kInt))               \
+  X(kSlice, "slice", kLayout, 1, 1, RK_REQUIRED("start_indices", kInts) RK_REQUIRED("limit_indices", kInts) \
+    RK_OPTIONAL("strides", kIntsOrNone))                                                              \
+  X(kDynamicSlice, "dynamic_slice", kLayout, 1, kVariadic, RK_REQUIRED("slice_sizes", kInts))         \
+  X(kDynamicUpdateSlice, "dynamic_update_slice", kLayout, 2, kVariadic, RK_NO_PARAMS)                 \
+  X(kPad, "pad", kLayout, 2, 2, RK_REQUIRED("padding_config", kPadding))                              \
+  X(kRev, "rev", kLayout, 1, 1, RK_REQUIRED("dimensions", kInts))                                     \
+  X(kCopy, "copy", kUnary, 1, 1, RK_NO_PARAMS)                                                        \
+  X(kReducePrecision, "reduce_precision", kUnary, 1, 1, RK_REQUIRED("exponent_bits", kInt)            \
+    RK_REQUIRED("mantissa_bits", kInt))                                                               \
   X(kPjit, "pjit", kCall, 0, kVariadic, RK_OPTIONAL("name", kName) RK_REQUIRED("jaxpr", kProgram))   \
   X(kCheckpoint, "checkpoint", kCall, 0, kVariadic, RK_REQUIRED("jaxpr", kProgram)                    \
     RK_OPTIONAL("policy", kAny) RK_OPTIONAL("prevent_cse", kAny) RK_OPTIONAL("differentiated", kAny)) \
