@@ -50,6 +50,17 @@ struct Region {
   int parent = -1;       // the enclosing region; -1 for the top level
 };
 
+// A custom_jvp_call or custom_vjp_call of the program. With JAX's rule for the function, its body
+// runs primal-only and the rule gives the tangent; without one (a user's function, whose rule is
+// Python code the printed program does not carry), autodiff differentiates the body instead.
+struct CustomCall {
+  Prim prim = Prim::kCustomJvpCall;
+  std::string name;       // the function's name (name=), or empty
+  std::string rule_name;  // jvp= or bwd=: the Python rule's name, or empty
+  SourceLocation where;
+  bool uses_jax_rule = false;
+};
+
 struct FlatEquation {
   Prim prim = Prim::kAdd;
   Params params;
@@ -59,6 +70,9 @@ struct FlatEquation {
   int region = 0;          // the outermost checkpoint around it (its policy decides the forward pass); 0: none
   int scope = 0;           // the innermost checkpoint around it (0: none)
   int jit = -1;            // index into FlatGraph::jit_names of the outermost enclosing pjit, or -1
+  // Index into FlatGraph::custom_calls of the custom_jvp_call whose body computed this primal
+  // equation under JAX's own rule (policies then see the call, as in JAX), or -1.
+  int custom_call = -1;
   Prim origin = Prim::kAdd;  // the program primitive whose JVP rule (or transpose) emitted this
   SourceLocation where;    // the program equation this comes from
 };
@@ -68,6 +82,7 @@ struct REMATKIT_CORE_EXPORT FlatGraph {
   std::vector<FlatEquation> eqns;
   std::vector<Region> regions{Region{}};  // regions[0] is the top level
   std::vector<std::string> jit_names;
+  std::vector<CustomCall> custom_calls;
 
   ValueId add_value(Value value);
   // Appends an equation, infers its output types and creates its output values.

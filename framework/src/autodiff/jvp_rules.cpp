@@ -1,8 +1,9 @@
 // JVP rules as jax/_src/lax/lax.py, jax/_src/lax/slicing.py, jax/_src/lax/control_flow/loops.py
-// (cumsum) and jax/_src/nn/functions.py (relu's and softmax's custom JVPs) write them: one case per primitive, each emitting its primal-only coefficient equations,
-// then the tangent equations.
+// (cumsum) and jax/_src/nn/functions.py (relu's and softmax's custom JVPs) write them: one case per
+// primitive, each emitting its primal-only coefficient equations, then the tangent equations.
 #include "jvp_rules.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -47,17 +48,10 @@ ValueId reduce_chooser_jvp(Emitter& em, const Params& params, ValueId x, ValueId
   return em.linear(Prim::kDiv, {picked, counts});
 }
 
-// jax.nn.softmax's custom JVP: y * (g - sum(y * g, axis, keepdims=True)).
 ValueId softmax_jvp(Emitter& em, const Params& params, ValueId y, ValueId g) {
-  const Shape shape = em.shape(y);
   int64_t axis = param_int(params, "axis", {});
-  if (axis < 0) axis += static_cast<int64_t>(shape.size());
-  ValueId summed = em.linear(Prim::kReduceSum, {em.linear(Prim::kMul, {y, g})}, reduce_params({axis}));
-  std::vector<int64_t> dims;
-  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
-    if (i != axis) dims.push_back(i);
-  ValueId spread = em.linear(Prim::kBroadcastInDim, {summed}, broadcast_in_dim_params(shape, dims));
-  return em.linear(Prim::kMul, {y, em.linear(Prim::kSub, {g, spread})});
+  if (axis < 0) axis += em.type(y).rank();
+  return softmax_tangent(em, y, g, {axis}, kNoValue);
 }
 
 // lax._replace_zero(x): select(x == 0, ones_like(x), x).
@@ -290,12 +284,35 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
       return em.linear(prim, {g}, params);  // linear: the same operation on the tangent
     case Prim::kReduceMax: case Prim::kReduceMin: return reduce_chooser_jvp(em, params, x[0], y[0], g);
     case Prim::kSoftmax: return softmax_jvp(em, params, y[0], g);
-    case Prim::kPjit: case Prim::kCheckpoint: break;  // inlined by jvp_trace before any rule runs
+    case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
+      break;  // inlined by jvp_trace before any rule runs
   }
   internal_error("no JVP rule for " + std::string(prim_name(prim)));
 }
 
 }  // namespace
+
+// nn/functions.py, _softmax_jvp: y * (g - sum(y * g, axes, where=where, keepdims=True)); the masked
+// sum is jnp.where(where, y * g, 0) summed.
+ValueId softmax_tangent(Emitter& em, ValueId y, ValueId g, const std::vector<int64_t>& axes, ValueId where) {
+  const Shape shape = em.shape(y);
+  ValueId product = em.linear(Prim::kMul, {y, g});
+  if (where != kNoValue) {
+    ValueId mask = where;
+    if (em.shape(mask) != shape) {
+      std::vector<int64_t> dims;
+      for (int i = 0; i < em.type(mask).rank(); ++i) dims.push_back(shape.size() - em.type(mask).rank() + i);
+      mask = em.known(Prim::kBroadcastInDim, {mask}, broadcast_in_dim_params(shape, dims));
+    }
+    product = em.linear(Prim::kSelectN, {mask, em.full(0.0, y, EqnRole::kCoefficient), product});
+  }
+  ValueId summed = em.linear(Prim::kReduceSum, {product}, reduce_params(axes));
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
+    if (std::find(axes.begin(), axes.end(), i) == axes.end()) kept.push_back(i);
+  ValueId spread = em.linear(Prim::kBroadcastInDim, {summed}, broadcast_in_dim_params(shape, kept));
+  return em.linear(Prim::kMul, {y, em.linear(Prim::kSub, {g, spread})});
+}
 
 std::vector<ValueId> jvp_rule(Emitter& em, Prim prim, const Params& params, const std::vector<ValueId>& x,
                               const std::vector<ValueId>& y, const std::vector<ValueId>& t) {

@@ -12,4 +12,8 @@ namespace rematkit::autodiff {
 std::vector<ValueId> jvp_rule(Emitter& em, Prim prim, const Params& params, const std::vector<ValueId>& x,
                               const std::vector<ValueId>& y, const std::vector<ValueId>& t);
 
+// The tangent of softmax over `axes` (jax.nn.softmax's custom JVP), given its output y and input
+// tangent g; `where` is its mask, or kNoValue.
+ValueId softmax_tangent(Emitter& em, ValueId y, ValueId g, const std::vector<int64_t>& axes, ValueId where);
+
 }  // namespace rematkit::autodiff

@@ -1,8 +1,10 @@
 // Tracing a program into the flat JVP graph: calls are inlined (a checkpoint opens a region for
-// its policy unless it is nested in one, whose policy then decides), and every primitive emits
-// its primal equation followed by its JVP rule's equations.
+// its policy unless it is nested in one, whose policy then decides; a custom derivative call uses
+// JAX's rule where rematkit has it), and every primitive emits its primal equation followed by its
+// JVP rule's equations.
 #include <algorithm>
 
+#include "custom_jvp_rules.hpp"
 #include "jvp_rules.hpp"
 #include "passes.hpp"
 #include "rematkit/plugin_registry.hpp"
@@ -53,6 +55,7 @@ class JvpTracer {
 
  private:
   std::vector<Slot> trace_call(const Equation& eqn, const std::vector<Slot>& in, int region, int scope, int jit) {
+    if (is_custom_derivative_call(eqn.prim)) return trace_custom_call(eqn, in, region, scope, jit);
     if (eqn.prim == Prim::kCheckpoint) {
       const ParamValue* spec = eqn.params.find("policy");
       scope = open_region(policies_.make(spec ? *spec : ParamValue::none(), eqn.where), eqn.where, scope);
@@ -65,6 +68,47 @@ class JvpTracer {
       jit = static_cast<int>(graph_.jit_names.size()) - 1;
     }
     return trace(*eqn.body(), in, region, scope, jit);
+  }
+
+  // A custom_jvp_call with JAX's rule for its function runs its body primal-only and takes the
+  // tangent from the rule (ad.py's process_custom_jvp_call); any other custom_jvp_call or
+  // custom_vjp_call is differentiated through its body, and the graph records which was done.
+  std::vector<Slot> trace_custom_call(const Equation& eqn, const std::vector<Slot>& in, int region, int scope,
+                                      int jit) {
+    auto text = [&](const char* key) {
+      const ParamValue* v = eqn.params.find(key);
+      return v ? v->text : std::string();
+    };
+    CustomCall call{eqn.prim, text("name"), text(eqn.prim == Prim::kCustomJvpCall ? "jvp" : "bwd"), eqn.where, false};
+    std::vector<Type> operand_types;
+    for (const Slot& s : in) operand_types.push_back(graph_.values[s.primal].type);
+    const std::optional<CustomJvpRule> rule = eqn.prim == Prim::kCustomJvpCall
+                                                  ? find_custom_jvp_rule(call.name, *eqn.body(), operand_types)
+                                                  : std::nullopt;
+    call.uses_jax_rule = rule.has_value();
+    graph_.custom_calls.push_back(std::move(call));
+    if (!rule) return trace(*eqn.body(), in, region, scope, jit);
+
+    const int index = static_cast<int>(graph_.custom_calls.size()) - 1;
+    std::vector<Slot> primal_in;
+    for (const Slot& s : in) primal_in.push_back(Slot{s.primal, kNoValue});
+    const size_t first = graph_.eqns.size();
+    std::vector<Slot> out = trace(*eqn.body(), primal_in, region, scope, jit);
+    for (size_t e = first; e < graph_.eqns.size(); ++e) {
+      graph_.eqns[e].custom_call = index;
+      graph_.eqns[e].jit = jit;  // the call, not a jit inside it, computed these (as JAX reports them)
+    }
+    std::vector<ValueId> x, y, t;
+    for (const Slot& s : in) {
+      x.push_back(s.primal);
+      t.push_back(s.tangent);
+    }
+    for (const Slot& s : out) y.push_back(s.primal);
+    if (std::any_of(t.begin(), t.end(), [](ValueId v) { return v != kNoValue; })) {
+      Emitter em(graph_, region, scope, jit, eqn.prim, eqn.where);
+      out[0].tangent = custom_jvp_tangent(em, *rule, x, y, t);
+    }
+    return out;
   }
 
   std::vector<Slot> trace_primitive(const Equation& eqn, const std::vector<Slot>& in, int region, int scope, int jit) {

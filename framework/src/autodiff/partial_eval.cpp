@@ -55,8 +55,19 @@ class PartialEvaluator {
     std::vector<Type> in, out;
     for (ValueId v : eqn.inputs) in.push_back(g_.values[v].type);
     for (ValueId v : eqn.outputs) out.push_back(g_.values[v].type);
+    // An equation of a custom_jvp_call's body run under JAX's rule is, to a policy, that call: JAX's
+    // forward program has the one custom_jvp_call equation where rematkit has its body.
+    Params call_params;
+    std::string_view primitive = prim_name(eqn.prim);
+    const Params* params = &eqn.params;
+    if (eqn.custom_call >= 0) {
+      const CustomCall& call = g_.custom_calls[eqn.custom_call];
+      primitive = prim_name(call.prim);
+      if (!call.name.empty()) call_params.set("name", ParamValue::of_ident(call.name));
+      params = &call_params;
+    }
     try {
-      it->second = g_.regions[child].policy->decide(EquationView{prim_name(eqn.prim), eqn.params, in, out});
+      it->second = g_.regions[child].policy->decide(EquationView{primitive, *params, in, out});
     } catch (const Error& err) {
       if (err.kind() != ErrorKind::kBadInput) throw;
       fail_at(eqn.where, err.what());

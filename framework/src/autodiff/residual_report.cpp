@@ -56,6 +56,8 @@ std::string residual_origin(const Linearization& lin, const Residual& r) {
       std::string what;
       if (p.prim == Prim::kName) what = "named '" + p.params.find("name")->text + "'";
       else if (p.jit >= 0) what = "output of jitted function '" + lin.graph.jit_names[p.jit] + "'";
+      else if (p.custom_call >= 0) what = "output of " +
+                                          std::string(prim_name(lin.graph.custom_calls[p.custom_call].prim));
       else what = "output of " + std::string(prim_name(p.prim));
       return what + " from " + file_line(p.where);
     }
@@ -97,6 +99,13 @@ std::string format_residual_report(const Linearization& lin, bool explain) {
   for (size_t i = 0; i < lin.recomputed.size(); ++i) {
     const FlatEquation& e = lin.graph.eqns[lin.recomputed[i]];
     out += (i ? ", " : ": ") + std::string(prim_name(e.prim)) + " at " + file_line(e.where);
+  }
+  for (const CustomCall& call : lin.graph.custom_calls) {
+    if (call.uses_jax_rule) continue;
+    const std::string rule = call.rule_name.empty() ? "its rule" : "its rule " + call.rule_name;
+    out += "\n" + std::string(prim_name(call.prim)) + (call.name.empty() ? "" : " '" + call.name + "'") + " at " +
+           file_line(call.where) + ": differentiated through its body; " + rule +
+           " is Python code the program does not carry, so what JAX keeps may differ";
   }
   return out + "\n";
 }

@@ -244,7 +244,7 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
     case Prim::kSign: case Prim::kFloor: case Prim::kCeil: case Prim::kRound: case Prim::kIsFinite: case Prim::kExp2:
     case Prim::kExpm1: case Prim::kLog1p: case Prim::kTan: case Prim::kErf: case Prim::kErfInv: case Prim::kNot:
     case Prim::kClamp: case Prim::kReduceMin: case Prim::kArgMax: case Prim::kArgMin: case Prim::kIota:
-    case Prim::kPjit: case Prim::kCheckpoint:
+    case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
       break;
   }
   internal_error("no transpose rule for a linear " + std::string(prim_name(eqn.prim)));

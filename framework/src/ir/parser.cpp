@@ -229,9 +229,8 @@ class Parser {
     lex_.next();  // =
     Token prim_token = lex_.next();
     if (prim_token.kind != Token::Kind::kIdent) error_at(prim_token, "expected a primitive, found " + describe(prim_token));
-    const bool custom_jvp = prim_token.text == "custom_jvp_call";
     auto prim = lookup_prim(prim_token.text);
-    if (!prim && !custom_jvp) error_at(prim_token, "unknown primitive '" + prim_token.text + "'");
+    if (!prim) error_at(prim_token, "unknown primitive '" + prim_token.text + "'");
     Equation eqn;
     eqn.where = lex_.where(prim_token);
     if (lex_.peek().is('[') && !lex_.peek_second().is('.')) eqn.params = parse_params();
@@ -246,7 +245,9 @@ class Parser {
       eqn.inputs.push_back(parse_atom(scope, &is_untyped));
       untyped.push_back(is_untyped);
     }
-    eqn.prim = custom_jvp ? resolve_custom_jvp(prim_token, eqn.params) : *prim;
+    eqn.prim = *prim;
+    if (eqn.prim == Prim::kCustomJvpCall && is_relu(eqn.params)) eqn.prim = Prim::kRelu;
+    if (eqn.prim == Prim::kCustomVjpCall) rename_param(eqn.params, "fun_jaxpr", "call_jaxpr");  // custom_vjp_call_jaxpr
     if (eqn.prim == Prim::kPjit && is_relu_call(eqn.params)) eqn.prim = Prim::kRelu;
     if (eqn.prim == Prim::kRelu) eqn.params = Params{};
     if (eqn.prim == Prim::kBroadcastInDim) {
@@ -290,22 +291,20 @@ class Parser {
            name->text == "relu";
   }
 
-  // custom_jvp_call is relu when it says so (JAX >= 0.6.1: name=relu) or when its call_jaxpr is a
-  // pjit[name=relu] (JAX 0.4 to 0.6). No other custom_jvp function is supported.
-  Prim resolve_custom_jvp(const Token& at, const Params& params) {
-    if (is_relu_call(params)) return Prim::kRelu;
+  // jax.nn.relu's custom_jvp_call (named relu since JAX 0.6.1, a pjit[name=relu] body before) is
+  // the relu primitive, whose rule is JAX's custom JVP.
+  bool is_relu(const Params& params) const {
+    if (is_relu_call(params)) return true;
     const ParamValue* call = params.find("call_jaxpr");
-    if (call && call->kind == ParamValue::Kind::kProgram) {
-      for (const Equation& e : call->program->eqns)
-        if (e.prim == Prim::kRelu) return Prim::kRelu;
-    }
-    if (call && call->kind == ParamValue::Kind::kIdent && shared_.count(call->text)) {
-      for (const Equation& e : shared_.at(call->text)->eqns)
-        if (e.prim == Prim::kRelu) return Prim::kRelu;
-    }
-    const ParamValue* name = params.find("name");
-    error_at(at, "unsupported custom_jvp_call" + (name ? " of '" + name->text + "'" : std::string()) +
-                     " (rematkit knows jax.nn.relu; write others with primitives)");
+    const Program* body = call && call->kind == ParamValue::Kind::kProgram ? call->program.get() : nullptr;
+    if (call && call->kind == ParamValue::Kind::kIdent && shared_.count(call->text))
+      body = shared_.at(call->text).get();
+    return body && body->eqns.size() == 1 && body->eqns[0].prim == Prim::kRelu;
+  }
+
+  static void rename_param(Params& params, const std::string& from, const std::string& to) {
+    for (auto& [key, value] : params.entries)
+      if (key == from) key = to;
   }
 
   // --- params ---------------------------------------------------------------------------------
@@ -411,9 +410,10 @@ class Parser {
     for (Equation& eqn : program.eqns) {
       if (!has_body(eqn.prim)) continue;
       ParamValue* body = nullptr;
+      const std::string_view key = body_param(eqn.prim);
       for (auto& [k, v] : eqn.params.entries)
-        if (k == "jaxpr") body = &v;
-      if (!body) fail_at(eqn.where, std::string(prim_name(eqn.prim)) + " has no jaxpr parameter");
+        if (k == key) body = &v;
+      if (!body) fail_at(eqn.where, std::string(prim_name(eqn.prim)) + " has no " + std::string(key) + " parameter");
       if (body->kind == ParamValue::Kind::kIdent) {
         auto it = shared_.find(body->text);
         if (it == shared_.end()) fail_at(eqn.where, "undefined sub-program '" + body->text + "'");
@@ -425,7 +425,8 @@ class Parser {
       } else if (body->kind == ParamValue::Kind::kProgram) {
         resolve_references(const_cast<Program&>(*body->program), active);
       } else {
-        fail_at(eqn.where, std::string(prim_name(eqn.prim)) + ": jaxpr must be a sub-program, got " + body->str());
+        fail_at(eqn.where, std::string(prim_name(eqn.prim)) + ": " + std::string(key) + " must be a sub-program, got " +
+                               body->str());
       }
     }
   }

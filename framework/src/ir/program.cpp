@@ -4,7 +4,7 @@ namespace rematkit {
 
 const Program* Equation::body() const {
   if (!has_body(prim)) return nullptr;
-  const ParamValue* v = params.find("jaxpr");
+  const ParamValue* v = params.find(std::string(body_param(prim)));
   return v && v->kind == ParamValue::Kind::kProgram ? v->program.get() : nullptr;
 }
 

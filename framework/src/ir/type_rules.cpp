@@ -429,7 +429,8 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
       return {in[0]};
     case Prim::kCopy: return {in[0]};
     case Prim::kReducePrecision: return {reduce_precision_result(params, in[0], where)};
-    case Prim::kPjit: case Prim::kCheckpoint: break;  // typed by their body (verifier.cpp)
+    case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
+      break;  // typed by their body (verifier.cpp)
   }
   internal_error("no type rule for " + std::string(prim_name(prim)));
 }

@@ -7,7 +7,8 @@ namespace {
 
 void verify_call(const Program& program, const Equation& eqn) {
   const Program* body = eqn.body();
-  if (!body) fail_at(eqn.where, std::string(prim_name(eqn.prim)) + " needs a jaxpr={...} parameter");
+  if (!body)
+    fail_at(eqn.where, std::string(prim_name(eqn.prim)) + " needs a " + std::string(body_param(eqn.prim)) + "={...} parameter");
   const size_t n_in = body->constvars.size() + body->invars.size();
   if (eqn.inputs.size() != n_in)
     fail_at(eqn.where, std::string(prim_name(eqn.prim)) + " passes " + std::to_string(eqn.inputs.size()) +

@@ -79,7 +79,8 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
     case Prim::kNeg: case Prim::kExp: case Prim::kLog: case Prim::kSin: case Prim::kCos: case Prim::kTanh:
     case Prim::kLogistic: case Prim::kSqrt: case Prim::kRsqrt: case Prim::kSquare: case Prim::kStopGradient:
     case Prim::kName: case Prim::kRelu: case Prim::kConvertElementType: case Prim::kSelectN: case Prim::kReshape:
-    case Prim::kSqueeze: case Prim::kPjit: case Prim::kCheckpoint: case Prim::kAddAny: case Prim::kPow:
+    case Prim::kSqueeze: case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
+    case Prim::kAddAny: case Prim::kPow:
     case Prim::kAtan2: case Prim::kRem: case Prim::kAnd: case Prim::kOr: case Prim::kXor: case Prim::kShiftLeft:
     case Prim::kShiftRightLogical: case Prim::kShiftRightArithmetic: case Prim::kAbs: case Prim::kSign:
     case Prim::kFloor: case Prim::kCeil: case Prim::kIsFinite: case Prim::kExp2: case Prim::kExpm1: case Prim::kLog1p:

@@ -46,7 +46,7 @@ enum class PrimFamily {
   kReduction,         // over some axes
   kLayout,            // moves elements without arithmetic
   kNormalization,     // softmax
-  kCall,              // has a sub-program (jaxpr=...): inlined by autodiff, checked against its body
+  kCall,              // has a sub-program (jaxpr=..., call_jaxpr=...): inlined by autodiff, checked against its body
 };
 
 inline constexpr int kVariadic = -1;  // any number of operands
@@ -141,6 +141,12 @@ inline constexpr size_t kMaxParams = 4;
   X(kPjit, "pjit", kCall, 0, kVariadic, RK_OPTIONAL("name", kName) RK_REQUIRED("jaxpr", kProgram))   \
   X(kCheckpoint, "checkpoint", kCall, 0, kVariadic, RK_REQUIRED("jaxpr", kProgram)                    \
     RK_OPTIONAL("policy", kAny) RK_OPTIONAL("prevent_cse", kAny) RK_OPTIONAL("differentiated", kAny)) \
+  /* jax.custom_jvp and jax.custom_vjp functions: the body is call_jaxpr; name, jvp and bwd are the */ \
+  /* Python functions' names, as custom_derivatives.py's pretty-printing rules write them.         */ \
+  X(kCustomJvpCall, "custom_jvp_call", kCall, 0, kVariadic, RK_REQUIRED("call_jaxpr", kProgram)       \
+    RK_OPTIONAL("name", kName) RK_OPTIONAL("jvp", kAny) RK_OPTIONAL("num_consts", kInt))             \
+  X(kCustomVjpCall, "custom_vjp_call", kCall, 0, kVariadic, RK_REQUIRED("call_jaxpr", kProgram)       \
+    RK_OPTIONAL("name", kName) RK_OPTIONAL("bwd", kAny) RK_OPTIONAL("num_consts", kInt))             \
   RK_PRIMITIVE_FOR_RULE_CHECK(X)
 
 // Only tests/rules/unruled_primitive_test.sh defines this, to show that a row without rules fails
@@ -195,10 +201,10 @@ struct PrimAlias {
   Prim prim;
 };
 inline constexpr PrimAlias kPrimAliases[] = {
-    {"jit", Prim::kPjit}, {"remat", Prim::kCheckpoint}, {"remat2", Prim::kCheckpoint}, {"remat_call", Prim::kCheckpoint}};
+    {"jit", Prim::kPjit}, {"remat", Prim::kCheckpoint}, {"remat2", Prim::kCheckpoint}, {"remat_call", Prim::kCheckpoint},
+    {"custom_vjp_call_jaxpr", Prim::kCustomVjpCall}};  // JAX before 0.4.36, with fun_jaxpr for call_jaxpr
 
-// A name or alias as programs write it; nullopt for an unknown name. (custom_jvp_call is not a
-// primitive of its own: the parser resolves it.)
+// A name or alias as programs write it; nullopt for an unknown name.
 constexpr std::optional<Prim> lookup_prim(std::string_view name) {
   for (const PrimInfo& info : kPrimitiveTable)
     if (info.name == name) return info.prim;
@@ -215,6 +221,11 @@ constexpr bool is_binary_elementwise(Prim prim) {
 }
 constexpr bool is_unary_elementwise(Prim prim) { return prim_family(prim) == PrimFamily::kUnary; }
 constexpr bool has_body(Prim prim) { return prim_family(prim) == PrimFamily::kCall; }
+// The param that holds a call's sub-program.
+constexpr std::string_view body_param(Prim prim) {
+  return prim == Prim::kCustomJvpCall || prim == Prim::kCustomVjpCall ? "call_jaxpr" : "jaxpr";
+}
+constexpr bool is_custom_derivative_call(Prim prim) { return prim == Prim::kCustomJvpCall || prim == Prim::kCustomVjpCall; }
 
 namespace primitive_table_detail {
 constexpr bool rows_in_enum_order() {
