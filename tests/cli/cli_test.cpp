@@ -4,12 +4,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "rematkit/plugin_registry.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {
@@ -37,9 +39,11 @@ class CliTest : public ::testing::Test {
     return path.string();
   }
 
-  CliRun run(const std::string& args) {
+  // Standard input is empty unless `stdin_file` names a file to read it from.
+  CliRun run(const std::string& args, const std::string& stdin_file = "/dev/null") {
     const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string cmd = std::string(REMATKIT_CLI) + " " + args + " >" + out.string() + " 2>" + err.string();
+    const std::string cmd = std::string(REMATKIT_CLI) + " " + args + " <" + stdin_file + " >" + out.string() + " 2>" +
+                            err.string();
     const int status = std::system(cmd.c_str());
     CliRun r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -191,6 +195,66 @@ repetitions: 1
   expect_bad_input("sweep " + sweep + " --shard 5/4", "--shard: '5/4' needs 1 <= I <= N");
   expect_bad_input("sweep " + sweep + " --shard two", "--shard: 'two' is not I/N");
   expect_bad_input("sweep-merge " + sweep, "s.yaml: not a sweep's JSON output");
+}
+
+TEST_F(CliTest, ProgramsComeFromStandardInputWhenPipedOrNamedDash) {
+  const std::string program = write("p.jaxpr", "{ lambda ; x:f32[3]. let\n y:f32[3] = sin x in (y,) }");
+  const std::vector<std::string> expected_out = {"f32[3] output of cos from <stdin>:2\n"};
+  EXPECT_EQ(run("residuals", program).out, expected_out[0]);    // piped, no FILE
+  EXPECT_EQ(run("residuals -", program).out, expected_out[0]);  // '-'
+  // Nothing piped in (an empty standard input): the built-in example, as from a terminal.
+  const CliRun builtin = run("residuals");
+  EXPECT_EQ(builtin.out.rfind("f32[5,4] from the argument W1\n", 0), 0u) << builtin.out;
+  EXPECT_NE(builtin.out.find("output of sin from <builtin example>:7\n"), std::string::npos) << builtin.out;
+  const CliRun bad = run("residuals -", write("bad.jaxpr", "{ lambda ; x:f32[]. let y:f32[] = cosh x in (y,) }"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "rematkit: <stdin>:1:35: unknown primitive 'cosh'\n");
+}
+
+TEST_F(CliTest, CheckListsEveryProblemAtOnce) {
+  // Line 2: an unknown primitive (its output stays f32[4,8]); line 3: bf16 (f32 stands in); line 4:
+  // bf16 again and a second unknown primitive; line 5: a shape error in an equation that reads the
+  // outputs of the skipped ones.
+  const std::string program = write("many.jaxpr", R"({ lambda ; a:i32[4] b:f32[4,8]. let
+    d:f32[4,8] = gather[slice_sizes=(1, 8)] b a
+    e:bf16[4,8] = convert_element_type[new_dtype=float32] d
+    f:bf16[4,8] = cosh e
+    g:f32[4,9] = sin d
+  in (g, f) })");
+  const CliRun r = run("check " + program);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out, program + ":2:18: unknown primitive 'gather'\n" +
+                       program + ":3:7: unsupported dtype 'bf16' (rematkit supports f32, i32 and bool) (also on line 4)\n" +
+                       program + ":4:19: unknown primitive 'cosh'\n" +
+                       program + ":5:18: sin of f32[4,8] computes f32[4,8] but 'g' is declared f32[4,9]\n");
+  const CliRun ok = run("check " + write("ok.jaxpr", kSquareSum));
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("ok.jaxpr: ok: "), std::string::npos) << ok.out;
+  // What reading cannot find, differentiating does: a checkpoint with an unknown policy.
+  const CliRun policy = run("check " + write("policy.jaxpr", "{ lambda ; x:f32[]. let y:f32[] = checkpoint["
+                                                            "policy=no_such_policy jaxpr={ lambda ; a:f32[]. let "
+                                                            "b:f32[] = sin a in (b,) }] x in (y,) }"));
+  EXPECT_EQ(policy.exit_code, 2);
+  EXPECT_NE(policy.out.find("unknown policy 'no_such_policy'"), std::string::npos) << policy.out;
+}
+
+TEST_F(CliTest, VersionAndDefaultBackends) {
+  const CliRun version = run("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out, "rematkit " REMATKIT_VERSION "\n");
+  // With no --backend, grad runs on the fastest backends installed, as the API does.
+  const std::string program = write("p.jaxpr", "{ lambda ; x:f32[16]. let y:f32[16] = sin x in (y,) }");
+  std::string values = "[";
+  for (int i = 0; i < 16; ++i) values += (i ? ", " : "") + std::to_string(0.1 * i);
+  const CliRun r = run("grad " + program + " --inputs " + write("in.json", R"({"x": )" + values + "]}") + " --plan");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> installed = default_plugins().backend_names();
+  const bool has_highway = std::find(installed.begin(), installed.end(), "highway") != installed.end();
+  EXPECT_NE(r.out.find("forward sin (forward) at " + program + ":1:39 on " +
+                       std::string(has_highway ? "highway" : "reference")),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(CliTest, HelpDocumentsTheCommands) {

@@ -1,8 +1,29 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
 #include <optional>
 
 #include "commands.hpp"
+#include "rematkit/io/program_file.hpp"
+#include "rematkit/parser.hpp"
 
 namespace rematkit::cli {
+
+ProgramSource command_program_source(const std::string& file) {
+  if (!file.empty()) return {read_program_text(file), program_source_name(file)};
+  if (!isatty(STDIN_FILENO)) {
+    std::string piped = read_program_text("-");
+    const bool blank = std::all_of(piped.begin(), piped.end(), [](unsigned char c) { return std::isspace(c); });
+    if (!blank) return {std::move(piped), program_source_name("-")};
+  }
+  return {builtin_example_program(), kBuiltinExampleName};
+}
+
+Program command_program(const std::string& file) {
+  const ProgramSource source = command_program_source(file);
+  return parse_program(source.text, source.name);
+}
 
 void add_plugin_option(CLI::App* cmd, PluginOptions& options) {
   cmd->add_option("--plugin", options.files,
@@ -22,7 +43,7 @@ const PluginRegistry& command_plugins(const PluginOptions& options) {
 void add_backend_option(CLI::App* cmd, std::vector<std::string>& backends) {
   cmd->add_option("--backend", backends,
                   "backends to run on, in order of preference: an equation runs on the first that supports it "
-                  "(default: reference; rematkit plugins lists them)")
+                  "(default: the fastest installed of onednn,highway,reference; rematkit plugins lists them)")
       ->delimiter(',');
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "rematkit/linearize.hpp"
+#include "rematkit/program.hpp"
 #include "rematkit/plugin_registry.hpp"
 
 namespace rematkit::cli {
@@ -11,6 +12,20 @@ namespace rematkit::cli {
 // The program `rematkit residuals` reports on when given no FILE (examples/two_layer.jaxpr).
 const char* builtin_example_program();
 constexpr const char* kBuiltinExampleName = "<builtin example>";
+
+// Thrown by a command that has printed all it has to say and exits with `code`.
+struct ExitCode {
+  int code;
+};
+
+// The program a command reads: FILE, or standard input for "-". With no FILE, standard input when
+// a program is piped in, else the built-in example.
+struct ProgramSource {
+  std::string text;
+  std::string name;  // for messages: the path, "<stdin>" or kBuiltinExampleName
+};
+ProgramSource command_program_source(const std::string& file);
+rematkit::Program command_program(const std::string& file);
 
 // --plugin FILE (repeatable): plugin libraries a command loads before the ones found by default.
 struct PluginOptions {
@@ -20,7 +35,8 @@ void add_plugin_option(CLI::App* cmd, PluginOptions& options);
 // The plugins of this run: the --plugin files, then default discovery. Loaded once.
 const rematkit::PluginRegistry& command_plugins(const PluginOptions& options);
 
-// --backend NAME[,NAME...]: the backends to run on, in order of preference (default: reference).
+// --backend NAME[,NAME...]: the backends to run on, in order of preference (default: the fastest
+// installed, as the API's: onednn, highway, reference).
 void add_backend_option(CLI::App* cmd, std::vector<std::string>& backends);
 
 // How a command linearizes: with the run's plugins' policies, and --policy (when given) around the
@@ -28,6 +44,7 @@ void add_backend_option(CLI::App* cmd, std::vector<std::string>& backends);
 rematkit::LinearizeOptions linearize_options(const PluginOptions& plugins, const std::string& policy);
 
 void add_residuals_command(CLI::App& app);
+void add_check_command(CLI::App& app);
 void add_grad_command(CLI::App& app);
 void add_mlp_command(CLI::App& app);
 void add_plugins_command(CLI::App& app);

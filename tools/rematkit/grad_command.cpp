@@ -3,7 +3,6 @@
 #include "commands.hpp"
 #include "rematkit/flops.hpp"
 #include "rematkit/step_runner.hpp"
-#include "rematkit/io/program_file.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/io/tensor_json.hpp"
 
@@ -15,7 +14,7 @@ struct GradOptions {
   std::string file;
   std::string inputs;
   std::string policy;
-  std::vector<std::string> backends{"reference"};
+  std::vector<std::string> backends;  // empty: the fastest installed
   bool plan = false;
   int threads = 0;
 };
@@ -44,11 +43,11 @@ void print_memory(const OneShotRunner& runner) {
 }
 
 void run_grad(const GradOptions& o) {
-  const Program program = load_program(o.file);
+  const Program program = command_program(o.file);
   const ProgramInputs inputs = load_program_inputs(o.inputs, program);
   const PluginRegistry& plugins = command_plugins(o.plugins);
   const Linearization lin = linearize(program, linearize_options(o.plugins, o.policy));
-  BackendOptions backends{o.backends, &plugins};
+  BackendOptions backends{o.backends.empty() ? plugins.fastest_backends() : o.backends, &plugins};
   backends.threads = o.threads;
   OneShotRunner runner(lin, backends);
   const GradientResult result = runner.run(inputs.constants, inputs.arguments);
@@ -91,7 +90,7 @@ void add_grad_command(CLI::App& app) {
       "with nested lists and 9 significant digits; value is a list of values when the program has several\n"
       "outputs. Integer and bool arguments get no gradient. The gradient is the same, bit for bit, under\n"
       "every policy.");
-  cmd->add_option("FILE", options->file, "a program in jaxpr syntax")->required();
+  cmd->add_option("FILE", options->file, "a program in jaxpr syntax; '-' reads standard input")->required();
   cmd->add_option("--inputs", options->inputs,
                   "a JSON object mapping every argument and constant name to a number or nested list")
       ->required();

@@ -1,5 +1,6 @@
 // rematkit: gradient-checkpointing (rematerialization) policies, the JAX way, in C++.
 // Errors are one line on stderr; exit code 2 for bad input, 1 for an internal failure.
+#include <algorithm>
 #include <iostream>
 
 #include "commands.hpp"
@@ -20,7 +21,9 @@ int main(int argc, char** argv) {
       "offload_dst='pinned_host'), and the aliases and class reprs JAX prints.\n"
       "Errors: one line on stderr naming the problem and FILE:LINE:COL; exit code 2 for bad input, 1 for an\n"
       "internal failure. Run 'rematkit COMMAND --help' for each command.");
+  app.set_version_flag("--version", std::string("rematkit ") + REMATKIT_VERSION);
   rematkit::cli::add_residuals_command(app);
+  rematkit::cli::add_check_command(app);
   rematkit::cli::add_grad_command(app);
   rematkit::cli::add_mlp_command(app);
   rematkit::cli::add_plugins_command(app);
@@ -28,14 +31,20 @@ int main(int argc, char** argv) {
   rematkit::cli::add_sweep_merge_command(app);
   // CLI11 would only say a subcommand is required; name the word it did not know.
   const std::string first = argc > 1 ? argv[1] : "";
-  if (!first.empty() && first[0] != '-' && first != "residuals" && first != "grad" && first != "mlp" &&
-      first != "plugins" && first != "sweep" &&
-      first != "sweep-merge") {
-    std::cerr << "rematkit: unknown command '" << argv[1] << "' (commands: residuals, grad, mlp, plugins, sweep, sweep-merge; see rematkit --help)\n";
+  const auto commands = app.get_subcommands([](const CLI::App*) { return true; });
+  const bool known = std::any_of(commands.begin(), commands.end(), [&](const CLI::App* c) { return c->get_name() == first; });
+  if (!first.empty() && first[0] != '-' && !known) {
+    std::string names;
+    for (const CLI::App* c : commands) names += (names.empty() ? "" : ", ") + c->get_name();
+    std::cerr << "rematkit: unknown command '" << argv[1] << "' (commands: " << names << "; see rematkit --help)\n";
     return 2;
   }
   try {
     app.parse(argc, argv);
+  } catch (const rematkit::cli::ExitCode& e) {
+    return e.code;
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -26,7 +26,7 @@ struct MlpOptions {
   bool params = false;
   bool residuals = false;
   bool program = false;
-  std::vector<std::string> backends{"reference"};
+  std::vector<std::string> backends;  // empty: the fastest installed
 };
 
 // {"params": {"Dense_0": {"kernel": [[...]], "bias": [...]}, ...}} with every float exact.
@@ -82,7 +82,7 @@ void run_mlp(const MlpOptions& o) {
   options.prng = o.prng == "legacy" ? random::PrngMode::kLegacy : random::PrngMode::kPartitionable;
   options.policy = o.policy;
   options.plugins = &command_plugins(o.plugins);
-  options.backends = o.backends;
+  options.backends = o.backends.empty() ? command_plugins(o.plugins).fastest_backends() : o.backends;
   // Every input is checked before anything is computed.
   const flax::RematMlpSetup setup = flax::check_nn_remat_policy_inputs(o.seed, x, o.features, options);
   const flax::InitializedModule module = flax::init_remat_mlp(setup, static_cast<int64_t>(x.size()), options);

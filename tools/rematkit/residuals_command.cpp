@@ -2,7 +2,6 @@
 
 #include "commands.hpp"
 #include "rematkit/linearize.hpp"
-#include "rematkit/io/program_file.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/residual_report.hpp"
 
@@ -17,8 +16,7 @@ struct ResidualsOptions {
 };
 
 void run_residuals(const ResidualsOptions& o) {
-  const Program program =
-      o.file.empty() ? parse_program(builtin_example_program(), kBuiltinExampleName) : load_program(o.file);
+  const Program program = command_program(o.file);
   std::cout << format_residual_report(linearize(program, linearize_options(o.plugins, o.policy)), o.explain) << std::flush;
 }
 
@@ -34,9 +32,9 @@ void add_residuals_command(CLI::App& app) {
       "  f32[5,4] from the argument W1\n"
       "  f32[5] output of dot_general from FILE:LINE\n"
       "  f32<host>[16] named 'a' from FILE:LINE      (an offloaded residual)\n"
-      "A program whose gradient needs no residual prints nothing. With no FILE, reports on the built-in\n"
-      "example (examples/two_layer.jaxpr).");
-  cmd->add_option("FILE", options->file, "a program in jaxpr syntax (docs: reference/program-format.md)");
+      "A program whose gradient needs no residual prints nothing. FILE '-' is standard input; with no FILE,\n"
+      "a program piped in, else the built-in example (examples/two_layer.jaxpr).");
+  cmd->add_option("FILE", options->file, "a program in jaxpr syntax (docs/program-format.md); '-' reads standard input");
   cmd->add_option("--policy", options->policy,
                   "checkpoint the whole program with this policy, e.g. dots_saveable or "
                   "\"save_only_these_names('a')\"");

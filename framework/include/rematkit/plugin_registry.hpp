@@ -54,6 +54,8 @@ class REMATKIT_CORE_EXPORT PluginRegistry {
   const rk_backend_api* backend(const std::string& name) const;
   // The backends' names, in load order.
   std::vector<std::string> backend_names() const;
+  // The default preference: the installed ones of onednn, highway and reference, fastest first.
+  std::vector<std::string> fastest_backends() const;
 
  private:
   std::vector<PluginInfo> plugins_;

@@ -19,12 +19,7 @@ Plan::Plan(Program program, PlanOptions options) : program_(std::move(program)) 
   lin_options.differentiate = options.differentiate;
   lin_ = std::make_unique<Linearization>(linearize(program_, lin_options));
   backends_ = BackendOptions{options.backends, &plugins};
-  if (backends_.preference.empty()) {
-    const std::vector<std::string> installed = plugins.backend_names();
-    for (const char* fastest_first : {"onednn", "highway", "reference"})
-      if (std::find(installed.begin(), installed.end(), fastest_first) != installed.end())
-        backends_.preference.push_back(fastest_first);
-  }
+  if (backends_.preference.empty()) backends_.preference = plugins.fastest_backends();
   backends_.threads = options.threads;
   gradient_ = std::make_unique<OneShotRunner>(*lin_, backends_);
 }

@@ -120,6 +120,8 @@ Token Lexer::next() {
   Token t = std::move(lookahead_[0]);
   if (buffered_ == 2) lookahead_[0] = std::move(lookahead_[1]);
   --buffered_;
+  if (t.is('(') || t.is('[') || t.is('{')) ++depth_;
+  if (t.is(')') || t.is(']') || t.is('}')) --depth_;
   return t;
 }
 

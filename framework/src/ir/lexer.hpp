@@ -29,6 +29,8 @@ class Lexer {
   // Returns the text between the outer brackets.
   std::string read_angle_text();
   SourceLocation where(const Token& token) const { return {file_, token.line, token.column}; }
+  // How many brackets ((, [, {) the tokens consumed so far leave open.
+  int depth() const { return depth_; }
   const std::string& file() const { return file_; }
 
  private:
@@ -42,6 +44,7 @@ class Lexer {
   int column_ = 1;
   Token lookahead_[2];
   int buffered_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace rematkit::detail

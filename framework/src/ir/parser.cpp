@@ -2,7 +2,10 @@
 // (sub-programs are closed); equations are type-checked as soon as they are read.
 #include "rematkit/parser.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -31,9 +34,18 @@ double round_to(DType dtype, double v) {
   return std::trunc(v);
 }
 
+// What an unsupported dtype stands in for while a program is checked, so that what follows is
+// checked too (one problem reported for the dtype, not one per equation that reads it).
+DType stand_in_dtype(const std::string& name) {
+  if (name == "key" || name[0] == 'i' || name[0] == 'u') return DType::kI32;
+  return DType::kF32;
+}
+
 class Parser {
  public:
-  Parser(std::string_view text, const std::string& file) : lex_(text, file) {}
+  // With `problems`, reading goes on past bad equations and adds each error message there.
+  Parser(std::string_view text, const std::string& file, std::vector<std::string>* problems = nullptr)
+      : lex_(text, file), problems_(problems) {}
 
   Program parse_file() {
     if (lex_.peek().kind == Token::Kind::kEnd) fail_at(lex_.where(lex_.peek()), "empty program: no jaxpr found");
@@ -54,7 +66,7 @@ class Parser {
       fail_at(lex_.where(end), "unexpected '" + end.text + "' after the program: a file holds exactly one jaxpr");
     for (const auto& [name, program] : shared_) resolve_references(*program, {name});
     resolve_references(main, {});
-    verify_program(main);
+    verify_program(main, problems_);
     return main;
   }
 
@@ -90,9 +102,13 @@ class Parser {
     if (dt.kind != Token::Kind::kIdent) error_at(dt, "expected a type such as f32[4], found " + describe(dt));
     auto dtype = parse_dtype(dt.text);
     if (!dtype) {
-      if (kUnsupportedDtypes.count(dt.text) || lex_.peek().is('<'))
-        error_at(dt, "unsupported dtype '" + dt.text + "' (rematkit supports f32, i32 and bool)");
-      error_at(dt, "unknown dtype '" + dt.text + "'");
+      const bool known = kUnsupportedDtypes.count(dt.text) || lex_.peek().is('<');
+      const std::string message = known ? "unsupported dtype '" + dt.text + "' (rematkit supports f32, i32 and bool)"
+                                        : "unknown dtype '" + dt.text + "'";
+      if (!problems_) error_at(dt, message);
+      problems_->push_back(lex_.where(dt).str() + ": " + message);
+      dtype = stand_in_dtype(dt.text);
+      if (dt.text == "key" && lex_.peek().is('<')) lex_.read_angle_text();  // key<fry>
     }
     Type type{*dtype, {}, MemorySpace::kDevice};
     if (lex_.peek().is('<')) {
@@ -158,7 +174,18 @@ class Parser {
         continue;
       }
       if (lex_.peek().kind == Token::Kind::kEnd) error_at(lex_.peek(), "unexpected end of file inside a jaxpr");
-      parse_equation(scope);
+      if (!problems_) {
+        parse_equation(scope);
+        continue;
+      }
+      const int depth = lex_.depth();
+      try {
+        parse_equation(scope);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kBadInput) throw;
+        problems_->push_back(e.what());
+        skip_rest_of_equation(depth);
+      }
     }
     lex_.next();  // in
     expect('(');
@@ -211,10 +238,6 @@ class Parser {
   }
 
   void parse_equation(Scope& scope) {
-    struct Out {
-      Token name;
-      Type type;
-    };
     std::vector<Out> outs;
     while (!lex_.peek().is('=')) {
       Token name = lex_.next();
@@ -226,6 +249,41 @@ class Parser {
       outs.push_back({name, parse_type()});
     }
     if (outs.empty()) error_at(lex_.peek(), "an equation needs at least one output");
+    if (!problems_) return parse_equation_rhs(scope, outs);
+    const int depth = lex_.depth();
+    try {
+      parse_equation_rhs(scope, outs);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kBadInput) throw;
+      problems_->push_back(e.what());
+      skip_rest_of_equation(depth);
+      // Its outputs stay defined, as declared, so that later equations are checked against them.
+      for (const Out& out : outs)
+        if (out.name.text == "_" || !scope.vars.count(out.name.text)) bind(scope, out.name, out.type);
+    }
+  }
+
+  // Skips to the end of the equation being read: the next ';', 'in (', binder or '}' outside its
+  // brackets. Always moves on at least one token.
+  void skip_rest_of_equation(int depth) {
+    bool moved = false;
+    while (lex_.peek().kind != Token::Kind::kEnd) {
+      const Token& t = lex_.peek();
+      const bool at_end = t.is(';') || t.is('}') || (t.is_ident("in") && lex_.peek_second().is('(')) ||
+                          (t.kind == Token::Kind::kIdent && lex_.peek_second().is(':'));
+      if (lex_.depth() <= depth && at_end && moved) return;
+      if (lex_.depth() < depth) return;
+      lex_.next();
+      moved = true;
+    }
+  }
+
+  struct Out {
+    Token name;
+    Type type;
+  };
+
+  void parse_equation_rhs(Scope& scope, std::vector<Out>& outs) {
     lex_.next();  // =
     Token prim_token = lex_.next();
     if (prim_token.kind != Token::Kind::kIdent) error_at(prim_token, "expected a primitive, found " + describe(prim_token));
@@ -432,6 +490,7 @@ class Parser {
   }
 
   Lexer lex_;
+  std::vector<std::string>* problems_;
   std::map<std::string, std::shared_ptr<Program>> shared_;
 };
 
@@ -440,6 +499,52 @@ class Parser {
 Program parse_program(std::string_view text, const std::string& file) {
   Parser parser(text, file);
   return parser.parse_file();
+}
+
+std::vector<std::string> program_problems(std::string_view text, const std::string& file) {
+  std::vector<std::string> problems;
+  try {
+    Parser(text, file, &problems).parse_file();
+  } catch (const Error& e) {  // one the reading cannot go on after (a missing brace)
+    if (e.kind() != ErrorKind::kBadInput) throw;
+    problems.push_back(e.what());
+  }
+  // In file order (reading finds some, verifying the rest), then the same problem (an unsupported
+  // dtype, an unknown primitive) once, at its first place, with the lines of the others.
+  const std::string prefix = file + ":";
+  auto place = [&](const std::string& p) -> std::pair<long, long> {
+    if (p.rfind(prefix, 0) != 0) return {LONG_MAX, 0};
+    char* end = nullptr;
+    const long line = std::strtol(p.c_str() + prefix.size(), &end, 10);
+    const long column = *end == ':' ? std::strtol(end + 1, nullptr, 10) : 0;
+    return {line, column};
+  };
+  std::stable_sort(problems.begin(), problems.end(),
+                   [&](const std::string& a, const std::string& b) { return place(a) < place(b); });
+  auto split = [&](const std::string& p) -> std::pair<std::string, std::string> {  // (line, message)
+    if (p.rfind(prefix, 0) != 0) return {"", p};
+    const size_t line_end = p.find(':', prefix.size());
+    const size_t message = p.find(": ", prefix.size());
+    if (line_end == std::string::npos || message == std::string::npos) return {"", p};
+    return {p.substr(prefix.size(), line_end - prefix.size()), p.substr(message + 2)};
+  };
+  std::vector<std::string> unique;
+  std::map<std::string, std::pair<size_t, std::vector<std::string>>> seen;  // message -> (index, other lines)
+  for (const std::string& p : problems) {
+    auto [line, message] = split(p);
+    auto [it, fresh] = seen.try_emplace(message, unique.size(), std::vector<std::string>{});
+    if (fresh) unique.push_back(p);
+    else it->second.second.push_back(line);
+  }
+  for (const auto& [message, first] : seen) {
+    const std::vector<std::string>& others = first.second;
+    if (others.empty()) continue;
+    std::string lines;
+    for (size_t i = 0; i < others.size() && i < 8; ++i) lines += (i ? ", " : "") + others[i];
+    if (others.size() > 8) lines += ", ...";
+    unique[first.first] += " (also on line" + std::string(others.size() > 1 ? "s " : " ") + lines + ")";
+  }
+  return unique;
 }
 
 ParamValue parse_param_value(std::string_view text, const std::string& source) {

@@ -33,28 +33,43 @@ void verify_call(const Program& program, const Equation& eqn) {
   }
 }
 
+// One equation's output types against what its primitive computes (a call: against its body,
+// which is verified first).
+void verify_equation(const Program& program, const Equation& eqn, std::vector<std::string>* problems) {
+  std::vector<Type> inputs;
+  for (const Atom& a : eqn.inputs) inputs.push_back(program.type_of(a));
+  if (has_body(eqn.prim)) {
+    check_params(eqn.prim, eqn.params, eqn.where);
+    verify_program(*eqn.body(), problems);
+    verify_call(program, eqn);
+    return;
+  }
+  std::vector<Type> computed = infer_types(eqn.prim, eqn.params, inputs, eqn.where);
+  if (computed.size() != eqn.outputs.size())
+    fail_at(eqn.where, std::string(prim_name(eqn.prim)) + " has " + std::to_string(computed.size()) +
+                           " output(s), the equation binds " + std::to_string(eqn.outputs.size()));
+  for (size_t i = 0; i < computed.size(); ++i) {
+    const Var& out = program.vars[eqn.outputs[i]];
+    // Memory space is a property of where a residual is kept, not of what the primitive computes.
+    if (computed[i].dtype != out.type.dtype || computed[i].shape != out.type.shape)
+      fail_at(eqn.where, std::string(prim_name(eqn.prim)) + " of " + types_str(inputs) + " computes " +
+                             computed[i].str() + " but '" + out.name + "' is declared " + out.type.str());
+  }
+}
+
 }  // namespace
 
-void verify_program(const Program& program) {
+void verify_program(const Program& program, std::vector<std::string>* problems) {
   for (const Equation& eqn : program.eqns) {
-    std::vector<Type> inputs;
-    for (const Atom& a : eqn.inputs) inputs.push_back(program.type_of(a));
-    if (has_body(eqn.prim)) {
-      check_params(eqn.prim, eqn.params, eqn.where);
-      verify_program(*eqn.body());
-      verify_call(program, eqn);
+    if (!problems) {
+      verify_equation(program, eqn, nullptr);
       continue;
     }
-    std::vector<Type> computed = infer_types(eqn.prim, eqn.params, inputs, eqn.where);
-    if (computed.size() != eqn.outputs.size())
-      fail_at(eqn.where, std::string(prim_name(eqn.prim)) + " has " + std::to_string(computed.size()) +
-                             " output(s), the equation binds " + std::to_string(eqn.outputs.size()));
-    for (size_t i = 0; i < computed.size(); ++i) {
-      const Var& out = program.vars[eqn.outputs[i]];
-      // Memory space is a property of where a residual is kept, not of what the primitive computes.
-      if (computed[i].dtype != out.type.dtype || computed[i].shape != out.type.shape)
-        fail_at(eqn.where, std::string(prim_name(eqn.prim)) + " of " + types_str(inputs) + " computes " +
-                               computed[i].str() + " but '" + out.name + "' is declared " + out.type.str());
+    try {
+      verify_equation(program, eqn, problems);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kBadInput) throw;
+      problems->push_back(e.what());
     }
   }
 }

@@ -147,6 +147,13 @@ std::vector<std::string> PluginRegistry::backend_names() const {
   return names;
 }
 
+std::vector<std::string> PluginRegistry::fastest_backends() const {
+  std::vector<std::string> preference;
+  for (const char* fastest_first : {"onednn", "highway", "reference"})
+    if (backend(fastest_first)) preference.push_back(fastest_first);
+  return preference;
+}
+
 const PluginRegistry& default_plugins() {
   static const PluginRegistry registry = [] {
     PluginRegistry r;
