@@ -18,8 +18,7 @@ class Reader {
   explicit Reader(std::string source) : source_(std::move(source)) {}
 
   [[noreturn]] void fail_at_node(const YAML::Node& node, const std::string& message) const {
-    const YAML::Mark mark = node.Mark();
-    fail_at(SourceLocation{source_, mark.line + 1, mark.column + 1}, message);
+    fail_at(where(node), message);
   }
 
   // A map whose keys are all in `allowed`.
@@ -52,6 +51,17 @@ class Reader {
       fail_at_node(node, what + " must be an integer, not '" + (node.IsScalar() ? node.Scalar() : "a " + kind(node)) + "'");
     if (value < min) fail_at_node(node, what + " must be at least " + std::to_string(min) + ", not " + std::to_string(value));
     return value;
+  }
+
+  bool boolean(const YAML::Node& node, const std::string& what) const {
+    bool value = false;
+    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value))
+      fail_at_node(node, what + " must be true or false, not '" + (node.IsScalar() ? node.Scalar() : "a " + kind(node)) + "'");
+    return value;
+  }
+
+  SourceLocation where(const YAML::Node& node) const {
+    return SourceLocation{source_, node.Mark().line + 1, node.Mark().column + 1};
   }
 
   std::vector<std::string> texts(const YAML::Node& node, const std::string& what) const {
@@ -140,11 +150,16 @@ ModelSpec read_transformer(const Reader& r, const YAML::Node& node, const std::s
 }
 
 ModelSpec read_program(const Reader& r, const YAML::Node& node, const std::string& name) {
-  r.expect_map(node, "a program model", {"file"});
+  r.expect_map(node, "a program model", {"file", "wrt", "retarget"});
   ModelSpec m;
   m.name = name;
   m.kind = ModelSpec::Kind::kProgram;
   m.program.file = r.path(r.required(node, "file", "a program model"), "file");
+  if (const YAML::Node wrt = node["wrt"]) {
+    m.program.wrt = r.texts(wrt, "wrt");
+    m.program.wrt_where = r.where(wrt);
+  }
+  if (const YAML::Node retarget = node["retarget"]) m.program.retarget = r.boolean(retarget, "retarget");
   return m;
 }
 

@@ -7,6 +7,7 @@
 #include "rematkit/flax/model_builder.hpp"
 #include "rematkit/program_builder.hpp"
 #include "rematkit/io/program_file.hpp"
+#include "rematkit/program_edits.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/primitive_params.hpp"
 
@@ -141,12 +142,25 @@ ModelInstance instantiate(const ModelSpec& model, const std::string& policy, uin
   if (model.kind == ModelSpec::Kind::kTransformer) return transformer_instance(model.transformer, policy, seed);
   ModelInstance instance;
   instance.program = load_program(model.program.file);
-  instance.whole_program_policy = policy;
+  if (model.program.retarget) {
+    instance.program = retarget_checkpoint_policies(instance.program, policy, model.name + "'s retarget");
+  } else {
+    instance.whole_program_policy = policy;
+  }
   std::mt19937_64 rng(seed);
   for (int v : instance.program.constvars) instance.constants.push_back(uniform(instance.program.vars[v].type, rng));
   for (int v : instance.program.invars) {
-    if (instance.program.vars[v].type.dtype == DType::kF32) instance.trained.push_back(instance.arguments.size());
+    if (model.program.wrt.empty() && instance.program.vars[v].type.dtype == DType::kF32)
+      instance.trained.push_back(instance.arguments.size());
     instance.arguments.push_back(uniform(instance.program.vars[v].type, rng));
+  }
+  if (!model.program.wrt.empty()) {
+    try {
+      instance.trained = argument_indices(instance.program, model.program.wrt, "wrt");
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kBadInput) throw;
+      fail_at(model.program.wrt_where, e.what());
+    }
   }
   return instance;
 }

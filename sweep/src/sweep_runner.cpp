@@ -35,6 +35,7 @@ PolicyModel linearized(const ModelSpec& model, const std::string& policy, uint64
   options.policies = &plugins.policies();
   options.policy = pm.instance.whole_program_policy;
   options.policy_source = "policies";
+  options.differentiate = pm.instance.trained;  // what is not trained needs no gradient
   pm.lin = linearize(pm.instance.program, options);
   return pm;
 }
@@ -151,7 +152,9 @@ std::vector<SweepRow> run_sweep(const SweepConfig& config, const PluginRegistry&
     try {
       run_model(model, config, plugins, progress, shard, total, position, rows);
     } catch (const Error& e) {
-      throw Error(e.kind(), config.source + ": model '" + model.name + "': " + e.what());
+      const std::string message = e.what();
+      if (message.rfind(config.source + ":", 0) == 0) throw;  // already placed in the sweep file
+      throw Error(e.kind(), config.source + ": model '" + model.name + "': " + message);
     }
   }
   return rows;

@@ -257,6 +257,27 @@ TEST_F(CliTest, VersionAndDefaultBackends) {
       << r.out;
 }
 
+TEST_F(CliTest, WrtAndRetargetPolicyUseAPastedProgramAsItIs) {
+  // c = sum_i (w0_i + w1_i) x_i^2: with --wrt w only w gets a gradient, x_i^2 per row.
+  const std::string program = write("p.jaxpr", kSquareSum);
+  const std::string inputs = write("in.json", R"({"x": [1, 2, 3], "w": [[1, 0, 2], [0.5, 1, 1]]})");
+  const CliRun grad = run("grad " + program + " --inputs " + inputs + " --wrt w");
+  ASSERT_EQ(grad.exit_code, 0) << grad.err;
+  const nlohmann::json j = nlohmann::json::parse(grad.out);
+  EXPECT_EQ(j["grads"], nlohmann::json::parse(R"({"w": [[1, 4, 9], [1, 4, 9]]})"));
+  expect_bad_input("residuals " + program + " --wrt v", "--wrt: 'v' is not an argument of the program (the arguments: ");
+  // A checkpoint with nothing_saveable keeps only its input; retargeted to everything_saveable it
+  // keeps sin's cos (its JVP coefficient) where it is computed.
+  const std::string checkpointed = write("c.jaxpr", "{ lambda ; x:f32[3]. let y:f32[3] = checkpoint["
+                                                    "policy=nothing_saveable jaxpr={ lambda ; a:f32[3]. let\n"
+                                                    "b:f32[3] = sin a in (b,) }] x in (y,) }");
+  EXPECT_EQ(run("residuals " + checkpointed).out, "f32[3] from the argument x\n");
+  EXPECT_EQ(run("residuals " + checkpointed + " --retarget-policy everything_saveable").out,
+            "f32[3] output of cos from " + checkpointed + ":2\n");
+  expect_bad_input("residuals " + program + " --retarget-policy dots_saveable",
+                   "--retarget-policy: the program has no checkpoint whose policy could be replaced");
+}
+
 TEST_F(CliTest, HelpDocumentsTheCommands) {
   const CliRun top = run("--help");
   EXPECT_EQ(top.exit_code, 0);

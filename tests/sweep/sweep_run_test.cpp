@@ -146,6 +146,40 @@ TEST(SweepRun, ProgramModelsNeedAScalarLoss) {
   }
 }
 
+TEST(SweepRun, ProgramModelsTrainWhatWrtNamesAndRetargetTheirCheckpoints) {
+  // loss = sum(sin(checkpoint[everything_saveable](sin(w * x)))); every value is f32[8], 32 bytes.
+  const std::string dir = rematkit::testing::temp_dir();
+  std::ofstream(dir + "/ckpt.jaxpr")
+      << "{ lambda ; w:f32[8] x:f32[8]. let y:f32[8] = checkpoint[policy=everything_saveable jaxpr={ lambda ; "
+         "a:f32[8] b:f32[8]. let c:f32[8] = mul a b\n d:f32[8] = sin c in (d,) }] w x\n e:f32[8] = sin y\n "
+         "l:f32[] = reduce_sum[axes=(0,)] e in (l,) }";
+  auto bytes = [&](const std::string& model, const std::string& policy) {
+    const std::string yaml = "models:\n  - program: " + model + "\npolicies: [" + policy +
+                             "]\nbackends: [reference]\nrepetitions: 1\n";
+    return run_sweep(parse_sweep(yaml, dir + "/s.yaml"), default_plugins()).at(0).residual_bytes;
+  };
+  // nothing_saveable around the whole program keeps w and x. Retargeted, the checkpoint keeps its
+  // inputs w and x, and the outer sin, now outside any checkpoint, its cos: 96.
+  EXPECT_EQ(bytes("{file: ckpt.jaxpr}", "nothing_saveable"), 64);
+  EXPECT_EQ(bytes("{file: ckpt.jaxpr, retarget: true}", "nothing_saveable"), 96);
+  // everything_saveable keeps w and x (the mul's tangent reads both) and both cosines: 128. With
+  // respect to w alone (x, the data, held) the tangent tw * x reads x only: 96.
+  EXPECT_EQ(bytes("{file: ckpt.jaxpr}", "everything_saveable"), 128);
+  EXPECT_EQ(bytes("{file: ckpt.jaxpr, wrt: [w]}", "everything_saveable"), 96);
+  try {
+    bytes("{file: ckpt.jaxpr, wrt: [z]}", "nothing_saveable");
+    ADD_FAILURE() << "an unknown wrt name was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir + "/s.yaml:2:38: wrt: 'z' is not an argument of the program (the arguments: w, x)");
+  }
+  try {
+    bytes("{file: ckpt.jaxpr, retarget: maybe}", "nothing_saveable");
+    ADD_FAILURE() << "retarget: maybe was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir + "/s.yaml:2:43: retarget must be true or false, not 'maybe'");
+  }
+}
+
 TEST(SweepRun, UnknownPoliciesAndBackendsAreBadInput) {
   SweepConfig config = parse_sweep(kSmall, "small.yaml");
   config.policies = {"no_such_policy"};

@@ -9,6 +9,7 @@ namespace {
 
 struct CheckOptions {
   PluginOptions plugins;
+  ProgramEditOptions edits;
   std::string file;
   std::string policy;
 };
@@ -21,10 +22,11 @@ void run_check(const CheckOptions& o) {
   std::vector<std::string> problems = program_problems(source.text, source.name);
   size_t equations = 0;
   if (problems.empty()) {
-    const Program program = parse_program(source.text, source.name);
-    equations = program.eqns.size();
+    const Program read = parse_program(source.text, source.name);
+    equations = read.eqns.size();
     try {
-      linearize(program, linearize_options(o.plugins, o.policy));
+      const Program program = edited_program(read, o.edits);
+      linearize(program, linearize_options(o.plugins, o.policy, program, o.edits));
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::kBadInput) throw;
       problems.push_back(e.what());
@@ -50,6 +52,7 @@ void add_check_command(CLI::App& app) {
       "there is none, 2 when there are. FILE '-' is standard input; with no FILE, a program piped in.");
   cmd->add_option("FILE", options->file, "a program in jaxpr syntax; '-' reads standard input");
   cmd->add_option("--policy", options->policy, "also check the whole program checkpointed with this policy");
+  add_program_edit_options(cmd, options->edits);
   add_plugin_option(cmd, options->plugins);
   cmd->callback([options]() { run_check(*options); });
 }

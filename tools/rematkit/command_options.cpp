@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "rematkit/io/program_file.hpp"
 #include "rematkit/parser.hpp"
+#include "rematkit/program_edits.hpp"
 
 namespace rematkit::cli {
 
@@ -47,10 +48,26 @@ void add_backend_option(CLI::App* cmd, std::vector<std::string>& backends) {
       ->delimiter(',');
 }
 
-LinearizeOptions linearize_options(const PluginOptions& plugins, const std::string& policy) {
+void add_program_edit_options(CLI::App* cmd, ProgramEditOptions& options) {
+  cmd->add_option("--wrt", options.wrt,
+                  "differentiate only these arguments, by name or index (as jax.grad's argnums); default: every "
+                  "floating argument")
+      ->delimiter(',');
+  cmd->add_option("--retarget-policy", options.retarget_policy,
+                  "replace the policy of every checkpoint in the program by this one, keeping where they are");
+}
+
+Program edited_program(Program program, const ProgramEditOptions& edits) {
+  if (edits.retarget_policy.empty()) return program;
+  return retarget_checkpoint_policies(program, edits.retarget_policy, "--retarget-policy");
+}
+
+LinearizeOptions linearize_options(const PluginOptions& plugins, const std::string& policy, const Program& program,
+                                   const ProgramEditOptions& edits) {
   LinearizeOptions options;
   options.policies = &command_plugins(plugins).policies();
   options.policy = policy;
+  if (!edits.wrt.empty()) options.differentiate = argument_indices(program, edits.wrt, "--wrt");
   return options;
 }
 

@@ -39,9 +39,21 @@ const rematkit::PluginRegistry& command_plugins(const PluginOptions& options);
 // installed, as the API's: onednn, highway, reference).
 void add_backend_option(CLI::App* cmd, std::vector<std::string>& backends);
 
-// How a command linearizes: with the run's plugins' policies, and --policy (when given) around the
-// whole program.
-rematkit::LinearizeOptions linearize_options(const PluginOptions& plugins, const std::string& policy);
+// --wrt NAMES|INDICES (differentiate only those arguments, as jax.grad's argnums) and
+// --retarget-policy SPEC (another policy for every checkpoint the program has).
+struct ProgramEditOptions {
+  std::vector<std::string> wrt;
+  std::string retarget_policy;
+};
+void add_program_edit_options(CLI::App* cmd, ProgramEditOptions& options);
+// `program` with --retarget-policy applied.
+rematkit::Program edited_program(rematkit::Program program, const ProgramEditOptions& edits);
+
+// How a command linearizes: with the run's plugins' policies, --policy (when given) around the
+// whole program, and --wrt's arguments (all floating ones without it).
+rematkit::LinearizeOptions linearize_options(const PluginOptions& plugins, const std::string& policy,
+                                             const rematkit::Program& program = {},
+                                             const ProgramEditOptions& edits = {});
 
 void add_residuals_command(CLI::App& app);
 void add_check_command(CLI::App& app);

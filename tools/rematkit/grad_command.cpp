@@ -11,6 +11,7 @@ namespace {
 
 struct GradOptions {
   PluginOptions plugins;
+  ProgramEditOptions edits;
   std::string file;
   std::string inputs;
   std::string policy;
@@ -43,10 +44,10 @@ void print_memory(const OneShotRunner& runner) {
 }
 
 void run_grad(const GradOptions& o) {
-  const Program program = command_program(o.file);
+  const Program program = edited_program(command_program(o.file), o.edits);
   const ProgramInputs inputs = load_program_inputs(o.inputs, program);
   const PluginRegistry& plugins = command_plugins(o.plugins);
-  const Linearization lin = linearize(program, linearize_options(o.plugins, o.policy));
+  const Linearization lin = linearize(program, linearize_options(o.plugins, o.policy, program, o.edits));
   BackendOptions backends{o.backends.empty() ? plugins.fastest_backends() : o.backends, &plugins};
   backends.threads = o.threads;
   OneShotRunner runner(lin, backends);
@@ -88,13 +89,14 @@ void add_grad_command(CLI::App& app) {
       "each output's shape (the gradient of the sum of the outputs). Prints one JSON line\n"
       "  {\"value\": ..., \"grads\": {\"NAME\": ...}}\n"
       "with nested lists and 9 significant digits; value is a list of values when the program has several\n"
-      "outputs. Integer and bool arguments get no gradient. The gradient is the same, bit for bit, under\n"
-      "every policy.");
+      "outputs. Integer and bool arguments get no gradient, nor do those --wrt leaves out. The gradient is\n"
+      "the same, bit for bit, under every policy.");
   cmd->add_option("FILE", options->file, "a program in jaxpr syntax; '-' reads standard input")->required();
   cmd->add_option("--inputs", options->inputs,
                   "a JSON object mapping every argument and constant name to a number or nested list")
       ->required();
   cmd->add_option("--policy", options->policy, "checkpoint the whole program with this policy");
+  add_program_edit_options(cmd, options->edits);
   add_plugin_option(cmd, options->plugins);
   add_backend_option(cmd, options->backends);
   cmd->add_option("--threads", options->threads, "threads a step may use (0: every core)")->check(CLI::Range(0, 1024));

@@ -10,14 +10,16 @@ namespace {
 
 struct ResidualsOptions {
   PluginOptions plugins;
+  ProgramEditOptions edits;
   std::string file;
   std::string policy;
   bool explain = false;
 };
 
 void run_residuals(const ResidualsOptions& o) {
-  const Program program = command_program(o.file);
-  std::cout << format_residual_report(linearize(program, linearize_options(o.plugins, o.policy)), o.explain) << std::flush;
+  const Program program = edited_program(command_program(o.file), o.edits);
+  const Linearization lin = linearize(program, linearize_options(o.plugins, o.policy, program, o.edits));
+  std::cout << format_residual_report(lin, o.explain) << std::flush;
 }
 
 }  // namespace
@@ -38,6 +40,7 @@ void add_residuals_command(CLI::App& app) {
   cmd->add_option("--policy", options->policy,
                   "checkpoint the whole program with this policy, e.g. dots_saveable or "
                   "\"save_only_these_names('a')\"");
+  add_program_edit_options(cmd, options->edits);
   add_plugin_option(cmd, options->plugins);
   cmd->add_flag("--explain", options->explain,
                 "after each residual, print its bytes, the backward equation that reads it and the policy "

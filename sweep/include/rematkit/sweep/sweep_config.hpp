@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "rematkit/error.hpp"
+
 namespace rematkit::sweep {
 
 enum class Remat { kNone, kWhole, kPerLayer };  // where an MLP's checkpoints go
@@ -27,6 +29,11 @@ struct TransformerModel {
 
 struct ProgramModel {
   std::string file;  // a jaxpr file (a relative one resolved against the sweep file); the policy wraps it
+  // wrt: the arguments trained (names or indices; empty: every floating one), the others held.
+  std::vector<std::string> wrt;
+  SourceLocation wrt_where;
+  // retarget: the policy replaces the policies of the program's checkpoints instead of wrapping it.
+  bool retarget = false;
 };
 
 struct ModelSpec {

@@ -12,8 +12,11 @@ namespace rematkit::sweep {
 struct ModelInstance {
   Program program;  // returns a scalar loss
   std::vector<Tensor> constants, arguments;
-  std::vector<size_t> trained;  // the arguments a training step updates: an MLP's params, a program's floating arguments
-  // For program models, the policy checkpoints the whole program; MLPs place it in their checkpoints.
+  // The arguments a training step updates (and the only ones differentiated): an MLP's params, a
+  // program's floating arguments or those its `wrt` names.
+  std::vector<size_t> trained;
+  // For program models, the policy checkpoints the whole program (or, retargeted, replaces the
+  // policies of its checkpoints); MLPs place it in their checkpoints.
   std::string whole_program_policy;
 };
 
