@@ -24,6 +24,9 @@ struct ViewReader {
   std::vector<int64_t> ints_or_none(const char* key) const { return rematkit::plugin::ints_param_or_none(eqn, key); }
   bool boolean(const char* key) const { return rematkit::plugin::bool_param(eqn, key); }
   std::vector<rematkit::PaddingDim> padding_config() const { return rematkit::plugin::padding_config(eqn); }
+  rematkit::IndexingDims indexing_dims(rematkit::Prim) const { return rematkit::plugin::indexing_dims(eqn); }
+  rematkit::IndexMode index_mode() const { return rematkit::plugin::index_mode(eqn); }
+  std::optional<double> fill_value() const { return rematkit::plugin::fill_value(eqn); }
   rematkit::DotDims dot_dims() const { return rematkit::plugin::dot_dims(eqn); }
   bool rounds_to_nearest_even() const { return rematkit::plugin::rounds_to_nearest_even(eqn); }
 };

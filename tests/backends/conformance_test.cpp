@@ -124,6 +124,11 @@ const Case kCases[] = {
                      "c:f32[6,5] = rev[dimensions=(0, 1)] b; d:f32[6,5] = copy c in (d,) }", 0},
     {"reduce_precision", "{ lambda ; a:f32[29]. let b:f32[29] = reduce_precision[exponent_bits=8 mantissa_bits=7] a; "
                          "c:f32[29] = reduce_precision[exponent_bits=5 mantissa_bits=10] a in (b, c) }", 0},
+    {"gather_scatter_add", "{ lambda ; a:f32[7,5] n:i32[3,1] u:f32[3,5]. let "
+                           "g:f32[3,5] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=()) "
+                           "fill_value=None mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(1, 5)] a n; "
+                           "s:f32[7,5] = scatter-add[dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=()) "
+                           "mode=GatherScatterMode.FILL_OR_DROP] a n u in (g, s) }", 0},
     {"dot_batch_middle_two_contractions", "{ lambda ; a:f32[2,3,4,5] b:f32[5,3,4,6]. let c:f32[3,2,6] = dot_general["
                                           "dimension_numbers=(([2, 3], [2, 0]), ([1], [1]))] a b in (c,) }", 1e-6},
 };

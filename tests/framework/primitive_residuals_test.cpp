@@ -82,6 +82,16 @@ const ResidualRule kRules[] = {
     {"pad_zero_operand", "{ lambda ; v:f32[]. let x:f32[3] = iota[dimension=0 dtype=float32 shape=(3,) sharding=None]; "
                          "y:f32[5] = pad[padding_config=((1, 1, 0),)] x v in (y,) }",
      {"f32[3] output of broadcast_in_dim"}},
+    // gather is linear in the table (slicing._gather_jvp_rule): its tangent gathers at the same
+    // indices, so the indices are kept, here the broadcast that shapes them.
+    {"gather_embedding", "{ lambda ; a:f32[10,8] b:i32[4]. let f:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,) "
+                         "shape=(4, 1) sharding=None] b; g:f32[4,8] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None "
+                         "mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(1, 8)] a f in (g,) }",
+     {"i32[4,1] output of broadcast_in_dim"}},
+    // scatter-add is linear in the operand and the updates: its tangent reads the indices argument.
+    {"scatter_add", "{ lambda ; x:f32[10,8] i:i32[4,1] u:f32[4,8]. let s:f32[10,8] = scatter-add[dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=()) "
+                    "mode=GatherScatterMode.FILL_OR_DROP] x i u in (s,) }",
+     {"i32[4,1] from the argument i"}},
 };
 
 class PrimitiveResidualTest : public ::testing::TestWithParam<ResidualRule> {};

@@ -215,5 +215,56 @@ TEST(PrimitiveSemantics, ReducePrecisionRoundsOverflowsAndFlushes) {
   EXPECT_EQ(out[1].data[5], 0.0999755859375);  // 0.1 in float16: 1638/16384
 }
 
+// embedding[ids] as jnp prints it: ids normalised, given a trailing index-vector dim, gathered.
+const char* kEmbedding = R"({ lambda ; a:f32[3,2] b:i32[3]. let
+    c:bool[3] = lt b 0:i32[]
+    d:i32[3] = add b 3:i32[]
+    e:i32[3] = select_n c b d
+    f:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,) shape=(3, 1) sharding=None] e
+    g:f32[3,2] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None indices_are_sorted=False mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(1, 2) unique_indices=False] a f
+  in (g,) })";
+
+TEST(PrimitiveSemantics, GatherAsEmbeddingsColumnsAndPoints) {
+  const Tensor table = tensor({3, 2}, {1, 2, 3, 4, 5, 6});
+  // Rows 2, 0 and 2; -1 counts from the end, as numpy's.
+  EXPECT_EQ(run(kEmbedding, {table, tensor({3}, {2, 0, -1}, DType::kI32)})[0].data, (Values{5, 6, 1, 2, 5, 6}));
+  // x[:, idx]: the window is a column (slice (2, 1), offset dim 0), the index batch goes last.
+  auto columns = run(R"({ lambda ; x:f32[2,3] i:i32[2,1]. let y:f32[2,2] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(2, 1)] x i in (y,) })",
+                     {tensor({2, 3}, {1, 2, 3, 4, 5, 6}), tensor({2, 1}, {2, 0}, DType::kI32)});
+  EXPECT_EQ(columns[0].data, (Values{3, 1, 6, 4}));
+  // x[r, c] for index pairs: both dims collapsed, no window dims.
+  auto points = run(R"({ lambda ; x:f32[3,4] i:i32[2,2]. let y:f32[2] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(1, 1)] x i in (y,) })",
+                    {tensor({3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), tensor({2, 2}, {1, 2, 0, 3}, DType::kI32)});
+  EXPECT_EQ(points[0].data, (Values{6, 3}));
+}
+
+TEST(PrimitiveSemantics, GatherOutOfBoundsClampsOrFills) {
+  const std::string gather = "{ lambda ; a:f32[3,2] i:i32[3,1]. let g:f32[3,2] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=()) ";
+  const Tensor table = tensor({3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor ids = tensor({3, 1}, {1, 5, -1}, DType::kI32);
+  auto clamped = run(gather + "fill_value=None mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(1, 2)] a i in (g,) }", {table, ids});
+  EXPECT_EQ(clamped[0].data, (Values{3, 4, 5, 6, 1, 2}));  // 5 -> 2, -1 -> 0
+  auto filled = run(gather + "fill_value=None mode=GatherScatterMode.FILL_OR_DROP slice_sizes=(1, 2)] a i in (g,) }", {table, ids});
+  EXPECT_EQ((Values{filled[0].data[0], filled[0].data[1]}), (Values{3, 4}));
+  for (int k = 2; k < 6; ++k) EXPECT_TRUE(std::isnan(filled[0].data[k])) << k;  // jnp.take's NaN for floats
+  auto zeros = run(gather + "fill_value=0 mode=GatherScatterMode.FILL_OR_DROP slice_sizes=(1, 2)] a i in (g,) }", {table, ids});
+  EXPECT_EQ(zeros[0].data, (Values{3, 4, 0, 0, 0, 0}));
+}
+
+TEST(PrimitiveSemantics, ScatterAddAccumulatesRepeatsAndDropsOrClipsOutOfBounds) {
+  const std::string scatter = "{ lambda ; x:f32[3,2] i:i32[3,1] u:f32[3,2]. let s:f32[3,2] = scatter-add[dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=()) ";
+  const Tensor x = tensor({3, 2}, {0, 0, 0, 0, 10, 10});
+  const Tensor updates = tensor({3, 2}, {1, 1, 2, 2, 3, 3});
+  auto repeated = run(scatter + "mode=GatherScatterMode.FILL_OR_DROP] x i u in (s,) }", {x, tensor({3, 1}, {0, 2, 0}, DType::kI32), updates});
+  EXPECT_EQ(repeated[0].data, (Values{4, 4, 0, 0, 12, 12}));
+  const Tensor outside = tensor({3, 1}, {0, 3, -1}, DType::kI32);
+  EXPECT_EQ(run(scatter + "mode=GatherScatterMode.FILL_OR_DROP] x i u in (s,) }", {x, outside, updates})[0].data,
+            (Values{1, 1, 0, 0, 10, 10}));  // 3 and -1 dropped
+  EXPECT_EQ(run(scatter + "mode=GatherScatterMode.PROMISE_IN_BOUNDS] x i u in (s,) }", {x, outside, updates})[0].data,
+            (Values{1, 1, 0, 0, 10, 10}));  // XLA drops them too
+  EXPECT_EQ(run(scatter + "mode=GatherScatterMode.CLIP] x i u in (s,) }", {x, outside, updates})[0].data,
+            (Values{4, 4, 0, 0, 12, 12}));  // 3 -> 2, -1 -> 0
+}
+
 }  // namespace
 }  // namespace rematkit

@@ -8,7 +8,7 @@
 #include "rematkit/plugin/rk_plugin.h"
 #include "rematkit/plugin/rk_policy.h"
 
-static_assert(RK_ABI_MAJOR == 1 && RK_ABI_MINOR == 1);
+static_assert(RK_ABI_MAJOR == 1 && RK_ABI_MINOR == 2);
 
 static_assert(sizeof(rk_version) == 4);
 static_assert(offsetof(rk_host_api, abi) == 8 && offsetof(rk_host_api, error_new) == 16 &&

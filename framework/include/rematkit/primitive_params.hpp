@@ -2,6 +2,7 @@
 // rules, Flax's modules, the sweep's models), and readers, for the rules; and the table's param
 // schema applied to what a program wrote.
 #pragma once
+#include <optional>
 
 #include <cstdint>
 #include <string>
@@ -31,10 +32,20 @@ REMATKIT_CORE_EXPORT Params dynamic_slice_params(const Shape& slice_sizes);
 REMATKIT_CORE_EXPORT Params pad_params(const std::vector<PaddingDim>& padding_config);
 REMATKIT_CORE_EXPORT Params rev_params(const std::vector<int64_t>& dimensions);
 REMATKIT_CORE_EXPORT Params cumsum_params(int64_t axis, bool reverse);
+// gather's params as JAX prints them; fill_value nullopt: None.
+REMATKIT_CORE_EXPORT Params gather_params(const IndexingDims& dims, const Shape& slice_sizes, IndexMode mode,
+                                          std::optional<double> fill_value);
+REMATKIT_CORE_EXPORT Params scatter_add_params(const IndexingDims& dims, IndexMode mode);
 
 // --- readers (bad-input errors at `where` name the param) --------------------------------------
 REMATKIT_CORE_EXPORT DotDims dot_dims(const Params& params, const SourceLocation& where);
 REMATKIT_CORE_EXPORT std::vector<PaddingDim> padding_config(const Params& params, const SourceLocation& where);
+// gather's (GatherDimensionNumbers) or scatter-add's (ScatterDimensionNumbers) dimension_numbers.
+REMATKIT_CORE_EXPORT IndexingDims indexing_dims(Prim prim, const Params& params, const SourceLocation& where);
+// mode: GatherScatterMode.X or its value; a missing mode is FILL_OR_DROP, lax.gather's default.
+REMATKIT_CORE_EXPORT IndexMode index_mode(const Params& params, const SourceLocation& where);
+// gather's fill_value: a number, or nullopt for None (the dtype's default).
+REMATKIT_CORE_EXPORT std::optional<double> fill_value(const Params& params, const SourceLocation& where);
 REMATKIT_CORE_EXPORT DType dtype_param(const Params& params, const std::string& key, const SourceLocation& where);
 // round's rounding_method: RoundingMethod.TO_NEAREST_EVEN (1, what jnp.round prints) or AWAY_FROM_ZERO
 // (0, lax.round's default, also when the param is missing).

@@ -110,13 +110,13 @@ ValueId select_n_jvp(Emitter& em, const std::vector<ValueId>& x, const std::vect
 }
 
 // ad.linear_jvp (deflinear, deflinear2): a linear primitive applied to its operands' tangents, the
-// zero ones instantiated as zeros (known values). The operands from `first_kept` on are not
-// differentiable (dynamic_update_slice's start indices) and pass as they are.
+// zero ones instantiated as zeros (known values). Operands [kept_begin, kept_end) are indices
+// (dynamic_update_slice's starts, scatter-add's indices) and pass as they are.
 ValueId linear_jvp(Emitter& em, Prim prim, const Params& params, const std::vector<ValueId>& x,
-                   const std::vector<ValueId>& t, size_t first_kept) {
+                   const std::vector<ValueId>& t, size_t kept_begin, size_t kept_end) {
   std::vector<ValueId> tangents;
   for (size_t i = 0; i < x.size(); ++i) {
-    if (i >= first_kept) tangents.push_back(x[i]);
+    if (i >= kept_begin && i < kept_end) tangents.push_back(x[i]);
     else tangents.push_back(t[i] != kZero ? t[i] : em.full(0.0, x[i], EqnRole::kCoefficient));
   }
   return em.linear(prim, tangents, params);
@@ -201,9 +201,16 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
       return add_tangents(em, add_tangents(em, from_lo, from_x), from_hi);
     }
     case Prim::kConcatenate: case Prim::kPad:  // ad.deflinear2
-      return linear_jvp(em, prim, params, x, t, x.size());
+      return linear_jvp(em, prim, params, x, t, x.size(), x.size());
     case Prim::kDynamicUpdateSlice:  // slicing._dynamic_update_slice_jvp: the operands' tangents, zeros instantiated
-      return linear_jvp(em, prim, params, x, t, 2);
+      return linear_jvp(em, prim, params, x, t, 2, x.size());
+    case Prim::kScatterAdd:  // slicing._scatter_addsub_jvp: likewise, the indices as they are
+      return linear_jvp(em, prim, params, x, t, 1, 2);
+    case Prim::kGather: {  // slicing._gather_jvp_rule: the tangent gathered alike, filled with 0
+      Params tangent_params = params;
+      tangent_params.set("fill_value", ParamValue::of_int(0));
+      return em.linear(prim, {g, x[1]}, tangent_params);
+    }
     case Prim::kDynamicSlice: {  // slicing._dynamic_slice_jvp: the tangent sliced at the same indices
       std::vector<ValueId> operands{g};
       operands.insert(operands.end(), x.begin() + 1, x.end());

@@ -2,7 +2,8 @@
 // _dot_general_transpose_lhs/rhs, _reduce_sum_transpose_rule, _broadcast_in_dim_transpose_rule,
 // _reshape_transpose_rule, _transpose_transpose_rule, _convert_element_type_transpose_rule,
 // _select_transpose_rule, _concatenate_transpose_rule, _pad_transpose), jax/_src/lax/slicing.py
-// (slice, dynamic_slice, dynamic_update_slice) and loops.py (cumsum): one case per primitive.
+// (slice, dynamic_slice, dynamic_update_slice, gather, scatter-add) and loops.py (cumsum): one case
+// per primitive.
 #include "transpose_rules.hpp"
 
 #include <algorithm>
@@ -231,6 +232,28 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
         std::vector<ValueId> operands{ct};
         operands.insert(operands.end(), starts.begin(), starts.end());
         give(1, em.linear(Prim::kDynamicSlice, operands, dynamic_slice_params(shape_of(1))));
+      }
+      return;
+    }
+    case Prim::kGather: {  // slicing._gather_transpose_fancy: ct scatter-added into zeros
+      const IndexingDims dims = indexing_dims(Prim::kGather, eqn.params, eqn.where);
+      const ValueId zeros = em.full(0.0, in[0], EqnRole::kBackward);
+      give(0, em.linear(Prim::kScatterAdd, {zeros, in[1], ct},
+                        scatter_add_params(dims, index_mode(eqn.params, eqn.where))));
+      return;
+    }
+    case Prim::kScatterAdd: {  // slicing._scatter_addsub_transpose_rule
+      if (linear_input(0)) give(0, ct);
+      if (linear_input(2)) {  // the updates' windows gathered back from ct
+        const IndexingDims dims = indexing_dims(Prim::kScatterAdd, eqn.params, eqn.where);
+        const Shape updates = shape_of(2);
+        Shape sizes;
+        size_t window = 0;
+        for (int64_t i = 0; i < static_cast<int64_t>(em.shape(ct).size()); ++i) {
+          const bool collapsed = std::find(dims.collapsed_dims.begin(), dims.collapsed_dims.end(), i) != dims.collapsed_dims.end();
+          sizes.push_back(collapsed ? 1 : updates[dims.window_dims[window++]]);
+        }
+        give(2, em.linear(Prim::kGather, {ct, in[1]}, gather_params(dims, sizes, index_mode(eqn.params, eqn.where), 0.0)));
       }
       return;
     }

@@ -18,6 +18,9 @@ struct ParamsReader {
   std::vector<int64_t> ints_or_none(const char* key) const { return param_ints_or_none(params, key, where); }
   bool boolean(const char* key) const { return params.find(key) && param_bool(params, key, where); }
   std::vector<PaddingDim> padding_config() const { return rematkit::padding_config(params, where); }
+  IndexingDims indexing_dims(Prim prim) const { return rematkit::indexing_dims(prim, params, where); }
+  IndexMode index_mode() const { return rematkit::index_mode(params, where); }
+  std::optional<double> fill_value() const { return rematkit::fill_value(params, where); }
   DotDims dot_dims() const { return rematkit::dot_dims(params, where); }
   bool rounds_to_nearest_even() const { return rematkit::rounds_to_nearest_even(params, where); }
 };

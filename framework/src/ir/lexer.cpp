@@ -47,7 +47,10 @@ Token Lexer::scan() {
   char c = text_[pos_];
   auto digit_at = [&](size_t i) { return i < text_.size() && std::isdigit(static_cast<unsigned char>(text_[i])); };
   if (ident_start(c)) {
-    while (pos_ < text_.size() && ident_char(text_[pos_])) advance(1);
+    // A '-' between letters continues the name: JAX's scatter-add, scatter-mul.
+    while (pos_ < text_.size() &&
+           (ident_char(text_[pos_]) || (text_[pos_] == '-' && pos_ + 1 < text_.size() && ident_start(text_[pos_ + 1]))))
+      advance(1);
     t.kind = Token::Kind::kIdent;
     t.text = std::string(text_.substr(start, pos_ - start));
     return t;

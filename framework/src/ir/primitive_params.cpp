@@ -1,5 +1,7 @@
 #include "rematkit/primitive_params.hpp"
 
+#include <cmath>
+
 namespace rematkit {
 namespace {
 
@@ -82,6 +84,116 @@ Params cumsum_params(int64_t axis, bool reverse) {
   return p;
 }
 
+namespace {
+
+// The keyword names of each field of IndexingDims, for gather and for scatter.
+struct IndexingNames {
+  const char* call;
+  const char* fields[5];
+};
+constexpr IndexingNames kGatherNames{"GatherDimensionNumbers",
+                                     {"offset_dims", "collapsed_slice_dims", "start_index_map", "operand_batching_dims",
+                                      "start_indices_batching_dims"}};
+constexpr IndexingNames kScatterNames{"ScatterDimensionNumbers",
+                                      {"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims",
+                                       "operand_batching_dims", "scatter_indices_batching_dims"}};
+
+std::vector<int64_t>* indexing_field(IndexingDims& d, int i) {
+  std::vector<int64_t>* fields[5] = {&d.window_dims, &d.collapsed_dims, &d.index_map, &d.operand_batching_dims,
+                                     &d.indices_batching_dims};
+  return fields[i];
+}
+
+ParamValue indexing_value(const IndexingDims& dims, const IndexingNames& names) {
+  ParamValue call;
+  call.kind = ParamValue::Kind::kCall;
+  call.text = names.call;
+  IndexingDims copy = dims;
+  for (int i = 0; i < 5; ++i) {
+    ParamValue keyword;
+    keyword.kind = ParamValue::Kind::kKeyword;
+    keyword.text = names.fields[i];
+    keyword.items.push_back(ParamValue::of_ints(*indexing_field(copy, i)));
+    call.items.push_back(std::move(keyword));
+  }
+  return call;
+}
+
+ParamValue mode_value(IndexMode mode) {
+  switch (mode) {
+    case IndexMode::kClip: return ParamValue::of_ident("GatherScatterMode.CLIP");
+    case IndexMode::kFillOrDrop: return ParamValue::of_ident("GatherScatterMode.FILL_OR_DROP");
+    case IndexMode::kPromiseInBounds: return ParamValue::of_ident("GatherScatterMode.PROMISE_IN_BOUNDS");
+  }
+  return ParamValue::none();
+}
+
+}  // namespace
+
+Params gather_params(const IndexingDims& dims, const Shape& slice_sizes, IndexMode mode, std::optional<double> fill) {
+  Params p = one("dimension_numbers", indexing_value(dims, kGatherNames));
+  p.set("slice_sizes", ParamValue::of_ints(slice_sizes));
+  p.set("mode", mode_value(mode));
+  ParamValue fill_param = ParamValue::none();
+  if (fill) {
+    fill_param.kind = ParamValue::Kind::kFloat;
+    fill_param.number = *fill;
+  }
+  p.set("fill_value", fill_param);
+  return p;
+}
+
+Params scatter_add_params(const IndexingDims& dims, IndexMode mode) {
+  Params p = one("dimension_numbers", indexing_value(dims, kScatterNames));
+  p.set("mode", mode_value(mode));
+  return p;
+}
+
+IndexingDims indexing_dims(Prim prim, const Params& p, const SourceLocation& where) {
+  const IndexingNames& names = prim == Prim::kScatterAdd ? kScatterNames : kGatherNames;
+  const ParamValue* v = p.find("dimension_numbers");
+  if (!v) fail_at(where, "missing parameter 'dimension_numbers'");
+  if (v->kind != ParamValue::Kind::kCall || v->text != names.call)
+    fail_at(where, std::string("dimension_numbers must be ") + names.call + "(" + names.fields[0] + "=(..), ...), got " +
+                       v->str());
+  IndexingDims dims;
+  for (const ParamValue& item : v->items) {
+    int field = -1;
+    for (int i = 0; i < 5; ++i)
+      if (item.kind == ParamValue::Kind::kKeyword && item.text == names.fields[i]) field = i;
+    if (field < 0)
+      fail_at(where, std::string(names.call) + " has no field '" + (item.kind == ParamValue::Kind::kKeyword ? item.text : item.str()) + "'");
+    *indexing_field(dims, field) = ints_of(item.items.at(0), names.fields[field], where);
+  }
+  return dims;
+}
+
+IndexMode index_mode(const Params& p, const SourceLocation& where) {
+  const ParamValue* v = p.find("mode");
+  if (!v || v->kind == ParamValue::Kind::kNone) return IndexMode::kFillOrDrop;
+  if (v->kind == ParamValue::Kind::kInt && v->integer >= 1 && v->integer <= 3) return static_cast<IndexMode>(v->integer);
+  const std::string& t = v->text;
+  auto named = [&](std::string_view mode) {
+    return (v->kind == ParamValue::Kind::kIdent || v->kind == ParamValue::Kind::kString) && t.size() >= mode.size() &&
+           t.compare(t.size() - mode.size(), mode.size(), mode) == 0;
+  };
+  if (named("PROMISE_IN_BOUNDS")) return IndexMode::kPromiseInBounds;
+  if (named("FILL_OR_DROP")) return IndexMode::kFillOrDrop;
+  if (named("CLIP")) return IndexMode::kClip;
+  fail_at(where, "mode " + v->str() + " is not supported (GatherScatterMode.CLIP, FILL_OR_DROP or PROMISE_IN_BOUNDS)");
+}
+
+std::optional<double> fill_value(const Params& p, const SourceLocation& where) {
+  const ParamValue* v = p.find("fill_value");
+  if (!v || v->kind == ParamValue::Kind::kNone) return std::nullopt;
+  if (v->kind == ParamValue::Kind::kInt) return static_cast<double>(v->integer);
+  if (v->kind == ParamValue::Kind::kFloat) return v->number;
+  if (v->kind == ParamValue::Kind::kBool) return v->boolean ? 1.0 : 0.0;
+  if (v->kind == ParamValue::Kind::kIdent && (v->text == "nan" || v->text == "inf" || v->text == "-inf"))
+    return v->text == "nan" ? NAN : v->text == "inf" ? INFINITY : -INFINITY;
+  fail_at(where, "fill_value must be a number or None, got " + v->str());
+}
+
 std::vector<PaddingDim> padding_config(const Params& p, const SourceLocation& where) {
   const ParamValue* v = p.find("padding_config");
   if (!v) fail_at(where, "missing parameter 'padding_config'");
@@ -154,6 +266,8 @@ void check_params(Prim prim, const Params& params, const SourceLocation& where) 
       case ParamKind::kDType: dtype_param(params, key, where); break;
       case ParamKind::kName: param_name(params, key, where); break;
       case ParamKind::kDotDims: dot_dims(params, where); break;
+      case ParamKind::kGatherDims: case ParamKind::kScatterDims: indexing_dims(prim, params, where); break;
+      case ParamKind::kIndexMode: index_mode(params, where); break;
       case ParamKind::kProgram:
         if (value->kind != ParamValue::Kind::kProgram)
           fail_at(where, std::string(info.name) + ": " + key + " must be a sub-program, got " + value->str());

@@ -343,6 +343,89 @@ Type reduce_precision_result(const Params& params, const Type& x, const SourceLo
   return x;
 }
 
+// The checks gather and scatter-add share (slicing._gather_shape_rule, _scatter_shape_rule):
+// integer indices whose last dim is the index vector, dims within range and sorted where XLA
+// wants them, and no vmap batching dims, which rematkit does not implement.
+void check_indexing(Prim prim, const IndexingDims& d, const Type& operand, const Type& indices, const SourceLocation& where) {
+  const std::string name(prim_name(prim));
+  if (!d.operand_batching_dims.empty() || !d.indices_batching_dims.empty())
+    fail_at(where, name + " with operand_batching_dims (a batched form vmap makes) is not supported");
+  if (indices.dtype != DType::kI32 || indices.rank() < 1)
+    fail_at(where, name + "'s indices must be integers with the index vector as their last dim, got " + indices.str());
+  if (indices.shape.back() != static_cast<int64_t>(d.index_map.size()))
+    fail_at(where, name + ": the index vector has " + std::to_string(indices.shape.back()) + " component(s) but " +
+                       std::to_string(d.index_map.size()) + " operand dim(s) are indexed");
+  check_axes(prim, d.index_map, operand.rank(), where);
+  check_axes(prim, d.collapsed_dims, operand.rank(), where);
+  if (!std::is_sorted(d.window_dims.begin(), d.window_dims.end()) ||
+      !std::is_sorted(d.collapsed_dims.begin(), d.collapsed_dims.end()))
+    fail_at(where, name + ": window and collapsed dims must be sorted");
+  if (static_cast<int>(d.window_dims.size() + d.collapsed_dims.size()) != operand.rank())
+    fail_at(where, name + ": " + std::to_string(d.window_dims.size()) + " window dim(s) and " +
+                       std::to_string(d.collapsed_dims.size()) + " collapsed dim(s) do not cover the operand " +
+                       operand.str());
+}
+
+// The operand dims a window keeps (those not collapsed), in order.
+std::vector<int64_t> kept_dims(const IndexingDims& d, int rank) {
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < rank; ++i)
+    if (std::find(d.collapsed_dims.begin(), d.collapsed_dims.end(), i) == d.collapsed_dims.end()) kept.push_back(i);
+  return kept;
+}
+
+// The output: the indices' batch dims, with the window's kept dims at window_dims.
+Type gather_result(const Params& params, const std::vector<Type>& in, const SourceLocation& where) {
+  const Type& operand = in[0];
+  const Type& indices = in[1];
+  const IndexingDims d = indexing_dims(Prim::kGather, params, where);
+  check_indexing(Prim::kGather, d, operand, indices, where);
+  index_mode(params, where);
+  fill_value(params, where);
+  const Shape sizes = param_ints(params, "slice_sizes", where);
+  if (static_cast<int>(sizes.size()) != operand.rank())
+    fail_at(where, "gather: slice_sizes " + shape_str(sizes) + " does not match the rank of " + operand.str());
+  for (int i = 0; i < operand.rank(); ++i)
+    if (sizes[i] < 0 || sizes[i] > operand.shape[i])
+      fail_at(where, "gather: slice_sizes " + shape_str(sizes) + " must lie within " + operand.str());
+  for (int64_t c : d.collapsed_dims)
+    if (sizes[c] != 1) fail_at(where, "gather: collapsed dim " + std::to_string(c) + " must have slice size 1");
+  const int out_rank = indices.rank() - 1 + static_cast<int>(d.window_dims.size());
+  check_axes(Prim::kGather, d.window_dims, out_rank, where);
+  const std::vector<int64_t> kept = kept_dims(d, operand.rank());
+  Type t{operand.dtype, Shape(static_cast<size_t>(out_rank)), MemorySpace::kDevice};
+  size_t window = 0, batch = 0;
+  for (int i = 0; i < out_rank; ++i) {
+    const bool is_window = window < d.window_dims.size() && d.window_dims[window] == i;
+    t.shape[i] = is_window ? sizes[kept[window++]] : indices.shape[batch++];
+  }
+  return t;
+}
+
+// The updates: the indices' batch dims, with windows at update_window_dims no larger than the
+// operand's kept dims; the result is the operand's type.
+Type scatter_add_result(const Params& params, const std::vector<Type>& in, const SourceLocation& where) {
+  const Type& operand = in[0];
+  const Type& indices = in[1];
+  const Type& updates = in[2];
+  const IndexingDims d = indexing_dims(Prim::kScatterAdd, params, where);
+  check_indexing(Prim::kScatterAdd, d, operand, indices, where);
+  index_mode(params, where);
+  expect_not_bool(Prim::kScatterAdd, operand, where);
+  if (updates.dtype != operand.dtype) fail_at(where, "scatter-add's updates must have the operand's dtype: " + types_str(in));
+  if (updates.rank() != indices.rank() - 1 + static_cast<int>(d.window_dims.size()))
+    fail_at(where, "scatter-add: the updates' rank does not fit the indices and window dims: " + types_str(in));
+  check_axes(Prim::kScatterAdd, d.window_dims, updates.rank(), where);
+  const std::vector<int64_t> kept = kept_dims(d, operand.rank());
+  size_t window = 0, batch = 0;
+  for (int i = 0; i < updates.rank(); ++i) {
+    const bool is_window = window < d.window_dims.size() && d.window_dims[window] == i;
+    const bool fits = is_window ? updates.shape[i] <= operand.shape[kept[window++]] : updates.shape[i] == indices.shape[batch++];
+    if (!fits) fail_at(where, "scatter-add: updates dim " + std::to_string(i) + " does not fit: " + types_str(in));
+  }
+  return operand;
+}
+
 }  // namespace
 
 std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
@@ -429,6 +512,8 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
       return {in[0]};
     case Prim::kCopy: return {in[0]};
     case Prim::kReducePrecision: return {reduce_precision_result(params, in[0], where)};
+    case Prim::kGather: return {gather_result(params, in, where)};
+    case Prim::kScatterAdd: return {scatter_add_result(params, in, where)};
     case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
       break;  // typed by their body (verifier.cpp)
   }

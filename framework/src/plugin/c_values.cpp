@@ -65,15 +65,20 @@ rk_value CValues::convert(const ParamValue& v, const PolicyRegistry* registry, s
       out.name = keep(v.text);
       return out;
     }
-    case Kind::kCall:
-      // frozenset({'a'}) and set(...) are their elements; other reprs are passed as text.
+    case Kind::kCall: {
+      // frozenset({'a'}) and set(...) are their elements; other calls (GatherDimensionNumbers(...))
+      // are lists of their (keyword) arguments, named by the call.
       if ((v.text == "frozenset" || v.text == "set") && v.items.size() <= 1)
         return v.items.empty() ? convert(ParamValue::of_tuple({}), registry, nested)
                                : convert(v.items[0], registry, nested);
-      [[fallthrough]];
+      ParamValue arguments = ParamValue::of_tuple(v.items);
+      rk_value out = convert(arguments, registry, nested);
+      out.string_value = keep(v.text);
+      return out;
+    }
     case Kind::kProgram: {
       rk_value out = empty_value(RK_VALUE_STRING);
-      out.string_value = keep(v.kind == Kind::kProgram ? "<jaxpr>" : v.str());
+      out.string_value = keep("<jaxpr>");
       return out;
     }
     case Kind::kTuple: case Kind::kList: case Kind::kSet: {

@@ -183,6 +183,8 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
     case Prim::kDynamicUpdateSlice: return dynamic_update_slice(in, out);
     case Prim::kPad: return pad(p.padding, in[0], in[1], out);
     case Prim::kRev: return rev(p.axes, in[0], out);
+    case Prim::kGather: return gather(p, in[0], in[1], out);
+    case Prim::kScatterAdd: return scatter_add(p, in[0], in[1], in[2], out);
     case Prim::kBroadcastInDim: return broadcast_in_dim(p.axes, in[0], out);
     case Prim::kTranspose: return transpose(p.axes, in[0], out);
     case Prim::kSoftmax: return softmax(p.integer, in[0], out);

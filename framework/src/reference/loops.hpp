@@ -87,5 +87,8 @@ void dynamic_slice(std::span<const Input> in, const Output& out);
 void dynamic_update_slice(std::span<const Input> in, const Output& out);
 void pad(const std::vector<PaddingDim>& config, const Input& x, const Input& value, const Output& out);
 void rev(const Dims& dimensions, const Input& x, const Output& out);
+void gather(const KernelParams& p, const Input& operand, const Input& indices, const Output& out);
+void scatter_add(const KernelParams& p, const Input& operand, const Input& indices, const Input& updates,
+                 const Output& out);
 
 }  // namespace rematkit::reference

@@ -5,6 +5,7 @@
 // which is what lets a plugin compile it.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -38,13 +39,17 @@ struct KernelParams {
   int64_t integer = 0;
   int64_t mantissa_bits = 0;                     // reduce_precision
   bool reverse = false;                          // cumsum
-  std::vector<int64_t> starts, limits, strides;  // slice (strides all 1 when None)
+  std::vector<int64_t> starts, limits, strides;  // slice (strides all 1 when None); gather: starts = slice_sizes
   std::vector<PaddingDim> padding;               // pad
+  IndexingDims indexing;                         // gather, scatter-add
+  IndexMode mode = IndexMode::kFillOrDrop;       // gather, scatter-add
+  std::optional<double> fill;                    // gather's fill_value; nullopt: None (the dtype's default)
 };
 
 // Reads what `prim`'s kernel needs through `reader`, which has integer(name), ints(name),
-// ints_or_none(name), boolean(name), dot_dims(), padding_config() and rounds_to_nearest_even() (the
-// core reads Params, the backend the C ABI's values).
+// ints_or_none(name), boolean(name), dot_dims(), padding_config(), indexing_dims(prim), index_mode(),
+// fill_value() (nullopt for None) and rounds_to_nearest_even() (the core reads Params, the
+// backend the C ABI's values).
 template <typename Reader>
 KernelParams decode_params(Prim prim, const Reader& reader) {
   KernelParams p;
@@ -74,6 +79,16 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
       if (p.strides.empty()) p.strides.assign(p.starts.size(), 1);
       break;
     case Prim::kPad: p.padding = reader.padding_config(); break;
+    case Prim::kGather:
+      p.indexing = reader.indexing_dims(prim);
+      p.starts = reader.ints("slice_sizes");
+      p.mode = reader.index_mode();
+      p.fill = reader.fill_value();
+      break;
+    case Prim::kScatterAdd:
+      p.indexing = reader.indexing_dims(prim);
+      p.mode = reader.index_mode();
+      break;
     case Prim::kAdd: case Prim::kSub: case Prim::kMul: case Prim::kDiv: case Prim::kMax: case Prim::kMin:
     case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:
     case Prim::kNeg: case Prim::kExp: case Prim::kLog: case Prim::kSin: case Prim::kCos: case Prim::kTanh:

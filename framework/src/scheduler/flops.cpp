@@ -18,6 +18,7 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     case Prim::kReduceSum: case Prim::kReduceMax: case Prim::kReduceMin: case Prim::kArgMax: case Prim::kArgMin:
     case Prim::kCumsum:
       return graph.values[eqn.inputs[0]].type.num_elements();
+    case Prim::kScatterAdd: return graph.values[eqn.inputs[2]].type.num_elements();  // an add per update
     case Prim::kSoftmax: return 4 * out;  // max, subtract-and-exp, sum, divide
     // Arithmetic elementwise, transcendentals and comparisons: one per output element.
     case Prim::kAdd: case Prim::kSub: case Prim::kMul: case Prim::kDiv: case Prim::kMax: case Prim::kMin:
@@ -39,7 +40,7 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     case Prim::kConvertElementType: case Prim::kStopGradient: case Prim::kName: case Prim::kPjit:
     case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall: case Prim::kIota:
     case Prim::kConcatenate: case Prim::kSlice: case Prim::kDynamicSlice:
-    case Prim::kDynamicUpdateSlice: case Prim::kPad: case Prim::kRev: case Prim::kCopy:
+    case Prim::kDynamicUpdateSlice: case Prim::kPad: case Prim::kRev: case Prim::kCopy: case Prim::kGather:
       return 0;
   }
   return 0;

@@ -171,6 +171,40 @@ inline std::vector<PaddingDim> padding_config(const rk_equation_view* eqn) {
   return config;
 }
 
+// gather's or scatter-add's dimension_numbers (a keyword call, RK_VALUE_LIST of named items).
+inline IndexingDims indexing_dims(const rk_equation_view* eqn) {
+  const rk_value& v = required_param(eqn, "dimension_numbers");
+  IndexingDims dims;
+  for (size_t i = 0; v.kind == RK_VALUE_LIST && i < v.num_items; ++i) {
+    const std::string_view key = v.items[i].name ? v.items[i].name : "";
+    std::vector<int64_t>* field = key == "offset_dims" || key == "update_window_dims"        ? &dims.window_dims
+                                  : key == "collapsed_slice_dims" || key == "inserted_window_dims" ? &dims.collapsed_dims
+                                  : key == "start_index_map" || key == "scatter_dims_to_operand_dims" ? &dims.index_map
+                                  : key == "operand_batching_dims"                              ? &dims.operand_batching_dims
+                                                                                                : &dims.indices_batching_dims;
+    *field = ints_of(v.items[i]);
+  }
+  return dims;
+}
+// mode: GatherScatterMode.X (or its value); FILL_OR_DROP when missing.
+inline IndexMode index_mode(const rk_equation_view* eqn) {
+  const rk_value* v = find_param(eqn, "mode");
+  if (!v || v->kind == RK_VALUE_NONE) return IndexMode::kFillOrDrop;
+  if (v->kind == RK_VALUE_INT) return static_cast<IndexMode>(v->int_value);
+  const std::string_view text = v->kind == RK_VALUE_STRING ? v->string_value : "";
+  if (text.find("PROMISE_IN_BOUNDS") != std::string_view::npos) return IndexMode::kPromiseInBounds;
+  if (text.find("CLIP") != std::string_view::npos) return IndexMode::kClip;
+  return IndexMode::kFillOrDrop;
+}
+// gather's fill_value: a number, or nullopt for None.
+inline std::optional<double> fill_value(const rk_equation_view* eqn) {
+  const rk_value* v = find_param(eqn, "fill_value");
+  if (!v) return std::nullopt;
+  if (v->kind == RK_VALUE_INT || v->kind == RK_VALUE_BOOL) return static_cast<double>(v->int_value);
+  if (v->kind == RK_VALUE_FLOAT) return v->float_value;
+  return std::nullopt;
+}
+
 // round's rounding_method: RoundingMethod.TO_NEAREST_EVEN (1) rather than AWAY_FROM_ZERO (0, the
 // default when missing).
 inline bool rounds_to_nearest_even(const rk_equation_view* eqn) {

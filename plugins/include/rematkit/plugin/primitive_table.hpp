@@ -24,6 +24,9 @@ enum class ParamKind {
   kDType,    // float32, int32, bool (as an identifier or a string)
   kName,     // an identifier or a string
   kDotDims,  // dot_general's ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))
+  kGatherDims,   // GatherDimensionNumbers(offset_dims=(..), collapsed_slice_dims=(..), start_index_map=(..), ...)
+  kScatterDims,  // ScatterDimensionNumbers(update_window_dims=(..), inserted_window_dims=(..), ...)
+  kIndexMode,    // GatherScatterMode.CLIP, .FILL_OR_DROP or .PROMISE_IN_BOUNDS (or 1, 2, 3)
   kProgram,  // a sub-program { lambda ... }
   kAny,      // kept and printed back, never read by a rule
 };
@@ -138,6 +141,10 @@ inline constexpr size_t kMaxParams = 4;
   X(kCopy, "copy", kUnary, 1, 1, RK_NO_PARAMS)                                                        \
   X(kReducePrecision, "reduce_precision", kUnary, 1, 1, RK_REQUIRED("exponent_bits", kInt)            \
     RK_REQUIRED("mantissa_bits", kInt))                                                               \
+  X(kGather, "gather", kLayout, 2, 2, RK_REQUIRED("dimension_numbers", kGatherDims)                   \
+    RK_REQUIRED("slice_sizes", kInts) RK_OPTIONAL("mode", kIndexMode) RK_OPTIONAL("fill_value", kAny)) \
+  X(kScatterAdd, "scatter-add", kLayout, 3, 3, RK_REQUIRED("dimension_numbers", kScatterDims)          \
+    RK_OPTIONAL("mode", kIndexMode))                                                                  \
   X(kPjit, "pjit", kCall, 0, kVariadic, RK_OPTIONAL("name", kName) RK_REQUIRED("jaxpr", kProgram))   \
   X(kCheckpoint, "checkpoint", kCall, 0, kVariadic, RK_REQUIRED("jaxpr", kProgram)                    \
     RK_OPTIONAL("policy", kAny) RK_OPTIONAL("prevent_cse", kAny) RK_OPTIONAL("differentiated", kAny)) \

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define RK_ABI_MAJOR 1
-#define RK_ABI_MINOR 1
+#define RK_ABI_MINOR 2
 
 /* The size of struct T up to and including field `last`. */
 #define RK_STRUCT_SIZE(T, last) (offsetof(T, last) + sizeof(((T*)0)->last))
@@ -72,7 +72,9 @@ typedef enum rk_value_kind {
   RK_VALUE_INT = 2,
   RK_VALUE_FLOAT = 3,
   RK_VALUE_STRING = 4, /* also identifiers such as float32 */
-  RK_VALUE_LIST = 5,   /* tuples and lists: items */
+  RK_VALUE_LIST = 5,   /* tuples and lists: items; also a keyword call such as                 */
+                       /* GatherDimensionNumbers(offset_dims=(1,), ...) (since 1.2): string_value */
+                       /* is the call's name and each item's name its keyword                    */
   RK_VALUE_POLICY = 6  /* a policy built by the host from a nested spec: policy + policy_api */
 } rk_value_kind;
 
