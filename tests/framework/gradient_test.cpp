@@ -111,6 +111,12 @@ const GradCase kPrimitiveCases[] = {
                            "slice_sizes=(1, 2)] a k; h:f32[4,2] = sin g; s:f32[3,2] = scatter-add["
                            "dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=()) mode=GatherScatterMode.FILL_OR_DROP] a k u; "
                            "t:f32[3,2] = mul s s in (h, t) }"},
+    // Rows -2, -1, 0, 1 with wrap_negative_indices: rows 1, 2, 0, 1; the transposed scatter-add wraps too.
+    {"gather_wrap_negative_indices", "{ lambda ; a:f32[3,2]. let i:i32[4] = iota[dimension=0 dtype=int32 shape=(4,) "
+                                     "sharding=None]; j:i32[4] = sub i 2:i32[]; k:i32[4,1] = broadcast_in_dim["
+                                     "broadcast_dimensions=(0,) shape=(4, 1) sharding=None] j; g:f32[4,2] = gather["
+                                     "dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None mode=GatherScatterMode.PROMISE_IN_BOUNDS "
+                                     "slice_sizes=(1, 2) wrap_negative_indices=True] a k; h:f32[4,2] = sin g in (h,) }"},
     {"integer_pow_one", "{ lambda ; a:f32[3]. let b:f32[3] = integer_pow[y=1] a; c:f32[3] = sin b in (c,) }"},
     {"dot_vector", "{ lambda ; a:f32[4] b:f32[4]. let c:f32[] = dot_general[dimension_numbers=(([0], [0]), ([], []))] a b; "
                    "d:f32[] = sin c in (d,) }"},

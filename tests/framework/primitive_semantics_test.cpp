@@ -249,6 +249,10 @@ TEST(PrimitiveSemantics, GatherOutOfBoundsClampsOrFills) {
   for (int k = 2; k < 6; ++k) EXPECT_TRUE(std::isnan(filled[0].data[k])) << k;  // jnp.take's NaN for floats
   auto zeros = run(gather + "fill_value=0 mode=GatherScatterMode.FILL_OR_DROP slice_sizes=(1, 2)] a i in (g,) }", {table, ids});
   EXPECT_EQ(zeros[0].data, (Values{3, 4, 0, 0, 0, 0}));
+  // wrap_negative_indices (JAX pull request 30205): -1 is the last row before clamping.
+  auto wrapped = run(gather + "fill_value=None mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(1, 2) "
+                              "wrap_negative_indices=True] a i in (g,) }", {table, ids});
+  EXPECT_EQ(wrapped[0].data, (Values{3, 4, 5, 6, 5, 6}));
 }
 
 TEST(PrimitiveSemantics, ScatterAddAccumulatesRepeatsAndDropsOrClipsOutOfBounds) {

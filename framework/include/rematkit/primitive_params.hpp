@@ -32,10 +32,12 @@ REMATKIT_CORE_EXPORT Params dynamic_slice_params(const Shape& slice_sizes);
 REMATKIT_CORE_EXPORT Params pad_params(const std::vector<PaddingDim>& padding_config);
 REMATKIT_CORE_EXPORT Params rev_params(const std::vector<int64_t>& dimensions);
 REMATKIT_CORE_EXPORT Params cumsum_params(int64_t axis, bool reverse);
-// gather's params as JAX prints them; fill_value nullopt: None.
+// gather's params as JAX prints them; fill_value nullopt: None. wrap_negative_indices is printed
+// only when set.
 REMATKIT_CORE_EXPORT Params gather_params(const IndexingDims& dims, const Shape& slice_sizes, IndexMode mode,
-                                          std::optional<double> fill_value);
-REMATKIT_CORE_EXPORT Params scatter_add_params(const IndexingDims& dims, IndexMode mode);
+                                          std::optional<double> fill_value, bool wrap_negative_indices = false);
+REMATKIT_CORE_EXPORT Params scatter_add_params(const IndexingDims& dims, IndexMode mode,
+                                               bool wrap_negative_indices = false);
 
 // --- readers (bad-input errors at `where` name the param) --------------------------------------
 REMATKIT_CORE_EXPORT DotDims dot_dims(const Params& params, const SourceLocation& where);

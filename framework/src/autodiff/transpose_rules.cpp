@@ -238,8 +238,9 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
     case Prim::kGather: {  // slicing._gather_transpose_fancy: ct scatter-added into zeros
       const IndexingDims dims = indexing_dims(Prim::kGather, eqn.params, eqn.where);
       const ValueId zeros = em.full(0.0, in[0], EqnRole::kBackward);
+      const bool wrap = eqn.params.find("wrap_negative_indices") && param_bool(eqn.params, "wrap_negative_indices", eqn.where);
       give(0, em.linear(Prim::kScatterAdd, {zeros, in[1], ct},
-                        scatter_add_params(dims, index_mode(eqn.params, eqn.where))));
+                        scatter_add_params(dims, index_mode(eqn.params, eqn.where), wrap)));
       return;
     }
     case Prim::kScatterAdd: {  // slicing._scatter_addsub_transpose_rule
@@ -253,7 +254,10 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
           const bool collapsed = std::find(dims.collapsed_dims.begin(), dims.collapsed_dims.end(), i) != dims.collapsed_dims.end();
           sizes.push_back(collapsed ? 1 : updates[dims.window_dims[window++]]);
         }
-        give(2, em.linear(Prim::kGather, {ct, in[1]}, gather_params(dims, sizes, index_mode(eqn.params, eqn.where), 0.0)));
+        const bool wrap =
+            eqn.params.find("wrap_negative_indices") && param_bool(eqn.params, "wrap_negative_indices", eqn.where);
+        give(2, em.linear(Prim::kGather, {ct, in[1]},
+                          gather_params(dims, sizes, index_mode(eqn.params, eqn.where), 0.0, wrap)));
       }
       return;
     }

@@ -130,7 +130,8 @@ ParamValue mode_value(IndexMode mode) {
 
 }  // namespace
 
-Params gather_params(const IndexingDims& dims, const Shape& slice_sizes, IndexMode mode, std::optional<double> fill) {
+Params gather_params(const IndexingDims& dims, const Shape& slice_sizes, IndexMode mode, std::optional<double> fill,
+                     bool wrap_negative_indices) {
   Params p = one("dimension_numbers", indexing_value(dims, kGatherNames));
   p.set("slice_sizes", ParamValue::of_ints(slice_sizes));
   p.set("mode", mode_value(mode));
@@ -140,12 +141,14 @@ Params gather_params(const IndexingDims& dims, const Shape& slice_sizes, IndexMo
     fill_param.number = *fill;
   }
   p.set("fill_value", fill_param);
+  if (wrap_negative_indices) p.set("wrap_negative_indices", ParamValue::of_bool(true));
   return p;
 }
 
-Params scatter_add_params(const IndexingDims& dims, IndexMode mode) {
+Params scatter_add_params(const IndexingDims& dims, IndexMode mode, bool wrap_negative_indices) {
   Params p = one("dimension_numbers", indexing_value(dims, kScatterNames));
   p.set("mode", mode_value(mode));
+  if (wrap_negative_indices) p.set("wrap_negative_indices", ParamValue::of_bool(true));
   return p;
 }
 

@@ -33,14 +33,15 @@ struct Window {
   bool in_bounds = true;
 };
 
-Window window_start(const IndexingDims& d, const Input& indices, int64_t batch,
+Window window_start(const IndexingDims& d, bool wrap_negative, const Input& indices, int64_t batch,
                     std::span<const int64_t> operand_shape, std::span<const int64_t> window) {
   const int64_t components = static_cast<int64_t>(d.index_map.size());
   Window w{Dims(operand_shape.size(), 0), true};
   for (int64_t k = 0; k < components; ++k) {
     const int64_t dim = d.index_map[k];
     const int64_t highest = operand_shape[dim] - window[dim];
-    const int64_t start = static_cast<int64_t>(indices.data[batch * components + k]);
+    int64_t start = static_cast<int64_t>(indices.data[batch * components + k]);
+    if (wrap_negative && start < 0) start += operand_shape[dim];  // numpy's x[-1]
     w.in_bounds &= start >= 0 && start <= highest;
     w.start[dim] = std::clamp<int64_t>(start, 0, highest);
   }
@@ -57,10 +58,13 @@ double default_fill(int32_t dtype) {
 // Walks every element of the output (gather) or of the updates (scatter-add): `shape` has the
 // indices' batch dims with the window's dims at d.window_dims. Calls fn(flat, operand_index) with
 // the operand position of the element, or -1 when its window is out of bounds and not clamped.
-// `clamp`: whether an out-of-bounds window is clamped into the operand (else it is dropped).
+// `clamp`: whether an out-of-bounds window is clamped into the operand (else it is dropped);
+// `wrap_negative`: whether a negative index counts from the end first (wrap_negative_indices,
+// which JAX's pull request 30205 prints; a gather's transpose carries it to its scatter-add).
 template <typename Fn>
-void for_each_windowed(const IndexingDims& d, bool clamp, const Input& indices, std::span<const int64_t> operand_shape,
-                       std::span<const int64_t> shape, const Dims& window, Fn fn) {
+void for_each_windowed(const IndexingDims& d, bool clamp, bool wrap_negative, const Input& indices,
+                       std::span<const int64_t> operand_shape, std::span<const int64_t> shape, const Dims& window,
+                       Fn fn) {
   const Dims operand_strides = strides_of(operand_shape);
   Dims kept;  // the operand dims a window keeps, in order
   for (int64_t i = 0; i < static_cast<int64_t>(operand_shape.size()); ++i)
@@ -77,7 +81,7 @@ void for_each_windowed(const IndexingDims& d, bool clamp, const Input& indices, 
       if (w < d.window_dims.size() && d.window_dims[w] == static_cast<int64_t>(i)) offset[kept[w++]] = coord[i];
       else batch += coord[i] * batch_strides[b++];
     }
-    const Window start = window_start(d, indices, batch, operand_shape, window);
+    const Window start = window_start(d, wrap_negative, indices, batch, operand_shape, window);
     if (!start.in_bounds && !clamp) {
       fn(e, -1);
       continue;
@@ -172,7 +176,7 @@ void rev(const Dims& dimensions, const Input& x, const Output& out) {
 // XLA clamps the windows of a PROMISE_IN_BOUNDS gather; FILL_OR_DROP fills them.
 void gather(const KernelParams& p, const Input& operand, const Input& indices, const Output& out) {
   const double fill = p.fill ? *p.fill : default_fill(out.dtype);
-  for_each_windowed(p.indexing, p.mode != IndexMode::kFillOrDrop, indices, operand.shape, out.shape, p.starts,
+  for_each_windowed(p.indexing, p.mode != IndexMode::kFillOrDrop, p.wrap_negative_indices, indices, operand.shape, out.shape, p.starts,
                     [&](int64_t e, int64_t at) { out.data[e] = at < 0 ? fill : operand.data[at]; });
 }
 
@@ -186,7 +190,7 @@ void scatter_add(const KernelParams& p, const Input& operand, const Input& indic
   for (int64_t i = 0; i < static_cast<int64_t>(operand.shape.size()); ++i)
     if (std::find(p.indexing.collapsed_dims.begin(), p.indexing.collapsed_dims.end(), i) == p.indexing.collapsed_dims.end())
       window[i] = updates.shape[p.indexing.window_dims[w++]];
-  for_each_windowed(p.indexing, p.mode == IndexMode::kClip, indices, operand.shape, updates.shape, window,
+  for_each_windowed(p.indexing, p.mode == IndexMode::kClip, p.wrap_negative_indices, indices, operand.shape, updates.shape, window,
                     [&](int64_t e, int64_t at) {
                       if (at >= 0) out.data[at] += updates.data[e];
                     });

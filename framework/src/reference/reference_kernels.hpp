@@ -44,6 +44,7 @@ struct KernelParams {
   IndexingDims indexing;                         // gather, scatter-add
   IndexMode mode = IndexMode::kFillOrDrop;       // gather, scatter-add
   std::optional<double> fill;                    // gather's fill_value; nullopt: None (the dtype's default)
+  bool wrap_negative_indices = false;            // gather, scatter-add
 };
 
 // Reads what `prim`'s kernel needs through `reader`, which has integer(name), ints(name),
@@ -84,10 +85,12 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
       p.starts = reader.ints("slice_sizes");
       p.mode = reader.index_mode();
       p.fill = reader.fill_value();
+      p.wrap_negative_indices = reader.boolean("wrap_negative_indices");
       break;
     case Prim::kScatterAdd:
       p.indexing = reader.indexing_dims(prim);
       p.mode = reader.index_mode();
+      p.wrap_negative_indices = reader.boolean("wrap_negative_indices");
       break;
     case Prim::kAdd: case Prim::kSub: case Prim::kMul: case Prim::kDiv: case Prim::kMax: case Prim::kMin:
     case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:

@@ -53,7 +53,7 @@ enum class PrimFamily {
 };
 
 inline constexpr int kVariadic = -1;  // any number of operands
-inline constexpr size_t kMaxParams = 4;
+inline constexpr size_t kMaxParams = 5;
 
 // A row's PARAMS: RK_NO_PARAMS, or RK_REQUIRED/RK_OPTIONAL(name, kind) one after another (each
 // brings its own leading comma, so the list is one macro argument in C++17 as well).
@@ -142,9 +142,10 @@ inline constexpr size_t kMaxParams = 4;
   X(kReducePrecision, "reduce_precision", kUnary, 1, 1, RK_REQUIRED("exponent_bits", kInt)            \
     RK_REQUIRED("mantissa_bits", kInt))                                                               \
   X(kGather, "gather", kLayout, 2, 2, RK_REQUIRED("dimension_numbers", kGatherDims)                   \
-    RK_REQUIRED("slice_sizes", kInts) RK_OPTIONAL("mode", kIndexMode) RK_OPTIONAL("fill_value", kAny)) \
+    RK_REQUIRED("slice_sizes", kInts) RK_OPTIONAL("mode", kIndexMode) RK_OPTIONAL("fill_value", kAny)  \
+    RK_OPTIONAL("wrap_negative_indices", kBool))                                                      \
   X(kScatterAdd, "scatter-add", kLayout, 3, 3, RK_REQUIRED("dimension_numbers", kScatterDims)          \
-    RK_OPTIONAL("mode", kIndexMode))                                                                  \
+    RK_OPTIONAL("mode", kIndexMode) RK_OPTIONAL("wrap_negative_indices", kBool))                      \
   X(kPjit, "pjit", kCall, 0, kVariadic, RK_OPTIONAL("name", kName) RK_REQUIRED("jaxpr", kProgram))   \
   X(kCheckpoint, "checkpoint", kCall, 0, kVariadic, RK_REQUIRED("jaxpr", kProgram)                    \
     RK_OPTIONAL("policy", kAny) RK_OPTIONAL("prevent_cse", kAny) RK_OPTIONAL("differentiated", kAny)) \
