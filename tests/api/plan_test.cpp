@@ -29,6 +29,23 @@ TEST(ModelBuilder, DenseModelsHaveFlaxParamsInFlattenOrder) {
   EXPECT_THROW(ModelBuilder().checkpoint("nothing_saveable", [](ModelBuilder&) {}), Error);
 }
 
+TEST(ModelBuilder, NamedLayersAreWhatNamePoliciesSave) {
+  // dense(8) named 'h', then tanh, inside a checkpoint: save_only_these_names('h') keeps the named
+  // f32[3,8] (tanh's JVP recomputes from it); 'other' keeps only the checkpoint's inputs.
+  auto residuals = [](const std::string& policy) {
+    ModelBuilder builder;
+    builder.checkpoint(policy, [](ModelBuilder& m) { m.dense(8).name("h").tanh(); }).dense(2);
+    const Model model = builder.build(3, 4);
+    return Plan(model.program).residual_report();
+  };
+  const std::string named = residuals("save_only_these_names('h')");
+  EXPECT_NE(named.find("f32[3,8] named 'h'"), std::string::npos) << named;
+  const std::string other = residuals("save_only_these_names('other')");
+  EXPECT_EQ(other.find("named 'h'"), std::string::npos) << other;
+  EXPECT_THROW(ModelBuilder().name("h"), Error);  // nothing to name
+  EXPECT_THROW(ModelBuilder().dense(2).name(""), Error);
+}
+
 TEST(Plan, OneDenseLayersGradientIsTheHandGradient) {
   // y = x W + b. For loss sum(y): dW[i][j] = sum_r x[r][i], db[j] = batch. For loss sum(y^2):
   // dW[i][j] = sum_r 2 x[r][i] y[r][j], db[j] = sum_r 2 y[r][j].

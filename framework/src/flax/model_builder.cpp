@@ -33,6 +33,21 @@ class Activation final : public flax::Module {
   Prim prim_;
 };
 
+// checkpoint_name(x, name): the `name` primitive, which policies see by its name param.
+class NameTag final : public flax::Module {
+ public:
+  explicit NameTag(std::string name) : name_(std::move(name)) {}
+  std::string class_name() const override { return "checkpoint_name"; }
+  Atom call(flax::ModuleContext& ctx, Atom x) const override {
+    Params params;
+    params.set("name", ParamValue::of_ident(name_));
+    return ctx.builder().emit1(Prim::kName, {x}, std::move(params));
+  }
+
+ private:
+  std::string name_;
+};
+
 // The layers in order, in the caller's scope (a compact Flax module calling them one after another).
 class Sequential final : public flax::Module {
  public:
@@ -67,6 +82,13 @@ ModelBuilder& ModelBuilder::relu() {
 
 ModelBuilder& ModelBuilder::tanh() {
   layers_.push_back(std::make_shared<Activation>(Prim::kTanh));
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::name(const std::string& name) {
+  if (name.empty()) fail("name() needs a non-empty name");
+  if (layers_.empty()) fail("name('" + name + "') needs a layer before it to name");
+  layers_.push_back(std::make_shared<NameTag>(name));
   return *this;
 }
 

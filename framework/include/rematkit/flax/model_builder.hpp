@@ -43,6 +43,9 @@ class REMATKIT_FLAX_EXPORT ModelBuilder {
   // jax.nn.relu and jnp.tanh of the previous layer's output.
   ModelBuilder& relu();
   ModelBuilder& tanh();
+  // jax.ad_checkpoint.checkpoint_name: tags the previous layer's output `name`, so that name
+  // policies (save_only_these_names('h'), ...) can save it; the value passes through unchanged.
+  ModelBuilder& name(const std::string& name);
   // The layers `body` adds run inside jax.checkpoint with `policy` (a spec such as
   // "nothing_saveable" or "save_only_these_names('a')"); checkpoints nest.
   ModelBuilder& checkpoint(const std::string& policy, const std::function<void(ModelBuilder&)>& body);
