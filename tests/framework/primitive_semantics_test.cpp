@@ -10,23 +10,17 @@
 
 #include "rematkit/interpreter.hpp"
 #include "rematkit/parser.hpp"
+#include "support/test_support.hpp"
 
-namespace rematkit {
+namespace rematkit::testing {
 namespace {
 
-std::vector<Tensor> run(const std::string& text, std::vector<Tensor> args) {
-  return evaluate_program(parse_program(text, "test"), {}, args, Arithmetic::kFloat64);
-}
-
-Tensor tensor(Shape shape, std::vector<double> data, DType dtype = DType::kF32) {
-  return Tensor{Type{dtype, std::move(shape), MemorySpace::kDevice}, std::move(data)};
-}
 
 using Values = std::vector<double>;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 TEST(PrimitiveSemantics, SpecialFunctions) {
-  auto out = run(R"({ lambda ; a:f32[2]. let
+  auto out = evaluate_f64(R"({ lambda ; a:f32[2]. let
       b:f32[2] = erf a
       c:f32[2] = erf_inv a
       d:f32[2] = tan a
@@ -34,7 +28,7 @@ TEST(PrimitiveSemantics, SpecialFunctions) {
       f:f32[2] = expm1 a
       g:f32[2] = log1p a
     in (b, c, d, e, f, g) })",
-                 {tensor({2}, {0.5, 0.0})});
+                 {tensor_of({2}, {0.5, 0.0})});
   EXPECT_NEAR(out[0].data[0], 0.5204998778130465, 1e-15);  // erf(1/2)
   EXPECT_NEAR(out[1].data[0], 0.4769362762044699, 1e-15);  // erf_inv(1/2)
   EXPECT_EQ(out[1].data[1], 0.0);
@@ -42,14 +36,14 @@ TEST(PrimitiveSemantics, SpecialFunctions) {
   EXPECT_NEAR(out[3].data[0], std::numbers::sqrt2, 1e-15);
   EXPECT_NEAR(out[4].data[0], 0.6487212707001282, 1e-15);  // e^(1/2) - 1
   EXPECT_NEAR(out[5].data[0], 0.4054651081081644, 1e-15);  // ln(3/2)
-  auto edges = run("{ lambda ; a:f32[3]. let b:f32[3] = erf_inv a in (b,) }", {tensor({3}, {1.0, -1.0, 2.0})});
+  auto edges = evaluate_f64("{ lambda ; a:f32[3]. let b:f32[3] = erf_inv a in (b,) }", {tensor_of({3}, {1.0, -1.0, 2.0})});
   EXPECT_EQ(edges[0].data[0], kInf);
   EXPECT_EQ(edges[0].data[1], -kInf);
   EXPECT_TRUE(std::isnan(edges[0].data[2]));
 }
 
 TEST(PrimitiveSemantics, RoundingAndSigns) {
-  auto out = run(R"({ lambda ; a:f32[5]. let
+  auto out = evaluate_f64(R"({ lambda ; a:f32[5]. let
       b:f32[5] = round a
       c:f32[5] = round[rounding_method=1] a
       d:f32[5] = floor a
@@ -58,7 +52,7 @@ TEST(PrimitiveSemantics, RoundingAndSigns) {
       g:f32[5] = abs a
       h:bool[5] = is_finite a
     in (b, c, d, e, f, g, h) })",
-                 {tensor({5}, {2.5, -2.5, 0.5, -1.5, kInf})});
+                 {tensor_of({5}, {2.5, -2.5, 0.5, -1.5, kInf})});
   EXPECT_EQ(out[0].data, (Values{3, -3, 1, -2, kInf}));   // away from zero (lax.round's default)
   EXPECT_EQ(out[1].data, (Values{2, -2, 0, -2, kInf}));   // to nearest even (jnp.round)
   EXPECT_EQ(out[2].data, (Values{2, -3, 0, -2, kInf}));
@@ -66,12 +60,12 @@ TEST(PrimitiveSemantics, RoundingAndSigns) {
   EXPECT_EQ(out[4].data, (Values{1, -1, 1, -1, 1}));
   EXPECT_EQ(out[5].data, (Values{2.5, 2.5, 0.5, 1.5, kInf}));
   EXPECT_EQ(out[6].data, (Values{1, 1, 1, 1, 0}));
-  auto zero = run("{ lambda ; a:f32[]. let b:f32[] = sign a in (b,) }", {tensor({}, {-0.0})});
+  auto zero = evaluate_f64("{ lambda ; a:f32[]. let b:f32[] = sign a in (b,) }", {tensor_of({}, {-0.0})});
   EXPECT_TRUE(zero[0].data[0] == 0.0 && std::signbit(zero[0].data[0]));  // sign(-0.0) is -0.0
 }
 
 TEST(PrimitiveSemantics, BinaryFloatingOps) {
-  auto out = run(R"({ lambda ; a:f32[3] b:f32[3] n:i32[3]. let
+  auto out = evaluate_f64(R"({ lambda ; a:f32[3] b:f32[3] n:i32[3]. let
       c:f32[3] = atan2 a b
       d:f32[3] = rem a b
       e:f32[3] = pow a b
@@ -79,7 +73,7 @@ TEST(PrimitiveSemantics, BinaryFloatingOps) {
       g:f32[3] = clamp 0.0:f32[] a 2.0:f32[]
       h:f32[3] = add_any a b
     in (c, d, e, f, g, h) })",
-                 {tensor({3}, {1.0, -5.5, 4.0}), tensor({3}, {-1.0, 2.0, 0.5}), tensor({3}, {3, 2, -1}, DType::kI32)});
+                 {tensor_of({3}, {1.0, -5.5, 4.0}), tensor_of({3}, {-1.0, 2.0, 0.5}), tensor_of({3}, {3, 2, -1}, DType::kI32)});
   EXPECT_NEAR(out[0].data[0], 3 * std::numbers::pi / 4, 1e-15);
   EXPECT_EQ(out[1].data, (Values{0.0, -1.5, 0.0}));  // the dividend's sign, as C's fmod
   EXPECT_EQ(out[2].data, (Values{1.0, 30.25, 2.0}));
@@ -89,7 +83,7 @@ TEST(PrimitiveSemantics, BinaryFloatingOps) {
 }
 
 TEST(PrimitiveSemantics, IntegerAndBitwiseOps) {
-  auto out = run(R"({ lambda ; a:i32[4] b:i32[4]. let
+  auto out = evaluate_f64(R"({ lambda ; a:i32[4] b:i32[4]. let
       c:i32[4] = and a b
       d:i32[4] = or a b
       e:i32[4] = xor a b
@@ -99,7 +93,7 @@ TEST(PrimitiveSemantics, IntegerAndBitwiseOps) {
       i:i32[4] = shift_right_logical a b
       j:i32[4] = shift_right_arithmetic a b
     in (c, d, e, f, g, h, i, j) })",
-                 {tensor({4}, {12, -7, 1, -8}, DType::kI32), tensor({4}, {10, 2, 31, 40}, DType::kI32)});
+                 {tensor_of({4}, {12, -7, 1, -8}, DType::kI32), tensor_of({4}, {10, 2, 31, 40}, DType::kI32)});
   EXPECT_EQ(out[0].data, (Values{8, 0, 1, 40}));  // -7 is ...11111001, -8 ...11111000; 40 is 101000
   EXPECT_EQ(out[1].data, (Values{14, -5, 31, -8}));
   EXPECT_EQ(out[2].data, (Values{6, -5, 30, -48}));
@@ -109,12 +103,12 @@ TEST(PrimitiveSemantics, IntegerAndBitwiseOps) {
   EXPECT_EQ(out[5].data, (Values{12 << 10, -28, -2147483648.0, 0}));
   EXPECT_EQ(out[6].data, (Values{0, 1073741822, 0, 0}));
   EXPECT_EQ(out[7].data, (Values{0, -2, 0, -1}));
-  auto by_zero = run("{ lambda ; a:i32[2] b:i32[2]. let c:i32[2] = rem a b in (c,) }",
-                     {tensor({2}, {7, -7}, DType::kI32), tensor({2}, {0, 0}, DType::kI32)});
+  auto by_zero = evaluate_f64("{ lambda ; a:i32[2] b:i32[2]. let c:i32[2] = rem a b in (c,) }",
+                     {tensor_of({2}, {7, -7}, DType::kI32), tensor_of({2}, {0, 0}, DType::kI32)});
   EXPECT_EQ(by_zero[0].data, (Values{7, -7}));  // XLA: x rem 0 is x
-  auto bools = run("{ lambda ; p:bool[4] q:bool[4]. let a:bool[4] = and p q; o:bool[4] = or p q; x:bool[4] = xor p q; "
+  auto bools = evaluate_f64("{ lambda ; p:bool[4] q:bool[4]. let a:bool[4] = and p q; o:bool[4] = or p q; x:bool[4] = xor p q; "
                    "n:bool[4] = not p in (a, o, x, n) }",
-                   {tensor({4}, {0, 0, 1, 1}, DType::kBool), tensor({4}, {0, 1, 0, 1}, DType::kBool)});
+                   {tensor_of({4}, {0, 0, 1, 1}, DType::kBool), tensor_of({4}, {0, 1, 0, 1}, DType::kBool)});
   EXPECT_EQ(bools[0].data, (Values{0, 0, 0, 1}));
   EXPECT_EQ(bools[1].data, (Values{0, 1, 1, 1}));
   EXPECT_EQ(bools[2].data, (Values{0, 1, 1, 0}));
@@ -122,7 +116,7 @@ TEST(PrimitiveSemantics, IntegerAndBitwiseOps) {
 }
 
 TEST(PrimitiveSemantics, ReductionsArgExtremesAndCumsum) {
-  auto out = run(R"({ lambda ; a:f32[2,4]. let
+  auto out = evaluate_f64(R"({ lambda ; a:f32[2,4]. let
       b:f32[2] = reduce_min[axes=(1,)] a
       c:i32[2] = argmax[axes=(1,) index_dtype=int32] a
       d:i32[2] = argmin[axes=(1,) index_dtype=int32] a
@@ -130,7 +124,7 @@ TEST(PrimitiveSemantics, ReductionsArgExtremesAndCumsum) {
       f:f32[2,4] = cumsum[axis=1 reverse=False] a
       g:f32[2,4] = cumsum[axis=1 reverse=True] a
     in (b, c, d, e, f, g) })",
-                 {tensor({2, 4}, {1, 3, 3, -2, 4, NAN, 0, 0})});
+                 {tensor_of({2, 4}, {1, 3, 3, -2, 4, NAN, 0, 0})});
   EXPECT_EQ(out[0].data[0], -2);
   EXPECT_TRUE(std::isnan(out[0].data[1]));      // a NaN propagates
   EXPECT_EQ(out[1].data, (Values{1, 1}));       // the first of equal maxima; a NaN is the max
@@ -138,15 +132,15 @@ TEST(PrimitiveSemantics, ReductionsArgExtremesAndCumsum) {
   EXPECT_EQ(out[3].data, (Values{1, 1, 0, 1})); // ties along axis 0 go to the first row
   EXPECT_EQ((Values{out[4].data.begin(), out[4].data.begin() + 4}), (Values{1, 4, 7, 5}));
   EXPECT_EQ((Values{out[5].data.begin(), out[5].data.begin() + 4}), (Values{5, 4, 1, -2}));
-  auto empty = run("{ lambda ; a:f32[0,2] n:i32[0]. let b:f32[2] = reduce_min[axes=(0,)] a; "
+  auto empty = evaluate_f64("{ lambda ; a:f32[0,2] n:i32[0]. let b:f32[2] = reduce_min[axes=(0,)] a; "
                    "m:i32[] = reduce_min[axes=(0,)] n in (b, m) }",
-                   {tensor({0, 2}, {}), tensor({0}, {}, DType::kI32)});
+                   {tensor_of({0, 2}, {}), tensor_of({0}, {}, DType::kI32)});
   EXPECT_EQ(empty[0].data, (Values{kInf, kInf}));
   EXPECT_EQ(empty[1].data, (Values{2147483647.0}));
 }
 
 TEST(PrimitiveSemantics, IotaConcatenateSliceRev) {
-  auto out = run(R"({ lambda ; a:f32[2,2] b:f32[2,1] c:f32[3,4]. let
+  auto out = evaluate_f64(R"({ lambda ; a:f32[2,2] b:f32[2,1] c:f32[3,4]. let
       i:i32[2,3] = iota[dimension=1 dtype=int32 shape=(2, 3) sharding=None]
       j:f32[3,2] = iota[dimension=0 dtype=float32 shape=(3, 2) sharding=None]
       d:f32[2,3] = concatenate[dimension=1] a b
@@ -154,8 +148,8 @@ TEST(PrimitiveSemantics, IotaConcatenateSliceRev) {
       f:f32[1,2] = slice[limit_indices=(1, 4) start_indices=(0, 0) strides=(1, 3)] c
       g:f32[3,4] = rev[dimensions=(1,)] c
     in (i, j, d, e, f, g) })",
-                 {tensor({2, 2}, {1, 2, 3, 4}), tensor({2, 1}, {5, 6}),
-                  tensor({3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})});
+                 {tensor_of({2, 2}, {1, 2, 3, 4}), tensor_of({2, 1}, {5, 6}),
+                  tensor_of({3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})});
   EXPECT_EQ(out[0].data, (Values{0, 1, 2, 0, 1, 2}));
   EXPECT_EQ(out[1].data, (Values{0, 0, 1, 1, 2, 2}));
   EXPECT_EQ(out[2].data, (Values{1, 2, 5, 3, 4, 6}));
@@ -166,14 +160,14 @@ TEST(PrimitiveSemantics, IotaConcatenateSliceRev) {
 
 TEST(PrimitiveSemantics, DynamicIndicesClampIntoBounds) {
   // XLA clamps each start index to [0, size - window]: 4 becomes 2 for a window of 3, -1 becomes 0.
-  auto out = run(R"({ lambda ; a:f32[5] u:f32[2] i:i32[] k:i32[]. let
+  auto out = evaluate_f64(R"({ lambda ; a:f32[5] u:f32[2] i:i32[] k:i32[]. let
       b:f32[3] = dynamic_slice[slice_sizes=(3,)] a i
       c:f32[3] = dynamic_slice[slice_sizes=(3,)] a k
       d:f32[5] = dynamic_update_slice a u i
       e:f32[5] = dynamic_update_slice a u 1:i32[]
     in (b, c, d, e) })",
-                 {tensor({5}, {0, 1, 2, 3, 4}), tensor({2}, {9, 8}), tensor({}, {4}, DType::kI32),
-                  tensor({}, {-1}, DType::kI32)});
+                 {tensor_of({5}, {0, 1, 2, 3, 4}), tensor_of({2}, {9, 8}), tensor_of({}, {4}, DType::kI32),
+                  tensor_of({}, {-1}, DType::kI32)});
   EXPECT_EQ(out[0].data, (Values{2, 3, 4}));
   EXPECT_EQ(out[1].data, (Values{0, 1, 2}));
   EXPECT_EQ(out[2].data, (Values{0, 1, 2, 9, 8}));
@@ -181,13 +175,13 @@ TEST(PrimitiveSemantics, DynamicIndicesClampIntoBounds) {
 }
 
 TEST(PrimitiveSemantics, PadDilatesAndCrops) {
-  auto out = run(R"({ lambda ; a:f32[3] v:f32[]. let
+  auto out = evaluate_f64(R"({ lambda ; a:f32[3] v:f32[]. let
       b:f32[8] = pad[padding_config=((1, 2, 1),)] a v
       c:f32[2] = pad[padding_config=((-1, 0, 0),)] a v
       d:f32[2] = pad[padding_config=((-2, -1, 1),)] a v
       e:f32[3] = copy a
     in (b, c, d, e) })",
-                 {tensor({3}, {1, 2, 3}), tensor({}, {-1})});
+                 {tensor_of({3}, {1, 2, 3}), tensor_of({}, {-1})});
   EXPECT_EQ(out[0].data, (Values{-1, 1, -1, 2, -1, 3, -1, -1}));
   EXPECT_EQ(out[1].data, (Values{2, 3}));
   EXPECT_EQ(out[2].data, (Values{2, -1}));  // 1 v 2 v 3 without its first two and last one
@@ -197,12 +191,12 @@ TEST(PrimitiveSemantics, PadDilatesAndCrops) {
 TEST(PrimitiveSemantics, ReducePrecisionRoundsOverflowsAndFlushes) {
   // bfloat16 (8 exponent bits, 7 mantissa bits): ulp 2^-7 at 1; ties go to the even mantissa.
   // float16 (5, 10): largest finite 65504 (ulp 32 there); smallest normal 2^-14, below it zero.
-  auto out = run(R"({ lambda ; a:f32[4] h:f32[6]. let
+  auto out = evaluate_f64(R"({ lambda ; a:f32[4] h:f32[6]. let
       b:f32[4] = reduce_precision[exponent_bits=8 mantissa_bits=7] a
       c:f32[6] = reduce_precision[exponent_bits=5 mantissa_bits=10] h
     in (b, c) })",
-                 {tensor({4}, {1.0 + 1.0 / 256, 1.0 + 3.0 / 256, 1.0 + 1.0 / 128 + 1.0 / 1024, NAN}),
-                  tensor({6}, {65519, 65520, 70000, 1e-5, -1e-5, 0.1})});
+                 {tensor_of({4}, {1.0 + 1.0 / 256, 1.0 + 3.0 / 256, 1.0 + 1.0 / 128 + 1.0 / 1024, NAN}),
+                  tensor_of({6}, {65519, 65520, 70000, 1e-5, -1e-5, 0.1})});
   EXPECT_EQ(out[0].data[0], 1.0);
   EXPECT_EQ(out[0].data[1], 1.0 + 4.0 / 256);
   EXPECT_EQ(out[0].data[2], 1.0 + 1.0 / 128);
@@ -225,50 +219,50 @@ const char* kEmbedding = R"({ lambda ; a:f32[3,2] b:i32[3]. let
   in (g,) })";
 
 TEST(PrimitiveSemantics, GatherAsEmbeddingsColumnsAndPoints) {
-  const Tensor table = tensor({3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor table = tensor_of({3, 2}, {1, 2, 3, 4, 5, 6});
   // Rows 2, 0 and 2; -1 counts from the end, as numpy's.
-  EXPECT_EQ(run(kEmbedding, {table, tensor({3}, {2, 0, -1}, DType::kI32)})[0].data, (Values{5, 6, 1, 2, 5, 6}));
+  EXPECT_EQ(evaluate_f64(kEmbedding, {table, tensor_of({3}, {2, 0, -1}, DType::kI32)})[0].data, (Values{5, 6, 1, 2, 5, 6}));
   // x[:, idx]: the window is a column (slice (2, 1), offset dim 0), the index batch goes last.
-  auto columns = run(R"({ lambda ; x:f32[2,3] i:i32[2,1]. let y:f32[2,2] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(2, 1)] x i in (y,) })",
-                     {tensor({2, 3}, {1, 2, 3, 4, 5, 6}), tensor({2, 1}, {2, 0}, DType::kI32)});
+  auto columns = evaluate_f64(R"({ lambda ; x:f32[2,3] i:i32[2,1]. let y:f32[2,2] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(2, 1)] x i in (y,) })",
+                     {tensor_of({2, 3}, {1, 2, 3, 4, 5, 6}), tensor_of({2, 1}, {2, 0}, DType::kI32)});
   EXPECT_EQ(columns[0].data, (Values{3, 1, 6, 4}));
   // x[r, c] for index pairs: both dims collapsed, no window dims.
-  auto points = run(R"({ lambda ; x:f32[3,4] i:i32[2,2]. let y:f32[2] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(1, 1)] x i in (y,) })",
-                    {tensor({3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), tensor({2, 2}, {1, 2, 0, 3}, DType::kI32)});
+  auto points = evaluate_f64(R"({ lambda ; x:f32[3,4] i:i32[2,2]. let y:f32[2] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(1, 1)] x i in (y,) })",
+                    {tensor_of({3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), tensor_of({2, 2}, {1, 2, 0, 3}, DType::kI32)});
   EXPECT_EQ(points[0].data, (Values{6, 3}));
 }
 
 TEST(PrimitiveSemantics, GatherOutOfBoundsClampsOrFills) {
   const std::string gather = "{ lambda ; a:f32[3,2] i:i32[3,1]. let g:f32[3,2] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=()) ";
-  const Tensor table = tensor({3, 2}, {1, 2, 3, 4, 5, 6});
-  const Tensor ids = tensor({3, 1}, {1, 5, -1}, DType::kI32);
-  auto clamped = run(gather + "fill_value=None mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(1, 2)] a i in (g,) }", {table, ids});
+  const Tensor table = tensor_of({3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor ids = tensor_of({3, 1}, {1, 5, -1}, DType::kI32);
+  auto clamped = evaluate_f64(gather + "fill_value=None mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(1, 2)] a i in (g,) }", {table, ids});
   EXPECT_EQ(clamped[0].data, (Values{3, 4, 5, 6, 1, 2}));  // 5 -> 2, -1 -> 0
-  auto filled = run(gather + "fill_value=None mode=GatherScatterMode.FILL_OR_DROP slice_sizes=(1, 2)] a i in (g,) }", {table, ids});
+  auto filled = evaluate_f64(gather + "fill_value=None mode=GatherScatterMode.FILL_OR_DROP slice_sizes=(1, 2)] a i in (g,) }", {table, ids});
   EXPECT_EQ((Values{filled[0].data[0], filled[0].data[1]}), (Values{3, 4}));
   for (int k = 2; k < 6; ++k) EXPECT_TRUE(std::isnan(filled[0].data[k])) << k;  // jnp.take's NaN for floats
-  auto zeros = run(gather + "fill_value=0 mode=GatherScatterMode.FILL_OR_DROP slice_sizes=(1, 2)] a i in (g,) }", {table, ids});
+  auto zeros = evaluate_f64(gather + "fill_value=0 mode=GatherScatterMode.FILL_OR_DROP slice_sizes=(1, 2)] a i in (g,) }", {table, ids});
   EXPECT_EQ(zeros[0].data, (Values{3, 4, 0, 0, 0, 0}));
   // wrap_negative_indices (JAX pull request 30205): -1 is the last row before clamping.
-  auto wrapped = run(gather + "fill_value=None mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(1, 2) "
+  auto wrapped = evaluate_f64(gather + "fill_value=None mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(1, 2) "
                               "wrap_negative_indices=True] a i in (g,) }", {table, ids});
   EXPECT_EQ(wrapped[0].data, (Values{3, 4, 5, 6, 5, 6}));
 }
 
 TEST(PrimitiveSemantics, ScatterAddAccumulatesRepeatsAndDropsOrClipsOutOfBounds) {
   const std::string scatter = "{ lambda ; x:f32[3,2] i:i32[3,1] u:f32[3,2]. let s:f32[3,2] = scatter-add[dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=()) ";
-  const Tensor x = tensor({3, 2}, {0, 0, 0, 0, 10, 10});
-  const Tensor updates = tensor({3, 2}, {1, 1, 2, 2, 3, 3});
-  auto repeated = run(scatter + "mode=GatherScatterMode.FILL_OR_DROP] x i u in (s,) }", {x, tensor({3, 1}, {0, 2, 0}, DType::kI32), updates});
+  const Tensor x = tensor_of({3, 2}, {0, 0, 0, 0, 10, 10});
+  const Tensor updates = tensor_of({3, 2}, {1, 1, 2, 2, 3, 3});
+  auto repeated = evaluate_f64(scatter + "mode=GatherScatterMode.FILL_OR_DROP] x i u in (s,) }", {x, tensor_of({3, 1}, {0, 2, 0}, DType::kI32), updates});
   EXPECT_EQ(repeated[0].data, (Values{4, 4, 0, 0, 12, 12}));
-  const Tensor outside = tensor({3, 1}, {0, 3, -1}, DType::kI32);
-  EXPECT_EQ(run(scatter + "mode=GatherScatterMode.FILL_OR_DROP] x i u in (s,) }", {x, outside, updates})[0].data,
+  const Tensor outside = tensor_of({3, 1}, {0, 3, -1}, DType::kI32);
+  EXPECT_EQ(evaluate_f64(scatter + "mode=GatherScatterMode.FILL_OR_DROP] x i u in (s,) }", {x, outside, updates})[0].data,
             (Values{1, 1, 0, 0, 10, 10}));  // 3 and -1 dropped
-  EXPECT_EQ(run(scatter + "mode=GatherScatterMode.PROMISE_IN_BOUNDS] x i u in (s,) }", {x, outside, updates})[0].data,
+  EXPECT_EQ(evaluate_f64(scatter + "mode=GatherScatterMode.PROMISE_IN_BOUNDS] x i u in (s,) }", {x, outside, updates})[0].data,
             (Values{1, 1, 0, 0, 10, 10}));  // XLA drops them too
-  EXPECT_EQ(run(scatter + "mode=GatherScatterMode.CLIP] x i u in (s,) }", {x, outside, updates})[0].data,
+  EXPECT_EQ(evaluate_f64(scatter + "mode=GatherScatterMode.CLIP] x i u in (s,) }", {x, outside, updates})[0].data,
             (Values{4, 4, 0, 0, 12, 12}));  // 3 -> 2, -1 -> 0
 }
 
 }  // namespace
-}  // namespace rematkit
+}  // namespace rematkit::testing

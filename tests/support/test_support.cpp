@@ -117,4 +117,12 @@ std::vector<Tensor> finite_difference_gradients(const Program& program, const Ra
   return grads;
 }
 
+std::vector<Tensor> evaluate_f64(const std::string& text, std::vector<Tensor> args) {
+  return evaluate_program(parse_program(text, "test"), {}, args, Arithmetic::kFloat64);
+}
+
+Tensor tensor_of(Shape shape, std::vector<double> data, DType dtype) {
+  return Tensor{Type{dtype, std::move(shape), MemorySpace::kDevice}, std::move(data)};
+}
+
 }  // namespace rematkit::testing

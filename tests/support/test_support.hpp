@@ -54,4 +54,9 @@ std::string usage_error(Call call) {
 // d sum(outputs) / d argument, by central differences on the f64 interpreter.
 std::vector<Tensor> finite_difference_gradients(const Program& program, const RandomInputs& inputs, double h = 1e-5);
 
+// A program in jaxpr text evaluated on `args` by the exact f64 interpreter.
+std::vector<Tensor> evaluate_f64(const std::string& text, std::vector<Tensor> args);
+// A tensor of `dtype` (f32 by default) with these row-major values.
+Tensor tensor_of(Shape shape, std::vector<double> data, DType dtype = DType::kF32);
+
 }  // namespace rematkit::testing
