@@ -129,6 +129,9 @@ const Case kCases[] = {
                            "fill_value=None mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(1, 5)] a n; "
                            "s:f32[7,5] = scatter-add[dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=()) "
                            "mode=GatherScatterMode.FILL_OR_DROP] a n u in (g, s) }", 0},
+    {"bitcast_barrier", "{ lambda ; a:f32[9] n:i32[9]. let i:i32[9] = bitcast_convert_type[new_dtype=int32] a; "
+                        "f:f32[9] = bitcast_convert_type[new_dtype=float32] i; b:f32[9] c:i32[9] = optimization_barrier "
+                        "f n in (i, b, c) }", 0},
     {"dot_batch_middle_two_contractions", "{ lambda ; a:f32[2,3,4,5] b:f32[5,3,4,6]. let c:f32[3,2,6] = dot_general["
                                           "dimension_numbers=(([2, 3], [2, 0]), ([1], [1]))] a b in (c,) }", 1e-6},
 };

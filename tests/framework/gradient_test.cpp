@@ -117,6 +117,8 @@ const GradCase kPrimitiveCases[] = {
                                      "broadcast_dimensions=(0,) shape=(4, 1) sharding=None] j; g:f32[4,2] = gather["
                                      "dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None mode=GatherScatterMode.PROMISE_IN_BOUNDS "
                                      "slice_sizes=(1, 2) wrap_negative_indices=True] a k; h:f32[4,2] = sin g in (h,) }"},
+    {"optimization_barrier", "{ lambda ; a:f32[3] b:f32[3]. let c:f32[3] d:f32[3] = optimization_barrier a b; "
+                             "e:f32[3] = sin c; f:f32[3] = mul e d in (f,) }"},
     {"integer_pow_one", "{ lambda ; a:f32[3]. let b:f32[3] = integer_pow[y=1] a; c:f32[3] = sin b in (c,) }"},
     {"dot_vector", "{ lambda ; a:f32[4] b:f32[4]. let c:f32[] = dot_general[dimension_numbers=(([0], [0]), ([], []))] a b; "
                    "d:f32[] = sin c in (d,) }"},

@@ -92,6 +92,10 @@ const ResidualRule kRules[] = {
     {"scatter_add", "{ lambda ; x:f32[10,8] i:i32[4,1] u:f32[4,8]. let s:f32[10,8] = scatter-add[dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=()) "
                     "mode=GatherScatterMode.FILL_OR_DROP] x i u in (s,) }",
      {"i32[4,1] from the argument i"}},
+    // optimization_barrier is linear (lax._opt_barrier_jvp): sin's cos of the barrier's output is
+    // all that is kept; bitcast_convert_type has a zero tangent.
+    {"optimization_barrier", "{ lambda ; x:f32[4]. let y:f32[4] = optimization_barrier x; z:f32[4] = sin y in (z,) }",
+     {"f32[4] output of cos"}},
 };
 
 class PrimitiveResidualTest : public ::testing::TestWithParam<ResidualRule> {};

@@ -115,6 +115,20 @@ TEST(PrimitiveSemantics, IntegerAndBitwiseOps) {
   EXPECT_EQ(bools[3].data, (Values{1, 1, 0, 0}));
 }
 
+TEST(PrimitiveSemantics, BitcastReadsTheSameBitsAndBarriersPassValuesOn) {
+  // 1.0f is 0x3F800000 = 1065353216; -0.0f is the sign bit alone, INT32_MIN.
+  auto out = evaluate_f64(R"({ lambda ; a:f32[3] n:i32[2]. let
+      i:i32[3] = bitcast_convert_type[new_dtype=int32] a
+      f:f32[2] = bitcast_convert_type[new_dtype=float32] n
+      b:f32[3] c:i32[2] = optimization_barrier a n
+    in (i, f, b, c) })",
+                          {tensor_of({3}, {1.0, -0.0, 2.0}), tensor_of({2}, {1065353216, 1077936128}, DType::kI32)});
+  EXPECT_EQ(out[0].data, (Values{1065353216, -2147483648.0, 1073741824}));
+  EXPECT_EQ(out[1].data, (Values{1.0, 3.0}));
+  EXPECT_EQ(out[2].data, (Values{1.0, -0.0, 2.0}));
+  EXPECT_EQ(out[3].data, (Values{1065353216, 1077936128}));
+}
+
 TEST(PrimitiveSemantics, ReductionsArgExtremesAndCumsum) {
   auto out = evaluate_f64(R"({ lambda ; a:f32[2,4]. let
       b:f32[2] = reduce_min[axes=(1,)] a

@@ -216,7 +216,7 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
       operands.insert(operands.end(), x.begin() + 1, x.end());
       return em.linear(prim, operands, params);
     }
-    case Prim::kIota: case Prim::kArgMax: case Prim::kArgMin:  // no operand tangent, or ad.defjvp_zero
+    case Prim::kIota: case Prim::kArgMax: case Prim::kArgMin: case Prim::kBitcastConvertType:  // ad.defjvp_zero
     case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:
     case Prim::kAnd: case Prim::kOr: case Prim::kXor: case Prim::kShiftLeft: case Prim::kShiftRightLogical:
     case Prim::kShiftRightArithmetic: case Prim::kNot: case Prim::kSign: case Prim::kFloor: case Prim::kCeil:
@@ -287,7 +287,7 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
                           [&] { return t[1] == kZero ? kZero : em.linear(prim, {x[0], t[1]}, params); });
     case Prim::kReduceSum: case Prim::kBroadcastInDim: case Prim::kReshape: case Prim::kTranspose:
     case Prim::kSqueeze: case Prim::kSlice: case Prim::kRev: case Prim::kCopy: case Prim::kReducePrecision:
-    case Prim::kCumsum:
+    case Prim::kCumsum: case Prim::kOptimizationBarrier:  // lax._opt_barrier_jvp: the barrier on the tangent
       return em.linear(prim, {g}, params);  // linear: the same operation on the tangent
     case Prim::kReduceMax: case Prim::kReduceMin: return reduce_chooser_jvp(em, params, x[0], y[0], g);
     case Prim::kSoftmax: return softmax_jvp(em, params, y[0], g);

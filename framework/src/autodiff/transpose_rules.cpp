@@ -189,7 +189,7 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
       give(0, em.linear(Prim::kCumsum, {ct}, cumsum_params(param_int(eqn.params, "axis", eqn.where), !reverse)));
       return;
     }
-    case Prim::kRev: case Prim::kCopy: case Prim::kReducePrecision:  // the same operation on ct
+    case Prim::kRev: case Prim::kCopy: case Prim::kReducePrecision: case Prim::kOptimizationBarrier:  // alike on ct
       give(0, em.linear(eqn.prim, {ct}, eqn.params));
       return;
     case Prim::kConcatenate: {  // each linear operand's stretch of ct (JAX splits ct; slices cut the same pieces)
@@ -271,6 +271,7 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
     case Prim::kSign: case Prim::kFloor: case Prim::kCeil: case Prim::kRound: case Prim::kIsFinite: case Prim::kExp2:
     case Prim::kExpm1: case Prim::kLog1p: case Prim::kTan: case Prim::kErf: case Prim::kErfInv: case Prim::kNot:
     case Prim::kClamp: case Prim::kReduceMin: case Prim::kArgMax: case Prim::kArgMin: case Prim::kIota:
+    case Prim::kBitcastConvertType:
     case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
       break;
   }

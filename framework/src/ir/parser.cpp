@@ -317,8 +317,23 @@ class Parser {
     type_untyped_literals(eqn, untyped, *scope.program, outs.empty() ? Type{} : outs[0].type);
     // Params the table does not list for the primitive are dropped; what is kept prints back.
     eqn.params = schema_params(eqn.prim, std::move(eqn.params));
+    if (eqn.prim == Prim::kOptimizationBarrier && eqn.inputs.size() != 1) return split_barrier(scope, eqn, outs);
     for (Out& out : outs) eqn.outputs.push_back(bind(scope, out.name, out.type));
     scope.program->eqns.push_back(std::move(eqn));
+  }
+
+  // optimization_barrier of n values is n identities here: it only keeps XLA from moving work
+  // across it, and rematkit moves nothing; each output still prints as the barrier's.
+  void split_barrier(Scope& scope, const Equation& eqn, const std::vector<Out>& outs) {
+    if (outs.size() != eqn.inputs.size())
+      fail_at(eqn.where, "optimization_barrier of " + std::to_string(eqn.inputs.size()) + " operand(s) binds " +
+                             std::to_string(outs.size()) + " output(s)");
+    for (size_t i = 0; i < outs.size(); ++i) {
+      Equation one = eqn;
+      one.inputs = {eqn.inputs[i]};
+      one.outputs = {bind(scope, outs[i].name, outs[i].type)};
+      scope.program->eqns.push_back(std::move(one));
+    }
   }
 
   // An untyped literal takes the dtype of the equation's first variable operand (the predicate

@@ -510,7 +510,15 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
     case Prim::kRev:
       check_axes(prim, param_ints(params, "dimensions", where), in[0].rank(), where);
       return {in[0]};
-    case Prim::kCopy: return {in[0]};
+    case Prim::kCopy: case Prim::kOptimizationBarrier: return {in[0]};
+    case Prim::kBitcastConvertType: {  // lax._bitcast_convert_type_shape_rule for dtypes of one size
+      Type t = in[0];
+      t.dtype = dtype_param(params, "new_dtype", where);
+      if (dtype_bytes(t.dtype) != dtype_bytes(in[0].dtype))
+        fail_at(where, "bitcast_convert_type from " + std::string(dtype_name(in[0].dtype)) + " to " +
+                           std::string(dtype_name(t.dtype)) + " changes the element size, which is not supported");
+      return {t};
+    }
     case Prim::kReducePrecision: return {reduce_precision_result(params, in[0], where)};
     case Prim::kGather: return {gather_result(params, in, where)};
     case Prim::kScatterAdd: return {scatter_add_result(params, in, where)};

@@ -86,6 +86,13 @@ double reduce_precision(double value, int64_t exponent, int64_t mantissa) {
   return std::bit_cast<float>(bits);
 }
 
+// The same 32 bits read as the other dtype (f32 and i32; bool to bool).
+double bitcast(double x, int32_t from, int32_t to) {
+  if (from == RK_DTYPE_F32 && to == RK_DTYPE_I32) return std::bit_cast<int32_t>(static_cast<float>(x));
+  if (from == RK_DTYPE_I32 && to == RK_DTYPE_F32) return std::bit_cast<float>(static_cast<int32_t>(x));
+  return x;
+}
+
 void copy(const Input& x, const Output& out) {
   for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = x.data[i];
 }
@@ -167,7 +174,8 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
       return copy(in[0], out);
     case Prim::kReducePrecision:
       return map_unary(in[0], out, [&p](double x) { return reduce_precision(x, p.integer, p.mantissa_bits); });
-    case Prim::kCopy: return copy(in[0], out);
+    case Prim::kCopy: case Prim::kOptimizationBarrier: return copy(in[0], out);
+    case Prim::kBitcastConvertType: return map_unary(in[0], out, [&](double x) { return bitcast(x, in[0].dtype, out.dtype); });
     case Prim::kSelectN: return select_n(in, out);
     case Prim::kDotGeneral: return dot_general(p.dims, in[0], in[1], out);
     case Prim::kReduceSum: return reduce(Reduction::kSum, p.axes, in[0], out);

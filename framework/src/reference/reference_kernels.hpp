@@ -103,7 +103,8 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
     case Prim::kShiftRightLogical: case Prim::kShiftRightArithmetic: case Prim::kAbs: case Prim::kSign:
     case Prim::kFloor: case Prim::kCeil: case Prim::kIsFinite: case Prim::kExp2: case Prim::kExpm1: case Prim::kLog1p:
     case Prim::kTan: case Prim::kErf: case Prim::kErfInv: case Prim::kNot: case Prim::kClamp:
-    case Prim::kDynamicSlice: case Prim::kDynamicUpdateSlice: case Prim::kCopy:
+    case Prim::kDynamicSlice: case Prim::kDynamicUpdateSlice: case Prim::kCopy: case Prim::kOptimizationBarrier:
+    case Prim::kBitcastConvertType:
       break;  // nothing to read (convert_element_type's dtype and dynamic_slice's sizes are the output's)
   }
   return p;

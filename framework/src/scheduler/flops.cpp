@@ -41,6 +41,7 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall: case Prim::kIota:
     case Prim::kConcatenate: case Prim::kSlice: case Prim::kDynamicSlice:
     case Prim::kDynamicUpdateSlice: case Prim::kPad: case Prim::kRev: case Prim::kCopy: case Prim::kGather:
+    case Prim::kOptimizationBarrier: case Prim::kBitcastConvertType:
       return 0;
   }
   return 0;

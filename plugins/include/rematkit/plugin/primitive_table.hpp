@@ -141,6 +141,8 @@ inline constexpr size_t kMaxParams = 5;
   X(kCopy, "copy", kUnary, 1, 1, RK_NO_PARAMS)                                                        \
   X(kReducePrecision, "reduce_precision", kUnary, 1, 1, RK_REQUIRED("exponent_bits", kInt)            \
     RK_REQUIRED("mantissa_bits", kInt))                                                               \
+  X(kBitcastConvertType, "bitcast_convert_type", kUnary, 1, 1, RK_REQUIRED("new_dtype", kDType))      \
+  X(kOptimizationBarrier, "optimization_barrier", kUnary, 1, 1, RK_NO_PARAMS)                         \
   X(kGather, "gather", kLayout, 2, 2, RK_REQUIRED("dimension_numbers", kGatherDims)                   \
     RK_REQUIRED("slice_sizes", kInts) RK_OPTIONAL("mode", kIndexMode) RK_OPTIONAL("fill_value", kAny)  \
     RK_OPTIONAL("wrap_negative_indices", kBool))                                                      \
