@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "element_values.hpp"
 #include "reference_kernels.hpp"
 #include "rematkit/plugin/plugin.hpp"
 
@@ -57,38 +58,18 @@ std::optional<Prim> runnable(const rk_equation_view* e) {
   return prim;
 }
 
-double load(const void* data, int32_t dtype, size_t i) {
-  switch (dtype) {
-    case RK_DTYPE_F32: return static_cast<const float*>(data)[i];
-    case RK_DTYPE_I32: return static_cast<const int32_t*>(data)[i];
-    default: return static_cast<const uint8_t*>(data)[i];
-  }
-}
-
-// Rounds as the core's round_to_dtype does in f32 mode.
-void store(void* data, int32_t dtype, size_t i, double v) {
-  switch (dtype) {
-    case RK_DTYPE_F32: static_cast<float*>(data)[i] = static_cast<float>(v); break;
-    case RK_DTYPE_I32: {
-      const double r = std::isnan(v) ? 0 : std::trunc(v);
-      static_cast<int32_t*>(data)[i] = static_cast<int32_t>(r > 2147483647.0 ? 2147483647.0 : r < -2147483648.0 ? -2147483648.0 : r);
-      break;
-    }
-    default: static_cast<uint8_t*>(data)[i] = v != 0 ? 1 : 0;
-  }
-}
 
 void run(const Kernel& k, const rk_tensor_view* in_views, const rk_tensor_view* out_view) {
   std::vector<std::vector<double>> values(k.inputs.size());
   std::vector<reference::Input> inputs;
   for (size_t i = 0; i < k.inputs.size(); ++i) {
     values[i].resize(k.inputs[i].count());
-    for (size_t j = 0; j < values[i].size(); ++j) values[i][j] = load(in_views[i].data, k.inputs[i].dtype, j);
+    for (size_t j = 0; j < values[i].size(); ++j) values[i][j] = reference::load_element(in_views[i].data, k.inputs[i].dtype, j);
     inputs.push_back({values[i], k.inputs[i].shape, k.inputs[i].dtype});
   }
   std::vector<double> result(k.output.count());
   reference::compute(k.prim, k.params, inputs, {result, k.output.shape, k.output.dtype});
-  for (size_t j = 0; j < result.size(); ++j) store(out_view->data, k.output.dtype, j, result[j]);
+  for (size_t j = 0; j < result.size(); ++j) reference::store_element(out_view->data, k.output.dtype, j, result[j]);
 }
 
 rk_error* create(const rk_value*, size_t, rk_backend** out) {

@@ -17,8 +17,8 @@ namespace {
 Tensor uniform(const Type& type, std::mt19937_64& rng) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   Tensor t{type, std::vector<double>(static_cast<size_t>(type.num_elements()))};
-  if (type.dtype == DType::kF32)  // integer and bool inputs stay zero
-    for (double& v : t.data) v = dist(rng);
+  if (is_floating(type.dtype))  // integer and bool inputs stay zero
+    for (double& v : t.data) v = round_to_dtype(dist(rng), type.dtype, Arithmetic::kFloat32);
   return t;
 }
 
@@ -150,7 +150,7 @@ ModelInstance instantiate(const ModelSpec& model, const std::string& policy, uin
   std::mt19937_64 rng(seed);
   for (int v : instance.program.constvars) instance.constants.push_back(uniform(instance.program.vars[v].type, rng));
   for (int v : instance.program.invars) {
-    if (model.program.wrt.empty() && instance.program.vars[v].type.dtype == DType::kF32)
+    if (model.program.wrt.empty() && is_floating(instance.program.vars[v].type.dtype))
       instance.trained.push_back(instance.arguments.size());
     instance.arguments.push_back(uniform(instance.program.vars[v].type, rng));
   }

@@ -132,6 +132,15 @@ const Case kCases[] = {
     {"bitcast_barrier", "{ lambda ; a:f32[9] n:i32[9]. let i:i32[9] = bitcast_convert_type[new_dtype=int32] a; "
                         "f:f32[9] = bitcast_convert_type[new_dtype=float32] i; b:f32[9] c:i32[9] = optimization_barrier "
                         "f n in (i, b, c) }", 0},
+    // Mixed precision and every other dtype: stored as themselves, so each backend runs what it
+    // supports and the reference backend the rest, bit for bit.
+    {"bf16_f16_f64", "{ lambda ; a:bf16[7,5] b:bf16[5,3] h:f16[9] d:f64[9]. let c:f32[7,3] = dot_general["
+                     "dimension_numbers=(([1], [0]), ([], [])) preferred_element_type=float32] a b; "
+                     "e:bf16[7,3] = convert_element_type[new_dtype=bfloat16 weak_type=False] c; f:bf16[7,3] = tanh e; "
+                     "g:f16[9] = mul h h; k:f64[9] = exp d; m:f16[9] = convert_element_type[new_dtype=float16] k in (f, g, k, m) }", 0},
+    {"integer_dtypes", "{ lambda ; a:u32[9] b:u8[9] c:i8[9] d:i64[9]. let e:u32[9] = shift_left a 28:u32[]; "
+                       "f:u32[9] = xor e a; g:u32[9] = mul f 2654435761:u32[]; h:u8[9] = add b b; k:i8[9] = mul c c; "
+                       "m:i64[9] = add d d; n:f32[9] = convert_element_type[new_dtype=float32] g in (f, g, h, k, m, n) }", 0},
     {"dot_batch_middle_two_contractions", "{ lambda ; a:f32[2,3,4,5] b:f32[5,3,4,6]. let c:f32[3,2,6] = dot_general["
                                           "dimension_numbers=(([2, 3], [2, 0]), ([1], [1]))] a b in (c,) }", 1e-6},
 };

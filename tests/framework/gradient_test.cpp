@@ -119,6 +119,13 @@ const GradCase kPrimitiveCases[] = {
                                      "slice_sizes=(1, 2) wrap_negative_indices=True] a k; h:f32[4,2] = sin g in (h,) }"},
     {"optimization_barrier", "{ lambda ; a:f32[3] b:f32[3]. let c:f32[3] d:f32[3] = optimization_barrier a b; "
                              "e:f32[3] = sin c; f:f32[3] = mul e d in (f,) }"},
+    // Mixed precision: f32 weights cast to bf16, a bf16 product kept in f32 and an f16 branch;
+    // gradients come back in each argument's dtype.
+    {"mixed_precision", "{ lambda ; w:f32[3,4] x:bf16[2,3] h:f16[2,4]. let wb:bf16[3,4] = convert_element_type["
+                        "new_dtype=bfloat16 weak_type=False] w; y:f32[2,4] = dot_general[dimension_numbers=(([1], [0]), "
+                        "([], [])) preferred_element_type=float32] x wb; z:f32[2,4] = tanh y; hf:f32[2,4] = "
+                        "convert_element_type[new_dtype=float32] h; s:f32[2,4] = mul z hf in (s,) }"},
+    {"float64", "{ lambda ; a:f64[3]. let b:f64[3] = sin a; c:f64[3] = mul b a in (c,) }"},
     {"integer_pow_one", "{ lambda ; a:f32[3]. let b:f32[3] = integer_pow[y=1] a; c:f32[3] = sin b in (c,) }"},
     {"dot_vector", "{ lambda ; a:f32[4] b:f32[4]. let c:f32[] = dot_general[dimension_numbers=(([0], [0]), ([], []))] a b; "
                    "d:f32[] = sin c in (d,) }"},
@@ -148,7 +155,7 @@ void check_against_finite_differences(const Program& program, bool positive, con
         run_gradient(linearize_with(program, policy), in.constants, in.arguments, Arithmetic::kFloat64);
     const std::vector<Tensor> fd = finite_difference_gradients(program, in);
     for (size_t a = 0; a < fd.size(); ++a) {
-      if (program.vars[program.invars[a]].type.dtype != DType::kF32) {
+      if (!is_floating(program.vars[program.invars[a]].type.dtype)) {
         EXPECT_FALSE(ad.gradients[a].has_value());
         continue;
       }

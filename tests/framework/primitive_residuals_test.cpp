@@ -88,6 +88,12 @@ const ResidualRule kRules[] = {
                          "shape=(4, 1) sharding=None] b; g:f32[4,8] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None "
                          "mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(1, 8)] a f in (g,) }",
      {"i32[4,1] output of broadcast_in_dim"}},
+    // Mixed precision: a bf16 product with an f32 result is bilinear, so its tangent reads both
+    // operands as they are, bf16, at two bytes an element.
+    {"dot_general_bf16_preferred_f32",
+     "{ lambda ; x:bf16[4] w:f32[4,3]. let wb:bf16[4,3] = convert_element_type[new_dtype=bfloat16 weak_type=False] w; "
+     "y:f32[3] = dot_general[dimension_numbers=(([0], [0]), ([], [])) preferred_element_type=float32] x wb in (y,) }",
+     {"bf16[4] from the argument x", "bf16[4,3] output of convert_element_type"}},
     // scatter-add is linear in the operand and the updates: its tangent reads the indices argument.
     {"scatter_add", "{ lambda ; x:f32[10,8] i:i32[4,1] u:f32[4,8]. let s:f32[10,8] = scatter-add[dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=()) "
                     "mode=GatherScatterMode.FILL_OR_DROP] x i u in (s,) }",

@@ -8,7 +8,7 @@
 #include "rematkit/plugin/rk_plugin.h"
 #include "rematkit/plugin/rk_policy.h"
 
-static_assert(RK_ABI_MAJOR == 1 && RK_ABI_MINOR == 2);
+static_assert(RK_ABI_MAJOR == 1 && RK_ABI_MINOR == 3);
 
 static_assert(sizeof(rk_version) == 4);
 static_assert(offsetof(rk_host_api, abi) == 8 && offsetof(rk_host_api, error_new) == 16 &&
@@ -42,7 +42,8 @@ static_assert(offsetof(rk_backend_api, name) == 8 && offsetof(rk_backend_api, fl
               sizeof(rk_backend_api) == 72);
 // Enum values are part of the ABI too.
 static_assert(RK_SAVEABLE == 0 && RK_RECOMPUTE == 1 && RK_OFFLOADABLE == 2 && RK_MUST == 0 && RK_PREFER == 1);
-static_assert(RK_VALUE_NONE == 0 && RK_VALUE_POLICY == 6 && RK_DTYPE_F32 == 0 && RK_DTYPE_BOOL == 2);
+static_assert(RK_VALUE_NONE == 0 && RK_VALUE_POLICY == 6 && RK_DTYPE_F32 == 0 && RK_DTYPE_BOOL == 2 &&
+              RK_DTYPE_BF16 == 3 && RK_DTYPE_I8 == 9);
 static_assert(RK_INVALID_ARGUMENT == 3 && RK_INTERNAL == 13);
 
 TEST(AbiLayout, OldMinorStructsEndBeforeTheFieldsAMinorAdded) {

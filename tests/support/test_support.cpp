@@ -83,7 +83,7 @@ RandomInputs random_inputs(const Program& program, unsigned seed, double lo, dou
     Tensor tensor = Tensor::filled(t, 0.0);
     for (double& v : tensor.data) {
       double x = magnitude(rng) * (signed_values && sign(rng) ? -1.0 : 1.0);
-      v = round_to_dtype(t.dtype == DType::kF32 ? x : std::round(x * 3), t.dtype, Arithmetic::kFloat32);
+      v = round_to_dtype(is_floating(t.dtype) ? x : std::round(x * 3), t.dtype, Arithmetic::kFloat32);
     }
     return tensor;
   };
@@ -97,14 +97,14 @@ std::vector<Tensor> finite_difference_gradients(const Program& program, const Ra
   auto loss = [&](const std::vector<Tensor>& args) {
     double total = 0;
     for (const Tensor& out : evaluate_program(program, inputs.constants, args, Arithmetic::kFloat64))
-      if (out.type.dtype == DType::kF32)
+      if (is_floating(out.type.dtype))
         for (double v : out.data) total += v;
     return total;
   };
   std::vector<Tensor> grads;
   for (size_t a = 0; a < inputs.arguments.size(); ++a) {
     Tensor g = Tensor::filled(inputs.arguments[a].type, 0.0);
-    if (g.type.dtype == DType::kF32) {
+    if (is_floating(g.type.dtype)) {
       for (int64_t i = 0; i < g.size(); ++i) {
         std::vector<Tensor> plus = inputs.arguments, minus = inputs.arguments;
         plus[a].data[i] += h;

@@ -142,7 +142,7 @@ TEST(SweepRun, ProgramModelsNeedAScalarLoss) {
     ADD_FAILURE() << "a vector output was accepted as a loss";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), dir + "/s.yaml: model 'program_0': a training step needs a program whose one "
-                                           "output is an f32[] loss, not (f32[8])");
+                                           "output is a floating scalar loss (f32[]), not (f32[8])");
   }
 }
 

@@ -62,6 +62,7 @@ class REMATKIT_CORE_EXPORT BackendInstance {
   const struct rk_backend_api* api_;
   rk_backend* backend_ = nullptr;
   std::string name_;
+  int abi_minor_ = 0;                    // the plugin's; before 1.3 it knows f32, i32 and bool only
   std::mutex* one_at_a_time_ = nullptr;  // for a backend that is not thread-safe; shared by its instances
 };
 

@@ -52,6 +52,8 @@ class REMATKIT_CORE_EXPORT PluginRegistry {
   const PolicyRegistry& policies() const { return policies_; }
   // The backend called `name`, or nullptr.
   const rk_backend_api* backend(const std::string& name) const;
+  // The ABI minor the plugin holding backend `name` was built against (0 if there is none).
+  int backend_abi_minor(const std::string& name) const;
   // The backends' names, in load order.
   std::vector<std::string> backend_names() const;
   // The default preference: the installed ones of onednn, highway and reference, fastest first.

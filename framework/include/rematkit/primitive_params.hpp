@@ -17,7 +17,9 @@
 namespace rematkit {
 
 // --- builders: the params JAX prints for each primitive ---------------------------------------
-REMATKIT_CORE_EXPORT Params dot_general_params(const DotDims& dims);
+// preferred_element_type: the result's dtype when it is not the operands' (bf16 operands, f32 result).
+REMATKIT_CORE_EXPORT Params dot_general_params(const DotDims& dims,
+                                               std::optional<DType> preferred_element_type = std::nullopt);
 REMATKIT_CORE_EXPORT Params reduce_params(const std::vector<int64_t>& axes);  // reduce_sum, reduce_max
 REMATKIT_CORE_EXPORT Params broadcast_in_dim_params(const Shape& shape, const std::vector<int64_t>& broadcast_dimensions);
 REMATKIT_CORE_EXPORT Params reshape_params(const Shape& new_sizes);
@@ -49,6 +51,9 @@ REMATKIT_CORE_EXPORT IndexMode index_mode(const Params& params, const SourceLoca
 // gather's fill_value: a number, or nullopt for None (the dtype's default).
 REMATKIT_CORE_EXPORT std::optional<double> fill_value(const Params& params, const SourceLocation& where);
 REMATKIT_CORE_EXPORT DType dtype_param(const Params& params, const std::string& key, const SourceLocation& where);
+// An optional dtype param: nullopt when absent or None (dot_general's preferred_element_type).
+REMATKIT_CORE_EXPORT std::optional<DType> optional_dtype_param(const Params& params, const std::string& key,
+                                                               const SourceLocation& where);
 // round's rounding_method: RoundingMethod.TO_NEAREST_EVEN (1, what jnp.round prints) or AWAY_FROM_ZERO
 // (0, lax.round's default, also when the param is missing).
 REMATKIT_CORE_EXPORT bool rounds_to_nearest_even(const Params& params, const SourceLocation& where);

@@ -11,16 +11,23 @@
 
 namespace rematkit {
 
-enum class DType { kF32, kI32, kBool };
+// The values are the C ABI's rk_dtype codes (checked where the two meet, equation_view.cpp).
+enum class DType : int32_t { kF32 = 0, kI32 = 1, kBool = 2, kBF16 = 3, kF16 = 4, kF64 = 5, kI64 = 6, kU32 = 7, kU8 = 8, kI8 = 9 };
+inline constexpr DType kAllDTypes[] = {DType::kF32, DType::kI32, DType::kBool, DType::kBF16, DType::kF16,
+                                       DType::kF64, DType::kI64, DType::kU32,  DType::kU8,   DType::kI8};
+inline int32_t dtype_code(DType dtype) { return static_cast<int32_t>(dtype); }
+// What messages about an unsupported dtype say is supported.
+inline constexpr std::string_view kSupportedDtypes = "rematkit supports f32, bf16, f16, f64, i8, i32, i64, u8, u32 and bool";
 
-// Short name as JAX prints it: f32, i32, bool.
+// Short name as JAX prints it: f32, bf16, i32, u8, bool, ...
 REMATKIT_CORE_EXPORT std::string_view dtype_name(DType dtype);
-// NumPy's name, as params print it (convert_element_type[new_dtype=float32]): float32, int32, bool.
+// NumPy's name, as params print it (convert_element_type[new_dtype=bfloat16]): float32, bfloat16, int32, ...
 REMATKIT_CORE_EXPORT std::string_view dtype_numpy_name(DType dtype);
-// Parses f32/float32, i32/int32, bool; nullopt for anything else.
+// Parses either name; nullopt for anything else.
 REMATKIT_CORE_EXPORT std::optional<DType> parse_dtype(std::string_view text);
-REMATKIT_CORE_EXPORT bool is_floating(DType dtype);
-// Bytes one element takes in a residual buffer (bool is one byte, as in XLA).
+REMATKIT_CORE_EXPORT bool is_floating(DType dtype);  // f32, bf16, f16, f64
+REMATKIT_CORE_EXPORT bool is_integer(DType dtype);   // i32, i64, u32, u8, i8 (not bool)
+// Bytes one element takes in a buffer: its real size (bool is one byte, as in XLA).
 REMATKIT_CORE_EXPORT int64_t dtype_bytes(DType dtype);
 
 // Where a buffer lives: the accelerator ("device") or pinned host memory (offloaded residuals).

@@ -16,8 +16,16 @@ namespace {
 // result's dims back in X's order. JAX writes dot_general(ct, Y) followed by a transpose; when
 // dot_general(Y, ct) already lays the result out in X's order (a 2-D weight's gradient, x^T ct),
 // that order is used instead and no transpose runs: the same sums, no copy.
+// With preferred_element_type (bf16 operands, f32 product), the products keep it and the result is
+// converted back to X's dtype (lax.py, _dot_general_transpose_lhs).
 ValueId dot_general_transpose(Emitter& em, ValueId ct, ValueId other, const DotDims& d, bool x_is_lhs,
-                              const Shape& x_shape) {
+                              const Type& x_type, std::optional<DType> preferred) {
+  const Shape& x_shape = x_type.shape;
+  auto in_x_dtype = [&](ValueId v) {
+    return em.type(v).dtype == x_type.dtype
+               ? v
+               : em.linear(Prim::kConvertElementType, {v}, convert_element_type_params(x_type.dtype));
+  };
   const auto& xc = x_is_lhs ? d.lhs_contract : d.rhs_contract;
   const auto& yc = x_is_lhs ? d.rhs_contract : d.lhs_contract;
   const auto& xb = x_is_lhs ? d.lhs_batch : d.rhs_batch;
@@ -59,15 +67,15 @@ ValueId dot_general_transpose(Emitter& em, ValueId ct, ValueId other, const DotD
     swapped.rhs_batch = ct_batch;
     swapped.lhs_contract = fy;
     swapped.rhs_contract = ct_y_free;
-    return em.linear(Prim::kDotGeneral, {other, ct}, dot_general_params(swapped));
+    return in_x_dtype(em.linear(Prim::kDotGeneral, {other, ct}, dot_general_params(swapped, preferred)));
   }
   DotDims dd;
   dd.lhs_batch = ct_batch;
   dd.rhs_batch = yb;
   dd.lhs_contract = ct_y_free;
   dd.rhs_contract = fy;
-  ValueId product = em.linear(Prim::kDotGeneral, {ct, other}, dot_general_params(dd));
-  return is_identity(perm) ? product : em.linear(Prim::kTranspose, {product}, transpose_params(perm));
+  ValueId product = em.linear(Prim::kDotGeneral, {ct, other}, dot_general_params(dd, preferred));
+  return in_x_dtype(is_identity(perm) ? product : em.linear(Prim::kTranspose, {product}, transpose_params(perm)));
 }
 
 // The cotangent of broadcast_in_dim's operand: sum over the new dims and the expanded size-1 dims.
@@ -150,8 +158,10 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
       return;
     case Prim::kDotGeneral: {
       const DotDims d = dot_dims(eqn.params, eqn.where);
+      const std::optional<DType> preferred = optional_dtype_param(eqn.params, "preferred_element_type", eqn.where);
       for (size_t i = 0; i < 2; ++i)
-        if (linear_input(i)) give(i, dot_general_transpose(em, ct, in[1 - i], d, i == 0, shape_of(i)));
+        if (linear_input(i))
+          give(i, dot_general_transpose(em, ct, in[1 - i], d, i == 0, g.values[in[i]].type, preferred));
       return;
     }
     case Prim::kReduceSum: {  // ct broadcast back over the reduced axes

@@ -25,15 +25,6 @@ struct ParamsReader {
   bool rounds_to_nearest_even() const { return rematkit::rounds_to_nearest_even(params, where); }
 };
 
-int32_t c_dtype(DType dtype) {
-  switch (dtype) {
-    case DType::kF32: return RK_DTYPE_F32;
-    case DType::kI32: return RK_DTYPE_I32;
-    case DType::kBool: return RK_DTYPE_BOOL;
-  }
-  return RK_DTYPE_F32;
-}
-
 }  // namespace
 
 std::vector<Tensor> apply_primitive(Prim prim, const Params& params, const std::vector<const Tensor*>& in,
@@ -42,10 +33,10 @@ std::vector<Tensor> apply_primitive(Prim prim, const Params& params, const std::
     fail("apply_primitive: " + std::string(prim_name(prim)) + " has a sub-program; evaluate the program instead");
   const reference::KernelParams decoded = reference::decode_params(prim, ParamsReader{params, {}});
   std::vector<reference::Input> inputs;
-  for (const Tensor* t : in) inputs.push_back({t->data, t->type.shape, c_dtype(t->type.dtype)});
+  for (const Tensor* t : in) inputs.push_back({t->data, t->type.shape, dtype_code(t->type.dtype)});
   const Type& type = out_types.at(0);
   Tensor out{type, std::vector<double>(static_cast<size_t>(type.num_elements()))};
-  reference::compute(prim, decoded, inputs, {out.data, type.shape, c_dtype(type.dtype)});
+  reference::compute(prim, decoded, inputs, {out.data, type.shape, dtype_code(type.dtype)});
   for (double& v : out.data) v = round_to_dtype(v, type.dtype, arithmetic);
   return {std::move(out)};
 }

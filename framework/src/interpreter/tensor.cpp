@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "element_values.hpp"
+
 namespace rematkit {
 
 Tensor Tensor::filled(const Type& type, double value) {
@@ -11,20 +13,7 @@ Tensor Tensor::filled(const Type& type, double value) {
 Tensor Tensor::scalar(double value, DType dtype) { return filled(Type{dtype, {}, MemorySpace::kDevice}, value); }
 
 double round_to_dtype(double value, DType dtype, Arithmetic arithmetic) {
-  switch (dtype) {
-    case DType::kF32:
-      return arithmetic == Arithmetic::kFloat32 ? static_cast<double>(static_cast<float>(value)) : value;
-    case DType::kI32: {
-      if (std::isnan(value)) return 0;
-      double t = std::trunc(value);
-      // Saturate rather than overflow (casting an out-of-range double is undefined behaviour).
-      if (t > 2147483647.0) return 2147483647.0;
-      if (t < -2147483648.0) return -2147483648.0;
-      return t;
-    }
-    case DType::kBool: return value != 0 ? 1.0 : 0.0;
-  }
-  return value;
+  return reference::round_to_code(value, dtype_code(dtype), arithmetic == Arithmetic::kFloat64);
 }
 
 std::vector<int64_t> row_major_strides(const Shape& shape) {

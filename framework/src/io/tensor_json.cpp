@@ -35,7 +35,7 @@ Tensor read_binder(const Json& j, const Var& var, const std::string& source) {
   for (size_t i = 0; i < t.data.size(); ++i) {
     double v = t.data[i];
     double stored = round_to_dtype(v, var.type.dtype, Arithmetic::kFloat32);
-    if (!std::isfinite(stored) || (var.type.dtype != DType::kF32 && stored != v)) {
+    if (!std::isfinite(stored) || (!is_floating(var.type.dtype) && stored != v)) {
       char shown[32];
       std::snprintf(shown, sizeof shown, "%g", v);
       fail(what + " element " + std::to_string(i) + " (" + shown + ") is not a finite " +
@@ -53,11 +53,11 @@ void write_json(std::string& out, const Tensor& t, size_t d, int64_t& index) {
       out += v != 0 ? "true" : "false";
     } else if (!std::isfinite(v)) {
       out += "null";  // JSON has no NaN or infinity
-    } else if (t.type.dtype == DType::kI32) {
+    } else if (is_integer(t.type.dtype)) {
       out += std::to_string(static_cast<int64_t>(v));
     } else {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.9g", v);
+      char buf[32];  // enough digits to read the value back exactly: 9 for f32 (and narrower), 17 for f64
+      std::snprintf(buf, sizeof buf, t.type.dtype == DType::kF64 ? "%.17g" : "%.9g", v);
       out += buf;
     }
     return;

@@ -146,4 +146,21 @@ std::string Lexer::read_angle_text() {
   fail_at(where(open), "unterminated '<...>'");
 }
 
+void Lexer::skip_raw_value() {
+  if (buffered_ != 0) internal_error("skip_raw_value with buffered tokens");
+  skip_space_and_comments();
+  const SourceLocation start{file_, line_, column_};
+  int depth = 0;
+  while (pos_ < text_.size()) {
+    const char c = text_[pos_];
+    if (depth == 0 && (c == ' ' || c == '\n' || c == ']')) return;
+    if (c == '(' || c == '[' || c == '{' || c == '<') ++depth;
+    if (c == ')' || c == ']' || c == '}' || c == '>') --depth;
+    ++pos_;
+    if (c == '\n') ++line_, column_ = 1;
+    else ++column_;
+  }
+  fail_at(start, "unterminated parameter value");
+}
+
 }  // namespace rematkit::detail

@@ -28,6 +28,9 @@ class Lexer {
   // Reads a balanced `<...>` (a JAX function repr) starting at the next token, which must be '<'.
   // Returns the text between the outer brackets.
   std::string read_angle_text();
+  // Skips the raw text of a param value the parser cannot read: up to the next ' ' or ']' outside
+  // brackets, (, [, { and < balanced. Starts at the next token, which must not be buffered past.
+  void skip_raw_value();
   SourceLocation where(const Token& token) const { return {file_, token.line, token.column}; }
   // How many brackets ((, [, {) the tokens consumed so far leave open.
   int depth() const { return depth_; }

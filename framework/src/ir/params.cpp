@@ -175,7 +175,8 @@ std::vector<int64_t> param_ints_or_none(const Params& p, const std::string& key,
 
 std::string param_name(const Params& p, const std::string& key, const SourceLocation& where) {
   const ParamValue& v = require(p, key, where);
-  if (v.kind != ParamValue::Kind::kIdent && v.kind != ParamValue::Kind::kString)
+  // pjit of a lambda prints name=<unnamed function>: its text is the name.
+  if (v.kind != ParamValue::Kind::kIdent && v.kind != ParamValue::Kind::kString && v.kind != ParamValue::Kind::kFunction)
     fail_at(where, "parameter '" + key + "' must be a name, got " + v.str());
   return v.text;
 }

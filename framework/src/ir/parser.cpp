@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "lexer.hpp"
+#include "rematkit/tensor.hpp"
 #include "rematkit/primitive_params.hpp"
 #include "verifier.hpp"
 
@@ -21,18 +22,11 @@ using detail::Lexer;
 using detail::Token;
 
 // Dtypes JAX prints that rematkit does not support, so the message can name them.
-const std::set<std::string> kUnsupportedDtypes = {"bf16", "f16", "f64", "u8", "u16", "u32", "u64", "i8",
-                                                  "i16", "i64", "c64", "c128", "bfloat16", "float16",
-                                                  "float64", "uint32", "int64", "key", "f8_e4m3fn",
-                                                  "f8_e5m2", "float0"};
+const std::set<std::string> kUnsupportedDtypes = {"u16", "u64", "i16", "i4", "u4", "c64", "c128", "key",
+                                                  "f8_e4m3fn", "f8_e5m2", "f8_e4m3fnuz", "f8_e5m2fnuz",
+                                                  "float0"};
 
 bool is_number_word(const std::string& w) { return w == "inf" || w == "nan"; }
-
-double round_to(DType dtype, double v) {
-  if (dtype == DType::kF32) return static_cast<double>(static_cast<float>(v));
-  if (dtype == DType::kBool) return v != 0 ? 1.0 : 0.0;
-  return std::trunc(v);
-}
 
 // What an unsupported dtype stands in for while a program is checked, so that what follows is
 // checked too (one problem reported for the dtype, not one per equation that reads it).
@@ -103,7 +97,7 @@ class Parser {
     auto dtype = parse_dtype(dt.text);
     if (!dtype) {
       const bool known = kUnsupportedDtypes.count(dt.text) || lex_.peek().is('<');
-      const std::string message = known ? "unsupported dtype '" + dt.text + "' (rematkit supports f32, i32 and bool)"
+      const std::string message = known ? "unsupported dtype '" + dt.text + "' (" + std::string(kSupportedDtypes) + ")"
                                         : "unknown dtype '" + dt.text + "'";
       if (!problems_) error_at(dt, message);
       problems_->push_back(lex_.where(dt).str() + ": " + message);
@@ -233,7 +227,7 @@ class Parser {
       atom.type.dtype = DType::kF32;  // provisional; typed from the equation below
       atom.var = -2;                  // marks "untyped" until typed
     }
-    atom.literal = round_to(atom.type.dtype, atom.literal);
+    atom.literal = round_to_dtype(atom.literal, atom.type.dtype, Arithmetic::kFloat32);
     return atom;
   }
 
@@ -291,7 +285,7 @@ class Parser {
     if (!prim) error_at(prim_token, "unknown primitive '" + prim_token.text + "'");
     Equation eqn;
     eqn.where = lex_.where(prim_token);
-    if (lex_.peek().is('[') && !lex_.peek_second().is('.')) eqn.params = parse_params();
+    if (lex_.peek().is('[') && !lex_.peek_second().is('.')) eqn.params = parse_params(*prim);
     // Operands run until the next binder (IDENT ':'), an 'in (' or a ';'.
     std::vector<bool> untyped;
     while (true) {
@@ -354,8 +348,15 @@ class Parser {
       if (!untyped[i]) continue;
       a.var = -1;
       if (context) a.type.dtype = *context;
-      a.literal = round_to(a.type.dtype, a.literal);
+      a.literal = round_to_dtype(a.literal, a.type.dtype, Arithmetic::kFloat32);
     }
+  }
+
+  static bool in_schema(Prim prim, const std::string& key) {
+    const PrimInfo& info = prim_info(prim);
+    for (size_t i = 0; i < info.num_params; ++i)
+      if (info.params[i].name == key) return true;
+    return false;
   }
 
   static bool is_relu_call(const Params& params) {
@@ -381,13 +382,26 @@ class Parser {
   }
 
   // --- params ---------------------------------------------------------------------------------
-  Params parse_params() {
+  // A param the schema keeps must read as a value; one it drops (in_shardings=..., which older JAX
+  // printed as GSPMDSharding({devices=[8,1,1]0,1,...})) is skipped as raw text if it does not.
+  Params parse_params(Prim prim) {
     expect('[');
     Params params;
     while (!lex_.peek().is(']')) {
       Token key = lex_.next();
       if (key.kind != Token::Kind::kIdent) error_at(key, "expected a parameter name, found " + describe(key));
       expect('=');
+      if (!in_schema(prim, key.text)) {
+        const detail::Lexer before = lex_;
+        try {
+          params.entries.emplace_back(key.text, parse_value());
+        } catch (const Error&) {
+          lex_ = before;
+          lex_.skip_raw_value();
+        }
+        if (lex_.peek().is(',')) lex_.next();
+        continue;
+      }
       params.entries.emplace_back(key.text, parse_value());
       if (lex_.peek().is(',')) lex_.next();
     }

@@ -26,11 +26,14 @@ const ParamSpec* find_spec(Prim prim, const std::string& key) {
 
 }  // namespace
 
-Params dot_general_params(const DotDims& d) {
+Params dot_general_params(const DotDims& d, std::optional<DType> preferred_element_type) {
   // As JAX prints them: (([1], [0]), ([], [])).
-  return one("dimension_numbers",
-             ParamValue::of_tuple({ParamValue::of_tuple({list_of(d.lhs_contract), list_of(d.rhs_contract)}),
-                                   ParamValue::of_tuple({list_of(d.lhs_batch), list_of(d.rhs_batch)})}));
+  Params p = one("dimension_numbers",
+                 ParamValue::of_tuple({ParamValue::of_tuple({list_of(d.lhs_contract), list_of(d.rhs_contract)}),
+                                       ParamValue::of_tuple({list_of(d.lhs_batch), list_of(d.rhs_batch)})}));
+  if (preferred_element_type)
+    p.set("preferred_element_type", ParamValue::of_ident(std::string(dtype_numpy_name(*preferred_element_type))));
+  return p;
 }
 
 Params reduce_params(const std::vector<int64_t>& axes) { return one("axes", ParamValue::of_ints(axes)); }
@@ -232,8 +235,14 @@ DType dtype_param(const Params& p, const std::string& key, const SourceLocation&
   const auto dtype = (v->kind == ParamValue::Kind::kIdent || v->kind == ParamValue::Kind::kString)
                          ? parse_dtype(v->text)
                          : std::nullopt;
-  if (!dtype) fail_at(where, "unsupported dtype '" + v->str() + "' (rematkit supports f32, i32, bool)");
+  if (!dtype) fail_at(where, "unsupported dtype '" + v->str() + "' (" + std::string(kSupportedDtypes) + ")");
   return *dtype;
+}
+
+std::optional<DType> optional_dtype_param(const Params& p, const std::string& key, const SourceLocation& where) {
+  const ParamValue* v = p.find(key);
+  if (!v || v->kind == ParamValue::Kind::kNone) return std::nullopt;
+  return dtype_param(p, key, where);
 }
 
 bool rounds_to_nearest_even(const Params& p, const SourceLocation& where) {
@@ -266,7 +275,9 @@ void check_params(Prim prim, const Params& params, const SourceLocation& where) 
       case ParamKind::kIntsOrNone: param_ints_or_none(params, key, where); break;
       case ParamKind::kBool: param_bool(params, key, where); break;
       case ParamKind::kPadding: padding_config(params, where); break;
-      case ParamKind::kDType: dtype_param(params, key, where); break;
+      case ParamKind::kDType:
+        if (spec.required || value->kind != ParamValue::Kind::kNone) dtype_param(params, key, where);
+        break;
       case ParamKind::kName: param_name(params, key, where); break;
       case ParamKind::kDotDims: dot_dims(params, where); break;
       case ParamKind::kGatherDims: case ParamKind::kScatterDims: indexing_dims(prim, params, where); break;

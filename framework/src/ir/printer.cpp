@@ -16,11 +16,11 @@ std::string literal_str(const Atom& a) {
     value = "nan";
   } else if (std::isinf(a.literal)) {
     value = a.literal > 0 ? "inf" : "-inf";
-  } else if (a.type.dtype == DType::kI32) {
+  } else if (is_integer(a.type.dtype)) {
     value = std::to_string(static_cast<int64_t>(a.literal));
   } else {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.9g", a.literal);  // 9 digits round-trip any float
+    char buf[64];  // 9 digits round-trip any f32 (and bf16, f16); 17 any f64
+    std::snprintf(buf, sizeof buf, a.type.dtype == DType::kF64 ? "%.17g" : "%.9g", a.literal);
     value = buf;
     if (value.find_first_of(".e") == std::string::npos) value += ".0";
   }

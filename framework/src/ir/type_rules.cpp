@@ -2,6 +2,7 @@
 // shape and dtype rules define it (jax/_src/lax/lax.py, jax/_src/lax/slicing.py,
 // jax/_src/lax/control_flow/loops.py for cumsum).
 #include <algorithm>
+#include <array>
 #include <set>
 #include <string>
 
@@ -33,11 +34,11 @@ void expect_not_bool(Prim prim, const Type& t, const SourceLocation& where) {
 }
 
 void expect_integer(Prim prim, const Type& t, const SourceLocation& where) {
-  if (t.dtype != DType::kI32) fail_at(where, std::string(prim_name(prim)) + " needs integer operands, got " + t.str());
+  if (!is_integer(t.dtype)) fail_at(where, std::string(prim_name(prim)) + " needs integer operands, got " + t.str());
 }
 
 void expect_bool_or_integer(Prim prim, const Type& t, const SourceLocation& where) {
-  if (t.dtype != DType::kBool && t.dtype != DType::kI32)
+  if (t.dtype != DType::kBool && !is_integer(t.dtype))
     fail_at(where, std::string(prim_name(prim)) + " needs bool or integer operands, got " + t.str());
 }
 
@@ -78,7 +79,7 @@ Type bitwise_result(Prim prim, const std::vector<Type>& in, const SourceLocation
 // lax.pow: a floating base; an exponent of the base's dtype or an integer one (lax._pow_dtype_rule).
 Type pow_result(const std::vector<Type>& in, const SourceLocation& where) {
   expect_floating(Prim::kPow, in[0], where);
-  if (in[1].dtype != in[0].dtype && in[1].dtype != DType::kI32)
+  if (in[1].dtype != in[0].dtype && !is_integer(in[1].dtype))
     fail_at(where, "pow's exponent must have the base's dtype or an integer dtype: " + types_str(in));
   auto shape = broadcast_shapes(in[0].shape, in[1].shape);
   if (!shape) fail_at(where, "pow operand shapes do not match: " + types_str(in));
@@ -95,12 +96,35 @@ Type clamp_result(const std::vector<Type>& in, const SourceLocation& where) {
   return in[1];
 }
 
+// How lax._dot_general_dtype_rule ranks operand dtypes (XLA's HigherPrecisionType): max exponent,
+// mantissa bits, width, signedness; the higher one is the product's dtype.
+std::array<int, 4> precision_rank(DType dtype) {
+  switch (dtype) {
+    case DType::kF64: return {1024, 52, 64, 1};
+    case DType::kF32: return {128, 23, 32, 1};
+    case DType::kBF16: return {128, 7, 16, 1};
+    case DType::kF16: return {16, 10, 16, 1};
+    case DType::kI64: return {-1, -1, 64, 1};
+    case DType::kI32: return {-1, -1, 32, 1};
+    case DType::kU32: return {-1, -1, 32, 0};
+    case DType::kI8: return {-1, -1, 8, 1};
+    case DType::kU8: return {-1, -1, 8, 0};
+    case DType::kBool: return {-1, -1, 1, 1};
+  }
+  return {};
+}
+
 Type dot_general_result(const Params& params, const std::vector<Type>& in, const SourceLocation& where) {
   const DotDims d = dot_dims(params, where);
   const Shape& l = in[0].shape;
   const Shape& r = in[1].shape;
-  if (in[0].dtype != in[1].dtype || in[0].dtype == DType::kBool)
+  // Operands of different dtypes multiply in the higher one (an f32 cotangent times a bf16 weight
+  // in the transpose of a mixed-precision product); two of one rank must be the same dtype.
+  const std::array<int, 4> lhs_rank = precision_rank(in[0].dtype), rhs_rank = precision_rank(in[1].dtype);
+  if ((lhs_rank == rhs_rank && in[0].dtype != in[1].dtype) || in[0].dtype == DType::kBool || in[1].dtype == DType::kBool ||
+      is_floating(in[0].dtype) != is_floating(in[1].dtype))
     fail_at(where, "dot_general operands must share a numeric dtype: " + types_str(in));
+  const DType product = lhs_rank >= rhs_rank ? in[0].dtype : in[1].dtype;
   if (d.lhs_contract.size() != d.rhs_contract.size() || d.lhs_batch.size() != d.rhs_batch.size())
     fail_at(where, "dot_general dimension_numbers pair lists of different lengths");
   std::vector<int64_t> lhs_used = d.lhs_contract, rhs_used = d.rhs_contract;
@@ -121,7 +145,15 @@ Type dot_general_result(const Params& params, const std::vector<Type>& in, const
   for (int64_t b : d.lhs_batch) out.push_back(l[b]);
   for (int64_t f : dot_free_dims(in[0].rank(), d.lhs_contract, d.lhs_batch)) out.push_back(l[f]);
   for (int64_t f : dot_free_dims(in[1].rank(), d.rhs_contract, d.rhs_batch)) out.push_back(r[f]);
-  return Type{in[0].dtype, out, MemorySpace::kDevice};
+  // lax._dot_general_dtype_rule: preferred_element_type names the result's dtype, of the operands' kind.
+  const std::optional<DType> preferred = optional_dtype_param(params, "preferred_element_type", where);
+  if (preferred && (is_floating(*preferred) != is_floating(product) || *preferred == DType::kBool))
+    fail_at(where, "dot_general's preferred_element_type " + std::string(dtype_numpy_name(*preferred)) +
+                       " is not of the operands' kind: " + types_str(in));
+  if (preferred && !is_floating(product) && dtype_bytes(*preferred) < dtype_bytes(product))
+    fail_at(where, "dot_general's preferred_element_type " + std::string(dtype_numpy_name(*preferred)) +
+                       " is narrower than the operands' " + std::string(dtype_name(product)));
+  return Type{preferred.value_or(product), out, MemorySpace::kDevice};
 }
 
 Type select_n_result(const std::vector<Type>& in, const SourceLocation& where) {
@@ -264,7 +296,7 @@ void check_start_indices(Prim prim, const std::vector<Type>& in, size_t first, i
     fail_at(where, std::string(prim_name(prim)) + " needs " + std::to_string(rank) + " start indices, got " +
                        std::to_string(in.size() - first) + ": " + types_str(in));
   for (size_t i = first; i < in.size(); ++i)
-    if (in[i].dtype != DType::kI32 || in[i].rank() != 0)
+    if (!is_integer(in[i].dtype) || in[i].rank() != 0)
       fail_at(where, std::string(prim_name(prim)) + "'s start indices must be integer scalars: " + types_str(in));
 }
 
@@ -319,10 +351,10 @@ Type argminmax_result(Prim prim, const Params& params, const Type& x, const Sour
   if (axes.size() != 1) fail_at(where, std::string(prim_name(prim)) + " takes exactly one axis");
   check_axes(prim, axes, x.rank(), where);
   if (x.shape[axes[0]] < 1) fail_at(where, std::string(prim_name(prim)) + " needs a non-empty axis, got " + x.str());
-  if (dtype_param(params, "index_dtype", where) != DType::kI32)
-    fail_at(where, std::string(prim_name(prim)) + ": index_dtype must be an integer dtype");
+  const DType index_dtype = dtype_param(params, "index_dtype", where);
+  if (!is_integer(index_dtype)) fail_at(where, std::string(prim_name(prim)) + ": index_dtype must be an integer dtype");
   Type t = x;
-  t.dtype = DType::kI32;
+  t.dtype = index_dtype;
   t.shape.erase(t.shape.begin() + axes[0]);
   return t;
 }
@@ -350,7 +382,7 @@ void check_indexing(Prim prim, const IndexingDims& d, const Type& operand, const
   const std::string name(prim_name(prim));
   if (!d.operand_batching_dims.empty() || !d.indices_batching_dims.empty())
     fail_at(where, name + " with operand_batching_dims (a batched form vmap makes) is not supported");
-  if (indices.dtype != DType::kI32 || indices.rank() < 1)
+  if (!is_integer(indices.dtype) || indices.rank() < 1)
     fail_at(where, name + "'s indices must be integers with the index vector as their last dim, got " + indices.str());
   if (indices.shape.back() != static_cast<int64_t>(d.index_map.size()))
     fail_at(where, name + ": the index vector has " + std::to_string(indices.shape.back()) + " component(s) but " +

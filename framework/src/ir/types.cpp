@@ -2,34 +2,54 @@
 
 namespace rematkit {
 
-std::string_view dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::kF32: return "f32";
-    case DType::kI32: return "i32";
-    case DType::kBool: return "bool";
-  }
-  return "?";
+namespace {
+
+struct DTypeNames {
+  DType dtype;
+  std::string_view jax, numpy;
+};
+constexpr DTypeNames kNames[] = {
+    {DType::kF32, "f32", "float32"}, {DType::kI32, "i32", "int32"}, {DType::kBool, "bool", "bool"},
+    {DType::kBF16, "bf16", "bfloat16"}, {DType::kF16, "f16", "float16"}, {DType::kF64, "f64", "float64"},
+    {DType::kI64, "i64", "int64"}, {DType::kU32, "u32", "uint32"}, {DType::kU8, "u8", "uint8"},
+    {DType::kI8, "i8", "int8"},
+};
+
+const DTypeNames& names_of(DType dtype) {
+  for (const DTypeNames& n : kNames)
+    if (n.dtype == dtype) return n;
+  return kNames[0];
 }
 
-std::string_view dtype_numpy_name(DType dtype) {
-  switch (dtype) {
-    case DType::kF32: return "float32";
-    case DType::kI32: return "int32";
-    case DType::kBool: return "bool";
-  }
-  return "?";
-}
+}  // namespace
+
+std::string_view dtype_name(DType dtype) { return names_of(dtype).jax; }
+std::string_view dtype_numpy_name(DType dtype) { return names_of(dtype).numpy; }
 
 std::optional<DType> parse_dtype(std::string_view text) {
-  if (text == "f32" || text == "float32") return DType::kF32;
-  if (text == "i32" || text == "int32") return DType::kI32;
-  if (text == "bool") return DType::kBool;
+  for (const DTypeNames& n : kNames)
+    if (text == n.jax || text == n.numpy) return n.dtype;
   return std::nullopt;
 }
 
-bool is_floating(DType dtype) { return dtype == DType::kF32; }
+bool is_floating(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kBF16 || dtype == DType::kF16 || dtype == DType::kF64;
+}
 
-int64_t dtype_bytes(DType dtype) { return dtype == DType::kBool ? 1 : 4; }
+bool is_integer(DType dtype) {
+  return dtype == DType::kI32 || dtype == DType::kI64 || dtype == DType::kU32 || dtype == DType::kU8 ||
+         dtype == DType::kI8;
+}
+
+int64_t dtype_bytes(DType dtype) {
+  switch (dtype) {
+    case DType::kF64: case DType::kI64: return 8;
+    case DType::kF32: case DType::kI32: case DType::kU32: return 4;
+    case DType::kBF16: case DType::kF16: return 2;
+    case DType::kBool: case DType::kU8: case DType::kI8: return 1;
+  }
+  return 4;
+}
 
 std::string_view memory_space_name(MemorySpace space) {
   return space == MemorySpace::kDevice ? "device" : "pinned_host";

@@ -29,6 +29,13 @@ std::mutex& serializing_mutex(const rk_backend_api* api) {
   return *m;
 }
 
+// Whether a plugin built before ABI 1.3 (f32, i32 and bool) knows every dtype of `types`.
+bool knows_dtypes_of(const std::vector<Type>& types) {
+  for (const Type& t : types)
+    if (t.dtype != DType::kF32 && t.dtype != DType::kI32 && t.dtype != DType::kBool) return false;
+  return true;
+}
+
 }  // namespace
 
 PreparedKernel::~PreparedKernel() {
@@ -65,6 +72,7 @@ BackendInstance::BackendInstance(const PluginRegistry& plugins, const std::strin
     for (const std::string& b : plugins.backend_names()) known += (known.empty() ? "" : ", ") + b;
     fail("unknown backend '" + name + "' (available: " + (known.empty() ? "none found" : known) + ")");
   }
+  abi_minor_ = plugins.backend_abi_minor(name);
   if (!(api_->flags & RK_BACKEND_THREAD_SAFE)) one_at_a_time_ = &serializing_mutex(api_);
   plugin_host::CValues values;
   const std::vector<rk_value> c_options = values.params(options);
@@ -78,6 +86,7 @@ BackendInstance::~BackendInstance() {
 
 std::unique_ptr<PreparedKernel> BackendInstance::prepare(Prim prim, const Params& params, const std::vector<Type>& inputs,
                                                          const std::vector<Type>& outputs, const std::string& what) {
+  if (abi_minor_ < 3 && !(knows_dtypes_of(inputs) && knows_dtypes_of(outputs))) return nullptr;
   const plugin_host::CEquationView view(prim_name(prim), params, inputs, outputs);
   if (!api_->supports(backend_, view.get())) return nullptr;
   std::unique_ptr<PreparedKernel> k(new PreparedKernel());

@@ -2,10 +2,17 @@
 
 namespace rematkit::plugin_host {
 
+static_assert(static_cast<int32_t>(DType::kF32) == RK_DTYPE_F32 && static_cast<int32_t>(DType::kI32) == RK_DTYPE_I32 &&
+              static_cast<int32_t>(DType::kBool) == RK_DTYPE_BOOL && static_cast<int32_t>(DType::kBF16) == RK_DTYPE_BF16 &&
+              static_cast<int32_t>(DType::kF16) == RK_DTYPE_F16 && static_cast<int32_t>(DType::kF64) == RK_DTYPE_F64 &&
+              static_cast<int32_t>(DType::kI64) == RK_DTYPE_I64 && static_cast<int32_t>(DType::kU32) == RK_DTYPE_U32 &&
+              static_cast<int32_t>(DType::kU8) == RK_DTYPE_U8 && static_cast<int32_t>(DType::kI8) == RK_DTYPE_I8,
+              "DType's values are the ABI's rk_dtype codes");
+
 rk_type c_type(const Type& t) {
   rk_type out{};
   out.struct_size = sizeof(rk_type);
-  out.dtype = t.dtype == DType::kF32 ? RK_DTYPE_F32 : t.dtype == DType::kI32 ? RK_DTYPE_I32 : RK_DTYPE_BOOL;
+  out.dtype = dtype_code(t.dtype);
   out.memory_space = t.space == MemorySpace::kDevice ? RK_MEMORY_DEVICE : RK_MEMORY_PINNED_HOST;
   out.rank = t.rank();
   out.shape = t.shape.data();

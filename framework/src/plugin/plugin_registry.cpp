@@ -141,6 +141,13 @@ const rk_backend_api* PluginRegistry::backend(const std::string& name) const {
   return nullptr;
 }
 
+int PluginRegistry::backend_abi_minor(const std::string& name) const {
+  for (const PluginInfo& p : plugins_)
+    for (const std::string& b : p.backends)
+      if (b == name) return p.abi_minor;
+  return 0;
+}
+
 std::vector<std::string> PluginRegistry::backend_names() const {
   std::vector<std::string> names;
   for (const auto& [n, api] : backends_) names.push_back(n);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "element_values.hpp"
 #include "loops.hpp"
 
 namespace rematkit::reference {
@@ -40,21 +41,23 @@ double erf_inverse(double y) {
   return x;
 }
 
-// Integer ops on values held as doubles (exact int32 values).
-int32_t as_int(double v) { return static_cast<int32_t>(v); }
-uint32_t as_bits(double v) { return static_cast<uint32_t>(static_cast<int32_t>(v)); }
+// Integer ops on values held as doubles (exact values of the operand's integer dtype), through
+// their two's-complement bits in the dtype's width.
+template <typename Fn>
+void map_integer_bits(const Input& a, const Input& b, const Output& out, Fn fn) {
+  const IntegerFormat f = integer_format(a.dtype);
+  map_binary(a, b, out, [&](double x, double y) { return integer_from_bits(fn(integer_bits(x, f), integer_bits(y, f), f), f); });
+}
 
 // XLA's shifts: a shift by a negative amount or by the width or more gives 0 (or, for an arithmetic
 // shift right, the sign: 0 or -1).
-double shift_left(double a, double b) {
-  return b < 0 || b >= 32 ? 0 : static_cast<double>(static_cast<int32_t>(as_bits(a) << as_int(b)));
+uint64_t shift_left(uint64_t a, uint64_t b, IntegerFormat f) { return b >= static_cast<uint64_t>(f.bits) ? 0 : a << b; }
+uint64_t shift_right_logical(uint64_t a, uint64_t b, IntegerFormat f) {
+  return b >= static_cast<uint64_t>(f.bits) ? 0 : a >> b;
 }
-double shift_right_logical(double a, double b) {
-  return b < 0 || b >= 32 ? 0 : static_cast<double>(static_cast<int32_t>(as_bits(a) >> as_int(b)));
-}
-double shift_right_arithmetic(double a, double b) {
-  if (b < 0 || b >= 32) return a < 0 ? -1 : 0;
-  return static_cast<double>(as_int(a) >> as_int(b));
+double shift_right_arithmetic(double a, double b, IntegerFormat f) {
+  if (b < 0 || b >= f.bits) return a < 0 ? -1 : 0;
+  return std::floor(a / std::ldexp(1.0, static_cast<int>(b)));  // exact: a power-of-two divisor
 }
 
 // lax.sign: -1, 0 or 1 (NaN stays NaN, -0.0 stays -0.0).
@@ -86,10 +89,17 @@ double reduce_precision(double value, int64_t exponent, int64_t mantissa) {
   return std::bit_cast<float>(bits);
 }
 
-// The same 32 bits read as the other dtype (f32 and i32; bool to bool).
+// The same bits read as the other dtype (of the same size).
 double bitcast(double x, int32_t from, int32_t to) {
-  if (from == RK_DTYPE_F32 && to == RK_DTYPE_I32) return std::bit_cast<int32_t>(static_cast<float>(x));
-  if (from == RK_DTYPE_I32 && to == RK_DTYPE_F32) return std::bit_cast<float>(static_cast<int32_t>(x));
+  unsigned char bytes[8] = {};
+  store_element(bytes, from, 0, x);
+  return load_element(bytes, to, 0);
+}
+
+// convert_element_type: to an integer dtype from a float, toward zero and saturating (XLA's
+// conversion); everything else is the caller's rounding to the output dtype (integers wrap).
+double convert(double x, int32_t from, int32_t to) {
+  if (is_integer_code(to) && !is_integer_code(from) && from != RK_DTYPE_BOOL) return saturate_to_integer(x, integer_format(to));
   return x;
 }
 
@@ -105,10 +115,13 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
   switch (prim) {
     case Prim::kAdd: return map_binary(in[0], in[1], out, [](double a, double b) { return a + b; });
     case Prim::kSub: return map_binary(in[0], in[1], out, [](double a, double b) { return a - b; });
-    case Prim::kMul: return map_binary(in[0], in[1], out, [](double a, double b) { return a * b; });
+    case Prim::kMul:
+      if (is_integer_code(in[0].dtype))  // wraps: the product of the bits, exact past 2^53
+        return map_integer_bits(in[0], in[1], out, [](uint64_t a, uint64_t b, IntegerFormat) { return a * b; });
+      return map_binary(in[0], in[1], out, [](double a, double b) { return a * b; });
     case Prim::kDiv:
-      if (in[0].dtype == RK_DTYPE_I32)  // integer division rounds toward zero; x / 0 is 0 here
-        return map_binary(in[0], in[1], out, [](double a, double b) { return b == 0 ? 0 : std::trunc(a / b); });
+      if (is_integer_code(in[0].dtype))  // toward zero; x / 0 is -1 (all ones), as XLA defines it
+        return map_binary(in[0], in[1], out, [](double a, double b) { return b == 0 ? -1 : std::trunc(a / b); });
       return map_binary(in[0], in[1], out, [](double a, double b) { return a / b; });
     case Prim::kMax: return map_binary(in[0], in[1], out, maximum);
     case Prim::kMin: return map_binary(in[0], in[1], out, minimum);
@@ -116,21 +129,25 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
     case Prim::kPow: return map_binary(in[0], in[1], out, [](double a, double b) { return std::pow(a, b); });
     case Prim::kAtan2: return map_binary(in[0], in[1], out, [](double a, double b) { return std::atan2(a, b); });
     case Prim::kRem:  // the sign of the dividend, as C's fmod; x rem 0 is x for integers (XLA)
-      if (in[0].dtype == RK_DTYPE_I32)
+      if (is_integer_code(in[0].dtype))
         return map_binary(in[0], in[1], out, [](double a, double b) { return b == 0 ? a : std::fmod(a, b); });
       return map_binary(in[0], in[1], out, [](double a, double b) { return std::fmod(a, b); });
     case Prim::kAnd:
       if (in[0].dtype == RK_DTYPE_BOOL) return map_binary(in[0], in[1], out, [](double a, double b) -> double { return a && b; });
-      return map_binary(in[0], in[1], out, [](double a, double b) -> double { return as_int(a) & as_int(b); });
+      return map_integer_bits(in[0], in[1], out, [](uint64_t a, uint64_t b, IntegerFormat) { return a & b; });
     case Prim::kOr:
       if (in[0].dtype == RK_DTYPE_BOOL) return map_binary(in[0], in[1], out, [](double a, double b) -> double { return a || b; });
-      return map_binary(in[0], in[1], out, [](double a, double b) -> double { return as_int(a) | as_int(b); });
+      return map_integer_bits(in[0], in[1], out, [](uint64_t a, uint64_t b, IntegerFormat) { return a | b; });
     case Prim::kXor:
       if (in[0].dtype == RK_DTYPE_BOOL) return map_binary(in[0], in[1], out, [](double a, double b) -> double { return (a != 0) != (b != 0); });
-      return map_binary(in[0], in[1], out, [](double a, double b) -> double { return as_int(a) ^ as_int(b); });
-    case Prim::kShiftLeft: return map_binary(in[0], in[1], out, shift_left);
-    case Prim::kShiftRightLogical: return map_binary(in[0], in[1], out, shift_right_logical);
-    case Prim::kShiftRightArithmetic: return map_binary(in[0], in[1], out, shift_right_arithmetic);
+      return map_integer_bits(in[0], in[1], out, [](uint64_t a, uint64_t b, IntegerFormat) { return a ^ b; });
+    // A negative shift amount's bits are a huge unsigned amount: past the width, so 0.
+    case Prim::kShiftLeft: return map_integer_bits(in[0], in[1], out, shift_left);
+    case Prim::kShiftRightLogical: return map_integer_bits(in[0], in[1], out, shift_right_logical);
+    case Prim::kShiftRightArithmetic:
+      return map_binary(in[0], in[1], out, [f = integer_format(in[0].dtype)](double a, double b) {
+        return shift_right_arithmetic(a, b, f);
+      });
     case Prim::kGt: return map_binary(in[0], in[1], out, [](double a, double b) -> double { return a > b; });
     case Prim::kGe: return map_binary(in[0], in[1], out, [](double a, double b) -> double { return a >= b; });
     case Prim::kLt: return map_binary(in[0], in[1], out, [](double a, double b) -> double { return a < b; });
@@ -165,13 +182,14 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
     case Prim::kErfInv: return map_unary(in[0], out, erf_inverse);
     case Prim::kNot:
       if (in[0].dtype == RK_DTYPE_BOOL) return map_unary(in[0], out, [](double x) -> double { return x == 0; });
-      return map_unary(in[0], out, [](double x) -> double { return ~as_int(x); });
+      return map_unary(in[0], out, [f = integer_format(in[0].dtype)](double x) { return integer_from_bits(~integer_bits(x, f), f); });
     case Prim::kClamp:  // min(max(x, lo), hi), NaN propagating
       return map_ternary(in[0], in[1], in[2], out, [](double lo, double x, double hi) { return minimum(maximum(x, lo), hi); });
     // The value passes through; the caller's rounding to the output dtype does the conversion.
-    case Prim::kStopGradient: case Prim::kName: case Prim::kConvertElementType: case Prim::kReshape:
-    case Prim::kSqueeze:
+    case Prim::kStopGradient: case Prim::kName: case Prim::kReshape: case Prim::kSqueeze:
       return copy(in[0], out);
+    case Prim::kConvertElementType:
+      return map_unary(in[0], out, [&](double x) { return convert(x, in[0].dtype, out.dtype); });
     case Prim::kReducePrecision:
       return map_unary(in[0], out, [&p](double x) { return reduce_precision(x, p.integer, p.mantissa_bits); });
     case Prim::kCopy: case Prim::kOptimizationBarrier: return copy(in[0], out);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "element_values.hpp"
 #include "loops.hpp"
 
 namespace rematkit::reference {
@@ -48,9 +49,11 @@ Window window_start(const IndexingDims& d, bool wrap_negative, const Input& indi
   return w;
 }
 
-// gather's fill value for None: NaN for floats, the lowest value for integers, True for bools.
+// gather's fill value for None (slicing._gather_fill): NaN for floats, the lowest value for signed
+// integers and the highest for unsigned ones, True for bools.
 double default_fill(int32_t dtype) {
-  if (dtype == RK_DTYPE_I32) return static_cast<double>(std::numeric_limits<int32_t>::min());
+  if (const IntegerFormat f = integer_format(dtype); f.bits != 0)
+    return f.is_signed ? integer_lowest(f) : integer_highest(f);
   if (dtype == RK_DTYPE_BOOL) return 1.0;
   return std::numeric_limits<double>::quiet_NaN();
 }

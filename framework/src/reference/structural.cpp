@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "element_values.hpp"
 #include "loops.hpp"
 
 namespace rematkit::reference {
@@ -44,10 +45,10 @@ void select_n(std::span<const Input> in, const Output& out) {
 // Sums in double in row-major order; max and min propagate NaN; an empty reduction gives 0 or
 // the dtype's lowest (max) or highest (min) value.
 void reduce(Reduction kind, const std::vector<int64_t>& axes, const Input& x, const Output& out) {
-  const bool integer = out.dtype == RK_DTYPE_I32;
-  const double highest = integer ? static_cast<double>(std::numeric_limits<int32_t>::max())
-                                 : std::numeric_limits<double>::infinity();
-  const double lowest = integer ? static_cast<double>(std::numeric_limits<int32_t>::min()) : -highest;
+  const IntegerFormat format = integer_format(out.dtype);
+  const bool integer = format.bits != 0;
+  const double highest = integer ? integer_highest(format) : std::numeric_limits<double>::infinity();
+  const double lowest = integer ? integer_lowest(format) : -highest;
   const double init = kind == Reduction::kSum ? 0.0 : kind == Reduction::kMax ? lowest : highest;
   std::fill(out.data.begin(), out.data.end(), init);
   for_each_reduced(x.shape, axes, [&](int64_t o, int64_t i) {

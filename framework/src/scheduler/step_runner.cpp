@@ -2,40 +2,26 @@
 
 #include <tbb/task_arena.h>
 
+#include "element_values.hpp"
 #include "rematkit/error.hpp"
 
 namespace rematkit {
 namespace {
 
 void fill_buffer(const Type& type, double value, void* data) {
-  for (int64_t i = 0; i < type.num_elements(); ++i) {
-    switch (type.dtype) {
-      case DType::kF32: static_cast<float*>(data)[i] = static_cast<float>(value); break;
-      case DType::kI32: static_cast<int32_t*>(data)[i] = static_cast<int32_t>(value); break;
-      case DType::kBool: static_cast<uint8_t*>(data)[i] = value != 0; break;
-    }
-  }
+  for (int64_t i = 0; i < type.num_elements(); ++i)
+    reference::store_element(data, dtype_code(type.dtype), static_cast<size_t>(i), value);
 }
 
 void write_buffer(const Tensor& t, void* data) {
-  for (int64_t i = 0; i < t.size(); ++i) {
-    switch (t.type.dtype) {
-      case DType::kF32: static_cast<float*>(data)[i] = static_cast<float>(t.data[i]); break;
-      case DType::kI32: static_cast<int32_t*>(data)[i] = static_cast<int32_t>(t.data[i]); break;
-      case DType::kBool: static_cast<uint8_t*>(data)[i] = t.data[i] != 0; break;
-    }
-  }
+  for (int64_t i = 0; i < t.size(); ++i)
+    reference::store_element(data, dtype_code(t.type.dtype), static_cast<size_t>(i), t.data[static_cast<size_t>(i)]);
 }
 
 Tensor buffer_to_tensor(const Type& type, const void* data) {
   Tensor t{type, std::vector<double>(static_cast<size_t>(type.num_elements()))};
-  for (int64_t i = 0; i < t.size(); ++i) {
-    switch (type.dtype) {
-      case DType::kF32: t.data[i] = static_cast<const float*>(data)[i]; break;
-      case DType::kI32: t.data[i] = static_cast<const int32_t*>(data)[i]; break;
-      case DType::kBool: t.data[i] = static_cast<const uint8_t*>(data)[i]; break;
-    }
-  }
+  for (int64_t i = 0; i < t.size(); ++i)
+    t.data[static_cast<size_t>(i)] = reference::load_element(data, dtype_code(type.dtype), static_cast<size_t>(i));
   return t;
 }
 

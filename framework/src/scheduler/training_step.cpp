@@ -3,6 +3,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "element_values.hpp"
 #include "rematkit/error.hpp"
 #include "rematkit/linearize.hpp"
 #include "rematkit/step_runner.hpp"
@@ -14,17 +15,17 @@ TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backe
     : runner_(std::make_unique<ResidentRunner>(lin, backends)),
       trained_(std::move(trained)),
       learning_rate_(static_cast<float>(learning_rate)) {
-  if (lin.outputs.size() != 1 || lin.graph.values[lin.outputs[0]].type.dtype != DType::kF32 ||
+  if (lin.outputs.size() != 1 || !is_floating(lin.graph.values[lin.outputs[0]].type.dtype) ||
       !lin.graph.values[lin.outputs[0]].type.shape.empty()) {
     std::string outputs;
     for (ValueId v : lin.outputs) outputs += (outputs.empty() ? "" : ", ") + lin.graph.values[v].type.str();
-    fail("a training step needs a program whose one output is an f32[] loss, not (" + outputs + ")");
+    fail("a training step needs a program whose one output is a floating scalar loss (f32[]), not (" + outputs + ")");
   }
   for (size_t a : trained_)
     if (a >= lin.arguments.size() || lin.gradients[a] == kNoValue ||
-        lin.graph.values[lin.arguments[a]].type.dtype != DType::kF32)
+        !is_floating(lin.graph.values[lin.arguments[a]].type.dtype))
       fail("argument " + std::to_string(a) +
-           " cannot be trained: it is not an f32 argument the program is differentiated with respect to");
+           " cannot be trained: it is not a floating argument the program is differentiated with respect to");
 }
 
 TrainingStep::~TrainingStep() = default;
@@ -71,7 +72,9 @@ float* TrainingStep::argument_f32(size_t index) {
 
 float TrainingStep::run() {
   runner_->run([this] { update(); });
-  return *static_cast<const float*>(runner_->output_data(0));
+  const Linearization& lin = runner_->program().linearization();
+  return static_cast<float>(
+      reference::load_element(runner_->output_data(0), dtype_code(lin.graph.values[lin.outputs[0]].type.dtype), 0));
 }
 
 void TrainingStep::update() {
@@ -80,6 +83,19 @@ void TrainingStep::update() {
   // elements are independent, so any split gives the same bits.
   constexpr size_t kGrain = size_t{1} << 15;
   for (size_t a : trained_) {
+    const Type& type = lin.graph.values[lin.arguments[a]].type;
+    if (type.dtype != DType::kF32) {  // bf16, f16, f64: in f32 (f64 for f64), rounded on store
+      void* param = runner_->argument_data(a);
+      const void* grad = runner_->gradient_data(a);
+      const int32_t code = dtype_code(type.dtype);
+      const DType arithmetic = type.dtype == DType::kF64 ? DType::kF64 : DType::kF32;
+      for (size_t i = 0; i < static_cast<size_t>(type.num_elements()); ++i) {
+        const double step = round_to_dtype(learning_rate_ * reference::load_element(grad, code, i), arithmetic,
+                                           Arithmetic::kFloat32);
+        reference::store_element(param, code, i, reference::load_element(param, code, i) - step);
+      }
+      continue;
+    }
     float* param = static_cast<float*>(runner_->argument_data(a));
     const float* grad = static_cast<const float*>(runner_->gradient_data(a));
     const size_t n = static_cast<size_t>(lin.graph.values[lin.arguments[a]].type.num_elements());

@@ -21,7 +21,7 @@ enum class ParamKind {
   kIntsOrNone,  // as kInts, or None (slice's strides)
   kBool,     // True or False
   kPadding,  // pad's ((low, high, interior), ...), one triple per dim
-  kDType,    // float32, int32, bool (as an identifier or a string)
+  kDType,    // float32, bfloat16, int32, bool, ... (an identifier or a string); None when optional
   kName,     // an identifier or a string
   kDotDims,  // dot_general's ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))
   kGatherDims,   // GatherDimensionNumbers(offset_dims=(..), collapsed_slice_dims=(..), start_index_map=(..), ...)
@@ -116,7 +116,7 @@ inline constexpr size_t kMaxParams = 5;
   X(kNot, "not", kUnary, 1, 1, RK_NO_PARAMS)                                                          \
   X(kClamp, "clamp", kTernary, 3, 3, RK_NO_PARAMS)                                                    \
   X(kSelectN, "select_n", kSelect, 2, kVariadic, RK_NO_PARAMS)                                        \
-  X(kDotGeneral, "dot_general", kContraction, 2, 2, RK_REQUIRED("dimension_numbers", kDotDims))       \
+  X(kDotGeneral, "dot_general", kContraction, 2, 2, RK_REQUIRED("dimension_numbers", kDotDims) RK_OPTIONAL("preferred_element_type", kDType)) \
   X(kReduceSum, "reduce_sum", kReduction, 1, 1, RK_REQUIRED("axes", kInts))                           \
   X(kReduceMax, "reduce_max", kReduction, 1, 1, RK_REQUIRED("axes", kInts))                           \
   X(kBroadcastInDim, "broadcast_in_dim", kLayout, 1, 1, RK_REQUIRED("shape", kInts)                   \

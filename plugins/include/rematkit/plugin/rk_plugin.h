@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define RK_ABI_MAJOR 1
-#define RK_ABI_MINOR 2
+#define RK_ABI_MINOR 3
 
 /* The size of struct T up to and including field `last`. */
 #define RK_STRUCT_SIZE(T, last) (offsetof(T, last) + sizeof(((T*)0)->last))
@@ -96,7 +96,20 @@ typedef struct rk_value {
 
 /* ---- what a policy or a backend sees of one equation -------------------------------------- */
 
-typedef enum rk_dtype { RK_DTYPE_F32 = 0, RK_DTYPE_I32 = 1, RK_DTYPE_BOOL = 2 } rk_dtype;
+/* Buffers hold each dtype in its own size: bf16 and f16 2 bytes, f64 and i64 8, bool, u8 and i8 1.
+ * The values from BF16 on came in ABI 1.3; the host offers them only to plugins of 1.3 or later. */
+typedef enum rk_dtype {
+  RK_DTYPE_F32 = 0,
+  RK_DTYPE_I32 = 1,
+  RK_DTYPE_BOOL = 2,
+  RK_DTYPE_BF16 = 3,
+  RK_DTYPE_F16 = 4,
+  RK_DTYPE_F64 = 5,
+  RK_DTYPE_I64 = 6,
+  RK_DTYPE_U32 = 7,
+  RK_DTYPE_U8 = 8,
+  RK_DTYPE_I8 = 9
+} rk_dtype;
 typedef enum rk_memory_space { RK_MEMORY_DEVICE = 0, RK_MEMORY_PINNED_HOST = 1 } rk_memory_space;
 
 typedef struct rk_type {
