@@ -32,6 +32,9 @@ using dt = dnnl::memory::data_type;
 struct Backend {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // bf16 products where the CPU has AVX512_BF16; with bf16_matmul=emulated also on AVX-512 cores
+  // without it (oneDNN converts in software: for checking this path on such a machine).
+  bool bf16_emulated = false;
   std::mutex mutex;                             // guards the cache: programs may be built in parallel
   std::map<std::string, dnnl::primitive> cache;  // by operation, shapes and strides
 };
@@ -92,6 +95,19 @@ bool collapse(const Dims& shape, const Dims& group, int64_t& size, int64_t& stri
   return true;
 }
 
+// Whether oneDNN multiplies bf16 here: natively (AVX512_BF16 or AMX); with `emulated`, on any
+// AVX-512 core. Elsewhere bf16 products are left to the next backend.
+bool has_bf16(bool emulated) {
+  auto has = [](dnnl::cpu_isa wanted) {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa()), w = static_cast<unsigned>(wanted);
+    return (isa & w) == w;
+  };
+  static const bool native = has(dnnl::cpu_isa::avx512_core_bf16), avx512 = has(dnnl::cpu_isa::avx512_core);
+  return native || (emulated && avx512);
+}
+
+dt data_type_of(int32_t dtype) { return dtype == RK_DTYPE_BF16 ? dt::bf16 : dt::f32; }
+
 // The dims of `shape` in none of the lists, in order: an operand's free dims.
 Dims free_dims(const Dims& shape, const Dims& contract, const Dims& batch) {
   Dims out;
@@ -105,10 +121,15 @@ Dims free_dims(const Dims& shape, const Dims& contract, const Dims& batch) {
 // dot_general as one (batched) matmul: each operand's batch dims, free dims and contracted dims must
 // each read as one strided dim (a [B, S, D] activation times a [D, F] weight is (B*S, D) x (D, F);
 // attention's [B, H, S, Dh] products batch over B*H), and transposes are strides, never copies.
-bool matmul_layouts(const rk_equation_view* e, Layout& a, Layout& b, Layout& c) {
-  if (rematkit::plugin::primitive_of(e) != Prim::kDotGeneral || e->num_inputs != 2) return false;
-  for (size_t i = 0; i < 2; ++i)
-    if (e->inputs[i].dtype != RK_DTYPE_F32) return false;
+// Operands f32, or bf16 on a CPU with AVX512_BF16 (oneDNN's bf16 matmul accumulates in f32; the
+// result is f32 with preferred_element_type=float32, else rounded to bf16).
+bool matmul_layouts(const Backend& backend, const rk_equation_view* e, Layout& a, Layout& b, Layout& c) {
+  if (rematkit::plugin::primitive_of(e) != Prim::kDotGeneral || e->num_inputs != 2 || e->num_outputs != 1) return false;
+  const int32_t in = e->inputs[0].dtype, out = e->outputs[0].dtype;
+  if (e->inputs[1].dtype != in) return false;
+  const bool bf16 = has_bf16(backend.bf16_emulated);
+  if (in == RK_DTYPE_F32 ? out != RK_DTYPE_F32 : !(in == RK_DTYPE_BF16 && bf16 && (out == RK_DTYPE_F32 || out == RK_DTYPE_BF16)))
+    return false;
   const rematkit::DotDims dims = rematkit::plugin::dot_dims(e);
   const Dims lc(dims.lhs_contract.begin(), dims.lhs_contract.end()), rc(dims.rhs_contract.begin(), dims.rhs_contract.end());
   const Dims lb(dims.lhs_batch.begin(), dims.lhs_batch.end()), rb(dims.rhs_batch.begin(), dims.rhs_batch.end());
@@ -181,11 +202,13 @@ const std::pair<Prim, dnnl::algorithm> kBinary[] = {
     {Prim::kMax, dnnl::algorithm::binary_max}, {Prim::kMin, dnnl::algorithm::binary_min}};
 
 // How oneDNN runs `e`, or false when this backend does not.
-bool recipe_for(const rk_equation_view* e, Recipe& r) {
+bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
   Layout a, b, c;
-  if (matmul_layouts(e, a, b, c)) {
-    const dnnl::memory::desc am(a.dims, dt::f32, a.strides), bm(b.dims, dt::f32, b.strides), cm(c.dims, dt::f32, c.strides);
-    r = {key_of("matmul", {&a.dims, &a.strides, &b.dims, &b.strides}), {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}},
+  if (matmul_layouts(backend, e, a, b, c)) {
+    const dt in = data_type_of(e->inputs[0].dtype), out = data_type_of(e->outputs[0].dtype);
+    const dnnl::memory::desc am(a.dims, in, a.strides), bm(b.dims, in, b.strides), cm(c.dims, out, c.strides);
+    r = {key_of(std::string("matmul") + (in == dt::bf16 ? (out == dt::bf16 ? "-bf16" : "-bf16f32") : ""),
+                {&a.dims, &a.strides, &b.dims, &b.strides}), {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}},
          {DNNL_ARG_DST, cm}, [am, bm, cm](const dnnl::engine& eng) -> dnnl::primitive {
            // The oneDNN 2.x API: an operation descriptor, then its primitive descriptor.
            return dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(am, bm, cm), eng));
@@ -235,10 +258,15 @@ rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
   return guarded([&] {
     auto backend = std::make_unique<Backend>();
     for (size_t i = 0; i < n; ++i) {
-      if (!options[i].name || std::string(options[i].name) != "num_threads" || options[i].kind != RK_VALUE_INT ||
-          options[i].int_value < 1)
-        throw ArgumentError("the onednn backend takes one option, num_threads=N (N >= 1)");
-      backend->threads = static_cast<int>(options[i].int_value);
+      const std::string name = options[i].name ? options[i].name : "";
+      if (name == "num_threads" && options[i].kind == RK_VALUE_INT && options[i].int_value >= 1) {
+        backend->threads = static_cast<int>(options[i].int_value);
+      } else if (name == "bf16_matmul" && options[i].kind == RK_VALUE_STRING &&
+                 (std::string(options[i].string_value) == "native" || std::string(options[i].string_value) == "emulated")) {
+        backend->bf16_emulated = std::string(options[i].string_value) == "emulated";
+      } else {
+        throw ArgumentError("the onednn backend takes num_threads=N (N >= 1) and bf16_matmul='native' or 'emulated'");
+      }
     }
     rematkit::plugin::log(RK_LOG_DEBUG, "onednn: an OpenMP team of up to " + std::to_string(backend->threads) +
                                             " thread(s) per product");
@@ -247,10 +275,10 @@ rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
 }
 void destroy(rk_backend* backend) { delete reinterpret_cast<Backend*>(backend); }
 
-int32_t supports(const rk_backend*, const rk_equation_view* e) {
+int32_t supports(const rk_backend* handle, const rk_equation_view* e) {
   try {  // supports() never fails: an equation it cannot read is one it does not run
     Recipe r;
-    return recipe_for(e, r) ? 1 : 0;
+    return recipe_for(*reinterpret_cast<const Backend*>(handle), e, r) ? 1 : 0;
   } catch (...) {
     return 0;
   }
@@ -260,7 +288,7 @@ rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** ker
   return guarded([&] {
     Backend& backend = *reinterpret_cast<Backend*>(handle);
     Recipe r;
-    if (!recipe_for(e, r)) throw std::runtime_error(std::string("onednn does not run ") + e->primitive + " in this form");
+    if (!recipe_for(backend, e, r)) throw std::runtime_error(std::string("onednn does not run ") + e->primitive + " in this form");
     auto k = std::make_unique<Kernel>();
     k->backend = &backend;
     // A second OpenMP thread costs a fork, a join and a colder cache: below 16 M multiply-adds (a
