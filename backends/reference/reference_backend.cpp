@@ -21,6 +21,9 @@ namespace reference = rematkit::reference;
 struct ViewReader {
   const rk_equation_view* eqn;
   int64_t integer(const char* key) const { return rematkit::plugin::int_param(eqn, key); }
+  int64_t integer_or(const char* key, int64_t otherwise) const {
+    return rematkit::plugin::find_param(eqn, key) ? rematkit::plugin::int_param(eqn, key) : otherwise;
+  }
   std::vector<int64_t> ints(const char* key) const { return rematkit::plugin::ints_param(eqn, key); }
   std::vector<int64_t> ints_or_none(const char* key) const { return rematkit::plugin::ints_param_or_none(eqn, key); }
   bool boolean(const char* key) const { return rematkit::plugin::bool_param(eqn, key); }

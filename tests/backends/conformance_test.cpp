@@ -145,6 +145,13 @@ const Case kCases[] = {
     {"integer_dtypes", "{ lambda ; a:u32[9] b:u8[9] c:i8[9] d:i64[9]. let e:u32[9] = shift_left a 28:u32[]; "
                        "f:u32[9] = xor e a; g:u32[9] = mul f 2654435761:u32[]; h:u8[9] = add b b; k:i8[9] = mul c c; "
                        "m:i64[9] = add d d; n:f32[9] = convert_element_type[new_dtype=float32] g in (f, g, h, k, m, n) }", 0},
+    {"random", "{ lambda ; k:key<fry>[3] r:u32[3,2] s:i32[3] d:u32[3]. let a:key<fry>[3] = random_wrap[impl=fry] r; "
+               "b:key<fry>[3,2] = random_split[shape=(2,)] k; c:u32[3,2,2] = random_unwrap b; "
+               "e:key<fry>[3] = random_fold_in a d; f:u32[3,5] = random_bits[bit_width=32 shape=(5,)] e; "
+               "g:u8[3,4] = random_bits[bit_width=8 shape=(4,)] k; h:key<fry>[3] = random_seed[impl=fry] s; "
+               "i:u32[3,2] = random_unwrap h; x:u32[3] y:u32[3] = threefry2x32 d 7:u32[] d d; j:key<fry>[3] = random_clone k; "
+               "l:key<fry>[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] j; m:key<fry>[] = squeeze[dimensions=(0,)] l; "
+               "n:u32[2] = random_unwrap m in (c, f, g, i, x, y, n) }", 0},
     {"dot_batch_middle_two_contractions", "{ lambda ; a:f32[2,3,4,5] b:f32[5,3,4,6]. let c:f32[3,2,6] = dot_general["
                                           "dimension_numbers=(([2, 3], [2, 0]), ([1], [1]))] a b in (c,) }", 1e-6},
 };

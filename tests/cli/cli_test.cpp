@@ -109,6 +109,40 @@ TEST_F(CliTest, GradPrintsValueAndGradients) {
   }
 }
 
+TEST_F(CliTest, GradTakesKeysAsTheirWordsAndDropoutIsTheSameUnderEveryPolicy) {
+  // jax.random.bernoulli(key(0), 0.9, (3,)): uniform bits of key(0) with partitionable counters are
+  // 0.9477, 0.9786, 0.3323 (hashed by hand from the KAT-checked threefry), so only element 2 is kept,
+  // scaled by 1 / 0.9.
+  const std::string program = write("dropout.jaxpr", R"({ lambda ; k:key<fry>[] x:f32[3]. let
+    b:u32[3] = random_bits[bit_width=32 shape=(3,)] k
+    s:u32[3] = shift_right_logical b 9:u32[]
+    o:u32[3] = or s 1065353216:u32[]
+    f:f32[3] = bitcast_convert_type[new_dtype=float32] o
+    u:f32[3] = sub f 1.0:f32[]
+    m:bool[3] = lt u 0.8999999761581421:f32[]
+    d:f32[3] = div x 0.9:f32[]
+    z:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,)] 0.0:f32[]
+    r:f32[3] = select_n m z d
+    l:f32[] = reduce_sum[axes=(0,)] r
+  in (l,) })");
+  const std::string inputs = write("key.json", R"({"k": [0, 0], "x": [1, 2, 3]})");
+  for (const char* policy : {" --policy everything_saveable", " --policy nothing_saveable"}) {
+    const CliRun r = run("grad " + program + " --inputs " + inputs + policy);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_FLOAT_EQ(j["value"].get<float>(), 3.0f / 0.9f);
+    EXPECT_EQ(j["grads"]["x"][0], 0);
+    EXPECT_EQ(j["grads"]["x"][1], 0);
+    EXPECT_FLOAT_EQ(j["grads"]["x"][2].get<float>(), 1.0f / 0.9f);
+    EXPECT_FALSE(j["grads"].contains("k"));
+  }
+  const CliRun kept = run("residuals --policy nothing_saveable " + program);
+  EXPECT_EQ(kept.out, "key<fry>[] from the argument k\n");
+  const CliRun bad = run("grad " + program + " --inputs " + write("bad.json", R"({"k": [0, -1], "x": [1, 2, 3]})"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("input 'k' word 1 is not a u32 value"), std::string::npos) << bad.err;
+}
+
 TEST_F(CliTest, GradPlanShowsBackendsAndTheMemoryPlan) {
   // y = sin x on f32[16] (64 bytes a buffer). Steps: sin and its coefficient cos x, the forward
   // readout of y, the backward mul of the seed by cos x, the gradient readout. At the forward's
@@ -225,7 +259,7 @@ TEST_F(CliTest, CheckListsEveryProblemAtOnce) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out, program + ":2:18: unknown primitive 'cumlogsumexp'\n" +
-                       program + ":3:7: unsupported dtype 'c64' (rematkit supports f32, bf16, f16, f64, i8, i32, i64, u8, u32 and bool) (also on line 4)\n" +
+                       program + ":3:7: unsupported dtype 'c64' (rematkit supports f32, bf16, f16, f64, i8, i32, i64, u8, u32, bool and key<fry>) (also on line 4)\n" +
                        program + ":4:18: unknown primitive 'cosh'\n" +
                        program + ":5:18: sin of f32[4,8] computes f32[4,8] but 'g' is declared f32[4,9]\n");
   const CliRun ok = run("check " + write("ok.jaxpr", kSquareSum));

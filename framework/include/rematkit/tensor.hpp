@@ -2,6 +2,7 @@
 // are exactly representable in the tensor's dtype (f32 values are rounded to float).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,11 @@ enum class Arithmetic { kFloat32, kFloat64 };
 
 // Rounds `value` to what `dtype` holds under `arithmetic`.
 REMATKIT_CORE_EXPORT double round_to_dtype(double value, DType dtype, Arithmetic arithmetic);
+
+// A key<fry> element (a threefry key: jax.random.key's two u32 words, as random_unwrap gives them)
+// is held in its double's 64 bits; these make one and read its words back.
+REMATKIT_CORE_EXPORT double key_element(uint32_t word0, uint32_t word1);
+REMATKIT_CORE_EXPORT uint32_t key_word(double key, int word);  // word 0 or 1
 
 // Row-major strides of `shape` (in elements).
 REMATKIT_CORE_EXPORT std::vector<int64_t> row_major_strides(const Shape& shape);

@@ -12,12 +12,15 @@
 namespace rematkit {
 
 // The values are the C ABI's rk_dtype codes (checked where the two meet, equation_view.cpp).
-enum class DType : int32_t { kF32 = 0, kI32 = 1, kBool = 2, kBF16 = 3, kF16 = 4, kF64 = 5, kI64 = 6, kU32 = 7, kU8 = 8, kI8 = 9 };
-inline constexpr DType kAllDTypes[] = {DType::kF32, DType::kI32, DType::kBool, DType::kBF16, DType::kF16,
-                                       DType::kF64, DType::kI64, DType::kU32,  DType::kU8,   DType::kI8};
+// kKeyFry is a threefry PRNG key (key<fry>, jax.random.key's dtype): not a number, 8 bytes.
+enum class DType : int32_t {
+  kF32 = 0, kI32 = 1, kBool = 2, kBF16 = 3, kF16 = 4, kF64 = 5, kI64 = 6, kU32 = 7, kU8 = 8, kI8 = 9, kKeyFry = 10
+};
+inline constexpr DType kAllDTypes[] = {DType::kF32, DType::kI32, DType::kBool, DType::kBF16, DType::kF16, DType::kF64,
+                                       DType::kI64, DType::kU32, DType::kU8,   DType::kI8,   DType::kKeyFry};
 inline int32_t dtype_code(DType dtype) { return static_cast<int32_t>(dtype); }
 // What messages about an unsupported dtype say is supported.
-inline constexpr std::string_view kSupportedDtypes = "rematkit supports f32, bf16, f16, f64, i8, i32, i64, u8, u32 and bool";
+inline constexpr std::string_view kSupportedDtypes = "rematkit supports f32, bf16, f16, f64, i8, i32, i64, u8, u32, bool and key<fry>";
 
 // Short name as JAX prints it: f32, bf16, i32, u8, bool, ...
 REMATKIT_CORE_EXPORT std::string_view dtype_name(DType dtype);

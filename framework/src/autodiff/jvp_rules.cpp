@@ -217,6 +217,8 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
       return em.linear(prim, operands, params);
     }
     case Prim::kIota: case Prim::kArgMax: case Prim::kArgMin: case Prim::kBitcastConvertType:  // ad.defjvp_zero
+    case Prim::kRandomSeed: case Prim::kRandomWrap: case Prim::kRandomUnwrap: case Prim::kRandomSplit:
+    case Prim::kRandomFoldIn: case Prim::kRandomBits: case Prim::kRandomClone: case Prim::kThreefry2x32:  // prng.py: defjvp_zero
     case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:
     case Prim::kAnd: case Prim::kOr: case Prim::kXor: case Prim::kShiftLeft: case Prim::kShiftRightLogical:
     case Prim::kShiftRightArithmetic: case Prim::kNot: case Prim::kSign: case Prim::kFloor: case Prim::kCeil:

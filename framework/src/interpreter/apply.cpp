@@ -14,6 +14,9 @@ struct ParamsReader {
   const Params& params;
   SourceLocation where;
   int64_t integer(const char* key) const { return param_int(params, key, where); }
+  int64_t integer_or(const char* key, int64_t otherwise) const {
+    return params.find(key) ? param_int(params, key, where) : otherwise;
+  }
   std::vector<int64_t> ints(const char* key) const { return param_ints(params, key, where); }
   std::vector<int64_t> ints_or_none(const char* key) const { return param_ints_or_none(params, key, where); }
   bool boolean(const char* key) const { return params.find(key) && param_bool(params, key, where); }

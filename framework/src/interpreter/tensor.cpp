@@ -16,6 +16,10 @@ double round_to_dtype(double value, DType dtype, Arithmetic arithmetic) {
   return reference::round_to_code(value, dtype_code(dtype), arithmetic == Arithmetic::kFloat64);
 }
 
+double key_element(uint32_t word0, uint32_t word1) { return reference::key_element(word0, word1); }
+
+uint32_t key_word(double key, int word) { return reference::key_word(key, word); }
+
 std::vector<int64_t> row_major_strides(const Shape& shape) {
   std::vector<int64_t> strides(shape.size(), 1);
   for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];

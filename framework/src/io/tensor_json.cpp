@@ -31,6 +31,18 @@ Tensor read_binder(const Json& j, const Var& var, const std::string& source) {
   const std::string what = source + ": input '" + var.name + "'";
   Tensor t{var.type, {}};
   t.type.space = MemorySpace::kDevice;
+  if (var.type.dtype == DType::kKeyFry) {  // each key as its two u32 words, as random_unwrap gives them
+    Shape words_shape = var.type.shape;
+    words_shape.push_back(2);
+    std::vector<double> words;
+    flatten(j, words_shape, 0, words, what, "");
+    for (size_t i = 0; i < words.size(); ++i)
+      if (words[i] != std::floor(words[i]) || words[i] < 0 || words[i] > 4294967295.0)
+        fail(what + " word " + std::to_string(i) + " is not a u32 value (a key is two u32 words)");
+    for (size_t i = 0; i < words.size(); i += 2)
+      t.data.push_back(key_element(static_cast<uint32_t>(words[i]), static_cast<uint32_t>(words[i + 1])));
+    return t;
+  }
   flatten(j, var.type.shape, 0, t.data, what, "");
   for (size_t i = 0; i < t.data.size(); ++i) {
     double v = t.data[i];
@@ -49,7 +61,9 @@ Tensor read_binder(const Json& j, const Var& var, const std::string& source) {
 void write_json(std::string& out, const Tensor& t, size_t d, int64_t& index) {
   if (d == t.type.shape.size()) {
     double v = t.data[static_cast<size_t>(index++)];
-    if (t.type.dtype == DType::kBool) {
+    if (t.type.dtype == DType::kKeyFry) {
+      out += "[" + std::to_string(key_word(v, 0)) + ", " + std::to_string(key_word(v, 1)) + "]";
+    } else if (t.type.dtype == DType::kBool) {
       out += v != 0 ? "true" : "false";
     } else if (!std::isfinite(v)) {
       out += "null";  // JSON has no NaN or infinity

@@ -31,7 +31,8 @@ bool is_number_word(const std::string& w) { return w == "inf" || w == "nan"; }
 // What an unsupported dtype stands in for while a program is checked, so that what follows is
 // checked too (one problem reported for the dtype, not one per equation that reads it).
 DType stand_in_dtype(const std::string& name) {
-  if (name == "key" || name[0] == 'i' || name[0] == 'u') return DType::kI32;
+  if (name == "key") return DType::kKeyFry;
+  if (name[0] == 'i' || name[0] == 'u') return DType::kI32;
   return DType::kF32;
 }
 
@@ -94,15 +95,16 @@ class Parser {
   Type parse_type() {
     Token dt = lex_.next();
     if (dt.kind != Token::Kind::kIdent) error_at(dt, "expected a type such as f32[4], found " + describe(dt));
-    auto dtype = parse_dtype(dt.text);
+    std::string name = dt.text;
+    if (name == "key" && lex_.peek().is('<')) name += "<" + lex_.read_angle_text() + ">";  // key<fry>, key<rbg>
+    auto dtype = parse_dtype(name);
     if (!dtype) {
-      const bool known = kUnsupportedDtypes.count(dt.text) || lex_.peek().is('<');
-      const std::string message = known ? "unsupported dtype '" + dt.text + "' (" + std::string(kSupportedDtypes) + ")"
-                                        : "unknown dtype '" + dt.text + "'";
+      const bool known = kUnsupportedDtypes.count(dt.text) || name != dt.text;
+      const std::string message = known ? "unsupported dtype '" + name + "' (" + std::string(kSupportedDtypes) + ")"
+                                        : "unknown dtype '" + name + "'";
       if (!problems_) error_at(dt, message);
       problems_->push_back(lex_.where(dt).str() + ": " + message);
       dtype = stand_in_dtype(dt.text);
-      if (dt.text == "key" && lex_.peek().is('<')) lex_.read_angle_text();  // key<fry>
     }
     Type type{*dtype, {}, MemorySpace::kDevice};
     if (lex_.peek().is('<')) {
@@ -300,6 +302,10 @@ class Parser {
     eqn.prim = *prim;
     if (eqn.prim == Prim::kCustomJvpCall && is_relu(eqn.params)) eqn.prim = Prim::kRelu;
     if (eqn.prim == Prim::kCustomVjpCall) rename_param(eqn.params, "fun_jaxpr", "call_jaxpr");  // custom_vjp_call_jaxpr
+    if (eqn.prim == Prim::kRandomSplit && !eqn.params.find("shape")) {  // JAX before 0.4.14 printed count=N
+      if (const ParamValue* count = eqn.params.find("count"); count && count->kind == ParamValue::Kind::kInt)
+        eqn.params.set("shape", ParamValue::of_tuple({*count}));
+    }
     if (eqn.prim == Prim::kPjit && is_relu_call(eqn.params)) eqn.prim = Prim::kRelu;
     if (eqn.prim == Prim::kRelu) eqn.params = Params{};
     if (eqn.prim == Prim::kBroadcastInDim) {
@@ -312,6 +318,7 @@ class Parser {
     // Params the table does not list for the primitive are dropped; what is kept prints back.
     eqn.params = schema_params(eqn.prim, std::move(eqn.params));
     if (eqn.prim == Prim::kOptimizationBarrier && eqn.inputs.size() != 1) return split_barrier(scope, eqn, outs);
+    if (eqn.prim == Prim::kThreefry2x32 && !eqn.params.find("output")) return split_threefry(scope, eqn, outs);
     for (Out& out : outs) eqn.outputs.push_back(bind(scope, out.name, out.type));
     scope.program->eqns.push_back(std::move(eqn));
   }
@@ -330,6 +337,18 @@ class Parser {
     }
   }
 
+  // threefry2x32 hashes (x1, x2) into two words: here one equation per word (output=0, output=1),
+  // each a value of its own, both hashing the same operands.
+  void split_threefry(Scope& scope, const Equation& eqn, const std::vector<Out>& outs) {
+    if (outs.size() != 2) fail_at(eqn.where, "threefry2x32 binds two outputs, not " + std::to_string(outs.size()));
+    for (size_t i = 0; i < 2; ++i) {
+      Equation one = eqn;
+      one.params.set("output", ParamValue::of_int(static_cast<int64_t>(i)));
+      one.outputs = {bind(scope, outs[i].name, outs[i].type)};
+      scope.program->eqns.push_back(std::move(one));
+    }
+  }
+
   // An untyped literal takes the dtype of the equation's first variable operand (the predicate
   // of select_n aside), or of its output when it has no variable operand.
   void type_untyped_literals(Equation& eqn, const std::vector<bool>& untyped, const Program& program,
@@ -343,11 +362,19 @@ class Parser {
       }
     }
     if (!context) context = is_comparison(eqn.prim) ? std::nullopt : std::optional<DType>(out_type.dtype);
+    // A call's literal operand (pjit[name=_take] e 0) has the type of the body's binder it binds.
+    const Program* body = has_body(eqn.prim) ? body_of(eqn.params) : nullptr;
+    std::vector<int> binders;
+    if (body) {
+      binders = body->constvars;
+      binders.insert(binders.end(), body->invars.begin(), body->invars.end());
+    }
     for (size_t i = 0; i < eqn.inputs.size(); ++i) {
       Atom& a = eqn.inputs[i];
       if (!untyped[i]) continue;
       a.var = -1;
-      if (context) a.type.dtype = *context;
+      if (i < binders.size()) a.type.dtype = body->vars[binders[i]].type.dtype;
+      else if (context) a.type.dtype = *context;
       a.literal = round_to_dtype(a.literal, a.type.dtype, Arithmetic::kFloat32);
     }
   }
@@ -369,11 +396,19 @@ class Parser {
   // the relu primitive, whose rule is JAX's custom JVP.
   bool is_relu(const Params& params) const {
     if (is_relu_call(params)) return true;
-    const ParamValue* call = params.find("call_jaxpr");
-    const Program* body = call && call->kind == ParamValue::Kind::kProgram ? call->program.get() : nullptr;
-    if (call && call->kind == ParamValue::Kind::kIdent && shared_.count(call->text))
-      body = shared_.at(call->text).get();
+    const Program* body = body_of(params);
     return body && body->eqns.size() == 1 && body->eqns[0].prim == Prim::kRelu;
+  }
+
+  // A call's body: its jaxpr= or call_jaxpr= param, written inline or naming a shared sub-program.
+  const Program* body_of(const Params& params) const {
+    for (const char* key : {"jaxpr", "call_jaxpr"}) {
+      const ParamValue* v = params.find(key);
+      if (!v) continue;
+      if (v->kind == ParamValue::Kind::kProgram) return v->program.get();
+      if (v->kind == ParamValue::Kind::kIdent && shared_.count(v->text)) return shared_.at(v->text).get();
+    }
+    return nullptr;
   }
 
   static void rename_param(Params& params, const std::string& from, const std::string& to) {

@@ -109,7 +109,7 @@ std::array<int, 4> precision_rank(DType dtype) {
     case DType::kU32: return {-1, -1, 32, 0};
     case DType::kI8: return {-1, -1, 8, 1};
     case DType::kU8: return {-1, -1, 8, 0};
-    case DType::kBool: return {-1, -1, 1, 1};
+    case DType::kBool: case DType::kKeyFry: return {-1, -1, 1, 1};  // never multiplied (type rules refuse them)
   }
   return {};
 }
@@ -474,12 +474,93 @@ std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
   return out;
 }
 
+// A PRNG key is not a number: only the random primitives and those that move elements take one
+// (k1, k2 = split(k) prints slice and squeeze of key<fry>[2]).
+bool takes_keys(Prim prim) {
+  if (prim_family(prim) == PrimFamily::kRandom || prim_family(prim) == PrimFamily::kLayout) return true;
+  for (Prim mover : {Prim::kSelectN, Prim::kCopy, Prim::kOptimizationBarrier, Prim::kName, Prim::kStopGradient,
+                     Prim::kReshape, Prim::kSqueeze, Prim::kTranspose, Prim::kBroadcastInDim})
+    if (prim == mover) return true;
+  return false;
+}
+
+// jax/_src/random/prng.py: the impl must be threefry's ("fry"), the one rematkit implements.
+void expect_threefry(Prim prim, const Params& params, const SourceLocation& where) {
+  const std::string impl = param_name(params, "impl", where);
+  if (impl != "fry")
+    fail_at(where, std::string(prim_name(prim)) + ": PRNG impl '" + impl + "' is not supported (rematkit implements threefry keys, impl=fry)");
+}
+
+void expect_key(Prim prim, const Type& t, const SourceLocation& where) {
+  if (t.dtype != DType::kKeyFry) fail_at(where, std::string(prim_name(prim)) + " needs a key<fry> operand, got " + t.str());
+}
+
+void expect_u32(Prim prim, const Type& t, const SourceLocation& where) {
+  if (t.dtype != DType::kU32) fail_at(where, std::string(prim_name(prim)) + " needs u32 operands, got " + t.str());
+}
+
+Shape concat_shapes(Shape a, const Shape& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// prng.py's abstract evaluation rules; threefry2x32.py's for the hash.
+Type random_result(Prim prim, const Params& params, const std::vector<Type>& in, const SourceLocation& where) {
+  if (prim == Prim::kRandomSeed) {  // an integer seed of any shape: one key per element
+    expect_threefry(prim, params, where);
+    if (!is_integer(in[0].dtype)) fail_at(where, "random_seed needs an integer seed, got " + in[0].str());
+    return Type{DType::kKeyFry, in[0].shape, MemorySpace::kDevice};
+  }
+  if (prim == Prim::kRandomWrap) {  // u32[..., 2] -> key<fry>[...]
+    expect_threefry(prim, params, where);
+    if (in[0].dtype != DType::kU32 || in[0].rank() < 1 || in[0].shape.back() != 2)
+      fail_at(where, "random_wrap needs u32 key data whose last dim is 2 (a threefry key's two words), got " + in[0].str());
+    return Type{DType::kKeyFry, Shape(in[0].shape.begin(), in[0].shape.end() - 1), MemorySpace::kDevice};
+  }
+  if (prim == Prim::kThreefry2x32) {
+    Shape shape;
+    for (const Type& t : in) {
+      expect_u32(prim, t, where);
+      auto s = broadcast_shapes(shape, t.shape);
+      if (!s) fail_at(where, "threefry2x32 operand shapes do not broadcast: " + types_str(in));
+      shape = *s;
+    }
+    const int64_t output = params.find("output") ? param_int(params, "output", where) : 0;
+    if (output != 0 && output != 1) fail_at(where, "threefry2x32: output must be 0 or 1");
+    return Type{DType::kU32, shape, MemorySpace::kDevice};
+  }
+  expect_key(prim, in[0], where);  // the others take keys
+  if (prim == Prim::kRandomUnwrap) return Type{DType::kU32, concat_shapes(in[0].shape, {2}), MemorySpace::kDevice};
+  if (prim == Prim::kRandomSplit)
+    return Type{DType::kKeyFry, concat_shapes(in[0].shape, param_ints(params, "shape", where)), MemorySpace::kDevice};
+  if (prim == Prim::kRandomFoldIn) {
+    expect_u32(prim, in[1], where);
+    auto shape = broadcast_shapes(in[0].shape, in[1].shape);
+    if (!shape) fail_at(where, "random_fold_in's keys and data do not broadcast: " + types_str(in));
+    return Type{DType::kKeyFry, *shape, MemorySpace::kDevice};
+  }
+  if (prim == Prim::kRandomBits) {
+    const int64_t width = param_int(params, "bit_width", where);
+    if (width != 8 && width != 32)
+      fail_at(where, "random_bits: bit_width=" + std::to_string(width) + " needs u" + std::to_string(width) +
+                         ", which rematkit does not support (8 and 32 are)");
+    return Type{width == 8 ? DType::kU8 : DType::kU32, concat_shapes(in[0].shape, param_ints(params, "shape", where)),
+                MemorySpace::kDevice};
+  }
+  return in[0];  // random_clone
+}
+
 std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector<Type>& in,
                               const SourceLocation& where) {
   if (has_body(prim))
     fail_at(where, std::string(prim_name(prim)) + "'s types come from its sub-program (build it with ProgramBuilder::call)");
   check_operand_count(prim, in, where);
   check_params(prim, params, where);
+  if (!takes_keys(prim))
+    for (const Type& t : in)
+      if (t.dtype == DType::kKeyFry)
+        fail_at(where, std::string(prim_name(prim)) + " does not take a PRNG key (" + t.str() +
+                           "): a key is not a number; random_bits or random_unwrap give numbers from it");
   switch (prim) {
     case Prim::kAdd: case Prim::kSub: case Prim::kMul: case Prim::kDiv: case Prim::kMax: case Prim::kMin:
     case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:
@@ -554,6 +635,9 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
     case Prim::kReducePrecision: return {reduce_precision_result(params, in[0], where)};
     case Prim::kGather: return {gather_result(params, in, where)};
     case Prim::kScatterAdd: return {scatter_add_result(params, in, where)};
+    case Prim::kRandomSeed: case Prim::kRandomWrap: case Prim::kRandomUnwrap: case Prim::kRandomSplit:
+    case Prim::kRandomFoldIn: case Prim::kRandomBits: case Prim::kRandomClone: case Prim::kThreefry2x32:
+      return {random_result(prim, params, in, where)};
     case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
       break;  // typed by their body (verifier.cpp)
   }

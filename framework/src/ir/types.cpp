@@ -12,7 +12,7 @@ constexpr DTypeNames kNames[] = {
     {DType::kF32, "f32", "float32"}, {DType::kI32, "i32", "int32"}, {DType::kBool, "bool", "bool"},
     {DType::kBF16, "bf16", "bfloat16"}, {DType::kF16, "f16", "float16"}, {DType::kF64, "f64", "float64"},
     {DType::kI64, "i64", "int64"}, {DType::kU32, "u32", "uint32"}, {DType::kU8, "u8", "uint8"},
-    {DType::kI8, "i8", "int8"},
+    {DType::kI8, "i8", "int8"}, {DType::kKeyFry, "key<fry>", "key<fry>"},
 };
 
 const DTypeNames& names_of(DType dtype) {
@@ -43,7 +43,7 @@ bool is_integer(DType dtype) {
 
 int64_t dtype_bytes(DType dtype) {
   switch (dtype) {
-    case DType::kF64: case DType::kI64: return 8;
+    case DType::kF64: case DType::kI64: case DType::kKeyFry: return 8;
     case DType::kF32: case DType::kI32: case DType::kU32: return 4;
     case DType::kBF16: case DType::kF16: return 2;
     case DType::kBool: case DType::kU8: case DType::kI8: return 1;

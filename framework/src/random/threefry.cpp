@@ -2,28 +2,12 @@
 
 #include <cstddef>
 
+#include "threefry_block.hpp"
+
 namespace rematkit::random {
-namespace {
-
-constexpr uint32_t rotl(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
-
-}  // namespace
 
 Block threefry2x32(const Key& key, const Block& counter) {
-  static constexpr int kRotations[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
-  const uint32_t ks[3] = {key[0], key[1], key[0] ^ key[1] ^ 0x1BD11BDAu};
-  uint32_t x0 = counter[0] + ks[0];
-  uint32_t x1 = counter[1] + ks[1];
-  // Five groups of four rounds; a key injection after each group.
-  for (uint32_t group = 1; group <= 5; ++group) {
-    for (int r : kRotations[(group - 1) % 2]) {
-      x0 += x1;
-      x1 = rotl(x1, r) ^ x0;
-    }
-    x0 += ks[group % 3];
-    x1 += ks[(group + 1) % 3] + group;
-  }
-  return {x0, x1};
+  return reference::threefry2x32_block(key[0], key[1], counter[0], counter[1]);
 }
 
 std::vector<uint32_t> threefry_2x32(const Key& key, const std::vector<uint32_t>& counters) {

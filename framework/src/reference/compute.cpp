@@ -214,6 +214,14 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
     case Prim::kBroadcastInDim: return broadcast_in_dim(p.axes, in[0], out);
     case Prim::kTranspose: return transpose(p.axes, in[0], out);
     case Prim::kSoftmax: return softmax(p.integer, in[0], out);
+    case Prim::kRandomSeed: return random_seed(in[0], out);
+    case Prim::kRandomWrap: return random_wrap(in[0], out);
+    case Prim::kRandomUnwrap: return random_unwrap(in[0], out);
+    case Prim::kRandomSplit: return random_split(p.axes, in[0], out);
+    case Prim::kRandomFoldIn: return random_fold_in(in[0], in[1], out);
+    case Prim::kRandomBits: return random_bits(p.integer, p.axes, in[0], out);
+    case Prim::kRandomClone: return copy(in[0], out);
+    case Prim::kThreefry2x32: return threefry2x32(p.integer, in, out);
     case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
       break;
   }

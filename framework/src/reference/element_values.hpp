@@ -36,7 +36,7 @@ inline bool is_integer_code(int32_t dtype) { return integer_format(dtype).bits !
 
 inline int element_bytes(int32_t dtype) {
   switch (dtype) {
-    case RK_DTYPE_F64: case RK_DTYPE_I64: return 8;
+    case RK_DTYPE_F64: case RK_DTYPE_I64: case RK_DTYPE_KEY_FRY: return 8;
     case RK_DTYPE_BF16: case RK_DTYPE_F16: return 2;
     case RK_DTYPE_BOOL: case RK_DTYPE_U8: case RK_DTYPE_I8: return 1;
     default: return 4;
@@ -86,6 +86,16 @@ inline double integer_highest(IntegerFormat format) {
   return std::ldexp(1.0, format.is_signed ? format.bits - 1 : format.bits) - 1;
 }
 
+// A key<fry> element is held in its double's 64 bits: word 0 high, word 1 low. Kernels only move
+// key elements or hand them to the threefry kernels; no arithmetic ever reads them as numbers.
+inline double key_element(uint32_t word0, uint32_t word1) {
+  return std::bit_cast<double>((static_cast<uint64_t>(word0) << 32) | word1);
+}
+inline uint32_t key_word(double key, int word) {
+  const uint64_t bits = std::bit_cast<uint64_t>(key);
+  return static_cast<uint32_t>(word == 0 ? bits >> 32 : bits);
+}
+
 // An integer value taken modulo 2^bits into the dtype's range (XLA's integer arithmetic wraps).
 // Integers are exact in a double up to 2^53; an i64 beyond that is held to the nearest double.
 inline double wrap_integer(double v, IntegerFormat format) {
@@ -113,7 +123,7 @@ inline double round_to_code(double v, int32_t dtype, bool exact_floats) {
     case RK_DTYPE_F32: return exact_floats ? v : static_cast<double>(static_cast<float>(v));
     case RK_DTYPE_BF16: return exact_floats ? v : static_cast<double>(bf16_value(bf16_bits(static_cast<float>(v))));
     case RK_DTYPE_F16: return exact_floats ? v : static_cast<double>(f16_value(f16_bits(static_cast<float>(v))));
-    case RK_DTYPE_F64: return v;
+    case RK_DTYPE_F64: case RK_DTYPE_KEY_FRY: return v;
     case RK_DTYPE_BOOL: return v != 0 ? 1.0 : 0.0;
     default: return wrap_integer(v, integer_format(dtype));
   }
@@ -132,6 +142,10 @@ inline double load_element(const void* data, int32_t dtype, size_t i) {
     case RK_DTYPE_U32: return static_cast<const uint32_t*>(data)[i];
     case RK_DTYPE_U8: return static_cast<const uint8_t*>(data)[i];
     case RK_DTYPE_I8: return static_cast<const int8_t*>(data)[i];
+    case RK_DTYPE_KEY_FRY: {
+      const uint32_t* words = static_cast<const uint32_t*>(data) + 2 * i;
+      return key_element(words[0], words[1]);
+    }
     default: return static_cast<const uint8_t*>(data)[i] != 0 ? 1.0 : 0.0;  // bool
   }
 }
@@ -149,6 +163,10 @@ inline void store_element(void* data, int32_t dtype, size_t i, double v) {
     case RK_DTYPE_U32: static_cast<uint32_t*>(data)[i] = static_cast<uint32_t>(r); break;
     case RK_DTYPE_U8: static_cast<uint8_t*>(data)[i] = static_cast<uint8_t>(r); break;
     case RK_DTYPE_I8: static_cast<int8_t*>(data)[i] = static_cast<int8_t>(r); break;
+    case RK_DTYPE_KEY_FRY:
+      static_cast<uint32_t*>(data)[2 * i] = key_word(r, 0);
+      static_cast<uint32_t*>(data)[2 * i + 1] = key_word(r, 1);
+      break;
     default: static_cast<uint8_t*>(data)[i] = r != 0 ? 1 : 0;  // bool
   }
 }

@@ -90,5 +90,13 @@ void rev(const Dims& dimensions, const Input& x, const Output& out);
 void gather(const KernelParams& p, const Input& operand, const Input& indices, const Output& out);
 void scatter_add(const KernelParams& p, const Input& operand, const Input& indices, const Input& updates,
                  const Output& out);
+// jax.random's threefry primitives (random.cpp), counters laid out as jax_threefry_partitionable.
+void random_seed(const Input& seed, const Output& out);
+void random_wrap(const Input& words, const Output& out);
+void random_unwrap(const Input& keys, const Output& out);
+void random_split(const Dims& shape, const Input& keys, const Output& out);
+void random_fold_in(const Input& keys, const Input& data, const Output& out);
+void random_bits(int64_t bit_width, const Dims& shape, const Input& keys, const Output& out);
+void threefry2x32(int64_t output, std::span<const Input> in, const Output& out);
 
 }  // namespace rematkit::reference

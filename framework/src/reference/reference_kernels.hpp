@@ -34,6 +34,7 @@ struct KernelParams {
   // rev: dimensions
   std::vector<int64_t> axes;
   DotDims dims;  // dot_general
+  // random_split, random_bits: shape; random_bits: bit_width; threefry2x32: output (0 or 1)
   // integer_pow: y; softmax, cumsum: axis; round: 1 for to-nearest-even, 0 away from zero;
   // concatenate, iota: dimension; reduce_precision: exponent_bits
   int64_t integer = 0;
@@ -47,7 +48,7 @@ struct KernelParams {
   bool wrap_negative_indices = false;            // gather, scatter-add
 };
 
-// Reads what `prim`'s kernel needs through `reader`, which has integer(name), ints(name),
+// Reads what `prim`'s kernel needs through `reader`, which has integer(name), integer_or(name, default), ints(name),
 // ints_or_none(name), boolean(name), dot_dims(), padding_config(), indexing_dims(prim), index_mode(),
 // fill_value() (nullopt for None) and rounds_to_nearest_even() (the core reads Params, the
 // backend the C ABI's values).
@@ -80,6 +81,12 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
       if (p.strides.empty()) p.strides.assign(p.starts.size(), 1);
       break;
     case Prim::kPad: p.padding = reader.padding_config(); break;
+    case Prim::kRandomSplit: p.axes = reader.ints("shape"); break;
+    case Prim::kRandomBits:
+      p.axes = reader.ints("shape");
+      p.integer = reader.integer("bit_width");
+      break;
+    case Prim::kThreefry2x32: p.integer = reader.integer_or("output", 0); break;
     case Prim::kGather:
       p.indexing = reader.indexing_dims(prim);
       p.starts = reader.ints("slice_sizes");
@@ -104,7 +111,8 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
     case Prim::kFloor: case Prim::kCeil: case Prim::kIsFinite: case Prim::kExp2: case Prim::kExpm1: case Prim::kLog1p:
     case Prim::kTan: case Prim::kErf: case Prim::kErfInv: case Prim::kNot: case Prim::kClamp:
     case Prim::kDynamicSlice: case Prim::kDynamicUpdateSlice: case Prim::kCopy: case Prim::kOptimizationBarrier:
-    case Prim::kBitcastConvertType:
+    case Prim::kBitcastConvertType: case Prim::kRandomSeed: case Prim::kRandomWrap: case Prim::kRandomUnwrap:
+    case Prim::kRandomFoldIn: case Prim::kRandomClone:
       break;  // nothing to read (convert_element_type's dtype and dynamic_slice's sizes are the output's)
   }
   return p;
@@ -114,7 +122,7 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
 bool has_kernel(Prim prim);
 
 // Computes `prim` into `out`, unrounded: the caller rounds each element to out's dtype as it
-// stores it (f32 rounding to nearest; i32 truncated and saturated; bool as != 0). Throws
+// stores it (element_values.hpp: f32, bf16, f16 rounded to nearest even, integers wrapped, bool as != 0). Throws
 // std::invalid_argument for a primitive with no kernel.
 void compute(Prim prim, const KernelParams& params, std::span<const Input> in, const Output& out);
 

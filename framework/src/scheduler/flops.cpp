@@ -34,6 +34,8 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     // Bitwise and logical ops: integer work, not floating point.
     case Prim::kAnd: case Prim::kOr: case Prim::kXor: case Prim::kNot: case Prim::kShiftLeft:
     case Prim::kShiftRightLogical: case Prim::kShiftRightArithmetic:
+    case Prim::kRandomSeed: case Prim::kRandomWrap: case Prim::kRandomUnwrap: case Prim::kRandomSplit:
+    case Prim::kRandomFoldIn: case Prim::kRandomBits: case Prim::kRandomClone: case Prim::kThreefry2x32:  // threefry's rounds: integer work too
       return 0;
     // Data movement.
     case Prim::kSelectN: case Prim::kBroadcastInDim: case Prim::kReshape: case Prim::kTranspose: case Prim::kSqueeze:

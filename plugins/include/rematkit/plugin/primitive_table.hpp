@@ -49,6 +49,7 @@ enum class PrimFamily {
   kReduction,         // over some axes
   kLayout,            // moves elements without arithmetic
   kNormalization,     // softmax
+  kRandom,            // PRNG keys and random bits: integer and key typed, a zero derivative
   kCall,              // has a sub-program (jaxpr=..., call_jaxpr=...): inlined by autodiff, checked against its body
 };
 
@@ -148,6 +149,16 @@ inline constexpr size_t kMaxParams = 5;
     RK_OPTIONAL("wrap_negative_indices", kBool))                                                      \
   X(kScatterAdd, "scatter-add", kLayout, 3, 3, RK_REQUIRED("dimension_numbers", kScatterDims)          \
     RK_OPTIONAL("mode", kIndexMode) RK_OPTIONAL("wrap_negative_indices", kBool))                      \
+  /* jax.random's primitives on threefry keys (key<fry>), and the hash itself. */                     \
+  X(kRandomSeed, "random_seed", kRandom, 1, 1, RK_REQUIRED("impl", kName))                           \
+  X(kRandomWrap, "random_wrap", kRandom, 1, 1, RK_REQUIRED("impl", kName))                           \
+  X(kRandomUnwrap, "random_unwrap", kRandom, 1, 1, RK_NO_PARAMS)                                      \
+  X(kRandomSplit, "random_split", kRandom, 1, 1, RK_REQUIRED("shape", kInts))                         \
+  X(kRandomFoldIn, "random_fold_in", kRandom, 2, 2, RK_NO_PARAMS)                                     \
+  X(kRandomBits, "random_bits", kRandom, 1, 1, RK_REQUIRED("bit_width", kInt) RK_REQUIRED("shape", kInts)) \
+  X(kRandomClone, "random_clone", kRandom, 1, 1, RK_NO_PARAMS)                                        \
+  /* threefry2x32's two outputs are two equations here, output=0 and output=1 (parser.cpp). */       \
+  X(kThreefry2x32, "threefry2x32", kRandom, 4, 4, RK_OPTIONAL("output", kInt))                        \
   X(kPjit, "pjit", kCall, 0, kVariadic, RK_OPTIONAL("name", kName) RK_REQUIRED("jaxpr", kProgram))   \
   X(kCheckpoint, "checkpoint", kCall, 0, kVariadic, RK_REQUIRED("jaxpr", kProgram)                    \
     RK_OPTIONAL("policy", kAny) RK_OPTIONAL("prevent_cse", kAny) RK_OPTIONAL("differentiated", kAny)) \

@@ -97,7 +97,8 @@ typedef struct rk_value {
 /* ---- what a policy or a backend sees of one equation -------------------------------------- */
 
 /* Buffers hold each dtype in its own size: bf16 and f16 2 bytes, f64 and i64 8, bool, u8 and i8 1.
- * The values from BF16 on came in ABI 1.3; the host offers them only to plugins of 1.3 or later. */
+ * A key<fry> element is 8 bytes: its two u32 words. The values from BF16 on came in ABI 1.3; the
+ * host offers them only to plugins of 1.3 or later. */
 typedef enum rk_dtype {
   RK_DTYPE_F32 = 0,
   RK_DTYPE_I32 = 1,
@@ -108,7 +109,8 @@ typedef enum rk_dtype {
   RK_DTYPE_I64 = 6,
   RK_DTYPE_U32 = 7,
   RK_DTYPE_U8 = 8,
-  RK_DTYPE_I8 = 9
+  RK_DTYPE_I8 = 9,
+  RK_DTYPE_KEY_FRY = 10 /* a threefry PRNG key, key<fry>: two u32 words, as random_unwrap gives them */
 } rk_dtype;
 typedef enum rk_memory_space { RK_MEMORY_DEVICE = 0, RK_MEMORY_PINNED_HOST = 1 } rk_memory_space;
 
