@@ -125,6 +125,8 @@ const GradCase kPrimitiveCases[] = {
                         "new_dtype=bfloat16 weak_type=False] w; y:f32[2,4] = dot_general[dimension_numbers=(([1], [0]), "
                         "([], [])) preferred_element_type=float32] x wb; z:f32[2,4] = tanh y; hf:f32[2,4] = "
                         "convert_element_type[new_dtype=float32] h; s:f32[2,4] = mul z hf in (s,) }"},
+    {"split", "{ lambda ; a:f32[5,2]. let b:f32[2,2] c:f32[3,2] = split[axis=0 sizes=(2, 3)] a; d:f32[2,2] = sin b; "
+              "e:f32[3,2] = cos c in (d, e) }"},
     {"float64", "{ lambda ; a:f64[3]. let b:f64[3] = sin a; c:f64[3] = mul b a in (c,) }"},
     {"integer_pow_one", "{ lambda ; a:f32[3]. let b:f32[3] = integer_pow[y=1] a; c:f32[3] = sin b in (c,) }"},
     {"dot_vector", "{ lambda ; a:f32[4] b:f32[4]. let c:f32[] = dot_general[dimension_numbers=(([0], [0]), ([], []))] a b; "

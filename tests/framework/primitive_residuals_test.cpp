@@ -88,6 +88,9 @@ const ResidualRule kRules[] = {
                          "shape=(4, 1) sharding=None] b; g:f32[4,8] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None "
                          "mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(1, 8)] a f in (g,) }",
      {"i32[4,1] output of broadcast_in_dim"}},
+    // split is linear (lax.py: deflinear2): only sin's cos of the piece it reads.
+    {"split", "{ lambda ; x:f32[5]. let a:f32[2] b:f32[3] = split[axis=0 sizes=(2, 3)] x; c:f32[3] = sin b in (c,) }",
+     {"f32[3] output of cos"}},
     // Mixed precision: a bf16 product with an f32 result is bilinear, so its tangent reads both
     // operands as they are, bf16, at two bytes an element.
     {"dot_general_bf16_preferred_f32",

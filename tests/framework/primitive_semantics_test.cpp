@@ -115,6 +115,14 @@ TEST(PrimitiveSemantics, IntegerAndBitwiseOps) {
   EXPECT_EQ(bools[3].data, (Values{1, 1, 0, 0}));
 }
 
+TEST(PrimitiveSemantics, SplitCutsAlongItsAxisInOrder) {
+  // lax.split(x, sizes=(1, 2), axis=1) of [[0, 1, 2], [3, 4, 5]]: columns 0 and 1-2.
+  auto out = evaluate_f64("{ lambda ; a:f32[2,3]. let b:f32[2,1] c:f32[2,2] = split[axis=1 sizes=(1, 2)] a in (b, c) }",
+                          {tensor_of({2, 3}, {0, 1, 2, 3, 4, 5})});
+  EXPECT_EQ(out[0].data, (Values{0, 3}));
+  EXPECT_EQ(out[1].data, (Values{1, 2, 4, 5}));
+}
+
 TEST(PrimitiveSemantics, BitcastReadsTheSameBitsAndBarriersPassValuesOn) {
   // 1.0f is 0x3F800000 = 1065353216; -0.0f is the sign bit alone, INT32_MIN.
   auto out = evaluate_f64(R"({ lambda ; a:f32[3] n:i32[2]. let

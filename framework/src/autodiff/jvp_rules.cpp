@@ -288,7 +288,7 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
       return sum_of_terms([&] { return t[0] == kZero ? kZero : em.linear(prim, {t[0], x[1]}, params); },
                           [&] { return t[1] == kZero ? kZero : em.linear(prim, {x[0], t[1]}, params); });
     case Prim::kReduceSum: case Prim::kBroadcastInDim: case Prim::kReshape: case Prim::kTranspose:
-    case Prim::kSqueeze: case Prim::kSlice: case Prim::kRev: case Prim::kCopy: case Prim::kReducePrecision:
+    case Prim::kSqueeze: case Prim::kSlice: case Prim::kSplit: case Prim::kRev: case Prim::kCopy: case Prim::kReducePrecision:
     case Prim::kCumsum: case Prim::kOptimizationBarrier:  // lax._opt_barrier_jvp: the barrier on the tangent
       return em.linear(prim, {g}, params);  // linear: the same operation on the tangent
     case Prim::kReduceMax: case Prim::kReduceMin: return reduce_chooser_jvp(em, params, x[0], y[0], g);

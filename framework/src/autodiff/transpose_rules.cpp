@@ -219,6 +219,17 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
       return;
     }
     case Prim::kSlice: give(0, unslice(em, ct, eqn.params, shape_of(0), eqn.where)); return;
+    case Prim::kSplit: {  // lax._split_transpose_rule concatenates the pieces' cotangents: each one
+      // here, padded with zeros where the other pieces are, and the pieces' cotangents add up
+      const auto sizes = param_ints(eqn.params, "sizes", eqn.where);
+      const int64_t axis = param_int(eqn.params, "axis", eqn.where);
+      const int64_t output = eqn.params.find("output") ? param_int(eqn.params, "output", eqn.where) : 0;
+      std::vector<PaddingDim> config(shape_of(0).size(), PaddingDim{0, 0, 0});
+      for (int64_t i = 0; i < static_cast<int64_t>(sizes.size()); ++i)
+        (i < output ? config[axis].low : config[axis].high) += i == output ? 0 : sizes[i];
+      give(0, em.linear(Prim::kPad, {ct, em.literal(0.0, em.type(ct).dtype)}, pad_params(config)));
+      return;
+    }
     case Prim::kPad: {  // lax._pad_transpose: the operand's elements of ct; the padding value gets the rest
       const ValueId operand_ct = unpad(em, ct, padding_config(eqn.params, eqn.where));
       if (linear_input(0)) give(0, operand_ct);

@@ -318,7 +318,9 @@ class Parser {
     // Params the table does not list for the primitive are dropped; what is kept prints back.
     eqn.params = schema_params(eqn.prim, std::move(eqn.params));
     if (eqn.prim == Prim::kOptimizationBarrier && eqn.inputs.size() != 1) return split_barrier(scope, eqn, outs);
-    if (eqn.prim == Prim::kThreefry2x32 && !eqn.params.find("output")) return split_threefry(scope, eqn, outs);
+    if (eqn.prim == Prim::kThreefry2x32 && !eqn.params.find("output")) return one_equation_per_output(scope, eqn, outs, 2);
+    if (eqn.prim == Prim::kSplit && !eqn.params.find("output"))
+      return one_equation_per_output(scope, eqn, outs, param_ints(eqn.params, "sizes", eqn.where).size());
     for (Out& out : outs) eqn.outputs.push_back(bind(scope, out.name, out.type));
     scope.program->eqns.push_back(std::move(eqn));
   }
@@ -337,11 +339,13 @@ class Parser {
     }
   }
 
-  // threefry2x32 hashes (x1, x2) into two words: here one equation per word (output=0, output=1),
-  // each a value of its own, both hashing the same operands.
-  void split_threefry(Scope& scope, const Equation& eqn, const std::vector<Out>& outs) {
-    if (outs.size() != 2) fail_at(eqn.where, "threefry2x32 binds two outputs, not " + std::to_string(outs.size()));
-    for (size_t i = 0; i < 2; ++i) {
+  // threefry2x32's two words and split's pieces: here one equation per output (output=0, 1, ...),
+  // each a value of its own computed from the same operands.
+  void one_equation_per_output(Scope& scope, const Equation& eqn, const std::vector<Out>& outs, size_t n) {
+    if (outs.size() != n)
+      fail_at(eqn.where, std::string(prim_name(eqn.prim)) + " binds " + std::to_string(n) + " output(s), not " +
+                             std::to_string(outs.size()));
+    for (size_t i = 0; i < n; ++i) {
       Equation one = eqn;
       one.params.set("output", ParamValue::of_int(static_cast<int64_t>(i)));
       one.outputs = {bind(scope, outs[i].name, outs[i].type)};

@@ -550,6 +550,27 @@ Type random_result(Prim prim, const Params& params, const std::vector<Type>& in,
   return in[0];  // random_clone
 }
 
+// lax._split_shape_rule: sizes add up to the axis's size; output `output` has its size there.
+Type split_result(const Params& params, const Type& x, const SourceLocation& where) {
+  const auto sizes = param_ints(params, "sizes", where);
+  const int64_t axis = param_int(params, "axis", where);
+  const int64_t output = params.find("output") ? param_int(params, "output", where) : 0;
+  if (axis < 0 || axis >= x.rank()) fail_at(where, "split: axis " + std::to_string(axis) + " is out of range for " + x.str());
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0) fail_at(where, "split: sizes must not be negative");
+    total += s;
+  }
+  if (total != x.shape[axis])
+    fail_at(where, "split: sizes add up to " + std::to_string(total) + ", not axis " + std::to_string(axis) + "'s " +
+                       std::to_string(x.shape[axis]) + " in " + x.str());
+  if (output < 0 || output >= static_cast<int64_t>(sizes.size()))
+    fail_at(where, "split: output " + std::to_string(output) + " is not one of its " + std::to_string(sizes.size()));
+  Type t = x;
+  t.shape[axis] = sizes[output];
+  return t;
+}
+
 std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector<Type>& in,
                               const SourceLocation& where) {
   if (has_body(prim))
@@ -617,6 +638,7 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
     case Prim::kIota: return {iota_result(params, where)};
     case Prim::kConcatenate: return {concatenate_result(params, in, where)};
     case Prim::kSlice: return {slice_result(params, in[0], where)};
+    case Prim::kSplit: return {split_result(params, in[0], where)};
     case Prim::kDynamicSlice: return {dynamic_slice_result(params, in, where)};
     case Prim::kDynamicUpdateSlice: return {dynamic_update_slice_result(in, where)};
     case Prim::kPad: return {pad_result(params, in, where)};

@@ -139,6 +139,9 @@ inline constexpr size_t kMaxParams = 5;
   X(kDynamicUpdateSlice, "dynamic_update_slice", kLayout, 2, kVariadic, RK_NO_PARAMS)                 \
   X(kPad, "pad", kLayout, 2, 2, RK_REQUIRED("padding_config", kPadding))                              \
   X(kRev, "rev", kLayout, 1, 1, RK_REQUIRED("dimensions", kInts))                                     \
+  /* split's outputs are one equation each here, output=0, 1, ... (parser.cpp). */                   \
+  X(kSplit, "split", kLayout, 1, 1, RK_REQUIRED("sizes", kInts) RK_REQUIRED("axis", kInt)            \
+    RK_OPTIONAL("output", kInt))                                                                      \
   X(kCopy, "copy", kUnary, 1, 1, RK_NO_PARAMS)                                                        \
   X(kReducePrecision, "reduce_precision", kUnary, 1, 1, RK_REQUIRED("exponent_bits", kInt)            \
     RK_REQUIRED("mantissa_bits", kInt))                                                               \
@@ -223,7 +226,8 @@ struct PrimAlias {
 };
 inline constexpr PrimAlias kPrimAliases[] = {
     {"jit", Prim::kPjit}, {"remat", Prim::kCheckpoint}, {"remat2", Prim::kCheckpoint}, {"remat_call", Prim::kCheckpoint},
-    {"custom_vjp_call_jaxpr", Prim::kCustomVjpCall}};  // JAX before 0.4.36, with fun_jaxpr for call_jaxpr
+    {"custom_vjp_call_jaxpr", Prim::kCustomVjpCall},  // JAX before 0.4.36, with fun_jaxpr for call_jaxpr
+    {"copy_p", Prim::kCopy}};                         // lax.copy_p's name in older JAX
 
 // A name or alias as programs write it; nullopt for an unknown name.
 constexpr std::optional<Prim> lookup_prim(std::string_view name) {
