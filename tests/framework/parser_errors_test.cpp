@@ -33,7 +33,7 @@ const BadProgram kBadPrograms[] = {
     {"PRNG key dtype", "{ lambda ; k:key<rbg>[]. let in (k,) }",
      "p:1:14: unsupported dtype 'key<rbg>' (rematkit supports f32, bf16, f16, f64, i8, i32, i64, u8, u32, bool and key<fry>)"},
     {"split sizes", "{ lambda ; a:f32[5]. let b:f32[2] c:f32[2] = split[axis=0 sizes=(2, 2)] a in (b, c) }",
-     "p:1:45: split: sizes add up to 4, not axis 0's 5 in f32[5]"},
+     "p:1:46: split: sizes add up to 4, not axis 0's 5 in f32[5]"},
     {"mismatched dtypes", "{ lambda ; x:bf16[2] y:f32[2]. let z:f32[2] = add x y in (z,) }",
      "p:1:47: add operands differ in dtype: bf16[2], f32[2]"},
     {"preferred_element_type of another kind",
