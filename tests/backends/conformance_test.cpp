@@ -152,6 +152,9 @@ const Case kCases[] = {
                "i:u32[3,2] = random_unwrap h; x:u32[3] y:u32[3] = threefry2x32 d 7:u32[] d d; j:key<fry>[3] = random_clone k; "
                "l:key<fry>[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] j; m:key<fry>[] = squeeze[dimensions=(0,)] l; "
                "n:u32[2] = random_unwrap m in (c, f, g, i, x, y, n) }", 0},
+    {"reduce_prod", "{ lambda ; a:f32[3,5,2]. let b:f32[5] = reduce_prod[axes=(0, 2)] a; c:f32[3,5,2] = mul a a; "
+                    "d:f32[] = reduce_prod[axes=(0, 1, 2)] c; e:f32[3,0,2] = slice[limit_indices=(3, 0, 2) start_indices=(0, 0, 0) "
+                    "strides=None] a; f:f32[3,2] = reduce_prod[axes=(1,)] e in (b, d, f) }", 1e-5},
     {"split", "{ lambda ; a:f32[7,5]. let b:f32[7,1] c:f32[7,0] d:f32[7,4] = split[axis=1 sizes=(1, 0, 4)] a in (b, c, d) }", 0},
     {"dot_batch_middle_two_contractions", "{ lambda ; a:f32[2,3,4,5] b:f32[5,3,4,6]. let c:f32[3,2,6] = dot_general["
                                           "dimension_numbers=(([2, 3], [2, 0]), ([1], [1]))] a b in (c,) }", 1e-6},

@@ -125,6 +125,9 @@ const GradCase kPrimitiveCases[] = {
                         "new_dtype=bfloat16 weak_type=False] w; y:f32[2,4] = dot_general[dimension_numbers=(([1], [0]), "
                         "([], [])) preferred_element_type=float32] x wb; z:f32[2,4] = tanh y; hf:f32[2,4] = "
                         "convert_element_type[new_dtype=float32] h; s:f32[2,4] = mul z hf in (s,) }"},
+    // JAX's tree of halves: 5 rows (odd: a padded row of ones), 2 and 3 elements along one axis.
+    {"reduce_prod_two_axes", "{ lambda ; a:f32[5,3,2]. let b:f32[3] = reduce_prod[axes=(0, 2)] a in (b,) }"},
+    {"reduce_prod_all", "{ lambda ; a:f32[3]. let b:f32[] = reduce_prod[axes=(0,)] a in (b,) }"},
     {"split", "{ lambda ; a:f32[5,2]. let b:f32[2,2] c:f32[3,2] = split[axis=0 sizes=(2, 3)] a; d:f32[2,2] = sin b; "
               "e:f32[3,2] = cos c in (d, e) }"},
     {"float64", "{ lambda ; a:f64[3]. let b:f64[3] = sin a; c:f64[3] = mul b a in (c,) }"},

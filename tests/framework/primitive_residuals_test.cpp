@@ -88,6 +88,11 @@ const ResidualRule kRules[] = {
                          "shape=(4, 1) sharding=None] b; g:f32[4,8] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None "
                          "mode=GatherScatterMode.PROMISE_IN_BOUNDS slice_sizes=(1, 8)] a f in (g,) }",
      {"i32[4,1] output of broadcast_in_dim"}},
+    // reduce_prod of 3 elements (lax._reduce_prod_jvp_rule's tree): rows [x0, x1] and [x2] padded
+    // with a 1; their product's halves [x0 x2] and [x1]. Each level's mul tangent reads both halves:
+    // the slice and the pad, then the two slices of the product.
+    {"reduce_prod", "{ lambda ; x:f32[3]. let y:f32[] = reduce_prod[axes=(0,)] x in (y,) }",
+     {"f32[2] output of slice", "f32[2] output of pad", "f32[1] output of slice", "f32[1] output of slice"}},
     // split is linear (lax.py: deflinear2): only sin's cos of the piece it reads.
     {"split", "{ lambda ; x:f32[5]. let a:f32[2] b:f32[3] = split[axis=0 sizes=(2, 3)] x; c:f32[3] = sin b in (c,) }",
      {"f32[3] output of cos"}},

@@ -48,6 +48,59 @@ ValueId reduce_chooser_jvp(Emitter& em, const Params& params, ValueId x, ValueId
   return em.linear(Prim::kDiv, {picked, counts});
 }
 
+// lax._reduce_prod_jvp_rule through lax._reduce_jvp: the reduced axes moved to the front and
+// flattened, then halved until one row is left, each half multiplied into the other (the second
+// padded with a row of ones when the count is odd); the tangent follows mul's rule at each level.
+ValueId reduce_prod_jvp(Emitter& em, const Params& params, ValueId x, ValueId g) {
+  const auto axes = param_ints(params, "axes", {});
+  const Shape shape = em.shape(x);
+  std::vector<int64_t> permutation(axes.begin(), axes.end()), kept_shape;
+  int64_t n = 1;
+  for (int64_t a : axes) n *= shape[a];
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) {
+      permutation.push_back(d);
+      kept_shape.push_back(shape[d]);
+    }
+  Shape rows{n};
+  rows.insert(rows.end(), kept_shape.begin(), kept_shape.end());
+  bool identity = true;
+  for (size_t i = 0; i < permutation.size(); ++i) identity &= permutation[i] == static_cast<int64_t>(i);
+  // Known (primal) or tangent equations, as `tangent` says.
+  auto op = [&](bool tangent, Prim prim, std::vector<ValueId> inputs, Params p) {
+    return tangent ? em.linear(prim, std::move(inputs), std::move(p)) : em.known(prim, std::move(inputs), std::move(p));
+  };
+  auto to_rows = [&](ValueId v, bool tangent) {  // lax.reshape returns an operand already so shaped
+    if (!identity) v = op(tangent, Prim::kTranspose, {v}, transpose_params(permutation));
+    return em.shape(v) == rows ? v : op(tangent, Prim::kReshape, {v}, reshape_params(rows));
+  };
+  if (n == 0) return kZero;  // the product of nothing is 1, whatever the operand
+  ValueId xs = to_rows(x, false), ts = to_rows(g, true);
+  const DType dt = em.type(x).dtype;
+  while (em.shape(xs)[0] > 1) {
+    const int64_t m = em.shape(xs)[0], first = (m + 1) / 2;
+    Shape start(rows.size(), 0), mid = em.shape(xs), end = em.shape(xs);
+    mid[0] = first;
+    Shape second_start = start;
+    second_start[0] = first;
+    auto halves = [&](ValueId v, bool tangent) {
+      ValueId a = op(tangent, Prim::kSlice, {v}, slice_params(start, mid));
+      ValueId b = op(tangent, Prim::kSlice, {v}, slice_params(second_start, end));
+      if (m - first != first) {
+        std::vector<PaddingDim> config(rows.size(), PaddingDim{0, 0, 0});
+        config[0].high = 1;
+        b = op(tangent, Prim::kPad, {b, em.literal(tangent ? 0.0 : 1.0, dt)}, pad_params(config));
+      }
+      return std::pair{a, b};
+    };
+    const auto [x1, x2] = halves(xs, false);
+    const auto [t1, t2] = halves(ts, true);
+    ts = em.linear(Prim::kAdd, {em.linear(Prim::kMul, {t1, x2}), em.linear(Prim::kMul, {x1, t2})});
+    xs = em.known(Prim::kMul, {x1, x2});
+  }
+  return em.linear(Prim::kReshape, {ts}, reshape_params(kept_shape));  // squeeze the one row
+}
+
 ValueId softmax_jvp(Emitter& em, const Params& params, ValueId y, ValueId g) {
   int64_t axis = param_int(params, "axis", {});
   if (axis < 0) axis += em.type(y).rank();
@@ -292,6 +345,7 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
     case Prim::kCumsum: case Prim::kOptimizationBarrier:  // lax._opt_barrier_jvp: the barrier on the tangent
       return em.linear(prim, {g}, params);  // linear: the same operation on the tangent
     case Prim::kReduceMax: case Prim::kReduceMin: return reduce_chooser_jvp(em, params, x[0], y[0], g);
+    case Prim::kReduceProd: return reduce_prod_jvp(em, params, x[0], g);
     case Prim::kSoftmax: return softmax_jvp(em, params, y[0], g);
     case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
       break;  // inlined by jvp_trace before any rule runs

@@ -626,7 +626,8 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
     }
     case Prim::kSelectN: return {select_n_result(in, where)};
     case Prim::kDotGeneral: return {dot_general_result(params, in, where)};
-    case Prim::kReduceSum: case Prim::kReduceMax: return {reduce_result(prim, params, in[0], where)};
+    case Prim::kReduceSum: case Prim::kReduceMax: case Prim::kReduceProd:
+      return {reduce_result(prim, params, in[0], where)};
     case Prim::kBroadcastInDim: return {broadcast_in_dim_result(params, in[0], where)};
     case Prim::kReshape: return {reshape_result(params, in[0], where)};
     case Prim::kTranspose: return {transpose_result(params, in[0], where)};

@@ -197,6 +197,7 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
     case Prim::kSelectN: return select_n(in, out);
     case Prim::kDotGeneral: return dot_general(p.dims, in[0], in[1], out);
     case Prim::kReduceSum: return reduce(Reduction::kSum, p.axes, in[0], out);
+    case Prim::kReduceProd: return reduce(Reduction::kProd, p.axes, in[0], out);
     case Prim::kReduceMax: return reduce(Reduction::kMax, p.axes, in[0], out);
     case Prim::kReduceMin: return reduce(Reduction::kMin, p.axes, in[0], out);
     case Prim::kArgMax: return arg_extreme(true, p.axes.at(0), in[0], out);

@@ -72,7 +72,7 @@ void map_ternary(const Input& a, const Input& b, const Input& c, const Output& o
 // Kernels with more than an elementwise formula (structural.cpp, dot_general.cpp, indexing.cpp).
 void select_n(std::span<const Input> in, const Output& out);
 void dot_general(const DotDims& dims, const Input& lhs, const Input& rhs, const Output& out);
-enum class Reduction { kSum, kMax, kMin };
+enum class Reduction { kSum, kProd, kMax, kMin };
 void reduce(Reduction kind, const std::vector<int64_t>& axes, const Input& x, const Output& out);
 void arg_extreme(bool is_max, int64_t axis, const Input& x, const Output& out);
 void cumsum(int64_t axis, bool reverse, const Input& x, const Output& out);

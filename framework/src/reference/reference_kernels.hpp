@@ -59,7 +59,7 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
   switch (prim) {
     case Prim::kIntegerPow: p.integer = reader.integer("y"); break;
     case Prim::kSoftmax: p.integer = reader.integer("axis"); break;
-    case Prim::kReduceSum: case Prim::kReduceMax: p.axes = reader.ints("axes"); break;
+    case Prim::kReduceSum: case Prim::kReduceMax: case Prim::kReduceProd: p.axes = reader.ints("axes"); break;
     case Prim::kBroadcastInDim: p.axes = reader.ints("broadcast_dimensions"); break;
     case Prim::kTranspose: p.axes = reader.ints("permutation"); break;
     case Prim::kDotGeneral: p.dims = reader.dot_dims(); break;

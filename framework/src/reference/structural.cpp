@@ -42,19 +42,23 @@ void select_n(std::span<const Input> in, const Output& out) {
   }
 }
 
-// Sums in double in row-major order; max and min propagate NaN; an empty reduction gives 0 or
-// the dtype's lowest (max) or highest (min) value.
+// Sums and products in double in row-major order; max and min propagate NaN; an empty reduction
+// gives 0, 1, or the dtype's lowest (max) or highest (min) value.
 void reduce(Reduction kind, const std::vector<int64_t>& axes, const Input& x, const Output& out) {
   const IntegerFormat format = integer_format(out.dtype);
   const bool integer = format.bits != 0;
   const double highest = integer ? integer_highest(format) : std::numeric_limits<double>::infinity();
   const double lowest = integer ? integer_lowest(format) : -highest;
-  const double init = kind == Reduction::kSum ? 0.0 : kind == Reduction::kMax ? lowest : highest;
+  const double init = kind == Reduction::kSum    ? 0.0
+                      : kind == Reduction::kProd ? 1.0
+                      : kind == Reduction::kMax  ? lowest
+                                                 : highest;
   std::fill(out.data.begin(), out.data.end(), init);
   for_each_reduced(x.shape, axes, [&](int64_t o, int64_t i) {
     const double v = x.data[i];
     double& acc = out.data[o];
     if (kind == Reduction::kSum) acc += v;
+    else if (kind == Reduction::kProd) acc *= v;
     else if (!std::isnan(acc) && (std::isnan(v) || (kind == Reduction::kMax ? v > acc : v < acc))) acc = v;
   });
 }

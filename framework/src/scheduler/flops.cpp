@@ -15,7 +15,7 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
       return 2 * out * contracted;
     }
     // A comparison or an add per operand element.
-    case Prim::kReduceSum: case Prim::kReduceMax: case Prim::kReduceMin: case Prim::kArgMax: case Prim::kArgMin:
+    case Prim::kReduceSum: case Prim::kReduceMax: case Prim::kReduceMin: case Prim::kReduceProd: case Prim::kArgMax: case Prim::kArgMin:
     case Prim::kCumsum:
       return graph.values[eqn.inputs[0]].type.num_elements();
     case Prim::kScatterAdd: return graph.values[eqn.inputs[2]].type.num_elements();  // an add per update

@@ -127,6 +127,7 @@ inline constexpr size_t kMaxParams = 5;
   X(kSqueeze, "squeeze", kLayout, 1, 1, RK_REQUIRED("dimensions", kInts))                             \
   X(kSoftmax, "softmax", kNormalization, 1, 1, RK_REQUIRED("axis", kInt))                             \
   X(kReduceMin, "reduce_min", kReduction, 1, 1, RK_REQUIRED("axes", kInts))                           \
+  X(kReduceProd, "reduce_prod", kReduction, 1, 1, RK_REQUIRED("axes", kInts))                          \
   X(kArgMax, "argmax", kReduction, 1, 1, RK_REQUIRED("axes", kInts) RK_REQUIRED("index_dtype", kDType)) \
   X(kArgMin, "argmin", kReduction, 1, 1, RK_REQUIRED("axes", kInts) RK_REQUIRED("index_dtype", kDType)) \
   X(kCumsum, "cumsum", kReduction, 1, 1, RK_REQUIRED("axis", kInt) RK_OPTIONAL("reverse", kBool))     \
