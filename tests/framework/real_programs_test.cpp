@@ -70,7 +70,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, UnsupportedRealProgramTest, ::testing::ValuesIn
                          [](const auto& info) { return fs::path(info.param).stem().string(); });
 
 TEST(RealPrograms, TheCorpusIsThere) {
-  EXPECT_GE(programs_in(kReal).size(), 10u);
+  EXPECT_GE(programs_in(kReal).size(), 20u);
   EXPECT_GE(programs_in(kReal / "unsupported").size(), 10u);
 }
 
