@@ -55,14 +55,16 @@ std::vector<Atom> ProgramBuilder::emit(Prim prim, std::vector<Atom> inputs, Para
 
 std::vector<Atom> ProgramBuilder::call(Prim prim, Program body, std::vector<Atom> inputs, Params params) {
   if (!has_body(prim))
-    fail("program builder: call() builds pjit and checkpoint, not " + std::string(prim_name(prim)) + " (use emit())");
+    fail("program builder: call() builds pjit, checkpoint and custom_jvp_call, not " + std::string(prim_name(prim)) +
+         " (use emit())");
   if (inputs.size() != body.constvars.size() + body.invars.size())
     fail("program builder: the call passes " + std::to_string(inputs.size()) + " operands to a body that takes " +
          std::to_string(body.constvars.size() + body.invars.size()));
   std::vector<Type> out_types;
   for (const Atom& a : body.outvars) out_types.push_back(body.type_of(a));
   Params all;
-  all.set("jaxpr", ParamValue::of_program(std::make_shared<const Program>(std::move(body))));
+  const bool custom = prim == Prim::kCustomJvpCall || prim == Prim::kCustomVjpCall;  // they print call_jaxpr=
+  all.set(custom ? "call_jaxpr" : "jaxpr", ParamValue::of_program(std::make_shared<const Program>(std::move(body))));
   for (auto& [k, v] : params.entries) all.set(k, std::move(v));
   Equation eqn{prim, std::move(all), std::move(inputs), {},
                {"<builder>", static_cast<int>(program_.eqns.size()) + 1, 0}};

@@ -1,0 +1,39 @@
+// A GPT-2 style language model traced as JAX traces its Flax definition: token embedding (a
+// gather), learned positions, pre-LayerNorm blocks of causal multi-head attention (jax.nn.softmax's
+// custom_jvp_call, the mask from iota) and a tanh-GELU MLP, optional dropout, the output projection
+// tied to the embedding, and cross-entropy on integer targets; f32 or bf16 compute.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "rematkit/flax/export.hpp"
+#include "rematkit/flax/model_builder.hpp"
+
+namespace rematkit {
+
+// Where the model's checkpoints go (nn.remat around each block, around all of them, or none).
+enum class GptRemat { kNone, kEachBlock, kWhole };
+
+struct GptConfig {
+  int64_t vocab = 64;
+  int64_t sequence = 16;  // also the number of learned positions
+  int64_t model = 32;     // embedding width; a multiple of heads
+  int64_t heads = 4;
+  int64_t layers = 2;
+  int64_t mlp = 128;      // the MLP's hidden width (4 x model in GPT-2)
+  int64_t batch = 2;
+  double dropout = 0.0;   // the rate of every dropout (embeddings, attention weights, residual branches)
+  // f32 or bf16: the params (Flax's param_dtype) and every activation, LayerNorm's statistics and
+  // the loss included (force_float32_reductions=False); the loss's mean is taken in f32.
+  DType dtype = DType::kF32;
+  GptRemat remat = GptRemat::kEachBlock;
+};
+
+// The model's program under `policy` (the checkpoints' policy), with its arguments: token ids
+// i32[batch, sequence], targets i32[batch, sequence], the dropout key (key<fry>[], only with
+// dropout), then the params (normal(0.02) embeddings and kernels, zero biases, LayerNorm ones and
+// zeros, drawn in f32 and rounded to the dtype), which Model::params lists. A bad-input Error for sizes that do not fit.
+REMATKIT_FLAX_EXPORT Model build_gpt(const GptConfig& config, const std::string& policy, uint64_t seed = 0);
+
+}  // namespace rematkit

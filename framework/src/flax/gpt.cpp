@@ -1,0 +1,320 @@
+#include "rematkit/flax/gpt.hpp"
+
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "rematkit/error.hpp"
+#include "rematkit/flax/initializers.hpp"
+#include "rematkit/parser.hpp"
+#include "rematkit/primitive_params.hpp"
+#include "rematkit/printer.hpp"
+#include "rematkit/program_builder.hpp"
+#include "rematkit/random/threefry.hpp"
+
+namespace rematkit {
+namespace {
+
+constexpr size_t kParamsPerBlock = 12;  // ln_1, c_attn, c_proj, ln_2, c_fc, mlp c_proj: a scale or kernel and a bias each
+
+// Traces the model's pieces into one program (the top level or a checkpoint's body).
+class GptTracer {
+ public:
+  GptTracer(ProgramBuilder& b, const GptConfig& c) : b_(b), c_(c) {}
+
+  Atom lit(double v, DType dtype) const { return ProgramBuilder::literal(v, dtype); }
+  Atom emit(Prim prim, std::vector<Atom> in, Params p = {}) { return b_.emit1(prim, std::move(in), std::move(p)); }
+  const Shape& shape(Atom a) const { return b_.type_of(a).shape; }
+  DType dtype(Atom a) const { return b_.type_of(a).dtype; }
+
+  // Flax's promote_dtype: a value cast to the compute dtype where it is used (a no-op for params,
+  // whose param_dtype is the model's dtype).
+  Atom cast(Atom a, DType to) {
+    if (dtype(a) == to) return a;
+    Params p = convert_element_type_params(to);
+    p.set("weak_type", ParamValue::of_bool(false));
+    return emit(Prim::kConvertElementType, {a}, std::move(p));
+  }
+
+  // jnp's keepdims: reduce over the last axis, then broadcast_in_dim back to rank 3 with a 1 there.
+  Atom keep_last(Atom reduced, const Shape& like) {
+    Shape kept = like;
+    kept.back() = 1;
+    std::vector<int64_t> dims(kept.size() - 1);
+    for (size_t i = 0; i < dims.size(); ++i) dims[i] = static_cast<int64_t>(i);
+    return emit(Prim::kBroadcastInDim, {reduced}, broadcast_in_dim_params(kept, dims));
+  }
+  int64_t last_axis(Atom a) const { return static_cast<int64_t>(shape(a).size()) - 1; }
+
+  // nn.Dense: x's last dim contracted with the kernel's first, plus the bias reshaped to rank.
+  Atom dense(Atom x, Atom kernel, Atom bias) {
+    const DType dt = c_.dtype;
+    Atom y = emit(Prim::kDotGeneral, {cast(x, dt), cast(kernel, dt)}, dot_general_params({{last_axis(x)}, {0}, {}, {}}));
+    Shape ones(shape(x).size() - 1, 1);
+    ones.push_back(shape(bias)[0]);
+    return emit(Prim::kAdd, {y, emit(Prim::kReshape, {cast(bias, dt)}, reshape_params(ones))});
+  }
+
+  // nn.LayerNorm (epsilon 1e-6) with force_float32_reductions=False: statistics in the compute
+  // dtype, var = max(0, E[x^2] - E[x]^2) (flax's _compute_stats and _normalize).
+  Atom layer_norm(Atom x, Atom scale, Atom bias) {
+    const Shape s = shape(x);
+    const DType dt = dtype(x);
+    const double n = static_cast<double>(s.back());
+    const std::vector<int64_t> last{last_axis(x)};
+    const Atom mean = emit(Prim::kDiv, {emit(Prim::kReduceSum, {x}, reduce_params(last)), lit(n, dt)});
+    const Atom mean2 = emit(Prim::kDiv, {emit(Prim::kReduceSum, {emit(Prim::kSquare, {x})}, reduce_params(last)), lit(n, dt)});
+    const Atom var = emit(Prim::kMax, {lit(0.0, dt), emit(Prim::kSub, {mean2, emit(Prim::kSquare, {mean})})});
+    const Atom centred = emit(Prim::kSub, {x, keep_last(mean, s)});
+    const Atom inv = emit(Prim::kRsqrt, {emit(Prim::kAdd, {keep_last(var, s), lit(1e-6, dt)})});
+    Shape ones(s.size() - 1, 1);
+    ones.push_back(s.back());
+    Atom y = emit(Prim::kMul, {centred, inv});
+    y = emit(Prim::kMul, {y, emit(Prim::kReshape, {cast(scale, dt)}, reshape_params(ones))});
+    return emit(Prim::kAdd, {y, emit(Prim::kReshape, {cast(bias, dt)}, reshape_params(ones))});
+  }
+
+  // jax.nn.gelu(approximate=True): x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
+  Atom gelu(Atom x) {
+    const DType dt = dtype(x);
+    const Atom cube = emit(Prim::kIntegerPow, {x}, integer_pow_params(3));
+    const Atom inner = emit(Prim::kAdd, {x, emit(Prim::kMul, {lit(0.044715, dt), cube})});
+    const Atom t = emit(Prim::kTanh, {emit(Prim::kMul, {lit(std::sqrt(2.0 / std::numbers::pi), dt), inner})});
+    const Atom cdf = emit(Prim::kMul, {lit(0.5, dt), emit(Prim::kAdd, {lit(1.0, dt), t})});
+    return emit(Prim::kMul, {x, cdf});
+  }
+
+  // nn.Dropout: bernoulli(key, keep, shape) as jax.random draws it (uniform from the top 23 bits),
+  // then where(mask, x / keep, 0). Each site has its own key, key folded with the site's number.
+  Atom dropout(Atom x, Atom key, int64_t site) {
+    if (c_.dropout <= 0) return x;
+    const double keep = 1.0 - c_.dropout;
+    const Shape s = shape(x);
+    const Atom site_key = emit(Prim::kRandomFoldIn, {key, lit(static_cast<double>(site), DType::kU32)});
+    Params bits;
+    bits.set("bit_width", ParamValue::of_int(32));
+    bits.set("shape", ParamValue::of_ints(s));
+    Atom u = emit(Prim::kRandomBits, {site_key}, std::move(bits));
+    u = emit(Prim::kShiftRightLogical, {u, lit(9, DType::kU32)});
+    u = emit(Prim::kOr, {u, lit(1065353216, DType::kU32)});
+    Params to_f32;
+    to_f32.set("new_dtype", ParamValue::of_ident("float32"));
+    Atom f = emit(Prim::kSub, {emit(Prim::kBitcastConvertType, {u}, std::move(to_f32)), lit(1.0, DType::kF32)});
+    const Atom mask = emit(Prim::kLt, {f, lit(keep, DType::kF32)});
+    const Atom scaled = emit(Prim::kDiv, {x, lit(keep, dtype(x))});
+    const Atom zeros = emit(Prim::kBroadcastInDim, {lit(0.0, dtype(x))}, broadcast_in_dim_params(s, {}));
+    return emit(Prim::kSelectN, {mask, zeros, scaled});
+  }
+
+  // jax.nn.softmax over the last axis: custom_jvp_call of _softmax, whose body is
+  // exp(x - stop_gradient(max x)) / sum; rematkit differentiates it with JAX's _softmax_jvp.
+  Atom softmax(Atom x) {
+    ProgramBuilder body;
+    const Atom bx = body.argument("x", b_.type_of(x));
+    GptTracer t(body, c_);
+    const std::vector<int64_t> last{last_axis(x)};
+    const Atom m = t.keep_last(t.emit(Prim::kReduceMax, {bx}, reduce_params(last)), shape(x));
+    const Atom e = t.emit(Prim::kExp, {t.emit(Prim::kSub, {bx, t.emit(Prim::kStopGradient, {m})})});
+    const Atom sum = t.keep_last(t.emit(Prim::kReduceSum, {e}, reduce_params(last)), shape(x));
+    const Atom y = t.emit(Prim::kDiv, {e, sum});
+    Params p;
+    p.set("name", ParamValue::of_ident("_softmax"));
+    p.set("jvp", ParamValue::of_ident("_softmax_jvp"));
+    p.set("num_consts", ParamValue::of_int(0));
+    return b_.call(Prim::kCustomJvpCall, body.finish({y}), {x}, std::move(p)).at(0);
+  }
+
+  // Causal self-attention (flax's dot_product_attention): c_attn to q, k, v (jnp.split), heads,
+  // q / sqrt(depth), q.k over the head dim, the causal mask from iota, softmax, dropout, weights.v.
+  Atom attention(Atom x, const Atom* w, Atom key, int64_t site) {
+    const int64_t B = c_.batch, S = c_.sequence, D = c_.model, H = c_.heads, Dh = D / H;
+    const Atom qkv = dense(x, w[2], w[3]);
+    std::vector<Atom> parts;  // jnp.split(qkv, 3, axis=2): split's three outputs, an equation each here
+    for (int64_t i = 0; i < 3; ++i) {
+      Params split;
+      split.set("sizes", ParamValue::of_ints({D, D, D}));
+      split.set("axis", ParamValue::of_int(2));
+      split.set("output", ParamValue::of_int(i));
+      parts.push_back(emit(Prim::kSplit, {qkv}, std::move(split)));
+    }
+    auto heads = [&](Atom a) { return emit(Prim::kReshape, {a}, reshape_params({B, S, H, Dh})); };
+    const DType dt = c_.dtype;
+    const Atom q = emit(Prim::kDiv, {heads(parts.at(0)), lit(std::sqrt(static_cast<double>(Dh)), dt)});
+    const Atom k = heads(parts.at(1)), v = heads(parts.at(2));
+    Atom scores = emit(Prim::kDotGeneral, {q, k}, dot_general_params({{3}, {3}, {0, 2}, {0, 2}}));  // [B,H,S,S]
+    auto iota = [&](int64_t dim) {
+      Params p;
+      p.set("dimension", ParamValue::of_int(dim));
+      p.set("dtype", ParamValue::of_ident("int32"));
+      p.set("shape", ParamValue::of_ints({S, S}));
+      p.set("sharding", ParamValue::none());
+      return emit(Prim::kIota, {}, std::move(p));
+    };
+    const Atom causal = emit(Prim::kBroadcastInDim, {emit(Prim::kGe, {iota(0), iota(1)})},
+                             broadcast_in_dim_params({B, H, S, S}, {2, 3}));
+    const double big_neg = dt == DType::kBF16 ? -3.3895313892515355e38 : static_cast<double>(std::numeric_limits<float>::lowest());
+    const Atom neg = emit(Prim::kBroadcastInDim, {lit(big_neg, dt)}, broadcast_in_dim_params({B, H, S, S}, {}));
+    scores = emit(Prim::kSelectN, {causal, neg, scores});
+    const Atom weights = dropout(softmax(scores), key, site);
+    const Atom context = emit(Prim::kDotGeneral, {weights, v}, dot_general_params({{3}, {1}, {0, 1}, {0, 2}}));  // [B,H,S,Dh]
+    const Atom merged = emit(Prim::kReshape, {emit(Prim::kTranspose, {context}, transpose_params({0, 2, 1, 3}))},
+                             reshape_params({B, S, D}));
+    return dense(merged, w[4], w[5]);
+  }
+
+  // A pre-LayerNorm block: x + drop(attn(ln_1 x)), then x + drop(c_proj gelu(c_fc ln_2 x)).
+  // `w`: ln_1 scale, bias; c_attn kernel, bias; c_proj kernel, bias; ln_2 scale, bias; c_fc
+  // kernel, bias; mlp c_proj kernel, bias.
+  Atom block(Atom x, const Atom* w, Atom key, int64_t layer) {
+    const int64_t site = 1 + 3 * layer;  // site 0 is the embeddings'
+    x = emit(Prim::kAdd, {x, dropout(attention(layer_norm(x, w[0], w[1]), w, key, site), key, site + 1)});
+    const Atom hidden = gelu(dense(layer_norm(x, w[6], w[7]), w[8], w[9]));
+    return emit(Prim::kAdd, {x, dropout(dense(hidden, w[10], w[11]), key, site + 2)});
+  }
+
+ private:
+  ProgramBuilder& b_;
+  const GptConfig& c_;
+};
+
+struct GptParam {
+  std::string name;
+  Shape shape;
+  flax::Initializer init;
+};
+
+}  // namespace
+
+Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed) {
+  if (c.vocab < 1 || c.sequence < 1 || c.model < 1 || c.heads < 1 || c.layers < 1 || c.mlp < 1 || c.batch < 1)
+    fail("gpt: vocab, sequence, model, heads, layers, mlp and batch must all be at least 1");
+  if (c.model % c.heads != 0)
+    fail("gpt: model (" + std::to_string(c.model) + ") must be a multiple of heads (" + std::to_string(c.heads) + ")");
+  if (!(c.dropout >= 0 && c.dropout < 1)) fail("gpt: dropout must be in [0, 1), not " + std::to_string(c.dropout));
+  if (c.dtype != DType::kF32 && c.dtype != DType::kBF16)
+    fail("gpt: dtype must be f32 or bf16, not " + std::string(dtype_name(c.dtype)));
+  const bool dropout = c.dropout > 0;
+  const int64_t D = c.model;
+
+  std::vector<GptParam> specs = {{"wte", {c.vocab, D}, flax::normal(0.02f)}, {"wpe", {c.sequence, D}, flax::normal(0.02f)}};
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const std::string h = "h_" + std::to_string(l) + "_";
+    for (const GptParam& s : std::vector<GptParam>{
+             {h + "ln_1_scale", {D}, flax::ones()},         {h + "ln_1_bias", {D}, flax::zeros()},
+             {h + "attn_c_attn_kernel", {D, 3 * D}, flax::normal(0.02f)}, {h + "attn_c_attn_bias", {3 * D}, flax::zeros()},
+             {h + "attn_c_proj_kernel", {D, D}, flax::normal(0.02f)},     {h + "attn_c_proj_bias", {D}, flax::zeros()},
+             {h + "ln_2_scale", {D}, flax::ones()},         {h + "ln_2_bias", {D}, flax::zeros()},
+             {h + "mlp_c_fc_kernel", {D, c.mlp}, flax::normal(0.02f)},    {h + "mlp_c_fc_bias", {c.mlp}, flax::zeros()},
+             {h + "mlp_c_proj_kernel", {c.mlp, D}, flax::normal(0.02f)},  {h + "mlp_c_proj_bias", {D}, flax::zeros()}})
+      specs.push_back(s);
+  }
+  specs.push_back({"ln_f_scale", {D}, flax::ones()});
+  specs.push_back({"ln_f_bias", {D}, flax::zeros()});
+
+  Model model;
+  ProgramBuilder b;
+  const Type tokens{DType::kI32, {c.batch, c.sequence}, MemorySpace::kDevice};
+  const Atom ids = b.argument("ids", tokens);
+  const Atom targets = b.argument("targets", tokens);
+  // Token ids and targets: a fixed pseudo-random sequence (targets the ids shifted by one).
+  std::vector<double> id_values(static_cast<size_t>(tokens.num_elements())), target_values(id_values.size());
+  for (size_t i = 0; i < id_values.size(); ++i) {
+    id_values[i] = static_cast<double>((seed + 7 * i + 3) % static_cast<uint64_t>(c.vocab));
+    target_values[i] = static_cast<double>((seed + 7 * (i + 1) + 3) % static_cast<uint64_t>(c.vocab));
+  }
+  model.arguments.push_back(Tensor{tokens, id_values});
+  model.arguments.push_back(Tensor{tokens, target_values});
+  Atom key{};
+  if (dropout) {
+    key = b.argument("dropout_key", Type{DType::kKeyFry, {}, MemorySpace::kDevice});
+    const random::Key k = random::fold_in(random::prng_key(seed), 1);  // the 'dropout' stream's key
+    model.arguments.push_back(Tensor::scalar(key_element(k[0], k[1]), DType::kKeyFry));
+  }
+  const std::vector<random::Key> keys = random::split(random::prng_key(seed), specs.size(), random::PrngMode::kPartitionable);
+  std::vector<Atom> w;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const Type t{c.dtype, specs[i].shape, MemorySpace::kDevice};  // param_dtype = dtype
+    w.push_back(b.argument(specs[i].name, t));
+    const std::vector<float> values = specs[i].init(keys[i], specs[i].shape, random::PrngMode::kPartitionable);
+    Tensor value{t, std::vector<double>(values.size())};
+    for (size_t j = 0; j < values.size(); ++j) value.data[j] = round_to_dtype(values[j], c.dtype, Arithmetic::kFloat32);
+    model.params.push_back(model.arguments.size());
+    model.arguments.push_back(std::move(value));
+  }
+
+  GptTracer top(b, c);
+  // Embeddings: wte[ids] (a gather of rows, as jnp.take prints it) plus the positions.
+  IndexingDims rows;
+  rows.window_dims = {2};
+  rows.collapsed_dims = {0};
+  rows.index_map = {0};
+  const Atom index = top.emit(Prim::kBroadcastInDim, {ids}, broadcast_in_dim_params({c.batch, c.sequence, 1}, {0, 1}));
+  Atom x = top.emit(Prim::kGather, {top.cast(w[0], c.dtype), index},
+                    gather_params(rows, {1, D}, IndexMode::kPromiseInBounds, std::nullopt));
+  x = top.emit(Prim::kAdd, {x, top.emit(Prim::kBroadcastInDim, {top.cast(w[1], c.dtype)},
+                                        broadcast_in_dim_params({c.batch, c.sequence, D}, {1, 2}))});
+  x = top.dropout(x, key, 0);
+
+  // Blocks [first, last), traced into `b` (the top level or a checkpoint's body).
+  auto blocks = [&](ProgramBuilder& into, Atom h, Atom k, const std::vector<Atom>& params, int64_t first, int64_t last) {
+    GptTracer t(into, c);
+    for (int64_t l = first; l < last; ++l) h = t.block(h, &params[static_cast<size_t>((l - first)) * kParamsPerBlock], k, l);
+    return h;
+  };
+  // nn.remat over blocks [first, last): x, the blocks' params and the dropout key are its operands.
+  auto remat = [&](Atom h, int64_t first, int64_t last) {
+    ProgramBuilder inner;
+    const Atom inner_h = inner.argument("x", b.type_of(h));
+    std::vector<Atom> operands{h}, inner_params;
+    for (size_t i = 2 + static_cast<size_t>(first) * kParamsPerBlock; i < 2 + static_cast<size_t>(last) * kParamsPerBlock; ++i) {
+      operands.push_back(w[i]);
+      inner_params.push_back(inner.argument(specs[i].name, b.type_of(w[i])));
+    }
+    Atom inner_key{};
+    if (dropout) {
+      operands.push_back(key);
+      inner_key = inner.argument("dropout_key", b.type_of(key));
+    }
+    const Atom out = blocks(inner, inner_h, inner_key, inner_params, first, last);
+    Params p;
+    p.set("policy", parse_param_value(policy, "policy"));
+    p.set("prevent_cse", ParamValue::of_bool(true));
+    return b.call(Prim::kCheckpoint, inner.finish({out}), operands, std::move(p)).at(0);
+  };
+  const std::vector<Atom> block_params(w.begin() + 2, w.end() - 2);
+  if (c.remat == GptRemat::kNone) {
+    x = blocks(b, x, key, block_params, 0, c.layers);
+  } else if (c.remat == GptRemat::kWhole) {
+    x = remat(x, 0, c.layers);
+  } else {
+    for (int64_t l = 0; l < c.layers; ++l) x = remat(x, l, l + 1);
+  }
+  x = top.layer_norm(x, w[w.size() - 2], w[w.size() - 1]);
+
+  // Tied output projection, then optax's softmax_cross_entropy_with_integer_labels on the logits as
+  // they come (bf16 logits give a bf16 loss, as optax computes it): logsumexp(logits) -
+  // logits[target], the target picked by a one-hot of iota == target; the mean in f32.
+  const DType dt = c.dtype;
+  const Atom logits = top.emit(Prim::kDotGeneral, {x, top.cast(w[0], dt)}, dot_general_params({{2}, {1}, {}, {}}));
+  const Shape ls = top.shape(logits);
+  const Atom m = top.emit(Prim::kStopGradient, {top.emit(Prim::kReduceMax, {logits}, reduce_params({2}))});
+  const Atom shifted = top.emit(Prim::kSub, {logits, top.keep_last(m, ls)});
+  const Atom lse = top.emit(Prim::kAdd, {top.emit(Prim::kLog, {top.emit(Prim::kReduceSum, {top.emit(Prim::kExp, {shifted})},
+                                                                        reduce_params({2}))}),
+                                         m});
+  Params iota;
+  iota.set("dimension", ParamValue::of_int(2));
+  iota.set("dtype", ParamValue::of_ident("int32"));
+  iota.set("shape", ParamValue::of_ints(ls));
+  iota.set("sharding", ParamValue::none());
+  const Atom one_hot = top.emit(Prim::kEq, {top.emit(Prim::kIota, {}, std::move(iota)),
+                                           top.emit(Prim::kBroadcastInDim, {targets}, broadcast_in_dim_params(ls, {0, 1}))});
+  const Atom picked = top.emit(Prim::kReduceSum, {top.emit(Prim::kMul, {logits, top.cast(one_hot, dt)})}, reduce_params({2}));
+  const Atom total = top.emit(Prim::kReduceSum, {top.cast(top.emit(Prim::kSub, {lse, picked}), DType::kF32)}, reduce_params({0, 1}));
+  const Atom loss = top.emit(Prim::kDiv, {total, ProgramBuilder::literal(static_cast<double>(c.batch * c.sequence))});
+  // Printed and read back, so every equation has a line a residual report can point at.
+  model.program = parse_program(print_program(b.finish({loss})), "<gpt>");
+  return model;
+}
+
+}  // namespace rematkit

@@ -1,0 +1,123 @@
+// The gpt model: what it is made of (the primitives JAX prints for the Flax GPT), that its gradient
+// is right (finite differences in the exact-f64 interpreter), that dropout is recomputed from the
+// key under any policy, and that bf16 halves what the backward pass keeps.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "rematkit/flax/gpt.hpp"
+#include "rematkit/gradient.hpp"
+#include "rematkit/residual_report.hpp"
+#include "support/test_support.hpp"
+
+namespace rematkit::testing {
+namespace {
+
+GptConfig tiny() {
+  GptConfig c;
+  c.vocab = 11;
+  c.sequence = 4;
+  c.model = 8;
+  c.heads = 2;
+  c.layers = 2;
+  c.mlp = 12;
+  c.batch = 2;
+  return c;
+}
+
+std::set<std::string> primitives_of(const Program& p, std::set<std::string> seen = {}) {
+  for (const Equation& e : p.eqns) {
+    seen.insert(std::string(prim_name(e.prim)));
+    if (const Program* body = e.body()) seen = primitives_of(*body, seen);
+  }
+  return seen;
+}
+
+TEST(Gpt, IsMadeOfWhatJaxPrintsForIt) {
+  GptConfig c = tiny();
+  c.dropout = 0.1;
+  const Model m = build_gpt(c, "nothing_saveable");
+  const std::set<std::string> prims = primitives_of(m.program);
+  for (const char* p : {"gather", "iota", "ge", "select_n", "custom_jvp_call", "split", "rsqrt", "tanh", "integer_pow",
+                        "random_fold_in", "random_bits", "bitcast_convert_type", "checkpoint", "dot_general"})
+    EXPECT_TRUE(prims.count(p)) << p;
+  // ids, targets, the key, then 2 embeddings, 12 params a block and the final LayerNorm's 2.
+  EXPECT_EQ(m.arguments.size(), 3u + 2 + 12 * 2 + 2);
+  EXPECT_EQ(m.params.size(), 2u + 12 * 2 + 2);
+  EXPECT_EQ(m.arguments[2].type.dtype, DType::kKeyFry);
+}
+
+TEST(Gpt, GradientMatchesFiniteDifferences) {
+  for (double rate : {0.0, 0.25}) {
+    SCOPED_TRACE(rate);
+    GptConfig c = tiny();
+    c.dropout = rate;
+    c.layers = 1;
+    const Model m = build_gpt(c, "nothing_saveable", 3);
+    const RandomInputs in{{}, m.arguments};
+    const GradientResult ad = run_gradient(linearize_with(m.program), {}, m.arguments, Arithmetic::kFloat64);
+    const std::vector<Tensor> fd = finite_difference_gradients(m.program, in, 1e-6);
+    for (size_t p : m.params) {
+      ASSERT_TRUE(ad.gradients[p].has_value());
+      for (size_t i = 0; i < fd[p].data.size(); ++i)
+        EXPECT_NEAR(ad.gradients[p]->data[i], fd[p].data[i], 1e-6 + 1e-5 * std::fabs(fd[p].data[i])) << "argument " << p << " element " << i;
+    }
+  }
+}
+
+TEST(Gpt, DropoutGradientsAreBitIdenticalUnderEveryPolicy) {
+  GptConfig c = tiny();
+  c.dropout = 0.2;
+  std::optional<GradientResult> first;
+  for (const char* policy : {"everything_saveable", "nothing_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable"}) {
+    SCOPED_TRACE(policy);
+    const Model m = build_gpt(c, policy);
+    const GradientResult g = run_gradient(linearize_with(m.program), {}, m.arguments, Arithmetic::kFloat32);
+    if (!first) {
+      first = g;
+      continue;
+    }
+    EXPECT_EQ(g.outputs[0].data, first->outputs[0].data);
+    for (size_t p : m.params) EXPECT_EQ(g.gradients[p]->data, first->gradients[p]->data) << "argument " << p;
+  }
+}
+
+TEST(Gpt, Bf16KeepsHalfTheResidualBytes) {
+  // The same residuals in each dtype: every floating one at 2 bytes an element instead of 4; what
+  // is not floating (the token ids the embedding's gather keeps) is the same.
+  auto bytes = [](const Linearization& lin) {
+    std::pair<int64_t, int64_t> floating_and_other{0, 0};
+    for (const Residual& r : lin.residuals)
+      (is_floating(r.type.dtype) ? floating_and_other.first : floating_and_other.second) += r.type.bytes();
+    return floating_and_other;
+  };
+  GptConfig c = tiny();
+  c.dropout = 0.1;
+  for (const char* policy : {"dots_saveable", "nothing_saveable", "everything_saveable", "dots_with_no_batch_dims_saveable"}) {
+    SCOPED_TRACE(policy);
+    c.dtype = DType::kF32;
+    const Linearization f32 = linearize_with(build_gpt(c, policy).program);
+    c.dtype = DType::kBF16;
+    const Linearization bf16 = linearize_with(build_gpt(c, policy).program);
+    ASSERT_EQ(f32.residuals.size(), bf16.residuals.size());
+    EXPECT_GT(bytes(f32).first, 0);
+    EXPECT_EQ(2 * bytes(bf16).first, bytes(f32).first);
+    EXPECT_EQ(bytes(bf16).second, bytes(f32).second);
+    EXPECT_LT(residual_bytes(bf16), residual_bytes(f32) / 2 + bytes(f32).second);
+  }
+}
+
+TEST(Gpt, BadSizesAreRefused) {
+  GptConfig c = tiny();
+  c.heads = 3;
+  try {
+    build_gpt(c, "nothing_saveable");
+    FAIL() << "heads that do not divide model were accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "gpt: model (8) must be a multiple of heads (3)");
+  }
+}
+
+}  // namespace
+}  // namespace rematkit::testing
