@@ -53,6 +53,13 @@ class Reader {
     return value;
   }
 
+  double number(const YAML::Node& node, const std::string& what) const {
+    double value = 0;
+    if (!node.IsScalar() || !YAML::convert<double>::decode(node, value))
+      fail_at_node(node, what + " must be a number, not '" + (node.IsScalar() ? node.Scalar() : "a " + kind(node)) + "'");
+    return value;
+  }
+
   bool boolean(const YAML::Node& node, const std::string& what) const {
     bool value = false;
     if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value))
@@ -149,6 +156,34 @@ ModelSpec read_transformer(const Reader& r, const YAML::Node& node, const std::s
   return m;
 }
 
+ModelSpec read_gpt(const Reader& r, const YAML::Node& node, const std::string& name) {
+  const std::string what = "a gpt model";
+  r.expect_map(node, what, {"layers", "batch", "sequence", "model", "heads", "mlp", "vocab", "dropout", "dtype", "remat"});
+  ModelSpec m;
+  m.name = name;
+  m.kind = ModelSpec::Kind::kGpt;
+  GptModel& g = m.gpt;
+  g.layers = r.integer(r.required(node, "layers", what), "layers", 1);
+  g.batch = r.integer(r.required(node, "batch", what), "batch", 1);
+  g.sequence = r.integer(r.required(node, "sequence", what), "sequence", 1);
+  g.model = r.integer(r.required(node, "model", what), "model", 1);
+  g.heads = r.integer(r.required(node, "heads", what), "heads", 1);
+  g.mlp = node["mlp"] ? r.integer(node["mlp"], "mlp", 1) : 4 * g.model;
+  g.vocab = r.integer(r.required(node, "vocab", what), "vocab", 1);
+  if (g.model % g.heads != 0)
+    r.fail_at_node(node["heads"], "heads (" + std::to_string(g.heads) + ") must divide model (" + std::to_string(g.model) + ")");
+  if (const YAML::Node dropout = node["dropout"]) {
+    g.dropout = r.number(dropout, "dropout");
+    if (!(g.dropout >= 0 && g.dropout < 1)) r.fail_at_node(dropout, "dropout must be in [0, 1)");
+  }
+  if (const YAML::Node dtype = node["dtype"]) {
+    g.dtype = r.text(dtype, "dtype");
+    if (g.dtype != "f32" && g.dtype != "bf16") r.fail_at_node(dtype, "dtype must be f32 or bf16, not '" + g.dtype + "'");
+  }
+  if (node["remat"]) g.remat = read_remat(r, node["remat"]);
+  return m;
+}
+
 ModelSpec read_program(const Reader& r, const YAML::Node& node, const std::string& name) {
   r.expect_map(node, "a program model", {"file", "wrt", "retarget"});
   ModelSpec m;
@@ -182,14 +217,19 @@ SweepConfig parse_sweep(const std::string& yaml, const std::string& source) {
   if (!models.IsSequence() || models.size() == 0) r.fail_at_node(models, "models must be a non-empty list");
   std::set<std::string> names;
   for (const YAML::Node& entry : models) {
-    r.expect_map(entry, "a model", {"name", "mlp", "transformer", "program"});
-    const int kinds = entry["mlp"].IsDefined() + entry["transformer"].IsDefined() + entry["program"].IsDefined();
-    if (kinds != 1) r.fail_at_node(entry, "a model is one of 'mlp', 'transformer' or 'program'");
-    const std::string kind = entry["mlp"] ? "mlp" : entry["transformer"] ? "transformer" : "program";
+    r.expect_map(entry, "a model", {"name", "mlp", "transformer", "gpt", "program"});
+    const int kinds = entry["mlp"].IsDefined() + entry["transformer"].IsDefined() + entry["gpt"].IsDefined() +
+                      entry["program"].IsDefined();
+    if (kinds != 1) r.fail_at_node(entry, "a model is one of 'mlp', 'transformer', 'gpt' or 'program'");
+    const std::string kind = entry["mlp"]           ? "mlp"
+                             : entry["transformer"] ? "transformer"
+                             : entry["gpt"]         ? "gpt"
+                                                    : "program";
     const std::string name = entry["name"] ? r.text(entry["name"], "name") : kind + "_" + std::to_string(config.models.size());
     if (!names.insert(name).second) r.fail_at_node(entry, "two models are named '" + name + "'");
     if (kind == "mlp") config.models.push_back(read_mlp(r, entry["mlp"], name));
     else if (kind == "transformer") config.models.push_back(read_transformer(r, entry["transformer"], name));
+    else if (kind == "gpt") config.models.push_back(read_gpt(r, entry["gpt"], name));
     else config.models.push_back(read_program(r, entry["program"], name));
   }
   config.policies = r.texts(r.required(root, "policies", "the sweep"), "policies");

@@ -4,6 +4,7 @@
 #include <memory>
 #include <random>
 
+#include "rematkit/flax/gpt.hpp"
 #include "rematkit/flax/model_builder.hpp"
 #include "rematkit/program_builder.hpp"
 #include "rematkit/io/program_file.hpp"
@@ -135,10 +136,32 @@ ModelInstance transformer_instance(const TransformerModel& t, const std::string&
   return instance;
 }
 
+
+ModelInstance gpt_instance(const GptModel& g, const std::string& policy, uint64_t seed) {
+  GptConfig c;
+  c.layers = g.layers;
+  c.batch = g.batch;
+  c.sequence = g.sequence;
+  c.model = g.model;
+  c.heads = g.heads;
+  c.mlp = g.mlp;
+  c.vocab = g.vocab;
+  c.dropout = g.dropout;
+  c.dtype = g.dtype == "bf16" ? DType::kBF16 : DType::kF32;
+  c.remat = g.remat == Remat::kNone ? GptRemat::kNone : g.remat == Remat::kWhole ? GptRemat::kWhole : GptRemat::kEachBlock;
+  Model m = build_gpt(c, policy, seed);
+  ModelInstance instance;
+  instance.program = std::move(m.program);
+  instance.arguments = std::move(m.arguments);
+  instance.trained = std::move(m.params);
+  return instance;
+}
+
 }  // namespace
 
 ModelInstance instantiate(const ModelSpec& model, const std::string& policy, uint64_t seed) {
   if (model.kind == ModelSpec::Kind::kMlp) return mlp_instance(model.mlp, policy, seed);
+  if (model.kind == ModelSpec::Kind::kGpt) return gpt_instance(model.gpt, policy, seed);
   if (model.kind == ModelSpec::Kind::kTransformer) return transformer_instance(model.transformer, policy, seed);
   ModelInstance instance;
   instance.program = load_program(model.program.file);

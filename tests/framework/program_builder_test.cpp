@@ -13,7 +13,7 @@ TEST(ProgramBuilder, CallerMistakesAreUsageErrors) {
   const Atom x = b.argument("x", Type{DType::kF32, {2}});
   b.argument("y", Type{DType::kF32, {2}});
   EXPECT_EQ(usage_error([&] { b.call(Prim::kSin, Program{}, {x}); }),
-            "program builder: call() builds pjit and checkpoint, not sin (use emit())");
+            "program builder: call() builds pjit, checkpoint and custom_jvp_call, not sin (use emit())");
   EXPECT_EQ(usage_error([&] { b.emit(Prim::kCheckpoint, {x}); }),
             "<builder>:1: checkpoint's types come from its sub-program (build it with ProgramBuilder::call)");
   for (const std::vector<size_t>& order : {std::vector<size_t>{0}, {0, 0}, {0, 2}})

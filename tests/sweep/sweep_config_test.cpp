@@ -67,8 +67,12 @@ TEST(SweepConfig, MistakesAreNamedWithLineAndColumn) {
   EXPECT_EQ(error_of("models:\n  - mlp: {widths: [4]}\n" + tail), "s.yaml:2:10: an mlp model needs 'input'");
   EXPECT_EQ(error_of("models:\n  - transformer: {layers: 1, batch: 1, sequence: 4, model: 10, heads: 3, mlp: 8}\n" + tail),
             "s.yaml:2:71: heads (3) must divide model (10)");
+  EXPECT_EQ(error_of("models:\n  - gpt: {layers: 1, batch: 1, sequence: 4, model: 8, heads: 2, vocab: 9, dtype: f16}\n" + tail),
+            "s.yaml:2:82: dtype must be f32 or bf16, not 'f16'");
+  EXPECT_EQ(error_of("models:\n  - gpt: {layers: 1, batch: 1, sequence: 4, model: 8, heads: 2, vocab: 9, dropout: 1.5}\n" + tail),
+            "s.yaml:2:84: dropout must be in [0, 1)");
   EXPECT_EQ(error_of("models:\n  - {mlp: {input: 1, widths: [1]}, program: {file: a}}\n" + tail),
-            "s.yaml:2:5: a model is one of 'mlp', 'transformer' or 'program'");
+            "s.yaml:2:5: a model is one of 'mlp', 'transformer', 'gpt' or 'program'");
   EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [4]}\n" + tail + "threads: [0]\n"),
             "s.yaml:5:11: threads entries must be at least 1, not 0");
   EXPECT_EQ(error_of("models: [\n"), "s.yaml:2:1: not valid YAML: end of sequence flow not found");

@@ -27,6 +27,15 @@ struct TransformerModel {
   Remat remat = Remat::kPerLayer;
 };
 
+// rematkit::build_gpt's model (flax/gpt.hpp): embeddings, pre-LayerNorm causal attention blocks
+// with a GELU MLP, dropout, tied output, cross-entropy; f32 or bf16.
+struct GptModel {
+  int64_t layers = 2, batch = 2, sequence = 64, model = 64, heads = 4, mlp = 256, vocab = 256;
+  double dropout = 0.0;
+  std::string dtype = "f32";  // f32 or bf16
+  Remat remat = Remat::kPerLayer;
+};
+
 struct ProgramModel {
   std::string file;  // a jaxpr file (a relative one resolved against the sweep file); the policy wraps it
   // wrt: the arguments trained (names or indices; empty: every floating one), the others held.
@@ -38,9 +47,10 @@ struct ProgramModel {
 
 struct ModelSpec {
   std::string name;
-  enum class Kind { kMlp, kTransformer, kProgram } kind = Kind::kMlp;
+  enum class Kind { kMlp, kTransformer, kGpt, kProgram } kind = Kind::kMlp;
   MlpModel mlp;
   TransformerModel transformer;
+  GptModel gpt;
   ProgramModel program;
 };
 
