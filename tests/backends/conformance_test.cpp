@@ -93,6 +93,9 @@ const Case kCases[] = {
                     "([0], [0]))] a b in (c,) }", 1e-6},
     {"erf_erf_inv_tan", "{ lambda ; a:f32[37]. let b:f32[37] = erf a; c:f32[37] = erf_inv b; d:f32[37] = tan a "
                         "in (b, c, d) }", 0},
+    // Exact gelu as jax.nn.gelu(approximate=False) prints it: 0.5 * x * erfc(-x * sqrt(1/2)).
+    {"erfc_exact_gelu", "{ lambda ; a:f32[23]. let b:f32[23] = neg a; c:f32[23] = mul b 0.7071067690849304:f32[]; "
+                        "d:f32[23] = erfc c; e:f32[23] = mul 0.5:f32[] a; f:f32[23] = mul e d in (f,) }", 0},
     {"exp2_expm1_log1p", "{ lambda ; a:f32[19]. let b:f32[19] = exp2 a; c:f32[19] = expm1 a; d:f32[19] = log1p a "
                          "in (b, c, d) }", 0, true},
     {"abs_sign_floor_ceil_round", "{ lambda ; a:f32[1,23]. let b:f32[1,23] = abs a; c:f32[1,23] = sign a; "

@@ -58,6 +58,8 @@ const GradCase kPrimitiveCases[] = {
                             "d:f32[2,3,5] = sin c in (d,) }"},
     {"dot_two_contractions", "{ lambda ; a:f32[2,3,4] b:f32[4,5,3]. let c:f32[2,5] = dot_general[dimension_numbers=(([1, 2], [2, 0]), ([], []))] a b; "
                              "d:f32[2,5] = sin c in (d,) }"},
+    {"exact_gelu_erfc", "{ lambda ; a:f32[4]. let b:f32[4] = neg a; c:f32[4] = mul b 0.7071067690849304:f32[]; "
+                        "d:f32[4] = erfc c; e:f32[4] = mul 0.5:f32[] a; f:f32[4] = mul e d in (f,) }"},
     {"erf_erf_inv", "{ lambda ; a:f32[4]. let b:f32[4] = erf a; c:f32[4] = mul a 0.5:f32[]; d:f32[4] = erf_inv c; "
                     "e:f32[4] = mul b d in (e,) }"},
     {"tan_exp2_expm1_log1p", "{ lambda ; a:f32[4]. let b:f32[4] = tan a; c:f32[4] = exp2 a; d:f32[4] = expm1 a; "

@@ -23,6 +23,8 @@ const ResidualRule kRules[] = {
     // erf: 2/sqrt(pi) * (g * exp(-x^2)). square, neg and exp are known; the tangent's mul reads exp.
     {"erf", "{ lambda ; x:f32[4]. let y:f32[4] = erf x in (y,) }", {"f32[4] output of exp"}},
     // erf_inv: sqrt(pi)/2 * (g * exp(ans^2)): the exp of the squared answer.
+    // erfc: -2/sqrt(pi) * (g * exp(-x^2)): the exp, as erf's.
+    {"erfc", "{ lambda ; x:f32[4]. let y:f32[4] = erfc x in (y,) }", {"f32[4] output of exp"}},
     {"erf_inv", "{ lambda ; x:f32[4]. let y:f32[4] = erf_inv x in (y,) }", {"f32[4] output of exp"}},
     // tan: g * (1 + ans^2): the add.
     {"tan", "{ lambda ; x:f32[4]. let y:f32[4] = tan x in (y,) }", {"f32[4] output of add"}},

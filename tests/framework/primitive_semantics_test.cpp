@@ -36,6 +36,9 @@ TEST(PrimitiveSemantics, SpecialFunctions) {
   EXPECT_NEAR(out[3].data[0], std::numbers::sqrt2, 1e-15);
   EXPECT_NEAR(out[4].data[0], 0.6487212707001282, 1e-15);  // e^(1/2) - 1
   EXPECT_NEAR(out[5].data[0], 0.4054651081081644, 1e-15);  // ln(3/2)
+  auto erfc = evaluate_f64("{ lambda ; a:f32[2]. let b:f32[2] = erfc a in (b,) }", {tensor_of({2}, {0.5, 0.0})});
+  EXPECT_NEAR(erfc[0].data[0], 1 - 0.5204998778130465, 1e-15);  // 1 - erf(1/2)
+  EXPECT_EQ(erfc[0].data[1], 1.0);
   auto edges = evaluate_f64("{ lambda ; a:f32[3]. let b:f32[3] = erf_inv a in (b,) }", {tensor_of({3}, {1.0, -1.0, 2.0})});
   EXPECT_EQ(edges[0].data[0], kInf);
   EXPECT_EQ(edges[0].data[1], -kInf);

@@ -321,6 +321,10 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
       ValueId e = em.known(Prim::kExp, {em.known(Prim::kNeg, {em.known(Prim::kSquare, {x[0]})})});
       return em.linear(Prim::kMul, {em.literal(2.0 / std::sqrt(std::numbers::pi), dt), scale(em, g, e)});
     }
+    case Prim::kErfc: {  // -2/sqrt(pi) * (g * exp(-x^2))  (lax/special.py)
+      ValueId e = em.known(Prim::kExp, {em.known(Prim::kNeg, {em.known(Prim::kSquare, {x[0]})})});
+      return em.linear(Prim::kMul, {em.literal(-2.0 / std::sqrt(std::numbers::pi), dt), scale(em, g, e)});
+    }
     case Prim::kErfInv: {  // sqrt(pi)/2 * (g * exp(ans^2))  (lax/special.py)
       ValueId e = em.known(Prim::kExp, {em.known(Prim::kSquare, {y[0]})});
       return em.linear(Prim::kMul, {em.literal(std::sqrt(std::numbers::pi) / 2.0, dt), scale(em, g, e)});

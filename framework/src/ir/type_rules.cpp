@@ -605,7 +605,7 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
       rounds_to_nearest_even(params, where);
       [[fallthrough]];
     case Prim::kFloor: case Prim::kCeil: case Prim::kExp2: case Prim::kExpm1: case Prim::kLog1p: case Prim::kTan:
-    case Prim::kErf: case Prim::kErfInv:
+    case Prim::kErf: case Prim::kErfc: case Prim::kErfInv:
       expect_floating(prim, in[0], where);
       return {in[0]};
     case Prim::kIsFinite: {

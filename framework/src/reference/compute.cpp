@@ -179,6 +179,7 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
     case Prim::kLog1p: return map_unary(in[0], out, [](double x) { return std::log1p(x); });
     case Prim::kTan: return map_unary(in[0], out, [](double x) { return std::tan(x); });
     case Prim::kErf: return map_unary(in[0], out, [](double x) { return std::erf(x); });
+    case Prim::kErfc: return map_unary(in[0], out, [](double x) { return std::erfc(x); });
     case Prim::kErfInv: return map_unary(in[0], out, erf_inverse);
     case Prim::kNot:
       if (in[0].dtype == RK_DTYPE_BOOL) return map_unary(in[0], out, [](double x) -> double { return x == 0; });

@@ -115,7 +115,7 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
     case Prim::kAtan2: case Prim::kRem: case Prim::kAnd: case Prim::kOr: case Prim::kXor: case Prim::kShiftLeft:
     case Prim::kShiftRightLogical: case Prim::kShiftRightArithmetic: case Prim::kAbs: case Prim::kSign:
     case Prim::kFloor: case Prim::kCeil: case Prim::kIsFinite: case Prim::kExp2: case Prim::kExpm1: case Prim::kLog1p:
-    case Prim::kTan: case Prim::kErf: case Prim::kErfInv: case Prim::kNot: case Prim::kClamp:
+    case Prim::kTan: case Prim::kErf: case Prim::kErfc: case Prim::kErfInv: case Prim::kNot: case Prim::kClamp:
     case Prim::kDynamicSlice: case Prim::kDynamicUpdateSlice: case Prim::kCopy: case Prim::kOptimizationBarrier:
     case Prim::kBitcastConvertType: case Prim::kRandomSeed: case Prim::kRandomWrap: case Prim::kRandomUnwrap:
     case Prim::kRandomFoldIn: case Prim::kRandomClone:

@@ -27,7 +27,7 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     case Prim::kLogistic: case Prim::kSqrt: case Prim::kRsqrt: case Prim::kSquare: case Prim::kIntegerPow:
     case Prim::kRelu: case Prim::kAddAny: case Prim::kPow: case Prim::kAtan2: case Prim::kRem: case Prim::kAbs:
     case Prim::kSign: case Prim::kFloor: case Prim::kCeil: case Prim::kRound: case Prim::kIsFinite: case Prim::kExp2:
-    case Prim::kExpm1: case Prim::kLog1p: case Prim::kTan: case Prim::kErf: case Prim::kErfInv:
+    case Prim::kExpm1: case Prim::kLog1p: case Prim::kTan: case Prim::kErf: case Prim::kErfc: case Prim::kErfInv:
     case Prim::kReducePrecision:
       return out;
     case Prim::kClamp: return 2 * out;  // a max and a min

@@ -113,6 +113,7 @@ inline constexpr size_t kMaxParams = 5;
   X(kLog1p, "log1p", kUnary, 1, 1, RK_NO_PARAMS)                                                      \
   X(kTan, "tan", kUnary, 1, 1, RK_NO_PARAMS)                                                          \
   X(kErf, "erf", kUnary, 1, 1, RK_NO_PARAMS)                                                          \
+  X(kErfc, "erfc", kUnary, 1, 1, RK_NO_PARAMS)                                                        \
   X(kErfInv, "erf_inv", kUnary, 1, 1, RK_NO_PARAMS)                                                   \
   X(kNot, "not", kUnary, 1, 1, RK_NO_PARAMS)                                                          \
   X(kClamp, "clamp", kTernary, 3, 3, RK_NO_PARAMS)                                                    \
