@@ -2,6 +2,7 @@
 // C++, planned, differentiated and trained, checked against gradients worked out by hand, and its
 // errors.
 #include "rematkit/flax/model_builder.hpp"
+#include "rematkit/interpreter.hpp"
 #include "rematkit/rematkit.hpp"
 
 #include <gtest/gtest.h>
@@ -44,6 +45,33 @@ TEST(ModelBuilder, NamedLayersAreWhatNamePoliciesSave) {
   EXPECT_EQ(other.find("named 'h'"), std::string::npos) << other;
   EXPECT_THROW(ModelBuilder().name("h"), Error);  // nothing to name
   EXPECT_THROW(ModelBuilder().dense(2).name(""), Error);
+}
+
+TEST(ModelBuilder, LayerNormGeluAndSiluComputeTheirFormulas) {
+  // One row x = (1, 2, 3, 6): mean 3, E[x^2] = 12.5, var 3.5; LayerNorm (scale 1, bias 0) gives
+  // (x - 3) / sqrt(3.5 + 1e-6); then gelu (exact), and a second model applies silu.
+  const Model norm = ModelBuilder().layer_norm().gelu(false).build(1, 4, 0, Loss::kSum);
+  ASSERT_EQ(norm.arguments.size(), 3u);  // x, then LayerNorm_0's bias and scale
+  Tensor x = norm.arguments[0];
+  x.data = {1, 2, 3, 6};
+  std::vector<Tensor> args = norm.arguments;
+  args[0] = x;
+  const std::vector<Tensor> out = evaluate_program(norm.program, {}, args, Arithmetic::kFloat64);
+  // The program's constants are f32 literals: epsilon and sqrt(1/2) as f32 rounds them.
+  const double epsilon = static_cast<float>(1e-6), sqrt_half = static_cast<float>(std::sqrt(0.5));
+  double expected = 0;
+  for (double v : x.data) {
+    const double n = (v - 3) / std::sqrt(3.5 + epsilon);
+    expected += 0.5 * n * std::erfc(-n * sqrt_half);
+  }
+  EXPECT_NEAR(out[0].data[0], expected, 1e-12);
+  const Model swish = ModelBuilder().silu().dense(1).build(2, 3, 0, Loss::kSum);
+  const Model tanh_gelu = ModelBuilder().gelu().dense(1).build(2, 3, 0, Loss::kSum);
+  for (const Model* m : {&swish, &tanh_gelu}) {
+    // Each differentiates: the gradient of sum(Dense(act(x))) exists for every param.
+    const GradientResult g = Plan(m->program).gradient(m->arguments);
+    for (size_t p : m->params) EXPECT_TRUE(g.gradients[p].has_value());
+  }
 }
 
 TEST(Plan, OneDenseLayersGradientIsTheHandGradient) {

@@ -1,8 +1,9 @@
 #include "rematkit/flax/gpt.hpp"
 
+#include "layers.hpp"
+
 #include <cmath>
 #include <limits>
-#include <numbers>
 
 #include "rematkit/error.hpp"
 #include "rematkit/flax/initializers.hpp"
@@ -36,14 +37,7 @@ class GptTracer {
     return emit(Prim::kConvertElementType, {a}, std::move(p));
   }
 
-  // jnp's keepdims: reduce over the last axis, then broadcast_in_dim back to rank 3 with a 1 there.
-  Atom keep_last(Atom reduced, const Shape& like) {
-    Shape kept = like;
-    kept.back() = 1;
-    std::vector<int64_t> dims(kept.size() - 1);
-    for (size_t i = 0; i < dims.size(); ++i) dims[i] = static_cast<int64_t>(i);
-    return emit(Prim::kBroadcastInDim, {reduced}, broadcast_in_dim_params(kept, dims));
-  }
+  Atom keep_last(Atom reduced, const Shape& like) { return flax::keep_last(b_, reduced, like); }
   int64_t last_axis(Atom a) const { return static_cast<int64_t>(shape(a).size()) - 1; }
 
   // nn.Dense: x's last dim contracted with the kernel's first, plus the bias reshaped to rank.
@@ -55,34 +49,9 @@ class GptTracer {
     return emit(Prim::kAdd, {y, emit(Prim::kReshape, {cast(bias, dt)}, reshape_params(ones))});
   }
 
-  // nn.LayerNorm (epsilon 1e-6) with force_float32_reductions=False: statistics in the compute
-  // dtype, var = max(0, E[x^2] - E[x]^2) (flax's _compute_stats and _normalize).
-  Atom layer_norm(Atom x, Atom scale, Atom bias) {
-    const Shape s = shape(x);
-    const DType dt = dtype(x);
-    const double n = static_cast<double>(s.back());
-    const std::vector<int64_t> last{last_axis(x)};
-    const Atom mean = emit(Prim::kDiv, {emit(Prim::kReduceSum, {x}, reduce_params(last)), lit(n, dt)});
-    const Atom mean2 = emit(Prim::kDiv, {emit(Prim::kReduceSum, {emit(Prim::kSquare, {x})}, reduce_params(last)), lit(n, dt)});
-    const Atom var = emit(Prim::kMax, {lit(0.0, dt), emit(Prim::kSub, {mean2, emit(Prim::kSquare, {mean})})});
-    const Atom centred = emit(Prim::kSub, {x, keep_last(mean, s)});
-    const Atom inv = emit(Prim::kRsqrt, {emit(Prim::kAdd, {keep_last(var, s), lit(1e-6, dt)})});
-    Shape ones(s.size() - 1, 1);
-    ones.push_back(s.back());
-    Atom y = emit(Prim::kMul, {centred, inv});
-    y = emit(Prim::kMul, {y, emit(Prim::kReshape, {cast(scale, dt)}, reshape_params(ones))});
-    return emit(Prim::kAdd, {y, emit(Prim::kReshape, {cast(bias, dt)}, reshape_params(ones))});
-  }
-
-  // jax.nn.gelu(approximate=True): x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
-  Atom gelu(Atom x) {
-    const DType dt = dtype(x);
-    const Atom cube = emit(Prim::kIntegerPow, {x}, integer_pow_params(3));
-    const Atom inner = emit(Prim::kAdd, {x, emit(Prim::kMul, {lit(0.044715, dt), cube})});
-    const Atom t = emit(Prim::kTanh, {emit(Prim::kMul, {lit(std::sqrt(2.0 / std::numbers::pi), dt), inner})});
-    const Atom cdf = emit(Prim::kMul, {lit(0.5, dt), emit(Prim::kAdd, {lit(1.0, dt), t})});
-    return emit(Prim::kMul, {x, cdf});
-  }
+  // nn.LayerNorm (epsilon 1e-6) with force_float32_reductions=False: statistics in the compute dtype.
+  Atom layer_norm(Atom x, Atom scale, Atom bias) { return flax::layer_norm(b_, x, cast(scale, dtype(x)), cast(bias, dtype(x))); }
+  Atom gelu(Atom x) { return flax::gelu(b_, x, /*approximate=*/true); }  // Flax's GPT-2 MLP: nn.gelu
 
   // nn.Dropout: bernoulli(key, keep, shape) as jax.random draws it (uniform from the top 23 bits),
   // then where(mask, x / keep, 0). Each site has its own key, key folded with the site's number.

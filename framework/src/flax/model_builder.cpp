@@ -3,6 +3,7 @@
 #include <random>
 
 #include "rematkit/error.hpp"
+#include "layers.hpp"
 #include "rematkit/flax/module.hpp"
 #include "rematkit/random/threefry.hpp"
 
@@ -31,6 +32,36 @@ class Activation final : public flax::Module {
 
  private:
   Prim prim_;
+};
+
+// jax.nn.gelu and jax.nn.silu, as they trace (layers.hpp).
+class Gelu final : public flax::Module {
+ public:
+  explicit Gelu(bool approximate) : approximate_(approximate) {}
+  std::string class_name() const override { return "gelu"; }
+  Atom call(flax::ModuleContext& ctx, Atom x) const override { return flax::gelu(ctx.builder(), x, approximate_); }
+
+ private:
+  bool approximate_;
+};
+
+class Silu final : public flax::Module {
+ public:
+  std::string class_name() const override { return "silu"; }
+  Atom call(flax::ModuleContext& ctx, Atom x) const override { return flax::silu(ctx.builder(), x); }
+};
+
+// nn.LayerNorm in its parent's scope (LayerNorm_0, ...): scale ones, bias zeros, over the features.
+class LayerNormLayer final : public flax::Module {
+ public:
+  std::string class_name() const override { return "LayerNorm"; }
+  Atom call(flax::ModuleContext& ctx, Atom x) const override {
+    flax::ModuleContext norm = ctx.child("LayerNorm");
+    const int64_t features = ctx.builder().type_of(x).shape.back();
+    const Atom scale = norm.param("scale", {features}, flax::ones());
+    const Atom bias = norm.param("bias", {features}, flax::zeros());
+    return flax::layer_norm(ctx.builder(), x, scale, bias);
+  }
 };
 
 // checkpoint_name(x, name): the `name` primitive, which policies see by its name param.
@@ -82,6 +113,21 @@ ModelBuilder& ModelBuilder::relu() {
 
 ModelBuilder& ModelBuilder::tanh() {
   layers_.push_back(std::make_shared<Activation>(Prim::kTanh));
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::gelu(bool approximate) {
+  layers_.push_back(std::make_shared<Gelu>(approximate));
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::silu() {
+  layers_.push_back(std::make_shared<Silu>());
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::layer_norm() {
+  layers_.push_back(std::make_shared<LayerNormLayer>());
   return *this;
 }
 

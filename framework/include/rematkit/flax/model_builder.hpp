@@ -43,6 +43,11 @@ class REMATKIT_FLAX_EXPORT ModelBuilder {
   // jax.nn.relu and jnp.tanh of the previous layer's output.
   ModelBuilder& relu();
   ModelBuilder& tanh();
+  // jax.nn.gelu (approximate: the tanh form, Flax's default; exact: with erfc) and jax.nn.silu.
+  ModelBuilder& gelu(bool approximate = true);
+  ModelBuilder& silu();
+  // nn.LayerNorm over the features (epsilon 1e-6): scale ones and bias zeros, named LayerNorm_0, ...
+  ModelBuilder& layer_norm();
   // jax.ad_checkpoint.checkpoint_name: tags the previous layer's output `name`, so that name
   // policies (save_only_these_names('h'), ...) can save it; the value passes through unchanged.
   ModelBuilder& name(const std::string& name);
