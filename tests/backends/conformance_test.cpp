@@ -158,6 +158,9 @@ const Case kCases[] = {
     {"reduce_prod", "{ lambda ; a:f32[3,5,2]. let b:f32[5] = reduce_prod[axes=(0, 2)] a; c:f32[3,5,2] = mul a a; "
                     "d:f32[] = reduce_prod[axes=(0, 1, 2)] c; e:f32[3,0,2] = slice[limit_indices=(3, 0, 2) start_indices=(0, 0, 0) "
                     "strides=None] a; f:f32[3,2] = reduce_prod[axes=(1,)] e in (b, d, f) }", 1e-5},
+    {"sort", "{ lambda ; a:f32[6,5] b:i32[6,5]. let c:f32[6,5] = sort[dimension=0 is_stable=True num_keys=1] a; "
+             "d:i32[6,5] e:f32[6,5] = sort[dimension=1 is_stable=True num_keys=1] b a; "
+             "f:f32[6,5] g:i32[6,5] = sort[dimension=1 is_stable=True num_keys=2] a b in (c, d, e, f, g) }", 0},
     {"split", "{ lambda ; a:f32[7,5]. let b:f32[7,1] c:f32[7,0] d:f32[7,4] = split[axis=1 sizes=(1, 0, 4)] a in (b, c, d) }", 0},
     {"dot_batch_middle_two_contractions", "{ lambda ; a:f32[2,3,4,5] b:f32[5,3,4,6]. let c:f32[3,2,6] = dot_general["
                                           "dimension_numbers=(([2, 3], [2, 0]), ([1], [1]))] a b in (c,) }", 1e-6},

@@ -130,6 +130,10 @@ const GradCase kPrimitiveCases[] = {
     // JAX's tree of halves: 5 rows (odd: a padded row of ones), 2 and 3 elements along one axis.
     {"reduce_prod_two_axes", "{ lambda ; a:f32[5,3,2]. let b:f32[3] = reduce_prod[axes=(0, 2)] a in (b,) }"},
     {"reduce_prod_all", "{ lambda ; a:f32[3]. let b:f32[] = reduce_prod[axes=(0,)] a in (b,) }"},
+    {"sort_vector", "{ lambda ; a:f32[5]. let b:f32[5] = sort[dimension=0 is_stable=True num_keys=1] a; "
+                    "c:f32[5] = mul b 0.5:f32[]; d:f32[5] = sin c in (d,) }"},
+    {"sort_rows_with_payload", "{ lambda ; a:f32[3,4] p:f32[3,4]. let b:f32[3,4] q:f32[3,4] = sort[dimension=1 "
+                               "is_stable=True num_keys=1] a p; c:f32[3,4] = mul b q in (c,) }"},
     {"split", "{ lambda ; a:f32[5,2]. let b:f32[2,2] c:f32[3,2] = split[axis=0 sizes=(2, 3)] a; d:f32[2,2] = sin b; "
               "e:f32[3,2] = cos c in (d, e) }"},
     {"float64", "{ lambda ; a:f64[3]. let b:f64[3] = sin a; c:f64[3] = mul b a in (c,) }"},

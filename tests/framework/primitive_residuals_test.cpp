@@ -95,6 +95,10 @@ const ResidualRule kRules[] = {
     // the slice and the pad, then the two slices of the product.
     {"reduce_prod", "{ lambda ; x:f32[3]. let y:f32[] = reduce_prod[axes=(0,)] x in (y,) }",
      {"f32[2] output of slice", "f32[2] output of pad", "f32[1] output of slice", "f32[1] output of slice"}},
+    // sort (lax._sort_jvp): the tangent is gathered by the permutation, the sort of an iota with the
+    // operand, expanded to u32[5,1] as the gather's index: the one residual.
+    {"sort", "{ lambda ; x:f32[5]. let y:f32[5] = sort[dimension=0 is_stable=True num_keys=1] x in (y,) }",
+     {"u32[5,1] output of broadcast_in_dim"}},
     // split is linear (lax.py: deflinear2): only sin's cos of the piece it reads.
     {"split", "{ lambda ; x:f32[5]. let a:f32[2] b:f32[3] = split[axis=0 sizes=(2, 3)] x; c:f32[3] = sin b in (c,) }",
      {"f32[3] output of cos"}},

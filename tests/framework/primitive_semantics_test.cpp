@@ -118,6 +118,26 @@ TEST(PrimitiveSemantics, IntegerAndBitwiseOps) {
   EXPECT_EQ(bools[3].data, (Values{1, 1, 0, 0}));
 }
 
+TEST(PrimitiveSemantics, SortOrdersByItsKeysStablyWithNaNLast) {
+  // NaN after everything, -0 equal to 0 (so it keeps its place), ties in input order.
+  auto out = evaluate_f64(R"({ lambda ; a:f32[6] p:i32[6]. let
+      b:f32[6] = sort[dimension=0 is_stable=True num_keys=1] a
+      c:f32[6] d:i32[6] = sort[dimension=0 is_stable=True num_keys=1] a p
+    in (b, c, d) })",
+                          {tensor_of({6}, {3, NAN, -0.0, 0.0, -kInf, 3}), tensor_of({6}, {0, 1, 2, 3, 4, 5}, DType::kI32)});
+  EXPECT_EQ(out[0].data[0], -kInf);
+  EXPECT_TRUE(std::signbit(out[0].data[1]) && out[0].data[1] == 0);  // -0.0 first of the two zeros
+  EXPECT_EQ(out[0].data[3], 3);
+  EXPECT_TRUE(std::isnan(out[0].data[5]));
+  EXPECT_EQ(out[2].data, (Values{4, 2, 3, 0, 5, 1}));
+  // Two keys: by the first, then the second; rows of a matrix along dimension 1.
+  auto keys = evaluate_f64("{ lambda ; a:i32[2,3] b:i32[2,3]. let c:i32[2,3] d:i32[2,3] = sort[dimension=1 is_stable=True "
+                           "num_keys=2] a b in (c, d) }",
+                           {tensor_of({2, 3}, {1, 0, 1, 2, 2, 2}, DType::kI32), tensor_of({2, 3}, {9, 8, 7, 3, 1, 2}, DType::kI32)});
+  EXPECT_EQ(keys[0].data, (Values{0, 1, 1, 2, 2, 2}));
+  EXPECT_EQ(keys[1].data, (Values{8, 7, 9, 1, 2, 3}));
+}
+
 TEST(PrimitiveSemantics, SplitCutsAlongItsAxisInOrder) {
   // lax.split(x, sizes=(1, 2), axis=1) of [[0, 1, 2], [3, 4, 5]]: columns 0 and 1-2.
   auto out = evaluate_f64("{ lambda ; a:f32[2,3]. let b:f32[2,1] c:f32[2,2] = split[axis=1 sizes=(1, 2)] a in (b, c) }",

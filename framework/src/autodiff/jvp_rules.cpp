@@ -101,6 +101,46 @@ ValueId reduce_prod_jvp(Emitter& em, const Params& params, ValueId x, ValueId g)
   return em.linear(Prim::kReshape, {ts}, reshape_params(kept_shape));  // squeeze the one row
 }
 
+// lax._sort_jvp: the operands sorted with an iota along `dimension` as one more operand give the
+// permutation; each tangent is gathered by it. A rank-1 sort gathers with the permutation as the
+// index, as JAX does; a higher rank, where JAX's gather batches over the other dims, gathers with
+// full index vectors (the other dims' iotas beside the permutation): the same elements.
+ValueId sort_jvp(Emitter& em, const Params& params, const std::vector<ValueId>& x, ValueId g) {
+  const Shape shape = em.shape(x[0]);
+  const int64_t dimension = param_int(params, "dimension", {}), rank = static_cast<int64_t>(shape.size());
+  auto iota = [&](int64_t dim) {
+    Params p;
+    p.set("dimension", ParamValue::of_int(dim));
+    p.set("dtype", ParamValue::of_ident("uint32"));
+    p.set("shape", ParamValue::of_ints(shape));
+    p.set("sharding", ParamValue::none());
+    return em.known(Prim::kIota, {}, std::move(p));
+  };
+  std::vector<ValueId> operands = x;
+  operands.push_back(iota(dimension));
+  Params sorted = params;
+  sorted.set("output", ParamValue::of_int(static_cast<int64_t>(x.size())));
+  const ValueId permutation = em.known(Prim::kSort, operands, sorted);
+  Shape column = shape;
+  column.push_back(1);
+  std::vector<int64_t> dims(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) dims[static_cast<size_t>(d)] = d;
+  auto expanded = [&](ValueId v) { return em.known(Prim::kBroadcastInDim, {v}, broadcast_in_dim_params(column, dims)); };
+  ValueId index = expanded(permutation);
+  IndexingDims gather;
+  gather.collapsed_dims = {dimension};
+  gather.index_map = {dimension};
+  if (rank > 1) {
+    std::vector<ValueId> parts;
+    for (int64_t d = 0; d < rank; ++d) parts.push_back(d == dimension ? index : expanded(iota(d)));
+    index = em.known(Prim::kConcatenate, parts, concatenate_params(rank));
+    gather.collapsed_dims = dims;
+    gather.index_map = dims;
+  }
+  return em.linear(Prim::kGather, {g, index},
+                   gather_params(gather, Shape(static_cast<size_t>(rank), 1), IndexMode::kPromiseInBounds, std::nullopt));
+}
+
 ValueId softmax_jvp(Emitter& em, const Params& params, ValueId y, ValueId g) {
   int64_t axis = param_int(params, "axis", {});
   if (axis < 0) axis += em.type(y).rank();
@@ -350,6 +390,12 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
       return em.linear(prim, {g}, params);  // linear: the same operation on the tangent
     case Prim::kReduceMax: case Prim::kReduceMin: return reduce_chooser_jvp(em, params, x[0], y[0], g);
     case Prim::kReduceProd: return reduce_prod_jvp(em, params, x[0], g);
+    case Prim::kSort: {  // only the output's own operand's tangent moves into it
+      const int64_t output = params.find("output") ? param_int(params, "output", {}) : 0;
+      const ValueId own = t[static_cast<size_t>(output)];
+      if (own == kZero) return kZero;
+      return sort_jvp(em, params, x, own);
+    }
     case Prim::kSoftmax: return softmax_jvp(em, params, y[0], g);
     case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
       break;  // inlined by jvp_trace before any rule runs

@@ -319,6 +319,8 @@ class Parser {
     eqn.params = schema_params(eqn.prim, std::move(eqn.params));
     if (eqn.prim == Prim::kOptimizationBarrier && eqn.inputs.size() != 1) return split_barrier(scope, eqn, outs);
     if (eqn.prim == Prim::kThreefry2x32 && !eqn.params.find("output")) return one_equation_per_output(scope, eqn, outs, 2);
+    if (eqn.prim == Prim::kSort && !eqn.params.find("output") && eqn.inputs.size() > 1)
+      return one_equation_per_output(scope, eqn, outs, eqn.inputs.size());
     if (eqn.prim == Prim::kSplit && !eqn.params.find("output"))
       return one_equation_per_output(scope, eqn, outs, param_ints(eqn.params, "sizes", eqn.where).size());
     for (Out& out : outs) eqn.outputs.push_back(bind(scope, out.name, out.type));

@@ -571,6 +571,23 @@ Type split_result(const Params& params, const Type& x, const SourceLocation& whe
   return t;
 }
 
+// lax._sort_abstract_eval: operands of one shape; output `output` is operand `output` sorted.
+Type sort_result(const Params& params, const std::vector<Type>& in, const SourceLocation& where) {
+  const int64_t dimension = param_int(params, "dimension", where);
+  const int64_t num_keys = param_int(params, "num_keys", where);
+  const int64_t output = params.find("output") ? param_int(params, "output", where) : 0;
+  for (const Type& t : in)
+    if (t.shape != in[0].shape) fail_at(where, "sort's operands must have one shape: " + types_str(in));
+  if (dimension < 0 || dimension >= in[0].rank())
+    fail_at(where, "sort: dimension " + std::to_string(dimension) + " is out of range for " + in[0].str());
+  if (num_keys < 1 || num_keys > static_cast<int64_t>(in.size()))
+    fail_at(where, "sort: num_keys must be between 1 and the number of operands, not " + std::to_string(num_keys));
+  for (int64_t k = 0; k < num_keys; ++k) expect_not_bool(Prim::kSort, in[static_cast<size_t>(k)], where);
+  if (output < 0 || output >= static_cast<int64_t>(in.size()))
+    fail_at(where, "sort: output " + std::to_string(output) + " is not one of its " + std::to_string(in.size()));
+  return in[static_cast<size_t>(output)];
+}
+
 std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector<Type>& in,
                               const SourceLocation& where) {
   if (has_body(prim))
@@ -640,6 +657,7 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
     case Prim::kConcatenate: return {concatenate_result(params, in, where)};
     case Prim::kSlice: return {slice_result(params, in[0], where)};
     case Prim::kSplit: return {split_result(params, in[0], where)};
+    case Prim::kSort: return {sort_result(params, in, where)};
     case Prim::kDynamicSlice: return {dynamic_slice_result(params, in, where)};
     case Prim::kDynamicUpdateSlice: return {dynamic_update_slice_result(in, where)};
     case Prim::kPad: return {pad_result(params, in, where)};

@@ -224,6 +224,7 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
     case Prim::kRandomBits: return random_bits(p.integer, p.axes, in[0], out);
     case Prim::kRandomClone: return copy(in[0], out);
     case Prim::kThreefry2x32: return threefry2x32(p.output, in, out);
+    case Prim::kSort: return sort(p.integer, p.num_keys, p.output, in, out);
     case Prim::kSplit: {  // piece `output` is the slice after the pieces before it
       Dims starts(in[0].shape.size(), 0), strides(in[0].shape.size(), 1);
       for (int64_t i = 0; i < p.output; ++i) starts[static_cast<size_t>(p.integer)] += p.axes[static_cast<size_t>(i)];

@@ -79,6 +79,7 @@ void cumsum(int64_t axis, bool reverse, const Input& x, const Output& out);
 void broadcast_in_dim(const std::vector<int64_t>& dims, const Input& x, const Output& out);
 void transpose(const std::vector<int64_t>& permutation, const Input& x, const Output& out);
 void softmax(int64_t axis, const Input& x, const Output& out);
+void sort(int64_t dimension, int64_t num_keys, int64_t output, std::span<const Input> in, const Output& out);
 // Indexing and layout (indexing.cpp).
 void iota(int64_t dimension, const Output& out);
 void concatenate(int64_t dimension, std::span<const Input> in, const Output& out);

@@ -34,7 +34,7 @@ struct KernelParams {
   // rev: dimensions
   std::vector<int64_t> axes;
   DotDims dims;  // dot_general
-  // random_split, random_bits: shape; random_bits: bit_width; split: sizes and axis
+  // random_split, random_bits: shape; random_bits: bit_width; split: sizes and axis; sort: dimension
   // integer_pow: y; softmax, cumsum: axis; round: 1 for to-nearest-even, 0 away from zero;
   // concatenate, iota: dimension; reduce_precision: exponent_bits
   int64_t integer = 0;
@@ -46,7 +46,8 @@ struct KernelParams {
   IndexMode mode = IndexMode::kFillOrDrop;       // gather, scatter-add
   std::optional<double> fill;                    // gather's fill_value; nullopt: None (the dtype's default)
   bool wrap_negative_indices = false;            // gather, scatter-add
-  int64_t output = 0;                            // threefry2x32, split: which of the outputs
+  int64_t output = 0;                            // threefry2x32, split, sort: which of the outputs
+  int64_t num_keys = 1;                          // sort: how many leading operands are keys
 };
 
 // Reads what `prim`'s kernel needs through `reader`, which has integer(name), integer_or(name, default), ints(name),
@@ -88,6 +89,11 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
       p.integer = reader.integer("bit_width");
       break;
     case Prim::kThreefry2x32: p.output = reader.integer_or("output", 0); break;
+    case Prim::kSort:
+      p.integer = reader.integer("dimension");
+      p.num_keys = reader.integer("num_keys");
+      p.output = reader.integer_or("output", 0);
+      break;
     case Prim::kSplit:
       p.axes = reader.ints("sizes");
       p.integer = reader.integer("axis");

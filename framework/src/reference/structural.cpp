@@ -138,4 +138,33 @@ void softmax(int64_t axis, const Input& x, const Output& out) {
   for_each_reduced(x.shape, {axis}, [&](int64_t g, int64_t i) { out.data[i] = exps[i] / sums[g]; });
 }
 
+// lax.sort: each line along `dimension` ordered by the first `num_keys` operands, lexicographically
+// and stably; output `output` is that operand in the keys' order. Floats compare as
+// lax._sort_lt_comparator makes them: -0 equal to 0, every NaN equal and after everything.
+void sort(int64_t dimension, int64_t num_keys, int64_t output, std::span<const Input> in, const Output& out) {
+  const std::span<const int64_t> shape = in[0].shape;
+  const int64_t n = shape.empty() ? 1 : shape[static_cast<size_t>(dimension)];
+  if (count(shape) == 0) return;
+  const Dims strides = strides_of(shape);
+  const int64_t stride = strides[static_cast<size_t>(dimension)];
+  auto less = [](double a, double b) { return !std::isnan(a) && (std::isnan(b) || a < b); };
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  Dims coord;
+  for (int64_t start = 0; start < count(shape); ++start) {
+    coords_of(start, shape, coord);
+    if (coord[static_cast<size_t>(dimension)] != 0) continue;  // one line per start at index 0
+    for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = start + i * stride;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      for (int64_t k = 0; k < num_keys; ++k) {
+        const double x = in[static_cast<size_t>(k)].data[a], y = in[static_cast<size_t>(k)].data[b];
+        if (less(x, y)) return true;
+        if (less(y, x)) return false;
+      }
+      return false;
+    });
+    for (int64_t i = 0; i < n; ++i)
+      out.data[start + i * stride] = in[static_cast<size_t>(output)].data[order[static_cast<size_t>(i)]];
+  }
+}
+
 }  // namespace rematkit::reference

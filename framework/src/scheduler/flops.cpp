@@ -41,7 +41,7 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     case Prim::kSelectN: case Prim::kBroadcastInDim: case Prim::kReshape: case Prim::kTranspose: case Prim::kSqueeze:
     case Prim::kConvertElementType: case Prim::kStopGradient: case Prim::kName: case Prim::kPjit:
     case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall: case Prim::kIota:
-    case Prim::kConcatenate: case Prim::kSlice: case Prim::kSplit: case Prim::kDynamicSlice:
+    case Prim::kConcatenate: case Prim::kSlice: case Prim::kSplit: case Prim::kSort: case Prim::kDynamicSlice:
     case Prim::kDynamicUpdateSlice: case Prim::kPad: case Prim::kRev: case Prim::kCopy: case Prim::kGather:
     case Prim::kOptimizationBarrier: case Prim::kBitcastConvertType:
       return 0;

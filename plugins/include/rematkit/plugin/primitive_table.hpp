@@ -141,6 +141,9 @@ inline constexpr size_t kMaxParams = 5;
   X(kDynamicUpdateSlice, "dynamic_update_slice", kLayout, 2, kVariadic, RK_NO_PARAMS)                 \
   X(kPad, "pad", kLayout, 2, 2, RK_REQUIRED("padding_config", kPadding))                              \
   X(kRev, "rev", kLayout, 1, 1, RK_REQUIRED("dimensions", kInts))                                     \
+  /* sort of n operands (the first num_keys the keys) has n outputs: an equation each here. */      \
+  X(kSort, "sort", kLayout, 1, kVariadic, RK_REQUIRED("dimension", kInt) RK_OPTIONAL("is_stable", kBool) \
+    RK_REQUIRED("num_keys", kInt) RK_OPTIONAL("output", kInt))                                        \
   /* split's outputs are one equation each here, output=0, 1, ... (parser.cpp). */                   \
   X(kSplit, "split", kLayout, 1, 1, RK_REQUIRED("sizes", kInts) RK_REQUIRED("axis", kInt)            \
     RK_OPTIONAL("output", kInt))                                                                      \
