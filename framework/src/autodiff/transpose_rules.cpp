@@ -18,8 +18,9 @@ namespace {
 // that order is used instead and no transpose runs: the same sums, no copy.
 // With preferred_element_type (bf16 operands, f32 product), the products keep it and the result is
 // converted back to X's dtype (lax.py, _dot_general_transpose_lhs).
+// `x_type` is a copy: the graph's values move as the rule adds equations.
 ValueId dot_general_transpose(Emitter& em, ValueId ct, ValueId other, const DotDims& d, bool x_is_lhs,
-                              const Type& x_type, std::optional<DType> preferred) {
+                              const Type x_type, std::optional<DType> preferred) {
   const Shape& x_shape = x_type.shape;
   auto in_x_dtype = [&](ValueId v) {
     return em.type(v).dtype == x_type.dtype
