@@ -137,6 +137,18 @@ ModelSpec read_mlp(const Reader& r, const YAML::Node& node, const std::string& n
   return m;
 }
 
+// The sizes a transformer and a gpt share: layers, batch, sequence, model, heads (dividing model).
+template <typename Blocks>
+void read_block_sizes(const Reader& r, const YAML::Node& node, const std::string& what, Blocks& b) {
+  b.layers = r.integer(r.required(node, "layers", what), "layers", 1);
+  b.batch = r.integer(r.required(node, "batch", what), "batch", 1);
+  b.sequence = r.integer(r.required(node, "sequence", what), "sequence", 1);
+  b.model = r.integer(r.required(node, "model", what), "model", 1);
+  b.heads = r.integer(r.required(node, "heads", what), "heads", 1);
+  if (b.model % b.heads != 0)
+    r.fail_at_node(node["heads"], "heads (" + std::to_string(b.heads) + ") must divide model (" + std::to_string(b.model) + ")");
+}
+
 ModelSpec read_transformer(const Reader& r, const YAML::Node& node, const std::string& name) {
   const std::string what = "a transformer model";
   r.expect_map(node, what, {"layers", "batch", "sequence", "model", "heads", "mlp", "remat"});
@@ -144,14 +156,8 @@ ModelSpec read_transformer(const Reader& r, const YAML::Node& node, const std::s
   m.name = name;
   m.kind = ModelSpec::Kind::kTransformer;
   TransformerModel& t = m.transformer;
-  t.layers = r.integer(r.required(node, "layers", what), "layers", 1);
-  t.batch = r.integer(r.required(node, "batch", what), "batch", 1);
-  t.sequence = r.integer(r.required(node, "sequence", what), "sequence", 1);
-  t.model = r.integer(r.required(node, "model", what), "model", 1);
-  t.heads = r.integer(r.required(node, "heads", what), "heads", 1);
+  read_block_sizes(r, node, what, t);
   t.mlp = r.integer(r.required(node, "mlp", what), "mlp", 1);
-  if (t.model % t.heads != 0)
-    r.fail_at_node(node["heads"], "heads (" + std::to_string(t.heads) + ") must divide model (" + std::to_string(t.model) + ")");
   if (node["remat"]) t.remat = read_remat(r, node["remat"]);
   return m;
 }
@@ -163,15 +169,9 @@ ModelSpec read_gpt(const Reader& r, const YAML::Node& node, const std::string& n
   m.name = name;
   m.kind = ModelSpec::Kind::kGpt;
   GptModel& g = m.gpt;
-  g.layers = r.integer(r.required(node, "layers", what), "layers", 1);
-  g.batch = r.integer(r.required(node, "batch", what), "batch", 1);
-  g.sequence = r.integer(r.required(node, "sequence", what), "sequence", 1);
-  g.model = r.integer(r.required(node, "model", what), "model", 1);
-  g.heads = r.integer(r.required(node, "heads", what), "heads", 1);
+  read_block_sizes(r, node, what, g);
   g.mlp = node["mlp"] ? r.integer(node["mlp"], "mlp", 1) : 4 * g.model;
   g.vocab = r.integer(r.required(node, "vocab", what), "vocab", 1);
-  if (g.model % g.heads != 0)
-    r.fail_at_node(node["heads"], "heads (" + std::to_string(g.heads) + ") must divide model (" + std::to_string(g.model) + ")");
   if (const YAML::Node dropout = node["dropout"]) {
     g.dropout = r.number(dropout, "dropout");
     if (!(g.dropout >= 0 && g.dropout < 1)) r.fail_at_node(dropout, "dropout must be in [0, 1)");
