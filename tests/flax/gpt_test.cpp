@@ -46,6 +46,10 @@ TEST(Gpt, IsMadeOfWhatJaxPrintsForIt) {
   EXPECT_EQ(m.arguments.size(), 3u + 2 + 12 * 2 + 2);
   EXPECT_EQ(m.params.size(), 2u + 12 * 2 + 2);
   EXPECT_EQ(m.arguments[2].type.dtype, DType::kKeyFry);
+  // Each block's softmax is differentiated with JAX's _softmax_jvp, not through its body.
+  const Linearization lin = linearize_with(m.program);
+  ASSERT_EQ(lin.graph.custom_calls.size(), 2u);
+  for (const CustomCall& call : lin.graph.custom_calls) EXPECT_TRUE(call.uses_jax_rule) << call.name;
 }
 
 TEST(Gpt, GradientMatchesFiniteDifferences) {

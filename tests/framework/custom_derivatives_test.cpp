@@ -122,6 +122,38 @@ TEST(CustomJvp, SoftmaxKeepsOnlyItsOutputAsJaxsRuleDoes) {
   EXPECT_EQ(residuals(kSoftmax), (std::vector<std::string>{"f32[2,3] from the argument a", "f32[2,3] output of custom_jvp_call"}));
 }
 
+// jax.nn.softmax as JAX 0.4.3x printed it (tests/data/real/unsupported/37, a GPT-2 block): no
+// name=, a jvp_jaxpr_thunk, and _softmax's body.
+const char* kUnnamedSoftmax = R"({ lambda ; a:f32[2,3]. let
+    b:f32[2,3] = custom_jvp_call[
+      call_jaxpr={ lambda ; c:f32[2,3]. let
+          e:f32[2] = reduce_max[axes=(1,)] c
+          g:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,) shape=(2, 1)] e
+          h:f32[2,3] = sub c g
+          i:f32[2,3] = exp h
+          j:f32[2] = reduce_sum[axes=(1,)] i
+          k:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,) shape=(2, 1)] j
+          l:f32[2,3] = div i k
+        in (l,) }
+      jvp_jaxpr_thunk=<function _memoize.<locals>.memoized at 0x7f8b3c1d5e10>
+      num_consts=0
+      symbolic_zeros=False
+    ] a
+    m:f32[2,3] = mul b a
+  in (m,) })";
+
+TEST(CustomJvp, AnOlderJaxsUnnamedSoftmaxIsKnownByItsBody) {
+  EXPECT_EQ(residuals(kUnnamedSoftmax),
+            (std::vector<std::string>{"f32[2,3] from the argument a", "f32[2,3] output of custom_jvp_call"}));
+  // A body that is not _softmax's (the sum over another axis) is differentiated through.
+  std::string other = kUnnamedSoftmax;
+  other.replace(other.find("j:f32[2] = reduce_sum[axes=(1,)] i"), 34, "j:f32[3] = reduce_sum[axes=(0,)] i");
+  other.replace(other.find("k:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,) shape=(2, 1)] j"), 71,
+                "k:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,) shape=(1, 3)] j");
+  EXPECT_NE(residuals(other.c_str()),
+            (std::vector<std::string>{"f32[2,3] from the argument a", "f32[2,3] output of custom_jvp_call"}));
+}
+
 TEST(CustomJvp, MaskedSoftmaxAlsoKeepsTheMaskAndTheZerosOfItsWhere) {
   // The masked sum is jnp.where(where, y * x_dot, 0): the mask and the zeros are read too.
   EXPECT_EQ(residuals(kMaskedSoftmax),

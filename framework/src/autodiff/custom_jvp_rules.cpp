@@ -16,6 +16,23 @@ std::optional<std::vector<int64_t>> first_max_axes(const Program& body) {
   return std::nullopt;
 }
 
+// JAX before 0.6.1 printed custom_jvp_call without name=; jax.nn.softmax's is still recognizable by
+// its body, _softmax's own: reduce_max over the axes, exp of the difference, reduce_sum of the exp
+// over the same axes, and the output the exp divided by that sum.
+bool is_softmax_body(const Program& body, const std::vector<int64_t>& axes) {
+  if (body.invars.size() != 1 || body.outvars.size() != 1 || body.outvars[0].is_literal()) return false;
+  int exp_out = -1;
+  bool summed = false;
+  for (const Equation& eqn : body.eqns) {
+    if (eqn.prim == Prim::kExp) exp_out = eqn.outputs[0];
+    if (eqn.prim == Prim::kReduceSum && exp_out >= 0 && !eqn.inputs[0].is_literal() && eqn.inputs[0].var == exp_out)
+      summed = param_ints(eqn.params, "axes", eqn.where) == axes;
+  }
+  const Equation* last = body.eqns.empty() ? nullptr : &body.eqns.back();
+  return summed && last && last->prim == Prim::kDiv && last->outputs[0] == body.outvars[0].var &&
+         !last->inputs[0].is_literal() && last->inputs[0].var == exp_out;
+}
+
 }  // namespace
 
 std::optional<CustomJvpRule> find_custom_jvp_rule(const std::string& name, const Program& body,
@@ -30,6 +47,11 @@ std::optional<CustomJvpRule> find_custom_jvp_rule(const std::string& name, const
     return rule;
   }
   if (operands.size() != 1) return std::nullopt;
+  if (name.empty()) {  // an older JAX's unnamed call: jax.nn.softmax if the body is _softmax's
+    auto axes = first_max_axes(body);
+    if (axes && is_softmax_body(body, *axes)) return CustomJvpRule{CustomJvpRule::Kind::kSoftmax, *axes, -1};
+    return std::nullopt;
+  }
   if (name == "relu6") return CustomJvpRule{CustomJvpRule::Kind::kRelu6, {}, -1};
   if (name == "log1mexp") return CustomJvpRule{CustomJvpRule::Kind::kLog1mexp, {}, -1};
   return std::nullopt;

@@ -75,22 +75,25 @@ class GptTracer {
     return emit(Prim::kSelectN, {mask, zeros, scaled});
   }
 
-  // jax.nn.softmax over the last axis: custom_jvp_call of _softmax, whose body is
-  // exp(x - stop_gradient(max x)) / sum; rematkit differentiates it with JAX's _softmax_jvp.
+  // jax.nn.softmax over the last axis: custom_jvp_call of _softmax(x, initial=-inf), whose body
+  // JAX 0.11 prints as max(reduce_max x, initial), exp(x - max), and that over its sum; rematkit
+  // differentiates it with JAX's _softmax_jvp.
   Atom softmax(Atom x) {
     ProgramBuilder body;
     const Atom bx = body.argument("x", b_.type_of(x));
+    const Atom initial = body.argument("initial", Type{dtype(x), {}, MemorySpace::kDevice});
     GptTracer t(body, c_);
     const std::vector<int64_t> last{last_axis(x)};
-    const Atom m = t.keep_last(t.emit(Prim::kReduceMax, {bx}, reduce_params(last)), shape(x));
-    const Atom e = t.emit(Prim::kExp, {t.emit(Prim::kSub, {bx, t.emit(Prim::kStopGradient, {m})})});
+    const Atom m = t.emit(Prim::kMax, {t.emit(Prim::kReduceMax, {bx}, reduce_params(last)), initial});
+    const Atom e = t.emit(Prim::kExp, {t.emit(Prim::kSub, {bx, t.keep_last(m, shape(x))})});
     const Atom sum = t.keep_last(t.emit(Prim::kReduceSum, {e}, reduce_params(last)), shape(x));
     const Atom y = t.emit(Prim::kDiv, {e, sum});
     Params p;
     p.set("name", ParamValue::of_ident("_softmax"));
     p.set("jvp", ParamValue::of_ident("_softmax_jvp"));
-    p.set("num_consts", ParamValue::of_int(0));
-    return b_.call(Prim::kCustomJvpCall, body.finish({y}), {x}, std::move(p)).at(0);
+    p.set("symbolic_zeros", ParamValue::of_bool(false));
+    const Atom minus_inf = lit(-std::numeric_limits<double>::infinity(), dtype(x));
+    return b_.call(Prim::kCustomJvpCall, body.finish({y}), {x, minus_inf}, std::move(p)).at(0);
   }
 
   // Causal self-attention (flax's dot_product_attention): c_attn to q, k, v (jnp.split), heads,
