@@ -161,6 +161,14 @@ const Case kCases[] = {
     {"sort", "{ lambda ; a:f32[6,5] b:i32[6,5]. let c:f32[6,5] = sort[dimension=0 is_stable=True num_keys=1] a; "
              "d:i32[6,5] e:f32[6,5] = sort[dimension=1 is_stable=True num_keys=1] b a; "
              "f:f32[6,5] g:i32[6,5] = sort[dimension=1 is_stable=True num_keys=2] a b in (c, d, e, f, g) }", 0},
+    // Size 1 and empty operands of the primitives issue 12 added last.
+    {"size_one_and_empty", "{ lambda ; a:f32[1] e:f32[0,3] k:key<fry>[0] h:bf16[1]. let "
+                           "b:f32[1] = sort[dimension=0 is_stable=True num_keys=1] a; c:f32[0,3] = sort[dimension=0 "
+                           "is_stable=True num_keys=1] e; d:f32[] = reduce_prod[axes=(0,)] a; f:f32[3] = "
+                           "reduce_prod[axes=(0,)] e; g:f32[0,1] q:f32[0,2] = split[axis=1 sizes=(1, 2)] e; "
+                           "r:u32[0,2] = random_bits[bit_width=32 shape=(2,)] k; s:key<fry>[0,2] = random_split[shape=(2,)] k; "
+                           "t:u32[0,2,2] = random_unwrap s; u:f32[1] = erfc a; v:bf16[1] = tanh h; "
+                           "w:f32[1] = convert_element_type[new_dtype=float32] v in (b, c, d, f, g, q, r, t, u, w) }", 0},
     {"split", "{ lambda ; a:f32[7,5]. let b:f32[7,1] c:f32[7,0] d:f32[7,4] = split[axis=1 sizes=(1, 0, 4)] a in (b, c, d) }", 0},
     {"dot_batch_middle_two_contractions", "{ lambda ; a:f32[2,3,4,5] b:f32[5,3,4,6]. let c:f32[3,2,6] = dot_general["
                                           "dimension_numbers=(([2, 3], [2, 0]), ([1], [1]))] a b in (c,) }", 1e-6},

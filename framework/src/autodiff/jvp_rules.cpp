@@ -393,7 +393,7 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
     case Prim::kSort: {  // only the output's own operand's tangent moves into it
       const int64_t output = params.find("output") ? param_int(params, "output", {}) : 0;
       const ValueId own = t[static_cast<size_t>(output)];
-      if (own == kZero) return kZero;
+      if (own == kZero || num_elements(em.shape(own)) == 0) return kZero;  // an empty sort moves nothing
       return sort_jvp(em, params, x, own);
     }
     case Prim::kSoftmax: return softmax_jvp(em, params, y[0], g);
