@@ -23,13 +23,12 @@ class GptTracer {
  public:
   GptTracer(ProgramBuilder& b, const GptConfig& c) : b_(b), c_(c) {}
 
-  Atom lit(double v, DType dtype) const { return ProgramBuilder::literal(v, dtype); }
   Atom emit(Prim prim, std::vector<Atom> in, Params p = {}) { return b_.emit1(prim, std::move(in), std::move(p)); }
   const Shape& shape(Atom a) const { return b_.type_of(a).shape; }
   DType dtype(Atom a) const { return b_.type_of(a).dtype; }
 
   // Flax's promote_dtype: a value cast to the compute dtype where it is used (a no-op for params,
-  // whose param_dtype is the model's dtype).
+  // whose param_dtype is the model's dtype; the one-hot's bools and the loss's f32 are real casts).
   Atom cast(Atom a, DType to) {
     if (dtype(a) == to) return a;
     Params p = convert_element_type_params(to);
@@ -53,84 +52,12 @@ class GptTracer {
   Atom layer_norm(Atom x, Atom scale, Atom bias) { return flax::layer_norm(b_, x, cast(scale, dtype(x)), cast(bias, dtype(x))); }
   Atom gelu(Atom x) { return flax::gelu(b_, x, /*approximate=*/true); }  // Flax's GPT-2 MLP: nn.gelu
 
-  // nn.Dropout: bernoulli(key, keep, shape) as jax.random draws it (uniform from the top 23 bits),
-  // then where(mask, x / keep, 0). Each site has its own key, key folded with the site's number.
-  Atom dropout(Atom x, Atom key, int64_t site) {
-    if (c_.dropout <= 0) return x;
-    const double keep = 1.0 - c_.dropout;
-    const Shape s = shape(x);
-    const Atom site_key = emit(Prim::kRandomFoldIn, {key, lit(static_cast<double>(site), DType::kU32)});
-    Params bits;
-    bits.set("bit_width", ParamValue::of_int(32));
-    bits.set("shape", ParamValue::of_ints(s));
-    Atom u = emit(Prim::kRandomBits, {site_key}, std::move(bits));
-    u = emit(Prim::kShiftRightLogical, {u, lit(9, DType::kU32)});
-    u = emit(Prim::kOr, {u, lit(1065353216, DType::kU32)});
-    Params to_f32;
-    to_f32.set("new_dtype", ParamValue::of_ident("float32"));
-    Atom f = emit(Prim::kSub, {emit(Prim::kBitcastConvertType, {u}, std::move(to_f32)), lit(1.0, DType::kF32)});
-    const Atom mask = emit(Prim::kLt, {f, lit(keep, DType::kF32)});
-    const Atom scaled = emit(Prim::kDiv, {x, lit(keep, dtype(x))});
-    const Atom zeros = emit(Prim::kBroadcastInDim, {lit(0.0, dtype(x))}, broadcast_in_dim_params(s, {}));
-    return emit(Prim::kSelectN, {mask, zeros, scaled});
-  }
+  Atom dropout(Atom x, Atom key, int64_t site) { return flax::dropout(b_, x, key, site, c_.dropout); }
 
-  // jax.nn.softmax over the last axis: custom_jvp_call of _softmax(x, initial=-inf), whose body
-  // JAX 0.11 prints as max(reduce_max x, initial), exp(x - max), and that over its sum; rematkit
-  // differentiates it with JAX's _softmax_jvp.
-  Atom softmax(Atom x) {
-    ProgramBuilder body;
-    const Atom bx = body.argument("x", b_.type_of(x));
-    const Atom initial = body.argument("initial", Type{dtype(x), {}, MemorySpace::kDevice});
-    GptTracer t(body, c_);
-    const std::vector<int64_t> last{last_axis(x)};
-    const Atom m = t.emit(Prim::kMax, {t.emit(Prim::kReduceMax, {bx}, reduce_params(last)), initial});
-    const Atom e = t.emit(Prim::kExp, {t.emit(Prim::kSub, {bx, t.keep_last(m, shape(x))})});
-    const Atom sum = t.keep_last(t.emit(Prim::kReduceSum, {e}, reduce_params(last)), shape(x));
-    const Atom y = t.emit(Prim::kDiv, {e, sum});
-    Params p;
-    p.set("name", ParamValue::of_ident("_softmax"));
-    p.set("jvp", ParamValue::of_ident("_softmax_jvp"));
-    p.set("symbolic_zeros", ParamValue::of_bool(false));
-    const Atom minus_inf = lit(-std::numeric_limits<double>::infinity(), dtype(x));
-    return b_.call(Prim::kCustomJvpCall, body.finish({y}), {x, minus_inf}, std::move(p)).at(0);
-  }
-
-  // Causal self-attention (flax's dot_product_attention): c_attn to q, k, v (jnp.split), heads,
-  // q / sqrt(depth), q.k over the head dim, the causal mask from iota, softmax, dropout, weights.v.
+  // Causal self-attention (flax's dot_product_attention) between c_attn and c_proj, dropout on
+  // the attention weights.
   Atom attention(Atom x, const Atom* w, Atom key, int64_t site) {
-    const int64_t B = c_.batch, S = c_.sequence, D = c_.model, H = c_.heads, Dh = D / H;
-    const Atom qkv = dense(x, w[2], w[3]);
-    std::vector<Atom> parts;  // jnp.split(qkv, 3, axis=2): split's three outputs, an equation each here
-    for (int64_t i = 0; i < 3; ++i) {
-      Params split;
-      split.set("sizes", ParamValue::of_ints({D, D, D}));
-      split.set("axis", ParamValue::of_int(2));
-      split.set("output", ParamValue::of_int(i));
-      parts.push_back(emit(Prim::kSplit, {qkv}, std::move(split)));
-    }
-    auto heads = [&](Atom a) { return emit(Prim::kReshape, {a}, reshape_params({B, S, H, Dh})); };
-    const DType dt = c_.dtype;
-    const Atom q = emit(Prim::kDiv, {heads(parts.at(0)), lit(std::sqrt(static_cast<double>(Dh)), dt)});
-    const Atom k = heads(parts.at(1)), v = heads(parts.at(2));
-    Atom scores = emit(Prim::kDotGeneral, {q, k}, dot_general_params({{3}, {3}, {0, 2}, {0, 2}}));  // [B,H,S,S]
-    auto iota = [&](int64_t dim) {
-      Params p;
-      p.set("dimension", ParamValue::of_int(dim));
-      p.set("dtype", ParamValue::of_ident("int32"));
-      p.set("shape", ParamValue::of_ints({S, S}));
-      p.set("sharding", ParamValue::none());
-      return emit(Prim::kIota, {}, std::move(p));
-    };
-    const Atom causal = emit(Prim::kBroadcastInDim, {emit(Prim::kGe, {iota(0), iota(1)})},
-                             broadcast_in_dim_params({B, H, S, S}, {2, 3}));
-    const double big_neg = dt == DType::kBF16 ? -3.3895313892515355e38 : static_cast<double>(std::numeric_limits<float>::lowest());
-    const Atom neg = emit(Prim::kBroadcastInDim, {lit(big_neg, dt)}, broadcast_in_dim_params({B, H, S, S}, {}));
-    scores = emit(Prim::kSelectN, {causal, neg, scores});
-    const Atom weights = dropout(softmax(scores), key, site);
-    const Atom context = emit(Prim::kDotGeneral, {weights, v}, dot_general_params({{3}, {1}, {0, 1}, {0, 2}}));  // [B,H,S,Dh]
-    const Atom merged = emit(Prim::kReshape, {emit(Prim::kTranspose, {context}, transpose_params({0, 2, 1, 3}))},
-                             reshape_params({B, S, D}));
+    const Atom merged = flax::causal_attention(b_, dense(x, w[2], w[3]), c_.heads, [&](Atom weights) { return dropout(weights, key, site); });
     return dense(merged, w[4], w[5]);
   }
 
@@ -215,14 +142,8 @@ Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed) {
   }
 
   GptTracer top(b, c);
-  // Embeddings: wte[ids] (a gather of rows, as jnp.take prints it) plus the positions.
-  IndexingDims rows;
-  rows.window_dims = {2};
-  rows.collapsed_dims = {0};
-  rows.index_map = {0};
-  const Atom index = top.emit(Prim::kBroadcastInDim, {ids}, broadcast_in_dim_params({c.batch, c.sequence, 1}, {0, 1}));
-  Atom x = top.emit(Prim::kGather, {top.cast(w[0], c.dtype), index},
-                    gather_params(rows, {1, D}, IndexMode::kPromiseInBounds, std::nullopt));
+  // Embeddings: wte[ids] (nn.Embed's jnp.take, a gather of rows) plus the positions.
+  Atom x = flax::embed(b, top.cast(w[0], c.dtype), ids);
   x = top.emit(Prim::kAdd, {x, top.emit(Prim::kBroadcastInDim, {top.cast(w[1], c.dtype)},
                                         broadcast_in_dim_params({c.batch, c.sequence, D}, {1, 2}))});
   x = top.dropout(x, key, 0);

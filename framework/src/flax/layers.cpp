@@ -1,6 +1,7 @@
 #include "layers.hpp"
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "rematkit/primitive_params.hpp"
@@ -52,5 +53,93 @@ Atom gelu(ProgramBuilder& b, Atom x, bool approximate) {
 }
 
 Atom silu(ProgramBuilder& b, Atom x) { return b.emit1(Prim::kMul, {x, b.emit1(Prim::kLogistic, {x})}); }
+
+Atom softmax(ProgramBuilder& b, Atom x) {
+  const Type type = b.type_of(x);
+  ProgramBuilder body;
+  const Atom bx = body.argument("x", type);
+  const Atom initial = body.argument("initial", Type{type.dtype, {}, MemorySpace::kDevice});
+  const Params last = reduce_params({type.rank() - 1});
+  const Atom m = body.emit1(Prim::kMax, {body.emit1(Prim::kReduceMax, {bx}, last), initial});
+  const Atom e = body.emit1(Prim::kExp, {body.emit1(Prim::kSub, {bx, keep_last(body, m, type.shape)})});
+  const Atom y = body.emit1(Prim::kDiv, {e, keep_last(body, body.emit1(Prim::kReduceSum, {e}, last), type.shape)});
+  Params p;
+  p.set("name", ParamValue::of_ident("_softmax"));
+  p.set("jvp", ParamValue::of_ident("_softmax_jvp"));
+  p.set("symbolic_zeros", ParamValue::of_bool(false));
+  return b.call(Prim::kCustomJvpCall, body.finish({y}), {x, lit(-std::numeric_limits<double>::infinity(), type.dtype)},
+                std::move(p))
+      .at(0);
+}
+
+Atom dropout(ProgramBuilder& b, Atom x, Atom key, int64_t site, double rate) {
+  if (rate <= 0) return x;
+  const double keep = 1.0 - rate;
+  const Type type = b.type_of(x);
+  const Atom site_key = b.emit1(Prim::kRandomFoldIn, {key, lit(static_cast<double>(site), DType::kU32)});
+  Params bits;
+  bits.set("bit_width", ParamValue::of_int(32));
+  bits.set("shape", ParamValue::of_ints(type.shape));
+  Atom u = b.emit1(Prim::kRandomBits, {site_key}, std::move(bits));
+  u = b.emit1(Prim::kShiftRightLogical, {u, lit(9, DType::kU32)});
+  u = b.emit1(Prim::kOr, {u, lit(1065353216, DType::kU32)});  // the bits of 1.0f: [1, 2)
+  Params to_f32;
+  to_f32.set("new_dtype", ParamValue::of_ident("float32"));
+  const Atom uniform = b.emit1(Prim::kSub, {b.emit1(Prim::kBitcastConvertType, {u}, std::move(to_f32)), lit(1.0, DType::kF32)});
+  const Atom mask = b.emit1(Prim::kLt, {uniform, lit(keep, DType::kF32)});
+  const Atom scaled = b.emit1(Prim::kDiv, {x, lit(keep, type.dtype)});
+  const Atom zeros = b.emit1(Prim::kBroadcastInDim, {lit(0.0, type.dtype)}, broadcast_in_dim_params(type.shape, {}));
+  return b.emit1(Prim::kSelectN, {mask, zeros, scaled});
+}
+
+Atom embed(ProgramBuilder& b, Atom table, Atom ids) {
+  const Shape id_shape = b.type_of(ids).shape;
+  const int64_t rank = static_cast<int64_t>(id_shape.size()), features = b.type_of(table).shape.at(1);
+  Shape column = id_shape;
+  column.push_back(1);
+  std::vector<int64_t> dims(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) dims[static_cast<size_t>(d)] = d;
+  IndexingDims rows;
+  rows.window_dims = {rank};
+  rows.collapsed_dims = {0};
+  rows.index_map = {0};
+  const Atom index = b.emit1(Prim::kBroadcastInDim, {ids}, broadcast_in_dim_params(column, dims));
+  return b.emit1(Prim::kGather, {table, index}, gather_params(rows, {1, features}, IndexMode::kFillOrDrop, std::nullopt));
+}
+
+Atom causal_attention(ProgramBuilder& b, Atom qkv, int64_t heads, const std::function<Atom(Atom)>& on_weights) {
+  const Type type = b.type_of(qkv);
+  const int64_t B = type.shape.at(0), S = type.shape.at(1), D = type.shape.at(2) / 3, H = heads, Dh = D / H;
+  const DType dt = type.dtype;
+  std::vector<Atom> parts;  // jnp.split(qkv, 3, axis=2): split's three outputs, an equation each here
+  for (int64_t i = 0; i < 3; ++i) {
+    Params split;
+    split.set("sizes", ParamValue::of_ints({D, D, D}));
+    split.set("axis", ParamValue::of_int(2));
+    split.set("output", ParamValue::of_int(i));
+    parts.push_back(b.emit1(Prim::kSplit, {qkv}, std::move(split)));
+  }
+  auto split_heads = [&](Atom a) { return b.emit1(Prim::kReshape, {a}, reshape_params({B, S, H, Dh})); };
+  const Atom q = b.emit1(Prim::kDiv, {split_heads(parts[0]), lit(std::sqrt(static_cast<double>(Dh)), dt)});
+  const Atom k = split_heads(parts[1]), v = split_heads(parts[2]);
+  Atom scores = b.emit1(Prim::kDotGeneral, {q, k}, dot_general_params({{3}, {3}, {0, 2}, {0, 2}}));  // [B,H,S,S]
+  auto iota = [&](int64_t dim) {
+    Params p;
+    p.set("dimension", ParamValue::of_int(dim));
+    p.set("dtype", ParamValue::of_ident("int32"));
+    p.set("shape", ParamValue::of_ints({S, S}));
+    p.set("sharding", ParamValue::none());
+    return b.emit1(Prim::kIota, {}, std::move(p));
+  };
+  const Atom causal = b.emit1(Prim::kBroadcastInDim, {b.emit1(Prim::kGe, {iota(0), iota(1)})},
+                              broadcast_in_dim_params({B, H, S, S}, {2, 3}));
+  const double big_neg = dt == DType::kBF16 ? -3.3895313892515355e38 : static_cast<double>(std::numeric_limits<float>::lowest());
+  const Atom neg = b.emit1(Prim::kBroadcastInDim, {lit(big_neg, dt)}, broadcast_in_dim_params({B, H, S, S}, {}));
+  scores = b.emit1(Prim::kSelectN, {causal, neg, scores});
+  const Atom weights = on_weights(softmax(b, scores));
+  const Atom context = b.emit1(Prim::kDotGeneral, {weights, v}, dot_general_params({{3}, {1}, {0, 1}, {0, 2}}));  // [B,H,S,Dh]
+  return b.emit1(Prim::kReshape, {b.emit1(Prim::kTranspose, {context}, transpose_params({0, 2, 1, 3}))},
+                 reshape_params({B, S, D}));
+}
 
 }  // namespace rematkit::flax

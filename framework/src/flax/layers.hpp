@@ -2,6 +2,8 @@
 // ModelBuilder's layers and the gpt model. Internal to rematkit::flax.
 #pragma once
 
+#include <functional>
+
 #include "rematkit/program_builder.hpp"
 
 namespace rematkit::flax {
@@ -16,5 +18,18 @@ Atom gelu(ProgramBuilder& b, Atom x, bool approximate);
 Atom silu(ProgramBuilder& b, Atom x);
 // x reduced over its last axis, broadcast back with a 1 there (jnp's keepdims).
 Atom keep_last(ProgramBuilder& b, Atom reduced, const Shape& like);
+// jax.nn.softmax over the last axis: custom_jvp_call of _softmax(x, initial=-inf) with the body JAX
+// 0.11 prints, max(reduce_max x, initial), exp(x - max), over its sum (differentiated by JAX's rule).
+Atom softmax(ProgramBuilder& b, Atom x);
+// nn.Dropout at `rate`: bernoulli(key folded with `site`, 1 - rate) as jax.random draws it (uniform
+// from the top 23 of random_bits), then where(mask, x / (1 - rate), 0). Rate 0 returns x.
+Atom dropout(ProgramBuilder& b, Atom x, Atom key, int64_t site, double rate);
+// nn.Embed: jnp.take(table, ids, axis=0), a gather of rows (out-of-range ids give NaN rows, as
+// jnp.take's fill mode does).
+Atom embed(ProgramBuilder& b, Atom table, Atom ids);
+// Causal multi-head self-attention's middle on qkv = c_attn(x), [B, S, 3D]: jnp.split into q, k, v,
+// heads, q / sqrt(depth), q.k over the head dim, the causal mask from iota (finfo.min where
+// masked), softmax, `on_weights` (dropout), weights.v; the heads merged back to [B, S, D].
+Atom causal_attention(ProgramBuilder& b, Atom qkv, int64_t heads, const std::function<Atom(Atom)>& on_weights);
 
 }  // namespace rematkit::flax
