@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
@@ -72,6 +73,40 @@ TEST(ModelBuilder, LayerNormGeluAndSiluComputeTheirFormulas) {
     const GradientResult g = Plan(m->program).gradient(m->arguments);
     for (size_t p : m->params) EXPECT_TRUE(g.gradients[p].has_value());
   }
+}
+
+// A small GPT-like stack from the builder: embedding, then a checkpointed block of LayerNorm,
+// causal attention with dropout on its weights, dropout, and a tanh-gelu Dense.
+Model attention_model(const std::string& policy) {
+  ModelBuilder builder;
+  builder.embedding(13, 8).checkpoint(policy, [](ModelBuilder& b) {
+    b.layer_norm().attention(2, 0.25).dropout(0.25).dense(8).gelu();
+  });
+  return builder.build(Shape{2, 5}, 3, Loss::kSum);
+}
+
+TEST(ModelBuilder, EmbeddingAttentionAndDropoutTakeIdsAndAKey) {
+  const Model model = attention_model("nothing_saveable");
+  EXPECT_EQ(model.arguments.front().type, (Type{DType::kI32, {2, 5}, MemorySpace::kDevice}));
+  EXPECT_EQ(model.arguments.back().type.dtype, DType::kKeyFry);  // the dropout key, after the params
+  for (double id : model.arguments.front().data) EXPECT_TRUE(id >= 0 && id < 13);
+  // Embed_0's table, LayerNorm_0's scale and bias, the kernels and biases of the attention's two
+  // Dense layers and of Dense_0: nine params.
+  EXPECT_EQ(model.params.size(), 9u);
+  // Dropout masks are drawn again from the key when recomputed: the same gradients under every policy.
+  std::optional<GradientResult> first;
+  for (const char* policy : {"everything_saveable", "nothing_saveable", "dots_saveable"}) {
+    const Model m = attention_model(policy);
+    const GradientResult g = Plan(m.program).gradient(m.arguments);
+    if (!first) {
+      first = g;
+      continue;
+    }
+    for (size_t p : m.params) EXPECT_EQ(g.gradients[p]->data, first->gradients[p]->data) << policy << " argument " << p;
+  }
+  EXPECT_THROW(ModelBuilder().dense(2).embedding(3, 4), Error);  // an embedding comes first
+  EXPECT_THROW(ModelBuilder().dense(4).attention(3).build(2, 4), Error);  // not [batch, sequence, features]
+  EXPECT_THROW(ModelBuilder().dropout(1.0), Error);
 }
 
 TEST(Plan, OneDenseLayersGradientIsTheHandGradient) {

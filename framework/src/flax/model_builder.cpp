@@ -64,6 +64,61 @@ class LayerNormLayer final : public flax::Module {
   }
 };
 
+// nn.Embed(vocab, features): the table (variance_scaling(1, fan_in, normal, out_axis=0), Flax's
+// default_embed_init), jnp.take'n by the ids.
+class EmbedLayer final : public flax::Module {
+ public:
+  EmbedLayer(int64_t vocab, int64_t features) : vocab_(vocab), features_(features) {}
+  std::string class_name() const override { return "Embed"; }
+  Atom call(flax::ModuleContext& ctx, Atom ids) const override {
+    flax::ModuleContext embed = ctx.child("Embed");
+    const Atom table = embed.param("embedding", {vocab_, features_},
+                                   flax::variance_scaling(1.0, flax::FanMode::kFanIn, flax::Distribution::kNormal, -2, 0));
+    return flax::embed(ctx.builder(), table, ids);
+  }
+  int64_t vocab() const { return vocab_; }
+
+ private:
+  int64_t vocab_, features_;
+};
+
+// Causal self-attention: Dense(3 features) to q, k, v, the attention, Dense(features) back.
+class AttentionLayer final : public flax::Module {
+ public:
+  AttentionLayer(int64_t heads, double dropout) : heads_(heads), dropout_(dropout) {}
+  std::string class_name() const override { return "CausalSelfAttention"; }
+  Atom call(flax::ModuleContext& ctx, Atom x) const override {
+    const Shape shape = ctx.builder().type_of(x).shape;
+    if (shape.size() != 3 || shape[2] % heads_ != 0)
+      fail("attention(" + std::to_string(heads_) + ") needs an input [batch, sequence, features] with features a multiple "
+           "of the heads, not " + shape_str(shape));
+    flax::ModuleContext attn = ctx.child("CausalSelfAttention");
+    flax::ModuleContext c_attn = attn.child("Dense");
+    const Atom qkv = flax::Dense(3 * shape[2]).call(c_attn, x);
+    const Atom merged = flax::causal_attention(ctx.builder(), qkv, heads_, [&](Atom weights) {
+      return dropout_ > 0 ? flax::dropout(ctx.builder(), weights, ctx.dropout_key(), ctx.next_dropout_site(), dropout_) : weights;
+    });
+    flax::ModuleContext c_proj = attn.child("Dense");
+    return flax::Dense(shape[2]).call(c_proj, merged);
+  }
+
+ private:
+  int64_t heads_;
+  double dropout_;
+};
+
+class DropoutLayer final : public flax::Module {
+ public:
+  explicit DropoutLayer(double rate) : rate_(rate) {}
+  std::string class_name() const override { return "Dropout"; }
+  Atom call(flax::ModuleContext& ctx, Atom x) const override {
+    return flax::dropout(ctx.builder(), x, ctx.dropout_key(), ctx.next_dropout_site(), rate_);
+  }
+
+ private:
+  double rate_;
+};
+
 // checkpoint_name(x, name): the `name` primitive, which policies see by its name param.
 class NameTag final : public flax::Module {
  public:
@@ -131,6 +186,27 @@ ModelBuilder& ModelBuilder::layer_norm() {
   return *this;
 }
 
+ModelBuilder& ModelBuilder::embedding(int64_t vocab, int64_t features) {
+  if (vocab < 1 || features < 1)
+    fail("embedding(" + std::to_string(vocab) + ", " + std::to_string(features) + ") needs a vocabulary and features of at least 1");
+  if (!layers_.empty()) fail("an embedding must be the first layer (its input is the model's token ids)");
+  layers_.push_back(std::make_shared<EmbedLayer>(vocab, features));
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::attention(int64_t heads, double dropout) {
+  if (heads < 1) fail("attention needs at least one head, not " + std::to_string(heads));
+  if (!(dropout >= 0 && dropout < 1)) fail("attention's dropout must be in [0, 1), not " + std::to_string(dropout));
+  layers_.push_back(std::make_shared<AttentionLayer>(heads, dropout));
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::dropout(double rate) {
+  if (!(rate > 0 && rate < 1)) fail("dropout's rate must be in (0, 1), not " + std::to_string(rate));
+  layers_.push_back(std::make_shared<DropoutLayer>(rate));
+  return *this;
+}
+
 ModelBuilder& ModelBuilder::name(const std::string& name) {
   if (name.empty()) fail("name() needs a non-empty name");
   if (layers_.empty()) fail("name('" + name + "') needs a layer before it to name");
@@ -147,11 +223,18 @@ ModelBuilder& ModelBuilder::checkpoint(const std::string& policy, const std::fun
 }
 
 Model ModelBuilder::build(int64_t batch, int64_t features, uint64_t seed, Loss loss) const {
-  if (layers_.empty()) fail("a model needs at least one layer");
   if (batch < 1 || features < 1)
     fail("a model's input needs a batch and features of at least 1, not (" + std::to_string(batch) + ", " +
          std::to_string(features) + ")");
-  const Type x_type{DType::kF32, {batch, features}, MemorySpace::kDevice};
+  return build(Shape{batch, features}, seed, loss);
+}
+
+Model ModelBuilder::build(const Shape& input, uint64_t seed, Loss loss) const {
+  if (layers_.empty()) fail("a model needs at least one layer");
+  for (int64_t d : input)
+    if (d < 1) fail("a model's input needs every dim at least 1, not " + shape_str(input));
+  const auto* embed = dynamic_cast<const EmbedLayer*>(layers_.front().get());
+  const Type x_type{embed ? DType::kI32 : DType::kF32, input, MemorySpace::kDevice};
   std::vector<std::shared_ptr<const flax::Module>> layers = layers_;
   if (loss == Loss::kSumOfSquares) layers.push_back(std::make_shared<Activation>(Prim::kSquare));
   flax::InitializedModule init =
@@ -160,10 +243,15 @@ Model ModelBuilder::build(int64_t batch, int64_t features, uint64_t seed, Loss l
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   Tensor x{x_type, std::vector<double>(static_cast<size_t>(x_type.num_elements()))};
-  for (double& v : x.data) v = uniform(rng);
+  std::uniform_int_distribution<int64_t> token(0, embed ? embed->vocab() - 1 : 0);
+  for (double& v : x.data) v = embed ? static_cast<double>(token(rng)) : uniform(rng);
   model.arguments.push_back(std::move(x));
   for (size_t index : init.argument_params) {
     const flax::Variable& v = init.params[index];
+    if (v.is_dropout_key) {  // an input, not a param
+      model.arguments.push_back(Tensor::scalar(key_element(v.key[0], v.key[1]), DType::kKeyFry));
+      continue;
+    }
     model.params.push_back(model.arguments.size());
     model.arguments.push_back(Tensor{v.type, std::vector<double>(v.value.begin(), v.value.end())});
   }

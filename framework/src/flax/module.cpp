@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
+#include <tuple>
 
 #include "rematkit/parser.hpp"
 #include "rematkit/primitive_params.hpp"
@@ -11,12 +13,17 @@ namespace rematkit::flax {
 
 struct ModuleContext::State {
   RngOptions options;
+  random::Key root;  // Module.init's key
   std::vector<Variable> params;
+  std::optional<size_t> dropout_key;  // its index in params, once a dropout asks for it
+  int64_t dropout_sites = 0;
 };
 
 namespace {
 
-std::string argument_name(const std::vector<std::string>& path) {
+std::string argument_name(const Variable& v) {
+  if (v.is_dropout_key) return "dropout_key";
+  const std::vector<std::string>& path = v.path;
   std::string name = "params";
   for (const std::string& part : path) name += "_" + part;
   return name;
@@ -27,8 +34,9 @@ std::vector<size_t> flatten_order(const std::vector<std::pair<size_t, Atom>>& ar
                                   const std::vector<Variable>& params) {
   std::vector<size_t> order(arguments.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return params[arguments[a].first].path < params[arguments[b].first].path;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {  // the dropout key after the params
+    const Variable &va = params[arguments[a].first], &vb = params[arguments[b].first];
+    return std::tie(va.is_dropout_key, va.path) < std::tie(vb.is_dropout_key, vb.path);
   });
   return order;
 }
@@ -42,19 +50,44 @@ Atom ModuleContext::param(const std::string& name, const Shape& shape, const Ini
   v.type = Type{DType::kF32, shape, MemorySpace::kDevice};
   v.key = scope_.make_rng();  // one count per param, even for initializers that ignore the key
   v.value = init(v.key, shape, state_.options.mode);
-  const std::string arg = argument_name(v.path);
+  const std::string arg = argument_name(v);
   state_.params.push_back(std::move(v));
   const Atom atom = builder_.argument(arg, state_.params.back().type);
   arguments_.emplace_back(state_.params.size() - 1, atom);
   return atom;
 }
 
+Atom ModuleContext::argument_for(size_t index) {
+  for (const auto& [i, atom] : arguments_)
+    if (i == index) return atom;
+  const Variable& v = state_.params[index];
+  const Atom atom = builder_.argument(argument_name(v), v.type);
+  arguments_.emplace_back(index, atom);
+  return atom;
+}
+
+Atom ModuleContext::dropout_key() {
+  if (!state_.dropout_key) {
+    Variable v;
+    v.path = {"dropout"};
+    v.type = Type{DType::kKeyFry, {}, MemorySpace::kDevice};
+    v.key = random::fold_in(state_.root, 1);  // a key of its own, apart from the params' stream
+    v.is_dropout_key = true;
+    state_.params.push_back(std::move(v));
+    state_.dropout_key = state_.params.size() - 1;
+  }
+  return argument_for(*state_.dropout_key);
+}
+
+int64_t ModuleContext::next_dropout_site() { return state_.dropout_sites++; }
+
 ModuleContext ModuleContext::child(const std::string& class_name) {
   return ModuleContext(state_, scope_.push_autonamed(class_name), builder_, arguments_);
 }
 
 Atom ModuleContext::checkpoint(const Module& body, const std::string& policy, Atom x) {
-  // Flax lifts jax.remat over (variables, rngs, *args): the params become inputs of the checkpoint.
+  // Flax lifts jax.remat over (variables, rngs, *args): the params (and the dropout key) become
+  // inputs of the checkpoint.
   ProgramBuilder inner;
   std::vector<std::pair<size_t, Atom>> inner_arguments;
   const Atom inner_x = inner.argument("x", builder_.type_of(x));
@@ -66,11 +99,7 @@ Atom ModuleContext::checkpoint(const Module& body, const std::string& policy, At
   for (size_t i : order) with_x.push_back(i + 1);
   inner.reorder_arguments(with_x);
   std::vector<Atom> operands{x};
-  for (size_t i : order) {
-    const Variable& v = state_.params[inner_arguments[i].first];
-    operands.push_back(builder_.argument(argument_name(v.path), v.type));
-    arguments_.emplace_back(inner_arguments[i].first, operands.back());
-  }
+  for (size_t i : order) operands.push_back(argument_for(inner_arguments[i].first));
   Params params;
   params.set("policy", parse_param_value(policy, "policy"));
   params.set("prevent_cse", ParamValue::of_bool(true));
@@ -108,7 +137,7 @@ Atom MLP::call(ModuleContext& ctx, Atom x) const {
 
 InitializedModule init_module(const Module& module, const random::Key& key, const Type& x_type, RngOptions options,
                               bool sum_output) {
-  ModuleContext::State state{options, {}};
+  ModuleContext::State state{options, key, {}, std::nullopt, 0};
   Scope root(key, options);
   ProgramBuilder builder;
   std::vector<std::pair<size_t, Atom>> arguments;

@@ -25,8 +25,8 @@ enum class Loss {
 
 // A model ready to differentiate and train.
 struct Model {
-  Program program;                // arguments: the input x, then the params; one output: the loss
-  std::vector<Tensor> arguments;  // x (uniform in [-1, 1)), then the params as Flax's init draws them
+  Program program;                // arguments: the input x, then the params (then a dropout key); one output: the loss
+  std::vector<Tensor> arguments;  // x (uniform in [-1, 1), or token ids), then the params as Flax's init draws them
   std::vector<size_t> params;     // which arguments are params (what a training step updates)
 };
 
@@ -48,6 +48,16 @@ class REMATKIT_FLAX_EXPORT ModelBuilder {
   ModelBuilder& silu();
   // nn.LayerNorm over the features (epsilon 1e-6): scale ones and bias zeros, named LayerNorm_0, ...
   ModelBuilder& layer_norm();
+  // nn.Embed(vocab, features) as the first layer: the model's input is then token ids (i32), and the
+  // output their rows of the table (Flax's default embed init).
+  ModelBuilder& embedding(int64_t vocab, int64_t features);
+  // Causal multi-head self-attention on [batch, sequence, features] (features a multiple of heads):
+  // a Dense to q, k, v, the causal mask from iota, jax.nn.softmax, a Dense back; with `dropout`
+  // on the attention weights.
+  ModelBuilder& attention(int64_t heads, double dropout = 0.0);
+  // nn.Dropout(rate): masks drawn from the model's dropout key (one key<fry>[] argument after the
+  // params, passed into checkpoints), a site of its own each; recomputation draws the same masks.
+  ModelBuilder& dropout(double rate);
   // jax.ad_checkpoint.checkpoint_name: tags the previous layer's output `name`, so that name
   // policies (save_only_these_names('h'), ...) can save it; the value passes through unchanged.
   ModelBuilder& name(const std::string& name);
@@ -58,6 +68,9 @@ class REMATKIT_FLAX_EXPORT ModelBuilder {
   // Flax's Module.init with PRNGKey(seed) on an input f32[batch, features]; x is drawn from `seed` too.
   // A bad-input Error if no layer was added.
   Model build(int64_t batch, int64_t features, uint64_t seed = 0, Loss loss = Loss::kSumOfSquares) const;
+  // The same on an input of any shape: f32 values, or token ids in [0, vocab) when the first layer
+  // is an embedding ({batch, sequence}). With a dropout, the dropout key is the last argument.
+  Model build(const Shape& input, uint64_t seed = 0, Loss loss = Loss::kSumOfSquares) const;
 
  private:
   std::vector<std::shared_ptr<const flax::Module>> layers_;

@@ -19,7 +19,10 @@ struct Variable {
   std::vector<std::string> path;  // below 'params', e.g. {"Dense_0", "kernel"}
   Type type;
   std::vector<float> value;       // row-major
-  random::Key key;                // the key its initializer was given
+  random::Key key;                // the key its initializer was given (for the dropout key, the key itself)
+  // The 'dropout' rng stream's key (key<fry>[]), an input of the model like a param but not one:
+  // Flax passes it to apply as rngs={'dropout': key}. It comes after the params.
+  bool is_dropout_key = false;
 };
 
 // What Module.init gives: the parameters, and the program that applies the module to them.
@@ -54,12 +57,18 @@ class REMATKIT_FLAX_EXPORT ModuleContext {
   ProgramBuilder& builder() { return builder_; }
   // Traces `body` into a checkpoint with `policy` (no extra scope level, the RNG stream unchanged).
   Atom checkpoint(const Module& body, const std::string& policy, Atom x);
+  // The 'dropout' stream's key in this program (one key for the model, lifted into checkpoints as
+  // the params are), and a new site number to fold into it for each dropout.
+  Atom dropout_key();
+  int64_t next_dropout_site();
 
  private:
   State& state_;
   Scope& scope_;
   ProgramBuilder& builder_;
   std::vector<std::pair<size_t, Atom>>& arguments_;  // params that are arguments of builder_'s program
+  // The argument of builder_'s program for variable `index`, made if it is not one yet.
+  Atom argument_for(size_t index);
 };
 
 // flax.linen.Dense: kernel (in, features) with lecun_normal, bias (features,) with zeros.
