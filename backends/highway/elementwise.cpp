@@ -1,5 +1,6 @@
 // Elementwise kernels, compiled for every Highway target (foreach_target.h) and dispatched once per
-// call. Transcendentals use hwy/contrib/math (exp 1 ulp, log 4, sin and cos 3, tanh 4).
+// call. Transcendentals use hwy/contrib/math (exp 1 ulp, log 4, sin and cos 3, tanh 4); erf is
+// XLA:CPU's rational approximation.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "highway/elementwise.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -17,6 +18,24 @@ namespace rematkit::hwy_backend {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// XLA:CPU's f32 erf (its ErfImpl32): x P(x^2) / Q(x^2) on x clamped to +-3.8325069, where erf
+// is 1 in f32; the polynomials by Horner from zero with fused multiply-adds, as XLA evaluates them.
+template <class D, class V>
+HWY_INLINE V Erf(D d, V x) {
+  const V clamp = hn::Set(d, 3.832506856900711f);
+  const V xc = hn::Min(hn::Max(x, hn::Neg(clamp)), clamp);
+  const V x2 = hn::Mul(xc, xc);
+  V p = hn::Zero(d), q = hn::Zero(d);
+  for (float c : {0.00022905065861350646f, 0.0034082910107109506f, 0.050955695062380861f, 0.18520832239976145f,
+                  1.128379143519084f})
+    p = hn::MulAdd(p, x2, hn::Set(d, c));
+  for (float c : {-1.1791602954361697e-7f, 2.3547966471313185e-5f, 0.0010179625278914885f, 0.014070470171167667f,
+                  0.11098505178285362f, 0.49746925110067538f, 1.0f})
+    q = hn::MulAdd(q, x2, hn::Set(d, c));
+  const V saturated = hn::CopySign(hn::Set(d, 1.0f), x);
+  return hn::IfThenElse(hn::Ge(hn::Abs(x), clamp), saturated, hn::Div(hn::Mul(xc, p), q));
+}
+
 template <Unary op, class D, class V>
 HWY_INLINE V apply(D d, V x) {
   if constexpr (op == Unary::kNeg) return hn::Neg(x);
@@ -30,6 +49,7 @@ HWY_INLINE V apply(D d, V x) {
   if constexpr (op == Unary::kRsqrt) return hn::Div(hn::Set(d, 1.0f), hn::Sqrt(x));
   if constexpr (op == Unary::kSquare) return hn::Mul(x, x);
   if constexpr (op == Unary::kRelu) return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Zero(d));
+  if constexpr (op == Unary::kErf) return Erf(d, x);
   return x;
 }
 
@@ -86,6 +106,7 @@ void UnaryImpl(int op, const float* x, float* y, size_t n) {
     case Unary::kSquare: return unary_loop<Unary::kSquare>(x, y, n);
     case Unary::kRelu: return unary_loop<Unary::kRelu>(x, y, n);
     case Unary::kCopy: return unary_loop<Unary::kCopy>(x, y, n);
+    case Unary::kErf: return unary_loop<Unary::kErf>(x, y, n);
   }
 }
 

@@ -158,7 +158,7 @@ const std::pair<Prim, Unary> kUnaries[] = {
     {Prim::kNeg, Unary::kNeg},   {Prim::kExp, Unary::kExp},     {Prim::kLog, Unary::kLog},
     {Prim::kSin, Unary::kSin},   {Prim::kCos, Unary::kCos},     {Prim::kTanh, Unary::kTanh},
     {Prim::kLogistic, Unary::kLogistic}, {Prim::kSqrt, Unary::kSqrt}, {Prim::kRsqrt, Unary::kRsqrt},
-    {Prim::kSquare, Unary::kSquare}, {Prim::kRelu, Unary::kRelu}, {Prim::kName, Unary::kCopy},
+    {Prim::kSquare, Unary::kSquare}, {Prim::kRelu, Unary::kRelu}, {Prim::kErf, Unary::kErf}, {Prim::kName, Unary::kCopy},
     {Prim::kStopGradient, Unary::kCopy}, {Prim::kReshape, Unary::kCopy}, {Prim::kSqueeze, Unary::kCopy}};
 const std::pair<Prim, Binary> kBinaries[] = {{Prim::kAdd, Binary::kAdd}, {Prim::kSub, Binary::kSub},
                                              {Prim::kMul, Binary::kMul}, {Prim::kDiv, Binary::kDiv},

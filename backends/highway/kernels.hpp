@@ -6,7 +6,7 @@
 
 namespace rematkit::hwy_backend {
 
-enum class Unary : int { kNeg, kExp, kLog, kSin, kCos, kTanh, kLogistic, kSqrt, kRsqrt, kSquare, kRelu, kCopy };
+enum class Unary : int { kNeg, kExp, kLog, kSin, kCos, kTanh, kLogistic, kSqrt, kRsqrt, kSquare, kRelu, kCopy, kErf };
 enum class Binary : int { kAdd, kSub, kMul, kDiv, kMax, kMin };
 enum class Compare : int { kGt, kGe, kLt, kLe, kEq, kNe };
 

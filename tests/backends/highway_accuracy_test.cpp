@@ -9,6 +9,7 @@
 #include <functional>
 #include <iostream>
 
+#include "rematkit/random/xla_math.hpp"
 #include "rematkit/step_runner.hpp"
 #include "support/test_support.hpp"
 
@@ -34,6 +35,7 @@ const Function kFunctions[] = {
     {"cos", -10, 10, [](double x) { return std::cos(x); }, 3},
     {"tanh", -5, 5, [](double x) { return std::tanh(x); }, 4},
     {"logistic", -10, 10, [](double x) { return 1 / (1 + std::exp(-x)); }, 3},
+    {"erf", -5, 5, [](double x) { return std::erf(x); }, 4},
 };
 
 struct Measurement {
@@ -85,6 +87,16 @@ TEST(HighwayAccuracy, TranscendentalsOnEveryTarget) {
     outputs_per_target.push_back(std::move(all_outputs));
   }
   hwy::SetSupportedTargetsForTest(0);
+  // erf is XLA:CPU's f32 rational approximation, so on a target with FMA (as XLA:CPU compiles it)
+  // it gives XLA's bits: those of rematkit::flax's scalar xla_erf, which the PRNG tests pin.
+  const Function& erf = kFunctions[std::size(kFunctions) - 1];
+  hwy::SetSupportedTargetsForTest(targets.front());
+  const Measurement best = measure(erf);
+  hwy::SetSupportedTargetsForTest(0);
+  for (size_t i = 0; i < best.outputs.size(); ++i) {
+    const float x = static_cast<float>(erf.lo + (erf.hi - erf.lo) * static_cast<double>(i) / (best.outputs.size() - 1));
+    ASSERT_EQ(static_cast<float>(best.outputs[i]), random::xla_erf(x)) << "at " << x;
+  }
   // Targets with and without FMA round some results differently: identical bits everywhere would
   // mean the plugin's dispatch never left one target.
   bool some_differ = false;
