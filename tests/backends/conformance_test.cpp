@@ -171,6 +171,9 @@ const Case kCases[] = {
                            "r:u32[0,2] = random_bits[bit_width=32 shape=(2,)] k; s:key<fry>[0,2] = random_split[shape=(2,)] k; "
                            "t:u32[0,2,2] = random_unwrap s; u:f32[1] = erfc a; v:bf16[1] = tanh h; "
                            "w:f32[1] = convert_element_type[new_dtype=float32] v in (b, c, d, f, g, q, r, t, u, w) }", 0},
+    {"cumulative", "{ lambda ; a:f32[7,4]. let b:f32[7,4] = cumprod[axis=0 reverse=True] a; c:f32[7,4] = cummax[axis=1 "
+                   "reverse=False] a; d:f32[7,4] = cummin[axis=0 reverse=False] a; e:f32[7,4] = cumlogsumexp[axis=1 "
+                   "reverse=True] a in (b, c, d, e) }", 0},
     {"split", "{ lambda ; a:f32[7,5]. let b:f32[7,1] c:f32[7,0] d:f32[7,4] = split[axis=1 sizes=(1, 0, 4)] a in (b, c, d) }", 0},
     {"dot_batch_middle_two_contractions", "{ lambda ; a:f32[2,3,4,5] b:f32[5,3,4,6]. let c:f32[3,2,6] = dot_general["
                                           "dimension_numbers=(([2, 3], [2, 0]), ([1], [1]))] a b in (c,) }", 1e-6},

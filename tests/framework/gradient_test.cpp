@@ -134,6 +134,11 @@ const GradCase kPrimitiveCases[] = {
                     "c:f32[5] = mul b 0.5:f32[]; d:f32[5] = sin c in (d,) }"},
     {"sort_rows_with_payload", "{ lambda ; a:f32[3,4] p:f32[3,4]. let b:f32[3,4] q:f32[3,4] = sort[dimension=1 "
                                "is_stable=True num_keys=1] a p; c:f32[3,4] = mul b q in (c,) }"},
+    // loops.py's cumulative reductions through associative_scan's JVP: odd and even lengths, reversed.
+    {"cumprod_cummax", "{ lambda ; a:f32[5,4]. let b:f32[5,4] = cumprod[axis=0 reverse=True] a; "
+                       "c:f32[5,4] = cummax[axis=1 reverse=False] b in (c,) }"},
+    {"cummin_cumlogsumexp", "{ lambda ; a:f32[4,5]. let b:f32[4,5] = cummin[axis=0 reverse=False] a; "
+                            "c:f32[4,5] = cumlogsumexp[axis=1 reverse=True] b in (c,) }"},
     {"split", "{ lambda ; a:f32[5,2]. let b:f32[2,2] c:f32[3,2] = split[axis=0 sizes=(2, 3)] a; d:f32[2,2] = sin b; "
               "e:f32[3,2] = cos c in (d, e) }"},
     {"float64", "{ lambda ; a:f64[3]. let b:f64[3] = sin a; c:f64[3] = mul b a in (c,) }"},

@@ -99,6 +99,11 @@ const ResidualRule kRules[] = {
     // operand, expanded to u32[5,1] as the gather's index: the one residual.
     {"sort", "{ lambda ; x:f32[5]. let y:f32[5] = sort[dimension=0 is_stable=True num_keys=1] x in (y,) }",
      {"u32[5,1] output of broadcast_in_dim"}},
+    // cummax of two elements (loops.py: the JVP of associative_scan with lax.max): one combine of
+    // [x0] and [x1], whose tangent weighs each side by _balanced_eq (a div each), then a combine of
+    // two empty slices (the even positions past the first), whose two divs are empty.
+    {"cummax", "{ lambda ; x:f32[2]. let y:f32[2] = cummax[axis=0 reverse=False] x in (y,) }",
+     {"f32[1] output of div", "f32[1] output of div", "f32[0] output of div", "f32[0] output of div"}},
     // split is linear (lax.py: deflinear2): only sin's cos of the piece it reads.
     {"split", "{ lambda ; x:f32[5]. let a:f32[2] b:f32[3] = split[axis=0 sizes=(2, 3)] x; c:f32[3] = sin b in (c,) }",
      {"f32[3] output of cos"}},

@@ -138,6 +138,23 @@ TEST(PrimitiveSemantics, SortOrdersByItsKeysStablyWithNaNLast) {
   EXPECT_EQ(keys[1].data, (Values{8, 7, 9, 1, 2, 3}));
 }
 
+TEST(PrimitiveSemantics, CumulativeReductionsRunAlongTheirAxis) {
+  auto out = evaluate_f64(R"({ lambda ; a:f32[3] b:f32[3] z:f32[2]. let
+      p:f32[3] = cumprod[axis=0 reverse=False] a
+      q:f32[3] = cumprod[axis=0 reverse=True] a
+      m:f32[3] = cummax[axis=0 reverse=False] b
+      n:f32[3] = cummin[axis=0 reverse=False] b
+      l:f32[2] = cumlogsumexp[axis=0 reverse=False] z
+    in (p, q, m, n, l) })",
+                          {tensor_of({3}, {1, 2, 3}), tensor_of({3}, {2, 3, 1}), tensor_of({2}, {0, 0})});
+  EXPECT_EQ(out[0].data, (Values{1, 2, 6}));
+  EXPECT_EQ(out[1].data, (Values{6, 6, 3}));
+  EXPECT_EQ(out[2].data, (Values{2, 3, 3}));
+  EXPECT_EQ(out[3].data, (Values{2, 2, 1}));
+  EXPECT_EQ(out[4].data[0], 0);
+  EXPECT_NEAR(out[4].data[1], std::log(2.0), 1e-15);  // log(e^0 + e^0)
+}
+
 TEST(PrimitiveSemantics, SplitCutsAlongItsAxisInOrder) {
   // lax.split(x, sizes=(1, 2), axis=1) of [[0, 1, 2], [3, 4, 5]]: columns 0 and 1-2.
   auto out = evaluate_f64("{ lambda ; a:f32[2,3]. let b:f32[2,1] c:f32[2,2] = split[axis=1 sizes=(1, 2)] a in (b, c) }",

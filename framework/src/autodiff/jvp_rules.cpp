@@ -3,6 +3,8 @@
 // primitive, each emitting its primal-only coefficient equations, then the tangent equations.
 #include "jvp_rules.hpp"
 
+#include "associative_scan_jvp.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -16,19 +18,6 @@ ValueId add_tangents(Emitter& em, ValueId a, ValueId b) {
   if (a == kZero) return b;
   if (b == kZero) return a;
   return em.linear(Prim::kAdd, {a, b});
-}
-
-// lax._balanced_eq(x, z, y): 1 where x == z and y != z, 1/2 where both equal z, else 0.
-ValueId balanced_eq(Emitter& em, ValueId x, ValueId z, ValueId y) {
-  ValueId x_is_z = em.known(Prim::kEq, {x, z});
-  ValueId ones = em.full(1.0, z, EqnRole::kCoefficient);
-  ValueId zeros = em.full(0.0, z, EqnRole::kCoefficient);
-  ValueId numerator = em.known(Prim::kSelectN, {x_is_z, zeros, ones});
-  ValueId y_is_z = em.known(Prim::kEq, {y, z});
-  ValueId twos = em.full(2.0, z, EqnRole::kCoefficient);
-  ValueId ones2 = em.full(1.0, z, EqnRole::kCoefficient);
-  ValueId denominator = em.known(Prim::kSelectN, {y_is_z, ones2, twos});
-  return em.known(Prim::kDiv, {numerator, denominator});
 }
 
 // g * coefficient, the shape of most unary rules; a zero tangent stays zero.
@@ -390,6 +379,9 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
       return em.linear(prim, {g}, params);  // linear: the same operation on the tangent
     case Prim::kReduceMax: case Prim::kReduceMin: return reduce_chooser_jvp(em, params, x[0], y[0], g);
     case Prim::kReduceProd: return reduce_prod_jvp(em, params, x[0], g);
+    case Prim::kCumprod: case Prim::kCummax: case Prim::kCummin: case Prim::kCumlogsumexp:  // loops.py
+      return cumulative_jvp(em, prim, x[0], g, param_int(params, "axis", {}),
+                            params.find("reverse") && param_bool(params, "reverse", {}));
     case Prim::kSort: {  // only the output's own operand's tangent moves into it
       const int64_t output = params.find("output") ? param_int(params, "output", {}) : 0;
       const ValueId own = t[static_cast<size_t>(output)];
@@ -404,6 +396,20 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
 }
 
 }  // namespace
+
+// lax._balanced_eq(x, z, y): 1 where x == z and y != z, 1/2 where both equal z, else 0.
+ValueId balanced_eq(Emitter& em, ValueId x, ValueId z, ValueId y) {
+  ValueId x_is_z = em.known(Prim::kEq, {x, z});
+  ValueId ones = em.full(1.0, z, EqnRole::kCoefficient);
+  ValueId zeros = em.full(0.0, z, EqnRole::kCoefficient);
+  ValueId numerator = em.known(Prim::kSelectN, {x_is_z, zeros, ones});
+  ValueId y_is_z = em.known(Prim::kEq, {y, z});
+  ValueId twos = em.full(2.0, z, EqnRole::kCoefficient);
+  ValueId ones2 = em.full(1.0, z, EqnRole::kCoefficient);
+  ValueId denominator = em.known(Prim::kSelectN, {y_is_z, ones2, twos});
+  return em.known(Prim::kDiv, {numerator, denominator});
+}
+
 
 // nn/functions.py, _softmax_jvp: y * (g - sum(y * g, axes, where=where, keepdims=True)); the masked
 // sum is jnp.where(where, y * g, 0) summed.

@@ -12,6 +12,10 @@ namespace rematkit::autodiff {
 std::vector<ValueId> jvp_rule(Emitter& em, Prim prim, const Params& params, const std::vector<ValueId>& x,
                               const std::vector<ValueId>& y, const std::vector<ValueId>& t);
 
+// lax._balanced_eq(x, z, y): 1 where x == z and y != z, 1/2 where both equal z, else 0 (max's and
+// min's JVP weights).
+ValueId balanced_eq(Emitter& em, ValueId x, ValueId z, ValueId y);
+
 // The tangent of softmax over `axes` (jax.nn.softmax's custom JVP), given its output y and input
 // tangent g; `where` is its mask, or kNoValue.
 ValueId softmax_tangent(Emitter& em, ValueId y, ValueId g, const std::vector<int64_t>& axes, ValueId where);

@@ -292,7 +292,8 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
     case Prim::kShiftLeft: case Prim::kShiftRightLogical: case Prim::kShiftRightArithmetic: case Prim::kAbs:
     case Prim::kSign: case Prim::kFloor: case Prim::kCeil: case Prim::kRound: case Prim::kIsFinite: case Prim::kExp2:
     case Prim::kExpm1: case Prim::kLog1p: case Prim::kTan: case Prim::kErf: case Prim::kErfc: case Prim::kErfInv: case Prim::kNot:
-    case Prim::kClamp: case Prim::kReduceMin: case Prim::kReduceProd: case Prim::kSort: case Prim::kArgMax: case Prim::kArgMin: case Prim::kIota:
+    case Prim::kClamp: case Prim::kReduceMin: case Prim::kReduceProd: case Prim::kSort: case Prim::kCumprod:
+    case Prim::kCummax: case Prim::kCummin: case Prim::kCumlogsumexp: case Prim::kArgMax: case Prim::kArgMin: case Prim::kIota:
     case Prim::kBitcastConvertType:
     case Prim::kRandomSeed: case Prim::kRandomWrap: case Prim::kRandomUnwrap: case Prim::kRandomSplit:
     case Prim::kRandomFoldIn: case Prim::kRandomBits: case Prim::kRandomClone: case Prim::kThreefry2x32:

@@ -359,11 +359,13 @@ Type argminmax_result(Prim prim, const Params& params, const Type& x, const Sour
   return t;
 }
 
-Type cumsum_result(const Params& params, const Type& x, const SourceLocation& where) {
-  expect_not_bool(Prim::kCumsum, x, where);
+// loops.py's cumulative reductions: cumsum, cumprod, cummax, cummin (numbers), cumlogsumexp (floats).
+Type cumulative_result(Prim prim, const Params& params, const Type& x, const SourceLocation& where) {
+  if (prim == Prim::kCumlogsumexp) expect_floating(prim, x, where);
+  expect_not_bool(prim, x, where);
   const int64_t axis = param_int(params, "axis", where);
   if (axis < 0 || axis >= x.rank())
-    fail_at(where, "cumsum: axis " + std::to_string(axis) + " is out of range for " + x.str());
+    fail_at(where, std::string(prim_name(prim)) + ": axis " + std::to_string(axis) + " is out of range for " + x.str());
   return x;
 }
 
@@ -652,7 +654,8 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
     case Prim::kSoftmax: return {softmax_result(params, in[0], where)};
     case Prim::kReduceMin: return {reduce_result(prim, params, in[0], where)};
     case Prim::kArgMax: case Prim::kArgMin: return {argminmax_result(prim, params, in[0], where)};
-    case Prim::kCumsum: return {cumsum_result(params, in[0], where)};
+    case Prim::kCumsum: case Prim::kCumprod: case Prim::kCummax: case Prim::kCummin: case Prim::kCumlogsumexp:
+      return {cumulative_result(prim, params, in[0], where)};
     case Prim::kIota: return {iota_result(params, where)};
     case Prim::kConcatenate: return {concatenate_result(params, in, where)};
     case Prim::kSlice: return {slice_result(params, in[0], where)};

@@ -203,7 +203,11 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
     case Prim::kReduceMin: return reduce(Reduction::kMin, p.axes, in[0], out);
     case Prim::kArgMax: return arg_extreme(true, p.axes.at(0), in[0], out);
     case Prim::kArgMin: return arg_extreme(false, p.axes.at(0), in[0], out);
-    case Prim::kCumsum: return cumsum(p.integer, p.reverse, in[0], out);
+    case Prim::kCumsum: return cumulative(Cumulative::kSum, p.integer, p.reverse, in[0], out);
+    case Prim::kCumprod: return cumulative(Cumulative::kProd, p.integer, p.reverse, in[0], out);
+    case Prim::kCummax: return cumulative(Cumulative::kMax, p.integer, p.reverse, in[0], out);
+    case Prim::kCummin: return cumulative(Cumulative::kMin, p.integer, p.reverse, in[0], out);
+    case Prim::kCumlogsumexp: return cumulative(Cumulative::kLogSumExp, p.integer, p.reverse, in[0], out);
     case Prim::kIota: return iota(p.integer, out);
     case Prim::kConcatenate: return concatenate(p.integer, in, out);
     case Prim::kSlice: return slice(p.starts, p.strides, in[0], out);

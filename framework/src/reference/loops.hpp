@@ -75,7 +75,8 @@ void dot_general(const DotDims& dims, const Input& lhs, const Input& rhs, const 
 enum class Reduction { kSum, kProd, kMax, kMin };
 void reduce(Reduction kind, const std::vector<int64_t>& axes, const Input& x, const Output& out);
 void arg_extreme(bool is_max, int64_t axis, const Input& x, const Output& out);
-void cumsum(int64_t axis, bool reverse, const Input& x, const Output& out);
+enum class Cumulative { kSum, kProd, kMax, kMin, kLogSumExp };
+void cumulative(Cumulative kind, int64_t axis, bool reverse, const Input& x, const Output& out);
 void broadcast_in_dim(const std::vector<int64_t>& dims, const Input& x, const Output& out);
 void transpose(const std::vector<int64_t>& permutation, const Input& x, const Output& out);
 void softmax(int64_t axis, const Input& x, const Output& out);

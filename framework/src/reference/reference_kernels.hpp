@@ -67,7 +67,7 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
     case Prim::kRound: p.integer = reader.rounds_to_nearest_even() ? 1 : 0; break;
     case Prim::kReduceMin: case Prim::kArgMax: case Prim::kArgMin: p.axes = reader.ints("axes"); break;
     case Prim::kRev: p.axes = reader.ints("dimensions"); break;
-    case Prim::kCumsum:
+    case Prim::kCumsum: case Prim::kCumprod: case Prim::kCummax: case Prim::kCummin: case Prim::kCumlogsumexp:
       p.integer = reader.integer("axis");
       p.reverse = reader.boolean("reverse");
       break;

@@ -79,19 +79,34 @@ void arg_extreme(bool is_max, int64_t axis, const Input& x, const Output& out) {
   });
 }
 
-// lax.cumsum: running sums along `axis` in double, from the far end when `reverse`.
-void cumsum(int64_t axis, bool reverse, const Input& x, const Output& out) {
+// lax.cumsum, cumprod, cummax, cummin, cumlogsumexp: the running reduction along `axis` in double,
+// from the far end when `reverse`; max and min propagate NaN, logsumexp is logaddexp's
+// max(a, b) + log1p(exp(-|a - b|)) (a + b where that difference is NaN: two equal infinities).
+void cumulative(Cumulative kind, int64_t axis, bool reverse, const Input& x, const Output& out) {
+  auto combine = [kind](double acc, double v) {
+    switch (kind) {
+      case Cumulative::kSum: return acc + v;
+      case Cumulative::kProd: return acc * v;
+      case Cumulative::kMax: return std::isnan(acc) || std::isnan(v) ? NAN : std::max(acc, v);
+      case Cumulative::kMin: return std::isnan(acc) || std::isnan(v) ? NAN : std::min(acc, v);
+      case Cumulative::kLogSumExp: {
+        const double delta = acc - v;
+        return std::isnan(delta) ? acc + v : std::max(acc, v) + std::log1p(std::exp(-std::fabs(delta)));
+      }
+    }
+    return v;
+  };
   const int64_t size = x.shape[axis];
   const int64_t inner = count(x.shape.subspan(static_cast<size_t>(axis) + 1));
   const int64_t outer = size == 0 ? 0 : count(x.shape) / (size * inner);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in) {
-      double sum = 0;
+      double acc = 0;
       for (int64_t k = 0; k < size; ++k) {
         const int64_t j = reverse ? size - 1 - k : k;
         const int64_t at = (o * size + j) * inner + in;
-        sum += x.data[at];
-        out.data[at] = sum;
+        acc = k == 0 ? x.data[at] : combine(acc, x.data[at]);
+        out.data[at] = acc;
       }
     }
 }

@@ -16,7 +16,7 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     }
     // A comparison or an add per operand element.
     case Prim::kReduceSum: case Prim::kReduceMax: case Prim::kReduceMin: case Prim::kReduceProd: case Prim::kArgMax: case Prim::kArgMin:
-    case Prim::kCumsum:
+    case Prim::kCumsum: case Prim::kCumprod: case Prim::kCummax: case Prim::kCummin: case Prim::kCumlogsumexp:
       return graph.values[eqn.inputs[0]].type.num_elements();
     case Prim::kScatterAdd: return graph.values[eqn.inputs[2]].type.num_elements();  // an add per update
     case Prim::kSoftmax: return 4 * out;  // max, subtract-and-exp, sum, divide

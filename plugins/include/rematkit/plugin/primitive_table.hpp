@@ -132,6 +132,10 @@ inline constexpr size_t kMaxParams = 5;
   X(kArgMax, "argmax", kReduction, 1, 1, RK_REQUIRED("axes", kInts) RK_REQUIRED("index_dtype", kDType)) \
   X(kArgMin, "argmin", kReduction, 1, 1, RK_REQUIRED("axes", kInts) RK_REQUIRED("index_dtype", kDType)) \
   X(kCumsum, "cumsum", kReduction, 1, 1, RK_REQUIRED("axis", kInt) RK_OPTIONAL("reverse", kBool))     \
+  X(kCumprod, "cumprod", kReduction, 1, 1, RK_REQUIRED("axis", kInt) RK_OPTIONAL("reverse", kBool))   \
+  X(kCummax, "cummax", kReduction, 1, 1, RK_REQUIRED("axis", kInt) RK_OPTIONAL("reverse", kBool))     \
+  X(kCummin, "cummin", kReduction, 1, 1, RK_REQUIRED("axis", kInt) RK_OPTIONAL("reverse", kBool))     \
+  X(kCumlogsumexp, "cumlogsumexp", kReduction, 1, 1, RK_REQUIRED("axis", kInt) RK_OPTIONAL("reverse", kBool)) \
   X(kIota, "iota", kLayout, 0, 0, RK_REQUIRED("dtype", kDType) RK_REQUIRED("shape", kInts)            \
     RK_REQUIRED("dimension", kInt))                                                                   \
   X(kConcatenate, "concatenate", kLayout, 1, kVariadic, RK_REQUIRED("dimension", kInt))               \
