@@ -6,6 +6,8 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -89,7 +91,10 @@ struct Permutation {
 };
 
 struct Kernel {
-  enum class Kind { kUnary, kPow, kBinary, kCompare, kSelect, kGemm, kPermute, kBroadcast, kReduce, kReduceLeading, kSoftmax } kind;
+  enum class Kind {
+    kUnary, kPow, kBinary, kCompare, kSelect, kGemm, kPermute, kBroadcast, kReduce, kReduceLeading, kSoftmax,
+    kGatherRows, kScatterAddRows
+  } kind;
   int op = 0;
   bool a_scalar = false, b_scalar = false;
   size_t n = 0;                              // elements of the output
@@ -100,7 +105,52 @@ struct Kernel {
                                              // kReduceLeading over `k` rows of `n` elements
   int64_t power = 0;                         // kPow
   Dims a_shape, b_shape;                     // kBinary, kCompare: operands with size-1 dims to expand
+  // kGatherRows, kScatterAddRows: `n` indices into a table of `m` rows of `k` floats.
+  bool unsigned_indices = false;             // u32 indices, else i32
+  bool drop_out_of_bounds = false;           // FILL_OR_DROP; otherwise clamped into the table (XLA)
+  float fill = 0;                            // the row an out-of-bounds gather gives
 };
+
+// An embedding's rows (x[ids], jnp.take, nn.Embed) and their transpose, the scatter-add of rows:
+// the table [rows, width], indices [..., 1] of i32 or u32, windows of one whole row.
+bool row_indexing(const rk_equation_view* e, bool scatter, Kernel& k) {
+  const rk_type& table = e->inputs[0];
+  const rk_type& indices = e->inputs[1];
+  if (table.dtype != RK_DTYPE_F32 || table.rank != 2 || table.shape[0] < 1 || table.shape[1] < 1) return false;
+  if ((indices.dtype != RK_DTYPE_I32 && indices.dtype != RK_DTYPE_U32) || indices.rank < 1 ||
+      indices.shape[indices.rank - 1] != 1)
+    return false;
+  const bool wraps = rematkit::plugin::find_param(e, "wrap_negative_indices") &&
+                     rematkit::plugin::bool_param(e, "wrap_negative_indices");
+  if (e->outputs[0].dtype != RK_DTYPE_F32 || wraps) return false;
+  const rematkit::IndexingDims d = rematkit::plugin::indexing_dims(e);
+  const int64_t window = indices.rank - 1;  // the row's dim in the output (the updates)
+  if (d.window_dims != std::vector<int64_t>{window} || d.collapsed_dims != std::vector<int64_t>{0} ||
+      d.index_map != std::vector<int64_t>{0} || !d.operand_batching_dims.empty())
+    return false;
+  if (!scatter && rematkit::plugin::ints_param(e, "slice_sizes") != std::vector<int64_t>{1, table.shape[1]}) return false;
+  if (scatter && (e->inputs[2].dtype != RK_DTYPE_F32 || e->inputs[2].rank != indices.rank ||
+                  e->inputs[2].shape[window] != table.shape[1]))
+    return false;
+  k.kind = scatter ? Kernel::Kind::kScatterAddRows : Kernel::Kind::kGatherRows;
+  k.m = static_cast<size_t>(table.shape[0]);
+  k.k = static_cast<size_t>(table.shape[1]);
+  k.n = count(Dims(indices.shape, indices.shape + indices.rank));
+  k.unsigned_indices = indices.dtype == RK_DTYPE_U32;
+  k.drop_out_of_bounds = rematkit::plugin::index_mode(e) == rematkit::IndexMode::kFillOrDrop;
+  const std::optional<double> fill = scatter ? std::nullopt : rematkit::plugin::fill_value(e);
+  k.fill = fill ? static_cast<float>(*fill) : std::numeric_limits<float>::quiet_NaN();
+  return true;
+}
+
+// Row `r`'s index, clamped into the table, or -1 when it is out of bounds and dropped.
+int64_t row_of(const Kernel& k, const void* indices, size_t r) {
+  const int64_t i = k.unsigned_indices ? static_cast<int64_t>(static_cast<const uint32_t*>(indices)[r])
+                                       : static_cast<int64_t>(static_cast<const int32_t*>(indices)[r]);
+  const int64_t last = static_cast<int64_t>(k.m) - 1;
+  if (i >= 0 && i <= last) return i;
+  return k.drop_out_of_bounds ? -1 : std::clamp<int64_t>(i, 0, last);
+}
 
 // broadcast_in_dim of `in` (shape in_shape, placed at output dims `dims`) to out_shape: whole rows are
 // copied when the innermost output dim is the operand's innermost dim at full size; otherwise one
@@ -190,6 +240,7 @@ bool choose_kernel(const rk_equation_view* e, Kernel& k) {
   const std::optional<Prim> prim = rematkit::plugin::primitive_of(e);
   if (e->num_outputs != 1 || !prim) return false;
   const Prim p = *prim;
+  if (p == Prim::kGather || p == Prim::kScatterAdd) return row_indexing(e, p == Prim::kScatterAdd, k);
   const Dims out = shape_of(e->outputs[0]);
   k.n = count(out);
   k.out_shape = out;
@@ -361,6 +412,21 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
         break;
       case Kernel::Kind::kReduceLeading:
         rematkit::hwy_backend::reduce_leading(k.is_max, f(in[0]), f(out[0]), k.k, k.n);
+        break;
+      case Kernel::Kind::kGatherRows:
+        for (size_t r = 0; r < k.n; ++r) {
+          const int64_t row = row_of(k, in[1].data, r);
+          float* to = f(out[0]) + r * k.k;
+          if (row < 0) std::fill(to, to + k.k, k.fill);
+          else std::copy(f(in[0]) + static_cast<size_t>(row) * k.k, f(in[0]) + (static_cast<size_t>(row) + 1) * k.k, to);
+        }
+        break;
+      case Kernel::Kind::kScatterAddRows:  // the table, then each update row added into its row, in order
+        std::copy(f(in[0]), f(in[0]) + k.m * k.k, f(out[0]));
+        for (size_t r = 0; r < k.n; ++r)
+          if (const int64_t row = row_of(k, in[1].data, r); row >= 0)
+            rematkit::hwy_backend::binary(Binary::kAdd, f(out[0]) + static_cast<size_t>(row) * k.k,
+                                          false, f(in[2]) + r * k.k, false, f(out[0]) + static_cast<size_t>(row) * k.k, k.k);
         break;
       case Kernel::Kind::kGemm: {
         float* scratch = static_cast<float*>(workspace);

@@ -304,6 +304,37 @@ TEST(BackendSet, EachEquationGoesToTheFirstBackendThatRunsIt) {
                                              "transpose@highway", "reduce_sum@highway", "dot_general@highway"}));
 }
 
+TEST(BackendSet, HighwayGathersAndScattersWholeRows) {
+  // An embedding lookup and its transpose take whole rows, so Highway runs them; a gather of one
+  // element per index does not, and goes to the next backend.
+  const Program program = parse_program(R"({ lambda ; t:f32[6,4] i:i32[3,1] u:u32[3,1]. let
+      g:f32[3,4] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None mode=GatherScatterMode.FILL_OR_DROP slice_sizes=(1, 4)] t i
+      s:f32[6,4] = scatter-add[dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=()) mode=GatherScatterMode.FILL_OR_DROP] t u g
+      e:f32[3] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None mode=GatherScatterMode.CLIP slice_sizes=(1, 1)] t i
+    in (s, e) })", "rows");
+  const Linearization lin = linearize_with(program);
+  const StepProgram forward = build_step_program(lin, BackendOptions{{"highway", "reference"}, &default_plugins()},
+                                                 Passes::kForwardOnly, InputMode::kLoadedEachRun);
+  std::vector<std::string> steps;
+  for (const Step& step : forward.steps())
+    if (step.kind == StepKind::kKernel)
+      steps.push_back(std::string(prim_name(lin.graph.eqns[step.equation].prim)) + "@" + step.kernel->backend());
+  EXPECT_EQ(steps, (std::vector<std::string>{"gather@highway", "scatter-add@highway", "gather@reference"}));
+  // Out-of-bounds ids: a NaN row from the gather, a dropped update in the scatter-add.
+  Tensor table = Tensor::filled(Type{DType::kF32, {6, 4}, MemorySpace::kDevice}, 1.0);
+  const std::vector<Tensor> got = run_forward(lin, {}, {table, tensor_of({3, 1}, {5, -1, 2}, DType::kI32),
+                                                         tensor_of({3, 1}, {0, 0, 9}, DType::kU32)},
+                                              BackendOptions{{"highway", "reference"}, &default_plugins()});
+  const std::vector<Tensor> expected =
+      evaluate_program(program, {}, {table, tensor_of({3, 1}, {5, -1, 2}, DType::kI32), tensor_of({3, 1}, {0, 0, 9}, DType::kU32)},
+                       Arithmetic::kFloat32);
+  for (size_t o = 0; o < got.size(); ++o)
+    for (size_t i = 0; i < got[o].data.size(); ++i) {
+      if (std::isnan(expected[o].data[i])) EXPECT_TRUE(std::isnan(got[o].data[i]));
+      else EXPECT_EQ(got[o].data[i], expected[o].data[i]) << o << " " << i;
+    }
+}
+
 #ifdef REMATKIT_HAVE_ONEDNN
 TEST(BackendInstance, OptionsAreChecked) {
   ASSERT_NE(default_plugins().backend("onednn"), nullptr) << "the onednn backend plugin was not found";
