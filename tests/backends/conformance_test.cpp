@@ -280,6 +280,17 @@ TEST_P(BackendGradientTest, SameAsTheInterpreterAndRepeatable) {
 INSTANTIATE_TEST_SUITE_P(Reference, BackendGradientTest, ::testing::ValuesIn(residual_cases()),
                          [](const auto& info) { return info.param.name; });
 
+// "prim@backend" for each kernel of the forward pass on highway, then reference.
+std::vector<std::string> forward_kernel_backends(const Linearization& lin) {
+  const StepProgram forward = build_step_program(lin, BackendOptions{{"highway", "reference"}, &default_plugins()},
+                                                 Passes::kForwardOnly, InputMode::kLoadedEachRun);
+  std::vector<std::string> steps;
+  for (const Step& step : forward.steps())
+    if (step.kind == StepKind::kKernel)
+      steps.push_back(std::string(prim_name(lin.graph.eqns[step.equation].prim)) + "@" + step.kernel->backend());
+  return steps;
+}
+
 TEST(BackendSet, EachEquationGoesToTheFirstBackendThatRunsIt) {
   // Highway runs sin, comparisons, reductions, transpose and products; it declines conversions to
   // integers, which then run on the next backend listed. The forward pass also computes cos, sin's
@@ -294,12 +305,7 @@ TEST(BackendSet, EachEquationGoesToTheFirstBackendThatRunsIt) {
       d:f32[4,3] = dot_general[dimension_numbers=(([1], [0]), ([], []))] b w
     in (p, i, s, d) })", "mixed");
   const Linearization lin = linearize_with(program);
-  const StepProgram forward = build_step_program(lin, BackendOptions{{"highway", "reference"}, &default_plugins()},
-                                                 Passes::kForwardOnly, InputMode::kLoadedEachRun);
-  std::vector<std::string> steps;
-  for (const Step& step : forward.steps())
-    if (step.kind == StepKind::kKernel)
-      steps.push_back(std::string(prim_name(lin.graph.eqns[step.equation].prim)) + "@" + step.kernel->backend());
+  const std::vector<std::string> steps = forward_kernel_backends(lin);
   EXPECT_EQ(steps, (std::vector<std::string>{"sin@highway", "cos@highway", "gt@highway", "reduce_sum@highway", "convert_element_type@reference",
                                              "transpose@highway", "reduce_sum@highway", "dot_general@highway"}));
 }
@@ -313,12 +319,7 @@ TEST(BackendSet, HighwayGathersAndScattersWholeRows) {
       e:f32[3] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None mode=GatherScatterMode.CLIP slice_sizes=(1, 1)] t i
     in (s, e) })", "rows");
   const Linearization lin = linearize_with(program);
-  const StepProgram forward = build_step_program(lin, BackendOptions{{"highway", "reference"}, &default_plugins()},
-                                                 Passes::kForwardOnly, InputMode::kLoadedEachRun);
-  std::vector<std::string> steps;
-  for (const Step& step : forward.steps())
-    if (step.kind == StepKind::kKernel)
-      steps.push_back(std::string(prim_name(lin.graph.eqns[step.equation].prim)) + "@" + step.kernel->backend());
+  const std::vector<std::string> steps = forward_kernel_backends(lin);
   EXPECT_EQ(steps, (std::vector<std::string>{"gather@highway", "scatter-add@highway", "gather@reference"}));
   // Out-of-bounds ids: a NaN row from the gather, a dropped update in the scatter-add.
   Tensor table = Tensor::filled(Type{DType::kF32, {6, 4}, MemorySpace::kDevice}, 1.0);
