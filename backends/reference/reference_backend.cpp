@@ -2,7 +2,6 @@
 // reference math (framework/src/reference, compiled into this plugin too): every value computed in
 // double and stored rounded to its dtype, so it agrees bit for bit with the core's interpreter in
 // f32 mode by construction.
-#include <cmath>
 #include <string>
 #include <vector>
 

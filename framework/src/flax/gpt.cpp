@@ -2,9 +2,6 @@
 
 #include "layers.hpp"
 
-#include <cmath>
-#include <limits>
-
 #include "rematkit/error.hpp"
 #include "rematkit/flax/initializers.hpp"
 #include "rematkit/parser.hpp"
