@@ -51,6 +51,9 @@ REMATKIT_CORE_EXPORT ArenaLayout layout_buffers(std::vector<BufferRequest> buffe
 class REMATKIT_CORE_EXPORT Arena {
  public:
   explicit Arena(const ArenaLayout& layout);
+  // An arena whose device space is `device_memory` (at least the layout's device arena bytes,
+  // aligned to kBufferAlignment), owned by the caller: a loop body's, inside its loop's workspace.
+  Arena(const ArenaLayout& layout, std::byte* device_memory);
   ~Arena();
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
@@ -68,6 +71,7 @@ class REMATKIT_CORE_EXPORT Arena {
  private:
   ArenaLayout layout_;
   std::array<std::byte*, kNumMemorySpaces> base_{};
+  std::array<bool, kNumMemorySpaces> owned_{};
   std::vector<int> live_;  // buffers acquired and not yet released
   std::array<int64_t, kNumMemorySpaces> live_bytes_{}, high_water_{}, live_high_water_{};
 };

@@ -3,6 +3,7 @@
 // region whose policy governs it.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,19 @@
 #include "rematkit/types.hpp"
 
 namespace rematkit {
+
+struct ScanLinearization;
+struct CondLinearization;
+
+// Which part of a linearized scan or cond (scan_linearization.hpp, cond_linearization.hpp) an
+// equation runs; kNone for every other equation.
+enum class ControlFlowPart {
+  kNone,
+  kForward,    // the primal outputs and the residuals the forward pass keeps
+  kRecompute,  // residuals computed again in a checkpoint's backward pass (scan)
+  kTangent,    // linear in the tangents: transposed, never run
+  kTranspose,  // the backward pass through the body or branch
+};
 
 using ValueId = int;
 constexpr ValueId kNoValue = -1;  // a symbolically zero tangent, or no value
@@ -75,6 +89,10 @@ struct FlatEquation {
   int custom_call = -1;
   Prim origin = Prim::kAdd;  // the program primitive whose JVP rule (or transpose) emitted this
   SourceLocation where;    // the program equation this comes from
+  // A scan's or a cond's equations: the linearized whole they share, and which part this one runs.
+  std::shared_ptr<const ScanLinearization> scan;
+  std::shared_ptr<const CondLinearization> cond;
+  ControlFlowPart part = ControlFlowPart::kNone;
 };
 
 struct REMATKIT_CORE_EXPORT FlatGraph {
@@ -87,6 +105,8 @@ struct REMATKIT_CORE_EXPORT FlatGraph {
   ValueId add_value(Value value);
   // Appends an equation, infers its output types and creates its output values.
   const FlatEquation& add_equation(FlatEquation eqn);
+  // The same with the output types given (a scan's parts, whose outputs include stacked residuals).
+  const FlatEquation& add_equation(FlatEquation eqn, const std::vector<Type>& out_types);
   bool is_known(const FlatEquation& eqn) const {
     return eqn.role == EqnRole::kPrimal || eqn.role == EqnRole::kCoefficient;
   }

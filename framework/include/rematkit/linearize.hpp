@@ -34,6 +34,8 @@ struct LinearizeOptions {
   // step takes the params, not the data, so nothing is kept or computed only for the data's
   // gradient. Empty: every floating argument (what print_saved_residuals reports).
   std::vector<size_t> differentiate;
+  // No argument at all (a loop body no tangent reaches): the linearization is its forward pass alone.
+  bool differentiate_nothing = false;
 };
 
 // A program's forward pass, what it keeps (residuals) and its backward pass, as one flat graph

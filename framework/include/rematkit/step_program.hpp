@@ -27,9 +27,12 @@ enum class InputMode {
   kResident,       // each has a buffer for the whole step, written by the caller and kept between runs
 };
 
+struct LoopProgram;
+
 enum class StepKind {
   kLoad,     // fills a buffer from outside the program: a constant, an argument, a cotangent, a literal
   kKernel,   // runs one equation's prepared kernel
+  kLoop,     // runs a loop body's own step program once per iteration (loop_program.hpp)
   kReadout,  // the end of a pass: the buffers holding its results (outputs, then gradients)
 };
 
@@ -49,6 +52,8 @@ struct Step {
   LoadSource load;                        // kLoad: what fills outputs[0]
   int equation = -1;                      // kKernel: the graph equation it runs
   const PreparedKernel* kernel = nullptr; // kKernel: owned by the program
+  const LoopProgram* loop = nullptr;      // kLoop: owned by the program
+  int workspace = -1;                     // kLoop: the buffer its body's arena lives in, for this step only
   std::vector<int> inputs;                // buffers read; a readout's results (-1: no gradient)
   std::vector<int> outputs;               // buffers written
   std::vector<int> acquire, release;      // buffers whose lifetime starts / ends at this step
@@ -62,6 +67,14 @@ class StepProgram;
 // none runs an equation. `lin` must outlive the program.
 REMATKIT_CORE_EXPORT StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Passes passes,
                                                     InputMode inputs);
+
+// One pass of a loop body on its own (loop_program.hpp): `given` values are buffers for the whole
+// program that the loop writes before each iteration (their buffers in `given_buffers`, in order),
+// `eqns` of lin.graph run in order, and `results` are read after it (output_buffers()).
+REMATKIT_CORE_EXPORT StepProgram build_body_program(const Linearization& lin, BackendSet& backends,
+                                                    const std::vector<ValueId>& given, const std::vector<int>& eqns,
+                                                    const std::vector<ValueId>& results,
+                                                    std::vector<int>& given_buffers);
 
 class REMATKIT_CORE_EXPORT StepProgram {
  public:
@@ -87,12 +100,15 @@ class REMATKIT_CORE_EXPORT StepProgram {
 
  private:
   friend StepProgram build_step_program(const Linearization&, const BackendOptions&, Passes, InputMode);
+  friend StepProgram build_body_program(const Linearization&, BackendSet&, const std::vector<ValueId>&,
+                                        const std::vector<int>&, const std::vector<ValueId>&, std::vector<int>&);
   StepProgram() = default;
 
   const Linearization* lin_ = nullptr;
   Passes passes_ = Passes::kForwardAndBackward;
   InputMode inputs_ = InputMode::kLoadedEachRun;
   std::vector<std::unique_ptr<PreparedKernel>> kernels_;  // the kernel steps point at these
+  std::vector<std::unique_ptr<LoopProgram>> loops_;       // the loop steps point at these
   std::vector<Step> steps_;
   std::vector<Type> buffer_types_;
   ArenaLayout layout_;

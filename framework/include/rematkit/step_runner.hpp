@@ -17,14 +17,16 @@
 namespace rematkit {
 
 // What both runners share: the program, its arena and its threads. Not used on its own.
+class StepExecutor;
+
 class REMATKIT_CORE_EXPORT StepRunner {
  public:
   ~StepRunner();
   StepRunner(StepRunner&&) noexcept;  // the arena and the kernels stay where they are
   StepRunner& operator=(StepRunner&&) noexcept;
 
-  const StepProgram& program() const { return program_; }
-  const ArenaLayout& layout() const { return program_.layout(); }
+  const StepProgram& program() const { return *program_; }
+  const ArenaLayout& layout() const { return program_->layout(); }
   // The highest byte the arena reached during the last run, per memory space (the layout's
   // predicted peak, once a run has happened).
   int64_t measured_peak(MemorySpace space = MemorySpace::kDevice) const;
@@ -45,11 +47,8 @@ class REMATKIT_CORE_EXPORT StepRunner {
 
  private:
   struct Threads;
-  StepProgram program_;
-  std::unique_ptr<Arena> arena_;
-  // Per step, its buffers' addresses, fixed by the layout, so that a run builds no argument lists.
-  std::vector<std::vector<const void*>> input_data_;
-  std::vector<std::vector<void*>> output_data_;
+  std::unique_ptr<StepProgram> program_;     // where it is for good: the executor points into it
+  std::unique_ptr<StepExecutor> executor_;  // its steps on one arena
   std::array<int64_t, kNumMemorySpaces> measured_peak_{};
   std::unique_ptr<Threads> threads_;  // a oneTBB arena of BackendOptions::threads, made once; null for 0
 };

@@ -20,6 +20,10 @@ const FlatEquation& FlatGraph::add_equation(FlatEquation eqn) {
   } catch (const Error& e) {
     internal_error(std::string("autodiff built an ill-typed ") + std::string(prim_name(eqn.prim)) + ": " + e.what());
   }
+  return add_equation(std::move(eqn), out_types);
+}
+
+const FlatEquation& FlatGraph::add_equation(FlatEquation eqn, const std::vector<Type>& out_types) {
   const int index = static_cast<int>(eqns.size());
   const bool tangent = eqn.role == EqnRole::kTangent || eqn.role == EqnRole::kBackward;
   for (const Type& t : out_types) {

@@ -391,6 +391,8 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
     case Prim::kSoftmax: return softmax_jvp(em, params, y[0], g);
     case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
       break;  // inlined by jvp_trace before any rule runs
+    case Prim::kScan: case Prim::kCond: case Prim::kWhile:
+      break;  // linearized whole by jvp_trace (control_flow_jvp.cpp)
   }
   internal_error("no JVP rule for " + std::string(prim_name(prim)));
 }

@@ -7,6 +7,8 @@
 #include "custom_jvp_rules.hpp"
 #include "jvp_rules.hpp"
 #include "passes.hpp"
+#include "cond_jvp.hpp"
+#include "scan_jvp.hpp"
 #include "rematkit/plugin_registry.hpp"
 
 namespace rematkit::autodiff {
@@ -120,6 +122,14 @@ class JvpTracer {
       t.push_back(s.tangent);
       any_tangent |= s.tangent != kNoValue;
     }
+    if (eqn.prim == Prim::kScan || eqn.prim == Prim::kCond) {
+      const ScanTrace traced = eqn.prim == Prim::kScan ? trace_scan(graph_, policies_, eqn, x, t, region, scope, jit)
+                                                       : trace_cond(graph_, policies_, eqn, x, t, region, scope, jit);
+      std::vector<Slot> out;
+      for (size_t k = 0; k < traced.primals.size(); ++k) out.push_back(Slot{traced.primals[k], traced.tangents[k]});
+      return out;
+    }
+    if (eqn.prim == Prim::kWhile) return trace_while(em, eqn, x, t, any_tangent, region, scope, jit);
     std::vector<ValueId> y = em.emit_all(EqnRole::kPrimal, eqn.prim, x, eqn.params);
     std::vector<ValueId> ty(y.size(), kNoValue);
     bool floating_out = false;
@@ -127,6 +137,39 @@ class JvpTracer {
     if (any_tangent && floating_out) ty = jvp_rule(em, eqn.prim, eqn.params, x, y, t);
     std::vector<Slot> out;
     for (size_t k = 0; k < y.size(); ++k) out.push_back(Slot{y[k], ty[k]});
+    return out;
+  }
+
+  // loops.py: JAX linearizes a while_loop (_while_loop_jvp) but cannot transpose it
+  // (_while_transpose_error). Its tangents are one linear equation that fails when transposed, so a
+  // while whose tangent nothing reads is differentiated as JAX differentiates it.
+  std::vector<Slot> trace_while(Emitter& em, const Equation& eqn, const std::vector<ValueId>& x,
+                                const std::vector<ValueId>& t, bool any_tangent, int region, int scope, int jit) {
+    const std::vector<ValueId> y = em.emit_all(EqnRole::kPrimal, eqn.prim, x, eqn.params);
+    std::vector<Slot> out;
+    for (ValueId v : y) out.push_back(Slot{v, kNoValue});
+    if (!any_tangent) return out;
+    FlatEquation linear;
+    linear.prim = Prim::kWhile;
+    linear.params = eqn.params;
+    for (ValueId v : t)
+      if (v != kNoValue) linear.inputs.push_back(v);
+    linear.role = EqnRole::kTangent;
+    linear.region = region;
+    linear.scope = scope;
+    linear.jit = jit;
+    linear.origin = Prim::kWhile;
+    linear.where = eqn.where;
+    std::vector<Type> types;
+    std::vector<size_t> floating;
+    for (size_t k = 0; k < y.size(); ++k)
+      if (is_floating(graph_.values[y[k]].type.dtype)) {
+        types.push_back(graph_.values[y[k]].type);
+        floating.push_back(k);
+      }
+    if (types.empty()) return out;
+    const std::vector<ValueId> tangents = graph_.add_equation(std::move(linear), types).outputs;
+    for (size_t i = 0; i < floating.size(); ++i) out[floating[i]].tangent = tangents[i];
     return out;
   }
 
@@ -165,8 +208,8 @@ void trace_jvp(const Program& program, const LinearizeOptions& options, Lineariz
     ValueId a = binder_value(program.invars[i], ValueOrigin::kArgument, static_cast<int>(i));
     lin.arguments.push_back(a);
     ValueId tangent = kNoValue;
-    const bool wanted = options.differentiate.empty() ||
-                        std::find(options.differentiate.begin(), options.differentiate.end(), i) != options.differentiate.end();
+    const bool wanted = !options.differentiate_nothing && (options.differentiate.empty() ||
+                        std::find(options.differentiate.begin(), options.differentiate.end(), i) != options.differentiate.end());
     if (wanted && is_floating(g.values[a].type.dtype)) {
       Value t;
       t.type = g.values[a].type;

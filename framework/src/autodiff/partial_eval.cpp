@@ -14,6 +14,8 @@
 #include <optional>
 
 #include "passes.hpp"
+#include "rematkit/cond_linearization.hpp"
+#include "rematkit/scan_linearization.hpp"
 
 namespace rematkit::autodiff {
 namespace {
@@ -51,27 +53,7 @@ class PartialEvaluator {
   PolicyAnswer decide(int child, int e) {
     auto [it, fresh] = cache_.try_emplace({child, e}, PolicyAnswer::saveable(true));
     if (!fresh) return it->second;
-    const FlatEquation& eqn = g_.eqns[e];
-    std::vector<Type> in, out;
-    for (ValueId v : eqn.inputs) in.push_back(g_.values[v].type);
-    for (ValueId v : eqn.outputs) out.push_back(g_.values[v].type);
-    // An equation of a custom_jvp_call's body run under JAX's rule is, to a policy, that call: JAX's
-    // forward program has the one custom_jvp_call equation where rematkit has its body.
-    Params call_params;
-    std::string_view primitive = prim_name(eqn.prim);
-    const Params* params = &eqn.params;
-    if (eqn.custom_call >= 0) {
-      const CustomCall& call = g_.custom_calls[eqn.custom_call];
-      primitive = prim_name(call.prim);
-      if (!call.name.empty()) call_params.set("name", ParamValue::of_ident(call.name));
-      params = &call_params;
-    }
-    try {
-      it->second = g_.regions[child].policy->decide(EquationView{primitive, *params, in, out});
-    } catch (const Error& err) {
-      if (err.kind() != ErrorKind::kBadInput) throw;
-      fail_at(eqn.where, err.what());
-    }
+    it->second = ask_policy(*g_.regions[child].policy, g_, e);
     return it->second;
   }
 
@@ -215,5 +197,33 @@ class PartialEvaluator {
 }  // namespace
 
 std::vector<BackwardStep> partial_eval(Linearization& lin) { return PartialEvaluator(lin).run(); }
+
+PolicyAnswer ask_policy(const Policy& policy, const FlatGraph& g, int e) {
+  const FlatEquation& eqn = g.eqns[e];
+  // A scan is decided inside (scan_jvp.cpp): its forward part keeps what the policy saves of its
+  // body, its recompute part runs again in the backward pass (loops.py, _partial_eval_custom).
+  if (eqn.part == ControlFlowPart::kForward) return PolicyAnswer::saveable(!(eqn.cond && eqn.cond->recompute));
+  if (eqn.part == ControlFlowPart::kRecompute) return PolicyAnswer::saveable(false);
+  std::vector<Type> in, out;
+  for (ValueId v : eqn.inputs) in.push_back(g.values[v].type);
+  for (ValueId v : eqn.outputs) out.push_back(g.values[v].type);
+  // An equation of a custom_jvp_call's body run under JAX's rule is, to a policy, that call: JAX's
+  // forward program has the one custom_jvp_call equation where rematkit has its body.
+  Params call_params;
+  std::string_view primitive = prim_name(eqn.prim);
+  const Params* params = &eqn.params;
+  if (eqn.custom_call >= 0) {
+    const CustomCall& call = g.custom_calls[eqn.custom_call];
+    primitive = prim_name(call.prim);
+    if (!call.name.empty()) call_params.set("name", ParamValue::of_ident(call.name));
+    params = &call_params;
+  }
+  try {
+    return policy.decide(EquationView{primitive, *params, in, out});
+  } catch (const Error& err) {
+    if (err.kind() != ErrorKind::kBadInput) throw;
+    fail_at(eqn.where, err.what());
+  }
+}
 
 }  // namespace rematkit::autodiff

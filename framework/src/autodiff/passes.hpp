@@ -21,6 +21,10 @@ struct BackwardStep {
 // recomputed, and returns the backward pass's steps in order.
 std::vector<BackwardStep> partial_eval(Linearization& lin);
 
+// `policy`'s answer for known equation `e` of `g`, as a checkpoint asks it (a custom_jvp_call's body
+// answers as the call; a scan's parts as scan_jvp.cpp decides them); errors located at the equation.
+PolicyAnswer ask_policy(const Policy& policy, const FlatGraph& g, int e);
+
 // Turns the backward steps into equations: recomputations stay, tangent equations are transposed.
 // Fills cotangent_seeds, backward and gradients.
 void transpose_linear(Linearization& lin, const std::vector<BackwardStep>& steps);

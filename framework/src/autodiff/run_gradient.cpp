@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "flat_eval.hpp"
 #include "rematkit/interpreter.hpp"
 #include "rematkit/residual_report.hpp"
 
@@ -29,15 +30,7 @@ class Environment {
   }
 
   void run(const std::vector<int>& eqns, Arithmetic arithmetic, const char* pass) {
-    for (int e : eqns) {
-      const FlatEquation& eqn = g_.eqns[e];
-      std::vector<const Tensor*> in;
-      for (ValueId v : eqn.inputs) in.push_back(&get(v, pass));
-      std::vector<Type> out_types;
-      for (ValueId v : eqn.outputs) out_types.push_back(g_.values[v].type);
-      std::vector<Tensor> out = apply_primitive(eqn.prim, eqn.params, in, out_types, arithmetic);
-      for (size_t i = 0; i < out.size(); ++i) set(eqn.outputs[i], std::move(out[i]));
-    }
+    autodiff::evaluate_flat(g_, eqns, slots_, arithmetic, pass);
   }
 
  private:

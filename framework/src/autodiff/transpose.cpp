@@ -4,6 +4,9 @@
 #include <unordered_map>
 
 #include "passes.hpp"
+#include "rematkit/scan_linearization.hpp"
+#include "cond_jvp.hpp"
+#include "scan_jvp.hpp"
 #include "transpose_rules.hpp"
 
 namespace rematkit::autodiff {
@@ -56,6 +59,12 @@ class Transposer {
   }
 
   void transpose(int e) {
+    if (g_.eqns[e].part == ControlFlowPart::kTangent) return transpose_loop(e);
+    const auto& outs = g_.eqns[e].outputs;
+    if (g_.eqns[e].prim == Prim::kWhile &&  // loops.py, _while_transpose_error
+        std::any_of(outs.begin(), outs.end(), [&](ValueId v) { return cts_.count(v) != 0; }))
+      fail_at(g_.eqns[e].where, "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
+                                "dynamic start/stop values. Try using lax.scan, or using fori_loop with static start/stop.");
     const FlatEquation eqn = g_.eqns[e];  // a copy: emitting grows g_.eqns
     auto found = cts_.find(eqn.outputs[0]);
     if (found == cts_.end()) return;  // nothing downstream reads this tangent
@@ -63,6 +72,23 @@ class Transposer {
     Emitter em(g_, eqn.region, eqn.scope, eqn.jit, eqn.origin, eqn.where);
     em.set_linear_role(EqnRole::kBackward);
     transpose_rule(em, g_, eqn, ct, [&](size_t i, ValueId c) { accumulate(em, eqn.inputs[i], c); });
+  }
+
+  // A scan's or cond's tangent part has an output per nonzero tangent; its transpose takes a cotangent for
+  // each (zeros where nothing downstream read one) and gives one per tangent operand.
+  void transpose_loop(int e) {
+    const FlatEquation eqn = g_.eqns[e];
+    if (std::none_of(eqn.outputs.begin(), eqn.outputs.end(), [&](ValueId v) { return cts_.count(v) != 0; })) return;
+    Emitter em(g_, eqn.region, eqn.scope, eqn.jit, eqn.origin, eqn.where);
+    em.set_linear_role(EqnRole::kBackward);
+    std::vector<ValueId> cts;
+    for (ValueId v : eqn.outputs) {
+      auto it = cts_.find(v);
+      cts.push_back(it != cts_.end() ? it->second : em.full(0.0, v, EqnRole::kBackward));
+    }
+    const std::vector<ValueId> in_cts = eqn.scan ? transpose_scan(g_, eqn, cts) : transpose_cond(g_, eqn, cts);
+    const size_t first_tangent = eqn.inputs.size() - in_cts.size();
+    for (size_t i = 0; i < in_cts.size(); ++i) accumulate(em, eqn.inputs[first_tangent + i], in_cts[i]);
   }
 
   void collect_gradients() {

@@ -2,6 +2,7 @@
 // reference backend runs), rounded to its dtype under the chosen arithmetic; and whole programs.
 #include <optional>
 
+#include "control_flow.hpp"
 #include "reference_kernels.hpp"
 #include "rematkit/interpreter.hpp"
 #include "rematkit/primitive_params.hpp"
@@ -60,7 +61,9 @@ std::vector<Tensor> evaluate_program(const Program& program, const std::vector<T
     std::vector<Tensor> inputs;
     for (const Atom& a : eqn.inputs) inputs.push_back(value_of(a));
     std::vector<Tensor> outputs;
-    if (const Program* body = eqn.body()) {
+    if (is_control_flow(eqn.prim)) {
+      outputs = interpreter::evaluate_control_flow(eqn, inputs, arithmetic);
+    } else if (const Program* body = eqn.body()) {
       const size_t n_consts = body->constvars.size();
       std::vector<Tensor> body_consts(inputs.begin(), inputs.begin() + static_cast<long>(n_consts));
       std::vector<Tensor> body_args(inputs.begin() + static_cast<long>(n_consts), inputs.end());

@@ -368,18 +368,14 @@ class Parser {
       }
     }
     if (!context) context = is_comparison(eqn.prim) ? std::nullopt : std::optional<DType>(out_type.dtype);
-    // A call's literal operand (pjit[name=_take] e 0) has the type of the body's binder it binds.
-    const Program* body = has_body(eqn.prim) ? body_of(eqn.params) : nullptr;
-    std::vector<int> binders;
-    if (body) {
-      binders = body->constvars;
-      binders.insert(binders.end(), body->invars.begin(), body->invars.end());
-    }
+    // A call's literal operand (pjit[name=_take] e 0) has the type of the binder it binds; so has
+    // a loop's or a branch's (a literal initial carry, a while's counter).
+    const std::vector<DType> bound = binder_dtypes(eqn);
     for (size_t i = 0; i < eqn.inputs.size(); ++i) {
       Atom& a = eqn.inputs[i];
       if (!untyped[i]) continue;
       a.var = -1;
-      if (i < binders.size()) a.type.dtype = body->vars[binders[i]].type.dtype;
+      if (i < bound.size()) a.type.dtype = bound[i];
       else if (context) a.type.dtype = *context;
       a.literal = round_to_dtype(a.literal, a.type.dtype, Arithmetic::kFloat32);
     }
@@ -408,12 +404,48 @@ class Parser {
 
   // A call's body: its jaxpr= or call_jaxpr= param, written inline or naming a shared sub-program.
   const Program* body_of(const Params& params) const {
-    for (const char* key : {"jaxpr", "call_jaxpr"}) {
-      const ParamValue* v = params.find(key);
-      if (!v) continue;
-      if (v->kind == ParamValue::Kind::kProgram) return v->program.get();
-      if (v->kind == ParamValue::Kind::kIdent && shared_.count(v->text)) return shared_.at(v->text).get();
+    for (const char* key : {"jaxpr", "call_jaxpr"})
+      if (const ParamValue* v = params.find(key))
+        if (const Program* p = resolved(*v)) return p;
+    return nullptr;
+  }
+
+  // The dtypes of the binders an equation's operands bind, as far as its sub-programs say.
+  std::vector<DType> binder_dtypes(const Equation& eqn) const {
+    std::vector<DType> dtypes;
+    auto add = [&](const Program* p, size_t from, size_t to) {
+      if (!p) return;
+      std::vector<int> binders = p->constvars;
+      binders.insert(binders.end(), p->invars.begin(), p->invars.end());
+      for (size_t i = from; i < std::min(to, binders.size()); ++i) dtypes.push_back(p->vars[binders[i]].type.dtype);
+    };
+    if (has_body(eqn.prim) || eqn.prim == Prim::kScan) add(body_of(eqn.params), 0, SIZE_MAX);
+    if (eqn.prim == Prim::kCond) {
+      dtypes.push_back(DType::kI32);
+      const ParamValue* branches = eqn.params.find("branches");
+      if (branches && branches->is_sequence() && !branches->items.empty()) add(resolved(branches->items[0]), 0, SIZE_MAX);
     }
+    if (eqn.prim == Prim::kWhile) {
+      const ParamValue* n = eqn.params.find("cond_nconsts");
+      const size_t cond_nconsts = n && n->kind == ParamValue::Kind::kInt && n->integer >= 0 ? static_cast<size_t>(n->integer) : 0;
+      const Program* cond = body_of_param(eqn.params, "cond_jaxpr");
+      const Program* body = body_of_param(eqn.params, "body_jaxpr");
+      if (cond && body && cond->invars.size() >= cond_nconsts) {
+        add(cond, 0, cond_nconsts);
+        add(body, 0, SIZE_MAX);
+      }
+    }
+    return dtypes;
+  }
+
+  const Program* body_of_param(const Params& params, const char* key) const {
+    const ParamValue* v = params.find(key);
+    return v ? resolved(*v) : nullptr;
+  }
+
+  const Program* resolved(const ParamValue& v) const {
+    if (v.kind == ParamValue::Kind::kProgram) return v.program.get();
+    if (v.kind == ParamValue::Kind::kIdent && shared_.count(v.text)) return shared_.at(v.text).get();
     return nullptr;
   }
 
@@ -525,17 +557,43 @@ class Parser {
       } else {
         v.items.push_back(parse_value());
       }
+      // core.py's pp_kv_pair prints a tuple of jaxprs (cond's branches) one per line, no commas.
+      const bool program_follows = v.items.back().kind == ParamValue::Kind::kProgram && lex_.peek().is('{');
       if (lex_.peek().is(',')) lex_.next();
-      else if (!lex_.peek().is(close))
+      else if (!lex_.peek().is(close) && !program_follows)
         error_at(lex_.peek(), std::string("expected ',' or '") + close + "', found " + describe(lex_.peek()));
     }
     lex_.next();
     return v;
   }
 
+  // A sub-program param of a control-flow equation (scan's jaxpr, each of cond's branches, while's
+  // cond_jaxpr and body_jaxpr): written inline, or a shared sub-program's name.
+  void resolve_program_value(const Equation& eqn, const std::string& key, ParamValue& v, const std::set<std::string>& active) {
+    if (v.kind == ParamValue::Kind::kIdent && shared_.count(v.text)) {
+      if (active.count(v.text)) fail_at(eqn.where, "sub-program '" + v.text + "' calls itself");
+      auto next = active;
+      next.insert(v.text);
+      resolve_references(*shared_.at(v.text), next);
+      v = ParamValue::of_program(shared_.at(v.text));
+    } else if (v.kind == ParamValue::Kind::kProgram) {
+      resolve_references(const_cast<Program&>(*v.program), active);
+    } else if (v.is_sequence()) {
+      for (ParamValue& item : v.items) resolve_program_value(eqn, key, item, active);
+    } else if (v.kind == ParamValue::Kind::kIdent) {
+      fail_at(eqn.where, "undefined sub-program '" + v.text + "' in " + key);
+    }
+  }
+
   // jaxpr=NAME refers to a shared sub-program defined with `let NAME = {...} in`.
   void resolve_references(Program& program, std::set<std::string> active) {
     for (Equation& eqn : program.eqns) {
+      if (is_control_flow(eqn.prim)) {
+        for (auto& [key, value] : eqn.params.entries)
+          if (key == "jaxpr" || key == "branches" || key == "cond_jaxpr" || key == "body_jaxpr")
+            resolve_program_value(eqn, key, value, active);
+        continue;
+      }
       if (!has_body(eqn.prim)) continue;
       ParamValue* body = nullptr;
       const std::string_view key = body_param(eqn.prim);

@@ -286,6 +286,12 @@ void check_params(Prim prim, const Params& params, const SourceLocation& where) 
         if (value->kind != ParamValue::Kind::kProgram)
           fail_at(where, std::string(info.name) + ": " + key + " must be a sub-program, got " + value->str());
         break;
+      case ParamKind::kPrograms: {
+        bool programs = value->kind == ParamValue::Kind::kProgram || (value->is_sequence() && !value->items.empty());
+        for (const ParamValue& item : value->items) programs &= item.kind == ParamValue::Kind::kProgram;
+        if (!programs) fail_at(where, std::string(info.name) + ": " + key + " must be sub-programs, got " + value->str());
+        break;
+      }
       case ParamKind::kAny: break;
     }
   }

@@ -38,7 +38,7 @@ std::string equation_str(const Program& p, const Equation& eqn, int indent) {
   line += " = " + std::string(prim_name(eqn.prim));
   if (!eqn.params.entries.empty()) {
     // Calls print one param a line, as JAX does, so their bodies stay readable.
-    const bool multiline = eqn.body() != nullptr;
+    const bool multiline = eqn.body() != nullptr || is_control_flow(eqn.prim);
     line += "[";
     for (size_t i = 0; i < eqn.params.entries.size(); ++i) {
       const auto& [key, value] = eqn.params.entries[i];

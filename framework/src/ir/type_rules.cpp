@@ -7,6 +7,7 @@
 #include <string>
 
 #include "rematkit/primitive.hpp"
+#include "control_flow_types.hpp"
 #include "rematkit/primitive_params.hpp"
 
 namespace rematkit {
@@ -479,7 +480,8 @@ std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
 // A PRNG key is not a number: only the random primitives and those that move elements take one
 // (k1, k2 = split(k) prints slice and squeeze of key<fry>[2]).
 bool takes_keys(Prim prim) {
-  if (prim_family(prim) == PrimFamily::kRandom || prim_family(prim) == PrimFamily::kLayout) return true;
+  if (prim_family(prim) == PrimFamily::kRandom || prim_family(prim) == PrimFamily::kLayout || is_control_flow(prim))
+    return true;
   for (Prim mover : {Prim::kSelectN, Prim::kCopy, Prim::kOptimizationBarrier, Prim::kName, Prim::kStopGradient,
                      Prim::kReshape, Prim::kSqueeze, Prim::kTranspose, Prim::kBroadcastInDim})
     if (prim == mover) return true;
@@ -682,6 +684,9 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
     case Prim::kRandomSeed: case Prim::kRandomWrap: case Prim::kRandomUnwrap: case Prim::kRandomSplit:
     case Prim::kRandomFoldIn: case Prim::kRandomBits: case Prim::kRandomClone: case Prim::kThreefry2x32:
       return {random_result(prim, params, in, where)};
+    case Prim::kScan: return ir::scan_result(params, in, where);
+    case Prim::kCond: return ir::cond_result(params, in, where);
+    case Prim::kWhile: return ir::while_result(params, in, where);
     case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
       break;  // typed by their body (verifier.cpp)
   }

@@ -1,5 +1,6 @@
 #include "verifier.hpp"
 
+#include "rematkit/control_flow_params.hpp"
 #include "rematkit/primitive_params.hpp"
 
 namespace rematkit {
@@ -38,6 +39,10 @@ void verify_call(const Program& program, const Equation& eqn) {
 void verify_equation(const Program& program, const Equation& eqn, std::vector<std::string>* problems) {
   std::vector<Type> inputs;
   for (const Atom& a : eqn.inputs) inputs.push_back(program.type_of(a));
+  if (is_control_flow(eqn.prim)) {  // its sub-programs first: the type rule reads their binders
+    check_params(eqn.prim, eqn.params, eqn.where);
+    for (const Program* sub : sub_programs(eqn.params)) verify_program(*sub, problems);
+  }
   if (has_body(eqn.prim)) {
     check_params(eqn.prim, eqn.params, eqn.where);
     verify_program(*eqn.body(), problems);

@@ -109,7 +109,7 @@ void copy(const Input& x, const Output& out) {
 
 }  // namespace
 
-bool has_kernel(Prim prim) { return !has_body(prim); }
+bool has_kernel(Prim prim) { return !has_body(prim) && !is_control_flow(prim); }
 
 void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const Output& out) {
   switch (prim) {
@@ -235,6 +235,7 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
       return slice(starts, strides, in[0], out);
     }
     case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
+    case Prim::kScan: case Prim::kCond: case Prim::kWhile:
       break;
   }
   throw std::invalid_argument("no reference kernel for " + std::string(prim_name(prim)) +

@@ -117,6 +117,7 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
     case Prim::kLogistic: case Prim::kSqrt: case Prim::kRsqrt: case Prim::kSquare: case Prim::kStopGradient:
     case Prim::kName: case Prim::kRelu: case Prim::kConvertElementType: case Prim::kSelectN: case Prim::kReshape:
     case Prim::kSqueeze: case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
+    case Prim::kScan: case Prim::kCond: case Prim::kWhile:
     case Prim::kAddAny: case Prim::kPow:
     case Prim::kAtan2: case Prim::kRem: case Prim::kAnd: case Prim::kOr: case Prim::kXor: case Prim::kShiftLeft:
     case Prim::kShiftRightLogical: case Prim::kShiftRightArithmetic: case Prim::kAbs: case Prim::kSign:

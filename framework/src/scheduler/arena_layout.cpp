@@ -82,16 +82,25 @@ ArenaLayout layout_buffers(std::vector<BufferRequest> buffers) {
   return layout;
 }
 
-Arena::Arena(const ArenaLayout& layout) : layout_(layout) {
-  for (size_t s = 0; s < kNumMemorySpaces; ++s)
-    if (layout_.arena_bytes[s] > 0)
+Arena::Arena(const ArenaLayout& layout) : Arena(layout, nullptr) {}
+
+Arena::Arena(const ArenaLayout& layout, std::byte* device_memory) : layout_(layout) {
+  for (size_t s = 0; s < kNumMemorySpaces; ++s) {
+    if (s == index_of(MemorySpace::kDevice) && device_memory) {
+      base_[s] = device_memory;
+      continue;
+    }
+    if (layout_.arena_bytes[s] > 0) {
       base_[s] = static_cast<std::byte*>(
           ::operator new[](static_cast<size_t>(layout_.arena_bytes[s]), std::align_val_t{kBufferAlignment}));
+      owned_[s] = true;
+    }
+  }
 }
 
 Arena::~Arena() {
-  for (std::byte* base : base_)
-    if (base) ::operator delete[](base, std::align_val_t{kBufferAlignment});
+  for (size_t s = 0; s < kNumMemorySpaces; ++s)
+    if (owned_[s]) ::operator delete[](base_[s], std::align_val_t{kBufferAlignment});
 }
 
 std::byte* Arena::acquire(int buffer) {

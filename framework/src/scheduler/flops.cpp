@@ -45,6 +45,8 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     case Prim::kDynamicUpdateSlice: case Prim::kPad: case Prim::kRev: case Prim::kCopy: case Prim::kGather:
     case Prim::kOptimizationBarrier: case Prim::kBitcastConvertType:
       return 0;
+    case Prim::kScan: case Prim::kCond: case Prim::kWhile:
+      return 0;  // counted through their bodies' equations (gradient_flops)
   }
   return 0;
 }

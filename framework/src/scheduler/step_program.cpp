@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "loop_program.hpp"
 #include "rematkit/error.hpp"
 
 namespace rematkit {
@@ -15,8 +16,19 @@ namespace {
 class StepProgramBuilder {
  public:
   StepProgramBuilder(const Linearization& lin, BackendSet& backends, std::vector<Step>& steps,
-                     std::vector<std::unique_ptr<PreparedKernel>>& kernels)
-      : lin_(lin), g_(lin.graph), backends_(backends), steps_(steps), kernels_(kernels), current_(g_.values.size(), -1) {}
+                     std::vector<std::unique_ptr<PreparedKernel>>& kernels, std::vector<std::unique_ptr<LoopProgram>>& loops)
+      : lin_(lin), g_(lin.graph), backends_(backends), steps_(steps), kernels_(kernels), loops_(loops),
+        current_(g_.values.size(), -1) {}
+
+  // A loop body's given values: one whole-program buffer each (a value given twice shares one).
+  std::vector<int> make_given_resident(const std::vector<ValueId>& given) {
+    std::vector<int> buffers;
+    for (ValueId v : given) {
+      if (current_[v] < 0) residents_.push_back(new_buffer(v, -1));
+      buffers.push_back(current_[v]);
+    }
+    return buffers;
+  }
 
   // Constants and arguments given by the caller, loaded where first read.
   void load_inputs_where_read() {
@@ -40,11 +52,19 @@ class StepProgramBuilder {
       step.pass = pass;
       step.equation = e;
       for (ValueId v : eqn.inputs) step.inputs.push_back(read(v, pass));
-      kernels_.push_back(backends_.bind(g_, eqn));
-      step.kernel = kernels_.back().get();
+      if (eqn.scan || is_control_flow(eqn.prim)) {
+        loops_.push_back(build_loop_program(g_, eqn, backends_));
+        step.kind = StepKind::kLoop;
+        step.loop = loops_.back().get();
+      } else {
+        kernels_.push_back(backends_.bind(g_, eqn));
+        step.kernel = kernels_.back().get();
+      }
       const int index = push(std::move(step));
       for (int b : steps_[index].inputs) extend(b, index);
       for (ValueId v : eqn.outputs) steps_[index].outputs.push_back(new_buffer(v, index));
+      if (eqn.scan || eqn.cond)  // the body's arena, planned once and reused by every iteration
+        steps_[index].workspace = new_workspace(steps_[index].loop->workspace_bytes, index);
     }
   }
 
@@ -109,7 +129,9 @@ class StepProgramBuilder {
   const std::vector<BufferRequest>& buffers() const { return buffers_; }
   std::vector<Type> buffer_types() const {
     std::vector<Type> types;
-    for (ValueId v : defined_) types.push_back(g_.values[v].type);
+    for (size_t b = 0; b < defined_.size(); ++b)
+      types.push_back(defined_[b] == kNoValue ? Type{DType::kU8, {buffers_[b].bytes}, MemorySpace::kDevice}
+                                              : g_.values[defined_[b]].type);
     return types;
   }
 
@@ -126,6 +148,15 @@ class StepProgramBuilder {
     const int buffer = static_cast<int>(buffers_.size()) - 1;
     if (step >= 0) steps_[static_cast<size_t>(step)].acquire.push_back(buffer);
     return current_[v] = buffer;
+  }
+
+  // A loop step's workspace: bytes for that step alone, holding no value.
+  int new_workspace(int64_t bytes, int step) {
+    buffers_.push_back(BufferRequest{bytes, step, step, MemorySpace::kDevice});
+    defined_.push_back(kNoValue);
+    const int buffer = static_cast<int>(buffers_.size()) - 1;
+    steps_[static_cast<size_t>(step)].acquire.push_back(buffer);
+    return buffer;
   }
 
   void extend(int buffer, int step) {
@@ -155,6 +186,7 @@ class StepProgramBuilder {
   BackendSet& backends_;
   std::vector<Step>& steps_;
   std::vector<std::unique_ptr<PreparedKernel>>& kernels_;
+  std::vector<std::unique_ptr<LoopProgram>>& loops_;
   std::vector<int> current_;  // per value: the buffer of its definition in reach, or -1
   std::map<ValueId, LoadSource> loadable_;
   std::vector<BufferRequest> buffers_;
@@ -175,7 +207,7 @@ StepProgram build_step_program(const Linearization& lin, const BackendOptions& b
   program.passes_ = passes;
   program.inputs_ = inputs;
   BackendSet backend_set(backends);
-  StepProgramBuilder builder(lin, backend_set, program.steps_, program.kernels_);
+  StepProgramBuilder builder(lin, backend_set, program.steps_, program.kernels_, program.loops_);
   if (inputs == InputMode::kResident) builder.make_inputs_resident(program.constant_buffers_, program.argument_buffers_);
   else builder.load_inputs_where_read();
   builder.add_pass(Pass::kForward, lin.forward);
@@ -187,6 +219,23 @@ StepProgram build_step_program(const Linearization& lin, const BackendOptions& b
     program.kept_ = builder.kept_values();
   }
   builder.finish(inputs == InputMode::kResident ? program.output_buffers_ : std::vector<int>{});
+  program.layout_ = layout_buffers(builder.buffers());
+  program.buffer_types_ = builder.buffer_types();
+  return program;
+}
+
+StepProgram build_body_program(const Linearization& lin, BackendSet& backends, const std::vector<ValueId>& given,
+                               const std::vector<int>& eqns, const std::vector<ValueId>& results,
+                               std::vector<int>& given_buffers) {
+  StepProgram program;
+  program.lin_ = &lin;
+  program.passes_ = Passes::kForwardOnly;
+  program.inputs_ = InputMode::kResident;
+  StepProgramBuilder builder(lin, backends, program.steps_, program.kernels_, program.loops_);
+  given_buffers = builder.make_given_resident(given);
+  builder.add_pass(Pass::kForward, eqns);
+  program.output_buffers_ = builder.add_readout(Pass::kForward, results);
+  builder.finish(program.output_buffers_);
   program.layout_ = layout_buffers(builder.buffers());
   program.buffer_types_ = builder.buffer_types();
   return program;

@@ -3,27 +3,11 @@
 #include <tbb/task_arena.h>
 
 #include "element_values.hpp"
+#include "step_executor.hpp"
 #include "rematkit/error.hpp"
 
 namespace rematkit {
 namespace {
-
-void fill_buffer(const Type& type, double value, void* data) {
-  for (int64_t i = 0; i < type.num_elements(); ++i)
-    reference::store_element(data, dtype_code(type.dtype), static_cast<size_t>(i), value);
-}
-
-void write_buffer(const Tensor& t, void* data) {
-  for (int64_t i = 0; i < t.size(); ++i)
-    reference::store_element(data, dtype_code(t.type.dtype), static_cast<size_t>(i), t.data[static_cast<size_t>(i)]);
-}
-
-Tensor buffer_to_tensor(const Type& type, const void* data) {
-  Tensor t{type, std::vector<double>(static_cast<size_t>(type.num_elements()))};
-  for (int64_t i = 0; i < t.size(); ++i)
-    t.data[static_cast<size_t>(i)] = reference::load_element(data, dtype_code(type.dtype), static_cast<size_t>(i));
-  return t;
-}
 
 // A caller's index into something the program has `count` of; a bad-input Error past the end.
 void check_index(size_t count, const char* what, size_t index) {
@@ -51,14 +35,8 @@ struct StepRunner::Threads {
   tbb::task_arena arena;
 };
 
-StepRunner::StepRunner(StepProgram program, int threads) : program_(std::move(program)) {
-  arena_ = std::make_unique<Arena>(program_.layout());
-  for (const Step& step : program_.steps()) {
-    std::vector<const void*>& in = input_data_.emplace_back();
-    std::vector<void*>& out = output_data_.emplace_back();
-    for (int b : step.inputs) in.push_back(b < 0 ? nullptr : arena_->data(b));
-    for (int b : step.outputs) out.push_back(arena_->data(b));
-  }
+StepRunner::StepRunner(StepProgram program, int threads)
+    : program_(std::make_unique<StepProgram>(std::move(program))), executor_(std::make_unique<StepExecutor>(*program_)) {
   if (threads > 0) threads_ = std::make_unique<Threads>(threads);
 }
 
@@ -68,47 +46,15 @@ StepRunner& StepRunner::operator=(StepRunner&&) noexcept = default;
 
 int64_t StepRunner::measured_peak(MemorySpace space) const { return measured_peak_[static_cast<size_t>(space)]; }
 
-void* StepRunner::buffer_data(int buffer) const { return arena_->data(buffer); }
+void* StepRunner::buffer_data(int buffer) const { return executor_->data(buffer); }
 
-Tensor StepRunner::read_buffer(int buffer) const { return buffer_to_tensor(program_.buffer_type(buffer), arena_->data(buffer)); }
+Tensor StepRunner::read_buffer(int buffer) const { return executor_->read(buffer); }
 
 void StepRunner::run_steps(const RunIo& io, const std::function<void()>& then) {
   auto work = [&] {
-    const std::vector<Step>& steps = program_.steps();
-    arena_->reset_marks();
-    for (size_t s = 0; s < steps.size(); ++s) {
-      const Step& step = steps[s];
-      for (int b : step.acquire) arena_->acquire(b);
-      switch (step.kind) {
-        case StepKind::kKernel: step.kernel->execute(input_data_[s], output_data_[s]); break;
-        case StepKind::kLoad: {
-          const Type& type = program_.buffer_type(step.outputs[0]);
-          const LoadSource& load = step.load;
-          const Tensor* given = nullptr;
-          switch (load.kind) {
-            case LoadSource::Kind::kConstant: given = &io.constants->at(load.index); break;
-            case LoadSource::Kind::kArgument: given = &io.arguments->at(load.index); break;
-            case LoadSource::Kind::kCotangentSeed: given = io.cotangents ? &io.cotangents->at(load.index) : nullptr; break;
-            case LoadSource::Kind::kLiteral: break;
-          }
-          if (given) write_buffer(*given, output_data_[s][0]);
-          else fill_buffer(type, load.kind == LoadSource::Kind::kLiteral ? load.literal : 1.0, output_data_[s][0]);
-          break;
-        }
-        case StepKind::kReadout:
-          if (io.results) {
-            for (int b : step.inputs) {
-              if (step.pass == Pass::kForward) io.results->outputs.push_back(read_buffer(b));
-              else if (b < 0) io.results->gradients.emplace_back();
-              else io.results->gradients.emplace_back(read_buffer(b));
-            }
-          }
-          break;
-      }
-      for (int b : step.release) arena_->release(b);
-    }
+    executor_->run(StepIo{io.constants, io.arguments, io.cotangents, io.results});
     for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost})
-      measured_peak_[static_cast<size_t>(space)] = arena_->high_water(space);
+      measured_peak_[static_cast<size_t>(space)] = executor_->high_water(space);
     if (then) then();
   };
   if (threads_) threads_->arena.execute(work);
@@ -133,6 +79,11 @@ ResidentRunner::ResidentRunner(const Linearization& lin, const BackendOptions& b
     : StepRunner(build_step_program(lin, backends, Passes::kForwardAndBackward, InputMode::kResident), backends.threads) {}
 
 namespace {
+
+void write_buffer(const Tensor& t, void* data) {
+  for (int64_t i = 0; i < t.size(); ++i)
+    reference::store_element(data, dtype_code(t.type.dtype), static_cast<size_t>(i), t.data[static_cast<size_t>(i)]);
+}
 
 void write_resident(const Type& planned, const char* what, size_t index, const Tensor& value, void* data) {
   if (value.type.shape != planned.shape || value.size() != planned.num_elements())

@@ -28,6 +28,7 @@ enum class ParamKind {
   kScatterDims,  // ScatterDimensionNumbers(update_window_dims=(..), inserted_window_dims=(..), ...)
   kIndexMode,    // GatherScatterMode.CLIP, .FILL_OR_DROP or .PROMISE_IN_BOUNDS (or 1, 2, 3)
   kProgram,  // a sub-program { lambda ... }
+  kPrograms, // a tuple of sub-programs (cond's branches)
   kAny,      // kept and printed back, never read by a rule
 };
 
@@ -51,10 +52,11 @@ enum class PrimFamily {
   kNormalization,     // softmax
   kRandom,            // PRNG keys and random bits: integer and key typed, a zero derivative
   kCall,              // has a sub-program (jaxpr=..., call_jaxpr=...): inlined by autodiff, checked against its body
+  kControlFlow,       // runs sub-programs as a loop or a branch (scan, cond, while): never inlined
 };
 
 inline constexpr int kVariadic = -1;  // any number of operands
-inline constexpr size_t kMaxParams = 5;
+inline constexpr size_t kMaxParams = 8;
 
 // A row's PARAMS: RK_NO_PARAMS, or RK_REQUIRED/RK_OPTIONAL(name, kind) one after another (each
 // brings its own leading comma, so the list is one macro argument in C++17 as well).
@@ -180,6 +182,16 @@ inline constexpr size_t kMaxParams = 5;
     RK_OPTIONAL("name", kName) RK_OPTIONAL("jvp", kAny) RK_OPTIONAL("num_consts", kInt))             \
   X(kCustomVjpCall, "custom_vjp_call", kCall, 0, kVariadic, RK_REQUIRED("call_jaxpr", kProgram)       \
     RK_OPTIONAL("name", kName) RK_OPTIONAL("bwd", kAny) RK_OPTIONAL("num_consts", kInt))             \
+  /* lax.scan: operands are num_consts consts, num_carry carries, then the stacked xs; outputs the */ \
+  /* final carries, then the stacked ys (jax/_src/lax/control_flow/loops.py).                      */ \
+  X(kScan, "scan", kControlFlow, 0, kVariadic, RK_REQUIRED("jaxpr", kProgram) RK_REQUIRED("length", kInt) \
+    RK_OPTIONAL("linear", kAny) RK_REQUIRED("num_carry", kInt) RK_REQUIRED("num_consts", kInt)         \
+    RK_OPTIONAL("reverse", kBool) RK_OPTIONAL("unroll", kAny) RK_OPTIONAL("_split_transpose", kAny))   \
+  /* lax.cond / lax.switch: the branch index, then the branches' operands (conditionals.py). */       \
+  X(kCond, "cond", kControlFlow, 1, kVariadic, RK_REQUIRED("branches", kPrograms))                    \
+  /* lax.while_loop: cond_nconsts consts, body_nconsts consts, then the carries. */                   \
+  X(kWhile, "while", kControlFlow, 0, kVariadic, RK_REQUIRED("body_jaxpr", kProgram)                  \
+    RK_REQUIRED("body_nconsts", kInt) RK_REQUIRED("cond_jaxpr", kProgram) RK_REQUIRED("cond_nconsts", kInt)) \
   RK_PRIMITIVE_FOR_RULE_CHECK(X)
 
 // Only tests/rules/unruled_primitive_test.sh defines this, to show that a row without rules fails
@@ -255,6 +267,7 @@ constexpr bool is_binary_elementwise(Prim prim) {
 }
 constexpr bool is_unary_elementwise(Prim prim) { return prim_family(prim) == PrimFamily::kUnary; }
 constexpr bool has_body(Prim prim) { return prim_family(prim) == PrimFamily::kCall; }
+constexpr bool is_control_flow(Prim prim) { return prim_family(prim) == PrimFamily::kControlFlow; }
 // The param that holds a call's sub-program.
 constexpr std::string_view body_param(Prim prim) {
   return prim == Prim::kCustomJvpCall || prim == Prim::kCustomVjpCall ? "call_jaxpr" : "jaxpr";

@@ -1,0 +1,121 @@
+// jax/_src/lax/control_flow/conditionals.py: _cond_jvp (the union of the branches' nonzero output
+// tangents), _cond_partial_eval with _merge_branch_residuals and _join_cond_outputs (residual
+// slots shared by type, zeros where a branch has none), _cond_transpose (the index selects the
+// branch whose backward pass runs), and _cond_partial_eval_custom inside a checkpoint.
+#include "cond_jvp.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "passes.hpp"
+#include "rematkit/cond_linearization.hpp"
+#include "rematkit/control_flow_params.hpp"
+
+namespace rematkit::autodiff {
+namespace {
+
+FlatEquation cond_part(const Equation& eqn, EqnRole role, ControlFlowPart part, std::shared_ptr<const CondLinearization> c,
+                       std::vector<ValueId> inputs, int region, int scope, int jit) {
+  FlatEquation e;
+  e.prim = Prim::kCond;
+  e.params = eqn.params;
+  e.inputs = std::move(inputs);
+  e.role = role;
+  e.region = region;
+  e.scope = scope;
+  e.jit = jit;
+  e.origin = Prim::kCond;
+  e.where = eqn.where;
+  e.cond = std::move(c);
+  e.part = part;
+  return e;
+}
+
+}  // namespace
+
+ScanTrace trace_cond(FlatGraph& graph, const PolicyRegistry& policies, const Equation& eqn, const std::vector<ValueId>& x,
+                     const std::vector<ValueId>& t, int region, int scope, int jit) {
+  const auto branches = cond_branches(eqn.params, eqn.where);
+  auto c = std::make_shared<CondLinearization>();
+  for (size_t i = 1; i < t.size(); ++i) c->tangent_given.push_back(t[i] != kNoValue);
+  LinearizeOptions options;
+  options.policies = &policies;
+  for (size_t i = 0; i < c->tangent_given.size(); ++i)
+    if (c->tangent_given[i]) options.differentiate.push_back(i);
+  options.differentiate_nothing = options.differentiate.empty();
+  for (const auto& branch : branches) c->branches.push_back(linearize(*branch, options));
+  const size_t n_out = branches[0]->outvars.size();
+  c->tangent_out.assign(n_out, false);
+  for (const Linearization& b : c->branches)
+    for (size_t k = 0; k < n_out; ++k) c->tangent_out[k] = c->tangent_out[k] || b.output_tangents[k] != kNoValue;
+  // _merge_branch_residuals: a branch's residuals take the first free slots of their types.
+  for (const Linearization& b : c->branches) {
+    std::vector<size_t>& mine = c->slot_of.emplace_back();
+    std::vector<char> used(c->slots.size(), 0);
+    for (const Residual& r : b.residuals) {
+      Type type = b.graph.values[r.value].type;
+      type.space = MemorySpace::kDevice;
+      size_t slot = 0;
+      while (slot < c->slots.size() && (used[slot] || !(c->slots[slot] == type))) ++slot;
+      if (slot == c->slots.size()) {
+        c->slots.push_back(type);
+        used.push_back(0);
+      }
+      used[slot] = 1;
+      mine.push_back(slot);
+    }
+  }
+  if (region > 0) {  // a checkpoint's policy: the forward cond runs again unless it saves every residual
+    const Policy& policy = *graph.regions[region].policy;
+    for (const Linearization& b : c->branches)
+      for (const Residual& r : b.residuals) {
+        const Value& v = b.graph.values[r.value];
+        c->recompute = c->recompute || v.origin != ValueOrigin::kEquation ||
+                       ask_policy(policy, b.graph, v.producer).decision == Decision::kRecompute;
+      }
+  }
+
+  std::vector<Type> types;
+  for (size_t k = 0; k < n_out; ++k) types.push_back(c->branches[0].graph.values[c->branches[0].outputs[k]].type);
+  const bool any_tangent = std::find(c->tangent_given.begin(), c->tangent_given.end(), true) != c->tangent_given.end();
+  if (any_tangent) types.insert(types.end(), c->slots.begin(), c->slots.end());
+  const std::vector<ValueId> fwd =
+      graph.add_equation(cond_part(eqn, EqnRole::kPrimal, ControlFlowPart::kForward, c, x, region, scope, jit), types).outputs;
+  ScanTrace out;
+  out.primals.assign(fwd.begin(), fwd.begin() + static_cast<long>(n_out));
+  out.tangents.assign(n_out, kNoValue);
+  if (!any_tangent) return out;
+
+  std::vector<ValueId> inputs{x[0]};
+  inputs.insert(inputs.end(), fwd.begin() + static_cast<long>(n_out), fwd.end());
+  for (size_t i = 1; i < t.size(); ++i)
+    if (t[i] != kNoValue) inputs.push_back(t[i]);
+  std::vector<Type> tangent_types;
+  for (size_t k = 0; k < n_out; ++k)
+    if (c->tangent_out[k]) tangent_types.push_back(types[k]);
+  if (tangent_types.empty()) return out;
+  const std::vector<ValueId> tangents =
+      graph.add_equation(cond_part(eqn, EqnRole::kTangent, ControlFlowPart::kTangent, c, inputs, region, scope, jit),
+                         tangent_types).outputs;
+  size_t next = 0;
+  for (size_t k = 0; k < n_out; ++k)
+    if (c->tangent_out[k]) out.tangents[k] = tangents[next++];
+  return out;
+}
+
+std::vector<ValueId> transpose_cond(FlatGraph& graph, const FlatEquation& eqn, const std::vector<ValueId>& cts) {
+  const CondLinearization& c = *eqn.cond;
+  const size_t n_kept = 1 + c.slots.size();  // the index and the slots
+  std::vector<ValueId> inputs(eqn.inputs.begin(), eqn.inputs.begin() + static_cast<long>(n_kept));
+  inputs.insert(inputs.end(), cts.begin(), cts.end());
+  std::vector<Type> types;
+  for (size_t i = n_kept; i < eqn.inputs.size(); ++i) types.push_back(graph.values[eqn.inputs[i]].type);
+  FlatEquation bwd = eqn;
+  bwd.inputs = std::move(inputs);
+  bwd.outputs.clear();
+  bwd.role = EqnRole::kBackward;
+  bwd.part = ControlFlowPart::kTranspose;
+  return graph.add_equation(std::move(bwd), types).outputs;
+}
+
+}  // namespace rematkit::autodiff

@@ -1,0 +1,18 @@
+// The interpreter over a flat graph: equations evaluated on tensors in a chosen arithmetic, a scan's
+// or a cond's parts through their bodies' passes, iteration by iteration (what loop_runner.cpp
+// does on buffers). run_gradient() and the finite-difference checks run on it.
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "rematkit/graph.hpp"
+#include "rematkit/tensor.hpp"
+
+namespace rematkit::autodiff {
+
+// Runs `eqns` of `g` in order on `values` (per value of g; literals filled on first read). A value
+// read before it is computed or given is an internal error naming `pass`.
+void evaluate_flat(const FlatGraph& g, const std::vector<int>& eqns, std::vector<std::optional<Tensor>>& values,
+                   Arithmetic arithmetic, const char* pass);
+
+}  // namespace rematkit::autodiff

@@ -1,0 +1,82 @@
+#include "step_executor.hpp"
+
+#include "element_values.hpp"
+#include "loop_runner.hpp"
+#include "rematkit/error.hpp"
+
+namespace rematkit {
+namespace {
+
+void fill_buffer(const Type& type, double value, void* data) {
+  for (int64_t i = 0; i < type.num_elements(); ++i)
+    reference::store_element(data, dtype_code(type.dtype), static_cast<size_t>(i), value);
+}
+
+void write_buffer(const Tensor& t, void* data) {
+  for (int64_t i = 0; i < t.size(); ++i)
+    reference::store_element(data, dtype_code(t.type.dtype), static_cast<size_t>(i), t.data[static_cast<size_t>(i)]);
+}
+
+}  // namespace
+
+StepExecutor::StepExecutor(const StepProgram& program, std::byte* device_memory) : program_(program) {
+  arena_ = std::make_unique<Arena>(program_.layout(), device_memory);
+  for (const Step& step : program_.steps()) {
+    std::vector<const void*>& in = input_data_.emplace_back();
+    std::vector<void*>& out = output_data_.emplace_back();
+    for (int b : step.inputs) in.push_back(b < 0 ? nullptr : arena_->data(b));
+    for (int b : step.outputs) out.push_back(arena_->data(b));
+    loops_.push_back(step.loop ? std::make_unique<LoopRunner>(*step.loop, step.workspace < 0 ? nullptr : arena_->data(step.workspace))
+                               : nullptr);
+  }
+}
+
+StepExecutor::~StepExecutor() = default;
+
+Tensor StepExecutor::read(int buffer) const {
+  const Type& type = program_.buffer_type(buffer);
+  Tensor t{type, std::vector<double>(static_cast<size_t>(type.num_elements()))};
+  const void* data = arena_->data(buffer);
+  for (int64_t i = 0; i < t.size(); ++i)
+    t.data[static_cast<size_t>(i)] = reference::load_element(data, dtype_code(type.dtype), static_cast<size_t>(i));
+  return t;
+}
+
+void StepExecutor::run(const StepIo& io) {
+  const std::vector<Step>& steps = program_.steps();
+  arena_->reset_marks();
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const Step& step = steps[s];
+    for (int b : step.acquire) arena_->acquire(b);
+    switch (step.kind) {
+      case StepKind::kKernel: step.kernel->execute(input_data_[s], output_data_[s]); break;
+      case StepKind::kLoop: loops_[s]->run(input_data_[s], output_data_[s]); break;
+      case StepKind::kLoad: {
+        const Type& type = program_.buffer_type(step.outputs[0]);
+        const LoadSource& load = step.load;
+        const Tensor* given = nullptr;
+        switch (load.kind) {
+          case LoadSource::Kind::kConstant: given = &io.constants->at(load.index); break;
+          case LoadSource::Kind::kArgument: given = &io.arguments->at(load.index); break;
+          case LoadSource::Kind::kCotangentSeed: given = io.cotangents ? &io.cotangents->at(load.index) : nullptr; break;
+          case LoadSource::Kind::kLiteral: break;
+        }
+        if (given) write_buffer(*given, output_data_[s][0]);
+        else fill_buffer(type, load.kind == LoadSource::Kind::kLiteral ? load.literal : 1.0, output_data_[s][0]);
+        break;
+      }
+      case StepKind::kReadout:
+        if (io.results) {
+          for (int b : step.inputs) {
+            if (step.pass == Pass::kForward) io.results->outputs.push_back(read(b));
+            else if (b < 0) io.results->gradients.emplace_back();
+            else io.results->gradients.emplace_back(read(b));
+          }
+        }
+        break;
+    }
+    for (int b : step.release) arena_->release(b);
+  }
+}
+
+}  // namespace rematkit

@@ -1,0 +1,47 @@
+// Runs a step program's steps on one arena: what a StepRunner does each run, and what a loop does
+// for its body each iteration. Per step, the buffers' addresses are fixed when it is made, so a run
+// builds no argument lists; a loop step gets a LoopRunner over its workspace.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "rematkit/gradient_result.hpp"
+#include "rematkit/step_program.hpp"
+#include "rematkit/tensor.hpp"
+
+namespace rematkit {
+
+class LoopRunner;
+
+// The tensors of a one-shot run (null pointers elsewhere) and where results go.
+struct StepIo {
+  const std::vector<Tensor>* constants = nullptr;
+  const std::vector<Tensor>* arguments = nullptr;
+  const std::vector<Tensor>* cotangents = nullptr;  // null: ones
+  GradientResult* results = nullptr;                // null: results stay in the arena
+};
+
+class StepExecutor {
+ public:
+  // `device_memory`: where the device arena lives (a loop's workspace), or null to allocate it.
+  // `program` must outlive the executor and stay where it is.
+  StepExecutor(const StepProgram& program, std::byte* device_memory = nullptr);
+  ~StepExecutor();
+
+  void run(const StepIo& io);
+  std::byte* data(int buffer) const { return arena_->data(buffer); }
+  Tensor read(int buffer) const;
+  // The highest byte the arena reached in the last run.
+  int64_t high_water(MemorySpace space) const { return arena_->high_water(space); }
+
+ private:
+  const StepProgram& program_;
+  std::unique_ptr<Arena> arena_;
+  std::vector<std::vector<const void*>> input_data_;
+  std::vector<std::vector<void*>> output_data_;
+  std::vector<std::unique_ptr<LoopRunner>> loops_;  // per step; null but for loop steps
+};
+
+}  // namespace rematkit
