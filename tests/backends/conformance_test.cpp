@@ -177,6 +177,26 @@ const Case kCases[] = {
     {"split", "{ lambda ; a:f32[7,5]. let b:f32[7,1] c:f32[7,0] d:f32[7,4] = split[axis=1 sizes=(1, 0, 4)] a in (b, c, d) }", 0},
     {"dot_batch_middle_two_contractions", "{ lambda ; a:f32[2,3,4,5] b:f32[5,3,4,6]. let c:f32[3,2,6] = dot_general["
                                           "dimension_numbers=(([2, 3], [2, 0]), ([1], [1]))] a b in (c,) }", 1e-6},
+    // Control flow: the loop and the branch run in the framework, their bodies' equations on the
+    // backend under test.
+    {"scan_consts_carry_xs",
+     "{ lambda ; w:f32[6,6] c:f32[3,6] xs:f32[5,3,6]. let d:f32[3,6] ys:f32[5,3,6] = scan[jaxpr={ lambda ; "
+     "a:f32[6,6] b:f32[3,6] x:f32[3,6]. let e:f32[3,6] = dot_general[dimension_numbers=(([1], [0]), ([], []))] b a; "
+     "f:f32[3,6] = sin e; g:f32[3,6] = add f x in (g, e) } length=5 linear=(False, False, False) num_carry=1 "
+     "num_consts=1 reverse=False unroll=1] w c xs in (d, ys) }", 2e-5},
+    {"scan_reverse_no_xs",
+     "{ lambda ; c:f32[7] k:i32[]. let d:f32[7] n:i32[] ys:f32[4,7] = scan[jaxpr={ lambda ; a:f32[7] m:i32[]. let "
+     "e:f32[7] = tanh a; f:i32[] = add m 1 in (e, f, a) } length=4 num_carry=2 num_consts=0 reverse=True] c k "
+     "in (d, n, ys) }", 2e-5},
+    {"cond_three_branches",
+     "{ lambda ; s:f32[] a:f32[9] b:f32[9]. let p:i32[] = convert_element_type[new_dtype=int32 weak_type=False] s; "
+     "i:i32[] = clamp 0 p 2; c:f32[9] = cond[branches=(\n { lambda ; x:f32[9] y:f32[9]. let z:f32[9] = mul x y in (z,) }\n"
+     " { lambda ; x:f32[9] y:f32[9]. let z:f32[9] = exp x in (z,) }\n"
+     " { lambda ; x:f32[9] y:f32[9]. let z:f32[9] = sub y x in (z,) }\n)] i a b in (c,) }", 2e-5},
+    {"while_counter",
+     "{ lambda ; n:i32[] v:i32[5]. let _:i32[] w:i32[5] = while[body_jaxpr={ lambda ; i:i32[] x:i32[5]. let "
+     "j:i32[] = add i 1; y:i32[5] = add x i in (j, y) } body_nconsts=0 cond_jaxpr={ lambda ; i:i32[] x:i32[5]. let "
+     "p:bool[] = lt i 6 in (p,) } cond_nconsts=0] 0 v in (w,) }", 0},
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
