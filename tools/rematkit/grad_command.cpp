@@ -1,6 +1,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "rematkit/scan_linearization.hpp"
 #include "rematkit/flops.hpp"
 #include "rematkit/step_runner.hpp"
 #include "rematkit/parser.hpp"
@@ -24,12 +25,20 @@ struct GradOptions {
 void print_steps(const StepProgram& program) {
   const Linearization& lin = program.linearization();
   for (const Step& step : program.steps()) {
-    if (step.kind != StepKind::kKernel) continue;
+    if (step.kind != StepKind::kKernel && step.kind != StepKind::kLoop) continue;
     const FlatEquation& eqn = lin.graph.eqns[static_cast<size_t>(step.equation)];
     const bool backward = step.pass == Pass::kBackward;
     const char* role = eqn.role == EqnRole::kBackward ? "transposed" : backward ? "recomputed" : "forward";
     std::cout << (backward ? "backward " : "forward ") << prim_name(eqn.prim) << " (" << role << ") at "
-              << eqn.where.str() << " on " << step.kernel->backend() << "\n";
+              << eqn.where.str();
+    if (step.kind == StepKind::kKernel) {
+      std::cout << " on " << step.kernel->backend() << "\n";
+      continue;
+    }
+    // A loop's body runs its own steps, planned once: say how many, in the workspace of how many bytes.
+    std::cout << ": its body's steps, " << (eqn.scan ? std::to_string(eqn.scan->length) + " times" : std::string("once"))
+              << ", in a workspace of "
+              << (step.workspace >= 0 ? program.layout().buffers[static_cast<size_t>(step.workspace)].bytes : 0) << " bytes\n";
   }
 }
 

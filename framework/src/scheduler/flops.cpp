@@ -1,10 +1,45 @@
 #include "rematkit/flops.hpp"
 
+#include <algorithm>
+
+#include "rematkit/cond_linearization.hpp"
 #include "rematkit/primitive_params.hpp"
+#include "rematkit/scan_linearization.hpp"
 
 namespace rematkit {
 
+namespace {
+
+int64_t flops_of(const FlatGraph& graph, const std::vector<int>& eqns) {
+  int64_t total = 0;
+  for (int e : eqns) total += equation_flops(graph, graph.eqns[static_cast<size_t>(e)]);
+  return total;
+}
+
+// A scan's part: its body's pass once per iteration. A cond's: its costliest branch (which one runs
+// is known only when it runs). A while's trip count is not known: 0.
+int64_t control_flow_flops(const FlatEquation& eqn) {
+  if (eqn.scan) {
+    const ScanLinearization& s = *eqn.scan;
+    const FlatGraph& body = s.body.graph;
+    switch (eqn.part) {
+      case ControlFlowPart::kForward: return s.length * flops_of(body, s.forward_eqns);
+      case ControlFlowPart::kRecompute: return s.length * flops_of(body, s.recompute_eqns);
+      case ControlFlowPart::kTranspose: return s.length * flops_of(body, s.body.backward);
+      case ControlFlowPart::kTangent: case ControlFlowPart::kNone: return 0;
+    }
+  }
+  int64_t most = 0;
+  if (eqn.cond)
+    for (const Linearization& branch : eqn.cond->branches)
+      most = std::max(most, flops_of(branch.graph, eqn.part == ControlFlowPart::kTranspose ? branch.backward : branch.forward));
+  return most;
+}
+
+}  // namespace
+
 int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
+  if (eqn.scan || eqn.cond) return control_flow_flops(eqn);
   const int64_t out = graph.values[eqn.outputs.at(0)].type.num_elements();
   switch (eqn.prim) {
     case Prim::kDotGeneral: {  // a multiply and an add per contracted element of each output
@@ -46,7 +81,7 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     case Prim::kOptimizationBarrier: case Prim::kBitcastConvertType:
       return 0;
     case Prim::kScan: case Prim::kCond: case Prim::kWhile:
-      return 0;  // counted through their bodies' equations (gradient_flops)
+      return 0;  // a while (the others are counted above, through their bodies)
   }
   return 0;
 }
