@@ -134,6 +134,18 @@ class NameTag final : public flax::Module {
   std::string name_;
 };
 
+// nn.scan of the layers inside over `length` copies.
+class ScanLayers final : public flax::Module {
+ public:
+  ScanLayers(std::shared_ptr<const flax::Module> body, int64_t length) : body_(std::move(body)), length_(length) {}
+  std::string class_name() const override { return "ScanLayers"; }
+  Atom call(flax::ModuleContext& ctx, Atom x) const override { return ctx.scan(*body_, length_, x); }
+
+ private:
+  std::shared_ptr<const flax::Module> body_;
+  int64_t length_;
+};
+
 // The layers in order, in the caller's scope (a compact Flax module calling them one after another).
 class Sequential final : public flax::Module {
  public:
@@ -220,6 +232,25 @@ ModelBuilder& ModelBuilder::checkpoint(const std::string& policy, const std::fun
   if (inner.layers_.empty()) fail("checkpoint(" + policy + ") has no layers");
   layers_.push_back(std::make_shared<flax::Remat>(std::make_shared<Sequential>(std::move(inner.layers_)), policy));
   return *this;
+}
+
+ModelBuilder& ModelBuilder::scan(int64_t length, const std::function<void(ModelBuilder&)>& body) {
+  if (length < 1) fail("scan(" + std::to_string(length) + ") needs a length of at least 1");
+  ModelBuilder inner;
+  body(inner);
+  if (inner.layers_.empty()) fail("scan(" + std::to_string(length) + ") has no layers");
+  layers_.push_back(std::make_shared<ScanLayers>(std::make_shared<Sequential>(std::move(inner.layers_)), length));
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::remat_scan(const std::vector<int64_t>& lengths, const std::string& policy,
+                                       const std::function<void(ModelBuilder&)>& body) {
+  if (lengths.empty()) fail("remat_scan needs at least one length");
+  if (lengths.size() == 1) return scan(lengths[0], body);
+  const std::vector<int64_t> rest(lengths.begin() + 1, lengths.end());
+  return scan(lengths[0], [&](ModelBuilder& outer) {
+    outer.checkpoint(policy, [&](ModelBuilder& inner) { inner.remat_scan(rest, policy, body); });
+  });
 }
 
 Model ModelBuilder::build(int64_t batch, int64_t features, uint64_t seed, Loss loss) const {

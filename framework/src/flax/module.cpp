@@ -5,6 +5,7 @@
 #include <optional>
 #include <tuple>
 
+#include "rematkit/control_flow_params.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/primitive_params.hpp"
 #include "rematkit/printer.hpp"
@@ -104,6 +105,54 @@ Atom ModuleContext::checkpoint(const Module& body, const std::string& policy, At
   params.set("policy", parse_param_value(policy, "policy"));
   params.set("prevent_cse", ParamValue::of_bool(true));
   return builder_.call(Prim::kCheckpoint, inner.finish({out}), std::move(operands), std::move(params)).at(0);
+}
+
+Atom ModuleContext::scan(const Module& body, int64_t length, Atom x) {
+  if (length < 1) fail("a scan over layers needs a length of at least 1, not " + std::to_string(length));
+  const Type carry = builder_.type_of(x);
+  Program layer;                             // copy 0, traced: x, then its params in flatten order
+  std::vector<std::vector<size_t>> drawn;    // per copy: its params, in the order copy 0's program takes them
+  for (int64_t copy = 0; copy < length; ++copy) {
+    ProgramBuilder inner;
+    std::vector<std::pair<size_t, Atom>> inner_arguments;
+    const Atom inner_x = inner.argument("x", carry);
+    ModuleContext inner_ctx(state_, scope_, inner, inner_arguments);
+    const Atom out = body.call(inner_ctx, inner_x);
+    if (inner.type_of(out) != carry)
+      fail("a scanned layer must give back what it takes (the carry " + carry.str() + "), not " + inner.type_of(out).str());
+    const std::vector<size_t> order = flatten_order(inner_arguments, state_.params);
+    std::vector<size_t>& mine = drawn.emplace_back();
+    for (size_t i : order) {
+      if (state_.params[inner_arguments[i].first].is_dropout_key)
+        fail("dropout inside a scan over layers is not supported (Flax splits the dropout stream per layer)");
+      mine.push_back(inner_arguments[i].first);
+    }
+    if (copy > 0) continue;
+    std::vector<size_t> with_x{0};
+    for (size_t i : order) with_x.push_back(i + 1);
+    inner.reorder_arguments(with_x);
+    layer = inner.finish({out});
+  }
+  // The stacked params: new variables (the copies' own stay unused), arguments of this program.
+  std::vector<Atom> operands{x};
+  for (size_t k = 0; k < drawn[0].size(); ++k) {
+    Variable stacked;
+    const Variable& first = state_.params[drawn[0][k]];
+    stacked.path = scope_.path();
+    stacked.path.push_back("ScanLayers_" + std::to_string(k));
+    stacked.path.insert(stacked.path.end(), first.path.begin(), first.path.end());
+    stacked.type = first.type;
+    stacked.type.shape.insert(stacked.type.shape.begin(), length);
+    stacked.key = first.key;
+    for (const std::vector<size_t>& copy : drawn) {
+      const Variable& v = state_.params.at(copy.at(k));
+      stacked.value.insert(stacked.value.end(), v.value.begin(), v.value.end());
+    }
+    state_.params.push_back(std::move(stacked));
+    operands.push_back(argument_for(state_.params.size() - 1));
+  }
+  auto body_program = std::make_shared<const Program>(std::move(layer));
+  return builder_.emit1(Prim::kScan, std::move(operands), scan_params_of(body_program, length, 0, 1));
 }
 
 Atom Dense::call(ModuleContext& ctx, Atom x) const {

@@ -64,6 +64,15 @@ class REMATKIT_FLAX_EXPORT ModelBuilder {
   // The layers `body` adds run inside jax.checkpoint with `policy` (a spec such as
   // "nothing_saveable" or "save_only_these_names('a')"); checkpoints nest.
   ModelBuilder& checkpoint(const std::string& policy, const std::function<void(ModelBuilder&)>& body);
+  // nn.scan over `length` copies of the layers `body` adds, each taking the previous one's output
+  // (which must keep its type): one scan equation, the copies' params stacked [length, ...] and
+  // drawn as the unrolled copies' would be.
+  ModelBuilder& scan(int64_t length, const std::function<void(ModelBuilder&)>& body);
+  // nn.remat_scan(body, lengths=(a, b, ...), policy=policy): scan_a { checkpoint { scan_b { ... } } },
+  // a checkpoint with `policy` around every scan but the outermost's body's innermost
+  // (flax/core/lift.py: remat_scan); the product of the lengths is the number of copies.
+  ModelBuilder& remat_scan(const std::vector<int64_t>& lengths, const std::string& policy,
+                           const std::function<void(ModelBuilder&)>& body);
 
   // Flax's Module.init with PRNGKey(seed) on an input f32[batch, features]; x is drawn from `seed` too.
   // A bad-input Error if no layer was added.

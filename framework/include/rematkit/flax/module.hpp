@@ -57,6 +57,11 @@ class REMATKIT_FLAX_EXPORT ModuleContext {
   ProgramBuilder& builder() { return builder_; }
   // Traces `body` into a checkpoint with `policy` (no extra scope level, the RNG stream unchanged).
   Atom checkpoint(const Module& body, const std::string& policy, Atom x);
+  // nn.scan(body, variable_axes={'params': 0}, split_rngs={'params': True}, length=length) with x
+  // the carry: one scan equation whose body is `body` once, its params stacked [length, ...] as
+  // scan xs. Each copy's params are drawn as the unrolled copies' would be (Dense_0, Dense_1, ...
+  // in order), so the scan computes what the unrolled layers compute.
+  Atom scan(const Module& body, int64_t length, Atom x);
   // The 'dropout' stream's key in this program (one key for the model, lifted into checkpoints as
   // the params are), and a new site number to fold into it for each dropout.
   Atom dropout_key();
