@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <set>
+#include <string>
 
 #include <hwy/targets.h>
 
@@ -348,6 +349,56 @@ TEST(BackendSet, HighwayGathersAndScattersWholeRows) {
 }
 
 #ifdef REMATKIT_HAVE_ONEDNN
+// A small CNN step as Flax traces it: a strided NHWC convolution, a depthwise one, max and average
+// pooling. oneDNN runs the convolutions forward, the strided one's lhs transpose as backward data
+// (a dilated lhs), the kernels' gradients as backward weights, both pools and the sum pool's
+// transpose; the depthwise lhs transpose (unstrided) is a forward convolution of the reversed
+// kernel. The max pool's transpose goes to the reference backend, and the gradient is the
+// interpreter's.
+TEST(BackendSet, OneDnnRunsConvolutionsTheirTransposesAndPools) {
+  const Program program = parse_program(R"({ lambda ; x:f32[2,8,8,3] w:f32[3,3,3,4] d:f32[3,3,1,4]. let
+      c:f32[2,4,4,4] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2)) feature_group_count=1 lhs_dilation=(1, 1) padding=((0, 1), (0, 1)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(2, 2)] x w
+      e:f32[2,4,4,4] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2)) feature_group_count=4 lhs_dilation=(1, 1) padding=((1, 1), (1, 1)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(1, 1)] c d
+      f:f32[2,4,4,4] = tanh e
+      m:f32[2,2,2,4] = reduce_window_max[base_dilation=(1, 1, 1, 1) padding=((0, 0), (0, 0), (0, 0), (0, 0)) window_dilation=(1, 1, 1, 1) window_dimensions=(1, 2, 2, 1) window_strides=(1, 2, 2, 1)] f
+      s:f32[2,3,3,4] = reduce_window_sum[base_dilation=(1, 1, 1, 1) padding=((0, 0), (1, 1), (1, 1), (0, 0)) window_dilation=(1, 1, 1, 1) window_dimensions=(1, 2, 2, 1) window_strides=(1, 2, 2, 1)] f
+    in (m, s) })", "cnn");
+  const Linearization lin = linearize_with(program);
+  const BackendOptions options{{"onednn", "reference"}, &default_plugins()};
+  const StepProgram steps = build_step_program(lin, options, Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+  std::multiset<std::string> on_onednn, on_reference;
+  for (const Step& step : steps.steps()) {
+    if (step.kind != StepKind::kKernel) continue;
+    const FlatEquation& eqn = lin.graph.eqns[step.equation];
+    std::string what(prim_name(eqn.prim));
+    if (what.find("conv") == std::string::npos && what.find("window") == std::string::npos &&
+        what.find("select_and") == std::string::npos)
+      continue;  // the elementwise rest
+    if (eqn.prim == Prim::kConvGeneralDilated) {
+      const ConvParams c = conv_params(eqn.params, eqn.where);
+      what += c.lhs_dilation != std::vector<int64_t>{1, 1} ? " (dilated lhs)" : c.dims.lhs_spec[1] == 0 ? " (kernel's gradient)" : "";
+    }
+    (step.kernel->backend() == "onednn" ? on_onednn : on_reference).insert(what);
+  }
+  EXPECT_EQ(on_onednn, (std::multiset<std::string>{"conv_general_dilated", "conv_general_dilated",
+                                                    "conv_general_dilated (dilated lhs)", "conv_general_dilated",
+                                                    "conv_general_dilated (kernel's gradient)",
+                                                    "conv_general_dilated (kernel's gradient)", "reduce_window_max",
+                                                    "reduce_window_sum", "reduce_window_sum"}));
+  // The max pool's transpose; its JVP, select_and_gather_add, is transposed, never run.
+  EXPECT_EQ(on_reference, (std::multiset<std::string>{"select_and_scatter_add"}));
+  const RandomInputs in = random_inputs(program, 11);
+  const GradientResult expected = run_gradient(lin, in.constants, in.arguments, Arithmetic::kFloat32);
+  const GradientResult got = run_gradient(lin, in.constants, in.arguments, options);
+  for (size_t a = 0; a < got.gradients.size(); ++a) {
+    ASSERT_TRUE(got.gradients[a].has_value());
+    double scale = 1;
+    for (double v : expected.gradients[a]->data) scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < got.gradients[a]->data.size(); ++i)
+      EXPECT_NEAR(got.gradients[a]->data[i], expected.gradients[a]->data[i], 2e-5 * scale) << a << " " << i;
+  }
+}
+
 TEST(BackendInstance, OptionsAreChecked) {
   ASSERT_NE(default_plugins().backend("onednn"), nullptr) << "the onednn backend plugin was not found";
   Params good, bad;
