@@ -123,6 +123,13 @@ TEST(SweepConfig, CnnMistakesAreNamedWithLineAndColumn) {
             "s.yaml:2:10: a cnn model needs 'image'");
 }
 
+TEST(SweepConfig, TheCnnExampleParses) {
+  const SweepConfig c = load_sweep(REMATKIT_EXAMPLES_DIR "/cnn_sweep.yaml");
+  ASSERT_EQ(c.models.size(), 1u);
+  EXPECT_EQ(c.models[0].kind, ModelSpec::Kind::kCnn);
+  EXPECT_EQ(c.models[0].cnn.widths, (std::vector<int64_t>{16, 32}));
+}
+
 TEST(SweepConfig, TheDefaultSweepParses) {
   const SweepConfig c = parse_sweep(default_sweep_yaml(), "<default sweep>");
   EXPECT_GE(c.policies.size(), 6u);
