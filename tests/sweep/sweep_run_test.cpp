@@ -147,18 +147,24 @@ repetitions: 1
 }
 
 TEST(SweepRun, CnnRunsOnEveryBackendListWithThePlannedPeakAndTheSameGradients) {
-  const char* yaml = R"yaml(models:
+  std::string yaml = R"yaml(models:
   - name: cnn
     cnn: {batch: 2, image: 8, channels: 3, blocks: [4, 8], downsample: true, classes: 5, remat: per_layer}
 policies: [everything_saveable, nothing_saveable, dots_saveable]
-backends: ["highway,reference", "onednn,highway,reference"]
 repetitions: 1
 )yaml";
+#ifdef REMATKIT_HAVE_ONEDNN
+  yaml += "backends: [\"highway,reference\", \"onednn,highway,reference\"]\n";
+  const size_t lists = 2;
+#else
+  yaml += "backends: [\"highway,reference\"]\n";  // the sanitizer build has no oneDNN
+  const size_t lists = 1;
+#endif
   const std::vector<SweepRow> rows = run_sweep(parse_sweep(yaml, "cnn.yaml"), default_plugins());
-  ASSERT_EQ(rows.size(), 6u);
+  ASSERT_EQ(rows.size(), 3 * lists);
   // dots_saveable keeps the convolutions' outputs as JAX's does (conv_general_dilated counts as a
   // dot), not the relus' masks; nothing_saveable keeps only the blocks' inputs.
-  for (size_t list : {0u, 3u}) {
+  for (size_t list = 0; list < rows.size(); list += 3) {
     EXPECT_LT(rows[list + 1].residual_bytes, rows[list + 2].residual_bytes);
     EXPECT_LT(rows[list + 2].residual_bytes, rows[list].residual_bytes);
   }
