@@ -1,4 +1,5 @@
-// The oneDNN backend plugin (oneDNN 2.6, whose CPU runtime is OpenMP): dot_general through
+// The oneDNN backend plugin (oneDNN 2.6, whose CPU runtime is OpenMP): conv_general_dilated and
+// the window max and sum as convolutions and pooling (onednn_windows.cpp); dot_general through
 // dnnl::matmul, 2-D and batched, whenever each operand's batch, free and contracted dims read as
 // one strided dim each (transposed operands and [B, S, D] activations included, never copied);
 // f32 elementwise primitives through dnnl::eltwise_forward and dnnl::binary (whose second source
@@ -19,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "onednn_recipe.hpp"
 #include "rematkit/plugin/plugin.hpp"
 
 namespace {
@@ -53,16 +55,11 @@ struct Kernel {
   dnnl::stream stream;
   std::vector<dnnl::memory> memories;  // the inputs', then the output's
   std::unordered_map<int, dnnl::memory> args;
+  int staged = -1;  // an input read from the workspace, where stage() rearranges it (Recipe::stage)
+  std::function<void(const void*, void*)> stage;
 };
 
-// A primitive to build for an equation: its arguments and how to create it.
-struct Recipe {
-  std::string key;
-  std::vector<std::pair<int, dnnl::memory::desc>> inputs;
-  std::pair<int, dnnl::memory::desc> output;
-  std::function<dnnl::primitive(const dnnl::engine&)> make;
-  int64_t work = 0;  // multiply-adds of a matmul; 0: the output's elements
-};
+using rematkit_onednn::Recipe;  // a primitive to build for an equation (onednn_recipe.hpp)
 
 dnnl::memory::desc row_major(const Dims& shape) {
   Dims dims = shape.empty() ? Dims{1} : shape;  // oneDNN has no rank-0 tensors
@@ -216,6 +213,8 @@ bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
     r.work = count(c.dims) * a.dims.back();
     return true;
   }
+  if (rematkit_onednn::convolution_recipe(backend.engine, e, r) || rematkit_onednn::pooling_recipe(backend.engine, e, r))
+    return true;
   const std::optional<Prim> prim = rematkit::plugin::primitive_of(e);
   if (!prim || !all_f32_nonempty(e)) return false;
   const Prim p = *prim;
@@ -298,6 +297,8 @@ rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** ker
     k->threads = work < (r.work > 0 ? int64_t{1} << 24 : int64_t{1} << 16) ? 1 : backend.threads;
     k->inputs = r.inputs;
     k->output = r.output;
+    k->staged = r.staged;
+    k->stage = r.stage;
     std::lock_guard<std::mutex> lock(backend.mutex);
     auto [it, fresh] = backend.cache.try_emplace(r.key);
     if (fresh) it->second = r.make(backend.engine);
@@ -308,16 +309,21 @@ rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** ker
     for (size_t i = 0; i < k->inputs.size(); ++i) k->args.emplace(k->inputs[i].first, k->memories[i]);
     k->args.emplace(k->output.first, k->memories.back());
     *kernel = reinterpret_cast<rk_kernel*>(k.release());
-    *workspace_bytes = 0;
+    *workspace_bytes = r.workspace_bytes;
   });
 }
 
-rk_error* execute(rk_kernel* handle, const rk_tensor_view* in, size_t, const rk_tensor_view* out, size_t, void*, size_t) {
+rk_error* execute(rk_kernel* handle, const rk_tensor_view* in, size_t, const rk_tensor_view* out, size_t, void* workspace,
+                  size_t) {
   return guarded([&] {
     Kernel& k = *reinterpret_cast<Kernel*>(handle);
     omp_set_num_threads(k.threads);  // this calling thread's OpenMP team
     std::lock_guard<std::mutex> lock(k.running);
     for (size_t i = 0; i < k.inputs.size(); ++i) k.memories[i].set_data_handle(in[i].data);
+    if (k.staged >= 0) {
+      k.stage(in[k.staged].data, workspace);
+      k.memories[static_cast<size_t>(k.staged)].set_data_handle(workspace);
+    }
     k.memories.back().set_data_handle(out[0].data);
     k.primitive.execute(k.stream, k.args);
     k.stream.wait();

@@ -32,6 +32,9 @@ struct ViewReader {
   std::optional<double> fill_value() const { return rematkit::plugin::fill_value(eqn); }
   rematkit::DotDims dot_dims() const { return rematkit::plugin::dot_dims(eqn); }
   bool rounds_to_nearest_even() const { return rematkit::plugin::rounds_to_nearest_even(eqn); }
+  rematkit::ConvParams conv_params() const { return rematkit::plugin::conv_params(eqn); }
+  rematkit::WindowParams window_params() const { return rematkit::plugin::window_params(eqn); }
+  bool selects_max() const { return rematkit::plugin::selects_max(eqn); }
 };
 
 struct Operand {

@@ -184,6 +184,31 @@ ModelSpec read_gpt(const Reader& r, const YAML::Node& node, const std::string& n
   return m;
 }
 
+ModelSpec read_cnn(const Reader& r, const YAML::Node& node, const std::string& name) {
+  const std::string what = "a cnn model";
+  r.expect_map(node, what, {"batch", "image", "channels", "blocks", "width", "downsample", "classes", "remat"});
+  ModelSpec m;
+  m.name = name;
+  m.kind = ModelSpec::Kind::kCnn;
+  CnnModel& c = m.cnn;
+  c.batch = r.integer(r.required(node, "batch", what), "batch", 1);
+  c.image = r.integer(r.required(node, "image", what), "image", 1);
+  c.channels = r.integer(r.required(node, "channels", what), "channels", 1);
+  c.classes = r.integer(r.required(node, "classes", what), "classes", 1);
+  // blocks: a list of widths, or a count with `width`.
+  const YAML::Node blocks = r.required(node, "blocks", what);
+  if (blocks.IsSequence()) {
+    if (node["width"]) r.fail_at_node(node["width"], "a cnn model takes blocks as a list of widths or as a count with width, not both");
+    c.widths = r.integers(blocks, "blocks", 1);
+  } else {
+    const int64_t count = r.integer(blocks, "blocks", 1);
+    c.widths.assign(static_cast<size_t>(count), r.integer(r.required(node, "width", "a cnn model with a count of blocks"), "width", 1));
+  }
+  if (const YAML::Node downsample = node["downsample"]) c.downsample = r.boolean(downsample, "downsample");
+  if (node["remat"]) c.remat = read_remat(r, node["remat"]);
+  return m;
+}
+
 ModelSpec read_program(const Reader& r, const YAML::Node& node, const std::string& name) {
   r.expect_map(node, "a program model", {"file", "wrt", "retarget"});
   ModelSpec m;
@@ -217,19 +242,21 @@ SweepConfig parse_sweep(const std::string& yaml, const std::string& source) {
   if (!models.IsSequence() || models.size() == 0) r.fail_at_node(models, "models must be a non-empty list");
   std::set<std::string> names;
   for (const YAML::Node& entry : models) {
-    r.expect_map(entry, "a model", {"name", "mlp", "transformer", "gpt", "program"});
+    r.expect_map(entry, "a model", {"name", "mlp", "transformer", "gpt", "cnn", "program"});
     const int kinds = entry["mlp"].IsDefined() + entry["transformer"].IsDefined() + entry["gpt"].IsDefined() +
-                      entry["program"].IsDefined();
-    if (kinds != 1) r.fail_at_node(entry, "a model is one of 'mlp', 'transformer', 'gpt' or 'program'");
+                      entry["cnn"].IsDefined() + entry["program"].IsDefined();
+    if (kinds != 1) r.fail_at_node(entry, "a model is one of 'mlp', 'transformer', 'gpt', 'cnn' or 'program'");
     const std::string kind = entry["mlp"]           ? "mlp"
                              : entry["transformer"] ? "transformer"
                              : entry["gpt"]         ? "gpt"
+                             : entry["cnn"]         ? "cnn"
                                                     : "program";
     const std::string name = entry["name"] ? r.text(entry["name"], "name") : kind + "_" + std::to_string(config.models.size());
     if (!names.insert(name).second) r.fail_at_node(entry, "two models are named '" + name + "'");
     if (kind == "mlp") config.models.push_back(read_mlp(r, entry["mlp"], name));
     else if (kind == "transformer") config.models.push_back(read_transformer(r, entry["transformer"], name));
     else if (kind == "gpt") config.models.push_back(read_gpt(r, entry["gpt"], name));
+    else if (kind == "cnn") config.models.push_back(read_cnn(r, entry["cnn"], name));
     else config.models.push_back(read_program(r, entry["program"], name));
   }
   config.policies = r.texts(r.required(root, "policies", "the sweep"), "policies");

@@ -157,11 +157,35 @@ ModelInstance gpt_instance(const GptModel& g, const std::string& policy, uint64_
   return instance;
 }
 
+// ResNet blocks, each in a checkpoint with the policy (per_layer), all in one (whole) or none;
+// then the pool and the head outside them, as the mlp keeps its last layer's loss outside.
+ModelInstance cnn_instance(const CnnModel& cnn, const std::string& policy, uint64_t seed) {
+  auto blocks = [&](ModelBuilder& model) {
+    for (size_t i = 0; i < cnn.widths.size(); ++i) {
+      const int64_t stride = cnn.downsample && i > 0 ? 2 : 1;
+      auto block = [&](ModelBuilder& b) { b.resnet_block(cnn.widths[i], stride); };
+      if (cnn.remat == Remat::kPerLayer) model.checkpoint(policy, block);
+      else block(model);
+    }
+  };
+  ModelBuilder builder;
+  if (cnn.remat == Remat::kWhole) builder.checkpoint(policy, blocks);
+  else blocks(builder);
+  builder.global_average_pool().dense(cnn.classes);
+  Model model = builder.build(Shape{cnn.batch, cnn.image, cnn.image, cnn.channels}, seed, Loss::kSumOfSquares);
+  ModelInstance instance;
+  instance.program = std::move(model.program);
+  instance.arguments = std::move(model.arguments);
+  instance.trained = std::move(model.params);
+  return instance;
+}
+
 }  // namespace
 
 ModelInstance instantiate(const ModelSpec& model, const std::string& policy, uint64_t seed) {
   if (model.kind == ModelSpec::Kind::kMlp) return mlp_instance(model.mlp, policy, seed);
   if (model.kind == ModelSpec::Kind::kGpt) return gpt_instance(model.gpt, policy, seed);
+  if (model.kind == ModelSpec::Kind::kCnn) return cnn_instance(model.cnn, policy, seed);
   if (model.kind == ModelSpec::Kind::kTransformer) return transformer_instance(model.transformer, policy, seed);
   ModelInstance instance;
   instance.program = load_program(model.program.file);

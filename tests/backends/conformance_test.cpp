@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <set>
+#include <string>
 
 #include <hwy/targets.h>
 
@@ -175,6 +176,17 @@ const Case kCases[] = {
                    "reverse=False] a; d:f32[7,4] = cummin[axis=0 reverse=False] a; e:f32[7,4] = cumlogsumexp[axis=1 "
                    "reverse=True] a in (b, c, d, e) }", 0},
     {"split", "{ lambda ; a:f32[7,5]. let b:f32[7,1] c:f32[7,0] d:f32[7,4] = split[axis=1 sizes=(1, 0, 4)] a in (b, c, d) }", 0},
+    {"conv_nhwc_hwio_same", "{ lambda ; a:f32[2,5,6,3] w:f32[3,3,3,4]. let c:f32[2,5,6,4] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2)) feature_group_count=1 lhs_dilation=(1, 1) padding=((1, 1), (1, 1)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(1, 1)] a w in (c,) }", 1e-6},
+    {"conv_nchw_oihw_strided_valid", "{ lambda ; a:f32[2,3,7,8] w:f32[4,3,3,2]. let c:f32[2,4,3,3] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2, 3), rhs_spec=(0, 1, 2, 3), out_spec=(0, 1, 2, 3)) feature_group_count=1 lhs_dilation=(1, 1) padding=((0, 0), (0, 0)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(2, 3)] a w in (c,) }", 1e-6},
+    {"conv_explicit_negative_padding", "{ lambda ; a:f32[1,6,7,2] w:f32[2,3,2,3]. let c:f32[1,6,3,3] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2)) feature_group_count=1 lhs_dilation=(1, 1) padding=((2, -1), (0, 1)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(1, 2)] a w in (c,) }", 1e-6},
+    {"conv_lhs_rhs_dilation", "{ lambda ; a:f32[1,2,4,5] w:f32[3,2,2,2]. let c:f32[1,3,8,4] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2, 3), rhs_spec=(0, 1, 2, 3), out_spec=(0, 1, 2, 3)) feature_group_count=1 lhs_dilation=(2, 1) padding=((1, 1), (1, 0)) precision=None preferred_element_type=None rhs_dilation=(1, 2) window_strides=(1, 1)] a w in (c,) }", 1e-6},
+    {"conv_feature_groups_and_depthwise", "{ lambda ; a:f32[2,5,5,4] w:f32[3,3,2,6] d:f32[3,3,1,4]. let c:f32[2,5,5,6] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2)) feature_group_count=2 lhs_dilation=(1, 1) padding=((1, 1), (1, 1)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(1, 1)] a w; e:f32[2,3,3,4] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2)) feature_group_count=4 lhs_dilation=(1, 1) padding=((1, 1), (1, 1)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(2, 2)] a d in (c, e) }", 1e-6},
+    {"conv_batch_groups", "{ lambda ; a:f32[4,3,5,5] w:f32[6,3,2,2]. let c:f32[2,6,4,4] = conv_general_dilated[batch_group_count=2 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2, 3), rhs_spec=(0, 1, 2, 3), out_spec=(0, 1, 2, 3)) feature_group_count=1 lhs_dilation=(1, 1) padding=((0, 0), (0, 0)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(1, 1)] a w in (c,) }", 1e-6},
+    {"conv_1d_and_mixed_layouts", "{ lambda ; a:f32[2,3,9] w:f32[4,3,3] b:f32[2,6,5,3] v:f32[3,2,3,4]. let c:f32[2,4,5] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2), rhs_spec=(0, 1, 2), out_spec=(0, 1, 2)) feature_group_count=1 lhs_dilation=(1,) padding=((1, 2),) precision=None preferred_element_type=None rhs_dilation=(1,) window_strides=(2,)] a w; d:f32[2,4,6,6] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 1, 2, 3)) feature_group_count=1 lhs_dilation=(1, 1) padding=((1, 1), (1, 1)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(1, 1)] b v in (c, d) }", 1e-6},
+    {"reduce_window_max_sum_pools", "{ lambda ; x:f32[2,6,6,3]. let m:f32[2,3,3,3] = reduce_window_max[base_dilation=(1, 1, 1, 1) padding=((0, 0), (0, 0), (0, 0), (0, 0)) window_dilation=(1, 1, 1, 1) window_dimensions=(1, 2, 2, 1) window_strides=(1, 2, 2, 1)] x; s:f32[2,6,6,3] = reduce_window_sum[base_dilation=(1, 1, 1, 1) padding=((0, 0), (1, 1), (1, 1), (0, 0)) window_dilation=(1, 1, 1, 1) window_dimensions=(1, 3, 3, 1) window_strides=(1, 1, 1, 1)] x in (m, s) }", 1e-6},
+    // JAX transposes a max or min pool only without window dilation (_select_and_gather_add_transpose).
+    {"reduce_window_dilated", "{ lambda ; x:f32[5,7]. let m:f32[9,4] = reduce_window_min[base_dilation=(2, 1) padding=((1, 0), (0, 2)) window_dilation=(1, 1) window_dimensions=(2, 3) window_strides=(1, 2)] x; n:f32[9,4] = reduce_window_max[base_dilation=(2, 1) padding=((1, 0), (0, 2)) window_dilation=(1, 1) window_dimensions=(2, 3) window_strides=(1, 2)] x; s:f32[9,3] = reduce_window_sum[base_dilation=(2, 1) padding=((1, 0), (0, 2)) window_dilation=(1, 2) window_dimensions=(2, 3) window_strides=(1, 2)] x in (m, n, s) }", 1e-6},
+    {"select_and_gather_scatter_add", "{ lambda ; t:f32[6,5] x:f32[6,5] s:f32[3,3]. let g:f32[3,3] = select_and_gather_add[base_dilation=(1, 1) padding=((0, 0), (1, 0)) select_prim=ge window_dilation=(1, 1) window_dimensions=(2, 2) window_strides=(2, 2)] t x; h:f32[3,3] = select_and_gather_add[base_dilation=(1, 1) padding=((0, 0), (1, 0)) select_prim=le window_dilation=(1, 1) window_dimensions=(2, 2) window_strides=(2, 2)] t x; u:f32[6,5] = select_and_scatter_add[padding=((0, 0), (1, 0)) select_prim=ge window_dimensions=(2, 2) window_strides=(2, 2)] s x; v:f32[6,5] = select_and_scatter_add[padding=((1, 1), (1, 1)) select_prim=le window_dimensions=(3, 3) window_strides=(2, 2)] s x in (g, h, u, v) }", 1e-6},
     {"dot_batch_middle_two_contractions", "{ lambda ; a:f32[2,3,4,5] b:f32[5,3,4,6]. let c:f32[3,2,6] = dot_general["
                                           "dimension_numbers=(([2, 3], [2, 0]), ([1], [1]))] a b in (c,) }", 1e-6},
     // Control flow: the loop and the branch run in the framework, their bodies' equations on the
@@ -357,6 +369,56 @@ TEST(BackendSet, HighwayGathersAndScattersWholeRows) {
 }
 
 #ifdef REMATKIT_HAVE_ONEDNN
+// A small CNN step as Flax traces it: a strided NHWC convolution, a depthwise one, max and average
+// pooling. oneDNN runs the convolutions forward, the strided one's lhs transpose as backward data
+// (a dilated lhs), the kernels' gradients as backward weights, both pools and the sum pool's
+// transpose; the depthwise lhs transpose (unstrided) is a forward convolution of the reversed
+// kernel. The max pool's transpose goes to the reference backend, and the gradient is the
+// interpreter's.
+TEST(BackendSet, OneDnnRunsConvolutionsTheirTransposesAndPools) {
+  const Program program = parse_program(R"({ lambda ; x:f32[2,8,8,3] w:f32[3,3,3,4] d:f32[3,3,1,4]. let
+      c:f32[2,4,4,4] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2)) feature_group_count=1 lhs_dilation=(1, 1) padding=((0, 1), (0, 1)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(2, 2)] x w
+      e:f32[2,4,4,4] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2)) feature_group_count=4 lhs_dilation=(1, 1) padding=((1, 1), (1, 1)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(1, 1)] c d
+      f:f32[2,4,4,4] = tanh e
+      m:f32[2,2,2,4] = reduce_window_max[base_dilation=(1, 1, 1, 1) padding=((0, 0), (0, 0), (0, 0), (0, 0)) window_dilation=(1, 1, 1, 1) window_dimensions=(1, 2, 2, 1) window_strides=(1, 2, 2, 1)] f
+      s:f32[2,3,3,4] = reduce_window_sum[base_dilation=(1, 1, 1, 1) padding=((0, 0), (1, 1), (1, 1), (0, 0)) window_dilation=(1, 1, 1, 1) window_dimensions=(1, 2, 2, 1) window_strides=(1, 2, 2, 1)] f
+    in (m, s) })", "cnn");
+  const Linearization lin = linearize_with(program);
+  const BackendOptions options{{"onednn", "reference"}, &default_plugins()};
+  const StepProgram steps = build_step_program(lin, options, Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+  std::multiset<std::string> on_onednn, on_reference;
+  for (const Step& step : steps.steps()) {
+    if (step.kind != StepKind::kKernel) continue;
+    const FlatEquation& eqn = lin.graph.eqns[step.equation];
+    std::string what(prim_name(eqn.prim));
+    if (what.find("conv") == std::string::npos && what.find("window") == std::string::npos &&
+        what.find("select_and") == std::string::npos)
+      continue;  // the elementwise rest
+    if (eqn.prim == Prim::kConvGeneralDilated) {
+      const ConvParams c = conv_params(eqn.params, eqn.where);
+      what += c.lhs_dilation != std::vector<int64_t>{1, 1} ? " (dilated lhs)" : c.dims.lhs_spec[1] == 0 ? " (kernel's gradient)" : "";
+    }
+    (step.kernel->backend() == "onednn" ? on_onednn : on_reference).insert(what);
+  }
+  EXPECT_EQ(on_onednn, (std::multiset<std::string>{"conv_general_dilated", "conv_general_dilated",
+                                                    "conv_general_dilated (dilated lhs)", "conv_general_dilated",
+                                                    "conv_general_dilated (kernel's gradient)",
+                                                    "conv_general_dilated (kernel's gradient)", "reduce_window_max",
+                                                    "reduce_window_sum", "reduce_window_sum"}));
+  // The max pool's transpose; its JVP, select_and_gather_add, is transposed, never run.
+  EXPECT_EQ(on_reference, (std::multiset<std::string>{"select_and_scatter_add"}));
+  const RandomInputs in = random_inputs(program, 11);
+  const GradientResult expected = run_gradient(lin, in.constants, in.arguments, Arithmetic::kFloat32);
+  const GradientResult got = run_gradient(lin, in.constants, in.arguments, options);
+  for (size_t a = 0; a < got.gradients.size(); ++a) {
+    ASSERT_TRUE(got.gradients[a].has_value());
+    double scale = 1;
+    for (double v : expected.gradients[a]->data) scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < got.gradients[a]->data.size(); ++i)
+      EXPECT_NEAR(got.gradients[a]->data[i], expected.gradients[a]->data[i], 2e-5 * scale) << a << " " << i;
+  }
+}
+
 TEST(BackendInstance, OptionsAreChecked) {
   ASSERT_NE(default_plugins().backend("onednn"), nullptr) << "the onednn backend plugin was not found";
   Params good, bad;

@@ -1,6 +1,9 @@
 // Reading what JAX prints, and print(parse(text)) parsing back to the same program.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "rematkit/primitive_params.hpp"
 #include "rematkit/printer.hpp"
 #include "rematkit/residual_report.hpp"
 #include "support/test_support.hpp"
@@ -89,6 +92,36 @@ TEST(Parser, ReadsBroadcastInDimAsJax011PrintsIt) {
   EXPECT_EQ(params.find("shape")->str(), "(1, 3)");
   EXPECT_EQ(params.find("broadcast_dimensions")->str(), "(1,)");
   expect_round_trip(p);
+}
+
+TEST(Parser, ReadsConvolutionAndPoolingAsJaxPrintsThem) {
+  // A Flax nn.Conv (NHWC input, HWIO kernel, padding 'SAME' resolved to pairs), then nn.max_pool
+  // and nn.avg_pool's window sum, as jax.make_jaxpr prints them.
+  const Program p = parse_program(R"({ lambda ; a:f32[8,32,32,3] b:f32[3,3,3,16]. let
+    c:f32[8,32,32,16] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2)) feature_group_count=1 lhs_dilation=(1, 1) padding=((1, 1), (1, 1)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(1, 1)] a b
+    d:f32[8,16,16,16] = reduce_window_max[base_dilation=(1, 1, 1, 1) padding=((0, 0), (0, 0), (0, 0), (0, 0)) window_dilation=(1, 1, 1, 1) window_dimensions=(1, 2, 2, 1) window_strides=(1, 2, 2, 1)] c
+    e:f32[8,8,8,16] = reduce_window_sum[base_dilation=(1, 1, 1, 1) padding=((0, 0), (0, 0), (0, 0), (0, 0)) window_dilation=(1, 1, 1, 1) window_dimensions=(1, 2, 2, 1) window_strides=(1, 2, 2, 1)] d
+  in (e,) })", "cnn.jaxpr");
+  ASSERT_EQ(p.eqns.size(), 3u);
+  EXPECT_EQ(p.eqns[0].prim, Prim::kConvGeneralDilated);
+  const ConvParams c = conv_params(p.eqns[0].params, {});
+  EXPECT_EQ(c.dims, (ConvDims{{0, 3, 1, 2}, {3, 2, 0, 1}, {0, 3, 1, 2}}));
+  EXPECT_EQ(c.padding, (std::vector<PadPair>{{1, 1}, {1, 1}}));
+  EXPECT_EQ(c.window_strides, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(c.feature_group_count, 1);
+  // The builders write what JAX prints, in its order.
+  EXPECT_EQ(p.eqns[0].params, conv_general_dilated_params(c));
+  const WindowParams w = window_params(p.eqns[1].params, {});
+  EXPECT_EQ(w.window_dimensions, (std::vector<int64_t>{1, 2, 2, 1}));
+  EXPECT_EQ(p.eqns[1].params, reduce_window_params(w));
+  EXPECT_EQ(p.eqns[2].prim, Prim::kReduceWindowSum);
+  expect_round_trip(p);
+  // Its gradient: the pools' transposes and the convolution's, as JAX writes them.
+  const Linearization lin = linearize_with(p);
+  std::vector<std::string> backward;
+  for (int e : lin.backward) backward.push_back(std::string(prim_name(lin.graph.eqns[e].prim)));
+  for (const char* prim : {"pad", "reduce_window_sum", "select_and_scatter_add", "rev", "conv_general_dilated"})
+    EXPECT_NE(std::find(backward.begin(), backward.end(), prim), backward.end()) << prim;
 }
 
 TEST(Parser, AcceptsPolicyReprsOfEveryJaxVersion) {

@@ -72,12 +72,62 @@ TEST(SweepConfig, MistakesAreNamedWithLineAndColumn) {
   EXPECT_EQ(error_of("models:\n  - gpt: {layers: 1, batch: 1, sequence: 4, model: 8, heads: 2, vocab: 9, dropout: 1.5}\n" + tail),
             "s.yaml:2:84: dropout must be in [0, 1)");
   EXPECT_EQ(error_of("models:\n  - {mlp: {input: 1, widths: [1]}, program: {file: a}}\n" + tail),
-            "s.yaml:2:5: a model is one of 'mlp', 'transformer', 'gpt' or 'program'");
+            "s.yaml:2:5: a model is one of 'mlp', 'transformer', 'gpt', 'cnn' or 'program'");
   EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [4]}\n" + tail + "threads: [0]\n"),
             "s.yaml:5:11: threads entries must be at least 1, not 0");
   EXPECT_EQ(error_of("models: [\n"), "s.yaml:2:1: not valid YAML: end of sequence flow not found");
   EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [4]}\n"), "s.yaml:1:1: the sweep needs 'policies'");
   EXPECT_EQ(error_of(""), "s.yaml: the sweep file is empty");
+}
+
+TEST(SweepConfig, ReadsCnnModels) {
+  const SweepConfig c = parse_sweep(R"yaml(models:
+  - name: resnet
+    cnn: {batch: 4, image: 16, channels: 3, blocks: [8, 16, 32], downsample: true, classes: 10, remat: whole}
+  - cnn: {batch: 2, image: 8, channels: 1, blocks: 3, width: 4, classes: 2}
+policies: [nothing_saveable]
+backends: [reference]
+)yaml", "s.yaml");
+  ASSERT_EQ(c.models.size(), 2u);
+  const CnnModel& a = c.models[0].cnn;
+  EXPECT_EQ(c.models[0].kind, ModelSpec::Kind::kCnn);
+  EXPECT_EQ(a.batch, 4);
+  EXPECT_EQ(a.image, 16);
+  EXPECT_EQ(a.channels, 3);
+  EXPECT_EQ(a.widths, (std::vector<int64_t>{8, 16, 32}));
+  EXPECT_TRUE(a.downsample);
+  EXPECT_EQ(a.classes, 10);
+  EXPECT_EQ(a.remat, Remat::kWhole);
+  const CnnModel& b = c.models[1].cnn;
+  EXPECT_EQ(c.models[1].name, "cnn_1");
+  EXPECT_EQ(b.widths, (std::vector<int64_t>{4, 4, 4}));
+  EXPECT_FALSE(b.downsample);              // the default
+  EXPECT_EQ(b.remat, Remat::kPerLayer);    // the default
+}
+
+TEST(SweepConfig, CnnMistakesAreNamedWithLineAndColumn) {
+  const std::string tail = "policies: [nothing_saveable]\nbackends: [reference]\n";
+  EXPECT_EQ(error_of("models:\n  - name: c\n    cnn: {batch: 2, image: 8, channels: 3, blocks: [4], classes: 2,\n"
+                     "          kernel: 5}\n" + tail),
+            "s.yaml:4:11: unknown key 'kernel' in a cnn model (expected: batch, blocks, channels, classes, downsample, "
+            "image, remat, width)");
+  EXPECT_EQ(error_of("models:\n  - cnn: {batch: 2, image: 8, channels: 3, blocks: 2, classes: 2}\n" + tail),
+            "s.yaml:2:10: a cnn model with a count of blocks needs 'width'");
+  EXPECT_EQ(error_of("models:\n  - cnn: {batch: 2, image: 8, channels: 3, blocks: [4, 0], classes: 2}\n" + tail),
+            "s.yaml:2:56: blocks entries must be at least 1, not 0");
+  EXPECT_EQ(error_of("models:\n  - cnn: {batch: 2, image: 8, channels: 3, blocks: [4], width: 4, classes: 2}\n" + tail),
+            "s.yaml:2:64: a cnn model takes blocks as a list of widths or as a count with width, not both");
+  EXPECT_EQ(error_of("models:\n  - cnn: {batch: 2, image: 8, channels: 3, blocks: [4], classes: 2, downsample: yes please}\n" + tail),
+            "s.yaml:2:81: downsample must be true or false, not 'yes please'");
+  EXPECT_EQ(error_of("models:\n  - cnn: {batch: 2, channels: 3, blocks: [4], classes: 2}\n" + tail),
+            "s.yaml:2:10: a cnn model needs 'image'");
+}
+
+TEST(SweepConfig, TheCnnExampleParses) {
+  const SweepConfig c = load_sweep(REMATKIT_EXAMPLES_DIR "/cnn_sweep.yaml");
+  ASSERT_EQ(c.models.size(), 1u);
+  EXPECT_EQ(c.models[0].kind, ModelSpec::Kind::kCnn);
+  EXPECT_EQ(c.models[0].cnn.widths, (std::vector<int64_t>{16, 32}));
 }
 
 TEST(SweepConfig, TheDefaultSweepParses) {

@@ -146,6 +146,34 @@ repetitions: 1
   }
 }
 
+TEST(SweepRun, CnnRunsOnEveryBackendListWithThePlannedPeakAndTheSameGradients) {
+  std::string yaml = R"yaml(models:
+  - name: cnn
+    cnn: {batch: 2, image: 8, channels: 3, blocks: [4, 8], downsample: true, classes: 5, remat: per_layer}
+policies: [everything_saveable, nothing_saveable, dots_saveable]
+repetitions: 1
+)yaml";
+#ifdef REMATKIT_HAVE_ONEDNN
+  yaml += "backends: [\"highway,reference\", \"onednn,highway,reference\"]\n";
+  const size_t lists = 2;
+#else
+  yaml += "backends: [\"highway,reference\"]\n";  // the sanitizer build has no oneDNN
+  const size_t lists = 1;
+#endif
+  const std::vector<SweepRow> rows = run_sweep(parse_sweep(yaml, "cnn.yaml"), default_plugins());
+  ASSERT_EQ(rows.size(), 3 * lists);
+  // dots_saveable keeps the convolutions' outputs as JAX's does (conv_general_dilated counts as a
+  // dot), not the relus' masks; nothing_saveable keeps only the blocks' inputs.
+  for (size_t list = 0; list < rows.size(); list += 3) {
+    EXPECT_LT(rows[list + 1].residual_bytes, rows[list + 2].residual_bytes);
+    EXPECT_LT(rows[list + 2].residual_bytes, rows[list].residual_bytes);
+  }
+  for (const SweepRow& row : rows) {
+    EXPECT_EQ(row.max_grad_diff, 0.0) << row.backend << " " << row.policy;
+    EXPECT_EQ(row.measured_peak, row.predicted_peak) << row.backend << " " << row.policy;
+  }
+}
+
 TEST(SweepRun, ProgramModelsNeedAScalarLoss) {
   const std::string dir = rematkit::testing::temp_dir();
   std::ofstream(dir + "/loss.jaxpr") << "{ lambda ; w:f32[8]. let a:f32[8] = sin w\n b:f32[8] = sin a\n"

@@ -40,10 +40,29 @@ REMATKIT_CORE_EXPORT Params gather_params(const IndexingDims& dims, const Shape&
                                           std::optional<double> fill_value, bool wrap_negative_indices = false);
 REMATKIT_CORE_EXPORT Params scatter_add_params(const IndexingDims& dims, IndexMode mode,
                                                bool wrap_negative_indices = false);
+// conv_general_dilated's params as JAX prints them (precision=None).
+REMATKIT_CORE_EXPORT Params conv_general_dilated_params(const ConvParams& conv,
+                                                        std::optional<DType> preferred_element_type = std::nullopt);
+// reduce_window_sum/max/min's window.
+REMATKIT_CORE_EXPORT Params reduce_window_params(const WindowParams& window);
+// select_prim is ge (the window's max) or le (its min); select_and_scatter_add keeps no dilations.
+REMATKIT_CORE_EXPORT Params select_and_gather_add_params(Prim select_prim, const WindowParams& window);
+REMATKIT_CORE_EXPORT Params select_and_scatter_add_params(Prim select_prim, const WindowParams& window);
 
 // --- readers (bad-input errors at `where` name the param) --------------------------------------
 REMATKIT_CORE_EXPORT DotDims dot_dims(const Params& params, const SourceLocation& where);
 REMATKIT_CORE_EXPORT std::vector<PaddingDim> padding_config(const Params& params, const SourceLocation& where);
+// A ((low, high), ...) param (conv_general_dilated's and the windows' padding).
+REMATKIT_CORE_EXPORT std::vector<PadPair> padding_pairs(const Params& params, const std::string& key,
+                                                        const SourceLocation& where);
+// conv_general_dilated's dimension_numbers, ConvDimensionNumbers(lhs_spec=.., rhs_spec=.., out_spec=..).
+REMATKIT_CORE_EXPORT ConvDims conv_dims(const Params& params, const SourceLocation& where);
+// All of conv_general_dilated's params (the verifier has checked their kinds, not their values).
+REMATKIT_CORE_EXPORT ConvParams conv_params(const Params& params, const SourceLocation& where);
+// A window's params; select_and_scatter_add's, which has no dilations, with dilations of 1.
+REMATKIT_CORE_EXPORT WindowParams window_params(const Params& params, const SourceLocation& where);
+// select_and_gather_add's and select_and_scatter_add's select_prim: Prim::kGe or Prim::kLe.
+REMATKIT_CORE_EXPORT Prim select_prim(const Params& params, const SourceLocation& where);
 // gather's (GatherDimensionNumbers) or scatter-add's (ScatterDimensionNumbers) dimension_numbers.
 REMATKIT_CORE_EXPORT IndexingDims indexing_dims(Prim prim, const Params& params, const SourceLocation& where);
 // mode: GatherScatterMode.X or its value; a missing mode is FILL_OR_DROP, lax.gather's default.

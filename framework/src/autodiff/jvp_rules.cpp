@@ -1,6 +1,7 @@
 // JVP rules as jax/_src/lax/lax.py, jax/_src/lax/slicing.py, jax/_src/lax/control_flow/loops.py
-// (cumsum) and jax/_src/nn/functions.py (relu's and softmax's custom JVPs) write them: one case per
-// primitive, each emitting its primal-only coefficient equations, then the tangent equations.
+// (cumsum), jax/_src/lax/convolution.py, jax/_src/lax/windowed_reductions.py and
+// jax/_src/nn/functions.py (relu's and softmax's custom JVPs) write them: one case per primitive,
+// each emitting its primal-only coefficient equations, then the tangent equations.
 #include "jvp_rules.hpp"
 
 #include "associative_scan_jvp.hpp"
@@ -373,6 +374,18 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
     case Prim::kDotGeneral:  // bilinear: dot(ta, b) + dot(a, tb)
       return sum_of_terms([&] { return t[0] == kZero ? kZero : em.linear(prim, {t[0], x[1]}, params); },
                           [&] { return t[1] == kZero ? kZero : em.linear(prim, {x[0], t[1]}, params); });
+    case Prim::kConvGeneralDilated:  // ad.defbilinear: conv(ta, b) + conv(a, tb)
+      return sum_of_terms([&] { return t[0] == kZero ? kZero : em.linear(prim, {t[0], x[1]}, params); },
+                          [&] { return t[1] == kZero ? kZero : em.linear(prim, {x[0], t[1]}, params); });
+    case Prim::kReduceWindowMax: case Prim::kReduceWindowMin:  // windowed_reductions._reduce_window_chooser_jvp_rule
+      return em.linear(Prim::kSelectAndGatherAdd, {g, x[0]},
+                       select_and_gather_add_params(prim == Prim::kReduceWindowMax ? Prim::kGe : Prim::kLe,
+                                                    window_params(params, {})));
+    // _select_and_gather_add_jvp, _select_and_scatter_add_jvp: linear in the first operand, the
+    // second only picks the places.
+    case Prim::kSelectAndGatherAdd: case Prim::kSelectAndScatterAdd:
+      return g == kZero ? kZero : em.linear(prim, {g, x[1]}, params);
+    case Prim::kReduceWindowSum:  // ad.deflinear2
     case Prim::kReduceSum: case Prim::kBroadcastInDim: case Prim::kReshape: case Prim::kTranspose:
     case Prim::kSqueeze: case Prim::kSlice: case Prim::kSplit: case Prim::kRev: case Prim::kCopy: case Prim::kReducePrecision:
     case Prim::kCumsum: case Prim::kOptimizationBarrier:  // lax._opt_barrier_jvp: the barrier on the tangent

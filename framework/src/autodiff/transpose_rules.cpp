@@ -2,11 +2,13 @@
 // _dot_general_transpose_lhs/rhs, _reduce_sum_transpose_rule, _broadcast_in_dim_transpose_rule,
 // _reshape_transpose_rule, _transpose_transpose_rule, _convert_element_type_transpose_rule,
 // _select_transpose_rule, _concatenate_transpose_rule, _pad_transpose), jax/_src/lax/slicing.py
-// (slice, dynamic_slice, dynamic_update_slice, gather, scatter-add) and loops.py (cumsum): one case
-// per primitive.
+// (slice, dynamic_slice, dynamic_update_slice, gather, scatter-add), loops.py (cumsum), and
+// convolution.py and windowed_reductions.py (window_transpose_rules.cpp): one case per primitive.
 #include "transpose_rules.hpp"
 
 #include <algorithm>
+
+#include "window_transpose_rules.hpp"
 
 namespace rematkit::autodiff {
 namespace {
@@ -283,6 +285,20 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
       }
       return;
     }
+    case Prim::kConvGeneralDilated:  // convolution._conv_general_dilated_transpose_lhs, _rhs
+      if (linear_input(0)) give(0, conv_transpose_lhs(em, ct, in[1], eqn.params, g.values[in[0]].type, eqn.where));
+      if (linear_input(1))
+        if (const ValueId rhs_ct = conv_transpose_rhs(em, ct, in[0], eqn.params, g.values[in[1]].type, eqn.where);
+            rhs_ct != kNoValue)
+          give(1, rhs_ct);
+      return;
+    case Prim::kReduceWindowSum: give(0, reduce_window_sum_transpose(em, ct, eqn.params, shape_of(0), eqn.where)); return;
+    case Prim::kSelectAndGatherAdd:
+      give(0, select_and_gather_add_transpose(em, ct, in[1], eqn.params, eqn.where));
+      return;
+    case Prim::kSelectAndScatterAdd:
+      give(0, select_and_scatter_add_transpose(em, ct, in[1], eqn.params, eqn.where));
+      return;
     // JVP rules emit none of these as linear equations: their tangents are made of the ones above.
     case Prim::kMax: case Prim::kMin: case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq:
     case Prim::kNe: case Prim::kExp: case Prim::kLog: case Prim::kSin: case Prim::kCos: case Prim::kTanh:
@@ -294,7 +310,7 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
     case Prim::kExpm1: case Prim::kLog1p: case Prim::kTan: case Prim::kErf: case Prim::kErfc: case Prim::kErfInv: case Prim::kNot:
     case Prim::kClamp: case Prim::kReduceMin: case Prim::kReduceProd: case Prim::kSort: case Prim::kCumprod:
     case Prim::kCummax: case Prim::kCummin: case Prim::kCumlogsumexp: case Prim::kArgMax: case Prim::kArgMin: case Prim::kIota:
-    case Prim::kBitcastConvertType:
+    case Prim::kBitcastConvertType: case Prim::kReduceWindowMax: case Prim::kReduceWindowMin:
     case Prim::kRandomSeed: case Prim::kRandomWrap: case Prim::kRandomUnwrap: case Prim::kRandomSplit:
     case Prim::kRandomFoldIn: case Prim::kRandomBits: case Prim::kRandomClone: case Prim::kThreefry2x32:
     case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:

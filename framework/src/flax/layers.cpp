@@ -1,5 +1,6 @@
 #include "layers.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -140,6 +141,44 @@ Atom causal_attention(ProgramBuilder& b, Atom qkv, int64_t heads, const std::fun
   const Atom context = b.emit1(Prim::kDotGeneral, {weights, v}, dot_general_params({{3}, {1}, {0, 1}, {0, 2}}));  // [B,H,S,Dh]
   return b.emit1(Prim::kReshape, {b.emit1(Prim::kTranspose, {context}, transpose_params({0, 2, 1, 3}))},
                  reshape_params({B, S, D}));
+}
+
+PadPair same_padding(int64_t in, int64_t window, int64_t stride) {
+  const int64_t out = (in + stride - 1) / stride;
+  const int64_t pad = std::max<int64_t>(0, (out - 1) * stride + window - in);
+  return PadPair{pad / 2, pad - pad / 2};
+}
+
+Atom conv(ProgramBuilder& b, Atom x, Atom kernel, Atom bias, int64_t stride) {
+  const Shape xs = b.type_of(x).shape, ks = b.type_of(kernel).shape;
+  const int64_t rank = static_cast<int64_t>(xs.size()), spatial = rank - 2;
+  ConvParams c;
+  c.dims.lhs_spec = {0, rank - 1};
+  c.dims.rhs_spec = {rank - 1, rank - 2};
+  for (int64_t d = 0; d < spatial; ++d) {
+    c.dims.lhs_spec.push_back(d + 1);
+    c.dims.rhs_spec.push_back(d);
+    c.window_strides.push_back(stride);
+    c.padding.push_back(same_padding(xs[static_cast<size_t>(d + 1)], ks[static_cast<size_t>(d)], stride));
+  }
+  c.dims.out_spec = c.dims.lhs_spec;
+  c.lhs_dilation.assign(static_cast<size_t>(spatial), 1);
+  c.rhs_dilation.assign(static_cast<size_t>(spatial), 1);
+  const Atom y = b.emit1(Prim::kConvGeneralDilated, {x, kernel}, conv_general_dilated_params(c));
+  Shape ones(static_cast<size_t>(rank - 1), 1);
+  ones.push_back(ks.back());
+  return b.emit1(Prim::kAdd, {y, b.emit1(Prim::kReshape, {bias}, reshape_params(ones))});
+}
+
+Atom spatial_mean(ProgramBuilder& b, Atom x) {
+  const Type type = b.type_of(x);
+  std::vector<int64_t> axes;
+  double count = 1;
+  for (int64_t d = 1; d + 1 < type.rank(); ++d) {
+    axes.push_back(d);
+    count *= static_cast<double>(type.shape[static_cast<size_t>(d)]);
+  }
+  return b.emit1(Prim::kDiv, {b.emit1(Prim::kReduceSum, {x}, reduce_params(axes)), lit(count, type.dtype)});
 }
 
 }  // namespace rematkit::flax

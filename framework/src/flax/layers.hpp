@@ -1,9 +1,11 @@
-// Flax's and jax.nn's elementwise and normalization layers, traced as JAX traces them. Shared by
-// ModelBuilder's layers and the gpt model. Internal to rematkit::flax.
+// Flax's and jax.nn's elementwise, normalization, convolution and pooling layers, traced as JAX
+// traces them. Shared by ModelBuilder's layers and the gpt model. Internal to rematkit::flax.
 #pragma once
 
 #include <functional>
+#include <vector>
 
+#include "rematkit/plugin/dimension_numbers.hpp"
 #include "rematkit/program_builder.hpp"
 
 namespace rematkit::flax {
@@ -31,5 +33,16 @@ Atom embed(ProgramBuilder& b, Atom table, Atom ids);
 // heads, q / sqrt(depth), q.k over the head dim, the causal mask from iota (finfo.min where
 // masked), softmax, `on_weights` (dropout), weights.v; the heads merged back to [B, S, D].
 Atom causal_attention(ProgramBuilder& b, Atom qkv, int64_t heads, const std::function<Atom(Atom)>& on_weights);
+
+// padding='SAME' as lax.padtype_to_pads resolves it for `in` elements, a `window` and a `stride`:
+// ceil(in / stride) outputs, the padding they need split with the odd element at the end.
+PadPair same_padding(int64_t in, int64_t window, int64_t stride);
+// nn.Conv's apply on x [batch, spatial..., features] (NHWC): conv_general_dilated with
+// dimension_numbers lhs NHWC, rhs HWIO, out NHWC (flax's _conv_dimension_numbers), padding 'SAME'
+// as the explicit pairs JAX prints, `stride` in every spatial dim, then + bias reshaped to rank.
+Atom conv(ProgramBuilder& b, Atom x, Atom kernel, Atom bias, int64_t stride);
+// jnp.mean over the spatial dims of [batch, spatial..., features]: reduce_sum, then a divide by
+// their size (global average pooling, as Flax's ResNet ends).
+Atom spatial_mean(ProgramBuilder& b, Atom x);
 
 }  // namespace rematkit::flax

@@ -107,6 +107,60 @@ class AttentionLayer final : public flax::Module {
   double dropout_;
 };
 
+// nn.Conv traced in `parent`'s scope (Conv_0, Conv_1, ...): kernel (k, ..., in, features)
+// lecun_normal (fan_in = k^n in), bias zeros.
+Atom conv_in(flax::ModuleContext& parent, Atom x, int64_t features, int64_t kernel, int64_t stride) {
+  const Shape shape = parent.builder().type_of(x).shape;
+  if (shape.size() < 3)
+    fail("conv(" + std::to_string(features) + ") needs an input [batch, spatial..., channels], not " + shape_str(shape));
+  flax::ModuleContext conv = parent.child("Conv");
+  Shape kernel_shape(shape.size() - 2, kernel);
+  kernel_shape.push_back(shape.back());
+  kernel_shape.push_back(features);
+  const Atom k = conv.param("kernel", kernel_shape, flax::lecun_normal());
+  const Atom bias = conv.param("bias", {features}, flax::zeros());
+  return flax::conv(parent.builder(), x, k, bias, stride);
+}
+
+class ConvLayer final : public flax::Module {
+ public:
+  ConvLayer(int64_t features, int64_t kernel, int64_t stride) : features_(features), kernel_(kernel), stride_(stride) {}
+  std::string class_name() const override { return "Conv"; }
+  Atom call(flax::ModuleContext& ctx, Atom x) const override { return conv_in(ctx, x, features_, kernel_, stride_); }
+
+ private:
+  int64_t features_, kernel_, stride_;
+};
+
+// Flax's ResNetBlock (examples/imagenet/models.py) without norms. Its projection is Conv_2 here
+// (Flax's example names it conv_proj), so its init key is the one an unnamed third Conv gets.
+class ResNetBlockLayer final : public flax::Module {
+ public:
+  ResNetBlockLayer(int64_t features, int64_t stride) : features_(features), stride_(stride) {}
+  std::string class_name() const override { return "ResNetBlock"; }
+  Atom call(flax::ModuleContext& ctx, Atom x) const override {
+    ProgramBuilder& b = ctx.builder();
+    flax::ModuleContext block = ctx.child("ResNetBlock");
+    Atom y = b.emit1(Prim::kRelu, {conv_in(block, x, features_, 3, stride_)});
+    y = conv_in(block, y, features_, 3, 1);
+    const Atom residual = b.type_of(x).shape == b.type_of(y).shape ? x : conv_in(block, x, features_, 1, stride_);
+    return b.emit1(Prim::kRelu, {b.emit1(Prim::kAdd, {residual, y})});
+  }
+
+ private:
+  int64_t features_, stride_;
+};
+
+class GlobalAveragePool final : public flax::Module {
+ public:
+  std::string class_name() const override { return "mean"; }
+  Atom call(flax::ModuleContext& ctx, Atom x) const override {
+    if (ctx.builder().type_of(x).rank() < 3)
+      fail("global_average_pool needs an input [batch, spatial..., channels], not " + shape_str(ctx.builder().type_of(x).shape));
+    return flax::spatial_mean(ctx.builder(), x);
+  }
+};
+
 class DropoutLayer final : public flax::Module {
  public:
   explicit DropoutLayer(double rate) : rate_(rate) {}
@@ -210,6 +264,26 @@ ModelBuilder& ModelBuilder::attention(int64_t heads, double dropout) {
   if (heads < 1) fail("attention needs at least one head, not " + std::to_string(heads));
   if (!(dropout >= 0 && dropout < 1)) fail("attention's dropout must be in [0, 1), not " + std::to_string(dropout));
   layers_.push_back(std::make_shared<AttentionLayer>(heads, dropout));
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::conv(int64_t features, int64_t kernel, int64_t stride) {
+  if (features < 1 || kernel < 1 || stride < 1)
+    fail("conv(" + std::to_string(features) + ", " + std::to_string(kernel) + ", " + std::to_string(stride) +
+         ") needs features, a kernel size and a stride of at least 1");
+  layers_.push_back(std::make_shared<ConvLayer>(features, kernel, stride));
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::resnet_block(int64_t features, int64_t stride) {
+  if (features < 1 || stride < 1)
+    fail("resnet_block(" + std::to_string(features) + ", " + std::to_string(stride) + ") needs features and a stride of at least 1");
+  layers_.push_back(std::make_shared<ResNetBlockLayer>(features, stride));
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::global_average_pool() {
+  layers_.push_back(std::make_shared<GlobalAveragePool>());
   return *this;
 }
 

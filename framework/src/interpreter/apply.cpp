@@ -27,6 +27,9 @@ struct ParamsReader {
   std::optional<double> fill_value() const { return rematkit::fill_value(params, where); }
   DotDims dot_dims() const { return rematkit::dot_dims(params, where); }
   bool rounds_to_nearest_even() const { return rematkit::rounds_to_nearest_even(params, where); }
+  ConvParams conv_params() const { return rematkit::conv_params(params, where); }
+  WindowParams window_params() const { return rematkit::window_params(params, where); }
+  bool selects_max() const { return select_prim(params, where) == Prim::kGe; }
 };
 
 }  // namespace

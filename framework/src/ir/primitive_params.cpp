@@ -155,6 +155,144 @@ Params scatter_add_params(const IndexingDims& dims, IndexMode mode, bool wrap_ne
   return p;
 }
 
+namespace {
+
+constexpr const char* kConvFields[3] = {"lhs_spec", "rhs_spec", "out_spec"};
+
+ParamValue pairs_value(const std::vector<PadPair>& pairs) {
+  std::vector<ParamValue> items;
+  for (const PadPair& p : pairs) items.push_back(ParamValue::of_ints({p.low, p.high}));
+  return ParamValue::of_tuple(std::move(items));
+}
+
+// The window's five params, in the order JAX prints them (select_prim goes between padding and
+// window_dilation).
+void set_window(Params& p, const WindowParams& w, const char* select, bool dilations) {
+  if (dilations) p.set("base_dilation", ParamValue::of_ints(w.base_dilation));
+  p.set("padding", pairs_value(w.padding));
+  if (select) p.set("select_prim", ParamValue::of_ident(select));
+  if (dilations) p.set("window_dilation", ParamValue::of_ints(w.window_dilation));
+  p.set("window_dimensions", ParamValue::of_ints(w.window_dimensions));
+  p.set("window_strides", ParamValue::of_ints(w.window_strides));
+}
+
+const char* select_name(Prim select_prim) {
+  if (select_prim != Prim::kGe && select_prim != Prim::kLe) internal_error("select_prim must be ge or le");
+  return select_prim == Prim::kGe ? "ge" : "le";
+}
+
+}  // namespace
+
+Params conv_general_dilated_params(const ConvParams& c, std::optional<DType> preferred_element_type) {
+  ParamValue dims;
+  dims.kind = ParamValue::Kind::kCall;
+  dims.text = "ConvDimensionNumbers";
+  for (const auto* spec : {&c.dims.lhs_spec, &c.dims.rhs_spec, &c.dims.out_spec}) {
+    ParamValue keyword;
+    keyword.kind = ParamValue::Kind::kKeyword;
+    keyword.text = kConvFields[dims.items.size()];
+    keyword.items.push_back(ParamValue::of_ints(*spec));
+    dims.items.push_back(std::move(keyword));
+  }
+  Params p = one("batch_group_count", ParamValue::of_int(c.batch_group_count));
+  p.set("dimension_numbers", std::move(dims));
+  p.set("feature_group_count", ParamValue::of_int(c.feature_group_count));
+  p.set("lhs_dilation", ParamValue::of_ints(c.lhs_dilation));
+  p.set("padding", pairs_value(c.padding));
+  p.set("precision", ParamValue::none());
+  p.set("preferred_element_type", preferred_element_type
+                                      ? ParamValue::of_ident(std::string(dtype_numpy_name(*preferred_element_type)))
+                                      : ParamValue::none());
+  p.set("rhs_dilation", ParamValue::of_ints(c.rhs_dilation));
+  p.set("window_strides", ParamValue::of_ints(c.window_strides));
+  return p;
+}
+
+Params reduce_window_params(const WindowParams& window) {
+  Params p;
+  set_window(p, window, nullptr, true);
+  return p;
+}
+
+Params select_and_gather_add_params(Prim select_prim, const WindowParams& window) {
+  Params p;
+  set_window(p, window, select_name(select_prim), true);
+  return p;
+}
+
+Params select_and_scatter_add_params(Prim select_prim, const WindowParams& window) {
+  Params p;
+  set_window(p, window, select_name(select_prim), false);
+  return p;
+}
+
+std::vector<PadPair> padding_pairs(const Params& p, const std::string& key, const SourceLocation& where) {
+  const ParamValue* v = p.find(key);
+  if (!v) fail_at(where, "missing parameter '" + key + "'");
+  auto bad = [&]() { fail_at(where, key + " must be ((low, high), ...), got " + v->str()); };
+  if (!v->is_sequence()) bad();
+  std::vector<PadPair> pairs;
+  for (const ParamValue& dim : v->items) {
+    const std::vector<int64_t> pair = dim.is_sequence() ? ints_of(dim, key, where) : std::vector<int64_t>{};
+    if (pair.size() != 2) bad();
+    pairs.push_back(PadPair{pair[0], pair[1]});
+  }
+  return pairs;
+}
+
+ConvDims conv_dims(const Params& p, const SourceLocation& where) {
+  const ParamValue* v = p.find("dimension_numbers");
+  if (!v) fail_at(where, "missing parameter 'dimension_numbers'");
+  if (v->kind != ParamValue::Kind::kCall || v->text != "ConvDimensionNumbers")
+    fail_at(where, "dimension_numbers must be ConvDimensionNumbers(lhs_spec=(..), rhs_spec=(..), out_spec=(..)), got " +
+                       v->str());
+  ConvDims dims;
+  std::vector<int64_t>* fields[3] = {&dims.lhs_spec, &dims.rhs_spec, &dims.out_spec};
+  bool seen[3] = {false, false, false};
+  for (const ParamValue& item : v->items) {
+    int field = -1;
+    for (int i = 0; i < 3; ++i)
+      if (item.kind == ParamValue::Kind::kKeyword && item.text == kConvFields[i]) field = i;
+    if (field < 0)
+      fail_at(where, "ConvDimensionNumbers has no field '" + (item.kind == ParamValue::Kind::kKeyword ? item.text : item.str()) + "'");
+    *fields[field] = ints_of(item.items.at(0), kConvFields[field], where);
+    seen[field] = true;
+  }
+  for (int i = 0; i < 3; ++i)
+    if (!seen[i]) fail_at(where, std::string("ConvDimensionNumbers lacks ") + kConvFields[i] + ": " + v->str());
+  return dims;
+}
+
+ConvParams conv_params(const Params& p, const SourceLocation& where) {
+  ConvParams c;
+  c.window_strides = param_ints(p, "window_strides", where);
+  c.padding = padding_pairs(p, "padding", where);
+  c.lhs_dilation = param_ints(p, "lhs_dilation", where);
+  c.rhs_dilation = param_ints(p, "rhs_dilation", where);
+  c.dims = conv_dims(p, where);
+  c.feature_group_count = param_int(p, "feature_group_count", where);
+  c.batch_group_count = param_int(p, "batch_group_count", where);
+  return c;
+}
+
+WindowParams window_params(const Params& p, const SourceLocation& where) {
+  WindowParams w;
+  w.window_dimensions = param_ints(p, "window_dimensions", where);
+  w.window_strides = param_ints(p, "window_strides", where);
+  w.padding = padding_pairs(p, "padding", where);
+  const std::vector<int64_t> ones(w.window_dimensions.size(), 1);
+  w.base_dilation = p.find("base_dilation") ? param_ints(p, "base_dilation", where) : ones;
+  w.window_dilation = p.find("window_dilation") ? param_ints(p, "window_dilation", where) : ones;
+  return w;
+}
+
+Prim select_prim(const Params& p, const SourceLocation& where) {
+  const std::string name = param_name(p, "select_prim", where);
+  if (name == "ge") return Prim::kGe;
+  if (name == "le") return Prim::kLe;
+  fail_at(where, "select_prim must be ge or le (a window's max or min), got " + name);
+}
+
 IndexingDims indexing_dims(Prim prim, const Params& p, const SourceLocation& where) {
   const IndexingNames& names = prim == Prim::kScatterAdd ? kScatterNames : kGatherNames;
   const ParamValue* v = p.find("dimension_numbers");
@@ -275,6 +413,8 @@ void check_params(Prim prim, const Params& params, const SourceLocation& where) 
       case ParamKind::kIntsOrNone: param_ints_or_none(params, key, where); break;
       case ParamKind::kBool: param_bool(params, key, where); break;
       case ParamKind::kPadding: padding_config(params, where); break;
+      case ParamKind::kPaddingPairs: padding_pairs(params, key, where); break;
+      case ParamKind::kConvDims: conv_dims(params, where); break;
       case ParamKind::kDType:
         if (spec.required || value->kind != ParamValue::Kind::kNone) dtype_param(params, key, where);
         break;

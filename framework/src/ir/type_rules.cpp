@@ -1,6 +1,6 @@
 // Type rules: what each primitive computes from its operand types and params, as lax.py's
 // shape and dtype rules define it (jax/_src/lax/lax.py, jax/_src/lax/slicing.py,
-// jax/_src/lax/control_flow/loops.py for cumsum).
+// jax/_src/lax/control_flow/loops.py for cumsum); the windowed primitives' in window_type_rules.cpp.
 #include <algorithm>
 #include <array>
 #include <set>
@@ -9,6 +9,7 @@
 #include "rematkit/primitive.hpp"
 #include "control_flow_types.hpp"
 #include "rematkit/primitive_params.hpp"
+#include "window_type_rules.hpp"
 
 namespace rematkit {
 namespace {
@@ -681,6 +682,11 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
     case Prim::kReducePrecision: return {reduce_precision_result(params, in[0], where)};
     case Prim::kGather: return {gather_result(params, in, where)};
     case Prim::kScatterAdd: return {scatter_add_result(params, in, where)};
+    case Prim::kConvGeneralDilated: return {conv_general_dilated_result(params, in, where)};
+    case Prim::kReduceWindowSum: case Prim::kReduceWindowMax: case Prim::kReduceWindowMin:
+      return {reduce_window_result(prim, params, in[0], where)};
+    case Prim::kSelectAndGatherAdd: return {select_and_gather_add_result(params, in, where)};
+    case Prim::kSelectAndScatterAdd: return {select_and_scatter_add_result(params, in, where)};
     case Prim::kRandomSeed: case Prim::kRandomWrap: case Prim::kRandomUnwrap: case Prim::kRandomSplit:
     case Prim::kRandomFoldIn: case Prim::kRandomBits: case Prim::kRandomClone: case Prim::kThreefry2x32:
       return {random_result(prim, params, in, where)};

@@ -217,6 +217,12 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
     case Prim::kRev: return rev(p.axes, in[0], out);
     case Prim::kGather: return gather(p, in[0], in[1], out);
     case Prim::kScatterAdd: return scatter_add(p, in[0], in[1], in[2], out);
+    case Prim::kConvGeneralDilated: return conv_general_dilated(p.conv, in[0], in[1], out);
+    case Prim::kReduceWindowSum: return reduce_window(WindowReduction::kSum, p.window, in[0], out);
+    case Prim::kReduceWindowMax: return reduce_window(WindowReduction::kMax, p.window, in[0], out);
+    case Prim::kReduceWindowMin: return reduce_window(WindowReduction::kMin, p.window, in[0], out);
+    case Prim::kSelectAndGatherAdd: return select_and_gather_add(p.selects_max, p.window, in[0], in[1], out);
+    case Prim::kSelectAndScatterAdd: return select_and_scatter_add(p.selects_max, p.window, in[0], in[1], out);
     case Prim::kBroadcastInDim: return broadcast_in_dim(p.axes, in[0], out);
     case Prim::kTranspose: return transpose(p.axes, in[0], out);
     case Prim::kSoftmax: return softmax(p.integer, in[0], out);

@@ -92,6 +92,14 @@ void rev(const Dims& dimensions, const Input& x, const Output& out);
 void gather(const KernelParams& p, const Input& operand, const Input& indices, const Output& out);
 void scatter_add(const KernelParams& p, const Input& operand, const Input& indices, const Input& updates,
                  const Output& out);
+// Convolutions and windows (convolution.cpp, windowed_reductions.cpp).
+void conv_general_dilated(const ConvParams& p, const Input& lhs, const Input& rhs, const Output& out);
+enum class WindowReduction { kSum, kMax, kMin };
+void reduce_window(WindowReduction kind, const WindowParams& w, const Input& x, const Output& out);
+void select_and_gather_add(bool selects_max, const WindowParams& w, const Input& tangents, const Input& operand,
+                           const Output& out);
+void select_and_scatter_add(bool selects_max, const WindowParams& w, const Input& source, const Input& operand,
+                            const Output& out);
 // jax.random's threefry primitives (random.cpp), counters laid out as jax_threefry_partitionable.
 void random_seed(const Input& seed, const Output& out);
 void random_wrap(const Input& words, const Output& out);

@@ -48,12 +48,15 @@ struct KernelParams {
   bool wrap_negative_indices = false;            // gather, scatter-add
   int64_t output = 0;                            // threefry2x32, split, sort: which of the outputs
   int64_t num_keys = 1;                          // sort: how many leading operands are keys
+  ConvParams conv;                               // conv_general_dilated
+  WindowParams window;                           // reduce_window_*, select_and_gather_add, select_and_scatter_add
+  bool selects_max = true;                       // select_and_*: select_prim ge (true) or le
 };
 
 // Reads what `prim`'s kernel needs through `reader`, which has integer(name), integer_or(name, default), ints(name),
 // ints_or_none(name), boolean(name), dot_dims(), padding_config(), indexing_dims(prim), index_mode(),
-// fill_value() (nullopt for None) and rounds_to_nearest_even() (the core reads Params, the
-// backend the C ABI's values).
+// fill_value() (nullopt for None), rounds_to_nearest_even(), conv_params(), window_params() and
+// selects_max() (the core reads Params, the backend the C ABI's values).
 template <typename Reader>
 KernelParams decode_params(Prim prim, const Reader& reader) {
   KernelParams p;
@@ -110,6 +113,14 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
       p.indexing = reader.indexing_dims(prim);
       p.mode = reader.index_mode();
       p.wrap_negative_indices = reader.boolean("wrap_negative_indices");
+      break;
+    case Prim::kConvGeneralDilated: p.conv = reader.conv_params(); break;
+    case Prim::kReduceWindowSum: case Prim::kReduceWindowMax: case Prim::kReduceWindowMin:
+      p.window = reader.window_params();
+      break;
+    case Prim::kSelectAndGatherAdd: case Prim::kSelectAndScatterAdd:
+      p.window = reader.window_params();
+      p.selects_max = reader.selects_max();
       break;
     case Prim::kAdd: case Prim::kSub: case Prim::kMul: case Prim::kDiv: case Prim::kMax: case Prim::kMin:
     case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:

@@ -49,6 +49,20 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
       for (int64_t d : dims.lhs_contract) contracted *= lhs[static_cast<size_t>(d)];
       return 2 * out * contracted;
     }
+    case Prim::kConvGeneralDilated: {  // a multiply and an add per kernel element of each output's group
+      const ConvDims dims = conv_dims(eqn.params, eqn.where);
+      const Type& rhs = graph.values[eqn.inputs[1]].type;
+      const int64_t out_features = rhs.shape[static_cast<size_t>(dims.rhs_spec[0])];
+      return out_features == 0 ? 0 : 2 * out * (rhs.num_elements() / out_features);
+    }
+    // An add or a comparison per window element of each output (of each source element).
+    case Prim::kReduceWindowSum: case Prim::kReduceWindowMax: case Prim::kReduceWindowMin:
+    case Prim::kSelectAndGatherAdd: case Prim::kSelectAndScatterAdd: {
+      int64_t window = 1;
+      for (int64_t d : param_ints(eqn.params, "window_dimensions", eqn.where)) window *= d;
+      const int64_t per = eqn.prim == Prim::kSelectAndScatterAdd ? graph.values[eqn.inputs[0]].type.num_elements() : out;
+      return per * window;
+    }
     // A comparison or an add per operand element.
     case Prim::kReduceSum: case Prim::kReduceMax: case Prim::kReduceMin: case Prim::kReduceProd: case Prim::kArgMax: case Prim::kArgMin:
     case Prim::kCumsum: case Prim::kCumprod: case Prim::kCummax: case Prim::kCummin: case Prim::kCumlogsumexp:

@@ -1,5 +1,6 @@
-// Building a feed-forward model from C++ without writing jaxpr: Flax's nn.Dense (with its init),
-// activations, and checkpoints with a policy around any run of layers, as nn.remat places them.
+// Building a feed-forward model from C++ without writing jaxpr: Flax's nn.Dense and nn.Conv (with
+// their init), ResNet blocks, activations, and checkpoints with a policy around any run of layers,
+// as nn.remat places them.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +59,17 @@ class REMATKIT_FLAX_EXPORT ModelBuilder {
   // nn.Dropout(rate): masks drawn from the model's dropout key (one key<fry>[] argument after the
   // params, passed into checkpoints), a site of its own each; recomputation draws the same masks.
   ModelBuilder& dropout(double rate);
+  // nn.Conv(features, (kernel,) * n, strides=stride, padding='SAME') on [batch, spatial..., channels]
+  // (NHWC, Flax's layout): kernel (kernel..., channels, features) lecun_normal, bias zeros, named
+  // Conv_0, Conv_1, ...; conv_general_dilated with the explicit padding pairs JAX prints.
+  ModelBuilder& conv(int64_t features, int64_t kernel = 3, int64_t stride = 1);
+  // A ResNet block, named ResNetBlock_0, ...: Flax's examples/imagenet ResNetBlock without its
+  // norms, y = Conv(3x3, stride) -> relu -> Conv(3x3), then relu(residual + y), the residual x or,
+  // when its shape is not y's (stride 2 or a new width), a Conv(1x1, stride) of x.
+  ModelBuilder& resnet_block(int64_t features, int64_t stride = 1);
+  // Global average pooling: jnp.mean over the spatial dims, [batch, spatial..., channels] to
+  // [batch, channels].
+  ModelBuilder& global_average_pool();
   // jax.ad_checkpoint.checkpoint_name: tags the previous layer's output `name`, so that name
   // policies (save_only_these_names('h'), ...) can save it; the value passes through unchanged.
   ModelBuilder& name(const std::string& name);

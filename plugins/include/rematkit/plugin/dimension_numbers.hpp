@@ -1,5 +1,5 @@
-// The structured params of primitives (dot_general's and gather's dimension numbers, pad's padding
-// config), as one
+// The structured params of primitives (dot_general's, gather's and conv_general_dilated's
+// dimension numbers, pad's padding config, windows), as one
 // typed value for everyone who reads or writes them:
 // the core's params, autodiff, Flax, the sweep's models and plugins (through plugin.hpp's
 // dot_dims()). C++17, no dependencies.
@@ -45,6 +45,48 @@ struct IndexingDims {
            a.operand_batching_dims == b.operand_batching_dims && a.indices_batching_dims == b.indices_batching_dims;
   }
 };
+
+// conv_general_dilated's ConvDimensionNumbers(lhs_spec=(..), rhs_spec=(..), out_spec=(..)): the
+// positions of lhs's (batch, feature, spatial...) dims, rhs's (out feature, in feature,
+// spatial...) and the output's (batch, feature, spatial...), spatial dims in the kernel's order
+// (jax/_src/lax/convolution.py: ConvDimensionNumbers).
+struct ConvDims {
+  std::vector<int64_t> lhs_spec, rhs_spec, out_spec;
+  friend bool operator==(const ConvDims& a, const ConvDims& b) {
+    return a.lhs_spec == b.lhs_spec && a.rhs_spec == b.rhs_spec && a.out_spec == b.out_spec;
+  }
+};
+
+// One dim's padding of a convolution or a window reduction, ((low, high), ...) as JAX prints it:
+// elements added before and after (negative: removed).
+struct PadPair {
+  int64_t low = 0, high = 0;
+  friend bool operator==(const PadPair& a, const PadPair& b) { return a.low == b.low && a.high == b.high; }
+};
+
+// conv_general_dilated's params, one per spatial dim except the dimension numbers and groups.
+struct ConvParams {
+  std::vector<int64_t> window_strides;
+  std::vector<PadPair> padding;
+  std::vector<int64_t> lhs_dilation, rhs_dilation;
+  ConvDims dims;
+  int64_t feature_group_count = 1, batch_group_count = 1;
+};
+
+// reduce_window_sum/max/min's and select_and_gather_add's window, one entry per operand dim;
+// select_and_scatter_add has no dilations (all 1 here).
+struct WindowParams {
+  std::vector<int64_t> window_dimensions, window_strides;
+  std::vector<PadPair> padding;
+  std::vector<int64_t> base_dilation, window_dilation;
+};
+
+// core.dilate_dim: `d` elements with `dilation - 1` holes between neighbours (lax._dilate_shape).
+inline int64_t dilate_dim(int64_t d, int64_t dilation) { return d <= 0 ? 0 : 1 + dilation * (d - 1); }
+// core.stride_dim: how many windows of size `window` fit in `d` at `stride` (0 when none does).
+inline int64_t stride_dim(int64_t d, int64_t window, int64_t stride) {
+  return d < window ? 0 : (d - window) / stride + 1;
+}
 
 // GatherScatterMode: what an out-of-bounds index does. CLIP and PROMISE_IN_BOUNDS gathers clamp
 // the window into the operand (PROMISE_IN_BOUNDS scatters drop it, as XLA does); FILL_OR_DROP

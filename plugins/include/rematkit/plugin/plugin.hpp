@@ -186,6 +186,56 @@ inline IndexingDims indexing_dims(const rk_equation_view* eqn) {
   }
   return dims;
 }
+// A ((low, high), ...) param: conv_general_dilated's and the windows' padding.
+inline std::vector<PadPair> padding_pairs(const rk_equation_view* eqn, std::string_view name) {
+  const rk_value& v = required_param(eqn, name);
+  std::vector<PadPair> pairs;
+  for (size_t i = 0; v.kind == RK_VALUE_LIST && i < v.num_items; ++i) {
+    const std::vector<int64_t> pair = ints_of(v.items[i]);
+    if (pair.size() != 2) throw ArgumentError(std::string(eqn->primitive) + ": " + std::string(name) + " is not ((lo, hi), ...)");
+    pairs.push_back(PadPair{pair[0], pair[1]});
+  }
+  return pairs;
+}
+// conv_general_dilated's dimension_numbers (a keyword call, RK_VALUE_LIST of named items).
+inline ConvDims conv_dims(const rk_equation_view* eqn) {
+  const rk_value& v = required_param(eqn, "dimension_numbers");
+  ConvDims dims;
+  for (size_t i = 0; v.kind == RK_VALUE_LIST && i < v.num_items; ++i) {
+    const std::string_view key = v.items[i].name ? v.items[i].name : "";
+    std::vector<int64_t>* field = key == "lhs_spec" ? &dims.lhs_spec : key == "rhs_spec" ? &dims.rhs_spec : &dims.out_spec;
+    *field = ints_of(v.items[i]);
+  }
+  return dims;
+}
+inline ConvParams conv_params(const rk_equation_view* eqn) {
+  ConvParams c;
+  c.window_strides = ints_param(eqn, "window_strides");
+  c.padding = padding_pairs(eqn, "padding");
+  c.lhs_dilation = ints_param(eqn, "lhs_dilation");
+  c.rhs_dilation = ints_param(eqn, "rhs_dilation");
+  c.dims = conv_dims(eqn);
+  c.feature_group_count = int_param(eqn, "feature_group_count");
+  c.batch_group_count = int_param(eqn, "batch_group_count");
+  return c;
+}
+// A window's params; dilations of 1 where the primitive has none (select_and_scatter_add).
+inline WindowParams window_params(const rk_equation_view* eqn) {
+  WindowParams w;
+  w.window_dimensions = ints_param(eqn, "window_dimensions");
+  w.window_strides = ints_param(eqn, "window_strides");
+  w.padding = padding_pairs(eqn, "padding");
+  const std::vector<int64_t> ones(w.window_dimensions.size(), 1);
+  w.base_dilation = find_param(eqn, "base_dilation") ? ints_param(eqn, "base_dilation") : ones;
+  w.window_dilation = find_param(eqn, "window_dilation") ? ints_param(eqn, "window_dilation") : ones;
+  return w;
+}
+// select_prim: true for ge (the window's max), false for le (its min).
+inline bool selects_max(const rk_equation_view* eqn) {
+  const rk_value& v = required_param(eqn, "select_prim");
+  return v.kind == RK_VALUE_STRING && v.string_value && std::string_view(v.string_value) == "ge";
+}
+
 // mode: GatherScatterMode.X (or its value); FILL_OR_DROP when missing.
 inline IndexMode index_mode(const rk_equation_view* eqn) {
   const rk_value* v = find_param(eqn, "mode");

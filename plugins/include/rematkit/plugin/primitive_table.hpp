@@ -21,11 +21,13 @@ enum class ParamKind {
   kIntsOrNone,  // as kInts, or None (slice's strides)
   kBool,     // True or False
   kPadding,  // pad's ((low, high, interior), ...), one triple per dim
+  kPaddingPairs,  // convolutions' and windows' ((low, high), ...), one pair per dim
   kDType,    // float32, bfloat16, int32, bool, ... (an identifier or a string); None when optional
   kName,     // an identifier or a string
   kDotDims,  // dot_general's ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))
   kGatherDims,   // GatherDimensionNumbers(offset_dims=(..), collapsed_slice_dims=(..), start_index_map=(..), ...)
   kScatterDims,  // ScatterDimensionNumbers(update_window_dims=(..), inserted_window_dims=(..), ...)
+  kConvDims,     // ConvDimensionNumbers(lhs_spec=(..), rhs_spec=(..), out_spec=(..))
   kIndexMode,    // GatherScatterMode.CLIP, .FILL_OR_DROP or .PROMISE_IN_BOUNDS (or 1, 2, 3)
   kProgram,  // a sub-program { lambda ... }
   kPrograms, // a tuple of sub-programs (cond's branches)
@@ -56,13 +58,19 @@ enum class PrimFamily {
 };
 
 inline constexpr int kVariadic = -1;  // any number of operands
-inline constexpr size_t kMaxParams = 8;
+inline constexpr size_t kMaxParams = 9;  // conv_general_dilated's
 
 // A row's PARAMS: RK_NO_PARAMS, or RK_REQUIRED/RK_OPTIONAL(name, kind) one after another (each
 // brings its own leading comma, so the list is one macro argument in C++17 as well).
 #define RK_NO_PARAMS
 #define RK_REQUIRED(name, kind) , ::rematkit::ParamSpec{name, ::rematkit::ParamKind::kind, true}
 #define RK_OPTIONAL(name, kind) , ::rematkit::ParamSpec{name, ::rematkit::ParamKind::kind, false}
+
+// The window of reduce_window_sum/max/min and select_and_gather_add, in the order JAX prints it.
+#define RK_WINDOW_PARAMS                                                                              \
+  RK_REQUIRED("base_dilation", kInts) RK_REQUIRED("padding", kPaddingPairs)                           \
+  RK_REQUIRED("window_dilation", kInts) RK_REQUIRED("window_dimensions", kInts)                       \
+  RK_REQUIRED("window_strides", kInts)
 
 // X(ENUMERATOR, "jax_name", FAMILY, MIN_OPERANDS, MAX_OPERANDS, PARAMS): PARAMS are the params JAX
 // prints that rematkit keeps (others are dropped when a program is read).
@@ -163,6 +171,22 @@ inline constexpr size_t kMaxParams = 8;
     RK_OPTIONAL("wrap_negative_indices", kBool))                                                      \
   X(kScatterAdd, "scatter-add", kLayout, 3, 3, RK_REQUIRED("dimension_numbers", kScatterDims)          \
     RK_OPTIONAL("mode", kIndexMode) RK_OPTIONAL("wrap_negative_indices", kBool))                      \
+  /* lax.conv_general_dilated (jax/_src/lax/convolution.py), params in the order JAX prints them. */   \
+  X(kConvGeneralDilated, "conv_general_dilated", kContraction, 2, 2, RK_REQUIRED("batch_group_count", kInt) \
+    RK_REQUIRED("dimension_numbers", kConvDims) RK_REQUIRED("feature_group_count", kInt)              \
+    RK_REQUIRED("lhs_dilation", kInts) RK_REQUIRED("padding", kPaddingPairs) RK_OPTIONAL("precision", kAny) \
+    RK_OPTIONAL("preferred_element_type", kDType) RK_REQUIRED("rhs_dilation", kInts)                 \
+    RK_REQUIRED("window_strides", kInts))                                                             \
+  /* The monoid window reductions and their derivatives' primitives (windowed_reductions.py). */     \
+  X(kReduceWindowSum, "reduce_window_sum", kReduction, 1, 1, RK_WINDOW_PARAMS)                        \
+  X(kReduceWindowMax, "reduce_window_max", kReduction, 1, 1, RK_WINDOW_PARAMS)                        \
+  X(kReduceWindowMin, "reduce_window_min", kReduction, 1, 1, RK_WINDOW_PARAMS)                        \
+  /* select_and_gather_add tangents operand: the tangent where the operand's window picks (select_prim */ \
+  /* ge: its max, le: its min); select_and_scatter_add source operand scatters back to that place. */ \
+  X(kSelectAndGatherAdd, "select_and_gather_add", kReduction, 2, 2, RK_REQUIRED("select_prim", kName) \
+    RK_WINDOW_PARAMS)                                                                                 \
+  X(kSelectAndScatterAdd, "select_and_scatter_add", kReduction, 2, 2, RK_REQUIRED("padding", kPaddingPairs) \
+    RK_REQUIRED("select_prim", kName) RK_REQUIRED("window_dimensions", kInts) RK_REQUIRED("window_strides", kInts)) \
   /* jax.random's primitives on threefry keys (key<fry>), and the hash itself. */                     \
   X(kRandomSeed, "random_seed", kRandom, 1, 1, RK_REQUIRED("impl", kName))                           \
   X(kRandomWrap, "random_wrap", kRandom, 1, 1, RK_REQUIRED("impl", kName))                           \

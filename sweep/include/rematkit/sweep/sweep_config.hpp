@@ -36,6 +36,16 @@ struct GptModel {
   Remat remat = Remat::kPerLayer;
 };
 
+// ModelBuilder's ResNet-style CNN (flax/model_builder.hpp): on images f32[batch, image, image,
+// channels] (NHWC), one resnet_block per width, each after the first with stride 2 when
+// `downsample`, global average pooling, Dense(classes); loss sum(y^2); remat per block.
+struct CnnModel {
+  int64_t batch = 1, image = 8, channels = 3, classes = 10;
+  std::vector<int64_t> widths;  // one block each
+  bool downsample = false;
+  Remat remat = Remat::kPerLayer;
+};
+
 struct ProgramModel {
   std::string file;  // a jaxpr file (a relative one resolved against the sweep file); the policy wraps it
   // wrt: the arguments trained (names or indices; empty: every floating one), the others held.
@@ -47,10 +57,11 @@ struct ProgramModel {
 
 struct ModelSpec {
   std::string name;
-  enum class Kind { kMlp, kTransformer, kGpt, kProgram } kind = Kind::kMlp;
+  enum class Kind { kMlp, kTransformer, kGpt, kCnn, kProgram } kind = Kind::kMlp;
   MlpModel mlp;
   TransformerModel transformer;
   GptModel gpt;
+  CnnModel cnn;
   ProgramModel program;
 };
 
