@@ -113,8 +113,30 @@ Remat read_remat(const Reader& r, const YAML::Node& node) {
   r.fail_at_node(node, "remat must be none, whole or per_layer, not '" + remat + "'");
 }
 
+// loop: unrolled | scan, and remat_scan: [a, b, ...] (whose product must be the layer count).
+LayerLoop read_loop(const Reader& r, const YAML::Node& node, int64_t layers) {
+  LayerLoop loop;
+  if (const YAML::Node kind = node["loop"]) {
+    const std::string text = r.text(kind, "loop");
+    if (text == "scan") loop.kind = LayerLoop::Kind::kScan;
+    else if (text != "unrolled") r.fail_at_node(kind, "loop must be unrolled or scan, not '" + text + "'");
+  }
+  if (const YAML::Node lengths = node["remat_scan"]) {
+    if (node["loop"]) r.fail_at_node(lengths, "remat_scan is a loop of its own: give it without loop");
+    if (node["remat"]) r.fail_at_node(lengths, "remat_scan places its own checkpoints: give it without remat");
+    loop.kind = LayerLoop::Kind::kRematScan;
+    loop.lengths = r.integers(lengths, "remat_scan", 1);
+    int64_t product = 1;
+    for (int64_t l : loop.lengths) product *= l;
+    if (product != layers)
+      r.fail_at_node(lengths, "remat_scan's lengths multiply to " + std::to_string(product) + ", not the " +
+                                  std::to_string(layers) + " layers");
+  }
+  return loop;
+}
+
 ModelSpec read_mlp(const Reader& r, const YAML::Node& node, const std::string& name) {
-  r.expect_map(node, "an mlp model", {"input", "widths", "depth", "width", "batch", "activation", "remat"});
+  r.expect_map(node, "an mlp model", {"input", "widths", "depth", "width", "batch", "activation", "remat", "loop", "remat_scan"});
   ModelSpec m;
   m.name = name;
   m.kind = ModelSpec::Kind::kMlp;
@@ -134,6 +156,12 @@ ModelSpec read_mlp(const Reader& r, const YAML::Node& node, const std::string& n
       r.fail_at_node(node["activation"], "activation must be relu or tanh, not '" + m.mlp.activation + "'");
   }
   if (node["remat"]) m.mlp.remat = read_remat(r, node["remat"]);
+  m.mlp.loop = read_loop(r, node, static_cast<int64_t>(m.mlp.widths.size()));
+  if (m.mlp.loop.kind != LayerLoop::Kind::kUnrolled)
+    for (int64_t w : m.mlp.widths)
+      if (w != m.mlp.input)
+        r.fail_at_node(node, "a scanned mlp repeats one layer: every width must be the input's (" +
+                                 std::to_string(m.mlp.input) + "), not " + std::to_string(w));
   return m;
 }
 
@@ -151,7 +179,7 @@ void read_block_sizes(const Reader& r, const YAML::Node& node, const std::string
 
 ModelSpec read_transformer(const Reader& r, const YAML::Node& node, const std::string& name) {
   const std::string what = "a transformer model";
-  r.expect_map(node, what, {"layers", "batch", "sequence", "model", "heads", "mlp", "remat"});
+  r.expect_map(node, what, {"layers", "batch", "sequence", "model", "heads", "mlp", "remat", "loop", "remat_scan"});
   ModelSpec m;
   m.name = name;
   m.kind = ModelSpec::Kind::kTransformer;
@@ -159,6 +187,7 @@ ModelSpec read_transformer(const Reader& r, const YAML::Node& node, const std::s
   read_block_sizes(r, node, what, t);
   t.mlp = r.integer(r.required(node, "mlp", what), "mlp", 1);
   if (node["remat"]) t.remat = read_remat(r, node["remat"]);
+  t.loop = read_loop(r, node, t.layers);
   return m;
 }
 

@@ -10,6 +10,7 @@
 #include "rematkit/io/program_file.hpp"
 #include "rematkit/program_edits.hpp"
 #include "rematkit/parser.hpp"
+#include "rematkit/control_flow_params.hpp"
 #include "rematkit/primitive_params.hpp"
 
 namespace rematkit::sweep {
@@ -21,6 +22,25 @@ Tensor uniform(const Type& type, std::mt19937_64& rng) {
   if (is_floating(type.dtype))  // integer and bool inputs stay zero
     for (double& v : t.data) v = round_to_dtype(dist(rng), type.dtype, Arithmetic::kFloat32);
   return t;
+}
+
+// A scanned MLP: Dense and the activation, `n` times, as nn.scan / nn.remat_scan trace them.
+void scanned_mlp(ModelBuilder& builder, const MlpModel& mlp, const std::string& policy) {
+  auto layer = [&](ModelBuilder& l) {
+    l.dense(mlp.input);
+    if (mlp.activation == "tanh") l.tanh();
+    else l.relu();
+  };
+  const int64_t n = static_cast<int64_t>(mlp.widths.size());
+  if (mlp.loop.kind == LayerLoop::Kind::kRematScan) {
+    builder.remat_scan(mlp.loop.lengths, policy, layer);
+  } else if (mlp.remat == Remat::kPerLayer) {
+    builder.scan(n, [&](ModelBuilder& body) { body.checkpoint(policy, layer); });
+  } else if (mlp.remat == Remat::kWhole) {
+    builder.checkpoint(policy, [&](ModelBuilder& whole) { whole.scan(n, layer); });
+  } else {
+    builder.scan(n, layer);
+  }
 }
 
 ModelInstance mlp_instance(const MlpModel& mlp, const std::string& policy, uint64_t seed) {
@@ -39,7 +59,8 @@ ModelInstance mlp_instance(const MlpModel& mlp, const std::string& policy, uint6
     }
   };
   ModelBuilder builder;
-  if (mlp.remat == Remat::kWhole) builder.checkpoint(policy, layers);
+  if (mlp.loop.kind != LayerLoop::Kind::kUnrolled) scanned_mlp(builder, mlp, policy);
+  else if (mlp.remat == Remat::kWhole) builder.checkpoint(policy, layers);
   else layers(builder);
   Model model = builder.build(mlp.batch, mlp.input, seed, Loss::kSum);
   ModelInstance instance;
@@ -77,6 +98,57 @@ Atom transformer_block(ProgramBuilder& b, const TransformerModel& t, Atom x, con
   const Atom x1 = b.emit1(Prim::kAdd, {x, b.emit1(Prim::kDotGeneral, {merged, w[3]}, dot({2}, {0}))});
   const Atom hidden = b.emit1(Prim::kRelu, {b.emit1(Prim::kDotGeneral, {x1, w[4]}, dot({2}, {0}))});
   return b.emit1(Prim::kAdd, {x1, b.emit1(Prim::kDotGeneral, {hidden, w[5]}, dot({2}, {0}))});
+}
+
+// `fn` traced into a checkpoint of `outer` with `policy`, over x and the params `w`.
+template <typename Fn>
+Atom checkpoint_over(ProgramBuilder& outer, Atom x, const std::vector<Atom>& w, const std::string& policy, bool prevent_cse,
+                     Fn fn) {
+  ProgramBuilder inner;
+  const Atom ix = inner.argument("x", outer.type_of(x));
+  std::vector<Atom> iw;
+  for (const Atom& a : w) iw.push_back(inner.argument("w", outer.type_of(a)));
+  const Atom out = fn(inner, ix, iw);
+  std::vector<Atom> operands{x};
+  operands.insert(operands.end(), w.begin(), w.end());
+  Params params;
+  params.set("policy", parse_param_value(policy, "policy"));
+  params.set("prevent_cse", ParamValue::of_bool(prevent_cse));
+  return outer.call(Prim::kCheckpoint, inner.finish({out}), operands, params).at(0);
+}
+
+// Blocks as nested scans over `lengths` (the params `w` stacked [lengths..., ...]): lax.scan over
+// the first length, whose body is a checkpoint with `policy` around the scans over the rest
+// (nn.remat_scan), or, for the last length, the block itself (inside a checkpoint when `per_block`).
+Atom scan_blocks(ProgramBuilder& b, const TransformerModel& t, Atom x, const std::vector<Atom>& w,
+                 const std::vector<int64_t>& lengths, const std::string& policy, bool per_block,
+                 const std::vector<Type>& block_types) {
+  const std::vector<int64_t> rest(lengths.begin() + 1, lengths.end());
+  ProgramBuilder body;
+  const Atom bx = body.argument("x", b.type_of(x));
+  std::vector<Atom> bw;
+  for (const Atom& a : w) {
+    Type row = b.type_of(a);
+    row.shape.erase(row.shape.begin());
+    bw.push_back(body.argument("w", row));
+  }
+  Atom out;
+  if (!rest.empty()) {
+    // lift.py's remat around the inner scans: prevent_cse=False.
+    out = checkpoint_over(body, bx, bw, policy, false, [&](ProgramBuilder& inner, Atom ix, const std::vector<Atom>& iw) {
+      return scan_blocks(inner, t, ix, iw, rest, policy, false, block_types);
+    });
+  } else if (per_block) {
+    out = checkpoint_over(body, bx, bw, policy, true, [&](ProgramBuilder& inner, Atom ix, const std::vector<Atom>& iw) {
+      return transformer_block(inner, t, ix, iw);
+    });
+  } else {
+    out = transformer_block(body, t, bx, bw);
+  }
+  std::vector<Atom> operands{x};
+  operands.insert(operands.end(), w.begin(), w.end());
+  return b.emit1(Prim::kScan, operands,
+                 scan_params_of(std::make_shared<const Program>(body.finish({out})), lengths[0], 0, 1));
 }
 
 ModelInstance transformer_instance(const TransformerModel& t, const std::string& policy, uint64_t seed) {
@@ -123,6 +195,42 @@ ModelInstance transformer_instance(const TransformerModel& t, const std::string&
       instance.arguments.push_back(std::move(param));
     }
   Atom y = x;
+  if (t.loop.kind != LayerLoop::Kind::kUnrolled) {
+    // The same params, stacked [lengths..., ...] in layer order, as scan xs.
+    std::vector<int64_t> lengths = t.loop.kind == LayerLoop::Kind::kRematScan ? t.loop.lengths : std::vector<int64_t>{t.layers};
+    ProgramBuilder stacked_b;
+    const Atom sx = stacked_b.argument("x", x_type);
+    std::vector<Atom> stacked_w;
+    std::vector<Tensor> stacked_values;
+    for (size_t i = 0; i < kParamsPerBlock; ++i) {
+      Type type = block_types[i];
+      type.shape.insert(type.shape.begin(), lengths.begin(), lengths.end());
+      stacked_w.push_back(stacked_b.argument("w_" + std::to_string(i), type));
+      Tensor value{type, {}};
+      for (int64_t l = 0; l < t.layers; ++l) {
+        const Tensor& layer_param = instance.arguments[1 + static_cast<size_t>(l) * kParamsPerBlock + i];
+        value.data.insert(value.data.end(), layer_param.data.begin(), layer_param.data.end());
+      }
+      stacked_values.push_back(std::move(value));
+    }
+    const bool per_block = t.loop.kind == LayerLoop::Kind::kScan && t.remat == Remat::kPerLayer;
+    const bool whole = t.loop.kind == LayerLoop::Kind::kScan && t.remat == Remat::kWhole;
+    const Atom out =
+        whole ? checkpoint_over(stacked_b, sx, stacked_w, policy, true,
+                                [&](ProgramBuilder& inner, Atom ix, const std::vector<Atom>& iw) {
+                                  return scan_blocks(inner, t, ix, iw, lengths, policy, false, block_types);
+                                })
+              : scan_blocks(stacked_b, t, sx, stacked_w, lengths, policy, per_block, block_types);
+    const Atom stacked_loss = stacked_b.emit1(Prim::kReduceSum, {out}, reduce_params({0, 1, 2}));
+    ModelInstance scanned;
+    scanned.program = stacked_b.finish({stacked_loss});
+    scanned.arguments.push_back(std::move(instance.arguments[0]));
+    for (Tensor& v : stacked_values) {
+      scanned.trained.push_back(scanned.arguments.size());
+      scanned.arguments.push_back(std::move(v));
+    }
+    return scanned;
+  }
   if (t.remat == Remat::kNone) {
     y = blocks(b, x, w, 0, t.layers);
   } else if (t.remat == Remat::kWhole) {

@@ -11,12 +11,22 @@ namespace rematkit::sweep {
 
 enum class Remat { kNone, kWhole, kPerLayer };  // where an MLP's checkpoints go
 
+// How a model's identical layers are traced (`loop:` and `remat_scan:` in a sweep file): unrolled,
+// in one lax.scan with the params stacked (Flax's nn.scan; `remat` then puts the checkpoint inside
+// the body, per layer, or around the scan, whole), or in nested scans with a checkpoint around each
+// inner one (nn.remat_scan(lengths=...), whose checkpoints replace `remat`'s).
+struct LayerLoop {
+  enum class Kind { kUnrolled, kScan, kRematScan } kind = Kind::kUnrolled;
+  std::vector<int64_t> lengths;  // kRematScan: their product is the number of layers
+};
+
 struct MlpModel {
   int64_t input = 0;            // features of x
   std::vector<int64_t> widths;  // one Dense layer each
   int64_t batch = 1;
-  std::string activation = "relu";  // relu or tanh, between layers
+  std::string activation = "relu";  // relu or tanh, between layers (after every layer when scanned)
   Remat remat = Remat::kPerLayer;
+  LayerLoop loop;  // scanned: every width must be the input's
 };
 
 // A stack of transformer blocks without normalisation: x + attention(x), then x + W2 relu(W1 x).
@@ -25,6 +35,7 @@ struct MlpModel {
 struct TransformerModel {
   int64_t layers = 1, batch = 1, sequence = 1, model = 1, heads = 1, mlp = 1;
   Remat remat = Remat::kPerLayer;
+  LayerLoop loop;
 };
 
 // rematkit::build_gpt's model (flax/gpt.hpp): embeddings, pre-LayerNorm causal attention blocks
