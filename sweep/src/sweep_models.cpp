@@ -107,7 +107,7 @@ Atom checkpoint_over(ProgramBuilder& outer, Atom x, const std::vector<Atom>& w, 
   ProgramBuilder inner;
   const Atom ix = inner.argument("x", outer.type_of(x));
   std::vector<Atom> iw;
-  for (const Atom& a : w) iw.push_back(inner.argument("w", outer.type_of(a)));
+  for (const Atom& a : w) iw.push_back(inner.argument("w" + std::to_string(iw.size()), outer.type_of(a)));
   const Atom out = fn(inner, ix, iw);
   std::vector<Atom> operands{x};
   operands.insert(operands.end(), w.begin(), w.end());
@@ -130,7 +130,7 @@ Atom scan_blocks(ProgramBuilder& b, const TransformerModel& t, Atom x, const std
   for (const Atom& a : w) {
     Type row = b.type_of(a);
     row.shape.erase(row.shape.begin());
-    bw.push_back(body.argument("w", row));
+    bw.push_back(body.argument("w" + std::to_string(bw.size()), row));
   }
   Atom out;
   if (!rest.empty()) {

@@ -123,6 +123,36 @@ TEST(SweepConfig, CnnMistakesAreNamedWithLineAndColumn) {
             "s.yaml:2:10: a cnn model needs 'image'");
 }
 
+TEST(SweepConfig, ReadsLayerLoops) {
+  const SweepConfig c = parse_sweep(R"yaml(models:
+  - mlp: {input: 8, depth: 6, width: 8, loop: scan, remat: whole}
+  - mlp: {input: 8, depth: 6, width: 8, remat_scan: [2, 3]}
+  - transformer: {layers: 4, batch: 1, sequence: 4, model: 8, heads: 2, mlp: 16, remat_scan: [2, 2]}
+  - transformer: {layers: 2, batch: 1, sequence: 4, model: 8, heads: 2, mlp: 16, loop: unrolled}
+policies: [nothing_saveable]
+backends: [reference]
+)yaml", "s.yaml");
+  ASSERT_EQ(c.models.size(), 4u);
+  EXPECT_EQ(c.models[0].mlp.loop.kind, LayerLoop::Kind::kScan);
+  EXPECT_EQ(c.models[0].mlp.remat, Remat::kWhole);
+  EXPECT_EQ(c.models[1].mlp.loop.kind, LayerLoop::Kind::kRematScan);
+  EXPECT_EQ(c.models[1].mlp.loop.lengths, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(c.models[2].transformer.loop.lengths, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(c.models[3].transformer.loop.kind, LayerLoop::Kind::kUnrolled);
+}
+
+TEST(SweepConfig, LayerLoopMistakesAreNamedWithLineAndColumn) {
+  const std::string tail = "policies: [nothing_saveable]\nbackends: [reference]\n";
+  EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, depth: 6, width: 8, loop: vmap}\n" + tail),
+            "s.yaml:2:47: loop must be unrolled or scan, not 'vmap'");
+  EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, depth: 6, width: 8, remat_scan: [4, 2]}\n" + tail),
+            "s.yaml:2:53: remat_scan's lengths multiply to 8, not the 6 layers");
+  EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, depth: 6, width: 8, remat: whole, remat_scan: [2, 3]}\n" + tail),
+            "s.yaml:2:67: remat_scan places its own checkpoints: give it without remat");
+  EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [8, 4], loop: scan}\n" + tail),
+            "s.yaml:2:10: a scanned mlp repeats one layer: every width must be the input's (8), not 4");
+}
+
 TEST(SweepConfig, TheCnnExampleParses) {
   const SweepConfig c = load_sweep(REMATKIT_EXAMPLES_DIR "/cnn_sweep.yaml");
   ASSERT_EQ(c.models.size(), 1u);

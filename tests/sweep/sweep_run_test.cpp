@@ -174,6 +174,38 @@ repetitions: 1
   }
 }
 
+TEST(SweepRun, ScannedLayersKeepWhatFlaxsScansKeep) {
+  const std::vector<SweepRow> rows = run_sweep(parse_sweep(R"yaml(models:
+  - name: unrolled
+    mlp: {input: 4, depth: 4, width: 4, batch: 2, activation: tanh, remat: per_layer}
+  - name: scan
+    mlp: {input: 4, depth: 4, width: 4, batch: 2, activation: tanh, loop: scan, remat: per_layer}
+  - name: remat-scan
+    mlp: {input: 4, depth: 4, width: 4, batch: 2, activation: tanh, remat_scan: [2, 2]}
+  - name: transformer-scan
+    transformer: {layers: 2, batch: 1, sequence: 4, model: 8, heads: 2, mlp: 16, loop: scan, remat: whole}
+  - name: transformer-remat-scan
+    transformer: {layers: 4, batch: 1, sequence: 4, model: 8, heads: 2, mlp: 16, remat_scan: [2, 2]}
+policies: [nothing_saveable, everything_saveable]
+backends: [reference]
+repetitions: 1
+)yaml", "scan.yaml"), default_plugins());
+  ASSERT_EQ(rows.size(), 5u * 2);
+  // nothing_saveable, worked out by hand (4-byte floats): a checkpoint per layer keeps each layer's
+  // input x f32[2,4] and its kernel f32[4,4] and bias f32[4]: 4 * (8 + 16 + 4) per layer when scanned
+  // (the carries stacked f32[4,2,4], the params forwarded). Unrolled, the last layer has no
+  // activation, so nothing reads the sum its bias enters: 4 floats fewer.
+  EXPECT_EQ(rows[2].residual_bytes, 4 * 4 * (8 + 16 + 4));
+  EXPECT_EQ(rows[0].residual_bytes, rows[2].residual_bytes - 4 * 4);
+  // remat_scan (2, 2): the params, and the input of each of the 2 outer blocks alone.
+  EXPECT_EQ(rows[4].residual_bytes, 4 * (4 * (16 + 4) + 2 * 8));
+  for (const SweepRow& row : rows) {
+    SCOPED_TRACE(row.model + " " + row.policy);
+    EXPECT_EQ(row.max_grad_diff, 0.0);
+    EXPECT_EQ(row.measured_peak, row.predicted_peak);
+  }
+}
+
 TEST(SweepRun, ProgramModelsNeedAScalarLoss) {
   const std::string dir = rematkit::testing::temp_dir();
   std::ofstream(dir + "/loss.jaxpr") << "{ lambda ; w:f32[8]. let a:f32[8] = sin w\n b:f32[8] = sin a\n"
