@@ -193,7 +193,8 @@ ModelSpec read_transformer(const Reader& r, const YAML::Node& node, const std::s
 
 ModelSpec read_gpt(const Reader& r, const YAML::Node& node, const std::string& name) {
   const std::string what = "a gpt model";
-  r.expect_map(node, what, {"layers", "batch", "sequence", "model", "heads", "mlp", "vocab", "dropout", "dtype", "remat"});
+  r.expect_map(node, what, {"layers", "batch", "sequence", "model", "heads", "mlp", "vocab", "dropout", "dtype", "remat",
+                            "loop", "remat_scan"});
   ModelSpec m;
   m.name = name;
   m.kind = ModelSpec::Kind::kGpt;
@@ -210,6 +211,9 @@ ModelSpec read_gpt(const Reader& r, const YAML::Node& node, const std::string& n
     if (g.dtype != "f32" && g.dtype != "bf16") r.fail_at_node(dtype, "dtype must be f32 or bf16, not '" + g.dtype + "'");
   }
   if (node["remat"]) g.remat = read_remat(r, node["remat"]);
+  g.loop = read_loop(r, node, g.layers);
+  if (g.loop.kind != LayerLoop::Kind::kUnrolled && g.dropout > 0)
+    r.fail_at_node(node["dropout"], "a gpt with scanned blocks takes no dropout (Flax's scan splits the dropout stream per block)");
   return m;
 }
 

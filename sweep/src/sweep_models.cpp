@@ -5,6 +5,7 @@
 #include <random>
 
 #include "rematkit/flax/gpt.hpp"
+#include "rematkit/flax/layer_scan.hpp"
 #include "rematkit/flax/model_builder.hpp"
 #include "rematkit/program_builder.hpp"
 #include "rematkit/io/program_file.hpp"
@@ -100,57 +101,6 @@ Atom transformer_block(ProgramBuilder& b, const TransformerModel& t, Atom x, con
   return b.emit1(Prim::kAdd, {x1, b.emit1(Prim::kDotGeneral, {hidden, w[5]}, dot({2}, {0}))});
 }
 
-// `fn` traced into a checkpoint of `outer` with `policy`, over x and the params `w`.
-template <typename Fn>
-Atom checkpoint_over(ProgramBuilder& outer, Atom x, const std::vector<Atom>& w, const std::string& policy, bool prevent_cse,
-                     Fn fn) {
-  ProgramBuilder inner;
-  const Atom ix = inner.argument("x", outer.type_of(x));
-  std::vector<Atom> iw;
-  for (const Atom& a : w) iw.push_back(inner.argument("w" + std::to_string(iw.size()), outer.type_of(a)));
-  const Atom out = fn(inner, ix, iw);
-  std::vector<Atom> operands{x};
-  operands.insert(operands.end(), w.begin(), w.end());
-  Params params;
-  params.set("policy", parse_param_value(policy, "policy"));
-  params.set("prevent_cse", ParamValue::of_bool(prevent_cse));
-  return outer.call(Prim::kCheckpoint, inner.finish({out}), operands, params).at(0);
-}
-
-// Blocks as nested scans over `lengths` (the params `w` stacked [lengths..., ...]): lax.scan over
-// the first length, whose body is a checkpoint with `policy` around the scans over the rest
-// (nn.remat_scan), or, for the last length, the block itself (inside a checkpoint when `per_block`).
-Atom scan_blocks(ProgramBuilder& b, const TransformerModel& t, Atom x, const std::vector<Atom>& w,
-                 const std::vector<int64_t>& lengths, const std::string& policy, bool per_block,
-                 const std::vector<Type>& block_types) {
-  const std::vector<int64_t> rest(lengths.begin() + 1, lengths.end());
-  ProgramBuilder body;
-  const Atom bx = body.argument("x", b.type_of(x));
-  std::vector<Atom> bw;
-  for (const Atom& a : w) {
-    Type row = b.type_of(a);
-    row.shape.erase(row.shape.begin());
-    bw.push_back(body.argument("w" + std::to_string(bw.size()), row));
-  }
-  Atom out;
-  if (!rest.empty()) {
-    // lift.py's remat around the inner scans: prevent_cse=False.
-    out = checkpoint_over(body, bx, bw, policy, false, [&](ProgramBuilder& inner, Atom ix, const std::vector<Atom>& iw) {
-      return scan_blocks(inner, t, ix, iw, rest, policy, false, block_types);
-    });
-  } else if (per_block) {
-    out = checkpoint_over(body, bx, bw, policy, true, [&](ProgramBuilder& inner, Atom ix, const std::vector<Atom>& iw) {
-      return transformer_block(inner, t, ix, iw);
-    });
-  } else {
-    out = transformer_block(body, t, bx, bw);
-  }
-  std::vector<Atom> operands{x};
-  operands.insert(operands.end(), w.begin(), w.end());
-  return b.emit1(Prim::kScan, operands,
-                 scan_params_of(std::make_shared<const Program>(body.finish({out})), lengths[0], 0, 1));
-}
-
 ModelInstance transformer_instance(const TransformerModel& t, const std::string& policy, uint64_t seed) {
   const Type x_type{DType::kF32, {t.batch, t.sequence, t.model}, MemorySpace::kDevice};
   auto square = [](int64_t rows, int64_t cols) { return Type{DType::kF32, {rows, cols}, MemorySpace::kDevice}; };
@@ -215,12 +165,12 @@ ModelInstance transformer_instance(const TransformerModel& t, const std::string&
     }
     const bool per_block = t.loop.kind == LayerLoop::Kind::kScan && t.remat == Remat::kPerLayer;
     const bool whole = t.loop.kind == LayerLoop::Kind::kScan && t.remat == Remat::kWhole;
-    const Atom out =
-        whole ? checkpoint_over(stacked_b, sx, stacked_w, policy, true,
-                                [&](ProgramBuilder& inner, Atom ix, const std::vector<Atom>& iw) {
-                                  return scan_blocks(inner, t, ix, iw, lengths, policy, false, block_types);
-                                })
-              : scan_blocks(stacked_b, t, sx, stacked_w, lengths, policy, per_block, block_types);
+    const LayerFn block = [&](ProgramBuilder& into, Atom h, const std::vector<Atom>& p) { return transformer_block(into, t, h, p); };
+    const LayerFn scanned_blocks = [&](ProgramBuilder& into, Atom h, const std::vector<Atom>& p) {
+      return scan_layers(into, h, p, lengths, policy, per_block, block);
+    };
+    const Atom out = whole ? checkpoint_over(stacked_b, sx, stacked_w, policy, true, scanned_blocks)
+                           : scanned_blocks(stacked_b, sx, stacked_w);
     const Atom stacked_loss = stacked_b.emit1(Prim::kReduceSum, {out}, reduce_params({0, 1, 2}));
     ModelInstance scanned;
     scanned.program = stacked_b.finish({stacked_loss});
@@ -257,6 +207,8 @@ ModelInstance gpt_instance(const GptModel& g, const std::string& policy, uint64_
   c.dropout = g.dropout;
   c.dtype = g.dtype == "bf16" ? DType::kBF16 : DType::kF32;
   c.remat = g.remat == Remat::kNone ? GptRemat::kNone : g.remat == Remat::kWhole ? GptRemat::kWhole : GptRemat::kEachBlock;
+  if (g.loop.kind == LayerLoop::Kind::kScan) c.scan_lengths = {g.layers};
+  if (g.loop.kind == LayerLoop::Kind::kRematScan) c.scan_lengths = g.loop.lengths;
   Model m = build_gpt(c, policy, seed);
   ModelInstance instance;
   instance.program = std::move(m.program);

@@ -8,6 +8,8 @@
 
 #include "rematkit/flax/gpt.hpp"
 #include "rematkit/gradient.hpp"
+#include "rematkit/plugin_registry.hpp"
+#include "rematkit/step_runner.hpp"
 #include "rematkit/residual_report.hpp"
 #include "support/test_support.hpp"
 
@@ -110,6 +112,38 @@ TEST(Gpt, Bf16KeepsHalfTheResidualBytes) {
     EXPECT_EQ(bytes(bf16).second, bytes(f32).second);
     EXPECT_LT(residual_bytes(bf16), residual_bytes(f32) / 2 + bytes(f32).second);
   }
+}
+
+// nn.scan and nn.remat_scan over the blocks compute what the unrolled blocks compute, from the same
+// params stacked in block order: the loss and every gradient bit for bit on the reference backend.
+TEST(Gpt, ScannedBlocksAreTheUnrolledBlocks) {
+  GptConfig c = tiny();
+  c.layers = 4;
+  const Model plain = build_gpt(c, "nothing_saveable");
+  const BackendOptions reference{{"reference"}, &default_plugins()};
+  const GradientResult expected = run_gradient(linearize_with(plain.program), {}, plain.arguments, reference);
+  for (const std::vector<int64_t>& lengths : {std::vector<int64_t>{4}, std::vector<int64_t>{2, 2}}) {
+    SCOPED_TRACE(lengths.size() == 1 ? "scan" : "remat_scan");
+    c.scan_lengths = lengths;
+    const Model scanned = build_gpt(c, "nothing_saveable");
+    const GradientResult got = run_gradient(linearize_with(scanned.program), {}, scanned.arguments, reference);
+    EXPECT_EQ(got.outputs[0].data, expected.outputs[0].data);
+    // Arguments: ids, targets, wte, wpe, then 12 stacked block params, then ln_f's two.
+    ASSERT_EQ(scanned.arguments.size(), 2u + 2 + 12 + 2);
+    for (size_t a : {2u, 3u}) EXPECT_EQ(got.gradients[a]->data, expected.gradients[a]->data) << a;
+    for (size_t k = 0; k < 12; ++k) {
+      std::vector<double> joined;
+      for (size_t l = 0; l < 4; ++l) {
+        const std::vector<double>& g = expected.gradients[4 + l * 12 + k]->data;
+        joined.insert(joined.end(), g.begin(), g.end());
+      }
+      EXPECT_EQ(got.gradients[4 + k]->data, joined) << "block param " << k;
+    }
+    EXPECT_EQ(got.gradients[16]->data, expected.gradients[plain.arguments.size() - 2]->data);
+  }
+  c.scan_lengths = {3};
+  EXPECT_EQ(usage_error([&] { build_gpt(c, "nothing_saveable"); }),
+            "gpt: the scan lengths multiply to 3, not the 4 layers");
 }
 
 TEST(Gpt, BadSizesAreRefused) {

@@ -186,11 +186,13 @@ TEST(SweepRun, ScannedLayersKeepWhatFlaxsScansKeep) {
     transformer: {layers: 2, batch: 1, sequence: 4, model: 8, heads: 2, mlp: 16, loop: scan, remat: whole}
   - name: transformer-remat-scan
     transformer: {layers: 4, batch: 1, sequence: 4, model: 8, heads: 2, mlp: 16, remat_scan: [2, 2]}
+  - name: gpt-scan
+    gpt: {layers: 2, batch: 1, sequence: 4, model: 8, heads: 2, vocab: 11, loop: scan, remat: per_layer}
 policies: [nothing_saveable, everything_saveable]
 backends: [reference]
 repetitions: 1
 )yaml", "scan.yaml"), default_plugins());
-  ASSERT_EQ(rows.size(), 5u * 2);
+  ASSERT_EQ(rows.size(), 6u * 2);
   // nothing_saveable, worked out by hand (4-byte floats): a checkpoint per layer keeps each layer's
   // input x f32[2,4] and its kernel f32[4,4] and bias f32[4]: 4 * (8 + 16 + 4) per layer when scanned
   // (the carries stacked f32[4,2,4], the params forwarded). Unrolled, the last layer has no

@@ -4,6 +4,7 @@
 
 #include "rematkit/error.hpp"
 #include "rematkit/flax/initializers.hpp"
+#include "rematkit/flax/layer_scan.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/primitive_params.hpp"
 #include "rematkit/printer.hpp"
@@ -91,6 +92,13 @@ Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed) {
     fail("gpt: dtype must be f32 or bf16, not " + std::string(dtype_name(c.dtype)));
   const bool dropout = c.dropout > 0;
   const int64_t D = c.model;
+  if (!c.scan_lengths.empty()) {
+    int64_t product = 1;
+    for (int64_t l : c.scan_lengths) product *= l;
+    if (product != c.layers)
+      fail("gpt: the scan lengths multiply to " + std::to_string(product) + ", not the " + std::to_string(c.layers) + " layers");
+    if (dropout) fail("gpt: dropout in scanned blocks is not supported (Flax's scan splits the dropout stream per block)");
+  }
 
   std::vector<GptParam> specs = {{"wte", {c.vocab, D}, flax::normal(0.02f)}, {"wpe", {c.sequence, D}, flax::normal(0.02f)}};
   for (int64_t l = 0; l < c.layers; ++l) {
@@ -127,15 +135,36 @@ Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed) {
     model.arguments.push_back(Tensor::scalar(key_element(k[0], k[1]), DType::kKeyFry));
   }
   const std::vector<random::Key> keys = random::split(random::prng_key(seed), specs.size(), random::PrngMode::kPartitionable);
-  std::vector<Atom> w;
+  std::vector<Tensor> drawn;
   for (size_t i = 0; i < specs.size(); ++i) {
     const Type t{c.dtype, specs[i].shape, MemorySpace::kDevice};  // param_dtype = dtype
-    w.push_back(b.argument(specs[i].name, t));
     const std::vector<float> values = specs[i].init(keys[i], specs[i].shape, random::PrngMode::kPartitionable);
     Tensor value{t, std::vector<double>(values.size())};
     for (size_t j = 0; j < values.size(); ++j) value.data[j] = round_to_dtype(values[j], c.dtype, Arithmetic::kFloat32);
+    drawn.push_back(std::move(value));
+  }
+  auto add_param = [&](const std::string& name, Tensor value) {
+    const Atom a = b.argument(name, value.type);
     model.params.push_back(model.arguments.size());
     model.arguments.push_back(std::move(value));
+    return a;
+  };
+  // Scanned blocks take their params stacked [lengths..., ...], in block order: the same values.
+  const bool scanned = !c.scan_lengths.empty();
+  std::vector<Atom> w;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const bool block_param = i >= 2 && i + 2 < specs.size();
+    if (!scanned || !block_param) w.push_back(add_param(specs[i].name, drawn[i]));
+    if (!scanned || i != 2) continue;
+    for (size_t k = 0; k < kParamsPerBlock; ++k) {
+      Tensor stacked{drawn[2 + k].type, {}};
+      stacked.type.shape.insert(stacked.type.shape.begin(), c.scan_lengths.begin(), c.scan_lengths.end());
+      for (int64_t l = 0; l < c.layers; ++l) {
+        const Tensor& layer = drawn[2 + static_cast<size_t>(l) * kParamsPerBlock + k];
+        stacked.data.insert(stacked.data.end(), layer.data.begin(), layer.data.end());
+      }
+      w.push_back(add_param("h_" + specs[2 + k].name.substr(specs[2 + k].name.find('_') + 1), std::move(stacked)));
+    }
   }
 
   GptTracer top(b, c);
@@ -172,7 +201,17 @@ Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed) {
     return b.call(Prim::kCheckpoint, inner.finish({out}), operands, std::move(p)).at(0);
   };
   const std::vector<Atom> block_params(w.begin() + 2, w.end() - 2);
-  if (c.remat == GptRemat::kNone) {
+  if (scanned) {
+    const LayerFn block = [&](ProgramBuilder& into, Atom h, const std::vector<Atom>& p) {
+      return GptTracer(into, c).block(h, p.data(), Atom{}, 0);
+    };
+    const bool per_block = c.scan_lengths.size() == 1 && c.remat == GptRemat::kEachBlock;
+    const LayerFn scanned_blocks = [&](ProgramBuilder& into, Atom h, const std::vector<Atom>& p) {
+      return scan_layers(into, h, p, c.scan_lengths, policy, per_block, block);
+    };
+    x = c.scan_lengths.size() == 1 && c.remat == GptRemat::kWhole ? checkpoint_over(b, x, block_params, policy, true, scanned_blocks)
+                                                                  : scanned_blocks(b, x, block_params);
+  } else if (c.remat == GptRemat::kNone) {
     x = blocks(b, x, key, block_params, 0, c.layers);
   } else if (c.remat == GptRemat::kWhole) {
     x = remat(x, 0, c.layers);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "rematkit/flax/export.hpp"
 #include "rematkit/flax/model_builder.hpp"
@@ -28,6 +29,11 @@ struct GptConfig {
   // the loss included (force_float32_reductions=False); the loss's mean is taken in f32.
   DType dtype = DType::kF32;
   GptRemat remat = GptRemat::kEachBlock;
+  // Empty: the blocks unrolled. One length (the layers): nn.scan over the blocks, their params
+  // stacked [layers, ...] (`remat` puts the checkpoint inside the scan's body, or around the scan).
+  // Several: nn.remat_scan(lengths=...), whose checkpoints replace `remat`'s. Not with dropout
+  // (Flax's scan splits the dropout stream per block).
+  std::vector<int64_t> scan_lengths;
 };
 
 // The model's program under `policy` (the checkpoints' policy), with its arguments: token ids

@@ -45,6 +45,7 @@ struct GptModel {
   double dropout = 0.0;
   std::string dtype = "f32";  // f32 or bf16
   Remat remat = Remat::kPerLayer;
+  LayerLoop loop;  // scanned: no dropout
 };
 
 // ModelBuilder's ResNet-style CNN (flax/model_builder.hpp): on images f32[batch, image, image,

@@ -1,0 +1,58 @@
+#include "rematkit/flax/layer_scan.hpp"
+
+#include <memory>
+
+#include "rematkit/control_flow_params.hpp"
+#include "rematkit/parser.hpp"
+
+namespace rematkit {
+
+Atom checkpoint_over(ProgramBuilder& b, Atom x, const std::vector<Atom>& params, const std::string& policy,
+                     bool prevent_cse, const LayerFn& fn) {
+  ProgramBuilder inner;
+  const Atom ix = inner.argument("x", b.type_of(x));
+  std::vector<Atom> iw;
+  for (const Atom& a : params) iw.push_back(inner.argument("w" + std::to_string(iw.size()), b.type_of(a)));
+  const Atom out = fn(inner, ix, iw);
+  std::vector<Atom> operands{x};
+  operands.insert(operands.end(), params.begin(), params.end());
+  Params p;
+  p.set("policy", parse_param_value(policy, "policy"));
+  p.set("prevent_cse", ParamValue::of_bool(prevent_cse));
+  return b.call(Prim::kCheckpoint, inner.finish({out}), operands, std::move(p)).at(0);
+}
+
+Atom scan_layers(ProgramBuilder& b, Atom x, const std::vector<Atom>& stacked, const std::vector<int64_t>& lengths,
+                 const std::string& policy, bool checkpoint_each_layer, const LayerFn& layer) {
+  if (lengths.empty()) fail("scan_layers needs at least one length");
+  const std::vector<int64_t> rest(lengths.begin() + 1, lengths.end());
+  ProgramBuilder body;
+  const Atom bx = body.argument("x", b.type_of(x));
+  std::vector<Atom> bw;
+  for (const Atom& a : stacked) {
+    Type row = b.type_of(a);
+    if (row.rank() < 1 || row.shape[0] != lengths[0])
+      fail("scan_layers: a stacked param is " + row.str() + ", whose leading dim is not the length " +
+           std::to_string(lengths[0]));
+    row.shape.erase(row.shape.begin());
+    bw.push_back(body.argument("w" + std::to_string(bw.size()), row));
+  }
+  Atom out;
+  if (!rest.empty()) {
+    out = checkpoint_over(body, bx, bw, policy, false, [&](ProgramBuilder& inner, Atom ix, const std::vector<Atom>& iw) {
+      return scan_layers(inner, ix, iw, rest, policy, false, layer);
+    });
+  } else if (checkpoint_each_layer) {
+    out = checkpoint_over(body, bx, bw, policy, true, layer);
+  } else {
+    out = layer(body, bx, bw);
+  }
+  if (body.type_of(out) != b.type_of(x))
+    fail("scan_layers: a layer must give back what it takes (the carry " + b.type_of(x).str() + "), not " +
+         body.type_of(out).str());
+  std::vector<Atom> operands{x};
+  operands.insert(operands.end(), stacked.begin(), stacked.end());
+  return b.emit1(Prim::kScan, operands, scan_params_of(std::make_shared<const Program>(body.finish({out})), lengths[0], 0, 1));
+}
+
+}  // namespace rematkit
