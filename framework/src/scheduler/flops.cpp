@@ -100,12 +100,52 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
   return 0;
 }
 
+namespace {
+
+GradientFlops& operator+=(GradientFlops& a, const GradientFlops& b) {
+  a.forward += b.forward;
+  a.recompute += b.recompute;
+  a.backward += b.backward;
+  return a;
+}
+
+GradientFlops times(GradientFlops f, int64_t n) {
+  f.forward *= n;
+  f.recompute *= n;
+  f.backward *= n;
+  return f;
+}
+
+// A backward-pass equation's work, split: a loop's or a branch's backward pass recomputes too (its
+// body's own checkpoints, or a checkpoint around its inner scans), and that is recomputation.
+GradientFlops backward_flops(const FlatGraph& graph, const FlatEquation& eqn, bool known) {
+  GradientFlops f;
+  if (eqn.part == ControlFlowPart::kTranspose && (eqn.scan || eqn.cond)) {
+    auto split = [](const Linearization& body) {
+      GradientFlops inner;
+      for (int e : body.backward) inner += backward_flops(body.graph, body.graph.eqns[static_cast<size_t>(e)],
+                                                          body.graph.is_known(body.graph.eqns[static_cast<size_t>(e)]));
+      return inner;
+    };
+    if (eqn.scan) return times(split(eqn.scan->body), eqn.scan->length);
+    for (const Linearization& branch : eqn.cond->branches) {  // the costliest branch
+      const GradientFlops b = split(branch);
+      if (b.recompute + b.backward > f.recompute + f.backward) f = b;
+    }
+    return f;
+  }
+  (known ? f.recompute : f.backward) += equation_flops(graph, eqn);
+  return f;
+}
+
+}  // namespace
+
 GradientFlops gradient_flops(const Linearization& lin) {
   GradientFlops flops;
   for (int e : lin.forward) flops.forward += equation_flops(lin.graph, lin.graph.eqns[e]);
   for (int e : lin.backward) {
     const FlatEquation& eqn = lin.graph.eqns[e];
-    (lin.graph.is_known(eqn) ? flops.recompute : flops.backward) += equation_flops(lin.graph, eqn);
+    flops += backward_flops(lin.graph, eqn, lin.graph.is_known(eqn));
   }
   return flops;
 }
