@@ -35,6 +35,9 @@ REMATKIT_CORE_EXPORT double round_to_dtype(double value, DType dtype, Arithmetic
 REMATKIT_CORE_EXPORT double key_element(uint32_t word0, uint32_t word1);
 REMATKIT_CORE_EXPORT uint32_t key_word(double key, int word);  // word 0 or 1
 
+// Row `i` of a tensor stacked along its leading dim (a scan's x slice, a stacked residual's row).
+REMATKIT_CORE_EXPORT Tensor leading_row(const Tensor& stacked, int64_t i);
+
 // Row-major strides of `shape` (in elements).
 REMATKIT_CORE_EXPORT std::vector<int64_t> row_major_strides(const Shape& shape);
 

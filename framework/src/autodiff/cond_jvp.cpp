@@ -7,32 +7,12 @@
 #include <algorithm>
 #include <memory>
 
+#include "emitter.hpp"
 #include "passes.hpp"
 #include "rematkit/cond_linearization.hpp"
 #include "rematkit/control_flow_params.hpp"
 
 namespace rematkit::autodiff {
-namespace {
-
-FlatEquation cond_part(const Equation& eqn, EqnRole role, ControlFlowPart part, std::shared_ptr<const CondLinearization> c,
-                       std::vector<ValueId> inputs, int region, int scope, int jit) {
-  FlatEquation e;
-  e.prim = Prim::kCond;
-  e.params = eqn.params;
-  e.inputs = std::move(inputs);
-  e.role = role;
-  e.region = region;
-  e.scope = scope;
-  e.jit = jit;
-  e.origin = Prim::kCond;
-  e.where = eqn.where;
-  e.cond = std::move(c);
-  e.part = part;
-  return e;
-}
-
-}  // namespace
-
 ScanTrace trace_cond(FlatGraph& graph, const PolicyRegistry& policies, const Equation& eqn, const std::vector<ValueId>& x,
                      const std::vector<ValueId>& t, int region, int scope, int jit) {
   const auto branches = cond_branches(eqn.params, eqn.where);
@@ -79,8 +59,8 @@ ScanTrace trace_cond(FlatGraph& graph, const PolicyRegistry& policies, const Equ
   for (size_t k = 0; k < n_out; ++k) types.push_back(c->branches[0].graph.values[c->branches[0].outputs[k]].type);
   const bool any_tangent = std::find(c->tangent_given.begin(), c->tangent_given.end(), true) != c->tangent_given.end();
   if (any_tangent) types.insert(types.end(), c->slots.begin(), c->slots.end());
-  const std::vector<ValueId> fwd =
-      graph.add_equation(cond_part(eqn, EqnRole::kPrimal, ControlFlowPart::kForward, c, x, region, scope, jit), types).outputs;
+  Emitter em(graph, region, scope, jit, Prim::kCond, eqn.where);
+  const std::vector<ValueId> fwd = em.emit_part(EqnRole::kPrimal, ControlFlowPart::kForward, nullptr, c, x, eqn.params, types);
   ScanTrace out;
   out.primals.assign(fwd.begin(), fwd.begin() + static_cast<long>(n_out));
   out.tangents.assign(n_out, kNoValue);
@@ -95,8 +75,7 @@ ScanTrace trace_cond(FlatGraph& graph, const PolicyRegistry& policies, const Equ
     if (c->tangent_out[k]) tangent_types.push_back(types[k]);
   if (tangent_types.empty()) return out;
   const std::vector<ValueId> tangents =
-      graph.add_equation(cond_part(eqn, EqnRole::kTangent, ControlFlowPart::kTangent, c, inputs, region, scope, jit),
-                         tangent_types).outputs;
+      em.emit_part(EqnRole::kTangent, ControlFlowPart::kTangent, nullptr, c, inputs, eqn.params, tangent_types);
   size_t next = 0;
   for (size_t k = 0; k < n_out; ++k)
     if (c->tangent_out[k]) out.tangents[k] = tangents[next++];
@@ -110,12 +89,8 @@ std::vector<ValueId> transpose_cond(FlatGraph& graph, const FlatEquation& eqn, c
   inputs.insert(inputs.end(), cts.begin(), cts.end());
   std::vector<Type> types;
   for (size_t i = n_kept; i < eqn.inputs.size(); ++i) types.push_back(graph.values[eqn.inputs[i]].type);
-  FlatEquation bwd = eqn;
-  bwd.inputs = std::move(inputs);
-  bwd.outputs.clear();
-  bwd.role = EqnRole::kBackward;
-  bwd.part = ControlFlowPart::kTranspose;
-  return graph.add_equation(std::move(bwd), types).outputs;
+  Emitter em(graph, eqn.region, eqn.scope, eqn.jit, Prim::kCond, eqn.where);
+  return em.emit_part(EqnRole::kBackward, ControlFlowPart::kTranspose, nullptr, eqn.cond, std::move(inputs), eqn.params, types);
 }
 
 }  // namespace rematkit::autodiff

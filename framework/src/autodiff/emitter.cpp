@@ -44,6 +44,25 @@ std::vector<ValueId> Emitter::emit_all(EqnRole role, Prim prim, std::vector<Valu
   return graph_.add_equation(std::move(eqn)).outputs;
 }
 
+std::vector<ValueId> Emitter::emit_part(EqnRole role, ControlFlowPart part, std::shared_ptr<const ScanLinearization> scan,
+                                        std::shared_ptr<const CondLinearization> cond, std::vector<ValueId> inputs,
+                                        const Params& params, const std::vector<Type>& out_types) {
+  FlatEquation eqn;
+  eqn.prim = origin_;
+  eqn.params = params;
+  eqn.inputs = std::move(inputs);
+  eqn.role = role;
+  eqn.region = region_;
+  eqn.scope = scope_;
+  eqn.jit = jit_;
+  eqn.origin = origin_;
+  eqn.where = where_;
+  eqn.scan = std::move(scan);
+  eqn.cond = std::move(cond);
+  eqn.part = part;
+  return graph_.add_equation(std::move(eqn), out_types).outputs;
+}
+
 ValueId Emitter::literal(double value, DType dtype) {
   Value v;
   v.type = Type{dtype, {}, MemorySpace::kDevice};

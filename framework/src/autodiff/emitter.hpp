@@ -23,6 +23,10 @@ class Emitter {
   ValueId linear(Prim prim, std::vector<ValueId> inputs, Params params = {}) {
     return emit(linear_role_, prim, std::move(inputs), std::move(params));
   }
+  // A part of a linearized scan or cond (graph.hpp's ControlFlowPart) with its output types given.
+  std::vector<ValueId> emit_part(EqnRole role, ControlFlowPart part, std::shared_ptr<const ScanLinearization> scan,
+                                 std::shared_ptr<const CondLinearization> cond, std::vector<ValueId> inputs,
+                                 const Params& params, const std::vector<Type>& out_types);
   ValueId literal(double value, DType dtype);
   // full_like: `value` broadcast to the shape of `like` (lax.full_like), with the given role.
   ValueId full(double value, ValueId like, EqnRole role);

@@ -23,15 +23,6 @@ const Tensor& read(const FlatGraph& g, Values& values, ValueId v, const char* pa
   return *values[v];
 }
 
-Tensor row_of(const Tensor& stacked, int64_t i) {
-  Tensor t;
-  t.type = stacked.type;
-  t.type.shape.erase(t.type.shape.begin());
-  const int64_t n = t.type.num_elements();
-  t.data.assign(stacked.data.begin() + i * n, stacked.data.begin() + (i + 1) * n);
-  return t;
-}
-
 Tensor empty_stack(Type row, int64_t length) {
   row.shape.insert(row.shape.begin(), length);
   return Tensor{row, std::vector<double>(static_cast<size_t>(row.num_elements()), 0.0)};
@@ -67,11 +58,11 @@ std::vector<Tensor> scan_part(const FlatEquation& eqn, const std::vector<const T
       for (size_t i = 0; i < n_args; ++i) {
         if (i < s.num_consts) values[body.arguments[i]] = *in[i];
         else if (i < s.num_consts + s.num_carry) values[body.arguments[i]] = carry[i - s.num_consts];
-        else values[body.arguments[i]] = row_of(*in[i], r);
+        else values[body.arguments[i]] = leading_row(*in[i], r);
       }
       for (size_t h = 0; h < s.hoisted.size(); ++h) values[s.hoisted[h]] = *in[n_args + h];
       if (!forward)
-        for (size_t k = 0; k < s.saved.size(); ++k) values[s.saved[k]] = row_of(*in[n_args + s.hoisted.size() + k], r);
+        for (size_t k = 0; k < s.saved.size(); ++k) values[s.saved[k]] = leading_row(*in[n_args + s.hoisted.size() + k], r);
       evaluate_flat(bg, forward ? s.forward_eqns : s.recompute_eqns, values, arithmetic, "scan");
       for (size_t k = 0; k < stacked_values.size(); ++k) put_row(stacks[k], r, read(bg, values, stacked_values[k], "scan"));
       for (size_t j = 0; j < s.num_carry; ++j) carry[j] = read(bg, values, body.outputs[j], "scan");
@@ -100,11 +91,11 @@ std::vector<Tensor> scan_part(const FlatEquation& eqn, const std::vector<const T
     for (size_t k = 0; k < n_res; ++k) {
       const ScanResidual::Kind kind = s.residuals[k].kind;
       const bool whole = kind == ScanResidual::Kind::kConst || kind == ScanResidual::Kind::kHoisted;
-      values[body.residuals[k].value] = whole ? *in[k] : row_of(*in[k], r);
+      values[body.residuals[k].value] = whole ? *in[k] : leading_row(*in[k], r);
     }
     for (size_t k = 0; k < body.cotangent_seeds.size(); ++k) {
       if (body.cotangent_seeds[k] == kNoValue) continue;
-      values[body.cotangent_seeds[k]] = k < s.num_carry ? *carry_ct[k] : row_of(*output_ct[k], r);
+      values[body.cotangent_seeds[k]] = k < s.num_carry ? *carry_ct[k] : leading_row(*output_ct[k], r);
     }
     evaluate_flat(bg, body.backward, values, arithmetic, "scan transpose");
     for (size_t i = 0; i < s.differentiated.size(); ++i) {

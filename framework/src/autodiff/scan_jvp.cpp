@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 
+#include "emitter.hpp"
 #include "passes.hpp"
 #include "rematkit/control_flow_params.hpp"
 #include "rematkit/scan_linearization.hpp"
@@ -276,19 +277,8 @@ class ScanTracer {
 
   std::vector<ValueId> emit(EqnRole role, ControlFlowPart part, const std::shared_ptr<ScanLinearization>& s,
                             std::vector<ValueId> inputs, const std::vector<Type>& types) {
-    FlatEquation eqn;
-    eqn.prim = Prim::kScan;
-    eqn.params = eqn_.params;
-    eqn.inputs = std::move(inputs);
-    eqn.role = role;
-    eqn.region = region_;
-    eqn.scope = scope_;
-    eqn.jit = jit_;
-    eqn.origin = Prim::kScan;
-    eqn.where = eqn_.where;
-    eqn.scan = s;
-    eqn.part = part;
-    return g_.add_equation(std::move(eqn), types).outputs;
+    Emitter em(g_, region_, scope_, jit_, Prim::kScan, eqn_.where);
+    return em.emit_part(role, part, s, nullptr, std::move(inputs), eqn_.params, types);
   }
 
   std::vector<ValueId> emit_forward(const std::shared_ptr<ScanLinearization>& s, const std::vector<ValueId>& x) {
@@ -335,19 +325,8 @@ std::vector<ValueId> transpose_scan(FlatGraph& graph, const FlatEquation& eqn, c
   inputs.insert(inputs.end(), cts.begin(), cts.end());
   std::vector<Type> types;
   for (size_t i = s.residuals.size(); i < eqn.inputs.size(); ++i) types.push_back(graph.values[eqn.inputs[i]].type);
-  FlatEquation bwd;
-  bwd.prim = Prim::kScan;
-  bwd.params = eqn.params;
-  bwd.inputs = std::move(inputs);
-  bwd.role = EqnRole::kBackward;
-  bwd.region = eqn.region;
-  bwd.scope = eqn.scope;
-  bwd.jit = eqn.jit;
-  bwd.origin = Prim::kScan;
-  bwd.where = eqn.where;
-  bwd.scan = eqn.scan;
-  bwd.part = ControlFlowPart::kTranspose;
-  return graph.add_equation(std::move(bwd), types).outputs;
+  Emitter em(graph, eqn.region, eqn.scope, eqn.jit, Prim::kScan, eqn.where);
+  return em.emit_part(EqnRole::kBackward, ControlFlowPart::kTranspose, eqn.scan, nullptr, std::move(inputs), eqn.params, types);
 }
 
 }  // namespace rematkit::autodiff

@@ -12,16 +12,6 @@
 namespace rematkit::interpreter {
 namespace {
 
-// Row `i` of a tensor stacked along its leading dim.
-Tensor row(const Tensor& stacked, int64_t i) {
-  Tensor t;
-  t.type = stacked.type;
-  t.type.shape.erase(t.type.shape.begin());
-  const int64_t n = t.type.num_elements();
-  t.data.assign(stacked.data.begin() + i * n, stacked.data.begin() + (i + 1) * n);
-  return t;
-}
-
 std::vector<Tensor> scan(const Equation& eqn, const std::vector<Tensor>& in, Arithmetic arithmetic) {
   const ScanParams s = scan_params(eqn.params, eqn.where);
   const size_t n_xs = in.size() - s.num_consts - s.num_carry;
@@ -37,7 +27,7 @@ std::vector<Tensor> scan(const Equation& eqn, const std::vector<Tensor>& in, Ari
     const int64_t i = s.reverse ? s.length - 1 - step : step;
     std::vector<Tensor> args(in.begin(), in.begin() + static_cast<long>(s.num_consts));
     args.insert(args.end(), carry.begin(), carry.end());
-    for (size_t k = 0; k < n_xs; ++k) args.push_back(row(in[s.num_consts + s.num_carry + k], i));
+    for (size_t k = 0; k < n_xs; ++k) args.push_back(leading_row(in[s.num_consts + s.num_carry + k], i));
     std::vector<Tensor> out = evaluate_program(*s.body, {}, args, arithmetic);
     for (size_t j = 0; j < s.num_carry; ++j) carry[j] = std::move(out[j]);
     for (size_t k = 0; k < ys.size(); ++k) {

@@ -6,6 +6,15 @@
 
 namespace rematkit {
 
+Tensor leading_row(const Tensor& stacked, int64_t i) {
+  Tensor t;
+  t.type = stacked.type;
+  t.type.shape.erase(t.type.shape.begin());
+  const int64_t n = t.type.num_elements();
+  t.data.assign(stacked.data.begin() + i * n, stacked.data.begin() + (i + 1) * n);
+  return t;
+}
+
 Tensor Tensor::filled(const Type& type, double value) {
   return Tensor{type, std::vector<double>(static_cast<size_t>(type.num_elements()), value)};
 }

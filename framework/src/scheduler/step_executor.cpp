@@ -12,12 +12,12 @@ void fill_buffer(const Type& type, double value, void* data) {
     reference::store_element(data, dtype_code(type.dtype), static_cast<size_t>(i), value);
 }
 
-void write_buffer(const Tensor& t, void* data) {
+}  // namespace
+
+void write_tensor(const Tensor& t, void* data) {
   for (int64_t i = 0; i < t.size(); ++i)
     reference::store_element(data, dtype_code(t.type.dtype), static_cast<size_t>(i), t.data[static_cast<size_t>(i)]);
 }
-
-}  // namespace
 
 StepExecutor::StepExecutor(const StepProgram& program, std::byte* device_memory) : program_(program) {
   arena_ = std::make_unique<Arena>(program_.layout(), device_memory);
@@ -61,7 +61,7 @@ void StepExecutor::run(const StepIo& io) {
           case LoadSource::Kind::kCotangentSeed: given = io.cotangents ? &io.cotangents->at(load.index) : nullptr; break;
           case LoadSource::Kind::kLiteral: break;
         }
-        if (given) write_buffer(*given, output_data_[s][0]);
+        if (given) write_tensor(*given, output_data_[s][0]);
         else fill_buffer(type, load.kind == LoadSource::Kind::kLiteral ? load.literal : 1.0, output_data_[s][0]);
         break;
       }

@@ -2,7 +2,6 @@
 
 #include <tbb/task_arena.h>
 
-#include "element_values.hpp"
 #include "step_executor.hpp"
 #include "rematkit/error.hpp"
 
@@ -80,16 +79,11 @@ ResidentRunner::ResidentRunner(const Linearization& lin, const BackendOptions& b
 
 namespace {
 
-void write_buffer(const Tensor& t, void* data) {
-  for (int64_t i = 0; i < t.size(); ++i)
-    reference::store_element(data, dtype_code(t.type.dtype), static_cast<size_t>(i), t.data[static_cast<size_t>(i)]);
-}
-
 void write_resident(const Type& planned, const char* what, size_t index, const Tensor& value, void* data) {
   if (value.type.shape != planned.shape || value.size() != planned.num_elements())
     fail(std::string(what) + " " + std::to_string(index) + " has shape " + value.type.str() + " where the program has " +
          planned.str());
-  write_buffer(value, data);
+  write_tensor(value, data);
 }
 
 }  // namespace
