@@ -31,6 +31,10 @@ std::vector<ValueId> Emitter::emit_all(EqnRole role, Prim prim, std::vector<Valu
       return out;
     }
   }
+  return graph_.add_equation(equation(role, prim, std::move(inputs), std::move(params))).outputs;
+}
+
+FlatEquation Emitter::equation(EqnRole role, Prim prim, std::vector<ValueId> inputs, Params params) const {
   FlatEquation eqn;
   eqn.prim = prim;
   eqn.params = std::move(params);
@@ -41,22 +45,13 @@ std::vector<ValueId> Emitter::emit_all(EqnRole role, Prim prim, std::vector<Valu
   eqn.jit = jit_;
   eqn.origin = origin_;
   eqn.where = where_;
-  return graph_.add_equation(std::move(eqn)).outputs;
+  return eqn;
 }
 
 std::vector<ValueId> Emitter::emit_part(EqnRole role, ControlFlowPart part, std::shared_ptr<const ScanLinearization> scan,
                                         std::shared_ptr<const CondLinearization> cond, std::vector<ValueId> inputs,
                                         const Params& params, const std::vector<Type>& out_types) {
-  FlatEquation eqn;
-  eqn.prim = origin_;
-  eqn.params = params;
-  eqn.inputs = std::move(inputs);
-  eqn.role = role;
-  eqn.region = region_;
-  eqn.scope = scope_;
-  eqn.jit = jit_;
-  eqn.origin = origin_;
-  eqn.where = where_;
+  FlatEquation eqn = equation(role, origin_, std::move(inputs), params);
   eqn.scan = std::move(scan);
   eqn.cond = std::move(cond);
   eqn.part = part;

@@ -42,6 +42,9 @@ class Emitter {
   void set_linear_role(EqnRole role) { linear_role_ = role; }
 
  private:
+  // An equation of `prim` for this emitter's program equation (its region, scope, jit and place).
+  FlatEquation equation(EqnRole role, Prim prim, std::vector<ValueId> inputs, Params params) const;
+
   FlatGraph& graph_;
   int region_;
   int scope_;

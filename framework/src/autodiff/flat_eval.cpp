@@ -12,17 +12,6 @@ namespace {
 
 using Values = std::vector<std::optional<Tensor>>;
 
-const Tensor& read(const FlatGraph& g, Values& values, ValueId v, const char* pass) {
-  if (!values[v]) {
-    const Value& value = g.values[v];
-    if (value.origin != ValueOrigin::kLiteral)
-      internal_error(std::string("the ") + pass + " pass reads a value of type " + value.type.str() +
-                     " that it neither computed nor was given");
-    values[v] = Tensor::filled(value.type, value.literal);
-  }
-  return *values[v];
-}
-
 Tensor empty_stack(Type row, int64_t length) {
   row.shape.insert(row.shape.begin(), length);
   return Tensor{row, std::vector<double>(static_cast<size_t>(row.num_elements()), 0.0)};
@@ -64,8 +53,8 @@ std::vector<Tensor> scan_part(const FlatEquation& eqn, const std::vector<const T
       if (!forward)
         for (size_t k = 0; k < s.saved.size(); ++k) values[s.saved[k]] = leading_row(*in[n_args + s.hoisted.size() + k], r);
       evaluate_flat(bg, forward ? s.forward_eqns : s.recompute_eqns, values, arithmetic, "scan");
-      for (size_t k = 0; k < stacked_values.size(); ++k) put_row(stacks[k], r, read(bg, values, stacked_values[k], "scan"));
-      for (size_t j = 0; j < s.num_carry; ++j) carry[j] = read(bg, values, body.outputs[j], "scan");
+      for (size_t k = 0; k < stacked_values.size(); ++k) put_row(stacks[k], r, read_value(bg, values, stacked_values[k], "scan"));
+      for (size_t j = 0; j < s.num_carry; ++j) carry[j] = read_value(bg, values, body.outputs[j], "scan");
     }
     std::vector<Tensor> out;
     if (forward) out = carry;
@@ -100,7 +89,7 @@ std::vector<Tensor> scan_part(const FlatEquation& eqn, const std::vector<const T
     evaluate_flat(bg, body.backward, values, arithmetic, "scan transpose");
     for (size_t i = 0; i < s.differentiated.size(); ++i) {
       if (!s.differentiated[i]) continue;
-      const Tensor& g = read(bg, values, body.gradients[i], "scan transpose");
+      const Tensor& g = read_value(bg, values, body.gradients[i], "scan transpose");
       if (i < s.num_consts) {
         if (!const_ct[i]) const_ct[i] = g;
         else
@@ -135,11 +124,11 @@ std::vector<Tensor> cond_part(const FlatEquation& eqn, const std::vector<const T
     for (size_t i = 0; i < branch.arguments.size(); ++i) values[branch.arguments[i]] = *in[1 + i];
     evaluate_flat(bg, branch.forward, values, arithmetic, "cond");
     std::vector<Tensor> out;
-    for (ValueId v : branch.outputs) out.push_back(read(bg, values, v, "cond"));
+    for (ValueId v : branch.outputs) out.push_back(read_value(bg, values, v, "cond"));
     if (eqn.outputs.size() == n_out) return out;
     for (const Type& slot : c.slots) out.push_back(Tensor::filled(slot, 0.0));
     for (size_t r = 0; r < branch.residuals.size(); ++r)
-      out[n_out + c.slot_of[b][r]] = read(bg, values, branch.residuals[r].value, "cond");
+      out[n_out + c.slot_of[b][r]] = read_value(bg, values, branch.residuals[r].value, "cond");
     return out;
   }
   for (size_t r = 0; r < branch.residuals.size(); ++r) values[branch.residuals[r].value] = *in[1 + c.slot_of[b][r]];
@@ -152,18 +141,29 @@ std::vector<Tensor> cond_part(const FlatEquation& eqn, const std::vector<const T
   evaluate_flat(bg, branch.backward, values, arithmetic, "cond transpose");
   std::vector<Tensor> out;
   for (size_t i = 0; i < c.tangent_given.size(); ++i)
-    if (c.tangent_given[i]) out.push_back(read(bg, values, branch.gradients[i], "cond transpose"));
+    if (c.tangent_given[i]) out.push_back(read_value(bg, values, branch.gradients[i], "cond transpose"));
   return out;
 }
 
 }  // namespace
+
+const Tensor& read_value(const FlatGraph& g, Values& values, ValueId v, const char* pass) {
+  if (!values[v]) {
+    const Value& value = g.values[v];
+    if (value.origin != ValueOrigin::kLiteral)
+      internal_error(std::string("the ") + pass + " pass reads a value of type " + value.type.str() +
+                     " that it neither computed nor was given");
+    values[v] = Tensor::filled(value.type, value.literal);
+  }
+  return *values[v];
+}
 
 void evaluate_flat(const FlatGraph& g, const std::vector<int>& eqns, Values& values, Arithmetic arithmetic,
                    const char* pass) {
   for (int e : eqns) {
     const FlatEquation& eqn = g.eqns[e];
     std::vector<const Tensor*> in;
-    for (ValueId v : eqn.inputs) in.push_back(&read(g, values, v, pass));
+    for (ValueId v : eqn.inputs) in.push_back(&read_value(g, values, v, pass));
     std::vector<Tensor> out;
     if (eqn.scan) {
       out = scan_part(eqn, in, arithmetic);

@@ -18,16 +18,7 @@ class Environment {
   void set(ValueId v, Tensor t) { slots_[v] = std::move(t); }
   std::vector<std::optional<Tensor>>& slots() { return slots_; }
   bool has(ValueId v) const { return slots_[v].has_value(); }
-  const Tensor& get(ValueId v, const char* pass) {
-    if (!slots_[v]) {
-      const Value& value = g_.values[v];
-      if (value.origin != ValueOrigin::kLiteral)
-        internal_error(std::string("the ") + pass + " pass reads a value of type " + value.type.str() +
-                       " that it neither computed nor was given");
-      slots_[v] = Tensor::filled(value.type, value.literal);
-    }
-    return *slots_[v];
-  }
+  const Tensor& get(ValueId v, const char* pass) { return autodiff::read_value(g_, slots_, v, pass); }
 
   void run(const std::vector<int>& eqns, Arithmetic arithmetic, const char* pass) {
     autodiff::evaluate_flat(g_, eqns, slots_, arithmetic, pass);
