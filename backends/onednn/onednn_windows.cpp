@@ -95,6 +95,26 @@ struct ConvSetup {
   Dims strides, dilates, padding_l, padding_r;
 };
 
+// The kernel in the layout a convolution's JIT implementation wants (format_tag::any, then
+// `chosen`): before each run, `arrange` writes the equation's kernel into `plain` (dense, in the
+// workspace after the chosen layout's bytes), and a oneDNN reorder turns that into the chosen
+// layout at the workspace's start, which the convolution reads.
+void stage_in_chosen_layout(const dnnl::engine& engine, const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen,
+                            std::function<void(const void*, void*)> arrange, Recipe& r, int input) {
+  const size_t chosen_bytes = (chosen.get_size() + 63) / 64 * 64;
+  auto reorder = std::make_shared<dnnl::reorder>(dnnl::reorder::primitive_desc(engine, plain, engine, chosen));
+  r.staged = input;
+  r.workspace_bytes = chosen_bytes + plain.get_size();
+  r.stage = [engine, plain, chosen, chosen_bytes, reorder, arrange](const void* from, void* workspace) {
+    std::byte* base = static_cast<std::byte*>(workspace);
+    arrange(from, base + chosen_bytes);
+    dnnl::memory src(plain, engine, base + chosen_bytes), dst(chosen, engine, base);
+    dnnl::stream stream(engine);
+    reorder->execute(stream, src, dst);
+    stream.wait();
+  };
+}
+
 // oneDNN's plain-loop implementations ("ref:any") are what it falls back to for layouts its JIT
 // kernels do not take.
 bool is_reference_impl(const char* impl) { return std::string(impl).rfind("ref", 0) == 0; }
@@ -216,20 +236,21 @@ bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, R
     Dims dense(weights.size(), 1);
     for (int i = static_cast<int>(weights.size()) - 2; i >= 0; --i) dense[i] = dense[i + 1] * weights[i + 1];
     s.src = o.desc();
-    s.weights = dnnl::memory::desc(weights, dt::f32, dense);
+    const dnnl::memory::desc plain(weights, dt::f32, dense);
+    s.weights = dnnl::memory::desc(weights, dt::f32, dnnl::memory::format_tag::any);
     s.dst = l.desc();
     const auto hint = forward_pd(engine, s, dnnl::prop_kind::forward_training);
     const dnnl::convolution_backward_data::primitive_desc pd(
         dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, s.src, s.weights, s.dst, s.strides,
                                               s.dilates, s.padding_l, s.padding_r),
         engine, hint);
+    s.weights = pd.weights_desc();
     r.key = key_of("conv-bwd-data", {&l.dims, &l.strides, &o.dims, &o.strides, &weights, &s.strides, &s.dilates,
                                      &s.padding_l, &s.padding_r});
     r.inputs = {{DNNL_ARG_DIFF_DST, s.dst}, {DNNL_ARG_WEIGHTS, s.weights}};
     r.output = {DNNL_ARG_DIFF_SRC, s.src};
-    r.staged = 1;
-    r.workspace_bytes = static_cast<size_t>(weight_count) * sizeof(float);
-    r.stage = reverse_kernel(k, groups);
+    stage_in_chosen_layout(engine, plain, s.weights, reverse_kernel(k, groups), r, 1);
+    (void)weight_count;
     r.make = [pd](const dnnl::engine&) -> dnnl::primitive { return dnnl::convolution_backward_data(pd); };
     return true;
   }
@@ -243,7 +264,31 @@ bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, R
   s.dilates = minus_one(c.rhs_dilation);
   s.padding_l = lows;
   s.padding_r = highs;
-  const auto pd = forward_pd(engine, s, dnnl::prop_kind::forward_inference);
+  const dnnl::memory::desc as_it_lies = s.weights;
+  s.weights = dnnl::memory::desc(weights.dims, dt::f32, dnnl::memory::format_tag::any);
+  auto pd = forward_pd(engine, s, dnnl::prop_kind::forward_inference);
+  s.weights = pd.weights_desc();
+  if (s.weights != as_it_lies) {  // read in place when oneDNN takes the layout as it lies
+    int64_t count = 1;
+    for (int64_t x : weights.dims) count *= x;
+    Dims dense(weights.dims.size(), 1);
+    for (int i = static_cast<int>(weights.dims.size()) - 2; i >= 0; --i) dense[i] = dense[i + 1] * weights.dims[i + 1];
+    const dnnl::memory::desc plain(weights.dims, dt::f32, dense);
+    // The kernel as it lies, gathered dense (the reorder then blocks it as oneDNN chose).
+    const View kernel = weights;
+    stage_in_chosen_layout(engine, plain, s.weights, [kernel, count](const void* from, void* to) {
+      const float* in = static_cast<const float*>(from);
+      float* out = static_cast<float*>(to);
+      for (int64_t flat = 0; flat < count; ++flat) {
+        int64_t rest = flat, at = 0;
+        for (int d = static_cast<int>(kernel.dims.size()) - 1; d >= 0; --d) {
+          at += (rest % kernel.dims[d]) * kernel.strides[d];
+          rest /= kernel.dims[d];
+        }
+        out[flat] = in[at];
+      }
+    }, r, 1);
+  }
   // oneDNN's reference forward convolution on layouts as they lie is far slower than rematkit's own
   // reference kernel (3.2 s over 14 runs, against 50 ms for all the JIT ones, on the cnn example):
   // decline it. Its backward ones cost less than ours and stay.
