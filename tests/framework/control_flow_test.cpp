@@ -45,6 +45,21 @@ TEST(ScanResiduals, PlainGradStacksWhatTheBodyKeepsAndForwardsTheXs) {
             (Lines{"f32[4,3] from the argument xs", "f32[4,3] output of scan from p:2"}));
 }
 
+TEST(ScanResiduals, JaxZeroElevenCountsComeFromFtIn) {
+  // JAX 0.11 prints the operands' structure (ft_in: consts, carries, xs) where it printed
+  // num_consts and num_carry; Left(..) leaves are filtered out and take no operand.
+  auto replaced = [](std::string text, const std::string& from, const std::string& to) {
+    return text.replace(text.find(from), from.size(), to);
+  };
+  const std::string ft = "ft_in=((), (None,), (RightsOnly(Right(None), Left(None)),))";
+  std::string text = replaced(kSinTimesX, "length=4 linear=(False, False) num_carry=1 num_consts=0", ft + " length=4");
+  EXPECT_EQ(residuals_of(text), residuals_of(kSinTimesX));
+  text = replaced(text, ft, "ft_in=(None,)");
+  EXPECT_EQ(usage_error([&] { parse_program(text, "p"); }),
+            "p:2:16: scan needs num_consts and num_carry, or ft_in=((consts...), (carries...), (xs...)) as JAX 0.11 "
+            "prints it, not ft_in=(None,)");
+}
+
 TEST(ScanResiduals, CheckpointAroundTheScanWithNothingSaveableKeepsItsInputs) {
   // _scan_partial_eval_custom under nothing_saveable: no body value is saved, the backward pass
   // runs the scan again from c; only the checkpoint's inputs are kept, no per-iteration carry.

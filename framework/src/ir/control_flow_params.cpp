@@ -21,6 +21,28 @@ size_t count_param(const Params& params, const std::string& key, const SourceLoc
   return static_cast<size_t>(n);
 }
 
+// The leaves of one group of a FlatTree as JAX 0.11 prints it: None, or Right(..) of a filtered
+// tree (RightsOnly(...)); a Left(..) is filtered out and takes no operand.
+size_t tree_leaves(const ParamValue& v) {
+  if (v.kind == ParamValue::Kind::kNone) return 1;
+  if (v.kind == ParamValue::Kind::kCall && v.text == "Left") return 0;
+  if (v.kind == ParamValue::Kind::kCall && v.text == "Right") return 1;
+  size_t n = 0;
+  for (const ParamValue& item : v.items) n += tree_leaves(item);
+  return n;
+}
+
+// num_consts and num_carry from ft_in=((consts...), (carries...), (xs...)) (loops.py after JAX
+// 0.11's "Use FlatTree to structure scan arguments").
+void counts_from_flat_tree(const Params& params, const SourceLocation& where, ScanParams& s) {
+  const ParamValue* ft = params.find("ft_in");
+  if (!ft || ft->kind != ParamValue::Kind::kTuple || ft->items.size() != 3)
+    fail_at(where, "scan needs num_consts and num_carry, or ft_in=((consts...), (carries...), (xs...)) as JAX 0.11 "
+                   "prints it" + (ft ? ", not ft_in=" + ft->str() : std::string()));
+  s.num_consts = tree_leaves(ft->items[0]);
+  s.num_carry = tree_leaves(ft->items[1]);
+}
+
 void collect(const ParamValue& v, std::vector<const Program*>& out) {
   if (v.kind == ParamValue::Kind::kProgram && v.program) out.push_back(v.program.get());
   if (v.is_sequence())
@@ -34,8 +56,12 @@ ScanParams scan_params(const Params& params, const SourceLocation& where) {
   s.body = program_param(params, "jaxpr", where);
   s.length = param_int(params, "length", where);
   if (s.length < 0) fail_at(where, "length must be at least 0, not " + std::to_string(s.length));
-  s.num_consts = count_param(params, "num_consts", where);
-  s.num_carry = count_param(params, "num_carry", where);
+  if (params.find("num_consts") && params.find("num_carry")) {
+    s.num_consts = count_param(params, "num_consts", where);
+    s.num_carry = count_param(params, "num_carry", where);
+  } else {
+    counts_from_flat_tree(params, where, s);
+  }
   s.reverse = params.find("reverse") && param_bool(params, "reverse", where);
   return s;
 }

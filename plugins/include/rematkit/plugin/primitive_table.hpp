@@ -58,7 +58,7 @@ enum class PrimFamily {
 };
 
 inline constexpr int kVariadic = -1;  // any number of operands
-inline constexpr size_t kMaxParams = 9;  // conv_general_dilated's
+inline constexpr size_t kMaxParams = 10;  // scan's
 
 // A row's PARAMS: RK_NO_PARAMS, or RK_REQUIRED/RK_OPTIONAL(name, kind) one after another (each
 // brings its own leading comma, so the list is one macro argument in C++17 as well).
@@ -208,9 +208,11 @@ inline constexpr size_t kMaxParams = 9;  // conv_general_dilated's
     RK_OPTIONAL("name", kName) RK_OPTIONAL("bwd", kAny) RK_OPTIONAL("num_consts", kInt))             \
   /* lax.scan: operands are num_consts consts, num_carry carries, then the stacked xs; outputs the */ \
   /* final carries, then the stacked ys (jax/_src/lax/control_flow/loops.py).                      */ \
+  /* JAX 0.11 prints ft_in=((consts...), (carries...), (xs...)) where it printed the counts.       */ \
   X(kScan, "scan", kControlFlow, 0, kVariadic, RK_REQUIRED("jaxpr", kProgram) RK_REQUIRED("length", kInt) \
-    RK_OPTIONAL("linear", kAny) RK_REQUIRED("num_carry", kInt) RK_REQUIRED("num_consts", kInt)         \
-    RK_OPTIONAL("reverse", kBool) RK_OPTIONAL("unroll", kAny) RK_OPTIONAL("_split_transpose", kAny))   \
+    RK_OPTIONAL("linear", kAny) RK_OPTIONAL("num_carry", kInt) RK_OPTIONAL("num_consts", kInt)         \
+    RK_OPTIONAL("reverse", kBool) RK_OPTIONAL("unroll", kAny) RK_OPTIONAL("_split_transpose", kAny)    \
+    RK_OPTIONAL("ft_in", kAny) RK_OPTIONAL("ft_out", kAny))                                           \
   /* lax.cond / lax.switch: the branch index, then the branches' operands (conditionals.py). */       \
   X(kCond, "cond", kControlFlow, 1, kVariadic, RK_REQUIRED("branches", kPrograms))                    \
   /* lax.while_loop: cond_nconsts consts, body_nconsts consts, then the carries. */                   \
