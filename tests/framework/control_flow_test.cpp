@@ -282,6 +282,27 @@ TEST(CondResiduals, TheIndexAndTheBranchResidualsInSharedSlots) {
                                        "f32[5] output of cond from p:2"}));
 }
 
+TEST(CondResiduals, InsideACheckpointThePolicyDecidesInEachBranch) {
+  // _cond_partial_eval_custom: the staged cond takes every operand, so the checkpoint keeps the
+  // index and the operands; a slot holds what the policy saves: under dots_saveable branch 0's
+  // product w x (the only dot), under nothing_saveable nothing.
+  const char* text = R"({ lambda ; s:i32[] w:f32[4,4] a:f32[4]. let
+    c:f32[4] = cond[branches=(
+      { lambda ; m:f32[4,4] x:f32[4]. let d:f32[4] = dot_general[dimension_numbers=(([1], [0]), ([], []))] m x; z:f32[4] = sin d in (z,) }
+      { lambda ; m:f32[4,4] x:f32[4]. let z:f32[4] = cos x in (z,) }
+    )] s w a
+  in (c,) })";
+  const Lines inputs{"i32[] from the argument s", "f32[4,4] from the argument w", "f32[4] from the argument a"};
+  EXPECT_EQ(residuals_of(text, "nothing_saveable"), inputs);
+  Lines with_dot = inputs;
+  with_dot.push_back("f32[4] output of cond from p:2");
+  EXPECT_EQ(residuals_of(text, "dots_saveable"), with_dot);
+  // At the top level the slots hold every branch's residuals, its operands included: branch 0's
+  // cos(w x) and w and x, branch 1's sin x sharing the f32[4] slots.
+  EXPECT_EQ(residuals_of(text), (Lines{"i32[] from the argument s", "f32[4,4] output of cond from p:2",
+                                       "f32[4] output of cond from p:2", "f32[4] output of cond from p:2"}));
+}
+
 TEST(WhileGradient, FailsWithJaxsErrorOnlyWhenItsTangentIsRead) {
   const char* used = R"({ lambda ; a:f32[3]. let
     _:i32[] b:f32[3] = while[body_jaxpr={ lambda ; i:i32[] x:f32[3]. let j:i32[] = add i 1; y:f32[3] = sin x in (j, y) }

@@ -3,10 +3,12 @@
 // every operand that has one; a branch's residuals go into slots shared by type across branches
 // (_merge_branch_residuals), and a branch fills the slots it does not use with zeros
 // (_join_cond_outputs). The flat graph holds three equations that share this:
-//   forward    index, operands                       -> outputs, residual slots
-//   tangent    index, slots, nonzero operand tangents -> nonzero output tangents (transposed, never run)
-//   transpose  index, slots, output cotangents       -> operand cotangents (the same branch, backwards)
-// The index itself is kept for the backward pass, as JAX keeps it.
+//   forward    index, operands                                 -> outputs, residual slots
+//   tangent    index, slots, [operands], nonzero operand tangents -> nonzero output tangents (transposed, never run)
+//   transpose  index, slots, [operands], output cotangents      -> operand cotangents (the same branch, backwards)
+// The index itself is kept for the backward pass, as JAX keeps it. Inside a checkpoint
+// (_cond_partial_eval_custom), the slots hold only what its policy saves, and the transpose takes
+// the operands too: the branch computes the rest again before its backward pass.
 #pragma once
 
 #include <vector>
@@ -20,10 +22,12 @@ struct REMATKIT_CORE_EXPORT CondLinearization {
   std::vector<bool> tangent_given;      // per operand: it has a nonzero tangent (each branch differentiates these)
   std::vector<bool> tangent_out;        // per output: nonzero in some branch (JAX's union)
   std::vector<Type> slots;              // the residual slots' types
-  std::vector<std::vector<size_t>> slot_of;  // per branch, per residual of it: its slot
-  // Inside a checkpoint whose policy does not save every residual: the forward cond keeps nothing
-  // and runs again in the backward pass (the staged cond of _cond_partial_eval_custom takes every operand).
-  bool recompute = false;
+  std::vector<std::vector<ValueId>> kept;    // per branch: the values its slots hold
+  std::vector<std::vector<size_t>> slot_of;  // per branch, per kept value: its slot
+  // Inside a checkpoint: the transpose takes the operands, and each branch first computes again
+  // (these equations of its forward pass) what its backward pass reads and its slots do not hold.
+  bool operands_kept = false;
+  std::vector<std::vector<int>> recompute_eqns;
 };
 
 }  // namespace rematkit

@@ -28,12 +28,54 @@ ScanTrace trace_cond(FlatGraph& graph, const PolicyRegistry& policies, const Equ
   c->tangent_out.assign(n_out, false);
   for (const Linearization& b : c->branches)
     for (size_t k = 0; k < n_out; ++k) c->tangent_out[k] = c->tangent_out[k] || b.output_tangents[k] != kNoValue;
-  // _merge_branch_residuals: a branch's residuals take the first free slots of their types.
+  // What each branch keeps: at the top level its residuals; inside a checkpoint, what the policy
+  // saves of the values its backward pass needs (the rest is computed again from the operands).
+  const Policy* policy = region > 0 ? graph.regions[region].policy.get() : nullptr;
+  c->operands_kept = policy != nullptr;
   for (const Linearization& b : c->branches) {
+    std::vector<ValueId>& kept = c->kept.emplace_back();
+    if (!policy) {
+      for (const Residual& r : b.residuals) kept.push_back(r.value);
+      c->recompute_eqns.emplace_back();
+      continue;
+    }
+    std::vector<char> seen(b.graph.values.size(), 0);
+    std::vector<ValueId> work;
+    for (const Residual& r : b.residuals) work.push_back(r.value);
+    while (!work.empty()) {
+      const ValueId v = work.back();
+      work.pop_back();
+      if (seen[v]) continue;
+      seen[v] = 1;
+      const Value& value = b.graph.values[v];
+      if (value.origin != ValueOrigin::kEquation) continue;  // an operand (kept) or a literal
+      if (ask_policy(*policy, b.graph, value.producer).decision != Decision::kRecompute) {
+        kept.push_back(v);
+        continue;
+      }
+      for (ValueId in : b.graph.eqns[value.producer].inputs) work.push_back(in);
+    }
+    std::sort(kept.begin(), kept.end());  // in the branch's order
+    // The forward equations that compute the rest from the operands and the kept values.
+    std::vector<char> needed(b.graph.values.size(), 0), given(b.graph.values.size(), 0);
+    for (ValueId v : kept) given[v] = 1;
+    for (const Residual& r : b.residuals) needed[r.value] = 1;
+    std::vector<int>& eqns = c->recompute_eqns.emplace_back();
+    for (auto it = b.forward.rbegin(); it != b.forward.rend(); ++it) {
+      const FlatEquation& e = b.graph.eqns[*it];
+      if (std::none_of(e.outputs.begin(), e.outputs.end(), [&](ValueId v) { return needed[v] && !given[v]; })) continue;
+      eqns.push_back(*it);
+      for (ValueId v : e.inputs) needed[v] = 1;
+    }
+    std::reverse(eqns.begin(), eqns.end());
+  }
+  // _merge_branch_residuals: a branch's kept values take the first free slots of their types.
+  for (size_t br = 0; br < c->branches.size(); ++br) {
+    const Linearization& b = c->branches[br];
     std::vector<size_t>& mine = c->slot_of.emplace_back();
     std::vector<char> used(c->slots.size(), 0);
-    for (const Residual& r : b.residuals) {
-      Type type = b.graph.values[r.value].type;
+    for (ValueId v : c->kept[br]) {
+      Type type = b.graph.values[v].type;
       type.space = MemorySpace::kDevice;
       size_t slot = 0;
       while (slot < c->slots.size() && (used[slot] || !(c->slots[slot] == type))) ++slot;
@@ -44,15 +86,6 @@ ScanTrace trace_cond(FlatGraph& graph, const PolicyRegistry& policies, const Equ
       used[slot] = 1;
       mine.push_back(slot);
     }
-  }
-  if (region > 0) {  // a checkpoint's policy: the forward cond runs again unless it saves every residual
-    const Policy& policy = *graph.regions[region].policy;
-    for (const Linearization& b : c->branches)
-      for (const Residual& r : b.residuals) {
-        const Value& v = b.graph.values[r.value];
-        c->recompute = c->recompute || v.origin != ValueOrigin::kEquation ||
-                       ask_policy(policy, b.graph, v.producer).decision == Decision::kRecompute;
-      }
   }
 
   std::vector<Type> types;
@@ -68,6 +101,7 @@ ScanTrace trace_cond(FlatGraph& graph, const PolicyRegistry& policies, const Equ
 
   std::vector<ValueId> inputs{x[0]};
   inputs.insert(inputs.end(), fwd.begin() + static_cast<long>(n_out), fwd.end());
+  if (c->operands_kept) inputs.insert(inputs.end(), x.begin() + 1, x.end());
   for (size_t i = 1; i < t.size(); ++i)
     if (t[i] != kNoValue) inputs.push_back(t[i]);
   std::vector<Type> tangent_types;
@@ -84,7 +118,8 @@ ScanTrace trace_cond(FlatGraph& graph, const PolicyRegistry& policies, const Equ
 
 std::vector<ValueId> transpose_cond(FlatGraph& graph, const FlatEquation& eqn, const std::vector<ValueId>& cts) {
   const CondLinearization& c = *eqn.cond;
-  const size_t n_kept = 1 + c.slots.size();  // the index and the slots
+  // The index, the slots and, inside a checkpoint, the operands.
+  const size_t n_kept = 1 + c.slots.size() + (c.operands_kept ? c.tangent_given.size() : 0);
   std::vector<ValueId> inputs(eqn.inputs.begin(), eqn.inputs.begin() + static_cast<long>(n_kept));
   inputs.insert(inputs.end(), cts.begin(), cts.end());
   std::vector<Type> types;

@@ -127,12 +127,14 @@ std::vector<Tensor> cond_part(const FlatEquation& eqn, const std::vector<const T
     for (ValueId v : branch.outputs) out.push_back(read_value(bg, values, v, "cond"));
     if (eqn.outputs.size() == n_out) return out;
     for (const Type& slot : c.slots) out.push_back(Tensor::filled(slot, 0.0));
-    for (size_t r = 0; r < branch.residuals.size(); ++r)
-      out[n_out + c.slot_of[b][r]] = read_value(bg, values, branch.residuals[r].value, "cond");
+    for (size_t r = 0; r < c.kept[b].size(); ++r) out[n_out + c.slot_of[b][r]] = read_value(bg, values, c.kept[b][r], "cond");
     return out;
   }
-  for (size_t r = 0; r < branch.residuals.size(); ++r) values[branch.residuals[r].value] = *in[1 + c.slot_of[b][r]];
+  for (size_t r = 0; r < c.kept[b].size(); ++r) values[c.kept[b][r]] = *in[1 + c.slot_of[b][r]];
   size_t next = 1 + c.slots.size();
+  if (c.operands_kept)
+    for (size_t i = 0; i < branch.arguments.size(); ++i) values[branch.arguments[i]] = *in[next++];
+  evaluate_flat(bg, c.recompute_eqns[b], values, arithmetic, "cond recompute");
   for (size_t k = 0; k < n_out; ++k) {
     if (!c.tangent_out[k]) continue;
     const Tensor* ct = in[next++];

@@ -14,7 +14,6 @@
 #include <optional>
 
 #include "passes.hpp"
-#include "rematkit/cond_linearization.hpp"
 #include "rematkit/scan_linearization.hpp"
 
 namespace rematkit::autodiff {
@@ -202,7 +201,7 @@ PolicyAnswer ask_policy(const Policy& policy, const FlatGraph& g, int e) {
   const FlatEquation& eqn = g.eqns[e];
   // A scan is decided inside (scan_jvp.cpp): its forward part keeps what the policy saves of its
   // body, its recompute part runs again in the backward pass (loops.py, _partial_eval_custom).
-  if (eqn.part == ControlFlowPart::kForward) return PolicyAnswer::saveable(!(eqn.cond && eqn.cond->recompute));
+  if (eqn.part == ControlFlowPart::kForward) return PolicyAnswer::saveable(true);
   if (eqn.part == ControlFlowPart::kRecompute) return PolicyAnswer::saveable(false);
   std::vector<Type> in, out;
   for (ValueId v : eqn.inputs) in.push_back(g.values[v].type);

@@ -128,8 +128,10 @@ GradientFlops backward_flops(const FlatGraph& graph, const FlatEquation& eqn, bo
       return inner;
     };
     if (eqn.scan) return times(split(eqn.scan->body), eqn.scan->length);
-    for (const Linearization& branch : eqn.cond->branches) {  // the costliest branch
-      const GradientFlops b = split(branch);
+    for (size_t i = 0; i < eqn.cond->branches.size(); ++i) {  // the costliest branch
+      const Linearization& branch = eqn.cond->branches[i];
+      GradientFlops b = split(branch);
+      b.recompute += flops_of(branch.graph, eqn.cond->recompute_eqns[i]);  // inside a checkpoint
       if (b.recompute + b.backward > f.recompute + f.backward) f = b;
     }
     return f;

@@ -37,13 +37,25 @@ std::unique_ptr<LoopProgram> build_loop_program(const FlatGraph& graph, const Fl
     add_body(lin, given, lin.backward, results);
   };
   if (eqn.cond) {
-    for (const Linearization& branch : eqn.cond->branches) {
+    const CondLinearization& c = *eqn.cond;
+    for (size_t b = 0; b < c.branches.size(); ++b) {
+      const Linearization& branch = c.branches[b];
       if (eqn.part == ControlFlowPart::kTranspose) {
-        add_backward(branch, eqn.cond->tangent_given);
+        // The kept values, the operands inside a checkpoint (what is not kept is computed again
+        // first), and the nonzero seeds.
+        std::vector<ValueId> given = c.kept[b], results;
+        if (c.operands_kept) given.insert(given.end(), branch.arguments.begin(), branch.arguments.end());
+        for (ValueId seed : branch.cotangent_seeds)
+          if (seed != kNoValue) given.push_back(seed);
+        for (size_t i = 0; i < branch.gradients.size(); ++i)
+          if (c.tangent_given[i]) results.push_back(branch.gradients[i]);
+        std::vector<int> eqns = c.recompute_eqns[b];
+        eqns.insert(eqns.end(), branch.backward.begin(), branch.backward.end());
+        add_body(branch, given, eqns, results);
         continue;
       }
       std::vector<ValueId> results = branch.outputs;
-      for (const Residual& r : branch.residuals) results.push_back(r.value);
+      results.insert(results.end(), c.kept[b].begin(), c.kept[b].end());
       add_body(branch, branch.arguments, branch.forward, results);
     }
     return loop;

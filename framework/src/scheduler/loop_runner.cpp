@@ -113,8 +113,11 @@ void LoopRunner::run_cond_transpose(const std::vector<const void*>& in, const st
   const CondLinearization& c = *loop_.cond;
   const Linearization& branch = c.branches[b];
   for (size_t r = 0; r < c.slot_of[b].size(); ++r) std::memcpy(given(r, b), in[1 + c.slot_of[b][r]], bytes_of_given(r, b));
-  // The output cotangents: one per nonzero output tangent of the cond; this branch seeds its own.
   size_t next_ct = 1 + c.slots.size(), next_seed = c.slot_of[b].size();
+  if (c.operands_kept)  // inside a checkpoint: the operands, from which the branch computes again
+    for (size_t i = 0; i < c.tangent_given.size(); ++i, ++next_ct, ++next_seed)
+      std::memcpy(given(next_seed, b), in[next_ct], bytes_of_given(next_seed, b));
+  // The output cotangents: one per nonzero output tangent of the cond; this branch seeds its own.
   for (size_t k = 0; k < c.tangent_out.size(); ++k) {
     if (!c.tangent_out[k]) continue;
     const void* ct = in[next_ct++];
