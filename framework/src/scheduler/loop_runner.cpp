@@ -40,6 +40,23 @@ LoopRunner::LoopRunner(const LoopProgram& loop, std::byte* workspace) : loop_(lo
   for (size_t j = 0; j < s.num_carry; ++j)
     carry_bytes += static_cast<size_t>(s.body.graph.values[s.body.arguments[s.num_consts + j]].type.bytes());
   scratch_.resize(carry_bytes);
+  if (loop.part != ControlFlowPart::kTranspose) return;
+  // The transpose's layout, fixed: where each seed is among the given buffers, each argument's
+  // gradient among the results and its cotangent among the outputs (so a run allocates nothing).
+  output_ct_.assign(s.tangent_out.size(), nullptr);
+  carry_ct_.assign(s.num_carry, nullptr);
+  seed_given_.assign(s.tangent_out.size(), SIZE_MAX);
+  size_t next_seed = s.residuals.size();
+  for (size_t k = 0; k < s.body.cotangent_seeds.size(); ++k)
+    if (s.body.cotangent_seeds[k] != kNoValue) seed_given_[k] = next_seed++;
+  const size_t n_args = s.differentiated.size();
+  result_of_.assign(n_args, SIZE_MAX);
+  out_of_.assign(n_args, SIZE_MAX);
+  size_t next_result = 0, next_out = 0;
+  for (size_t i = 0; i < n_args; ++i) {
+    if (s.differentiated[i]) result_of_[i] = next_result++;
+    if (s.tangent_given[i]) out_of_[i] = next_out++;
+  }
 }
 
 LoopRunner::~LoopRunner() = default;
@@ -98,7 +115,8 @@ void LoopRunner::run_cond_forward(const std::vector<const void*>& in, const std:
   for (size_t k = 0; k < n_out; ++k) std::memcpy(out[k], result(k, b), static_cast<size_t>(result_type(k, b).bytes()));
   if (out.size() == n_out) return;  // no residual slots: nothing is differentiated
   // _join_cond_outputs: the slots this branch does not fill hold zeros.
-  std::vector<char> filled(c.slots.size(), 0);
+  std::vector<char>& filled = filled_;
+  filled.assign(c.slots.size(), 0);
   for (size_t r = 0; r < c.slot_of[b].size(); ++r) {
     const size_t slot = c.slot_of[b][r];
     filled[slot] = 1;
@@ -198,24 +216,14 @@ void LoopRunner::run_transpose(const std::vector<const void*>& in, const std::ve
       std::memcpy(given(k), in[k], bytes_of_given(k));
   }
   // Cotangent inputs: one per nonzero output tangent, in output order.
-  std::vector<const void*> output_ct(s.tangent_out.size(), nullptr);
+  std::vector<const void*>& output_ct = output_ct_;
   size_t next = n_res;
-  for (size_t k = 0; k < s.tangent_out.size(); ++k)
-    if (s.tangent_out[k]) output_ct[k] = in[next++];
-  std::vector<size_t> seed_given(s.tangent_out.size(), SIZE_MAX);
-  size_t next_seed = n_res;
-  for (size_t k = 0; k < body.cotangent_seeds.size(); ++k)
-    if (body.cotangent_seeds[k] != kNoValue) seed_given[k] = next_seed++;
-  // Where each argument's gradient is among the results, and its cotangent among the outputs.
+  for (size_t k = 0; k < s.tangent_out.size(); ++k) output_ct[k] = s.tangent_out[k] ? in[next++] : nullptr;
+  const std::vector<size_t>& seed_given = seed_given_;
+  const std::vector<size_t>&result_of = result_of_, &out_of = out_of_;
   const size_t n_args = s.differentiated.size();
-  std::vector<size_t> result_of(n_args, SIZE_MAX), out_of(n_args, SIZE_MAX);
-  size_t next_result = 0, next_out = 0;
-  for (size_t i = 0; i < n_args; ++i) {
-    if (s.differentiated[i]) result_of[i] = next_result++;
-    if (s.tangent_given[i]) out_of[i] = next_out++;
-  }
   // The carries' cotangents, flowing backwards through the iterations.
-  std::vector<const void*> carry_ct(s.num_carry, nullptr);
+  std::vector<const void*>& carry_ct = carry_ct_;
   for (size_t j = 0; j < s.num_carry; ++j) carry_ct[j] = output_ct[j];
   for (int64_t step = s.length - 1; step >= 0; --step) {
     const int64_t r = s.row_of(step);

@@ -37,7 +37,11 @@ class LoopRunner {
 
   const LoopProgram& loop_;
   std::vector<std::unique_ptr<StepExecutor>> bodies_;
-  std::vector<std::byte> scratch_;
+  std::vector<std::byte> scratch_;  // the carries' new values, on their way to the given buffers
+  // A scan transpose's fixed layout (loop_runner.cpp) and its per-run pointers, sized once.
+  std::vector<size_t> seed_given_, result_of_, out_of_;
+  std::vector<const void*> output_ct_, carry_ct_;
+  std::vector<char> filled_;  // a cond's slots filled by the branch that ran
 };
 
 }  // namespace rematkit
