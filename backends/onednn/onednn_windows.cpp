@@ -95,6 +95,13 @@ struct ConvSetup {
   Dims strides, dilates, padding_l, padding_r;
 };
 
+// Row-major strides of `dims`, in elements.
+Dims dense_strides(const Dims& dims) {
+  Dims strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
+  return strides;
+}
+
 // The kernel in the layout a convolution's JIT implementation wants (format_tag::any, then
 // `chosen`): before each run, `arrange` writes the equation's kernel into `plain` (dense, in the
 // workspace after the chosen layout's bytes), and a oneDNN reorder turns that into the chosen
@@ -231,12 +238,8 @@ bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, R
     Dims weights = {l.dims[1], k.dims[0]};
     if (groups > 1) weights = {groups, l.dims[1] / groups, k.dims[0] / groups};
     weights.insert(weights.end(), k.dims.begin() + 2, k.dims.end());
-    int64_t weight_count = 1;
-    for (int64_t x : weights) weight_count *= x;
-    Dims dense(weights.size(), 1);
-    for (int i = static_cast<int>(weights.size()) - 2; i >= 0; --i) dense[i] = dense[i + 1] * weights[i + 1];
     s.src = o.desc();
-    const dnnl::memory::desc plain(weights, dt::f32, dense);
+    const dnnl::memory::desc plain(weights, dt::f32, dense_strides(weights));
     s.weights = dnnl::memory::desc(weights, dt::f32, dnnl::memory::format_tag::any);
     s.dst = l.desc();
     const auto hint = forward_pd(engine, s, dnnl::prop_kind::forward_training);
@@ -250,7 +253,6 @@ bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, R
     r.inputs = {{DNNL_ARG_DIFF_DST, s.dst}, {DNNL_ARG_WEIGHTS, s.weights}};
     r.output = {DNNL_ARG_DIFF_SRC, s.src};
     stage_in_chosen_layout(engine, plain, s.weights, reverse_kernel(k, groups), r, 1);
-    (void)weight_count;
     r.make = [pd](const dnnl::engine&) -> dnnl::primitive { return dnnl::convolution_backward_data(pd); };
     return true;
   }
@@ -271,9 +273,7 @@ bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, R
   if (s.weights != as_it_lies) {  // read in place when oneDNN takes the layout as it lies
     int64_t count = 1;
     for (int64_t x : weights.dims) count *= x;
-    Dims dense(weights.dims.size(), 1);
-    for (int i = static_cast<int>(weights.dims.size()) - 2; i >= 0; --i) dense[i] = dense[i + 1] * weights.dims[i + 1];
-    const dnnl::memory::desc plain(weights.dims, dt::f32, dense);
+    const dnnl::memory::desc plain(weights.dims, dt::f32, dense_strides(weights.dims));
     // The kernel as it lies, gathered dense (the reorder then blocks it as oneDNN chose).
     const View kernel = weights;
     stage_in_chosen_layout(engine, plain, s.weights, [kernel, count](const void* from, void* to) {

@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "rematkit/gradient.hpp"
 #include "rematkit/interpreter.hpp"
@@ -73,10 +71,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, LargeRealProgramTest, ::testing::ValuesIn(progr
 class ForwardOnlyRealProgramTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ForwardOnlyRealProgramTest, RunsForwardAndItsGradientIsWhatJaxGives) {
-  std::ifstream file(GetParam());
-  std::stringstream text;
-  text << file.rdbuf();
-  const std::string source = text.str();
+  const std::string source = read_text(GetParam());
   const Program program = parse_program(source, GetParam());
   const RandomInputs in = random_inputs(program, 3);
   const std::vector<Tensor> expected = evaluate_program(program, in.constants, in.arguments, Arithmetic::kFloat32);
@@ -105,10 +100,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, ForwardOnlyRealProgramTest, ::testing::ValuesIn
 class UnsupportedRealProgramTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(UnsupportedRealProgramTest, CheckNamesWhatItNeeds) {
-  std::ifstream file(GetParam());
-  std::stringstream text;
-  text << file.rdbuf();
-  const std::string source = text.str();
+  const std::string source = read_text(GetParam());
   const std::string marker = "# rematkit: not yet: ";
   const size_t at = source.find(marker);
   ASSERT_NE(at, std::string::npos) << "no '" << marker << "' line";
