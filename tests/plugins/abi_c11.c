@@ -4,7 +4,8 @@
 #include "rematkit/plugin/rk_plugin.h"
 #include "rematkit/plugin/rk_policy.h"
 
-_Static_assert(RK_STRUCT_SIZE(rk_policy_api, signature) == sizeof(rk_policy_api), "signature is the last field");
+_Static_assert(RK_STRUCT_SIZE(rk_policy_api, survey) == sizeof(rk_policy_api), "survey is the last field");
+_Static_assert(RK_STRUCT_SIZE(rk_equation_view, flops) == sizeof(rk_equation_view), "flops is the last field");
 _Static_assert(RK_STRUCT_SIZE(rk_decision, strength) == sizeof(rk_decision), "strength is the last field");
 
 int rematkit_abi_c11_check(const rk_policy_api* api);

@@ -4,11 +4,12 @@
 
 #include <cstddef>
 
+#include "rematkit/plugin/plugin.hpp"
 #include "rematkit/plugin/rk_backend.h"
 #include "rematkit/plugin/rk_plugin.h"
 #include "rematkit/plugin/rk_policy.h"
 
-static_assert(RK_ABI_MAJOR == 1 && RK_ABI_MINOR == 3);
+static_assert(RK_ABI_MAJOR == 1 && RK_ABI_MINOR == 4);
 
 static_assert(sizeof(rk_version) == 4);
 static_assert(offsetof(rk_host_api, abi) == 8 && offsetof(rk_host_api, error_new) == 16 &&
@@ -22,7 +23,8 @@ static_assert(offsetof(rk_type, dtype) == 8 && offsetof(rk_type, memory_space) =
 static_assert(offsetof(rk_equation_view, primitive) == 8 && offsetof(rk_equation_view, params) == 16 &&
               offsetof(rk_equation_view, num_params) == 24 && offsetof(rk_equation_view, inputs) == 32 &&
               offsetof(rk_equation_view, num_inputs) == 40 && offsetof(rk_equation_view, outputs) == 48 &&
-              offsetof(rk_equation_view, num_outputs) == 56 && sizeof(rk_equation_view) == 64);
+              offsetof(rk_equation_view, num_outputs) == 56 && offsetof(rk_equation_view, site) == 64 &&
+              offsetof(rk_equation_view, flops) == 72 && sizeof(rk_equation_view) == 80);
 static_assert(offsetof(rk_plugin_api, abi) == 8 && offsetof(rk_plugin_api, name) == 16 &&
               offsetof(rk_plugin_api, version) == 24 && offsetof(rk_plugin_api, initialize) == 32 &&
               offsetof(rk_plugin_api, num_policies) == 40 && offsetof(rk_plugin_api, policies) == 48 &&
@@ -33,7 +35,8 @@ static_assert(offsetof(rk_decision, kind) == 8 && offsetof(rk_decision, offload_
               sizeof(rk_decision) == 24);
 static_assert(offsetof(rk_policy_api, name) == 8 && offsetof(rk_policy_api, create) == 16 &&
               offsetof(rk_policy_api, destroy) == 24 && offsetof(rk_policy_api, decide) == 32 &&
-              offsetof(rk_policy_api, signature) == 40 && sizeof(rk_policy_api) == 48);
+              offsetof(rk_policy_api, signature) == 40 && offsetof(rk_policy_api, survey) == 48 &&
+              sizeof(rk_policy_api) == 56);
 static_assert(offsetof(rk_tensor_view, type) == 8 && offsetof(rk_tensor_view, data) == 40 && sizeof(rk_tensor_view) == 48);
 static_assert(offsetof(rk_backend_api, name) == 8 && offsetof(rk_backend_api, flags) == 16 &&
               offsetof(rk_backend_api, create) == 24 && offsetof(rk_backend_api, destroy) == 32 &&
@@ -55,4 +58,10 @@ TEST(AbiLayout, OldMinorStructsEndBeforeTheFieldsAMinorAdded) {
   rk_decision old_decision{};
   old_decision.struct_size = RK_STRUCT_SIZE(rk_decision, offload_dst);
   EXPECT_FALSE(RK_HAS_FIELD(&old_decision, rk_decision, strength));
+  // ABI 1.3's equation view ended at num_outputs: a 1.4 plugin reading it finds no site.
+  rk_equation_view old_view{};
+  old_view.struct_size = RK_STRUCT_SIZE(rk_equation_view, num_outputs);
+  EXPECT_FALSE(RK_HAS_FIELD(&old_view, rk_equation_view, site));
+  EXPECT_STREQ(rematkit::plugin::site_of(&old_view), "");
+  EXPECT_EQ(rematkit::plugin::flops_of(&old_view), 0.0);
 }

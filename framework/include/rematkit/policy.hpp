@@ -36,6 +36,10 @@ struct EquationView {
   const Params& params;
   const std::vector<Type>& inputs;
   const std::vector<Type>& outputs;
+  // Its stable name in the program, "LINE:COL#N" (rk_equation_view::site), and its FLOPs; empty and 0
+  // where there are none (a loop body's equations).
+  std::string_view site = {};
+  double flops = 0.0;
 };
 
 class REMATKIT_CORE_EXPORT Policy {
@@ -43,6 +47,9 @@ class REMATKIT_CORE_EXPORT Policy {
   virtual ~Policy() = default;
   // May throw a bad-input Error (e.g. save_from_both_policies given a non-boolean sub-policy).
   virtual PolicyAnswer decide(const EquationView& eqn) const = 0;
+  // Every equation decide() may be asked about in one linearization, in program order, before the
+  // first decide: a policy that weighs equations against each other decides here. Default: nothing.
+  virtual void survey(const std::vector<EquationView>& eqns) const { (void)eqns; }
   // The spec that builds this policy, e.g. "save_only_these_names('a')".
   virtual std::string spec() const = 0;
 };

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "passes.hpp"
+#include "rematkit/flops.hpp"
 #include "rematkit/scan_linearization.hpp"
 
 namespace rematkit::autodiff {
@@ -24,6 +25,8 @@ class PartialEvaluator {
   explicit PartialEvaluator(Linearization& lin) : lin_(lin), g_(lin.graph) {}
 
   std::vector<BackwardStep> run() {
+    sites_ = equation_sites(g_);
+    survey_policies(g_, sites_);
     find_live_tangents();
     lin_.decisions.assign(g_.eqns.size(), PolicyAnswer::saveable(true));
     std::vector<char> all_known(g_.eqns.size(), 0);
@@ -52,7 +55,7 @@ class PartialEvaluator {
   PolicyAnswer decide(int child, int e) {
     auto [it, fresh] = cache_.try_emplace({child, e}, PolicyAnswer::saveable(true));
     if (!fresh) return it->second;
-    it->second = ask_policy(*g_.regions[child].policy, g_, e);
+    it->second = ask_policy(*g_.regions[child].policy, g_, e, sites_[static_cast<size_t>(e)]);
     return it->second;
   }
 
@@ -189,6 +192,7 @@ class PartialEvaluator {
   Linearization& lin_;
   const FlatGraph& g_;
   std::vector<int> live_tangents_;
+  std::vector<std::string> sites_;
   std::map<std::pair<int, int>, PolicyAnswer> cache_;
   std::vector<BackwardStep> steps_;
 };
@@ -197,28 +201,98 @@ class PartialEvaluator {
 
 std::vector<BackwardStep> partial_eval(Linearization& lin) { return PartialEvaluator(lin).run(); }
 
-PolicyAnswer ask_policy(const Policy& policy, const FlatGraph& g, int e) {
+namespace {
+
+// A policy sees a custom_jvp_call's body equation run under JAX's rule as that call: JAX's forward
+// program has the one custom_jvp_call equation where rematkit has its body.
+struct PolicyQuestion {
+  std::string_view primitive;
+  Params call_params;
+  const Params* params = nullptr;
+  std::vector<Type> in, out;
+};
+
+PolicyQuestion question_about(const FlatGraph& g, int e) {
+  const FlatEquation& eqn = g.eqns[static_cast<size_t>(e)];
+  PolicyQuestion q;
+  q.primitive = prim_name(eqn.prim);
+  q.params = &eqn.params;
+  for (ValueId v : eqn.inputs) q.in.push_back(g.values[v].type);
+  for (ValueId v : eqn.outputs) q.out.push_back(g.values[v].type);
+  if (eqn.custom_call >= 0) {
+    const CustomCall& call = g.custom_calls[eqn.custom_call];
+    q.primitive = prim_name(call.prim);
+    if (!call.name.empty()) q.call_params.set("name", ParamValue::of_ident(call.name));
+    q.params = nullptr;  // call_params: set once q stops moving
+  }
+  return q;
+}
+
+// Whether a policy decides `eqn` at all: a scan's parts are decided inside (scan_jvp.cpp).
+bool policy_decides(const FlatGraph& g, const FlatEquation& eqn) {
+  return g.is_known(eqn) && eqn.part == ControlFlowPart::kNone;
+}
+
+}  // namespace
+
+std::vector<std::string> equation_sites(const FlatGraph& g) {
+  std::vector<std::string> sites(g.eqns.size());
+  std::map<std::pair<int, int>, int> seen;  // (line, column) -> equations named so far
+  for (size_t e = 0; e < g.eqns.size(); ++e) {
+    const FlatEquation& eqn = g.eqns[e];
+    if (!policy_decides(g, eqn)) continue;
+    const int n = seen[{eqn.where.line, eqn.where.column}]++;
+    sites[e] = std::to_string(eqn.where.line) + ":" + std::to_string(eqn.where.column) + "#" + std::to_string(n);
+  }
+  return sites;
+}
+
+void survey_policies(const FlatGraph& g, const std::vector<std::string>& sites) {
+  // Per policy object, the equations of every checkpoint it governs (a nested one's too).
+  std::map<const Policy*, std::vector<int>> asked;
+  std::vector<const Policy*> order;
+  for (size_t r = 1; r < g.regions.size(); ++r) {
+    const Policy* policy = g.regions[r].policy.get();
+    if (!policy) continue;
+    auto [it, fresh] = asked.try_emplace(policy);
+    if (fresh) order.push_back(policy);
+    for (size_t e = 0; e < g.eqns.size(); ++e)
+      if (policy_decides(g, g.eqns[e]) && g.within(g.eqns[e].scope, static_cast<int>(r))) it->second.push_back(static_cast<int>(e));
+  }
+  for (const Policy* policy : order) {
+    std::vector<int>& eqns = asked[policy];
+    std::sort(eqns.begin(), eqns.end());
+    eqns.erase(std::unique(eqns.begin(), eqns.end()), eqns.end());
+    std::vector<PolicyQuestion> questions;
+    questions.reserve(eqns.size());
+    for (int e : eqns) questions.push_back(question_about(g, e));
+    std::vector<EquationView> views;
+    views.reserve(eqns.size());
+    for (size_t i = 0; i < eqns.size(); ++i) {
+      const PolicyQuestion& q = questions[i];
+      views.push_back(EquationView{q.primitive, q.params ? *q.params : q.call_params, q.in, q.out,
+                                   sites[static_cast<size_t>(eqns[i])],
+                                   static_cast<double>(equation_flops(g, g.eqns[static_cast<size_t>(eqns[i])]))});
+    }
+    try {
+      policy->survey(views);
+    } catch (const Error& err) {
+      if (err.kind() != ErrorKind::kBadInput) throw;
+      fail(err.what());
+    }
+  }
+}
+
+PolicyAnswer ask_policy(const Policy& policy, const FlatGraph& g, int e, std::string_view site) {
   const FlatEquation& eqn = g.eqns[e];
   // A scan is decided inside (scan_jvp.cpp): its forward part keeps what the policy saves of its
   // body, its recompute part runs again in the backward pass (loops.py, _partial_eval_custom).
   if (eqn.part == ControlFlowPart::kForward) return PolicyAnswer::saveable(true);
   if (eqn.part == ControlFlowPart::kRecompute) return PolicyAnswer::saveable(false);
-  std::vector<Type> in, out;
-  for (ValueId v : eqn.inputs) in.push_back(g.values[v].type);
-  for (ValueId v : eqn.outputs) out.push_back(g.values[v].type);
-  // An equation of a custom_jvp_call's body run under JAX's rule is, to a policy, that call: JAX's
-  // forward program has the one custom_jvp_call equation where rematkit has its body.
-  Params call_params;
-  std::string_view primitive = prim_name(eqn.prim);
-  const Params* params = &eqn.params;
-  if (eqn.custom_call >= 0) {
-    const CustomCall& call = g.custom_calls[eqn.custom_call];
-    primitive = prim_name(call.prim);
-    if (!call.name.empty()) call_params.set("name", ParamValue::of_ident(call.name));
-    params = &call_params;
-  }
+  const PolicyQuestion q = question_about(g, e);
   try {
-    return policy.decide(EquationView{primitive, *params, in, out});
+    return policy.decide(EquationView{q.primitive, q.params ? *q.params : q.call_params, q.in, q.out, site,
+                                      static_cast<double>(equation_flops(g, eqn))});
   } catch (const Error& err) {
     if (err.kind() != ErrorKind::kBadInput) throw;
     fail_at(eqn.where, err.what());

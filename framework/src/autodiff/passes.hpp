@@ -1,5 +1,7 @@
 // The passes of linearize(), in the order it runs them. Internal to autodiff.
 #pragma once
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "rematkit/linearize.hpp"
@@ -23,7 +25,17 @@ std::vector<BackwardStep> partial_eval(Linearization& lin);
 
 // `policy`'s answer for known equation `e` of `g`, as a checkpoint asks it (a custom_jvp_call's body
 // answers as the call; a scan's parts as scan_jvp.cpp decides them); errors located at the equation.
-PolicyAnswer ask_policy(const Policy& policy, const FlatGraph& g, int e);
+// `site` is the equation's stable name (equation_sites), when the caller has one.
+PolicyAnswer ask_policy(const Policy& policy, const FlatGraph& g, int e, std::string_view site = {});
+
+// Per equation of `g`: "LINE:COL#N" for the known equations a policy may decide (N counts the
+// earlier ones from the same program equation), empty for the rest. The graph is built the same
+// under every policy, so these name the same equations whatever the policy.
+std::vector<std::string> equation_sites(const FlatGraph& g);
+
+// Shows each policy of `g`'s checkpoints every equation it may decide (Policy::survey), once per
+// policy, before partial evaluation asks it anything.
+void survey_policies(const FlatGraph& g, const std::vector<std::string>& sites);
 
 // Turns the backward steps into equations: recomputations stay, tangent equations are transposed.
 // Fills cotangent_seeds, backward and gradients.

@@ -21,13 +21,14 @@ rk_type c_type(const Type& t) {
 }
 
 CEquationView::CEquationView(std::string_view primitive, const Params& params, const std::vector<Type>& inputs,
-                             const std::vector<Type>& outputs)
-    : primitive_(primitive), input_types_(inputs), output_types_(outputs) {
+                             const std::vector<Type>& outputs, std::string_view site, double flops)
+    : primitive_(primitive), site_(site), input_types_(inputs), output_types_(outputs) {
   params_ = values_.params(params);
   for (const Type& t : input_types_) inputs_.push_back(c_type(t));
   for (const Type& t : output_types_) outputs_.push_back(c_type(t));
   view_ = {sizeof(rk_equation_view), primitive_.c_str(), params_.data(), params_.size(),
-           inputs_.data(),           inputs_.size(),      outputs_.data(), outputs_.size()};
+           inputs_.data(),           inputs_.size(),      outputs_.data(), outputs_.size(),
+           site_.c_str(),            flops};
 }
 
 }  // namespace rematkit::plugin_host

@@ -16,13 +16,13 @@ rk_type c_type(const Type& type);
 class CEquationView {
  public:
   CEquationView(std::string_view primitive, const Params& params, const std::vector<Type>& inputs,
-                const std::vector<Type>& outputs);
+                const std::vector<Type>& outputs, std::string_view site = {}, double flops = 0.0);
   CEquationView(const CEquationView&) = delete;
   CEquationView& operator=(const CEquationView&) = delete;
   const rk_equation_view* get() const { return &view_; }
 
  private:
-  std::string primitive_;
+  std::string primitive_, site_;
   CValues values_;
   std::vector<rk_value> params_;
   std::vector<Type> input_types_, output_types_;  // the shapes the views point into

@@ -1,5 +1,7 @@
 #include "plugin_policy.hpp"
 
+#include <memory>
+
 #include "c_values.hpp"
 #include "equation_view.hpp"
 #include "host_api.hpp"
@@ -20,7 +22,7 @@ PluginPolicy::~PluginPolicy() {
 }
 
 PolicyAnswer PluginPolicy::decide(const EquationView& eqn) const {
-  const CEquationView view(eqn.primitive, eqn.params, eqn.inputs, eqn.outputs);
+  const CEquationView view(eqn.primitive, eqn.params, eqn.inputs, eqn.outputs, eqn.site, eqn.flops);
   rk_decision d{sizeof(rk_decision), RK_RECOMPUTE, RK_MEMORY_DEVICE, RK_MEMORY_PINNED_HOST, RK_MUST};
   if (rk_error* error = api_->decide(instance_, view.get(), &d)) fail("policy " + spec_ + ": " + take_error(error));
   PolicyAnswer answer;
@@ -36,6 +38,20 @@ PolicyAnswer PluginPolicy::decide(const EquationView& eqn) const {
   }
   answer.strength = d.strength == RK_PREFER ? Strength::kPrefer : Strength::kMust;
   return answer;
+}
+
+void PluginPolicy::survey(const std::vector<EquationView>& eqns) const {
+  if (!RK_HAS_FIELD(api_, rk_policy_api, survey) || !api_->survey) return;
+  std::vector<std::unique_ptr<CEquationView>> owned;  // the views point into these
+  std::vector<rk_equation_view> views;
+  owned.reserve(eqns.size());
+  views.reserve(eqns.size());
+  for (const EquationView& e : eqns) {
+    owned.push_back(std::make_unique<CEquationView>(e.primitive, e.params, e.inputs, e.outputs, e.site, e.flops));
+    views.push_back(*owned.back()->get());
+  }
+  if (rk_error* error = api_->survey(instance_, views.data(), views.size()))
+    fail("policy " + spec_ + " (survey): " + take_error(error));
 }
 
 PolicyFactory plugin_policy_factory(const rk_policy_api* api) {

@@ -18,6 +18,7 @@ class PluginPolicy final : public Policy {
   PluginPolicy& operator=(const PluginPolicy&) = delete;
 
   PolicyAnswer decide(const EquationView& eqn) const override;
+  void survey(const std::vector<EquationView>& eqns) const override;
   std::string spec() const override { return spec_; }
   const rk_policy_api* api() const { return api_; }
   rk_policy* instance() const { return instance_; }

@@ -81,8 +81,10 @@ rk_error* guarded(Body&& body) noexcept {
 
 // A policy written as a decision function: `make` builds one from the call arguments, and
 // policy_table<make>(name, signature) is its rk_policy_api.
+// `survey`, when set, first sees every equation the policy will decide (rk_policy_api::survey).
 struct DecisionFunction {
   std::function<void(const rk_equation_view* eqn, rk_decision* out)> decide;
+  std::function<void(const rk_equation_view* eqns, size_t num_eqns)> survey = {};
 };
 using PolicyMaker = DecisionFunction (*)(const rk_value* args, size_t num_args);
 
@@ -94,9 +96,22 @@ inline void destroy_policy(rk_policy* policy) { delete reinterpret_cast<Decision
 inline rk_error* decide_policy(rk_policy* policy, const rk_equation_view* eqn, rk_decision* out) {
   return guarded([&] { reinterpret_cast<DecisionFunction*>(policy)->decide(eqn, out); });
 }
+inline rk_error* survey_policy(rk_policy* policy, const rk_equation_view* eqns, size_t num_eqns) {
+  return guarded([&] {
+    const DecisionFunction& f = *reinterpret_cast<DecisionFunction*>(policy);
+    if (f.survey) f.survey(eqns, num_eqns);
+  });
+}
 template <PolicyMaker make>
 constexpr rk_policy_api policy_table(const char* name, const char* signature) {
-  return {sizeof(rk_policy_api), name, &create_policy<make>, &destroy_policy, &decide_policy, signature};
+  return {sizeof(rk_policy_api), name, &create_policy<make>, &destroy_policy, &decide_policy, signature, &survey_policy};
+}
+// A field of an equation view from a host of ABI 1.4 or later, else `absent`.
+inline const char* site_of(const rk_equation_view* eqn) {
+  return RK_HAS_FIELD(eqn, rk_equation_view, site) && eqn->site ? eqn->site : "";
+}
+inline double flops_of(const rk_equation_view* eqn) {
+  return RK_HAS_FIELD(eqn, rk_equation_view, flops) ? eqn->flops : 0.0;
 }
 
 inline std::string_view primitive(const rk_equation_view* eqn) { return eqn->primitive; }

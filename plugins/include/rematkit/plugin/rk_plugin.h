@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define RK_ABI_MAJOR 1
-#define RK_ABI_MINOR 3
+#define RK_ABI_MINOR 4
 
 /* The size of struct T up to and including field `last`. */
 #define RK_STRUCT_SIZE(T, last) (offsetof(T, last) + sizeof(((T*)0)->last))
@@ -131,6 +131,13 @@ typedef struct rk_equation_view {
   size_t num_inputs;
   const rk_type* outputs;
   size_t num_outputs;
+  /* Since ABI 1.4; empty and 0 where the host has none (a backend's equation, a loop body's).
+   * site: a stable name of this equation in its program, "LINE:COL#N": the line and column of the
+   * program equation it comes from, and N counting the earlier equations from the same place (a
+   * JVP rule emits several). The same program gives the same sites under every policy.
+   * flops: its floating-point work, counted as `rematkit grad --flops` counts it. */
+  const char* site;
+  double flops;
 } rk_equation_view;
 
 /* ---- the plugin's table, returned by its one exported entry point -------------------------- */

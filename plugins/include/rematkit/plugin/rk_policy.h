@@ -42,6 +42,10 @@ typedef struct rk_policy_api {
   rk_error* (*decide)(rk_policy* policy, const rk_equation_view* eqn, rk_decision* out);
   /* Since ABI 1.1: one line on how to call it, e.g. "save_only_these_names('a', ...)". */
   const char* signature;
+  /* Since ABI 1.4, may be NULL: called once, before the first decide of a linearization, with every
+   * equation this policy may then be asked about, in program order, each with its site and flops.
+   * A policy that weighs equations against each other (a knapsack on their bytes) decides here. */
+  rk_error* (*survey)(rk_policy* policy, const rk_equation_view* eqns, size_t num_eqns);
 } rk_policy_api;
 
 #ifdef __cplusplus
