@@ -45,6 +45,11 @@ else()
 endif()
 rematkit_decide(REMATKIT_TOOLS "${_rk_tools_found}" "CLI11 2.1, yaml-cpp 0.7, rematkit::flax and rematkit::io")
 
+if(PkgConfig_FOUND)
+  pkg_check_modules(CBC QUIET IMPORTED_TARGET cbc)  # the budget solver's integer programs
+endif()
+rematkit_decide(REMATKIT_SOLVER_CBC "${CBC_FOUND}" "COIN-OR CBC (coinor-libcbc-dev)")
+
 find_package(hwy 1.0 CONFIG QUIET)  # hwy::hwy: the Highway backend's SIMD kernels
 rematkit_decide(REMATKIT_BACKEND_HIGHWAY "${hwy_FOUND}" "Highway 1.0 (libhwy-dev)")
 

@@ -62,5 +62,6 @@ void add_mlp_command(CLI::App& app);
 void add_plugins_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_sweep_merge_command(CLI::App& app);
+void add_solve_command(CLI::App& app);
 
 }  // namespace rematkit::cli

@@ -110,9 +110,18 @@ struct REMATKIT_CORE_EXPORT FlatGraph {
   bool is_known(const FlatEquation& eqn) const {
     return eqn.role == EqnRole::kPrimal || eqn.role == EqnRole::kCoefficient;
   }
+  // Whether a checkpoint's policy decides `eqn`: a known equation, not a scan's or cond's part
+  // (their bodies are decided inside, scan_jvp.cpp and cond_jvp.cpp).
+  bool policy_decides(const FlatEquation& eqn) const { return is_known(eqn) && eqn.part == ControlFlowPart::kNone; }
   // The child of region `parent` that contains region `scope`, or -1 when `scope` is `parent` itself.
   int child_of(int parent, int scope) const;
   bool within(int scope, int region) const { return scope == region || child_of(region, scope) >= 0; }
 };
+
+// Per equation of `graph`: its site "LINE:COL#N" (rk_equation_view::site) when a policy decides it
+// (N counts the earlier such equations from the same program equation, as a JVP rule emits several),
+// empty for the rest. The graph is built the same under every policy, so a site names the same
+// equation whatever the policy: the budget solver's decisions are keyed by it.
+REMATKIT_CORE_EXPORT std::vector<std::string> equation_sites(const FlatGraph& graph);
 
 }  // namespace rematkit

@@ -1,5 +1,8 @@
 #include "rematkit/graph.hpp"
 
+#include <map>
+#include <utility>
+
 namespace rematkit {
 
 ValueId FlatGraph::add_value(Value value) {
@@ -42,6 +45,18 @@ int FlatGraph::child_of(int parent, int scope) const {
   for (int r = scope; r > 0; r = regions[r].parent)
     if (regions[r].parent == parent) return r;
   return -1;
+}
+
+std::vector<std::string> equation_sites(const FlatGraph& g) {
+  std::vector<std::string> sites(g.eqns.size());
+  std::map<std::pair<int, int>, int> seen;  // (line, column) -> equations named so far
+  for (size_t e = 0; e < g.eqns.size(); ++e) {
+    const FlatEquation& eqn = g.eqns[e];
+    if (!g.policy_decides(eqn)) continue;
+    const int n = seen[{eqn.where.line, eqn.where.column}]++;
+    sites[e] = std::to_string(eqn.where.line) + ":" + std::to_string(eqn.where.column) + "#" + std::to_string(n);
+  }
+  return sites;
 }
 
 }  // namespace rematkit

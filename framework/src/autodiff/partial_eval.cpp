@@ -228,24 +228,7 @@ PolicyQuestion question_about(const FlatGraph& g, int e) {
   return q;
 }
 
-// Whether a policy decides `eqn` at all: a scan's parts are decided inside (scan_jvp.cpp).
-bool policy_decides(const FlatGraph& g, const FlatEquation& eqn) {
-  return g.is_known(eqn) && eqn.part == ControlFlowPart::kNone;
-}
-
 }  // namespace
-
-std::vector<std::string> equation_sites(const FlatGraph& g) {
-  std::vector<std::string> sites(g.eqns.size());
-  std::map<std::pair<int, int>, int> seen;  // (line, column) -> equations named so far
-  for (size_t e = 0; e < g.eqns.size(); ++e) {
-    const FlatEquation& eqn = g.eqns[e];
-    if (!policy_decides(g, eqn)) continue;
-    const int n = seen[{eqn.where.line, eqn.where.column}]++;
-    sites[e] = std::to_string(eqn.where.line) + ":" + std::to_string(eqn.where.column) + "#" + std::to_string(n);
-  }
-  return sites;
-}
 
 void survey_policies(const FlatGraph& g, const std::vector<std::string>& sites) {
   // Per policy object, the equations of every checkpoint it governs (a nested one's too).
@@ -257,7 +240,7 @@ void survey_policies(const FlatGraph& g, const std::vector<std::string>& sites) 
     auto [it, fresh] = asked.try_emplace(policy);
     if (fresh) order.push_back(policy);
     for (size_t e = 0; e < g.eqns.size(); ++e)
-      if (policy_decides(g, g.eqns[e]) && g.within(g.eqns[e].scope, static_cast<int>(r))) it->second.push_back(static_cast<int>(e));
+      if (g.policy_decides(g.eqns[e]) && g.within(g.eqns[e].scope, static_cast<int>(r))) it->second.push_back(static_cast<int>(e));
   }
   for (const Policy* policy : order) {
     std::vector<int>& eqns = asked[policy];

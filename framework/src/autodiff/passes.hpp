@@ -28,11 +28,6 @@ std::vector<BackwardStep> partial_eval(Linearization& lin);
 // `site` is the equation's stable name (equation_sites), when the caller has one.
 PolicyAnswer ask_policy(const Policy& policy, const FlatGraph& g, int e, std::string_view site = {});
 
-// Per equation of `g`: "LINE:COL#N" for the known equations a policy may decide (N counts the
-// earlier ones from the same program equation), empty for the rest. The graph is built the same
-// under every policy, so these name the same equations whatever the policy.
-std::vector<std::string> equation_sites(const FlatGraph& g);
-
 // Shows each policy of `g`'s checkpoints every equation it may decide (Policy::survey), once per
 // policy, before partial evaluation asks it anything.
 void survey_policies(const FlatGraph& g, const std::vector<std::string>& sites);

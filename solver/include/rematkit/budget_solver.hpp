@@ -1,0 +1,92 @@
+// The cheapest policy under a memory budget: for every equation inside a program's checkpoints,
+// save or recompute (or offload), so that the step's planned device peak stays within the budget
+// at the least recomputation. The exact planner judges every answer: the peak printed is the one
+// the step program's arena layout has, and so the one a run measures.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rematkit/error.hpp"
+#include "rematkit/policy.hpp"
+#include "rematkit/program.hpp"
+
+namespace rematkit {
+
+class PluginRegistry;
+
+// A budget as the user writes it: bytes ("64MiB", "1.5GiB", "4096") or a fraction between 0 and 1
+// of the range from the smallest feasible peak (0) to everything_saveable's peak (1).
+struct Budget {
+  bool is_fraction = false;
+  double value = 0.0;  // bytes, or the fraction
+  std::string text;    // as written
+};
+// A bad-input Error naming `what` (e.g. "--budget") for anything else.
+Budget parse_budget(const std::string& text, const std::string& what);
+
+enum class RecomputeCost {
+  kFlops,     // each equation's FLOP count (flops.hpp)
+  kMeasured,  // each kernel timed once on the chosen backends, in nanoseconds
+};
+
+struct BudgetOptions {
+  Budget budget;
+  RecomputeCost cost = RecomputeCost::kFlops;
+  std::vector<std::string> backends;  // as PlanOptions: empty for the fastest installed
+  int threads = 0;
+  std::vector<size_t> differentiate;  // jax.grad's argnums; empty: every floating argument
+  const PluginRegistry* plugins = nullptr;
+  // Give equations a JAX policy cannot tell apart (same primitive, operand avals and name) the same
+  // decision, so that the answer exports as a Python policy.
+  bool jax_signatures = false;
+  bool allow_offload = false;        // may keep a residual in pinned host memory instead
+  double offload_cost_per_byte = 1.0;  // the price of moving a byte out and back, in cost units
+  double time_limit_seconds = 10.0;  // for the exact method; then the best answer found so far
+};
+
+// One equation the solver decided.
+struct SolvedEquation {
+  std::string site;        // "LINE:COL#N" (rk_equation_view::site)
+  std::string primitive;
+  std::string signature;   // what a JAX policy sees: "dot_general f32[8,16] f32[16,32]"
+  std::string type;        // its outputs' types: "f32[8,32]"
+  SourceLocation where;
+  Decision decision = Decision::kSaveable;
+  bool read_by_backward = false;  // kept or recomputed at all (false: the decision changes nothing)
+  int64_t bytes = 0;              // its outputs, as buffers take them
+  double cost = 0.0;              // recomputing it once, in the cost's units
+};
+
+struct BudgetSolution {
+  std::vector<SolvedEquation> equations;  // every equation inside a checkpoint, in program order
+  bool whole_program = false;  // the program has no checkpoint: the decisions apply to it as a whole
+  RecomputeCost cost_kind = RecomputeCost::kFlops;
+  int64_t budget_bytes = 0;
+  int64_t peak_bytes = 0;          // the planned device peak of the answer (<= budget_bytes)
+  int64_t smallest_peak = 0;       // the smallest planned peak the solver found for any decisions
+  int64_t everything_peak = 0;     // everything_saveable's planned peak
+  int64_t residual_bytes = 0;
+  double recompute_flops = 0.0;
+  double cost = 0.0;               // the objective: recomputation in the cost's units
+  std::string method;              // how the answer was found
+  bool proven_optimal = false;     // optimal for the memory model, its peak checked by the planner
+  double lower_bound = 0.0;        // no decisions under the budget cost less (by the model)
+  int planner_calls = 0;
+  double seconds = 0.0;
+};
+
+// Solves `program` (its checkpoints', or as a whole when it has none) under options.budget. A
+// bad-input Error when the budget is below the smallest feasible peak, naming that minimum.
+BudgetSolution solve_budget(const Program& program, const BudgetOptions& options);
+
+// The answer as text: the decisions, explained like `residuals --explain`, then peak, cost and method.
+std::string format_budget_solution(const BudgetSolution& solution);
+// The decisions file the `solved('FILE')` policy reads (format rematkit-decisions/1).
+std::string decisions_json(const BudgetSolution& solution);
+// A Python module with `policy(prim, *avals, **params)` for jax.checkpoint, deciding by signature.
+// Needs a solution solved with jax_signatures.
+std::string jax_policy_python(const BudgetSolution& solution);
+
+}  // namespace rematkit

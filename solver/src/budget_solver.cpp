@@ -1,0 +1,390 @@
+// The budget solver's search: an integer program over the memory model (integer_program.hpp,
+// remat_model.hpp), every answer judged by the planner. An answer the planner finds over budget
+// recalibrates the model on what it measured and is cut off; the first answer within budget is the
+// cheapest the model allows. Without CBC, or when time runs out, a greedy search stands in and the
+// output says how far from the model's bound it is.
+#include "rematkit/budget_solver.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <optional>
+
+#include "integer_program.hpp"
+#include "planner_judge.hpp"
+#include "rematkit/plugin_registry.hpp"
+#include "remat_model.hpp"
+
+namespace rematkit {
+namespace {
+
+using solver::Candidate;
+using solver::DecisionTable;
+using solver::IntegerProgram;
+using solver::MemoryModel;
+using solver::PlannerJudge;
+using solver::Verdict;
+using Clock = std::chrono::steady_clock;
+
+bool has_checkpoint(const Program& program) {
+  for (const Equation& eqn : program.eqns) {
+    if (eqn.prim == Prim::kCheckpoint) return true;
+    for (const auto& [key, value] : eqn.params.entries)
+      if (value.kind == ParamValue::Kind::kProgram && value.program && has_checkpoint(*value.program)) return true;
+  }
+  return false;
+}
+
+// One answer: per candidate, saved (1) or not (0), and offloaded where that is allowed.
+struct Answer {
+  std::vector<char> saved, offloaded;
+};
+
+DecisionTable table_of(const std::vector<Candidate>& candidates, const Answer& a) {
+  DecisionTable t;
+  t.otherwise = Decision::kSaveable;
+  for (size_t i = 0; i < candidates.size(); ++i)
+    t.by_site[candidates[i].site] =
+        a.offloaded[i] ? Decision::kOffloadable : a.saved[i] ? Decision::kSaveable : Decision::kRecompute;
+  return t;
+}
+
+// Offloaded values count as kept for the closure, but their bytes live in host memory.
+std::vector<char> kept_anywhere(const Answer& a) {
+  std::vector<char> k(a.saved.size());
+  for (size_t i = 0; i < k.size(); ++i) k[i] = a.saved[i] || a.offloaded[i];
+  return k;
+}
+
+class Search {
+ public:
+  Search(const Program& program, const BudgetOptions& options)
+      : options_(options),
+        plugins_(options.plugins ? *options.plugins : default_plugins()),
+        whole_program_(!has_checkpoint(program)),
+        judge_(program, whole_program_, plugins_.policies(), backend_options(), options.differentiate),
+        start_(Clock::now()) {}
+
+  BudgetSolution run() {
+    // Everything saved: the top of the range, and the equations to decide.
+    everything_ = judge_.judge(solver::DecisionTable{});
+    candidates_ = solver::find_candidates(*everything_.lin);
+    const Answer everything = uniform_for(true);
+    const Answer nothing = uniform_for(false);
+    std::optional<Verdict> none = judge_.judge(table_of(candidates_, nothing));
+    model_.emplace(candidates_, *none);
+    model_->calibrate(everything_, everything.saved);
+    model_->calibrate(*none, nothing.saved);
+    remember(everything, everything_);
+    remember(nothing, *none);
+
+    if (IntegerProgram::available()) smallest_by_model();
+    const int64_t budget = budget_bytes();
+    if (budget < smallest_)
+      fail("the budget " + options_.budget.text + " (" + std::to_string(budget) + " bytes) is below the smallest feasible peak, " +
+           std::to_string(smallest_) + " bytes (" + mib(smallest_) + ")");
+    BudgetSolution solution;
+    solution.budget_bytes = budget;
+    std::optional<size_t> found;
+    if (budget >= everything_.arena_peak) {
+      found = 0;  // everything saved fits: nothing to recompute
+      solution.method = "everything_saveable fits the budget";
+      solution.proven_optimal = true;
+    } else if (IntegerProgram::available()) {
+      found = exact(budget, solution);
+    }
+    if (!found) found = greedy(budget, solution);
+    return finish(*found, solution);
+  }
+
+ private:
+  BackendOptions backend_options() const {
+    BackendOptions b;
+    b.plugins = &plugins_;
+    b.preference = options_.backends.empty() ? plugins_.fastest_backends() : options_.backends;
+    b.threads = options_.threads;
+    return b;
+  }
+
+  Answer uniform_for(bool saved) const {
+    return {std::vector<char>(candidates_.size(), saved ? 1 : 0), std::vector<char>(candidates_.size(), 0)};
+  }
+
+  double seconds_left() const {
+    return options_.time_limit_seconds - std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+
+  static std::string mib(int64_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / (1 << 20));
+    return buf;
+  }
+
+  int64_t budget_bytes() const {
+    if (!options_.budget.is_fraction) return static_cast<int64_t>(std::floor(options_.budget.value));
+    const double range = static_cast<double>(everything_.arena_peak - smallest_);
+    return smallest_ + static_cast<int64_t>(std::floor(options_.budget.value * std::max(0.0, range)));
+  }
+
+  // The model's recomputation cost of an answer.
+  double model_cost(const Answer& a) const {
+    const solver::Effects fx = solver::effects_of(candidates_, kept_anywhere(a));
+    double cost = 0;
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      if (fx.recomputed[i]) cost += unit_cost(i);
+      if (fx.needed[i] && a.offloaded[i]) cost += options_.offload_cost_per_byte * static_cast<double>(candidates_[i].bytes);
+    }
+    return cost;
+  }
+  double unit_cost(size_t i) const { return candidates_[i].flops; }
+
+  void remember(const Answer& a, const Verdict& v) {
+    judged_.push_back({a, v.arena_peak, v.recompute_flops, v.residual_bytes, model_cost(a)});
+    smallest_ = std::min(smallest_, v.arena_peak);
+  }
+
+  // The integer program: per candidate s (saved), o (offloaded), n (needed), r (recomputed), k
+  // (kept on device), h (kept on host); each segment's modelled bytes within `limit`, or, with no
+  // limit, a peak variable to minimize.
+  struct Columns {
+    std::vector<int> s, o, n, r, k, h;
+    int peak = -1;
+  };
+  IntegerProgram formulate(std::optional<int64_t> limit, Columns& c) const {
+    IntegerProgram ip;
+    const size_t m = candidates_.size();
+    const bool offload = options_.allow_offload;
+    for (size_t i = 0; i < m; ++i) {
+      c.s.push_back(ip.add_binary(0.0));
+      c.o.push_back(offload ? ip.add_binary(0.0) : -1);
+      c.n.push_back(ip.add_binary(0.0));
+      c.r.push_back(ip.add_continuous(0.0, 1.0, limit ? unit_cost(i) : 0.0));
+      c.k.push_back(ip.add_continuous(0.0, 1.0, 0.0));
+      c.h.push_back(offload ? ip.add_continuous(0.0, 1.0, limit ? options_.offload_cost_per_byte * candidates_[i].bytes : 0.0) : -1);
+    }
+    for (size_t i = 0; i < m; ++i) {
+      const Candidate& cand = candidates_[i];
+      if (cand.read_by_backward) ip.add_row({{c.n[i], 1.0}}, 1.0, 1.0);
+      // r >= n - s - o;  k >= n + s - 1;  h >= n + o - 1;  s + o <= 1
+      std::vector<std::pair<int, double>> rec{{c.r[i], 1.0}, {c.n[i], -1.0}, {c.s[i], 1.0}};
+      if (offload) rec.push_back({c.o[i], 1.0});
+      ip.add_row(rec, 0.0, solver::kUnbounded);
+      ip.add_row({{c.k[i], 1.0}, {c.n[i], -1.0}, {c.s[i], -1.0}}, -1.0, solver::kUnbounded);
+      if (offload) {
+        ip.add_row({{c.h[i], 1.0}, {c.n[i], -1.0}, {c.o[i], -1.0}}, -1.0, solver::kUnbounded);
+        ip.add_row({{c.s[i], 1.0}, {c.o[i], 1.0}}, -solver::kUnbounded, 1.0);
+      }
+      for (int p : cand.reads) ip.add_row({{c.n[static_cast<size_t>(p)], 1.0}, {c.r[i], -1.0}}, 0.0, solver::kUnbounded);
+    }
+    if (options_.jax_signatures) {  // one answer per signature
+      std::map<std::string, size_t> first;
+      for (size_t i = 0; i < m; ++i) {
+        const auto [it, fresh] = first.try_emplace(candidates_[i].signature, i);
+        if (fresh) continue;
+        ip.add_row({{c.s[i], 1.0}, {c.s[it->second], -1.0}}, 0.0, 0.0);
+        if (offload) ip.add_row({{c.o[i], 1.0}, {c.o[it->second], -1.0}}, 0.0, 0.0);
+      }
+    }
+    if (!limit) c.peak = ip.add_continuous(0.0, solver::kUnbounded, 1.0);
+    for (const solver::SegmentModel& seg : model_->segments()) {
+      std::vector<std::pair<int, double>> terms;
+      for (size_t i = 0; i < m; ++i) {
+        const double b = static_cast<double>(candidates_[i].bytes);
+        if (seg.counts_kept[i]) terms.push_back({c.k[i], b});
+        if (seg.counts_recomputed[i]) terms.push_back({c.r[i], b});
+      }
+      const double fixed = static_cast<double>(seg.base + model_->fragmentation());
+      if (limit) {
+        ip.add_row(terms, -solver::kUnbounded, static_cast<double>(*limit) - fixed);
+      } else {
+        terms.push_back({c.peak, -1.0});
+        ip.add_row(terms, -solver::kUnbounded, -fixed);
+      }
+    }
+    // Answers the planner rejected: at least one needed equation decides otherwise.
+    for (const std::vector<std::pair<size_t, bool>>& cut : cuts_) {
+      std::vector<std::pair<int, double>> terms;
+      double ones = 0;
+      for (const auto& [i, was_saved] : cut) {
+        terms.push_back({c.s[i], was_saved ? -1.0 : 1.0});
+        ones += was_saved ? 1 : 0;
+      }
+      ip.add_row(terms, 1.0 - ones, solver::kUnbounded);
+    }
+    return ip;
+  }
+
+  Answer answer_of(const IntegerProgram::Result& result, const Columns& c) const {
+    Answer a = uniform_for(false);
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      a.saved[i] = result.x[static_cast<size_t>(c.s[i])] > 0.5;
+      if (c.o[i] >= 0) a.offloaded[i] = result.x[static_cast<size_t>(c.o[i])] > 0.5;
+    }
+    return a;
+  }
+
+  void cut_off(const Answer& a) {
+    const solver::Effects fx = solver::effects_of(candidates_, kept_anywhere(a));
+    std::vector<std::pair<size_t, bool>> cut;
+    for (size_t i = 0; i < candidates_.size(); ++i)
+      if (fx.needed[i]) cut.emplace_back(i, a.saved[i] != 0);
+    cuts_.push_back(std::move(cut));
+  }
+
+  // The decisions whose modelled peak is smallest, judged: usually below both uniform answers.
+  void smallest_by_model() {
+    Columns c;
+    const IntegerProgram::Result r = formulate(std::nullopt, c).minimize(std::max(0.5, seconds_left() / 4));
+    if (!r.solved) return;
+    const Answer a = answer_of(r, c);
+    const Verdict v = judge_.judge(table_of(candidates_, a));
+    model_->calibrate(v, kept_anywhere(a));
+    remember(a, v);
+  }
+
+  // The exact search; the index into judged_ of its answer, or none when time ran out first.
+  std::optional<size_t> exact(int64_t budget, BudgetSolution& solution) {
+    bool first = true;
+    while (seconds_left() > 0) {
+      Columns c;
+      const IntegerProgram::Result r = formulate(budget, c).minimize(seconds_left());
+      if (first) solution.lower_bound = r.bound, first = false;
+      if (!r.solved) break;
+      const Answer a = answer_of(r, c);
+      const Verdict v = judge_.judge(table_of(candidates_, a));
+      remember(a, v);
+      if (v.arena_peak <= budget) {
+        solution.method = r.optimal ? "integer program (COIN-OR CBC), optimal for the memory model"
+                                    : "integer program (COIN-OR CBC), stopped at the time limit";
+        solution.proven_optimal = r.optimal;
+        solution.lower_bound = r.optimal ? r.objective : r.bound;
+        return judged_.size() - 1;
+      }
+      model_->calibrate(v, kept_anywhere(a));
+      cut_off(a);
+      ++rejected_;
+    }
+    return std::nullopt;
+  }
+
+  // The cheapest judged answer within budget, improved greedily: save the needed equation whose
+  // recomputation costs most per byte, keep the change if the planner still finds it within budget.
+  size_t greedy(int64_t budget, BudgetSolution& solution) {
+    size_t best = judged_.size();
+    for (size_t j = 0; j < judged_.size(); ++j)
+      if (judged_[j].peak <= budget && (best == judged_.size() || judged_[j].cost < judged_[best].cost)) best = j;
+    if (best == judged_.size()) fail("no decisions found within the budget " + options_.budget.text);
+    Answer a = judged_[best].answer;
+    std::vector<size_t> order(candidates_.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      return unit_cost(x) / std::max<int64_t>(candidates_[x].bytes, 1) > unit_cost(y) / std::max<int64_t>(candidates_[y].bytes, 1);
+    });
+    for (size_t i : order) {
+      if (seconds_left() <= 0) break;
+      const solver::Effects fx = solver::effects_of(candidates_, kept_anywhere(a));
+      if (a.saved[i] || !fx.recomputed[i]) continue;
+      Answer trial = a;
+      for (size_t j = 0; j < candidates_.size(); ++j)  // a whole signature at once, when it must agree
+        if (j == i || (options_.jax_signatures && candidates_[j].signature == candidates_[i].signature)) trial.saved[j] = 1;
+      if (model_->peak(kept_anywhere(trial)) > budget && IntegerProgram::available()) continue;
+      const Verdict v = judge_.judge(table_of(candidates_, trial));
+      remember(trial, v);
+      if (v.arena_peak <= budget) a = trial, best = judged_.size() - 1;
+    }
+    solution.method = IntegerProgram::available() ? "greedy, after the integer program ran out of time"
+                                                  : "greedy (this rematkit was built without COIN-OR CBC)";
+    solution.proven_optimal = false;
+    return best;
+  }
+
+  BudgetSolution finish(size_t index, BudgetSolution& solution) {
+    const Judged& j = judged_[index];
+    const Verdict v = judge_.judge(table_of(candidates_, j.answer));
+    const solver::Effects fx = solver::effects_of(candidates_, kept_anywhere(j.answer));
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      const Candidate& c = candidates_[i];
+      SolvedEquation e;
+      e.site = c.site;
+      e.primitive = c.primitive;
+      e.signature = c.signature;
+      e.type = c.type;
+      e.where = c.where;
+      e.decision = j.answer.offloaded[i] ? Decision::kOffloadable : j.answer.saved[i] ? Decision::kSaveable : Decision::kRecompute;
+      e.read_by_backward = fx.needed[i] != 0;
+      e.bytes = c.bytes;
+      e.cost = unit_cost(i);
+      solution.equations.push_back(std::move(e));
+    }
+    solution.whole_program = whole_program_;
+    solution.cost_kind = options_.cost;
+    solution.peak_bytes = v.arena_peak;
+    solution.smallest_peak = smallest_;
+    solution.everything_peak = everything_.arena_peak;
+    solution.residual_bytes = v.residual_bytes;
+    solution.recompute_flops = v.recompute_flops;
+    solution.cost = j.cost;
+    if (solution.lower_bound > solution.cost) solution.lower_bound = solution.cost;
+    solution.planner_calls = judge_.calls();
+    solution.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    return solution;
+  }
+
+  struct Judged {
+    Answer answer;
+    int64_t peak;
+    double recompute_flops;
+    int64_t residual_bytes;
+    double cost;
+  };
+
+  const BudgetOptions& options_;
+  const PluginRegistry& plugins_;
+  bool whole_program_;
+  PlannerJudge judge_;
+  Clock::time_point start_;
+  Verdict everything_;
+  std::vector<Candidate> candidates_;
+  std::optional<MemoryModel> model_;
+  std::vector<Judged> judged_;
+  std::vector<std::vector<std::pair<size_t, bool>>> cuts_;
+  int64_t smallest_ = INT64_MAX;
+  int rejected_ = 0;
+};
+
+}  // namespace
+
+Budget parse_budget(const std::string& text, const std::string& what) {
+  Budget b;
+  b.text = text;
+  size_t used = 0;
+  double number = 0;
+  try {
+    number = std::stod(text, &used);
+  } catch (const std::exception&) {
+    fail(what + ": '" + text + "' is not a budget (bytes such as 64MiB or 1e9, or a fraction between 0 and 1)");
+  }
+  std::string unit = text.substr(used);
+  static const std::map<std::string, double> kUnits = {{"", 1},           {"B", 1},           {"KiB", 1024.0},
+                                                       {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"KB", 1e3},
+                                                       {"MB", 1e6},        {"GB", 1e9}};
+  const auto it = kUnits.find(unit);
+  if (it == kUnits.end() || !std::isfinite(number) || number < 0)
+    fail(what + ": '" + text + "' is not a budget (bytes such as 64MiB or 1e9, or a fraction between 0 and 1)");
+  // A bare number up to 1 is a fraction; anything with a unit, or above 1, is bytes.
+  if (unit.empty() && number <= 1.0 && text.find_first_of("eE") == std::string::npos) {
+    b.is_fraction = true;
+    b.value = number;
+  } else {
+    b.value = number * it->second;
+  }
+  return b;
+}
+
+BudgetSolution solve_budget(const Program& program, const BudgetOptions& options) {
+  return Search(program, options).run();
+}
+
+}  // namespace rematkit

@@ -1,0 +1,46 @@
+// A small mixed-integer linear program, minimized by COIN-OR CBC (Debian's coinor-libcbc-dev)
+// when rematkit was built with it. Columns are 0-1 or bounded continuous; rows are lo <= a.x <= hi.
+#pragma once
+
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace rematkit::solver {
+
+inline constexpr double kUnbounded = std::numeric_limits<double>::infinity();
+
+class IntegerProgram {
+ public:
+  int add_binary(double cost);
+  int add_continuous(double lower, double upper, double cost);
+  void add_row(const std::vector<std::pair<int, double>>& terms, double lower, double upper);
+  int num_columns() const { return static_cast<int>(columns_.size()); }
+
+  struct Result {
+    bool solved = false;       // a feasible answer was found
+    bool optimal = false;      // and proven optimal
+    bool infeasible = false;   // proven to have none
+    std::vector<double> x;
+    double objective = 0.0;
+    double bound = 0.0;        // no feasible answer costs less
+  };
+  Result minimize(double seconds) const;
+
+  // Whether this build has an exact solver (CBC); without one, minimize() is not available.
+  static bool available();
+
+ private:
+  struct Column {
+    double lower, upper, cost;
+    bool integer;
+  };
+  struct Row {
+    std::vector<std::pair<int, double>> terms;
+    double lower, upper;
+  };
+  std::vector<Column> columns_;
+  std::vector<Row> rows_;
+};
+
+}  // namespace rematkit::solver

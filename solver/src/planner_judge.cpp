@@ -1,0 +1,108 @@
+#include "planner_judge.hpp"
+
+#include <algorithm>
+
+#include "rematkit/flops.hpp"
+#include "rematkit/program_edits.hpp"
+#include "rematkit/residual_report.hpp"
+#include "rematkit/step_program.hpp"
+
+namespace rematkit::solver {
+namespace {
+
+// A policy that answers from a decision table by the equation's site.
+class TablePolicy final : public Policy {
+ public:
+  explicit TablePolicy(std::shared_ptr<const DecisionTable> table) : table_(std::move(table)) {}
+  PolicyAnswer decide(const EquationView& eqn) const override {
+    const auto it = table_->by_site.find(std::string(eqn.site));
+    PolicyAnswer answer;
+    answer.decision = it == table_->by_site.end() ? table_->otherwise : it->second;
+    return answer;
+  }
+  std::string spec() const override { return kTablePolicyName; }
+
+ private:
+  std::shared_ptr<const DecisionTable> table_;
+};
+
+// Each step's segment: forward steps are one; backward steps group into runs of the same
+// outermost checkpoint (loads and readouts join the run they sit in).
+std::vector<SegmentKey> segments_of(const StepProgram& program) {
+  const FlatGraph& g = program.linearization().graph;
+  std::vector<SegmentKey> keys;
+  std::map<int, int> runs;  // per region: runs seen
+  int current = -2;         // the region of the run in progress
+  for (const Step& step : program.steps()) {
+    if (step.pass == Pass::kForward) {
+      keys.push_back(kForwardSegment);
+      continue;
+    }
+    int region = current < 0 ? 0 : current;
+    if (step.equation >= 0 && (step.kind == StepKind::kKernel || step.kind == StepKind::kLoop))
+      region = g.eqns[static_cast<size_t>(step.equation)].region;
+    if (region != current) {
+      ++runs[region];
+      current = region;
+    }
+    keys.emplace_back(region, runs[region] - 1);
+  }
+  return keys;
+}
+
+}  // namespace
+
+PlannerJudge::PlannerJudge(const Program& program, bool whole_program, const PolicyRegistry& policies,
+                           BackendOptions backends, std::vector<size_t> differentiate)
+    : program_(whole_program ? program : retarget_checkpoint_policies(program, kTablePolicyName, "the solver")),
+      whole_program_(whole_program),
+      policies_(policies),
+      backends_(std::move(backends)),
+      differentiate_(std::move(differentiate)) {}
+
+Linearization PlannerJudge::linearize_with(const DecisionTable& table) const {
+  PolicyRegistry registry = policies_;
+  auto shared = std::make_shared<const DecisionTable>(table);
+  registry.add(kTablePolicyName, [shared](const std::vector<ParamValue>&, const PolicyRegistry&) -> PolicyPtr {
+    return std::make_shared<TablePolicy>(shared);
+  });
+  LinearizeOptions options;
+  options.policies = &registry;
+  if (whole_program_) options.policy = kTablePolicyName;
+  options.policy_source = "the solver";
+  options.differentiate = differentiate_;
+  return linearize(program_, options);
+}
+
+Verdict PlannerJudge::judge(const DecisionTable& table) {
+  ++calls_;
+  auto lin = std::make_shared<const Linearization>(linearize_with(table));
+  const StepProgram program = build_step_program(*lin, backends_, Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+  const ArenaLayout& layout = program.layout();
+  const size_t n_steps = program.steps().size();
+
+  std::vector<int64_t> live(n_steps + 1, 0);  // device bytes live at each step, by a sweep over lifetimes
+  for (const BufferRequest& b : layout.buffers) {
+    if (b.space != MemorySpace::kDevice) continue;
+    live[static_cast<size_t>(b.first_step)] += aligned_bytes(b.bytes);
+    live[static_cast<size_t>(b.last_step) + 1] -= aligned_bytes(b.bytes);
+  }
+  for (size_t t = 1; t <= n_steps; ++t) live[t] += live[t - 1];
+
+  Verdict v;
+  v.arena_peak = layout.arena(MemorySpace::kDevice);
+  v.live_peak = layout.live_peak(MemorySpace::kDevice);
+  const std::vector<SegmentKey> keys = segments_of(program);
+  for (size_t t = 0; t < n_steps; ++t) {
+    int64_t& peak = v.segment_live[keys[t]];
+    peak = std::max(peak, live[t]);
+    v.segment_first_step.try_emplace(keys[t], static_cast<int>(t));
+    if (keys[t] != kForwardSegment) v.region_last_step[keys[t].first] = static_cast<int>(t);
+  }
+  v.recompute_flops = static_cast<double>(gradient_flops(*lin).recompute);
+  v.residual_bytes = residual_bytes(*lin);
+  v.lin = std::move(lin);
+  return v;
+}
+
+}  // namespace rematkit::solver

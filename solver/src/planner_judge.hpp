@@ -1,0 +1,64 @@
+// The exact planner as the budget solver's judge: a decision per equation site, applied to the
+// program's checkpoints (or to the whole program), linearized and planned on the chosen backends,
+// and the planned device peak read off the arena layout, with the live bytes per backward segment
+// the solver's memory model is calibrated on.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rematkit/backend_options.hpp"
+#include "rematkit/linearize.hpp"
+#include "rematkit/policy.hpp"
+#include "rematkit/program.hpp"
+
+namespace rematkit::solver {
+
+// Decisions by equation site; equations not listed (a loop body's) get `otherwise`.
+struct DecisionTable {
+  std::map<std::string, Decision> by_site;
+  Decision otherwise = Decision::kSaveable;
+};
+
+// Where a step falls: the forward pass (region -1), or the k-th run of consecutive backward steps
+// of one outermost checkpoint (region 0: outside every checkpoint).
+using SegmentKey = std::pair<int, int>;
+constexpr SegmentKey kForwardSegment{-1, 0};
+
+struct Verdict {
+  int64_t arena_peak = 0;  // the planned device peak
+  int64_t live_peak = 0;   // the most device bytes live at one step (arena_peak minus fragmentation)
+  std::map<SegmentKey, int64_t> segment_live;   // per segment: the most device bytes live at one of its steps
+  std::map<SegmentKey, int> segment_first_step;
+  std::map<int, int> region_last_step;          // per outermost checkpoint: its last backward step
+  double recompute_flops = 0.0;
+  int64_t residual_bytes = 0;
+  std::shared_ptr<const Linearization> lin;
+};
+
+class PlannerJudge {
+ public:
+  // `whole_program`: the program has no checkpoint, so the decisions apply to it as a whole.
+  PlannerJudge(const Program& program, bool whole_program, const PolicyRegistry& policies, BackendOptions backends,
+               std::vector<size_t> differentiate);
+  Verdict judge(const DecisionTable& table);
+  // The linearization alone (no planning), for reading the program's equations.
+  Linearization linearize_with(const DecisionTable& table) const;
+  int calls() const { return calls_; }
+
+ private:
+  Program program_;  // with every checkpoint's policy the solver's table (when it has checkpoints)
+  bool whole_program_;
+  const PolicyRegistry& policies_;
+  BackendOptions backends_;
+  std::vector<size_t> differentiate_;
+  int calls_ = 0;
+};
+
+// The name the judge gives its table policy in the registry it linearizes with.
+inline constexpr const char* kTablePolicyName = "rematkit_solver_table";
+
+}  // namespace rematkit::solver

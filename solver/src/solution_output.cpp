@@ -1,0 +1,131 @@
+// A budget solution as people read it, as the solved('FILE') policy reads it, and as a JAX policy.
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "rematkit/budget_solver.hpp"
+
+namespace rematkit {
+namespace {
+
+std::string human_bytes(int64_t bytes) {
+  char buf[48];
+  const double b = static_cast<double>(bytes);
+  if (bytes >= (int64_t{1} << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1 << 30));
+  else if (bytes >= (int64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", b / (1 << 20));
+  else if (bytes >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
+  else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
+  return buf;
+}
+
+std::string number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", x);
+  return buf;
+}
+
+const char* decision_word(Decision d) {
+  switch (d) {
+    case Decision::kSaveable: return "saveable";
+    case Decision::kRecompute: return "recompute";
+    case Decision::kOffloadable: return "offloadable";
+  }
+  return "?";
+}
+
+std::string cost_unit(const BudgetSolution& s) { return s.cost_kind == RecomputeCost::kFlops ? "FLOP" : "ns"; }
+
+}  // namespace
+
+std::string format_budget_solution(const BudgetSolution& s) {
+  std::string out;
+  size_t read = 0;
+  for (const SolvedEquation& e : s.equations) read += e.read_by_backward;
+  out += "decisions: " + std::to_string(s.equations.size()) + " equation(s) inside " +
+         (s.whole_program ? std::string("the program (no checkpoint: decided as a whole)") : std::string("its checkpoints")) +
+         ", " + std::to_string(read) + " of them read by the backward pass\n";
+  for (const SolvedEquation& e : s.equations) {
+    if (!e.read_by_backward) continue;
+    out += "  " + std::string(decision_word(e.decision)) + "  " + e.type + " output of " + e.primitive + " from " +
+           e.where.str() + " [" + e.site + "]\n    ";
+    switch (e.decision) {
+      case Decision::kSaveable:
+        out += "kept: " + human_bytes(e.bytes) + " held from the forward pass; recomputing it would cost " + number(e.cost) + " " + cost_unit(s);
+        break;
+      case Decision::kRecompute:
+        out += "recomputed in its checkpoint's backward pass: " + number(e.cost) + " " + cost_unit(s) + ", " +
+               human_bytes(e.bytes) + " not held from the forward pass";
+        break;
+      case Decision::kOffloadable: out += "kept in pinned host memory: " + human_bytes(e.bytes) + " off the device"; break;
+    }
+    out += "\n";
+  }
+  if (read < s.equations.size())
+    out += "  (" + std::to_string(s.equations.size() - read) +
+           " more the backward pass never reads, kept saveable: their answer changes nothing)\n";
+  out += "peak: " + human_bytes(s.peak_bytes) + " (" + std::to_string(s.peak_bytes) + " bytes) planned, within the budget " +
+         human_bytes(s.budget_bytes) + "; smallest feasible peak found " + human_bytes(s.smallest_peak) +
+         ", everything_saveable " + human_bytes(s.everything_peak) + "\n";
+  out += "recompute: " + number(s.recompute_flops) + " FLOP; residuals " + human_bytes(s.residual_bytes) + "\n";
+  out += "method: " + s.method;
+  if (!s.proven_optimal && s.cost > 0) {
+    const double gap = s.cost > 0 ? (s.cost - s.lower_bound) / s.cost : 0.0;
+    out += "; cost " + number(s.cost) + " " + cost_unit(s) + ", model bound " + number(s.lower_bound) + " (gap " +
+           number(100 * gap) + "%)";
+  }
+  out += "\nsolved in " + number(s.seconds) + " s with " + std::to_string(s.planner_calls) + " planner call(s)\n";
+  return out;
+}
+
+std::string decisions_json(const BudgetSolution& s) {
+  nlohmann::json doc;
+  doc["format"] = "rematkit-decisions/1";
+  doc["match"] = "site";
+  doc["otherwise"] = "saveable";
+  doc["apply"] = s.whole_program ? "whole-program" : "checkpoints";
+  doc["budget_bytes"] = s.budget_bytes;
+  doc["peak_bytes"] = s.peak_bytes;
+  doc["recompute_flops"] = s.recompute_flops;
+  nlohmann::json list = nlohmann::json::array();
+  for (const SolvedEquation& e : s.equations)
+    list.push_back({{"site", e.site}, {"primitive", e.primitive}, {"where", e.where.str()},
+                    {"decision", decision_word(e.decision)}, {"bytes", e.bytes}, {"read_by_backward", e.read_by_backward}});
+  doc["decisions"] = std::move(list);
+  return doc.dump(2) + "\n";
+}
+
+std::string jax_policy_python(const BudgetSolution& s) {
+  std::map<std::string, bool> saved;  // by signature; the solver gave each one answer
+  for (const SolvedEquation& e : s.equations) {
+    if (e.decision == Decision::kOffloadable) fail("--export jax: an offloading answer has no JAX-policy form; solve without offload");
+    const auto [it, fresh] = saved.try_emplace(e.signature, e.decision == Decision::kSaveable);
+    if (!fresh && it->second != (e.decision == Decision::kSaveable))
+      fail("--export jax needs an answer solved with one decision per JAX signature (solve with --export jax)");
+  }
+  std::string py =
+      "# A jax.checkpoint policy written by `rematkit solve --export jax`: the cheapest decisions it found\n"
+      "# under a budget of " + std::to_string(s.budget_bytes) + " bytes (planned peak " + std::to_string(s.peak_bytes) +
+      " bytes, " + number(s.recompute_flops) + " FLOP recomputed).\n"
+      "# Use: jax.checkpoint(f, policy=policy), or flax.linen.remat(Module, policy=policy).\n"
+      "# It decides by primitive, operand shapes and dtypes (and checkpoint_name's name), as rematkit's\n"
+      "# solver did; equations it has not seen are saveable.\n\n"
+      "_SHORT_DTYPES = {'float32': 'f32', 'bfloat16': 'bf16', 'float16': 'f16', 'float64': 'f64', 'int32': 'i32',\n"
+      "                 'int64': 'i64', 'uint32': 'u32', 'uint8': 'u8', 'int8': 'i8', 'bool': 'bool'}\n\n"
+      "SAVEABLE = {\n";
+  for (const auto& [signature, yes] : saved) py += "    " + nlohmann::json(signature).dump() + ": " + (yes ? "True" : "False") + ",\n";
+  py +=
+      "}\n\n\n"
+      "def signature(prim, *avals, **params):\n"
+      "    key = prim.name\n"
+      "    for a in avals:\n"
+      "        dtype = _SHORT_DTYPES.get(a.dtype.name, a.dtype.name)\n"
+      "        key += ' %s[%s]' % (dtype, ','.join(str(d) for d in a.shape))\n"
+      "    if prim.name == 'name':\n"
+      "        key += ' name=%s' % params.get('name')\n"
+      "    return key\n\n\n"
+      "def policy(prim, *avals, **params):\n"
+      "    return SAVEABLE.get(signature(prim, *avals, **params), True)\n";
+  return py;
+}
+
+}  // namespace rematkit

@@ -1,0 +1,82 @@
+// rematkit solve: the cheapest save-or-recompute decisions under a memory budget, as a policy
+// people can run: solved('FILE') for rematkit, or a Python policy for jax.checkpoint.
+#include <iostream>
+
+#include "commands.hpp"
+#include "rematkit/budget_solver.hpp"
+#include "rematkit/io/text_file.hpp"
+#include "rematkit/program_edits.hpp"
+
+namespace rematkit::cli {
+namespace {
+
+struct SolveOptions {
+  PluginOptions plugins;
+  ProgramEditOptions edits;
+  std::string file;
+  std::string budget;
+  std::string cost = "flops";
+  std::vector<std::string> backends;
+  int threads = 0;
+  std::string decisions_out;
+  std::string jax_out;
+  bool offload = false;
+  double time_limit = 10.0;
+};
+
+void run_solve(const SolveOptions& o) {
+  const Program program = edited_program(command_program(o.file), o.edits);
+  BudgetOptions options;
+  options.budget = parse_budget(o.budget, "--budget");
+  if (o.cost != "flops") fail("--cost: '" + o.cost + "' is not a cost this rematkit measures (flops)");
+  options.backends = o.backends;
+  options.threads = o.threads;
+  options.plugins = &command_plugins(o.plugins);
+  if (!o.edits.wrt.empty()) options.differentiate = argument_indices(program, o.edits.wrt, "--wrt");
+  options.jax_signatures = !o.jax_out.empty();
+  options.allow_offload = o.offload;
+  options.time_limit_seconds = o.time_limit;
+  const BudgetSolution solution = solve_budget(program, options);
+  std::cout << format_budget_solution(solution);
+  if (!o.decisions_out.empty()) {
+    write_text_file(o.decisions_out, decisions_json(solution), "--decisions");
+    std::cout << "decisions: " << o.decisions_out << " (run them with "
+              << (solution.whole_program ? "--policy" : "--retarget-policy") << " \"solved('" << o.decisions_out << "')\")\n";
+  }
+  if (!o.jax_out.empty()) {
+    write_text_file(o.jax_out, jax_policy_python(solution), "--export-jax");
+    std::cout << "JAX policy: " << o.jax_out << " (jax.checkpoint(f, policy=policy))\n";
+  }
+  std::cout << std::flush;
+}
+
+}  // namespace
+
+void add_solve_command(CLI::App& app) {
+  auto options = std::make_shared<SolveOptions>();
+  CLI::App* cmd = app.add_subcommand("solve", "the cheapest save-or-recompute decisions under a memory budget");
+  cmd->footer(
+      "Chooses, for every equation inside FILE's checkpoints (the whole program when it has none), whether\n"
+      "the forward pass keeps its result or the backward pass recomputes it, so that the training step's\n"
+      "planned device peak stays within --budget at the least recomputation. BUDGET is bytes (64MiB, 1.5GiB,\n"
+      "1e9) or a fraction between 0 and 1 of the range from the smallest feasible peak (0) to\n"
+      "everything_saveable's peak (1). Every answer is planned exactly, so the peak printed is the one a run\n"
+      "measures. A budget below the smallest feasible peak exits 2 and names that peak.");
+  cmd->add_option("FILE", options->file, "a program in jaxpr syntax; '-' reads standard input");
+  cmd->add_option("--budget", options->budget, "the device peak allowed: bytes (64MiB) or a fraction (0.3)")->required();
+  cmd->add_option("--cost", options->cost, "what recomputation costs: flops (each equation's FLOP count)");
+  add_backend_option(cmd, options->backends);
+  cmd->add_option("--threads", options->threads, "threads a step may use (0: every core)");
+  cmd->add_option("--decisions", options->decisions_out,
+                  "write the decisions here, for the policy solved('FILE') (written atomically)");
+  cmd->add_option("--export-jax", options->jax_out,
+                  "also write a Python policy(prim, *avals, **params) for jax.checkpoint here; the solver then "
+                  "gives equations a JAX policy cannot tell apart one answer");
+  cmd->add_flag("--offload", options->offload, "may keep residuals in pinned host memory instead");
+  cmd->add_option("--time-limit", options->time_limit, "seconds for the exact method (default 10)");
+  add_program_edit_options(cmd, options->edits);
+  add_plugin_option(cmd, options->plugins);
+  cmd->callback([options]() { run_solve(*options); });
+}
+
+}  // namespace rematkit::cli
