@@ -12,6 +12,7 @@
 #include <set>
 
 #include "rematkit/flax/model_builder.hpp"
+#include "rematkit/io/svg_text.hpp"
 #include "rematkit/plan.hpp"
 #include "rematkit/step_program.hpp"
 #include "support/test_support.hpp"
@@ -174,6 +175,16 @@ TEST(MemoryReport, TextNamesThePeakEveryBufferThereAndTheFragmentation) {
   EXPECT_NE(text.find("live peak (bytes alive at the peak step): 5.0 KiB (5120 bytes)"), std::string::npos) << text;
   EXPECT_EQ(human_bytes(1536 * 1024), "1.50 MiB");
   EXPECT_EQ(human_bytes(640), "640 B");
+}
+
+TEST(MemoryTimeline, TicksAreOneTwoOrFiveTimesAPowerOfTen) {
+  // The raw step span/5, rounded up to 1, 2 or 5 x 10^k.
+  EXPECT_DOUBLE_EQ(round_tick_step(100, 5), 20);
+  EXPECT_DOUBLE_EQ(round_tick_step(4.3, 5), 1);       // 0.86
+  EXPECT_DOUBLE_EQ(round_tick_step(15.39, 5), 5);     // 3.08
+  EXPECT_DOUBLE_EQ(round_tick_step(0.0054, 5), 0.002);  // 0.00108
+  EXPECT_DOUBLE_EQ(round_tick_step(60, 6), 10);
+  EXPECT_DOUBLE_EQ(round_tick_step(0, 5), 1);
 }
 
 // Over programs of every kind: the report agrees with the layout and the linearization it came from.
