@@ -156,15 +156,23 @@ TEST_F(CliTest, GradPlanShowsBackendsAndTheMemoryPlan) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("forward sin (forward) at "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("on highway"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\nmemory device: predicted peak 192 bytes, measured 192, most bytes live at once 192\n"),
-            std::string::npos)
+  // The memory summary comes first: the peak is the forward's cos step (steps: load x, sin, cos),
+  // where x (a parameter), y (a forward value) and cos x (kept for the backward pass) are alive.
+  EXPECT_EQ(r.out.rfind("memory device: predicted peak 192 bytes, measured 192, most bytes live at once 192\n"
+                        "memory peak: step 2 (forward), cos (sin's JVP) at " + program +
+                            ":1:39; parameter 64; saved residual 64; forward temporary 64\n",
+                        0),
+            0u)
       << r.out;
   // sin and cos forward, the backward mul: 16 each.
   EXPECT_NE(r.out.find("\nflops: forward 32, recomputed 0, backward 16\n"), std::string::npos) << r.out;
   expect_bad_input("grad " + program + " --inputs " + inputs + " --threads -1", "--threads: Value -1 not in range");
   const CliRun one_thread = run("grad " + program + " --inputs " + inputs + " --backend highway,reference --threads 1");
   EXPECT_EQ(one_thread.exit_code, 0) << one_thread.err;
-  EXPECT_EQ(one_thread.out, r.out.substr(0, r.out.find('\n') + 1));  // the same JSON line
+  // The JSON line is the plan's last line, and the whole output without --plan.
+  const size_t last_line = r.out.rfind('\n', r.out.size() - 2) + 1;
+  EXPECT_EQ(one_thread.out, r.out.substr(last_line));
+  EXPECT_EQ(one_thread.out.rfind("{\"value\": ", 0), 0u) << one_thread.out;
 }
 
 // Well-formed XML as far as rematkit's SVG goes: every tag closed in order, attributes quoted, and
