@@ -5,26 +5,13 @@
 #include <cstdio>
 #include <map>
 
+#include "rematkit/io/svg_text.hpp"
+
 namespace rematkit::sweep {
 namespace {
 
 constexpr double kWidth = 860, kHeight = 460, kLeft = 70, kRight = 340, kTop = 40, kBottom = 50;
 const char* const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 // The series a row belongs to: its backend list and thread count.
 std::string series_of(const SweepRow& r) {
@@ -81,9 +68,9 @@ std::string format_svg(const std::vector<SweepRow>& all, const std::string& mode
 
   std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + fmt("%.0f", kWidth) + "\" height=\"" +
                     fmt("%.0f", kHeight) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  svg += "<title>" + escape(model) + ": step time against peak memory</title>\n";
+  svg += "<title>" + xml_escape(model) + ": step time against peak memory</title>\n";
   svg += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  svg += "<text x=\"" + fmt("%.0f", kLeft) + "\" y=\"24\" font-size=\"15\">" + escape(model) +
+  svg += "<text x=\"" + fmt("%.0f", kLeft) + "\" y=\"24\" font-size=\"15\">" + xml_escape(model) +
          ": training step time against peak device memory</text>\n";
   // Axes with five ticks each.
   svg += "<g stroke=\"#444\"><line x1=\"" + fmt("%.1f", kLeft) + "\" y1=\"" + fmt("%.1f", kTop + plot_h) + "\" x2=\"" +
@@ -125,7 +112,7 @@ std::string format_svg(const std::vector<SweepRow>& all, const std::string& mode
       const std::string cx = fmt("%.1f", px(xy[i].first)), cy = fmt("%.1f", py(xy[i].second));
       // The title is the point's tooltip in a browser.
       svg += "<g><title>" +
-             escape(points[i]->policy + " on " + series[s] + ": " + fmt("%.3f", xy[i].second) + " ms, " +
+             xml_escape(points[i]->policy + " on " + series[s] + ": " + fmt("%.3f", xy[i].second) + " ms, " +
                     fmt("%.2f", xy[i].first) + " MiB" + (front[i] ? " (Pareto front)" : "")) +
              "</title><circle cx=\"" + cx + "\" cy=\"" + cy + "\" r=\"4\" fill=\"" + color + "\"/></g>\n";
       if (front[i])
@@ -135,14 +122,14 @@ std::string format_svg(const std::vector<SweepRow>& all, const std::string& mode
     }
     svg += "<circle cx=\"" + fmt("%.1f", kWidth - kRight + 20) + "\" cy=\"" + fmt("%.1f", kTop + 10 + 18.0 * s) +
            "\" r=\"4\" fill=\"" + color + "\"/><text x=\"" + fmt("%.1f", kWidth - kRight + 30) + "\" y=\"" +
-           fmt("%.1f", kTop + 14 + 18.0 * s) + "\">" + escape(series[s]) + "</text>\n";
+           fmt("%.1f", kTop + 14 + 18.0 * s) + "\">" + xml_escape(series[s]) + "</text>\n";
   }
   const double legend_top = kTop + 30 + 18.0 * static_cast<double>(series.size());
   svg += "<text x=\"" + fmt("%.1f", kWidth - kRight + 14) + "\" y=\"" + fmt("%.1f", legend_top) +
          "\">ringed and dashed: Pareto front</text>\n";
   for (size_t p = 0; p < policies.size(); ++p)
     svg += "<text x=\"" + fmt("%.1f", kWidth - kRight + 14) + "\" y=\"" + fmt("%.1f", legend_top + 18 + 16.0 * p) +
-           "\" font-size=\"10\">" + std::to_string(p + 1) + ": " + escape(policies[p]) + "</text>\n";
+           "\" font-size=\"10\">" + std::to_string(p + 1) + ": " + xml_escape(policies[p]) + "</text>\n";
   return svg + "</svg>\n";
 }
 

@@ -45,9 +45,36 @@ const Column kColumns[] = {
     {"max_grad_diff", [](const SweepRow& r) { return number(r.max_grad_diff, "%.3g"); }},
 };
 
+template <BufferKind kind>
+std::string peak_bytes_of(const SweepRow& r) {
+  return bytes(r.peak_bytes[static_cast<size_t>(kind)]);
+}
+
+// Where the device peak comes from, in CSV and JSON only: the terminal table stays narrow. No
+// offloaded residuals: they are never in device memory.
+const Column kPeakColumns[] = {
+    {"peak_pass", [](const SweepRow& r) { return r.peak_pass; }},
+    {"peak_parameter_bytes", peak_bytes_of<BufferKind::kParameter>},
+    {"peak_data_input_bytes", peak_bytes_of<BufferKind::kDataInput>},
+    {"peak_gradient_bytes", peak_bytes_of<BufferKind::kGradient>},
+    {"peak_saved_residual_bytes", peak_bytes_of<BufferKind::kSavedResidual>},
+    {"peak_recomputed_bytes", peak_bytes_of<BufferKind::kRecomputed>},
+    {"peak_cotangent_bytes", peak_bytes_of<BufferKind::kCotangent>},
+    {"peak_forward_temporary_bytes", peak_bytes_of<BufferKind::kForwardTemporary>},
+    {"peak_kernel_workspace_bytes", peak_bytes_of<BufferKind::kKernelWorkspace>},
+};
+
+// The columns of the CSV and JSON files: the table's, then the peak's.
+std::vector<const Column*> file_columns() {
+  std::vector<const Column*> columns;
+  for (const Column& c : kColumns) columns.push_back(&c);
+  for (const Column& c : kPeakColumns) columns.push_back(&c);
+  return columns;
+}
+
 bool is_text(const Column& c) {
   const std::string name = c.name;
-  return name == "model" || name == "policy" || name == "backend";
+  return name == "model" || name == "policy" || name == "backend" || name == "peak_pass";
 }
 
 }  // namespace
@@ -80,11 +107,12 @@ std::string format_csv(const std::vector<SweepRow>& rows) {
     for (char ch : cell) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
     return out + "\"";
   };
+  const std::vector<const Column*> columns = file_columns();
   std::string out;
-  for (const Column& c : kColumns) out += std::string(&c == kColumns ? "" : ",") + c.name;
+  for (const Column* c : columns) out += std::string(c == columns.front() ? "" : ",") + c->name;
   out += "\n";
   for (const SweepRow& r : rows) {
-    for (const Column& c : kColumns) out += (&c == kColumns ? "" : ",") + quoted(c.cell(r));
+    for (const Column* c : columns) out += (c == columns.front() ? "" : ",") + quoted(c->cell(r));
     out += "\n";
   }
   return out;
@@ -94,11 +122,11 @@ std::string format_json(const std::vector<SweepRow>& rows) {
   nlohmann::json out = nlohmann::json::array();
   for (const SweepRow& r : rows) {
     nlohmann::json row;
-    for (const Column& c : kColumns) {
-      const std::string cell = c.cell(r);
+    for (const Column* c : file_columns()) {
+      const std::string cell = c->cell(r);
       // A number, or null for a NaN or infinite one (JSON has neither).
-      row[c.name] = is_text(c) ? nlohmann::json(cell) : nlohmann::json::parse(cell, nullptr, false);
-      if (row[c.name].is_discarded()) row[c.name] = nullptr;
+      row[c->name] = is_text(*c) ? nlohmann::json(cell) : nlohmann::json::parse(cell, nullptr, false);
+      if (row[c->name].is_discarded()) row[c->name] = nullptr;
     }
     out.push_back(row);
   }
@@ -145,6 +173,13 @@ std::vector<SweepRow> parse_json_rows(const std::string& text, const std::string
     r.recompute_flops = static_cast<int64_t>(number("recompute_flops"));
     r.backward_flops = static_cast<int64_t>(number("backward_flops"));
     r.max_grad_diff = number("max_grad_diff");
+    r.peak_pass = text_of("peak_pass");
+    for (const Column& c : kPeakColumns) {
+      const std::string name = c.name;
+      for (size_t k = 0; k < kNumBufferKinds; ++k)
+        if (name == "peak_" + buffer_kind_key(static_cast<BufferKind>(k)) + "_bytes")
+          r.peak_bytes[k] = static_cast<int64_t>(number(c.name));
+    }
     out.push_back(r);
   }
   return out;

@@ -78,6 +78,9 @@ SweepRow measure(SweepRow row, const PolicyModel& pm, const BackendOptions& opti
     row.measured_peak[static_cast<size_t>(space)] = step.measured_peak(space);
   }
   row.residual_bytes = residual_bytes(pm.lin);
+  const MemoryReport memory = build_memory_report(step.runner().program());
+  row.peak_pass = memory.peak_step >= 0 ? step_phase_name(memory.steps[static_cast<size_t>(memory.peak_step)].phase) : "";
+  row.peak_bytes = memory.peak_bytes;
   const GradientFlops flops = gradient_flops(pm.lin);
   row.forward_flops = flops.forward;
   row.recompute_flops = flops.recompute;

@@ -156,15 +156,115 @@ TEST_F(CliTest, GradPlanShowsBackendsAndTheMemoryPlan) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("forward sin (forward) at "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("on highway"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\nmemory device: predicted peak 192 bytes, measured 192, most bytes live at once 192\n"),
-            std::string::npos)
+  // The memory summary comes first: the peak is the forward's cos step (steps: load x, sin, cos),
+  // where x (a parameter), y (a forward value) and cos x (kept for the backward pass) are alive.
+  EXPECT_EQ(r.out.rfind("memory device: predicted peak 192 bytes, measured 192, most bytes live at once 192\n"
+                        "memory peak: step 2 (forward), cos (sin's JVP) at " + program +
+                            ":1:39; parameter 64; saved residual 64; forward temporary 64\n",
+                        0),
+            0u)
       << r.out;
   // sin and cos forward, the backward mul: 16 each.
   EXPECT_NE(r.out.find("\nflops: forward 32, recomputed 0, backward 16\n"), std::string::npos) << r.out;
   expect_bad_input("grad " + program + " --inputs " + inputs + " --threads -1", "--threads: Value -1 not in range");
   const CliRun one_thread = run("grad " + program + " --inputs " + inputs + " --backend highway,reference --threads 1");
   EXPECT_EQ(one_thread.exit_code, 0) << one_thread.err;
-  EXPECT_EQ(one_thread.out, r.out.substr(0, r.out.find('\n') + 1));  // the same JSON line
+  // The JSON line is the plan's last line, and the whole output without --plan.
+  const size_t last_line = r.out.rfind('\n', r.out.size() - 2) + 1;
+  EXPECT_EQ(one_thread.out, r.out.substr(last_line));
+  EXPECT_EQ(one_thread.out.rfind("{\"value\": ", 0), 0u) << one_thread.out;
+}
+
+// Well-formed XML as far as rematkit's SVG goes: every tag closed in order, attributes quoted, and
+// '&' only in the five named entities. Python's parser checks the same file too where there is one.
+bool well_formed_xml(const std::string& xml) {
+  std::vector<std::string> open;
+  for (size_t i = 0; i < xml.size(); ++i) {
+    if (xml[i] == '&') {
+      const size_t end = xml.find(';', i);
+      const std::string entity = end == std::string::npos ? "" : xml.substr(i, end - i + 1);
+      if (entity != "&lt;" && entity != "&gt;" && entity != "&amp;" && entity != "&quot;" && entity != "&apos;") return false;
+    }
+    if (xml[i] != '<') continue;
+    const size_t end = xml.find('>', i);
+    if (end == std::string::npos) return false;
+    const std::string tag = xml.substr(i + 1, end - i - 1);
+    i = end;
+    if (tag.empty() || tag.find('<') != std::string::npos) return false;
+    if (tag[0] == '?') continue;
+    if (std::count(tag.begin(), tag.end(), '"') % 2) return false;
+    const std::string name = tag.substr(tag[0] == '/' ? 1 : 0, tag.find_first_of(" /\n", 1) - (tag[0] == '/' ? 1 : 0));
+    if (tag[0] == '/') {
+      if (open.empty() || open.back() != name) return false;
+      open.pop_back();
+    } else if (tag.back() != '/') {
+      open.push_back(name);
+    }
+  }
+  return open.empty();
+}
+
+TEST_F(CliTest, MemoryExplainsThePeakPerPolicyAndDrawsTheTimeline) {
+  // y = sin(x) * w on f32[256] (1024 bytes a buffer): tests/scheduler/memory_report_test.cpp works
+  // out both peaks, 5 buffers each: step 7 of 11 steps with sin and cos saved, step 8 of 12 with
+  // them recomputed.
+  const std::string program = write("p.jaxpr", "{ lambda ; x:f32[256] w:f32[256]. let\n"
+                                               "    a:f32[256] = sin x\n"
+                                               "    y:f32[256] = mul a w\n"
+                                               "  in (y,) }\n");
+  const std::string svg = (dir_ / "t.svg").string();
+  const CliRun r = run("memory " + program + " --policy everything_saveable --policy nothing_saveable --timeline " + svg);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("policy everything_saveable\npeak: step 7 (of 0..10), in the backward pass: mul (transposed "
+                        "mul) at " + program + ":3:18\ndevice memory alive there: 5.0 KiB (5120 bytes) in 5 buffer(s)\n",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_NE(r.out.find("\n\npolicy nothing_saveable\npeak: step 8 (of 0..11), in the backward pass: "), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  recomputed  2.0 KiB  2048  40%\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gradient of argument w\n"), std::string::npos) << r.out;
+
+  const std::string timeline = read_text(svg);
+  EXPECT_TRUE(well_formed_xml(timeline)) << timeline;
+  EXPECT_FALSE(well_formed_xml("<svg><g></svg></g>"));
+  EXPECT_FALSE(well_formed_xml("<svg><text>a & b</text></svg>"));
+  if (std::system("python3 -c 'import xml.dom.minidom' >/dev/null 2>&1") == 0) {
+    EXPECT_EQ(std::system(("python3 -c 'import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])' " + svg).c_str()), 0);
+  }
+  // One panel per policy on one scale: 5120 bytes is 0.00488 MiB; with room for the label, 0.00527
+  // in about five ticks is 0.002 apart (1/2/5 x 10^k), up to 0.006.
+  EXPECT_NE(timeline.find(">everything_saveable</text>"), std::string::npos);
+  EXPECT_NE(timeline.find(">nothing_saveable</text>"), std::string::npos);
+  for (const char* tick : {">0</text>", ">0.002</text>", ">0.004</text>", ">0.006</text>"})
+    EXPECT_NE(timeline.find(std::string("text-anchor=\"end\"") + tick), std::string::npos) << tick;
+  EXPECT_EQ(timeline.find(">0.008</text>"), std::string::npos);
+  EXPECT_NE(timeline.find(">peak 5.0 KiB, step 7 (backward)</text>"), std::string::npos);
+  EXPECT_NE(timeline.find(">peak 5.0 KiB, step 8 (backward)</text>"), std::string::npos);
+  for (const char* legend : {">saved residual</text>", ">recomputed</text>", ">recompute pass</text>"})
+    EXPECT_NE(timeline.find(legend), std::string::npos) << legend;
+
+  const CliRun json = run("memory " + program + " --policy everything_saveable --policy nothing_saveable --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["policy"], "everything_saveable");
+  EXPECT_EQ(j[0]["peak_step"], 7);
+  EXPECT_EQ(j[0]["peak_pass"], "backward");
+  EXPECT_EQ(j[0]["peak_bytes"]["saved_residual"], 2048);
+  EXPECT_EQ(j[1]["peak_bytes"]["recomputed"], 2048);
+  EXPECT_EQ(j[1]["steps"].size(), 12u);
+  EXPECT_EQ(j[1]["live_peak"]["device"], 5120);
+
+  const std::string not_written = (dir_ / "no.svg").string();
+  expect_bad_input("memory " + program + " --policy no_such_policy --timeline " + not_written,
+                   "--policy: unknown policy 'no_such_policy'");
+  EXPECT_FALSE(fs::exists(not_written));
+  expect_bad_input("memory " + (dir_ / "missing.jaxpr").string(), "missing.jaxpr: cannot open the program file");
+  expect_bad_input("memory " + program + " --timeline " + (dir_ / "no-such-dir" / "t.svg").string(),
+                   "t.svg: cannot write the timeline");
+  expect_bad_input("memory " + write("bad.jaxpr", "{ lambda ; x:f32[3]. let y:f32[3] = nosuch x in (y,) }"),
+                   "bad.jaxpr:1:");
 }
 
 TEST_F(CliTest, SweepWritesItsTableAndOnlyTheOutputsItNames) {

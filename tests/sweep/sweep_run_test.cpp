@@ -49,6 +49,34 @@ TEST(SweepRun, NothingSaveablePerLayerKeepsEachLayersInputsAndParams) {
   }
 }
 
+TEST(SweepRun, RowsSayWhereThePeakComesFrom) {
+  SweepConfig config = parse_sweep(kSmall, "small.yaml");
+  config.backends = {{"reference"}};
+  config.threads = {1};
+  const std::vector<SweepRow> rows = run_sweep(config, default_plugins());
+  ASSERT_EQ(rows.size(), 3u);
+  for (const SweepRow& row : rows) {
+    SCOPED_TRACE(row.policy);
+    // A training step keeps its inputs for the whole step: the four params (f32[3,4], [4], [4,2],
+    // [2]: 48, 16, 32 and 8 bytes) take 64 bytes each in the arena, and so does x (f32[2,3]); a
+    // literal loaded at the peak step is data input too (the transposed relu broadcasts a 0).
+    EXPECT_EQ(row.peak_bytes[static_cast<size_t>(BufferKind::kParameter)], 4 * 64);
+    EXPECT_GE(row.peak_bytes[static_cast<size_t>(BufferKind::kDataInput)], 64);
+    EXPECT_EQ(row.peak_bytes[static_cast<size_t>(BufferKind::kOffloadedResidual)], 0);  // never on the device
+    EXPECT_TRUE(row.peak_pass == "forward" || row.peak_pass == "recompute" || row.peak_pass == "backward") << row.peak_pass;
+    int64_t at_peak = 0;
+    for (int64_t bytes : row.peak_bytes) at_peak += bytes;
+    EXPECT_LE(at_peak, row.predicted_peak[0]);  // the live peak; the arena may be larger
+  }
+  // The JSON file gives them back (sweep-merge reads it).
+  const std::vector<SweepRow> read = parse_json_rows(format_json(rows), "rows.json");
+  ASSERT_EQ(read.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(read[i].peak_pass, rows[i].peak_pass);
+    EXPECT_EQ(read[i].peak_bytes, rows[i].peak_bytes);
+  }
+}
+
 // Splits a table line on runs of two or more spaces.
 std::vector<std::string> table_cells(const std::string& line) {
   std::vector<std::string> cells;
@@ -82,18 +110,23 @@ TEST(SweepOutput, TableCsvAndJsonHoldTheSameRows) {
   std::string table_line, csv_line;
   std::getline(table, table_line);
   std::getline(csv, csv_line);
-  const std::vector<std::string> header = table_cells(table_line);
-  ASSERT_EQ(header, csv_cells(csv_line));
+  // The files have the table's columns, then where the peak comes from (not in the table).
+  const std::vector<std::string> header = table_cells(table_line), file_header = csv_cells(csv_line);
+  ASSERT_GT(file_header.size(), header.size());
+  ASSERT_EQ(std::vector<std::string>(file_header.begin(), file_header.begin() + static_cast<long>(header.size())), header);
+  EXPECT_EQ(file_header[header.size()], "peak_pass");
   ASSERT_EQ(json.size(), rows.size());
   for (size_t r = 0; r < rows.size(); ++r) {
     ASSERT_TRUE(std::getline(table, table_line) && std::getline(csv, csv_line));
-    const std::vector<std::string> cells = table_cells(table_line);
-    EXPECT_EQ(cells, csv_cells(csv_line));
+    const std::vector<std::string> cells = table_cells(table_line), file_cells = csv_cells(csv_line);
     ASSERT_EQ(cells.size(), header.size());
-    for (size_t k = 0; k < header.size(); ++k) {
-      const nlohmann::json& value = json[r][header[k]];
-      if (value.is_string()) EXPECT_EQ(value.get<std::string>(), cells[k]) << header[k];
-      else EXPECT_DOUBLE_EQ(value.get<double>(), std::stod(cells[k])) << header[k];
+    ASSERT_EQ(file_cells.size(), file_header.size());
+    EXPECT_EQ(cells, std::vector<std::string>(file_cells.begin(), file_cells.begin() + static_cast<long>(cells.size())));
+    ASSERT_EQ(json[r].size(), file_header.size());
+    for (size_t k = 0; k < file_header.size(); ++k) {
+      const nlohmann::json& value = json[r][file_header[k]];
+      if (value.is_string()) EXPECT_EQ(value.get<std::string>(), file_cells[k]) << file_header[k];
+      else EXPECT_DOUBLE_EQ(value.get<double>(), std::stod(file_cells[k])) << file_header[k];
     }
   }
   EXPECT_EQ(rows[1].policy, "save_only_these_names(\"x\")");

@@ -3,6 +3,7 @@
 #include "commands.hpp"
 #include "rematkit/scan_linearization.hpp"
 #include "rematkit/flops.hpp"
+#include "rematkit/memory_report.hpp"
 #include "rematkit/step_runner.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/io/tensor_json.hpp"
@@ -42,7 +43,8 @@ void print_steps(const StepProgram& program) {
   }
 }
 
-// The arena layout of the whole step: arena bytes per memory space, predicted and measured.
+// The arena layout of the whole step: arena bytes per memory space, predicted and measured; then
+// the peak step and what is alive there, per kind (`rematkit memory` lists the buffers).
 void print_memory(const OneShotRunner& runner) {
   for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost}) {
     if (runner.layout().arena(space) == 0) continue;
@@ -50,6 +52,14 @@ void print_memory(const OneShotRunner& runner) {
               << " bytes, measured " << runner.measured_peak(space) << ", most bytes live at once "
               << runner.layout().live_peak(space) << "\n";
   }
+  const MemoryReport report = build_memory_report(runner.program());
+  if (report.peak_step < 0) return;
+  const StepMemory& peak = report.steps[static_cast<size_t>(report.peak_step)];
+  std::cout << "memory peak: step " << report.peak_step << " (" << step_phase_name(peak.phase) << "), " << peak.what;
+  for (size_t k = 0; k < kNumBufferKinds; ++k)
+    if (report.peak_bytes[k] > 0)
+      std::cout << "; " << buffer_kind_name(static_cast<BufferKind>(k)) << " " << report.peak_bytes[k];
+  std::cout << "\n";
 }
 
 void run_grad(const GradOptions& o) {
@@ -77,15 +87,16 @@ void run_grad(const GradOptions& o) {
     out += (first ? "\"" : ", \"") + program.vars[program.invars[i]].name + "\": " + tensor_to_json(*result.gradients[i]);
     first = false;
   }
-  std::cout << out << "}}\n";
+  // The plan comes before the JSON line, which can be megabytes: its memory summary first, then the
+  // FLOPs and each step; the JSON line is always the last.
   if (o.plan) {
-    print_steps(runner.program());
     print_memory(runner);
     const GradientFlops flops = gradient_flops(lin);
     std::cout << "flops: forward " << flops.forward << ", recomputed " << flops.recompute << ", backward "
               << flops.backward << "\n";
+    print_steps(runner.program());
   }
-  std::cout << std::flush;
+  std::cout << out << "}}\n" << std::flush;
 }
 
 }  // namespace
@@ -97,9 +108,9 @@ void add_grad_command(CLI::App& app) {
       "Evaluates FILE and its gradient with respect to every floating argument, with a cotangent of ones of\n"
       "each output's shape (the gradient of the sum of the outputs). Prints one JSON line\n"
       "  {\"value\": ..., \"grads\": {\"NAME\": ...}}\n"
-      "with nested lists and 9 significant digits; value is a list of values when the program has several\n"
-      "outputs. Integer and bool arguments get no gradient, nor do those --wrt leaves out. The gradient is\n"
-      "the same, bit for bit, under every policy.");
+      "with nested lists and 9 significant digits (the last line, after what --plan prints); value is a list\n"
+      "of values when the program has several outputs. Integer and bool arguments get no gradient, nor do\n"
+      "those --wrt leaves out. The gradient is the same, bit for bit, under every policy.");
   cmd->add_option("FILE", options->file, "a program in jaxpr syntax; '-' reads standard input")->required();
   cmd->add_option("--inputs", options->inputs,
                   "a JSON object mapping every argument and constant name to a number or nested list")
@@ -110,8 +121,8 @@ void add_grad_command(CLI::App& app) {
   add_backend_option(cmd, options->backends);
   cmd->add_option("--threads", options->threads, "threads a step may use (0: every core)")->check(CLI::Range(0, 1024));
   cmd->add_flag("--plan", options->plan,
-                "after the JSON line, print each step of the forward and backward pass with the backend it runs on,\n"
-                "the memory plan (predicted and measured peak bytes) and the FLOPs of each pass");
+                "before the JSON line, print the memory plan (predicted and measured peak bytes, the peak step and\n"
+                "its bytes per kind), the FLOPs of each pass, and each step with the backend it runs on");
   cmd->callback([options]() { run_grad(*options); });
 }
 

@@ -11,6 +11,7 @@
 #include "rematkit/backend_options.hpp"
 #include "rematkit/core_export.hpp"
 #include "rematkit/gradient_result.hpp"
+#include "rematkit/memory_report.hpp"
 #include "rematkit/program.hpp"
 #include "rematkit/tensor.hpp"
 #include "rematkit/training_step.hpp"
@@ -61,8 +62,14 @@ class REMATKIT_CORE_EXPORT Plan {
   // predicted peak per memory space.
   const ArenaLayout& layout() const;
   int64_t predicted_peak(MemorySpace space = MemorySpace::kDevice) const { return layout().arena(space); }
-  // The peak the last gradient() reached (equal to the predicted peak).
+  // The peak the last gradient() reached, equal to predicted_peak() once gradient() has run. Before
+  // the first gradient() nothing has run, and it is 0: for the memory of a plan not yet run, ask
+  // predicted_peak(), or memory_report() for where the peak comes from.
   int64_t measured_peak(MemorySpace space = MemorySpace::kDevice) const;
+  // Where the memory of gradient() goes (rematkit/memory_report.hpp): each buffer's kind, bytes and
+  // lifetime, the bytes alive at each step, and the peak step with every buffer alive there. Known
+  // without a run: worked out from the plan on the first call, then the same every call.
+  const MemoryReport& memory_report() const;
 
   // The program's outputs. Arguments (and constants, if the program has any) in binder order;
   // a bad-input Error for a wrong count or shape.
@@ -81,6 +88,7 @@ class REMATKIT_CORE_EXPORT Plan {
   BackendOptions backends_;
   std::unique_ptr<Linearization> lin_;  // stable: runners and training steps point at it
   std::unique_ptr<OneShotRunner> gradient_, forward_;  // forward_ is made by the first forward()
+  mutable std::unique_ptr<MemoryReport> memory_report_;  // made by the first memory_report()
 };
 
 }  // namespace rematkit

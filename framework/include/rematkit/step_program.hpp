@@ -88,6 +88,8 @@ class REMATKIT_CORE_EXPORT StepProgram {
   const std::vector<Step>& steps() const { return steps_; }
   const ArenaLayout& layout() const { return layout_; }
   const Type& buffer_type(int buffer) const { return buffer_types_.at(static_cast<size_t>(buffer)); }
+  // The graph value a buffer holds, one definition of it (kNoValue: a step's workspace).
+  ValueId buffer_value(int buffer) const { return buffer_values_.at(static_cast<size_t>(buffer)); }
   // The buffers the readouts read: per output, and per argument (-1 for no gradient; none for a
   // forward-only program).
   const std::vector<int>& output_buffers() const { return output_buffers_; }
@@ -111,6 +113,7 @@ class REMATKIT_CORE_EXPORT StepProgram {
   std::vector<std::unique_ptr<LoopProgram>> loops_;       // the loop steps point at these
   std::vector<Step> steps_;
   std::vector<Type> buffer_types_;
+  std::vector<ValueId> buffer_values_;
   ArenaLayout layout_;
   std::vector<int> output_buffers_, gradient_buffers_, constant_buffers_, argument_buffers_;
   std::vector<ValueId> kept_;

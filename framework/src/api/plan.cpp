@@ -34,6 +34,11 @@ const ArenaLayout& Plan::layout() const { return gradient_->layout(); }
 
 int64_t Plan::measured_peak(MemorySpace space) const { return gradient_->measured_peak(space); }
 
+const MemoryReport& Plan::memory_report() const {
+  if (!memory_report_) memory_report_ = std::make_unique<MemoryReport>(build_memory_report(gradient_->program()));
+  return *memory_report_;
+}
+
 std::string Plan::residual_report(bool explain) const { return format_residual_report(*lin_, explain); }
 
 int64_t Plan::residual_bytes() const { return rematkit::residual_bytes(*lin_); }

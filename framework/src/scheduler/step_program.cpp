@@ -127,6 +127,7 @@ class StepProgramBuilder {
   }
 
   const std::vector<BufferRequest>& buffers() const { return buffers_; }
+  const std::vector<ValueId>& buffer_values() const { return defined_; }
   std::vector<Type> buffer_types() const {
     std::vector<Type> types;
     for (size_t b = 0; b < defined_.size(); ++b)
@@ -221,6 +222,7 @@ StepProgram build_step_program(const Linearization& lin, const BackendOptions& b
   builder.finish(inputs == InputMode::kResident ? program.output_buffers_ : std::vector<int>{});
   program.layout_ = layout_buffers(builder.buffers());
   program.buffer_types_ = builder.buffer_types();
+  program.buffer_values_ = builder.buffer_values();
   return program;
 }
 
@@ -238,6 +240,7 @@ StepProgram build_body_program(const Linearization& lin, BackendSet& backends, c
   builder.finish(program.output_buffers_);
   program.layout_ = layout_buffers(builder.buffers());
   program.buffer_types_ = builder.buffer_types();
+  program.buffer_values_ = builder.buffer_values();
   return program;
 }
 

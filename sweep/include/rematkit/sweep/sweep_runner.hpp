@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rematkit/arena_layout.hpp"
+#include "rematkit/memory_report.hpp"
 #include "rematkit/plugin_registry.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 
@@ -20,6 +21,10 @@ struct SweepRow {
   double median_ms = 0, min_ms = 0, max_ms = 0;  // one gradient step: forward and backward
   std::array<int64_t, kNumMemorySpaces> predicted_peak{}, measured_peak{};  // bytes per memory space
   int64_t residual_bytes = 0;
+  // Where the device peak comes from (rematkit/memory_report.hpp): the pass of the peak step
+  // ("forward", "recompute", "backward") and the bytes alive there per buffer kind.
+  std::string peak_pass;
+  std::array<int64_t, kNumBufferKinds> peak_bytes{};
   int64_t forward_flops = 0, recompute_flops = 0, backward_flops = 0;
   // Largest |difference| of any gradient element from everything_saveable's on the same backend
   // and threads: 0 when remat changes nothing, as it must.
