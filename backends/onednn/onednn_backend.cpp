@@ -290,10 +290,6 @@ int32_t supports(const rk_backend* handle, const rk_equation_view* e) {
 rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** kernel, size_t* workspace_bytes) {
   return guarded([&] {
     Backend& backend = *reinterpret_cast<Backend*>(handle);
-    // oneDNN sizes a primitive's scratchpad (and splits its work) for the threads it may use when it
-    // is made: the largest team execute() gives this backend's kernels, whatever this thread ran
-    // before. The workspace then holds the scratchpad of any team execute() sets up.
-    omp_set_num_threads(backend.threads);
     Recipe r;
     if (!recipe_for(backend, e, r)) throw std::runtime_error(std::string("onednn does not run ") + e->primitive + " in this form");
     auto k = std::make_unique<Kernel>();
@@ -303,6 +299,15 @@ rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** ker
     // rematkit_training_step_bench) or 64 Ki elements, one thread runs the primitive.
     const int64_t work = r.work > 0 ? r.work : count(r.output.second.dims());
     k->threads = work < (r.work > 0 ? int64_t{1} << 24 : int64_t{1} << 16) ? 1 : backend.threads;
+    // oneDNN fixes the threads a primitive splits its work over, and sizes its scratchpad for them,
+    // when its descriptor is made, from this thread's OpenMP setting: the recipe is made again for
+    // the team execute() gives it, whatever ran on this thread before (convolutions and pooling
+    // make their descriptors in recipe_for, products and elementwise ones in make below).
+    omp_set_num_threads(k->threads);
+    r = Recipe{};
+    if (!recipe_for(backend, e, r))
+      throw std::runtime_error(std::string("onednn does not run ") + e->primitive + " on " + std::to_string(k->threads) +
+                               " thread(s)");
     k->inputs = r.inputs;
     k->output = r.output;
     k->staged = r.staged;
