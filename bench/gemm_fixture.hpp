@@ -28,6 +28,15 @@ struct AlignedFloats {
   size_t size;
 };
 
+// A kernel's workspace, allocated once outside the timed loop.
+struct AlignedWorkspace {
+  explicit AlignedWorkspace(const rematkit::PreparedKernel& kernel)
+      : floats((kernel.workspace_bytes() + sizeof(float) - 1) / sizeof(float)) {}
+  std::byte* data() const { return reinterpret_cast<std::byte*>(floats.data); }
+  size_t size() const { return floats.size * sizeof(float); }
+  AlignedFloats floats;
+};
+
 // C = A B with A (batch, m, k) and B (batch, k, n); batch 0 means a plain 2-D product. `threads`
 // bounds oneTBB and, through its option, oneDNN's OpenMP team. Counter: GFLOP/s.
 inline void run_gemm(benchmark::State& state, const std::string& backend, int64_t batch, int64_t m, int64_t k, int64_t n,
@@ -50,8 +59,9 @@ inline void run_gemm(benchmark::State& state, const std::string& backend, int64_
   }
   const int64_t b = batch ? batch : 1;
   AlignedFloats a(static_cast<size_t>(b * m * k)), w(static_cast<size_t>(b * k * n)), c(static_cast<size_t>(b * m * n));
+  AlignedWorkspace workspace(*kernel);  // once, as a step program's arena holds it
   for (auto _ : state) {
-    kernel->execute({a.data, w.data}, {c.data});
+    kernel->execute({a.data, w.data}, {c.data}, workspace.data(), workspace.size());
     benchmark::DoNotOptimize(c.data);
   }
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(b * m * n * k),

@@ -20,6 +20,7 @@ using rematkit::MemorySpace;
 using rematkit::Prim;
 using rematkit::Type;
 using rematkit::bench::AlignedFloats;
+using rematkit::bench::AlignedWorkspace;
 
 Type f32(std::vector<int64_t> shape) { return Type{DType::kF32, std::move(shape), MemorySpace::kDevice}; }
 
@@ -36,9 +37,10 @@ void BM_Elementwise(benchmark::State& state, const std::string& backend, Prim pr
   std::vector<Type> in(binary ? 2 : 1, f32({n}));
   auto kernel = instance.prepare(prim, {}, in, {f32({n})}, "elementwise");
   AlignedFloats x(static_cast<size_t>(n)), y(static_cast<size_t>(n)), z(static_cast<size_t>(n));
+  const AlignedWorkspace workspace(*kernel);
   for (auto _ : state) {
-    if (binary) kernel->execute({x.data, y.data}, {z.data});
-    else kernel->execute({x.data}, {z.data});
+    if (binary) kernel->execute({x.data, y.data}, {z.data}, workspace.data(), workspace.size());
+    else kernel->execute({x.data}, {z.data}, workspace.data(), workspace.size());
     benchmark::DoNotOptimize(z.data);
   }
   const double bytes = 4.0 * static_cast<double>(n) * (binary ? 3 : 2);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "gemm_fixture.hpp"
 #include "rematkit/backend_kernel.hpp"
 #include "rematkit/primitive_params.hpp"
 
@@ -43,9 +44,13 @@ void BM_ConcurrentPlans(benchmark::State& state) {
     kernels.push_back(backends.back()->prepare(Prim::kDotGeneral, dims, {square, square}, {square}, "gemm"));
   }
   std::vector<std::vector<float>> buffers(3 * kPlans, std::vector<float>(kN * kN, 0.5f));
+  // Each plan's workspace, made once as its arena would hold it.
+  std::vector<std::unique_ptr<rematkit::bench::AlignedWorkspace>> workspaces;
+  for (const auto& kernel : kernels) workspaces.push_back(std::make_unique<rematkit::bench::AlignedWorkspace>(*kernel));
   for (auto _ : state) {
     tbb::parallel_for(0, kPlans, [&](int p) {
-      kernels[p]->execute({buffers[3 * p].data(), buffers[3 * p + 1].data()}, {buffers[3 * p + 2].data()});
+      kernels[p]->execute({buffers[3 * p].data(), buffers[3 * p + 1].data()}, {buffers[3 * p + 2].data()},
+                          workspaces[p]->data(), workspaces[p]->size());
     });
   }
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kN * kN * kN * kPlans, benchmark::Counter::kIsIterationInvariantRate,

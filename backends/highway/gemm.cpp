@@ -1,7 +1,8 @@
 // GEMM: C is computed in panels two vectors wide, each by a register-blocked micro-kernel (up to 4
 // rows x 2 vectors) with fused multiply-adds in k order. A B that fits in cache is read in place
 // (its rows are contiguous) and only a ragged last panel is copied, zero-padded; a larger B is
-// packed panel by panel first, since reading it with a stride of whole rows thrashes the cache. Blocks of rows x panels run in
+// packed panel by panel first, since reading it with a stride of whole rows thrashes the cache; the
+// copies go to the caller's packing buffer (the kernel's workspace). Blocks of rows x panels run in
 // parallel on oneTBB; the SIMD function is resolved once per call, outside the parallel loop.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "highway/gemm.cpp"
@@ -78,14 +79,26 @@ HWY_AFTER_NAMESPACE();
 #include <tbb/blocked_range2d.h>
 #include <tbb/parallel_for.h>
 
-#include <hwy/aligned_allocator.h>
-
 namespace rematkit::hwy_backend {
 
 HWY_EXPORT(PanelWidth);
 HWY_EXPORT(GemmBlock);
 
-void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k) {
+namespace {
+
+// Whether gemm() packs all of B, by B's bytes: about twice the L2 of a core.
+bool packs_all(size_t n, size_t k) { return k * n * sizeof(float) > (size_t{2} << 20); }
+
+}  // namespace
+
+size_t gemm_packing_floats(size_t n, size_t k) {
+  const size_t width = HWY_DYNAMIC_DISPATCH(PanelWidth)();
+  const size_t panels = (n + width - 1) / width;
+  if (packs_all(n, k)) return panels * k * width;
+  return n % width ? k * width : 0;
+}
+
+void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, float* packing) {
   const size_t width = HWY_DYNAMIC_DISPATCH(PanelWidth)();
   const size_t panels = (n + width - 1) / width;
   auto* block = &HWY_DYNAMIC_DISPATCH(GemmBlock);  // resolved once (PanelWidth's call chose the target)
@@ -97,18 +110,17 @@ void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k
   };
   // Below a few million flops, waking a second thread costs more than it saves.
   const bool parallel = m * n * k >= (size_t{1} << 22);
-  const bool pack_all = k * n * sizeof(float) > (size_t{2} << 20);  // about twice the L2 of a core
-  hwy::AlignedFreeUniquePtr<float[]> copy;
+  const bool pack_all = packs_all(n, k);
+  // The packed panels (or the ragged last one) go to the caller's `packing`, of
+  // gemm_packing_floats(n, k) floats: the kernel's workspace, so nothing is allocated per call.
   if (pack_all) {
-    copy = hwy::AllocateAligned<float>(panels * k * width);
-    if (parallel) tbb::parallel_for(size_t{0}, panels, [&](size_t p) { pack(p, copy.get() + p * k * width); });
-    else for (size_t p = 0; p < panels; ++p) pack(p, copy.get() + p * k * width);
+    if (parallel) tbb::parallel_for(size_t{0}, panels, [&](size_t p) { pack(p, packing + p * k * width); });
+    else for (size_t p = 0; p < panels; ++p) pack(p, packing + p * k * width);
   } else if (n % width) {
-    copy = hwy::AllocateAligned<float>(k * width);
-    pack(panels - 1, copy.get());
+    pack(panels - 1, packing);
   }
-  const float* source = pack_all ? copy.get() : b;
-  const float* ragged = pack_all ? nullptr : copy.get();
+  const float* source = pack_all ? packing : b;
+  const float* ragged = pack_all || n % width == 0 ? nullptr : packing;
   if (!parallel) {
     block(a, source, pack_all, ragged, c, 0, m, 0, panels, n, k);
     return;

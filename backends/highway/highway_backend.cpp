@@ -1,14 +1,18 @@
 // The Highway backend plugin: f32 elementwise kernels, comparisons and two-case select_n (operands
 // with size-1 dims are expanded into the workspace first), reductions, copies, softmax along the
 // last axis, and dot_general with any dimension numbers (operands are permuted into the GEMM's
-// layout in the kernel's workspace when they are not in it already). It declines everything else when
-// asked, so the equation goes to the next backend in the user's list.
+// layout in the kernel's workspace when they are not in it already, and B's panels are packed there
+// too). Every scratch byte is in the workspace the host gives, so a run allocates nothing. It
+// declines everything else (and ranks above kMaxRank) when asked, so the equation goes to the next
+// backend in the user's list.
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <optional>
 #include <numeric>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +30,11 @@ using rematkit::plugin::guarded;
 using rematkit::plugin::int_param;
 using rematkit::plugin::ints_param;
 using Dims = std::vector<int64_t>;
+
+// The highest rank this backend runs (higher ones go to the next backend): execute() counts
+// coordinates in arrays of this size on the stack, so a run allocates nothing.
+constexpr size_t kMaxRank = 16;
+using Index = std::array<int64_t, kMaxRank>;
 
 Dims shape_of(const rk_type& t) { return Dims(t.shape, t.shape + t.rank); }
 
@@ -51,14 +60,15 @@ struct Permutation {
   void apply(const float* in, float* out) const {
     const size_t rank = shape.size();
     if (rank >= 2 && swaps_last_two()) return transpose_last_two(in, out);
-    Dims in_strides(rank, 1), out_shape(rank);
+    Index in_strides, out_shape;
+    if (rank > 0) in_strides[rank - 1] = 1;
     for (int i = static_cast<int>(rank) - 2; i >= 0; --i) in_strides[i] = in_strides[i + 1] * shape[i + 1];
     for (size_t i = 0; i < rank; ++i) out_shape[i] = shape[perm[i]];
     // When the innermost dim stays innermost (attention's [B, S, H, Dh] -> [B, H, S, Dh]), whole
     // rows are copied; otherwise one element at a time.
     const bool rows = rank > 0 && perm[rank - 1] == static_cast<int64_t>(rank - 1);
     const size_t row = rows ? static_cast<size_t>(shape[rank - 1]) : 1;
-    Dims coord(rank, 0);
+    Index coord{};
     for (size_t o = 0, n = count(); o < n; o += row) {
       int64_t offset = 0;
       for (size_t i = 0; i < rank; ++i) offset += coord[i] * in_strides[perm[i]];
@@ -100,6 +110,8 @@ struct Kernel {
   size_t n = 0;                              // elements of the output
   size_t batch = 1, m = 0, cols = 0, k = 0;  // for kGemm: [batch, m, k] x [batch, k, cols]
   Permutation lhs, rhs;                      // into those layouts; copied into the workspace unless identity
+  size_t packing_at = 0, packing = 0;        // kGemm: where B's packed panels start in the workspace, and
+                                             // the floats each product of the batch gets there
   Dims in_shape, out_shape, dims;            // kBroadcast: broadcast_dimensions
   bool is_max = false;                       // kReduce over `n` rows of `k` trailing elements;
                                              // kReduceLeading over `k` rows of `n` elements
@@ -155,7 +167,7 @@ int64_t row_of(const Kernel& k, const void* indices, size_t r) {
 // broadcast_in_dim of `in` (shape in_shape, placed at output dims `dims`) to out_shape: whole rows are
 // copied when the innermost output dim is the operand's innermost dim at full size; otherwise one
 // element at a time.
-void broadcast(const Dims& in_shape, const Dims& dims, const Dims& out_shape, const float* in, float* out) {
+void broadcast(const Dims& in_shape, std::span<const int64_t> dims, const Dims& out_shape, const float* in, float* out) {
   if (count(in_shape) == 1) return std::fill(out, out + count(out_shape), in[0]);  // zeros, a seed of ones
   // The operand's dims lead the output unchanged and new dims trail (a softmax sum spread over its
   // row): each element fills a run.
@@ -168,12 +180,13 @@ void broadcast(const Dims& in_shape, const Dims& dims, const Dims& out_shape, co
     return;
   }
   const size_t rank = out_shape.size();
-  Dims in_strides(in_shape.size(), 1);
+  Index in_strides;
+  if (!in_shape.empty()) in_strides[in_shape.size() - 1] = 1;
   for (int i = static_cast<int>(in_shape.size()) - 2; i >= 0; --i) in_strides[i] = in_strides[i + 1] * in_shape[i + 1];
   const bool rows = rank > 0 && !dims.empty() && dims.back() == static_cast<int64_t>(rank) - 1 &&
                     in_shape.back() == out_shape.back();
   const int64_t row = rows ? out_shape.back() : 1;
-  Dims coord(rank, 0);
+  Index coord{};
   for (size_t o = 0, n = count(out_shape); o < n; o += static_cast<size_t>(row)) {
     int64_t offset = 0;
     for (size_t i = 0; i < dims.size(); ++i)
@@ -187,9 +200,9 @@ void broadcast(const Dims& in_shape, const Dims& dims, const Dims& out_shape, co
 // An operand with size-1 dims expanded to the output's shape in `scratch` (then advanced), or as is.
 const float* expanded(const Dims& shape, const Dims& out_shape, const float* data, float*& scratch) {
   if (shape.empty()) return data;
-  Dims dims(shape.size());
-  std::iota(dims.begin(), dims.end(), 0);
-  broadcast(shape, dims, out_shape, data, scratch);
+  Index dims;
+  std::iota(dims.begin(), dims.begin() + static_cast<long>(shape.size()), 0);
+  broadcast(shape, std::span<const int64_t>(dims.data(), shape.size()), out_shape, data, scratch);
   const float* result = scratch;
   scratch += count(out_shape);
   return result;
@@ -239,6 +252,9 @@ bool binary_operands(const Dims& a, const Dims& b, const Dims& out, Kernel& k) {
 bool choose_kernel(const rk_equation_view* e, Kernel& k) {
   const std::optional<Prim> prim = rematkit::plugin::primitive_of(e);
   if (e->num_outputs != 1 || !prim) return false;
+  for (size_t i = 0; i < e->num_inputs; ++i)
+    if (static_cast<size_t>(e->inputs[i].rank) > kMaxRank) return false;
+  if (static_cast<size_t>(e->outputs[0].rank) > kMaxRank) return false;
   const Prim p = *prim;
   if (p == Prim::kGather || p == Prim::kScatterAdd) return row_indexing(e, p == Prim::kScatterAdd, k);
   const Dims out = shape_of(e->outputs[0]);
@@ -365,13 +381,19 @@ rk_error* prepare(rk_backend*, const rk_equation_view* e, rk_kernel** kernel, si
   return guarded([&] {
     Kernel k;
     if (!choose_kernel(e, k)) throw std::runtime_error(std::string("highway does not run ") + e->primitive + " in this form");
-    *kernel = reinterpret_cast<rk_kernel*>(new Kernel(k));
-    if (k.kind == Kernel::Kind::kGemm)
-      *workspace_bytes = sizeof(float) * ((k.lhs.identity() ? 0 : k.lhs.count()) + (k.rhs.identity() ? 0 : k.rhs.count()));
-    else if (k.kind == Kernel::Kind::kReduce)  // kReduceLeading needs none
+    if (k.kind == Kernel::Kind::kGemm) {
+      // The permuted operands, then each product's packing buffer (the products of a batch run in
+      // parallel), each starting on a cache line.
+      auto cache_lines = [](size_t floats) { return (floats + 15) / 16 * 16; };
+      const size_t permuted = (k.lhs.identity() ? 0 : k.lhs.count()) + (k.rhs.identity() ? 0 : k.rhs.count());
+      k.packing = cache_lines(rematkit::hwy_backend::gemm_packing_floats(k.cols, k.k));
+      k.packing_at = k.packing ? cache_lines(permuted) : permuted;
+      *workspace_bytes = sizeof(float) * (k.packing_at + k.batch * k.packing);
+    } else if (k.kind == Kernel::Kind::kReduce)  // kReduceLeading needs none
       *workspace_bytes = k.lhs.identity() ? 0 : sizeof(float) * k.lhs.count();
     else  // binary and compare operands with size-1 dims are expanded there
       *workspace_bytes = sizeof(float) * k.n * ((k.a_shape.empty() ? 0 : 1) + (k.b_shape.empty() ? 0 : 1));
+    *kernel = reinterpret_cast<rk_kernel*>(new Kernel(k));
   });
 }
 rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_tensor_view* out, size_t, void* workspace,
@@ -442,8 +464,10 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
           rhs = scratch;
         }
         float* c = f(out[0]);
+        float* packing = static_cast<float*>(workspace) + k.packing_at;
         tbb::parallel_for(size_t{0}, k.batch, [&](size_t b) {
-          rematkit::hwy_backend::gemm(lhs + b * k.m * k.k, rhs + b * k.k * k.cols, c + b * k.m * k.cols, k.m, k.cols, k.k);
+          rematkit::hwy_backend::gemm(lhs + b * k.m * k.k, rhs + b * k.k * k.cols, c + b * k.m * k.cols, k.m, k.cols, k.k,
+                                      k.packing ? packing + b * k.packing : nullptr);
         });
         break;
       }

@@ -28,8 +28,10 @@ void reduce_leading(bool is_max, const float* x, float* y, size_t rows, size_t l
 // jax.nn.softmax of each row: y[r, :] = exp(x[r, :] - max) / sum(exp(x[r, :] - max)).
 void softmax_rows(const float* x, float* y, size_t rows, size_t len);
 // C[m,n] = A[m,k] B[k,n], row-major; each C element sums over k in order, so results do not
-// depend on the thread count.
-void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k);
+// depend on the thread count. `packing`: gemm_packing_floats(n, k) floats of scratch, where B's
+// panels are copied (null when that is 0).
+void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, float* packing);
+size_t gemm_packing_floats(size_t n, size_t k);
 
 // The SIMD target the dispatch picks on this CPU, e.g. "AVX2".
 const char* chosen_target();

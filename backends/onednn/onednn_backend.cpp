@@ -4,7 +4,8 @@
 // one strided dim each (transposed operands and [B, S, D] activations included, never copied);
 // f32 elementwise primitives through dnnl::eltwise_forward and dnnl::binary (whose second source
 // may broadcast; a broadcast first source of a commutative op is swapped there).
-// Primitives are created when an equation is prepared, and cached by shape. Threads: each execute() sets the
+// Primitives are created when an equation is prepared, and cached by shape; each takes its scratchpad
+// from the kernel's workspace (scratchpad_mode::user), so oneDNN allocates none. Threads: each execute() sets the
 // calling thread's OpenMP team to the backend's num_threads option (default: every core), so a
 // scheduler that runs several programs at once gives each a share and never oversubscribes the cores.
 // Equations it does not run are declined when asked and go to the next backend listed.
@@ -13,7 +14,6 @@
 #include <algorithm>
 #include <functional>
 #include <map>
-#include <unordered_map>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
@@ -50,16 +50,19 @@ struct Kernel {
   std::vector<std::pair<int, dnnl::memory::desc>> inputs;
   std::pair<int, dnnl::memory::desc> output;
   // Made once at prepare time; execute() only points the memories at the step's buffers, as
-  // creating a stream and memory objects per call costs more than a small primitive runs.
+  // creating a stream and memory objects per call costs more than a small primitive runs, and
+  // allocates.
   std::mutex running;  // one execute() of this kernel at a time: the memories below are shared
   dnnl::stream stream;
-  std::vector<dnnl::memory> memories;  // the inputs', then the output's
-  std::unordered_map<int, dnnl::memory> args;
+  std::vector<dnnl::memory> memories;  // the inputs', then the output's, then the scratchpad's if any
+  std::vector<dnnl_exec_arg_t> args;   // (DNNL_ARG_*, memory) of each
   int staged = -1;  // an input read from the workspace, where stage() rearranges it (Recipe::stage)
   std::function<void(const void*, void*)> stage;
+  size_t scratchpad_at = 0, scratchpad = 0;  // where oneDNN's scratchpad lies in the workspace, its bytes
 };
 
 using rematkit_onednn::Recipe;  // a primitive to build for an equation (onednn_recipe.hpp)
+using rematkit_onednn::user_scratchpad;
 
 dnnl::memory::desc row_major(const Dims& shape) {
   Dims dims = shape.empty() ? Dims{1} : shape;  // oneDNN has no rank-0 tensors
@@ -208,7 +211,7 @@ bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
                 {&a.dims, &a.strides, &b.dims, &b.strides}), {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}},
          {DNNL_ARG_DST, cm}, [am, bm, cm](const dnnl::engine& eng) -> dnnl::primitive {
            // The oneDNN 2.x API: an operation descriptor, then its primitive descriptor.
-           return dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(am, bm, cm), eng));
+           return dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(am, bm, cm), user_scratchpad(), eng));
          }};
     r.work = count(c.dims) * a.dims.back();
     return true;
@@ -225,7 +228,8 @@ bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
     const dnnl::memory::desc md = row_major(out);
     r = {key_of(name, {&out}), {{DNNL_ARG_SRC, md}}, {DNNL_ARG_DST, md}, [md, op](const dnnl::engine& eng) -> dnnl::primitive {
            return dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(
-               dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, op.algorithm, md, op.alpha, op.beta), eng));
+               dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, op.algorithm, md, op.alpha, op.beta),
+               user_scratchpad(), eng));
          }};
     return true;
   }
@@ -246,7 +250,7 @@ bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
     // inputs[i] is the equation's operand i, whichever oneDNN source it feeds.
     r = {key_of(name, {&s0, &s1, &out}), {{arg0, arg0 == DNNL_ARG_SRC_0 ? m0 : m1}, {arg1, arg1 == DNNL_ARG_SRC_0 ? m0 : m1}},
          {DNNL_ARG_DST, md}, [m0, m1, md, algorithm = algorithm](const dnnl::engine& eng) -> dnnl::primitive {
-           return dnnl::binary(dnnl::binary::primitive_desc(dnnl::binary::desc(algorithm, m0, m1, md), eng));
+           return dnnl::binary(dnnl::binary::primitive_desc(dnnl::binary::desc(algorithm, m0, m1, md), user_scratchpad(), eng));
          }};
     return true;
   }
@@ -295,6 +299,15 @@ rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** ker
     // rematkit_training_step_bench) or 64 Ki elements, one thread runs the primitive.
     const int64_t work = r.work > 0 ? r.work : count(r.output.second.dims());
     k->threads = work < (r.work > 0 ? int64_t{1} << 24 : int64_t{1} << 16) ? 1 : backend.threads;
+    // oneDNN fixes the threads a primitive splits its work over, and sizes its scratchpad for them,
+    // when its descriptor is made, from this thread's OpenMP setting: the recipe is made again for
+    // the team execute() gives it, whatever ran on this thread before (convolutions and pooling
+    // make their descriptors in recipe_for, products and elementwise ones in make below).
+    omp_set_num_threads(k->threads);
+    r = Recipe{};
+    if (!recipe_for(backend, e, r))
+      throw std::runtime_error(std::string("onednn does not run ") + e->primitive + " on " + std::to_string(k->threads) +
+                               " thread(s)");
     k->inputs = r.inputs;
     k->output = r.output;
     k->staged = r.staged;
@@ -304,12 +317,22 @@ rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** ker
     if (fresh) it->second = r.make(backend.engine);
     k->primitive = it->second;
     k->stream = dnnl::stream(backend.engine);
-    for (const auto& [arg, desc] : k->inputs) k->memories.emplace_back(desc, backend.engine, nullptr);
+    for (const auto& [arg, desc] : k->inputs) {
+      k->memories.emplace_back(desc, backend.engine, nullptr);
+      k->args.push_back({arg, k->memories.back().get()});
+    }
     k->memories.emplace_back(k->output.second, backend.engine, nullptr);
-    for (size_t i = 0; i < k->inputs.size(); ++i) k->args.emplace(k->inputs[i].first, k->memories[i]);
-    k->args.emplace(k->output.first, k->memories.back());
+    k->args.push_back({k->output.first, k->memories.back().get()});
+    // The scratchpad, after what the recipe stages in the workspace, on a cache line of its own.
+    const dnnl::memory::desc scratchpad = rematkit_onednn::scratchpad_desc(k->primitive);
+    k->scratchpad = scratchpad.get_size();
+    k->scratchpad_at = k->scratchpad ? rematkit_onednn::cache_lines(r.workspace_bytes) : r.workspace_bytes;
+    if (k->scratchpad) {
+      k->memories.emplace_back(scratchpad, backend.engine, nullptr);
+      k->args.push_back({DNNL_ARG_SCRATCHPAD, k->memories.back().get()});
+    }
+    *workspace_bytes = k->scratchpad_at + k->scratchpad;
     *kernel = reinterpret_cast<rk_kernel*>(k.release());
-    *workspace_bytes = r.workspace_bytes;
   });
 }
 
@@ -324,8 +347,9 @@ rk_error* execute(rk_kernel* handle, const rk_tensor_view* in, size_t, const rk_
       k.stage(in[k.staged].data, workspace);
       k.memories[static_cast<size_t>(k.staged)].set_data_handle(workspace);
     }
-    k.memories.back().set_data_handle(out[0].data);
-    k.primitive.execute(k.stream, k.args);
+    k.memories[k.inputs.size()].set_data_handle(out[0].data);
+    if (k.scratchpad) k.memories.back().set_data_handle(static_cast<std::byte*>(workspace) + k.scratchpad_at);
+    rematkit_onednn::execute(k.primitive, k.stream, k.args);
     k.stream.wait();
   });
 }
@@ -339,5 +363,24 @@ const rk_plugin_api kApi = {sizeof(rk_plugin_api), {RK_ABI_MAJOR, RK_ABI_MINOR},
                             &rematkit::plugin::remember_host, 0, nullptr, 1, kBackends};
 
 }  // namespace
+
+namespace rematkit_onednn {
+
+dnnl::primitive_attr user_scratchpad(dnnl::primitive_attr attr) {
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+dnnl::memory::desc scratchpad_desc(const dnnl::primitive& primitive) {
+  const dnnl_memory_desc_t* md = dnnl_primitive_desc_query_md(primitive.get_primitive_desc(), dnnl_query_scratchpad_md, 0);
+  return md ? dnnl::memory::desc(*md) : dnnl::memory::desc();
+}
+
+void execute(const dnnl::primitive& primitive, const dnnl::stream& stream, const std::vector<dnnl_exec_arg_t>& args) {
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(primitive.get(), stream.get(), static_cast<int>(args.size()), args.data()),
+                          "could not execute a primitive");
+}
+
+}  // namespace rematkit_onednn
 
 extern "C" RK_PLUGIN_EXPORT const rk_plugin_api* rk_plugin_get_api(void) { return &kApi; }

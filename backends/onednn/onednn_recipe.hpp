@@ -23,11 +23,22 @@ struct Recipe {
   int64_t work = 0;  // multiply-adds of a matmul or convolution; 0: the output's elements
   // An input oneDNN reads rearranged (a backward-data convolution's kernel, reversed in space):
   // `stage` writes it from the input's buffer into the workspace before each run, and input
-  // `staged` is read from there.
+  // `staged` is read from there. The primitive's scratchpad follows these bytes in the workspace.
   int staged = -1;
   size_t workspace_bytes = 0;
   std::function<void(const void* input, void* workspace)> stage = nullptr;
 };
+
+// The attributes of every primitive the backend makes: oneDNN's scratchpad is the caller's (a part
+// of the kernel's workspace, which the host places in its arena), never one oneDNN allocates.
+dnnl::primitive_attr user_scratchpad(dnnl::primitive_attr attr = {});
+// What a primitive made with user_scratchpad() takes at DNNL_ARG_SCRATCHPAD (a zero desc: nothing).
+dnnl::memory::desc scratchpad_desc(const dnnl::primitive& primitive);
+// `bytes` rounded up to a cache line: where the next part of a workspace starts.
+constexpr size_t cache_lines(size_t bytes) { return (bytes + 63) / 64 * 64; }
+// Runs `primitive` on arguments made once (memories whose data handles the caller points at its
+// buffers): through the C API, since the C++ execute() builds a vector of them on every call.
+void execute(const dnnl::primitive& primitive, const dnnl::stream& stream, const std::vector<dnnl_exec_arg_t>& args);
 
 // conv_general_dilated as a oneDNN convolution (forward, backward data or backward weights), and
 // reduce_window_max/sum as pooling; false for an equation of another kind or one they do not fit.

@@ -104,20 +104,31 @@ Dims dense_strides(const Dims& dims) {
 
 // The kernel in the layout a convolution's JIT implementation wants (format_tag::any, then
 // `chosen`): before each run, `arrange` writes the equation's kernel into `plain` (dense, in the
-// workspace after the chosen layout's bytes), and a oneDNN reorder turns that into the chosen
-// layout at the workspace's start, which the convolution reads.
+// workspace after the chosen layout's bytes), and a oneDNN reorder (its scratchpad after that)
+// turns it into the chosen layout at the workspace's start, which the convolution reads. The
+// reorder's memories and stream are made here, once: a run only points them at the workspace (the
+// kernel runs one execute at a time, so they are never shared by two).
 void stage_in_chosen_layout(const dnnl::engine& engine, const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen,
                             std::function<void(const void*, void*)> arrange, Recipe& r, int input) {
-  const size_t chosen_bytes = (chosen.get_size() + 63) / 64 * 64;
-  auto reorder = std::make_shared<dnnl::reorder>(dnnl::reorder::primitive_desc(engine, plain, engine, chosen));
+  const dnnl::reorder reorder(dnnl::reorder::primitive_desc(engine, plain, engine, chosen, user_scratchpad()));
+  const dnnl::memory::desc scratchpad = scratchpad_desc(reorder);
+  const size_t plain_at = cache_lines(chosen.get_size());
+  const size_t scratchpad_at = cache_lines(plain_at + plain.get_size());
+  const dnnl::memory src(plain, engine, nullptr), dst(chosen, engine, nullptr);
+  const dnnl::memory scratch = scratchpad.get_size() ? dnnl::memory(scratchpad, engine, nullptr) : dnnl::memory();
+  std::vector<dnnl_exec_arg_t> args = {{DNNL_ARG_FROM, src.get()}, {DNNL_ARG_TO, dst.get()}};
+  if (scratchpad.get_size()) args.push_back({DNNL_ARG_SCRATCHPAD, scratch.get()});
+  dnnl::stream stream(engine);  // not const: waiting on it is not
   r.staged = input;
-  r.workspace_bytes = chosen_bytes + plain.get_size();
-  r.stage = [engine, plain, chosen, chosen_bytes, reorder, arrange](const void* from, void* workspace) {
+  r.workspace_bytes = scratchpad.get_size() ? scratchpad_at + scratchpad.get_size() : plain_at + plain.get_size();
+  r.stage = [reorder, src, dst, scratch, args, stream, plain_at, scratchpad_at, arrange](const void* from,
+                                                                                         void* workspace) mutable {
     std::byte* base = static_cast<std::byte*>(workspace);
-    arrange(from, base + chosen_bytes);
-    dnnl::memory src(plain, engine, base + chosen_bytes), dst(chosen, engine, base);
-    dnnl::stream stream(engine);
-    reorder->execute(stream, src, dst);
+    arrange(from, base + plain_at);
+    src.set_data_handle(base + plain_at);
+    dst.set_data_handle(base);
+    if (scratch) scratch.set_data_handle(base + scratchpad_at);
+    execute(reorder, stream, args);
     stream.wait();
   };
 }
@@ -130,21 +141,20 @@ dnnl::convolution_forward::primitive_desc forward_pd(const dnnl::engine& engine,
   return dnnl::convolution_forward::primitive_desc(
       dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, s.src, s.weights, s.dst, s.strides,
                                       s.dilates, s.padding_l, s.padding_r),
-      engine);
+      user_scratchpad(), engine);
 }
 
 // The kernel of a backward-data convolution: oneDNN's weights (groups, lhs features per group,
 // out features per group, spatial...) dense in the workspace, the equation's kernel reversed in
 // every spatial dim into them.
 std::function<void(const void*, void*)> reverse_kernel(const View& rhs, int64_t groups) {
-  return [rhs, groups](const void* from, void* to) {
+  const Dims window(rhs.dims.begin() + 2, rhs.dims.end());
+  int64_t window_size = 1;
+  for (int64_t k : window) window_size *= k;
+  return [rhs, groups, window, window_size](const void* from, void* to) {
     const float* in = static_cast<const float*>(from);
     float* out = static_cast<float*>(to);
     const int64_t out_features = rhs.dims[0], in_features = rhs.dims[1], per_group = out_features / groups;
-    Dims window(rhs.dims.begin() + 2, rhs.dims.end());
-    int64_t window_size = 1;
-    for (int64_t k : window) window_size *= k;
-    Dims kc(window.size());
     for (int64_t g = 0; g < groups; ++g)
       for (int64_t i = 0; i < in_features; ++i)
         for (int64_t o = 0; o < per_group; ++o)
@@ -210,7 +220,7 @@ bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, R
     const dnnl::convolution_backward_weights::primitive_desc pd(
         dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, s.src, s.weights, s.dst, s.strides,
                                                  s.dilates, s.padding_l, s.padding_r),
-        engine, hint);
+        user_scratchpad(), engine, hint);
     r.key = key_of("conv-bwd-weights", {&src.dims, &src.strides, &diff_dst.dims, &diff_dst.strides, &diff_weights.dims,
                                         &diff_weights.strides, &s.strides, &s.dilates, &s.padding_l, &s.padding_r});
     r.inputs = {{DNNL_ARG_SRC, s.src}, {DNNL_ARG_DIFF_DST, s.dst}};
@@ -246,7 +256,7 @@ bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, R
     const dnnl::convolution_backward_data::primitive_desc pd(
         dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, s.src, s.weights, s.dst, s.strides,
                                               s.dilates, s.padding_l, s.padding_r),
-        engine, hint);
+        user_scratchpad(), engine, hint);
     s.weights = pd.weights_desc();
     r.key = key_of("conv-bwd-data", {&l.dims, &l.strides, &o.dims, &o.strides, &weights, &s.strides, &s.dilates,
                                      &s.padding_l, &s.padding_r});
@@ -353,7 +363,7 @@ bool pooling_recipe(const dnnl::engine& engine, const rk_equation_view* e, Recip
       dnnl::pooling_forward::desc(dnnl::prop_kind::forward_inference,
                                   max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_include_padding,
                                   src.desc(), dst.desc(), strides, kernel, low, high),
-      attr, engine);
+      user_scratchpad(attr), engine);
   r.key = key_of(max ? "pool-max" : "pool-sum", {&src.dims, &src.strides, &dst.dims, &dst.strides, &strides, &kernel, &low, &high});
   r.inputs = {{DNNL_ARG_SRC, src.desc()}};
   r.output = {DNNL_ARG_DST, dst.desc()};

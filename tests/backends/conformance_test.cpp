@@ -457,7 +457,7 @@ TEST(BackendInstance, OneDnnMultipliesBf16) {
     std::vector<float> out_f32(m * n);
     std::vector<uint16_t> out_bf16(m * n);
     void* out = result == DType::kF32 ? static_cast<void*>(out_f32.data()) : static_cast<void*>(out_bf16.data());
-    kernel->execute({a.data(), b.data()}, {out});
+    kernel->execute_allocating_workspace({a.data(), b.data()}, {out});
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         double expected = 0;

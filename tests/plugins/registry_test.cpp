@@ -202,7 +202,7 @@ std::string run_on_two_threads(const std::string& plugin, const std::string& bac
   auto loop = [&](const PreparedKernel& kernel, std::string& error) {
     std::vector<float> in(8, 1.0f), out(8);
     try {
-      for (int i = 0; i < 30; ++i) kernel.execute({in.data()}, {out.data()});
+      for (int i = 0; i < 30; ++i) kernel.execute_allocating_workspace({in.data()}, {out.data()});
     } catch (const Error& e) {
       error = e.what();
     }

@@ -3,6 +3,7 @@
 // each equation to the first of them that runs it.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,8 +27,16 @@ class REMATKIT_CORE_EXPORT PreparedKernel {
   ~PreparedKernel();
   PreparedKernel(const PreparedKernel&) = delete;
   PreparedKernel& operator=(const PreparedKernel&) = delete;
-  // Runs on buffers of the prepared types (f32 / i32 / u8, row-major, 64-byte aligned).
-  void execute(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) const;
+  // The scratch bytes each run needs (the backend's, from prepare): a step program gives a kernel
+  // step a buffer of this size in its arena, so that the predicted peak counts it.
+  size_t workspace_bytes() const { return workspace_bytes_; }
+  // Runs on buffers of the prepared types (f32 / i32 / u8, row-major, 64-byte aligned), with
+  // `workspace` (at least workspace_bytes(), 64-byte aligned; null when that is 0) as its scratch.
+  void execute(const std::vector<const void*>& inputs, const std::vector<void*>& outputs, std::byte* workspace,
+               size_t workspace_size) const;
+  // The same with a workspace allocated for this one call: for a kernel run on its own (tests,
+  // benchmarks), outside any memory plan.
+  void execute_allocating_workspace(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) const;
   const std::string& backend() const { return backend_; }
 
  private:

@@ -53,7 +53,8 @@ struct Step {
   int equation = -1;                      // kKernel: the graph equation it runs
   const PreparedKernel* kernel = nullptr; // kKernel: owned by the program
   const LoopProgram* loop = nullptr;      // kLoop: owned by the program
-  int workspace = -1;                     // kLoop: the buffer its body's arena lives in, for this step only
+  int workspace = -1;                     // for this step only: kLoop's body arena; kKernel's scratch
+                                          // (its kernel's workspace_bytes(); -1 if none)
   std::vector<int> inputs;                // buffers read; a readout's results (-1: no gradient)
   std::vector<int> outputs;               // buffers written
   std::vector<int> acquire, release;      // buffers whose lifetime starts / ends at this step

@@ -1,9 +1,12 @@
 #include "rematkit/backend_kernel.hpp"
 
 #include <map>
+#include <memory>
 
 #include "equation_view.hpp"
 #include "host_api.hpp"
+#include "rematkit/arena_layout.hpp"
+#include "rematkit/error.hpp"
 #include "rematkit/plugin/rk_backend.h"
 
 namespace rematkit {
@@ -42,10 +45,14 @@ PreparedKernel::~PreparedKernel() {
   if (api_->kernel_destroy) api_->kernel_destroy(kernel_);
 }
 
-void PreparedKernel::execute(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) const {
+void PreparedKernel::execute(const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
+                             std::byte* workspace, size_t workspace_size) const {
+  if (workspace_bytes_ > 0 && (!workspace || workspace_size < workspace_bytes_))
+    internal_error("backend '" + backend_ + "' needs a workspace of " + std::to_string(workspace_bytes_) + " bytes for " +
+                   what_ + ", given " + std::to_string(workspace_size));
   // Per thread and reused, so that a step allocates nothing once warm.
   thread_local std::vector<rk_tensor_view> in_views, out_views;
-  auto fill = [](std::vector<rk_tensor_view>& views, const std::vector<Type>& types, auto data) {
+  auto fill = [](std::vector<rk_tensor_view>& views, const std::vector<Type>& types, const auto& data) {
     views.resize(types.size());
     for (size_t i = 0; i < types.size(); ++i) {
       views[i] = rk_tensor_view{};
@@ -56,13 +63,21 @@ void PreparedKernel::execute(const std::vector<const void*>& inputs, const std::
   };
   fill(in_views, inputs_, inputs);
   fill(out_views, outputs_, outputs);
-  thread_local std::vector<std::byte> workspace;
-  workspace.resize(workspace_bytes_);
   std::unique_lock<std::mutex> serialized;
   if (one_at_a_time_) serialized = std::unique_lock<std::mutex>(*one_at_a_time_);
   if (rk_error* error = api_->execute(kernel_, in_views.data(), in_views.size(), out_views.data(), out_views.size(),
-                                      workspace.data(), workspace.size()))
+                                      workspace_bytes_ ? workspace : nullptr, workspace_bytes_))
     fail("backend '" + backend_ + "' failed on " + what_ + ": " + plugin_host::take_error(error));
+}
+
+void PreparedKernel::execute_allocating_workspace(const std::vector<const void*>& inputs,
+                                                  const std::vector<void*>& outputs) const {
+  // Over-allocated by an alignment, then aligned: the host promises plugins 64-byte workspaces.
+  std::vector<std::byte> bytes(workspace_bytes_ + static_cast<size_t>(kBufferAlignment));
+  void* start = bytes.data();
+  size_t space = bytes.size();
+  void* aligned = std::align(static_cast<size_t>(kBufferAlignment), workspace_bytes_, start, space);
+  execute(inputs, outputs, static_cast<std::byte*>(aligned), workspace_bytes_);
 }
 
 BackendInstance::BackendInstance(const PluginRegistry& plugins, const std::string& name, const Params& options)

@@ -49,7 +49,10 @@ void StepExecutor::run(const StepIo& io) {
     const Step& step = steps[s];
     for (int b : step.acquire) arena_->acquire(b);
     switch (step.kind) {
-      case StepKind::kKernel: step.kernel->execute(input_data_[s], output_data_[s]); break;
+      case StepKind::kKernel:
+        step.kernel->execute(input_data_[s], output_data_[s], step.workspace < 0 ? nullptr : arena_->data(step.workspace),
+                             step.kernel->workspace_bytes());
+        break;
       case StepKind::kLoop: loops_[s]->run(input_data_[s], output_data_[s]); break;
       case StepKind::kLoad: {
         const Type& type = program_.buffer_type(step.outputs[0]);

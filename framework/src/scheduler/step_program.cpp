@@ -65,6 +65,8 @@ class StepProgramBuilder {
       for (ValueId v : eqn.outputs) steps_[index].outputs.push_back(new_buffer(v, index));
       if (eqn.scan || eqn.cond)  // the body's arena, planned once and reused by every iteration
         steps_[index].workspace = new_workspace(steps_[index].loop->workspace_bytes, index);
+      else if (steps_[index].kernel && steps_[index].kernel->workspace_bytes() > 0)  // the kernel's scratch
+        steps_[index].workspace = new_workspace(static_cast<int64_t>(steps_[index].kernel->workspace_bytes()), index);
     }
   }
 
@@ -151,7 +153,7 @@ class StepProgramBuilder {
     return current_[v] = buffer;
   }
 
-  // A loop step's workspace: bytes for that step alone, holding no value.
+  // A loop step's or a kernel step's workspace: bytes for that step alone, holding no value.
   int new_workspace(int64_t bytes, int step) {
     buffers_.push_back(BufferRequest{bytes, step, step, MemorySpace::kDevice});
     defined_.push_back(kNoValue);

@@ -30,10 +30,13 @@ typedef struct rk_backend_api {
   void (*destroy)(rk_backend* backend); /* NULL-safe */
   /* Nonzero if the backend can run `eqn`; cheap, never fails. */
   int32_t (*supports)(const rk_backend* backend, const rk_equation_view* eqn);
-  /* Plan time: a kernel for `eqn` and the scratch bytes each execute() needs. */
+  /* Plan time: a kernel for `eqn` and the scratch bytes each execute() needs. A step program
+   * places them in its arena (counted in its predicted peak): report every byte a run uses, so
+   * that execute() needs to allocate nothing. */
   rk_error* (*prepare)(rk_backend* backend, const rk_equation_view* eqn, rk_kernel** kernel,
                        size_t* workspace_bytes);
-  /* Run time: outputs are allocated by the host; workspace has workspace_bytes bytes. */
+  /* Run time: outputs are allocated by the host; workspace has workspace_bytes bytes, 64-byte
+   * aligned (NULL when workspace_bytes is 0), and is the caller's for this call only. */
   rk_error* (*execute)(rk_kernel* kernel, const rk_tensor_view* inputs, size_t num_inputs,
                        const rk_tensor_view* outputs, size_t num_outputs, void* workspace,
                        size_t workspace_bytes);
