@@ -387,4 +387,12 @@ BudgetSolution solve_budget(const Program& program, const BudgetOptions& options
   return Search(program, options).run();
 }
 
+Linearization linearize_solution(const Program& program, const BudgetSolution& solution, const BudgetOptions& options) {
+  const PluginRegistry& plugins = options.plugins ? *options.plugins : default_plugins();
+  DecisionTable table;
+  for (const SolvedEquation& e : solution.equations) table.by_site[e.site] = e.decision;
+  const PlannerJudge judge(program, solution.whole_program, plugins.policies(), BackendOptions{}, options.differentiate);
+  return judge.linearize_with(table);
+}
+
 }  // namespace rematkit

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
+#include "rematkit/budget_solver.hpp"
 #include "rematkit/error.hpp"
 #include "rematkit/flops.hpp"
 #include "rematkit/step_runner.hpp"
@@ -37,6 +39,30 @@ PolicyModel linearized(const ModelSpec& model, const std::string& policy, uint64
   options.policy_source = "policies";
   options.differentiate = pm.instance.trained;  // what is not trained needs no gradient
   pm.lin = linearize(pm.instance.program, options);
+  return pm;
+}
+
+// budget(X) in a sweep's policies: the budget solver's cheapest decisions under X (bytes such as
+// 64MiB, or a fraction), solved for each model on each backend list and thread count, since kernel
+// workspaces, and so the peak, depend on them. None for any other policy.
+std::optional<Budget> budget_of(const std::string& policy) {
+  if (policy.rfind("budget(", 0) != 0 || policy.back() != ')') return std::nullopt;
+  std::string inner = policy.substr(7, policy.size() - 8);
+  if (inner.size() >= 2 && (inner.front() == '\'' || inner.front() == '"') && inner.back() == inner.front())
+    inner = inner.substr(1, inner.size() - 2);
+  return parse_budget(inner, "policies: " + policy);
+}
+
+PolicyModel solved(const ModelSpec& model, const Budget& budget, uint64_t seed, const BackendOptions& backends) {
+  PolicyModel pm{instantiate(model, "everything_saveable", seed), {}};
+  BudgetOptions options;
+  options.budget = budget;
+  options.backends = backends.preference;
+  options.threads = backends.threads;
+  options.plugins = backends.plugins;
+  options.differentiate = pm.instance.trained;
+  const BudgetSolution solution = solve_budget(pm.instance.program, options);
+  pm.lin = linearize_solution(pm.instance.program, solution, options);
   return pm;
 }
 
@@ -102,7 +128,8 @@ void run_model(const ModelSpec& model, const SweepConfig& config, const PluginRe
   // Every policy's model, and everything_saveable's as the baseline of the gradients.
   const PolicyModel baseline = linearized(model, "everything_saveable", config.seed, plugins);
   std::vector<PolicyModel> per_policy;
-  for (const std::string& policy : config.policies) per_policy.push_back(linearized(model, policy, config.seed, plugins));
+  for (const std::string& policy : config.policies)
+    per_policy.push_back(budget_of(policy) ? PolicyModel{} : linearized(model, policy, config.seed, plugins));
   for (const std::vector<std::string>& backend : config.backends) {
     for (int threads : config.threads) {
       BackendOptions options{backend, &plugins};
@@ -119,7 +146,10 @@ void run_model(const ModelSpec& model, const SweepConfig& config, const PluginRe
         next.backend = joined(backend);
         next.threads = threads;
         if (progress) progress(rows.size(), total, next);
-        rows.push_back(measure(next, per_policy[p], options, config.repetitions, expected));
+        if (const std::optional<Budget> budget = budget_of(config.policies[p]))
+          rows.push_back(measure(next, solved(model, *budget, config.seed, options), options, config.repetitions, expected));
+        else
+          rows.push_back(measure(next, per_policy[p], options, config.repetitions, expected));
       }
     }
   }

@@ -81,6 +81,11 @@ struct BudgetSolution {
 // bad-input Error when the budget is below the smallest feasible peak, naming that minimum.
 BudgetSolution solve_budget(const Program& program, const BudgetOptions& options);
 
+// `program` linearized under a solution's decisions, as the policy solved('FILE') of its
+// decisions_json gives it (options as the solution was solved with).
+struct Linearization;
+Linearization linearize_solution(const Program& program, const BudgetSolution& solution, const BudgetOptions& options);
+
 // The answer as text: the decisions, explained like `residuals --explain`, then peak, cost and method.
 std::string format_budget_solution(const BudgetSolution& solution);
 // The decisions file the `solved('FILE')` policy reads (format rematkit-decisions/1).
