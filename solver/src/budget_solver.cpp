@@ -80,6 +80,7 @@ class Search {
     remember(everything, everything_);
     remember(nothing, *none);
 
+    seed_with_jax_policies();
     if (IntegerProgram::available()) smallest_by_model();
     const int64_t budget = budget_bytes();
     if (budget < smallest_)
@@ -96,6 +97,10 @@ class Search {
       found = exact(budget, solution);
     }
     if (!found) found = greedy(budget, solution);
+    // Every answer judged within budget is a candidate; the planner's count of recomputed FLOPs
+    // settles it (JAX's fixed policies among them, so none of those is both smaller and cheaper).
+    for (size_t j = 0; j < judged_.size(); ++j)
+      if (judged_[j].peak <= budget && judged_[j].recompute_flops < judged_[*found].recompute_flops) found = j;
     return finish(*found, solution);
   }
 
@@ -231,6 +236,28 @@ class Search {
     for (size_t i = 0; i < candidates_.size(); ++i)
       if (fx.needed[i]) cut.emplace_back(i, a.saved[i] != 0);
     cuts_.push_back(std::move(cut));
+  }
+
+  // JAX's fixed policies, as per-equation answers: real points the search starts from.
+  void seed_with_jax_policies() {
+    for (const char* spec : {"dots_saveable", "dots_with_no_batch_dims_saveable"}) {
+      if (!plugins_.policies().contains(spec)) continue;
+      const Linearization lin = judge_.linearize_as(spec);
+      Answer a = uniform_for(true);
+      for (size_t i = 0; i < candidates_.size(); ++i)
+        a.saved[i] = lin.decisions[static_cast<size_t>(candidates_[i].eqn)].decision != Decision::kRecompute;
+      if (options_.jax_signatures && !agrees_by_signature(a)) continue;
+      const Verdict v = judge_.judge(table_of(candidates_, a));
+      model_->calibrate(v, kept_anywhere(a));
+      remember(a, v);
+    }
+  }
+
+  bool agrees_by_signature(const Answer& a) const {
+    std::map<std::string, char> seen;
+    for (size_t i = 0; i < candidates_.size(); ++i)
+      if (seen.try_emplace(candidates_[i].signature, a.saved[i]).first->second != a.saved[i]) return false;
+    return true;
   }
 
   // The decisions whose modelled peak is smallest, judged: usually below both uniform answers.

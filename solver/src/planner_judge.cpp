@@ -54,7 +54,8 @@ std::vector<SegmentKey> segments_of(const StepProgram& program) {
 
 PlannerJudge::PlannerJudge(const Program& program, bool whole_program, const PolicyRegistry& policies,
                            BackendOptions backends, std::vector<size_t> differentiate)
-    : program_(whole_program ? program : retarget_checkpoint_policies(program, kTablePolicyName, "the solver")),
+    : original_(program),
+      program_(whole_program ? program : retarget_checkpoint_policies(program, kTablePolicyName, "the solver")),
       whole_program_(whole_program),
       policies_(policies),
       backends_(std::move(backends)),
@@ -72,6 +73,18 @@ Linearization PlannerJudge::linearize_with(const DecisionTable& table) const {
   options.policy_source = "the solver";
   options.differentiate = differentiate_;
   return linearize(program_, options);
+}
+
+Linearization PlannerJudge::linearize_as(const std::string& spec) const {
+  LinearizeOptions options;
+  options.policies = &policies_;
+  options.policy_source = "the solver";
+  options.differentiate = differentiate_;
+  if (whole_program_) {
+    options.policy = spec;
+    return linearize(original_, options);
+  }
+  return linearize(retarget_checkpoint_policies(original_, spec, "the solver"), options);
 }
 
 Verdict PlannerJudge::judge(const DecisionTable& table) {

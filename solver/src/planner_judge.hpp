@@ -47,9 +47,12 @@ class PlannerJudge {
   Verdict judge(const DecisionTable& table);
   // The linearization alone (no planning), for reading the program's equations.
   Linearization linearize_with(const DecisionTable& table) const;
+  // The same program under a registered policy instead (in the checkpoints, or around the whole).
+  Linearization linearize_as(const std::string& spec) const;
   int calls() const { return calls_; }
 
  private:
+  Program original_;
   Program program_;  // with every checkpoint's policy the solver's table (when it has checkpoints)
   bool whole_program_;
   const PolicyRegistry& policies_;

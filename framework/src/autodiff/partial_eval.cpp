@@ -145,25 +145,62 @@ class PartialEvaluator {
       lin_.forward = phase;
       record_residuals(handed_over, offloaded_to, reader);
     } else {
-      for (int e : phase) {
-        steps_.push_back(BackwardStep{true, e});
-        lin_.recomputed.push_back(e);
-      }
+      lin_.recomputed.insert(lin_.recomputed.end(), phase.begin(), phase.end());
     }
+    // A recomputation runs when the reverse pass first needs it, not all at the checkpoint's start:
+    // then a recomputed value lives only from there to its last reader, so what one checkpoint
+    // recomputes need not be alive all at once (Chen et al. 2016's segments, inside one checkpoint).
+    // The equations and their order among themselves are the same; only their places move.
+    std::vector<char> pending(g_.eqns.size(), 0);
+    if (!top)
+      for (int e : phase) pending[static_cast<size_t>(e)] = 1;
+    auto recompute_for = [&](const std::vector<ValueId>& reads) { recompute_what(reads, pending); };
+    auto recompute_rest = [&] {
+      for (int e : phase)
+        if (pending[static_cast<size_t>(e)]) recompute_what(g_.eqns[static_cast<size_t>(e)].outputs, pending);
+    };
 
     // Transpose in reverse; a child checkpoint's backward pass runs where the reverse pass reaches it.
     std::vector<char> done(g_.regions.size(), 0);
     for (auto it = tangents.rbegin(); it != tangents.rend(); ++it) {
       const int child = g_.child_of(scope, g_.eqns[*it].scope);
       if (child < 0) {
+        recompute_for(g_.eqns[static_cast<size_t>(*it)].inputs);
         steps_.push_back(BackwardStep{false, *it});
       } else if (!done[child]) {
+        recompute_rest();  // what the child reads of this level's values is not known here
         done[child] = 1;
         std::vector<int> inner = child_tangents[child];
         std::reverse(inner.begin(), inner.end());
         auto& inner_computable = child_computable[child];
         if (inner_computable.empty()) inner_computable.assign(g_.eqns.size(), 0);
         evaluate_level(child, inner_computable, inner);
+      }
+    }
+    recompute_rest();
+  }
+
+  // Runs the pending recomputations that `reads` depend on, each after those it reads.
+  void recompute_what(const std::vector<ValueId>& reads, std::vector<char>& pending) {
+    std::vector<std::pair<int, bool>> stack;  // (equation, its inputs already visited)
+    auto visit = [&](ValueId v) {
+      const Value& value = g_.values[static_cast<size_t>(v)];
+      if (value.origin == ValueOrigin::kEquation && pending[static_cast<size_t>(value.producer)])
+        stack.emplace_back(value.producer, false);
+    };
+    for (ValueId v : reads) {
+      visit(v);
+      while (!stack.empty()) {
+        auto [e, expanded] = stack.back();
+        stack.pop_back();
+        if (!pending[static_cast<size_t>(e)]) continue;
+        if (expanded) {
+          pending[static_cast<size_t>(e)] = 0;
+          steps_.push_back(BackwardStep{true, e});
+          continue;
+        }
+        stack.emplace_back(e, true);
+        for (ValueId in : g_.eqns[static_cast<size_t>(e)].inputs) visit(in);
       }
     }
   }
