@@ -118,21 +118,29 @@ SolvedTable read_table(const std::string& file) {
   return t;
 }
 
+void check_primitive(const SolvedTable& table, const std::string& key, const rk_equation_view* e) {
+  const auto it = table.entries.find(key);
+  if (it != table.entries.end() && !it->second.primitive.empty() && it->second.primitive != e->primitive)
+    throw ArgumentError(table.file + " was solved for another program: its equation " + key + " is " +
+                        it->second.primitive + ", here it is " + e->primitive);
+}
+
 Instance solved(const rk_value* args, size_t n) {
   auto table = std::make_shared<const SolvedTable>(read_table(string_arg(args, n, "the decisions file rematkit solve wrote")));
-  return {[table](const rk_equation_view* e, rk_decision* out) {
+  Instance instance;
+  // Every equation it may decide is checked against the file, also those it is never asked about.
+  instance.survey = [table](const rk_equation_view* eqns, size_t num) {
+    if (table->by_signature) return;
+    for (size_t i = 0; i < num; ++i) check_primitive(*table, rematkit::plugin::site_of(&eqns[i]), &eqns[i]);
+  };
+  instance.decide = [table](const rk_equation_view* e, rk_decision* out) {
     const std::string key = table->by_signature ? signature_of(e) : rematkit::plugin::site_of(e);
+    check_primitive(*table, key, e);
     const auto it = table->entries.find(key);
-    if (it == table->entries.end()) {
-      out->kind = table->otherwise;
-      return;
-    }
-    if (!it->second.primitive.empty() && it->second.primitive != e->primitive)
-      throw ArgumentError(table->file + " was solved for another program: its equation " + key + " is " +
-                          it->second.primitive + ", here it is " + e->primitive);
-    out->kind = it->second.kind;
+    out->kind = it == table->entries.end() ? table->otherwise : it->second.kind;
     if (out->kind == RK_OFFLOADABLE) out->offload_src = RK_MEMORY_DEVICE, out->offload_dst = RK_MEMORY_PINNED_HOST;
-  }};
+  };
+  return instance;
 }
 
 // --- knapsack_budget(fraction) ----------------------------------------------------------------
