@@ -70,9 +70,11 @@ std::string row_label(const KeptValueRow& row, size_t width) {
   return row.type + " " + origin + line;
 }
 
+// 0.512 ms, 46.5 ms, 88.5 s.
 std::string milliseconds(double ms) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g ms", ms);
+  if (ms < 1000) std::snprintf(buf, sizeof buf, "%.3g ms", ms);
+  else std::snprintf(buf, sizeof buf, "%.3g s", ms / 1000);
   return buf;
 }
 
@@ -91,7 +93,7 @@ struct Mismatch {
   double max_abs_diff = 0;
 };
 
-// What is live at a policy's predicted peak, under its summary line.
+// What is live at a policy's predicted peak, under its summary line (--json has the peak alone).
 // memory report: filled in when memory_report.hpp lands
 void print_live_at_peak(const Plan& plan) {
   std::cout << "   predicted peak:";

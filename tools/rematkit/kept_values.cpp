@@ -125,6 +125,11 @@ std::vector<KeptValueRow> kept_value_rows(const std::vector<const Linearization*
   }
   std::vector<KeptValueRow> out;
   for (auto& [key, row] : rows) out.push_back(std::move(row));
+  // Rows that would read the same (the equations a jitted function's line holds, say) are numbered.
+  std::map<std::tuple<std::string, std::string, int>, std::vector<KeptValueRow*>> same;
+  for (KeptValueRow& row : out) same[{row.type, row.origin, row.line}].push_back(&row);
+  for (auto& [label, group] : same)
+    for (size_t i = 0; group.size() > 1 && i < group.size(); ++i) group[i]->origin += " #" + std::to_string(i + 1);
   return out;
 }
 

@@ -25,7 +25,8 @@ struct KeptCell {
 
 struct KeptValueRow {
   std::string type;    // the value's type in device memory, "f32[4]"
-  std::string origin;  // as print_saved_residuals says it, without the place: "output of sin"
+  std::string origin;  // as print_saved_residuals says it, without the place: "output of sin"; "#2"
+                       // added where rows would otherwise read the same
   int line = 0;        // the program line of the equation that computes it; 0 for inputs
   std::vector<KeptCell> cells;  // one per linearization, in order
 };
