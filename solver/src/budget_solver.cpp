@@ -14,6 +14,7 @@
 
 #include "integer_program.hpp"
 #include "planner_judge.hpp"
+#include "rematkit/memory_report.hpp"
 #include "rematkit/plugin_registry.hpp"
 #include "remat_model.hpp"
 
@@ -85,7 +86,7 @@ class Search {
     const int64_t budget = budget_bytes();
     if (budget < smallest_)
       fail("the budget " + options_.budget.text + " (" + std::to_string(budget) + " bytes) is below the smallest feasible peak, " +
-           std::to_string(smallest_) + " bytes (" + mib(smallest_) + ")");
+           std::to_string(smallest_) + " bytes (" + human_bytes(smallest_) + ")");
     BudgetSolution solution;
     solution.budget_bytes = budget;
     std::optional<size_t> found;
@@ -119,12 +120,6 @@ class Search {
 
   double seconds_left() const {
     return options_.time_limit_seconds - std::chrono::duration<double>(Clock::now() - start_).count();
-  }
-
-  static std::string mib(int64_t bytes) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / (1 << 20));
-    return buf;
   }
 
   int64_t budget_bytes() const {

@@ -4,19 +4,10 @@
 #include <nlohmann/json.hpp>
 
 #include "rematkit/budget_solver.hpp"
+#include "rematkit/memory_report.hpp"
 
 namespace rematkit {
 namespace {
-
-std::string human_bytes(int64_t bytes) {
-  char buf[48];
-  const double b = static_cast<double>(bytes);
-  if (bytes >= (int64_t{1} << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1 << 30));
-  else if (bytes >= (int64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", b / (1 << 20));
-  else if (bytes >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
-  else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
-  return buf;
-}
 
 std::string number(double x) {
   char buf[32];

@@ -242,25 +242,27 @@ ModelInstance cnn_instance(const CnnModel& cnn, const std::string& policy, uint6
 
 }  // namespace
 
+ModelInstance program_instance(Program program, uint64_t seed) {
+  ModelInstance instance;
+  instance.program = std::move(program);
+  std::mt19937_64 rng(seed);
+  for (int v : instance.program.constvars) instance.constants.push_back(uniform(instance.program.vars[v].type, rng));
+  for (int v : instance.program.invars) {
+    if (is_floating(instance.program.vars[v].type.dtype)) instance.trained.push_back(instance.arguments.size());
+    instance.arguments.push_back(uniform(instance.program.vars[v].type, rng));
+  }
+  return instance;
+}
+
 ModelInstance instantiate(const ModelSpec& model, const std::string& policy, uint64_t seed) {
   if (model.kind == ModelSpec::Kind::kMlp) return mlp_instance(model.mlp, policy, seed);
   if (model.kind == ModelSpec::Kind::kGpt) return gpt_instance(model.gpt, policy, seed);
   if (model.kind == ModelSpec::Kind::kCnn) return cnn_instance(model.cnn, policy, seed);
   if (model.kind == ModelSpec::Kind::kTransformer) return transformer_instance(model.transformer, policy, seed);
-  ModelInstance instance;
-  instance.program = load_program(model.program.file);
-  if (model.program.retarget) {
-    instance.program = retarget_checkpoint_policies(instance.program, policy, model.name + "'s retarget");
-  } else {
-    instance.whole_program_policy = policy;
-  }
-  std::mt19937_64 rng(seed);
-  for (int v : instance.program.constvars) instance.constants.push_back(uniform(instance.program.vars[v].type, rng));
-  for (int v : instance.program.invars) {
-    if (model.program.wrt.empty() && is_floating(instance.program.vars[v].type.dtype))
-      instance.trained.push_back(instance.arguments.size());
-    instance.arguments.push_back(uniform(instance.program.vars[v].type, rng));
-  }
+  Program program = load_program(model.program.file);
+  if (model.program.retarget) program = retarget_checkpoint_policies(program, policy, model.name + "'s retarget");
+  ModelInstance instance = program_instance(std::move(program), seed);
+  if (!model.program.retarget) instance.whole_program_policy = policy;
   if (!model.program.wrt.empty()) {
     try {
       instance.trained = argument_indices(instance.program, model.program.wrt, "wrt");

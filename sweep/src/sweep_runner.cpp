@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <optional>
 #include <stdexcept>
 
 #include "rematkit/budget_solver.hpp"
+#include "rematkit/concurrent_gradients.hpp"
 #include "rematkit/error.hpp"
 #include "rematkit/flops.hpp"
+#include "rematkit/gradient_difference.hpp"
 #include "rematkit/step_runner.hpp"
 #include "rematkit/linearize.hpp"
 #include "rematkit/residual_report.hpp"
@@ -66,24 +67,15 @@ PolicyModel solved(const ModelSpec& model, const Budget& budget, uint64_t seed, 
   return pm;
 }
 
-double max_abs_difference(const GradientResult& a, const GradientResult& b) {
-  double diff = 0;
-  for (size_t i = 0; i < a.gradients.size(); ++i) {
-    if (!a.gradients[i] || !b.gradients[i]) continue;
-    for (size_t k = 0; k < a.gradients[i]->data.size(); ++k)
-      diff = std::max(diff, std::fabs(a.gradients[i]->data[k] - b.gradients[i]->data[k]));
-  }
-  return diff;
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-// Fills `row`'s measurements: the training step planned once, warmed up, then timed.
+// Fills `row`'s measurements: the training step planned once, warmed up, then timed. `planned` is
+// the policy's gradient from the group's concurrent run, `expected` everything_saveable's.
 SweepRow measure(SweepRow row, const PolicyModel& pm, const BackendOptions& options, int repetitions,
-                 const GradientResult& expected) {
+                 const GradientResult& expected, const GradientResult& planned) {
   TrainingStep step(pm.lin, options, pm.instance.trained, kLearningRate);
   step.set_constants(pm.instance.constants);
   step.set_arguments(pm.instance.arguments);
@@ -111,7 +103,9 @@ SweepRow measure(SweepRow row, const PolicyModel& pm, const BackendOptions& opti
   row.forward_flops = flops.forward;
   row.recompute_flops = flops.recompute;
   row.backward_flops = flops.backward;
-  row.max_grad_diff = max_abs_difference(first, expected);
+  std::vector<ArgumentDifference> differences = gradient_differences(planned, expected);
+  for (const ArgumentDifference& d : gradient_differences(first, expected)) differences.push_back(d);
+  row.max_grad_diff = max_abs_difference(differences);
   return row;
 }
 
@@ -134,8 +128,26 @@ void run_model(const ModelSpec& model, const SweepConfig& config, const PluginRe
     for (int threads : config.threads) {
       BackendOptions options{backend, &plugins};
       options.threads = threads;
-      const GradientResult expected =
-          run_gradient(baseline.lin, baseline.instance.constants, baseline.instance.arguments, options);
+      // Before anything is timed, the baseline and this shard's policies of the group run at once,
+      // one oneTBB task and thread each (concurrent_gradients.hpp): the gradients they agree on.
+      std::vector<const Linearization*> lins{&baseline.lin};
+      std::vector<size_t> slot(config.policies.size(), 0);  // where each policy's gradient is in `planned`
+      std::vector<PolicyModel> solved_here(config.policies.size());
+      std::vector<const PolicyModel*> model_of(config.policies.size());
+      for (size_t p = 0; p < config.policies.size(); ++p) {
+        model_of[p] = &per_policy[p];
+        if ((position + p) % shard.count != shard.index - 1) continue;
+        if (const std::optional<Budget> budget = budget_of(config.policies[p])) {
+          solved_here[p] = solved(model, *budget, config.seed, options);
+          model_of[p] = &solved_here[p];
+        }
+        slot[p] = lins.size();
+        lins.push_back(&model_of[p]->lin);
+      }
+      const std::vector<GradientResult> planned =
+          lins.size() == 1 ? std::vector<GradientResult>{}
+                           : run_gradients(lins, baseline.instance.constants, baseline.instance.arguments, options,
+                                           Concurrency::kAllAtOnce);
       for (size_t p = 0; p < config.policies.size(); ++p) {
         const size_t config_index = position++;
         if (config_index % shard.count != shard.index - 1) continue;
@@ -146,10 +158,7 @@ void run_model(const ModelSpec& model, const SweepConfig& config, const PluginRe
         next.backend = joined(backend);
         next.threads = threads;
         if (progress) progress(rows.size(), total, next);
-        if (const std::optional<Budget> budget = budget_of(config.policies[p]))
-          rows.push_back(measure(next, solved(model, *budget, config.seed, options), options, config.repetitions, expected));
-        else
-          rows.push_back(measure(next, per_policy[p], options, config.repetitions, expected));
+        rows.push_back(measure(next, *model_of[p], options, config.repetitions, planned[0], planned[slot[p]]));
       }
     }
   }

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -268,6 +270,116 @@ TEST_F(CliTest, MemoryExplainsThePeakPerPolicyAndDrawsTheTimeline) {
                    "t.svg: cannot write the timeline");
   expect_bad_input("memory " + write("bad.jaxpr", "{ lambda ; x:f32[3]. let y:f32[3] = nosuch x in (y,) }"),
                    "bad.jaxpr:1:");
+}
+
+// sin, then mul with a weight v, a dot with W, sin again.
+const char* kSinMulDot = "{ lambda ; x:f32[4] W:f32[4,4] v:f32[4]. let\n"
+                         "    a:f32[4] = sin x\n"
+                         "    b:f32[4] = mul a v\n"
+                         "    d:f32[4] = dot_general[dimension_numbers=(([1], [0]), ([], []))] W b\n"
+                         "    e:f32[4] = sin d\n"
+                         "    l:f32[] = reduce_sum[axes=(0,)] e\n"
+                         "  in (l,) }\n";
+
+TEST_F(CliTest, CompareListsWhatEachPolicyKeeps) {
+  // Worked out from JAX's rules, each --policy checkpointing the whole program. The backward pass
+  // needs cos x (sin's JVP), a and v (mul's), W and b (the dot's) and cos d (the second sin's).
+  // everything_saveable keeps those: W, v, sin, cos, mul, cos; not x (cos x is kept) nor d (cos d is).
+  // nothing_saveable keeps the checkpoint's inputs the recomputation needs, x, W and v, and
+  // recomputes sin, cos, mul, dot_general and cos d. dots_saveable keeps the dot's output d too and
+  // recomputes the rest from x, v and d. offload_dot_with_no_batch_dims is dots_saveable with d in
+  // pinned host memory. f32[4] is 16 bytes, f32[4,4] 64.
+  const std::string program = write("p.jaxpr", kSinMulDot);
+  const std::string policies = " --policy everything_saveable --policy nothing_saveable --policy dots_saveable"
+                               " --policy \"offload_dot_with_no_batch_dims('device', 'pinned_host')\"";
+  const CliRun r = run("compare " + program + policies + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
+      {"f32[4] from the argument x", {"-", "kept 16", "kept 16", "kept 16"}},
+      {"f32[4,4] from the argument W", {"kept 64", "kept 64", "kept 64", "kept 64"}},
+      {"f32[4] from the argument v", {"kept 16", "kept 16", "kept 16", "kept 16"}},
+      {"f32[4] output of sin, line 2", {"kept 16", "recomputed", "recomputed", "recomputed"}},
+      {"f32[4] output of cos, line 2", {"kept 16", "recomputed", "recomputed", "recomputed"}},
+      {"f32[4] output of mul, line 3", {"kept 16", "recomputed", "recomputed", "recomputed"}},
+      {"f32[4] output of dot_general, line 4", {"-", "recomputed", "kept 16", "offloaded 16"}},
+      {"f32[4] output of cos, line 5", {"kept 16", "recomputed", "recomputed", "recomputed"}},
+  };
+  ASSERT_EQ(j["values"].size(), expected.size()) << r.out;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const nlohmann::json& row = j["values"][i];
+    EXPECT_EQ(row["value"], expected[i].first);
+    std::vector<std::string> cells;
+    for (const nlohmann::json& cell : row["policies"])
+      cells.push_back(cell["as"].get<std::string>() + (cell.contains("bytes") ? " " + cell["bytes"].dump() : ""));
+    for (std::string& cell : cells)
+      if (cell == "not_read") cell = "-";
+    EXPECT_EQ(cells, expected[i].second) << expected[i].first;
+  }
+  // Residual bytes: 64 + 5 x 16; 16 + 64 + 16; and the dot's 16 more. Recompute FLOPs, one per element
+  // and 2 x 4 x 4 for the dot: sin, cos, mul, dot, cos = 4 + 4 + 4 + 32 + 4; without the dot 16.
+  const std::vector<int64_t> bytes = {144, 96, 112, 112}, recompute = {0, 48, 16, 16};
+  for (size_t p = 0; p < 4; ++p) {
+    EXPECT_EQ(j["policies"][p]["residual_bytes"], bytes[p]) << p;
+    EXPECT_EQ(j["policies"][p]["flops"]["recompute"], recompute[p]) << p;
+  }
+  // The offloaded d is the only pinned host buffer: 16 bytes in a slot of kBufferAlignment (64).
+  EXPECT_EQ(j["policies"][3]["predicted_peak"]["pinned_host"], 64);
+  for (size_t p = 0; p < 3; ++p) EXPECT_EQ(j["policies"][p]["predicted_peak"]["pinned_host"], 0) << p;
+  EXPECT_EQ(j["gradients"]["identical"], true);
+  EXPECT_EQ(j["gradients"]["arguments"], 3);
+
+  // The table: the same rows, every line within 120 columns.
+  const CliRun table = run("compare " + program + policies);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  std::istringstream lines(table.out);
+  size_t rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(line.size(), 120u) << line;
+    std::istringstream words(line);
+    std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
+    if (line.rfind("f32[4] output of dot_general, line 4", 0) == 0) {
+      EXPECT_EQ(std::vector<std::string>(w.end() - 8, w.end()),
+                (std::vector<std::string>{"-", "recomputed", "kept", "16", "B", "offloaded", "16", "B"}))
+          << line;
+      ++rows;
+    }
+    if (line.rfind("f32[4] from the argument x", 0) == 0) {
+      EXPECT_EQ(std::vector<std::string>(w.end() - 10, w.end()),
+                (std::vector<std::string>{"-", "kept", "16", "B", "kept", "16", "B", "kept", "16", "B"}))
+          << line;
+      ++rows;
+    }
+  }
+  EXPECT_EQ(rows, 2u) << table.out;
+  EXPECT_NE(table.out.find("\ngradients: the same bytes under every policy (3 argument(s)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("\nwall time, measured once after a warm-up: all at once "), std::string::npos) << table.out;
+}
+
+TEST_F(CliTest, CompareTakesInputsAndWrtAndRejectsBadInput) {
+  // Only W's gradient: b is recomputed from x and v under nothing_saveable, and cos d needs d = W b,
+  // so W is kept; dots_saveable keeps d and needs W no more.
+  const std::string program = write("p.jaxpr", kSinMulDot);
+  const std::string inputs =
+      write("in.json", R"({"x": [1, 2, 3, 4], "v": [0.5, -1, 2, 0], "W": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [1, 1, 1, 1]]})");
+  const CliRun r = run("compare " + program + " --policy dots_saveable --policy nothing_saveable --wrt W --inputs " +
+                       inputs + " --backend highway,reference --threads 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["values"][1]["value"], "f32[4,4] from the argument W");
+  EXPECT_EQ(j["values"][1]["policies"][0]["as"], "not_read");
+  EXPECT_EQ(j["values"][1]["policies"][1]["as"], "kept");
+  EXPECT_EQ(j["gradients"]["arguments"], 1);
+  EXPECT_EQ(j["gradients"]["identical"], true);
+  EXPECT_EQ(j["wall_ms"]["one_after_another_threads"], 2);
+
+  expect_bad_input("compare " + program + " --policy everything_saveable --policy no_such",
+                   "--policy: unknown policy 'no_such'");
+  expect_bad_input("compare " + program, "--policy is required");
+  expect_bad_input("compare " + program + " --policy dots_saveable --inputs " + write("bad.json", R"({"x": [1, 2, 3, 4]})"),
+                   "bad.json: missing input 'W'");
+  expect_bad_input("compare " + program + " --policy dots_saveable --wrt y", "--wrt: 'y' is not an argument");
+  expect_bad_input("compare " + program + " --policy dots_saveable --backend nope", "unknown backend 'nope'");
 }
 
 TEST_F(CliTest, SweepWritesItsTableAndOnlyTheOutputsItNames) {

@@ -2,7 +2,11 @@
 // policies' step programs run one by one or all at once: bit for bit.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "rematkit/concurrent_gradients.hpp"
+#include "rematkit/gradient_difference.hpp"
 #include "rematkit/plugin_registry.hpp"
 #include "support/test_support.hpp"
 
@@ -55,6 +59,36 @@ TEST(Determinism, AcrossPoliciesThreadCountsAndConcurrency) {
     const std::vector<GradientResult> together = run_gradients(all, in.constants, in.arguments, options, Concurrency::kAllAtOnce);
     for (size_t p = 0; p < kPolicies.size(); ++p) expect_bitwise_equal(baseline, together[p], kPolicies[p] + " run all at once");
   }
+}
+
+TEST(Determinism, GradientDifferencesCompareBytesAndMeasureTheGap) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto result = [](std::vector<std::optional<Tensor>> gradients) { return GradientResult{{}, std::move(gradients)}; };
+  const GradientResult a = result({tensor_of({3}, {1.0, 0.0, nan}), tensor_of({2}, {2.0, 3.0}), std::nullopt,
+                                   tensor_of({1}, {5.0})});
+  // Argument 0: 0 against -0, the same value in other bytes; 1: 3 against 3.5; 2: no gradient on
+  // either side; 3: a gradient on one side only.
+  const GradientResult b = result({tensor_of({3}, {1.0, -0.0, nan}), tensor_of({2}, {2.0, 3.5}), std::nullopt,
+                                   std::nullopt});
+  const std::vector<ArgumentDifference> d = gradient_differences(a, b);
+  ASSERT_EQ(d.size(), 4u);
+  EXPECT_FALSE(d[0].identical);
+  EXPECT_EQ(d[0].max_abs_diff, 0.0);
+  EXPECT_FALSE(d[1].identical);
+  EXPECT_EQ(d[1].max_abs_diff, 0.5);
+  EXPECT_TRUE(d[2].identical);
+  EXPECT_FALSE(d[3].identical);
+  EXPECT_TRUE(std::isinf(d[3].max_abs_diff));
+  EXPECT_TRUE(std::isinf(max_abs_difference(d)));
+  EXPECT_EQ(max_abs_difference({d[0], d[1], d[2]}), 0.5);
+  // Itself: the same bytes everywhere, NaN included. A NaN against a number is a NaN gap.
+  for (const ArgumentDifference& same : gradient_differences(a, a)) EXPECT_TRUE(same.identical);
+  const std::vector<ArgumentDifference> to_number = gradient_differences(result({tensor_of({1}, {nan})}),
+                                                                         result({tensor_of({1}, {1.0})}));
+  EXPECT_FALSE(to_number[0].identical);
+  EXPECT_TRUE(std::isnan(to_number[0].max_abs_diff));
+  EXPECT_TRUE(std::isnan(max_abs_difference({d[1], to_number[0]})));
+  EXPECT_THROW(gradient_differences(a, result({})), Error);
 }
 
 TEST(Determinism, AnErrorInOneConcurrentPlanReachesTheCaller) {

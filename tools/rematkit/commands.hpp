@@ -59,6 +59,7 @@ void add_residuals_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_grad_command(CLI::App& app);
 void add_memory_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 void add_mlp_command(CLI::App& app);
 void add_plugins_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);

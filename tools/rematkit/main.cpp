@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   rematkit::cli::add_check_command(app);
   rematkit::cli::add_grad_command(app);
   rematkit::cli::add_memory_command(app);
+  rematkit::cli::add_compare_command(app);
   rematkit::cli::add_mlp_command(app);
   rematkit::cli::add_plugins_command(app);
   rematkit::cli::add_sweep_command(app);

@@ -25,4 +25,9 @@ struct ModelInstance {
 // A program model's arguments are uniform in [-1, 1] too.
 ModelInstance instantiate(const ModelSpec& model, const std::string& policy, uint64_t seed);
 
+// A program model's instance before its `wrt`: `program` with its constants and arguments drawn in
+// binder order, uniform in [-1, 1] (integer and bool ones zero) from `seed`, and every floating
+// argument trained. `rematkit compare` runs on these inputs when it is given no inputs file.
+ModelInstance program_instance(Program program, uint64_t seed);
+
 }  // namespace rematkit::sweep

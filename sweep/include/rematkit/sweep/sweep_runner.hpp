@@ -27,7 +27,8 @@ struct SweepRow {
   std::array<int64_t, kNumBufferKinds> peak_bytes{};
   int64_t forward_flops = 0, recompute_flops = 0, backward_flops = 0;
   // Largest |difference| of any gradient element from everything_saveable's on the same backend
-  // and threads: 0 when remat changes nothing, as it must.
+  // and threads: 0 when remat changes nothing, as it must. Both the policy's gradient from the run
+  // of its group's policies all at once and its timed step's first gradient are compared.
   double max_grad_diff = 0;
 };
 
