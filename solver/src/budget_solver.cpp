@@ -100,8 +100,13 @@ class Search {
     if (!found) found = greedy(budget, solution);
     // Every answer judged within budget is a candidate; the planner's count of recomputed FLOPs
     // settles it (JAX's fixed policies among them, so none of those is both smaller and cheaper).
-    for (size_t j = 0; j < judged_.size(); ++j)
-      if (judged_[j].peak <= budget && judged_[j].recompute_flops < judged_[*found].recompute_flops) found = j;
+    // Ties go to the smaller peak (equations of no FLOPs, data movement, are free to recompute).
+    for (size_t j = 0; j < judged_.size(); ++j) {
+      const Judged& a = judged_[j];
+      const Judged& b = judged_[*found];
+      if (a.peak <= budget && (a.recompute_flops < b.recompute_flops || (a.recompute_flops == b.recompute_flops && a.peak < b.peak)))
+        found = j;
+    }
     return finish(*found, solution);
   }
 

@@ -107,6 +107,15 @@ std::string format_svg(const std::vector<SweepRow>& all, const std::string& mode
     for (const auto& [x, y] : front_points) path += (path.empty() ? "M" : " L") + fmt("%.1f", px(x)) + "," + fmt("%.1f", py(y));
     if (front_points.size() > 1)
       svg += "<path d=\"" + path + "\" fill=\"none\" stroke=\"" + color + "\" stroke-dasharray=\"4 3\"/>\n";
+    // The budget solver's rows, budget(...), by peak: its frontier over the budgets the sweep asked.
+    std::vector<std::pair<double, double>> solved;
+    for (size_t i = 0; i < points.size(); ++i)
+      if (points[i]->policy.rfind("budget(", 0) == 0) solved.push_back(xy[i]);
+    std::sort(solved.begin(), solved.end());
+    std::string line;
+    for (const auto& [x, y] : solved) line += (line.empty() ? "M" : " L") + fmt("%.1f", px(x)) + "," + fmt("%.1f", py(y));
+    if (solved.size() > 1)
+      svg += "<path d=\"" + line + "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"2\"/>\n";
     for (size_t i = 0; i < points.size(); ++i) {
       const size_t label = static_cast<size_t>(std::find(policies.begin(), policies.end(), points[i]->policy) - policies.begin()) + 1;
       const std::string cx = fmt("%.1f", px(xy[i].first)), cy = fmt("%.1f", py(xy[i].second));
@@ -126,7 +135,7 @@ std::string format_svg(const std::vector<SweepRow>& all, const std::string& mode
   }
   const double legend_top = kTop + 30 + 18.0 * static_cast<double>(series.size());
   svg += "<text x=\"" + fmt("%.1f", kWidth - kRight + 14) + "\" y=\"" + fmt("%.1f", legend_top) +
-         "\">ringed and dashed: Pareto front</text>\n";
+         "\">ringed and dashed: Pareto front; solid: budget(...) rows</text>\n";
   for (size_t p = 0; p < policies.size(); ++p)
     svg += "<text x=\"" + fmt("%.1f", kWidth - kRight + 14) + "\" y=\"" + fmt("%.1f", legend_top + 18 + 16.0 * p) +
            "\" font-size=\"10\">" + std::to_string(p + 1) + ": " + xml_escape(policies[p]) + "</text>\n";

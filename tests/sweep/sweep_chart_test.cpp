@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace rematkit::sweep {
 namespace {
 
@@ -42,6 +44,31 @@ TEST(SweepChart, OnePointPerRowOfTheModelAndEscapedNames) {
   EXPECT_EQ(count("save_only_these_names(&apos;a&lt;b&apos;)"), 3u);  // two point titles and the legend
   EXPECT_EQ(svg.find("another"), std::string::npos);
   EXPECT_EQ(chart_file_name("mlp 3x256/relu"), "mlp_3x256_relu.svg");
+}
+
+TEST(SweepChart, TheBudgetRowsOfASeriesAreJoinedByOneSolidLine) {
+  // Three budget rows and a fixed policy on one backend and thread count: one solid line through
+  // the three budget points, in peak order; a single budget row draws none.
+  std::vector<SweepRow> rows;
+  for (const char* policy : {"budget(0.6)", "nothing_saveable", "budget(0)", "budget(1)"}) {
+    SweepRow r;
+    r.model = "m";
+    r.policy = policy;
+    r.backend = "reference";
+    r.threads = 1;
+    r.median_ms = 1.0;
+    r.predicted_peak = {static_cast<int64_t>(1 << 20), 0};
+    rows.push_back(r);
+  }
+  const std::string svg = format_svg(rows, "m");
+  const size_t line = svg.find("stroke-width=\"2\"");
+  ASSERT_NE(line, std::string::npos);
+  EXPECT_EQ(svg.find("stroke-width=\"2\"", line + 1), std::string::npos);
+  const size_t d = svg.rfind("<path d=\"", line);
+  const std::string path = svg.substr(d, line - d);
+  EXPECT_EQ(std::count(path.begin(), path.end(), 'L'), 2) << path;  // M, then two L: three points
+  rows.resize(2);
+  EXPECT_EQ(format_svg(rows, "m").find("stroke-width=\"2\""), std::string::npos);
 }
 
 }  // namespace
