@@ -150,13 +150,22 @@ class Search {
     smallest_ = std::min(smallest_, v.arena_peak);
   }
 
-  // The integer program: per candidate s (saved), o (offloaded), n (needed), r (recomputed), k
-  // (kept on device), h (kept on host); each segment's modelled bytes within `limit`, or, with no
+  // The integer program: per candidate s (saved), o (offloaded), n (needed: the backward pass reads
+  // it, or a recomputation does), r (recomputed), k (kept on device), h (kept on host); each segment's modelled bytes within `limit`, or, with no
   // limit, a peak variable to minimize.
   struct Columns {
     std::vector<int> s, o, n, r, k, h;
     int peak = -1;
   };
+  // The program is solved in MiB and in units of the costliest equation, so that its coefficients
+  // stay near 1: CBC's tolerances are absolute, and bytes and FLOPs run to 1e9.
+  static constexpr double kMiB = 1024.0 * 1024.0;
+  double cost_scale() const {
+    double most = 1.0;
+    for (size_t i = 0; i < candidates_.size(); ++i) most = std::max(most, unit_cost(i));
+    return most;
+  }
+
   IntegerProgram formulate(std::optional<int64_t> limit, Columns& c) const {
     IntegerProgram ip;
     const size_t m = candidates_.size();
@@ -165,22 +174,24 @@ class Search {
       c.s.push_back(ip.add_binary(0.0));
       c.o.push_back(offload ? ip.add_binary(0.0) : -1);
       c.n.push_back(ip.add_binary(0.0));
-      c.r.push_back(ip.add_continuous(0.0, 1.0, limit ? unit_cost(i) : 0.0));
+      c.r.push_back(ip.add_binary(limit ? unit_cost(i) / cost_scale() : 0.0));
       c.k.push_back(ip.add_continuous(0.0, 1.0, 0.0));
-      c.h.push_back(offload ? ip.add_continuous(0.0, 1.0, limit ? options_.offload_cost_per_byte * candidates_[i].bytes : 0.0) : -1);
+      c.h.push_back(offload ? ip.add_continuous(0.0, 1.0, limit ? options_.offload_cost_per_byte * candidates_[i].bytes / cost_scale() : 0.0) : -1);
     }
     for (size_t i = 0; i < m; ++i) {
       const Candidate& cand = candidates_[i];
       if (cand.read_by_backward) ip.add_row({{c.n[i], 1.0}}, 1.0, 1.0);
-      // r >= n - s - o;  k >= n + s - 1;  h >= n + o - 1;  s + o <= 1
-      std::vector<std::pair<int, double>> rec{{c.r[i], 1.0}, {c.n[i], -1.0}, {c.s[i], 1.0}};
+      // A needed value is kept, kept on the host, or recomputed: k + h + r = n. Kept only if saved
+      // (k <= s), on the host only if offloaded (h <= o), recomputed only if neither (r + s + o <= 1).
+      // The equality keeps the relaxation tight: a fractional answer trades bytes for cost linearly.
+      std::vector<std::pair<int, double>> split{{c.k[i], 1.0}, {c.r[i], 1.0}, {c.n[i], -1.0}};
+      if (offload) split.push_back({c.h[i], 1.0});
+      ip.add_row(split, 0.0, 0.0);
+      ip.add_row({{c.k[i], 1.0}, {c.s[i], -1.0}}, -solver::kUnbounded, 0.0);
+      std::vector<std::pair<int, double>> rec{{c.r[i], 1.0}, {c.s[i], 1.0}};
       if (offload) rec.push_back({c.o[i], 1.0});
-      ip.add_row(rec, 0.0, solver::kUnbounded);
-      ip.add_row({{c.k[i], 1.0}, {c.n[i], -1.0}, {c.s[i], -1.0}}, -1.0, solver::kUnbounded);
-      if (offload) {
-        ip.add_row({{c.h[i], 1.0}, {c.n[i], -1.0}, {c.o[i], -1.0}}, -1.0, solver::kUnbounded);
-        ip.add_row({{c.s[i], 1.0}, {c.o[i], 1.0}}, -solver::kUnbounded, 1.0);
-      }
+      ip.add_row(rec, -solver::kUnbounded, 1.0);
+      if (offload) ip.add_row({{c.h[i], 1.0}, {c.o[i], -1.0}}, -solver::kUnbounded, 0.0);
       for (int p : cand.reads) ip.add_row({{c.n[static_cast<size_t>(p)], 1.0}, {c.r[i], -1.0}}, 0.0, solver::kUnbounded);
     }
     if (options_.jax_signatures) {  // one answer per signature
@@ -196,13 +207,13 @@ class Search {
     for (const solver::SegmentModel& seg : model_->segments()) {
       std::vector<std::pair<int, double>> terms;
       for (size_t i = 0; i < m; ++i) {
-        const double b = static_cast<double>(candidates_[i].bytes);
+        const double b = static_cast<double>(candidates_[i].bytes) / kMiB;
         if (seg.counts_kept[i]) terms.push_back({c.k[i], b});
         if (seg.counts_recomputed[i]) terms.push_back({c.r[i], b});
       }
-      const double fixed = static_cast<double>(seg.base + model_->fragmentation());
+      const double fixed = static_cast<double>(seg.base + model_->fragmentation()) / kMiB;
       if (limit) {
-        ip.add_row(terms, -solver::kUnbounded, static_cast<double>(*limit) - fixed);
+        ip.add_row(terms, -solver::kUnbounded, static_cast<double>(*limit) / kMiB - fixed);
       } else {
         terms.push_back({c.peak, -1.0});
         ip.add_row(terms, -solver::kUnbounded, -fixed);
@@ -263,7 +274,7 @@ class Search {
   // The decisions whose modelled peak is smallest, judged: usually below both uniform answers.
   void smallest_by_model() {
     Columns c;
-    const IntegerProgram::Result r = formulate(std::nullopt, c).minimize(std::max(0.5, seconds_left() / 4));
+    const IntegerProgram::Result r = formulate(std::nullopt, c).minimize(std::min(1.0, seconds_left() / 8));
     if (!r.solved) return;
     const Answer a = answer_of(r, c);
     const Verdict v = judge_.judge(table_of(candidates_, a));
@@ -277,16 +288,16 @@ class Search {
     while (seconds_left() > 0) {
       Columns c;
       const IntegerProgram::Result r = formulate(budget, c).minimize(seconds_left());
-      if (first) solution.lower_bound = r.bound, first = false;
+      if (first) solution.lower_bound = r.bound * cost_scale(), first = false;
       if (!r.solved) break;
       const Answer a = answer_of(r, c);
       const Verdict v = judge_.judge(table_of(candidates_, a));
       remember(a, v);
       if (v.arena_peak <= budget) {
-        solution.method = r.optimal ? "integer program (COIN-OR CBC), optimal for the memory model"
+        solution.method = r.optimal ? "integer program (COIN-OR CBC), optimal within 0.1% for the memory model"
                                     : "integer program (COIN-OR CBC), stopped at the time limit";
         solution.proven_optimal = r.optimal;
-        solution.lower_bound = r.optimal ? r.objective : r.bound;
+        solution.lower_bound = (r.optimal ? r.objective : r.bound) * cost_scale();
         return judged_.size() - 1;
       }
       model_->calibrate(v, kept_anywhere(a));

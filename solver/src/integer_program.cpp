@@ -48,8 +48,8 @@ IntegerProgram::Result IntegerProgram::minimize(double seconds) const {
     if (r.upper != kUnbounded) Cbc_addRow(model, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'L', r.upper);
   }
   Cbc_setLogLevel(model, 0);
+  Cbc_setAllowablePercentageGap(model, 100.0 * kRelativeGap);
   Cbc_setMaximumSeconds(model, seconds > 0.01 ? seconds : 0.01);
-  Cbc_setAllowableGap(model, 1e-9);
   Cbc_solve(model);
   Result result;
   result.infeasible = Cbc_isProvenInfeasible(model) != 0;

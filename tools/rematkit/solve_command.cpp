@@ -21,7 +21,7 @@ struct SolveOptions {
   std::string decisions_out;
   std::string jax_out;
   bool offload = false;
-  double time_limit = 10.0;
+  double time_limit = 8.0;
 };
 
 void run_solve(const SolveOptions& o) {
@@ -73,7 +73,7 @@ void add_solve_command(CLI::App& app) {
                   "also write a Python policy(prim, *avals, **params) for jax.checkpoint here; the solver then "
                   "gives equations a JAX policy cannot tell apart one answer");
   cmd->add_flag("--offload", options->offload, "may keep residuals in pinned host memory instead");
-  cmd->add_option("--time-limit", options->time_limit, "seconds for the exact method (default 10)");
+  cmd->add_option("--time-limit", options->time_limit, "seconds for the search (default 8); then the best answer found, with its gap to the bound");
   add_program_edit_options(cmd, options->edits);
   add_plugin_option(cmd, options->plugins);
   cmd->callback([options]() { run_solve(*options); });

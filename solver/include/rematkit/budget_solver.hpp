@@ -43,7 +43,7 @@ struct BudgetOptions {
   bool jax_signatures = false;
   bool allow_offload = false;        // may keep a residual in pinned host memory instead
   double offload_cost_per_byte = 1.0;  // the price of moving a byte out and back, in cost units
-  double time_limit_seconds = 10.0;  // for the exact method; then the best answer found so far
+  double time_limit_seconds = 8.0;  // for the search; then the best answer found so far, with its gap
 };
 
 // One equation the solver decided.
