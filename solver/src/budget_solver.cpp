@@ -302,7 +302,6 @@ class Search {
       }
       model_->calibrate(v, kept_anywhere(a));
       cut_off(a);
-      ++rejected_;
     }
     return std::nullopt;
   }
@@ -339,8 +338,7 @@ class Search {
   }
 
   BudgetSolution finish(size_t index, BudgetSolution& solution) {
-    const Judged& j = judged_[index];
-    const Verdict v = judge_.judge(table_of(candidates_, j.answer));
+    const Judged& j = judged_[index];  // judged already: its peak and counts are the planner's
     const solver::Effects fx = solver::effects_of(candidates_, kept_anywhere(j.answer));
     for (size_t i = 0; i < candidates_.size(); ++i) {
       const Candidate& c = candidates_[i];
@@ -358,11 +356,11 @@ class Search {
     }
     solution.whole_program = whole_program_;
     solution.cost_kind = options_.cost;
-    solution.peak_bytes = v.arena_peak;
+    solution.peak_bytes = j.peak;
     solution.smallest_peak = smallest_;
     solution.everything_peak = everything_.arena_peak;
-    solution.residual_bytes = v.residual_bytes;
-    solution.recompute_flops = v.recompute_flops;
+    solution.residual_bytes = j.residual_bytes;
+    solution.recompute_flops = j.recompute_flops;
     solution.cost = j.cost;
     if (solution.lower_bound > solution.cost) solution.lower_bound = solution.cost;
     solution.planner_calls = judge_.calls();
@@ -389,7 +387,6 @@ class Search {
   std::vector<Judged> judged_;
   std::vector<std::vector<std::pair<size_t, bool>>> cuts_;
   int64_t smallest_ = INT64_MAX;
-  int rejected_ = 0;
 };
 
 }  // namespace
