@@ -195,22 +195,24 @@ TEST(BudgetSolver, TheJaxExportRoundTrips) {
 }
 
 TEST(BudgetSolver, ExportingToJaxNeedsOneAnswerPerSignature) {
-  // The three layers' equations have the same signatures; solved per site, a budget between the
-  // ends may answer them differently, which no JAX policy can say.
-  const Model model = per_layer_mlp();
-  for (const char* budget : {"0.2", "0.4", "0.6", "0.8"}) {
-    const BudgetSolution s = solve_budget(model.program, options_for(model, budget));
-    std::map<std::string, Decision> by_signature;
-    bool conflict = false;
-    for (const SolvedEquation& e : s.equations) {
-      const auto [it, fresh] = by_signature.try_emplace(e.signature, e.decision);
-      conflict = conflict || (!fresh && it->second != e.decision);
-    }
-    if (!conflict) continue;
-    EXPECT_THROW(jax_policy_python(s), Error) << budget;
-    return;
-  }
-  GTEST_SKIP() << "every budget tried gave one answer per signature";
+  // Two equations a JAX policy cannot tell apart (same primitive and operand avals), answered
+  // differently: no Python policy says that, so the export refuses; answered alike, it exports.
+  BudgetSolution s;
+  SolvedEquation a;
+  a.site = "3:5#0";
+  a.primitive = "sin";
+  a.signature = "sin f32[8]";
+  a.decision = Decision::kSaveable;
+  SolvedEquation b = a;
+  b.site = "4:5#0";
+  b.decision = Decision::kRecompute;
+  s.equations = {a, b};
+  EXPECT_THROW(jax_policy_python(s), Error);
+  s.equations[1].decision = Decision::kSaveable;
+  const std::string py = jax_policy_python(s);
+  EXPECT_NE(py.find("\"sin f32[8]\": True,"), std::string::npos) << py;
+  s.equations[1].decision = Decision::kOffloadable;  // offloading has no JAX-policy form here
+  EXPECT_THROW(jax_policy_python(s), Error);
 }
 
 }  // namespace
