@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "integer_program.hpp"
+#include "kernel_timing.hpp"
 #include "planner_judge.hpp"
 #include "rematkit/memory_report.hpp"
 #include "rematkit/plugin_registry.hpp"
@@ -72,6 +73,11 @@ class Search {
     // Everything saved: the top of the range, and the equations to decide.
     everything_ = judge_.judge(solver::DecisionTable{});
     candidates_ = solver::find_candidates(*everything_.lin);
+    if (options_.cost == RecomputeCost::kMeasured) {
+      std::vector<int> eqns;
+      for (const Candidate& c : candidates_) eqns.push_back(c.eqn);
+      measured_ns_ = solver::time_kernels(everything_.lin->graph, eqns, backend_options());
+    }
     const Answer everything = uniform_for(true);
     const Answer nothing = uniform_for(false);
     std::optional<Verdict> none = judge_.judge(table_of(candidates_, nothing));
@@ -104,8 +110,8 @@ class Search {
     for (size_t j = 0; j < judged_.size(); ++j) {
       const Judged& a = judged_[j];
       const Judged& b = judged_[*found];
-      if (a.peak <= budget && (a.recompute_flops < b.recompute_flops || (a.recompute_flops == b.recompute_flops && a.peak < b.peak)))
-        found = j;
+      const double cost_a = ranked_cost(a), cost_b = ranked_cost(b);
+      if (a.peak <= budget && (cost_a < cost_b || (cost_a == cost_b && a.peak < b.peak))) found = j;
     }
     return finish(*found, solution);
   }
@@ -143,7 +149,9 @@ class Search {
     }
     return cost;
   }
-  double unit_cost(size_t i) const { return candidates_[i].flops; }
+  double unit_cost(size_t i) const {
+    return options_.cost == RecomputeCost::kMeasured ? measured_ns_[i] : candidates_[i].flops;
+  }
 
   void remember(const Answer& a, const Verdict& v) {
     judged_.push_back({a, v.arena_peak, v.recompute_flops, v.residual_bytes, model_cost(a)});
@@ -375,6 +383,10 @@ class Search {
     int64_t residual_bytes;
     double cost;
   };
+  // FLOPs as the planner counts them; measured nanoseconds as the model sums them.
+  double ranked_cost(const Judged& j) const {
+    return options_.cost == RecomputeCost::kMeasured ? j.cost : j.recompute_flops;
+  }
 
   const BudgetOptions& options_;
   const PluginRegistry& plugins_;
@@ -383,6 +395,7 @@ class Search {
   Clock::time_point start_;
   Verdict everything_;
   std::vector<Candidate> candidates_;
+  std::vector<double> measured_ns_;  // per candidate, with --cost measured
   std::optional<MemoryModel> model_;
   std::vector<Judged> judged_;
   std::vector<std::vector<std::pair<size_t, bool>>> cuts_;

@@ -100,6 +100,22 @@ TEST(BudgetSolver, EveryRandomBudgetIsMetWhenTheStepRunsAndMoreBudgetNeverCostsM
   EXPECT_EQ(cost_at.back().second, 0.0);
 }
 
+TEST(BudgetSolver, MeasuredCostsPriceEveryEquationAndStillMeetTheBudget) {
+  // Timed kernels are noisy, so only what holds whatever the timings: every candidate costs at least
+  // a nanosecond (data movement too, which FLOPs count as free), and the answer fits its budget.
+  const Model model = per_layer_mlp();
+  for (const char* budget : {"0", "0.5"}) {
+    BudgetOptions options = options_for(model, budget);
+    options.cost = RecomputeCost::kMeasured;
+    const BudgetSolution s = solve_budget(model.program, options);
+    EXPECT_LE(s.peak_bytes, s.budget_bytes);
+    EXPECT_EQ(s.cost_kind, RecomputeCost::kMeasured);
+    ASSERT_FALSE(s.equations.empty());
+    for (const SolvedEquation& e : s.equations) EXPECT_GE(e.cost, 1.0) << e.site;
+    EXPECT_NE(format_budget_solution(s).find(" ns"), std::string::npos);
+  }
+}
+
 TEST(BudgetSolver, ABudgetBelowTheSmallestFeasiblePeakNamesIt) {
   const Model model = per_layer_mlp();
   const int64_t smallest = solve_budget(model.program, options_for(model, "0")).smallest_peak;

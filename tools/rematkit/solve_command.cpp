@@ -28,7 +28,8 @@ void run_solve(const SolveOptions& o) {
   const Program program = edited_program(command_program(o.file), o.edits);
   BudgetOptions options;
   options.budget = parse_budget(o.budget, "--budget");
-  if (o.cost != "flops") fail("--cost: '" + o.cost + "' is not a cost this rematkit measures (flops)");
+  if (o.cost != "flops" && o.cost != "measured") fail("--cost: '" + o.cost + "' is neither flops nor measured");
+  options.cost = o.cost == "flops" ? RecomputeCost::kFlops : RecomputeCost::kMeasured;
   options.backends = o.backends;
   options.threads = o.threads;
   options.plugins = &command_plugins(o.plugins);
@@ -64,7 +65,8 @@ void add_solve_command(CLI::App& app) {
       "measures. A budget below the smallest feasible peak exits 2 and names that peak.");
   cmd->add_option("FILE", options->file, "a program in jaxpr syntax; '-' reads standard input");
   cmd->add_option("--budget", options->budget, "the device peak allowed: bytes (64MiB) or a fraction (0.3)")->required();
-  cmd->add_option("--cost", options->cost, "what recomputation costs: flops (each equation's FLOP count)");
+  cmd->add_option("--cost", options->cost, "what recomputation costs: flops (each equation's FLOP count) or measured (each kernel timed once "
+                  "on the chosen backends, in ns)");
   add_backend_option(cmd, options->backends);
   cmd->add_option("--threads", options->threads, "threads a step may use (0: every core)");
   cmd->add_option("--decisions", options->decisions_out,
