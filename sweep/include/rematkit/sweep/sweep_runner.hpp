@@ -19,6 +19,14 @@ struct SweepRow {
   std::string model, policy, backend;  // backend: the preference list, "highway,reference"
   int threads = 1;
   double median_ms = 0, min_ms = 0, max_ms = 0;  // one gradient step: forward and backward
+  // A 95% confidence interval on the median step time, and every timed sample (in the order run).
+  double median_low_ms = 0, median_high_ms = 0;
+  std::vector<double> samples_ms;
+  // Against everything_saveable on the same backend list and threads: "faster", "slower", or
+  // "no clear difference" when the two intervals overlap; empty for the baseline itself.
+  std::string versus_baseline;
+  // Other processes' share of the machine's CPU time while this row was timed (0 to 1).
+  double machine_load = 0;
   std::array<int64_t, kNumMemorySpaces> predicted_peak{}, measured_peak{};  // bytes per memory space
   int64_t residual_bytes = 0;
   // Where the device peak comes from (rematkit/memory_report.hpp): the pass of the peak step
