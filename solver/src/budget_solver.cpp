@@ -17,7 +17,7 @@
 #include "planner_judge.hpp"
 #include "rematkit/memory_report.hpp"
 #include "rematkit/plugin_registry.hpp"
-#include "remat_model.hpp"
+#include "remat_formulation.hpp"
 
 namespace rematkit {
 namespace {
@@ -39,10 +39,8 @@ bool has_checkpoint(const Program& program) {
   return false;
 }
 
-// One answer: per candidate, saved (1) or not (0), and offloaded where that is allowed.
-struct Answer {
-  std::vector<char> saved, offloaded;
-};
+using solver::Answer;
+using solver::kept_anywhere;
 
 DecisionTable table_of(const std::vector<Candidate>& candidates, const Answer& a) {
   DecisionTable t;
@@ -51,13 +49,6 @@ DecisionTable table_of(const std::vector<Candidate>& candidates, const Answer& a
     t.by_site[candidates[i].site] =
         a.offloaded[i] ? Decision::kOffloadable : a.saved[i] ? Decision::kSaveable : Decision::kRecompute;
   return t;
-}
-
-// Offloaded values count as kept for the closure, but their bytes live in host memory.
-std::vector<char> kept_anywhere(const Answer& a) {
-  std::vector<char> k(a.saved.size());
-  for (size_t i = 0; i < k.size(); ++i) k[i] = a.saved[i] || a.offloaded[i];
-  return k;
 }
 
 class Search {
@@ -72,7 +63,7 @@ class Search {
   BudgetSolution run() {
     // Everything saved: the top of the range, and the equations to decide.
     everything_ = judge_.judge(solver::DecisionTable{});
-    candidates_ = solver::find_candidates(*everything_.lin);
+    candidates_ = solver::find_candidates(*everything_.lin, timeline_);
     if (options_.cost == RecomputeCost::kMeasured) {
       std::vector<int> eqns;
       for (const Candidate& c : candidates_) eqns.push_back(c.eqn);
@@ -81,7 +72,7 @@ class Search {
     const Answer everything = uniform_for(true);
     const Answer nothing = uniform_for(false);
     std::optional<Verdict> none = judge_.judge(table_of(candidates_, nothing));
-    model_.emplace(candidates_, *none);
+    model_.emplace(candidates_, timeline_);
     model_->calibrate(everything_, everything.saved);
     model_->calibrate(*none, nothing.saved);
     remember(everything, everything_);
@@ -158,103 +149,18 @@ class Search {
     smallest_ = std::min(smallest_, v.arena_peak);
   }
 
-  // The integer program: per candidate s (saved), o (offloaded), n (needed: the backward pass reads
-  // it, or a recomputation does), r (recomputed), k (kept on device), h (kept on host); each segment's modelled bytes within `limit`, or, with no
-  // limit, a peak variable to minimize.
-  struct Columns {
-    std::vector<int> s, o, n, r, k, h;
-    int peak = -1;
-  };
-  // The program is solved in MiB and in units of the costliest equation, so that its coefficients
-  // stay near 1: CBC's tolerances are absolute, and bytes and FLOPs run to 1e9.
-  static constexpr double kMiB = 1024.0 * 1024.0;
+  solver::RematFormulation formulation() const {
+    solver::FormulationOptions f;
+    for (size_t i = 0; i < candidates_.size(); ++i) f.cost.push_back(unit_cost(i));
+    f.offload = options_.allow_offload;
+    f.offload_cost_per_byte = options_.offload_cost_per_byte;
+    f.one_answer_per_signature = options_.jax_signatures;
+    return solver::RematFormulation(candidates_, *model_, std::move(f));
+  }
   double cost_scale() const {
     double most = 1.0;
     for (size_t i = 0; i < candidates_.size(); ++i) most = std::max(most, unit_cost(i));
     return most;
-  }
-
-  IntegerProgram formulate(std::optional<int64_t> limit, Columns& c) const {
-    IntegerProgram ip;
-    const size_t m = candidates_.size();
-    const bool offload = options_.allow_offload;
-    for (size_t i = 0; i < m; ++i) {
-      c.s.push_back(ip.add_binary(0.0));
-      c.o.push_back(offload ? ip.add_binary(0.0) : -1);
-      c.n.push_back(ip.add_binary(0.0));
-      c.r.push_back(ip.add_binary(limit ? unit_cost(i) / cost_scale() : 0.0));
-      c.k.push_back(ip.add_continuous(0.0, 1.0, 0.0));
-      c.h.push_back(offload ? ip.add_continuous(0.0, 1.0, limit ? options_.offload_cost_per_byte * candidates_[i].bytes / cost_scale() : 0.0) : -1);
-    }
-    for (size_t i = 0; i < m; ++i) {
-      const Candidate& cand = candidates_[i];
-      if (cand.read_by_backward) ip.add_row({{c.n[i], 1.0}}, 1.0, 1.0);
-      // A needed value is kept, kept on the host, or recomputed: k + h + r = n. Kept only if saved
-      // (k <= s), on the host only if offloaded (h <= o), recomputed only if neither (r + s + o <= 1).
-      // The equality keeps the relaxation tight: a fractional answer trades bytes for cost linearly.
-      std::vector<std::pair<int, double>> split{{c.k[i], 1.0}, {c.r[i], 1.0}, {c.n[i], -1.0}};
-      if (offload) split.push_back({c.h[i], 1.0});
-      ip.add_row(split, 0.0, 0.0);
-      ip.add_row({{c.k[i], 1.0}, {c.s[i], -1.0}}, -solver::kUnbounded, 0.0);
-      std::vector<std::pair<int, double>> rec{{c.r[i], 1.0}, {c.s[i], 1.0}};
-      if (offload) rec.push_back({c.o[i], 1.0});
-      ip.add_row(rec, -solver::kUnbounded, 1.0);
-      if (offload) ip.add_row({{c.h[i], 1.0}, {c.o[i], -1.0}}, -solver::kUnbounded, 0.0);
-      for (int p : cand.reads) ip.add_row({{c.n[static_cast<size_t>(p)], 1.0}, {c.r[i], -1.0}}, 0.0, solver::kUnbounded);
-    }
-    if (options_.jax_signatures) {  // one answer per signature
-      std::map<std::string, size_t> first;
-      for (size_t i = 0; i < m; ++i) {
-        const auto [it, fresh] = first.try_emplace(candidates_[i].signature, i);
-        if (fresh) continue;
-        ip.add_row({{c.s[i], 1.0}, {c.s[it->second], -1.0}}, 0.0, 0.0);
-        if (offload) ip.add_row({{c.o[i], 1.0}, {c.o[it->second], -1.0}}, 0.0, 0.0);
-      }
-    }
-    if (!limit) c.peak = ip.add_continuous(0.0, solver::kUnbounded, 1.0);
-    for (const solver::SegmentModel& seg : model_->segments()) {
-      std::vector<std::pair<int, double>> terms;
-      for (size_t i = 0; i < m; ++i) {
-        const double b = static_cast<double>(candidates_[i].bytes) / kMiB;
-        if (seg.counts_kept[i]) terms.push_back({c.k[i], b});
-        if (seg.counts_recomputed[i]) terms.push_back({c.r[i], b});
-      }
-      const double fixed = static_cast<double>(seg.base + model_->fragmentation()) / kMiB;
-      if (limit) {
-        ip.add_row(terms, -solver::kUnbounded, static_cast<double>(*limit) / kMiB - fixed);
-      } else {
-        terms.push_back({c.peak, -1.0});
-        ip.add_row(terms, -solver::kUnbounded, -fixed);
-      }
-    }
-    // Answers the planner rejected: at least one needed equation decides otherwise.
-    for (const std::vector<std::pair<size_t, bool>>& cut : cuts_) {
-      std::vector<std::pair<int, double>> terms;
-      double ones = 0;
-      for (const auto& [i, was_saved] : cut) {
-        terms.push_back({c.s[i], was_saved ? -1.0 : 1.0});
-        ones += was_saved ? 1 : 0;
-      }
-      ip.add_row(terms, 1.0 - ones, solver::kUnbounded);
-    }
-    return ip;
-  }
-
-  Answer answer_of(const IntegerProgram::Result& result, const Columns& c) const {
-    Answer a = uniform_for(false);
-    for (size_t i = 0; i < candidates_.size(); ++i) {
-      a.saved[i] = result.x[static_cast<size_t>(c.s[i])] > 0.5;
-      if (c.o[i] >= 0) a.offloaded[i] = result.x[static_cast<size_t>(c.o[i])] > 0.5;
-    }
-    return a;
-  }
-
-  void cut_off(const Answer& a) {
-    const solver::Effects fx = solver::effects_of(candidates_, kept_anywhere(a));
-    std::vector<std::pair<size_t, bool>> cut;
-    for (size_t i = 0; i < candidates_.size(); ++i)
-      if (fx.needed[i]) cut.emplace_back(i, a.saved[i] != 0);
-    cuts_.push_back(std::move(cut));
   }
 
   // JAX's fixed policies, as per-equation answers: real points the search starts from.
@@ -281,10 +187,10 @@ class Search {
 
   // The decisions whose modelled peak is smallest, judged: usually below both uniform answers.
   void smallest_by_model() {
-    Columns c;
-    const IntegerProgram::Result r = formulate(std::nullopt, c).minimize(std::min(1.0, seconds_left() / 8));
+    solver::RematFormulation f = formulation();
+    const IntegerProgram::Result r = f.build(std::nullopt, cuts_).minimize(std::min(1.0, seconds_left() / 8));
     if (!r.solved) return;
-    const Answer a = answer_of(r, c);
+    const Answer a = f.answer_of(r);
     const Verdict v = judge_.judge(table_of(candidates_, a));
     model_->calibrate(v, kept_anywhere(a));
     remember(a, v);
@@ -294,11 +200,13 @@ class Search {
   std::optional<size_t> exact(int64_t budget, BudgetSolution& solution) {
     bool first = true;
     while (seconds_left() > 0) {
-      Columns c;
-      const IntegerProgram::Result r = formulate(budget, c).minimize(seconds_left());
+      solver::RematFormulation f = formulation();
+      IntegerProgram ip = f.build(budget, cuts_);
+      if (const std::optional<Answer> start = start_for(budget)) ip.set_start(f.start_of(*start));
+      const IntegerProgram::Result r = ip.minimize(seconds_left());
       if (first) solution.lower_bound = r.bound * cost_scale(), first = false;
       if (!r.solved) break;
-      const Answer a = answer_of(r, c);
+      const Answer a = f.answer_of(r);
       const Verdict v = judge_.judge(table_of(candidates_, a));
       remember(a, v);
       if (v.arena_peak <= budget) {
@@ -309,9 +217,44 @@ class Search {
         return judged_.size() - 1;
       }
       model_->calibrate(v, kept_anywhere(a));
-      cut_off(a);
+      cuts_.push_back(solver::cut_of(candidates_, a));
     }
     return std::nullopt;
+  }
+
+  // Candidates by what recomputing them costs per byte, most first: what a greedy search saves first.
+  std::vector<size_t> by_cost_per_byte() const {
+    std::vector<size_t> order(candidates_.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      return unit_cost(x) / std::max<int64_t>(candidates_[x].bytes, 1) > unit_cost(y) / std::max<int64_t>(candidates_[y].bytes, 1);
+    });
+    return order;
+  }
+
+  // `a` with candidate i saved, and with it every candidate of its signature when they must agree.
+  Answer saving(const Answer& a, size_t i) const {
+    Answer trial = a;
+    for (size_t j = 0; j < candidates_.size(); ++j)
+      if (j == i || (options_.jax_signatures && candidates_[j].signature == candidates_[i].signature)) trial.saved[j] = 1;
+    return trial;
+  }
+
+  // A start for the integer program: from the judged answer of least modelled peak, save greedily
+  // while the modelled peak stays within the budget. None when even that one does not fit.
+  std::optional<Answer> start_for(int64_t budget) const {
+    const Answer* least = nullptr;
+    int64_t least_peak = INT64_MAX;
+    for (const Judged& j : judged_)
+      if (const int64_t p = model_->peak(kept_anywhere(j.answer)); p < least_peak) least = &j.answer, least_peak = p;
+    if (!least || least_peak > budget) return std::nullopt;
+    Answer a = *least;
+    for (size_t i : by_cost_per_byte()) {
+      if (a.saved[i] || a.offloaded[i] || !solver::effects_of(candidates_, kept_anywhere(a)).recomputed[i]) continue;
+      Answer trial = saving(a, i);
+      if (model_->peak(kept_anywhere(trial)) <= budget) a = std::move(trial);
+    }
+    return a;
   }
 
   // The cheapest judged answer within budget, improved greedily: save the needed equation whose
@@ -322,18 +265,11 @@ class Search {
       if (judged_[j].peak <= budget && (best == judged_.size() || judged_[j].cost < judged_[best].cost)) best = j;
     if (best == judged_.size()) fail("no decisions found within the budget " + options_.budget.text);
     Answer a = judged_[best].answer;
-    std::vector<size_t> order(candidates_.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-      return unit_cost(x) / std::max<int64_t>(candidates_[x].bytes, 1) > unit_cost(y) / std::max<int64_t>(candidates_[y].bytes, 1);
-    });
-    for (size_t i : order) {
+    for (size_t i : by_cost_per_byte()) {
       if (seconds_left() <= 0) break;
       const solver::Effects fx = solver::effects_of(candidates_, kept_anywhere(a));
       if (a.saved[i] || !fx.recomputed[i]) continue;
-      Answer trial = a;
-      for (size_t j = 0; j < candidates_.size(); ++j)  // a whole signature at once, when it must agree
-        if (j == i || (options_.jax_signatures && candidates_[j].signature == candidates_[i].signature)) trial.saved[j] = 1;
+      const Answer trial = saving(a, i);
       if (model_->peak(kept_anywhere(trial)) > budget && IntegerProgram::available()) continue;
       const Verdict v = judge_.judge(table_of(candidates_, trial));
       remember(trial, v);
@@ -395,10 +331,11 @@ class Search {
   Clock::time_point start_;
   Verdict everything_;
   std::vector<Candidate> candidates_;
+  solver::Timeline timeline_;
   std::vector<double> measured_ns_;  // per candidate, with --cost measured
   std::optional<MemoryModel> model_;
   std::vector<Judged> judged_;
-  std::vector<std::vector<std::pair<size_t, bool>>> cuts_;
+  std::vector<solver::Cut> cuts_;
   int64_t smallest_ = INT64_MAX;
 };
 
@@ -430,6 +367,8 @@ Budget parse_budget(const std::string& text, const std::string& what) {
   }
   return b;
 }
+
+bool budget_solver_is_exact() { return IntegerProgram::available(); }
 
 BudgetSolution solve_budget(const Program& program, const BudgetOptions& options) {
   return Search(program, options).run();

@@ -47,7 +47,14 @@ IntegerProgram::Result IntegerProgram::minimize(double seconds) const {
     if (r.lower != -kUnbounded) Cbc_addRow(model, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', r.lower);
     if (r.upper != kUnbounded) Cbc_addRow(model, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'L', r.upper);
   }
+  if (!start_.empty()) {
+    std::vector<int> idx;
+    std::vector<double> val;
+    for (const auto& [col, v] : start_) idx.push_back(col), val.push_back(v);
+    Cbc_setMIPStartI(model, static_cast<int>(idx.size()), idx.data(), val.data());
+  }
   Cbc_setLogLevel(model, 0);
+  Cbc_setParameter(model, "timeMode", "elapsed");  // the limit is the user's wall clock, on a busy machine too
   Cbc_setAllowablePercentageGap(model, 100.0 * kRelativeGap);
   Cbc_setMaximumSeconds(model, seconds > 0.01 ? seconds : 0.01);
   Cbc_solve(model);

@@ -18,6 +18,8 @@ class IntegerProgram {
   int add_binary(double cost);
   int add_continuous(double lower, double upper, double cost);
   void add_row(const std::vector<std::pair<int, double>>& terms, double lower, double upper);
+  // A known feasible answer to start from: the integer columns that are not 0, and their values.
+  void set_start(std::vector<std::pair<int, double>> start) { start_ = std::move(start); }
   int num_columns() const { return static_cast<int>(columns_.size()); }
 
   struct Result {
@@ -44,6 +46,7 @@ class IntegerProgram {
   };
   std::vector<Column> columns_;
   std::vector<Row> rows_;
+  std::vector<std::pair<int, double>> start_;
 };
 
 }  // namespace rematkit::solver

@@ -26,30 +26,6 @@ class TablePolicy final : public Policy {
   std::shared_ptr<const DecisionTable> table_;
 };
 
-// Each step's segment: forward steps are one; backward steps group into runs of the same
-// outermost checkpoint (loads and readouts join the run they sit in).
-std::vector<SegmentKey> segments_of(const StepProgram& program) {
-  const FlatGraph& g = program.linearization().graph;
-  std::vector<SegmentKey> keys;
-  std::map<int, int> runs;  // per region: runs seen
-  int current = -2;         // the region of the run in progress
-  for (const Step& step : program.steps()) {
-    if (step.pass == Pass::kForward) {
-      keys.push_back(kForwardSegment);
-      continue;
-    }
-    int region = current < 0 ? 0 : current;
-    if (step.equation >= 0 && (step.kind == StepKind::kKernel || step.kind == StepKind::kLoop))
-      region = g.eqns[static_cast<size_t>(step.equation)].region;
-    if (region != current) {
-      ++runs[region];
-      current = region;
-    }
-    keys.emplace_back(region, runs[region] - 1);
-  }
-  return keys;
-}
-
 }  // namespace
 
 PlannerJudge::PlannerJudge(const Program& program, bool whole_program, const PolicyRegistry& policies,
@@ -105,12 +81,10 @@ Verdict PlannerJudge::judge(const DecisionTable& table) {
   Verdict v;
   v.arena_peak = layout.arena(MemorySpace::kDevice);
   v.live_peak = layout.live_peak(MemorySpace::kDevice);
-  const std::vector<SegmentKey> keys = segments_of(program);
-  for (size_t t = 0; t < n_steps; ++t) {
-    int64_t& peak = v.segment_live[keys[t]];
-    peak = std::max(peak, live[t]);
-    v.segment_first_step.try_emplace(keys[t], static_cast<int>(t));
-    if (keys[t] != kForwardSegment) v.region_last_step[keys[t].first] = static_cast<int>(t);
+  v.step_live.assign(live.begin(), live.begin() + static_cast<std::ptrdiff_t>(n_steps));
+  for (const Step& step : program.steps()) {
+    v.step_equation.push_back(step.kind == StepKind::kKernel || step.kind == StepKind::kLoop ? step.equation : -1);
+    v.step_backward.push_back(step.pass == Pass::kBackward);
   }
   v.recompute_flops = static_cast<double>(gradient_flops(*lin).recompute);
   v.residual_bytes = residual_bytes(*lin);

@@ -1,13 +1,12 @@
 // The exact planner as the budget solver's judge: a decision per equation site, applied to the
 // program's checkpoints (or to the whole program), linearized and planned on the chosen backends,
-// and the planned device peak read off the arena layout, with the live bytes per backward segment
-// the solver's memory model is calibrated on.
+// and the planned device peak read off the arena layout, with the live bytes per step the
+// solver's memory model is calibrated on.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "rematkit/backend_options.hpp"
@@ -23,17 +22,14 @@ struct DecisionTable {
   Decision otherwise = Decision::kSaveable;
 };
 
-// Where a step falls: the forward pass (region -1), or the k-th run of consecutive backward steps
-// of one outermost checkpoint (region 0: outside every checkpoint).
-using SegmentKey = std::pair<int, int>;
-constexpr SegmentKey kForwardSegment{-1, 0};
-
 struct Verdict {
   int64_t arena_peak = 0;  // the planned device peak
   int64_t live_peak = 0;   // the most device bytes live at one step (arena_peak minus fragmentation)
-  std::map<SegmentKey, int64_t> segment_live;   // per segment: the most device bytes live at one of its steps
-  std::map<SegmentKey, int> segment_first_step;
-  std::map<int, int> region_last_step;          // per outermost checkpoint: its last backward step
+  // Per step of the step program: device bytes live, its graph equation (-1 for loads and
+  // readouts) and whether it is in the backward pass.
+  std::vector<int64_t> step_live;
+  std::vector<int> step_equation;
+  std::vector<char> step_backward;
   double recompute_flops = 0.0;
   int64_t residual_bytes = 0;
   std::shared_ptr<const Linearization> lin;

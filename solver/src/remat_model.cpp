@@ -25,7 +25,7 @@ std::string signature_of(const FlatGraph& g, const FlatEquation& eqn) {
 
 }  // namespace
 
-std::vector<Candidate> find_candidates(const Linearization& lin) {
+std::vector<Candidate> find_candidates(const Linearization& lin, Timeline& timeline) {
   const FlatGraph& g = lin.graph;
   const std::vector<std::string> sites = equation_sites(g);
   std::vector<int> index(g.eqns.size(), -1);
@@ -51,14 +51,19 @@ std::vector<Candidate> find_candidates(const Linearization& lin) {
     for (ValueId v : eqn.inputs) {
       const Value& value = g.values[static_cast<size_t>(v)];
       if (value.origin == ValueOrigin::kEquation && index[static_cast<size_t>(value.producer)] >= 0 &&
-          g.eqns[static_cast<size_t>(value.producer)].region == eqn.region)
-        c.reads.push_back(index[static_cast<size_t>(value.producer)]);
+          g.eqns[static_cast<size_t>(value.producer)].region == eqn.region) {
+        const int p = index[static_cast<size_t>(value.producer)];
+        if (std::find(c.reads.begin(), c.reads.end(), p) == c.reads.end()) c.reads.push_back(p);
+      }
     }
     index[e] = static_cast<int>(out.size());
     out.push_back(std::move(c));
   }
+  for (size_t i = 0; i < out.size(); ++i)
+    for (int p : out[i].reads) out[static_cast<size_t>(p)].readers.push_back(static_cast<int>(i));
+
   // The live tangent equations (those an output's tangent depends on) and the known values they
-  // read: what each checkpoint's backward pass needs, kept or computed again.
+  // read: what partial evaluation hands each checkpoint's backward pass, kept or computed again.
   std::vector<char> wanted(g.values.size(), 0);
   for (ValueId t : lin.output_tangents)
     if (t != kNoValue) wanted[static_cast<size_t>(t)] = 1;
@@ -77,66 +82,145 @@ std::vector<Candidate> find_candidates(const Linearization& lin) {
       }
     }
   }
+  // When the backward pass reads them: its transposed equations that read a candidate of their own
+  // checkpoint, in the order they run. (A value handed over but read by none, as the zeros of
+  // relu's JVP, is kept from the forward pass to the backward pass's start.)
+  timeline.moments.clear();
+  for (int e : lin.backward) {
+    const FlatEquation& eqn = g.eqns[static_cast<size_t>(e)];
+    if (eqn.role != EqnRole::kBackward) continue;
+    bool moment = false;
+    for (ValueId v : eqn.inputs) {
+      const Value& value = g.values[static_cast<size_t>(v)];
+      if (value.origin != ValueOrigin::kEquation) continue;
+      const int c = index[static_cast<size_t>(value.producer)];
+      if (c < 0 || out[static_cast<size_t>(c)].region != eqn.region) continue;
+      Candidate& read = out[static_cast<size_t>(c)];
+      const int now = static_cast<int>(timeline.moments.size());
+      if (read.read_at.empty() || read.read_at.back() != now) read.read_at.push_back(now);
+      read.read_by_backward = true;
+      moment = true;
+    }
+    if (moment) timeline.moments.push_back(e);
+  }
+
+  // Readers come after what they read: one pass from the end bounds each candidate's moments.
+  std::vector<int> computed_by(out.size(), -1);  // the latest moment it could be recomputed at
+  for (size_t i = out.size(); i-- > 0;) {
+    Candidate& c = out[i];
+    int earliest = c.read_at.empty() ? INT_MAX : c.read_at.front();
+    int latest = c.read_at.empty() ? -1 : c.read_at.back();
+    int latest_reader = -1;
+    for (int k : c.readers) {
+      const Candidate& reader = out[static_cast<size_t>(k)];
+      if (reader.earliest < 0) continue;
+      earliest = std::min(earliest, reader.earliest);
+      latest_reader = std::max(latest_reader, computed_by[static_cast<size_t>(k)]);
+    }
+    latest = std::max(latest, latest_reader);
+    if (latest < 0) continue;  // nothing could ever need it
+    c.earliest = earliest;
+    c.latest = latest;
+    computed_by[i] = c.read_at.empty() ? latest_reader : c.read_at.front();
+  }
   return out;
+}
+
+bool Effects::alive_at(size_t i, int moment) const {
+  if (kept[i]) return moment <= last_use[i];
+  return recomputed[i] && computed_at[i] <= moment && moment <= last_use[i];
 }
 
 Effects effects_of(const std::vector<Candidate>& candidates, const std::vector<char>& saved) {
   const size_t n = candidates.size();
-  Effects fx{std::vector<char>(n, 0), std::vector<char>(n, 0), std::vector<char>(n, 0)};
+  Effects fx{std::vector<char>(n, 0), std::vector<char>(n, 0), std::vector<char>(n, 0), std::vector<int>(n, -1),
+             std::vector<int>(n, -1)};
   for (size_t i = 0; i < n; ++i) fx.needed[i] = candidates[i].read_by_backward;
-  // Readers come after what they read, so one pass from the end closes over recomputed inputs.
+  // Readers come after what they read, so one pass from the end closes over recomputed inputs and
+  // finds each recomputation's moment: the first at which it, or a recomputed reader, is read.
   for (size_t i = n; i-- > 0;) {
+    const Candidate& c = candidates[i];
+    int first = c.read_at.empty() ? INT_MAX : c.read_at.front();
+    int last = c.read_at.empty() ? -1 : c.read_at.back();
+    for (int k : c.readers) {
+      // A recomputation no moment asks for runs at its checkpoint's end; the stage bases hold it.
+      if (!fx.recomputed[static_cast<size_t>(k)] || fx.computed_at[static_cast<size_t>(k)] == INT_MAX) continue;
+      first = std::min(first, fx.computed_at[static_cast<size_t>(k)]);
+      last = std::max(last, fx.computed_at[static_cast<size_t>(k)]);
+    }
     if (!fx.needed[i]) continue;
+    fx.last_use[i] = last;
     if (saved[i]) {
       fx.kept[i] = 1;
       continue;
     }
     fx.recomputed[i] = 1;
-    for (int p : candidates[i].reads) fx.needed[static_cast<size_t>(p)] = 1;
+    fx.computed_at[i] = first;  // INT_MAX when no moment reads it
+    for (int p : c.reads) fx.needed[static_cast<size_t>(p)] = 1;
   }
   return fx;
 }
 
-int64_t SegmentModel::modelled(const Effects& fx, const std::vector<Candidate>& candidates) const {
-  int64_t bytes = 0;
-  for (size_t i = 0; i < candidates.size(); ++i)
-    if ((fx.kept[i] && counts_kept[i]) || (fx.recomputed[i] && counts_recomputed[i])) bytes += candidates[i].bytes;
-  return bytes;
+MemoryModel::MemoryModel(const std::vector<Candidate>& candidates, const Timeline& timeline)
+    : candidates_(candidates), base_(timeline.moments.size() + 2, 0) {
+  int most = -1;
+  for (int e : timeline.moments) most = std::max(most, e);
+  moment_of_eqn_.assign(static_cast<size_t>(most + 1), -1);
+  for (size_t m = 0; m < timeline.moments.size(); ++m) moment_of_eqn_[static_cast<size_t>(timeline.moments[m])] = static_cast<int>(m);
 }
 
-MemoryModel::MemoryModel(const std::vector<Candidate>& candidates, const Verdict& reference) : candidates_(candidates) {
-  for (const auto& [key, first] : reference.segment_first_step) {
-    SegmentModel s;
-    s.key = key;
-    s.counts_kept.assign(candidates.size(), 0);
-    s.counts_recomputed.assign(candidates.size(), 0);
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      const auto last = reference.region_last_step.find(candidates[i].region);
-      const int region_last = last == reference.region_last_step.end() ? INT_MAX : last->second;
-      // A residual lives from the forward pass until its checkpoint's backward pass is done; a
-      // recomputed value only during its checkpoint's backward pass.
-      s.counts_kept[i] = key == kForwardSegment || region_last >= first;
-      s.counts_recomputed[i] = key.first == candidates[i].region;
+std::vector<int> MemoryModel::stages_of(const Verdict& verdict) const {
+  const FlatGraph& g = verdict.lin->graph;
+  const size_t n = verdict.step_live.size();
+  std::vector<int> stage(n, kForwardStage);
+  // Walking back, a recomputation belongs to the moment it was run for (the next one); any other
+  // step to the moment before it, or to the prologue.
+  int next = -1;  // the stage of the next moment, walking back
+  for (size_t t = n; t-- > 0;) {
+    if (!verdict.step_backward[t]) continue;
+    const int e = verdict.step_equation[t];
+    const int moment = e >= 0 && static_cast<size_t>(e) < moment_of_eqn_.size() ? moment_of_eqn_[static_cast<size_t>(e)] : -1;
+    if (moment >= 0) {
+      stage[t] = next = stage_of_moment(moment);
+    } else if (e >= 0 && g.eqns[static_cast<size_t>(e)].role != EqnRole::kBackward && next >= 0) {
+      stage[t] = next;
+    } else {
+      stage[t] = -1;  // placed by the forward walk below
     }
-    segments_.push_back(std::move(s));
   }
+  int current = kPrologueStage;
+  for (size_t t = 0; t < n; ++t) {
+    if (!verdict.step_backward[t]) continue;
+    if (stage[t] >= 0) current = std::max(current, stage[t]);
+    else stage[t] = current;
+  }
+  return stage;
+}
+
+int64_t MemoryModel::modelled(int stage, const Effects& fx) const {
+  int64_t bytes = 0;
+  for (size_t i = 0; i < candidates_.size(); ++i) {
+    const bool alive = stage < stage_of_moment(0) ? fx.kept[i] != 0 : fx.alive_at(i, stage - stage_of_moment(0));
+    if (alive) bytes += candidates_[i].bytes;
+  }
+  return bytes;
 }
 
 void MemoryModel::calibrate(const Verdict& verdict, const std::vector<char>& saved) {
   const Effects fx = effects_of(candidates_, saved);
-  for (SegmentModel& s : segments_) {
-    auto it = verdict.segment_live.find(s.key);
-    if (it == verdict.segment_live.end()) it = verdict.segment_live.find(SegmentKey{s.key.first, 0});
-    if (it == verdict.segment_live.end()) continue;
-    s.base = std::max(s.base, it->second - s.modelled(fx, candidates_));
-  }
+  const std::vector<int> stage = stages_of(verdict);
+  std::vector<int64_t> live(base_.size(), -1);
+  for (size_t t = 0; t < stage.size(); ++t)
+    live[static_cast<size_t>(stage[t])] = std::max(live[static_cast<size_t>(stage[t])], verdict.step_live[t]);
+  for (size_t s = 0; s < base_.size(); ++s)
+    if (live[s] >= 0) base_[s] = std::max(base_[s], live[s] - modelled(static_cast<int>(s), fx));
   fragmentation_ = std::max(fragmentation_, verdict.arena_peak - verdict.live_peak);
 }
 
 int64_t MemoryModel::peak(const std::vector<char>& saved) const {
   const Effects fx = effects_of(candidates_, saved);
   int64_t peak = 0;
-  for (const SegmentModel& s : segments_) peak = std::max(peak, s.base + s.modelled(fx, candidates_));
+  for (int s = 0; s < stages(); ++s) peak = std::max(peak, base_[static_cast<size_t>(s)] + modelled(s, fx));
   return peak + fragmentation_;
 }
 

@@ -81,6 +81,9 @@ struct BudgetSolution {
 // bad-input Error when the budget is below the smallest feasible peak, naming that minimum.
 BudgetSolution solve_budget(const Program& program, const BudgetOptions& options);
 
+// Whether this build has the exact method (COIN-OR CBC); without it a greedy search answers.
+bool budget_solver_is_exact();
+
 // `program` linearized under a solution's decisions, as the policy solved('FILE') of its
 // decisions_json gives it (options as the solution was solved with).
 struct Linearization;

@@ -1,0 +1,189 @@
+#include "remat_formulation.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace rematkit::solver {
+namespace {
+
+// The program is solved in MiB and in units of the costliest equation, so that its coefficients
+// stay near 1: CBC's tolerances are absolute, and bytes and FLOPs run to 1e9.
+constexpr double kMiB = 1024.0 * 1024.0;
+
+}  // namespace
+
+std::vector<char> kept_anywhere(const Answer& a) {
+  std::vector<char> k(a.saved.size());
+  for (size_t i = 0; i < k.size(); ++i) k[i] = a.saved[i] || a.offloaded[i];
+  return k;
+}
+
+Cut cut_of(const std::vector<Candidate>& candidates, const Answer& a) {
+  const Effects fx = effects_of(candidates, kept_anywhere(a));
+  Cut cut;
+  for (size_t i = 0; i < candidates.size(); ++i)
+    if (fx.needed[i]) cut.emplace_back(i, a.saved[i] != 0);
+  return cut;
+}
+
+RematFormulation::RematFormulation(const std::vector<Candidate>& candidates, const MemoryModel& model,
+                                   FormulationOptions options)
+    : candidates_(candidates), model_(model), options_(std::move(options)) {
+  for (double c : options_.cost) cost_scale_ = std::max(cost_scale_, c);
+}
+
+int RematFormulation::computed_by(size_t i, int moment) const {
+  const Candidate& c = candidates_[i];
+  if (c.earliest < 0 || moment < c.earliest) return -1;
+  return c_[i][static_cast<size_t>(std::min(moment, c.latest) - c.earliest)];
+}
+
+IntegerProgram RematFormulation::build(std::optional<int64_t> limit, const std::vector<Cut>& cuts) {
+  IntegerProgram ip;
+  const size_t m = candidates_.size();
+  const bool offload = options_.offload;
+  s_.clear(), o_.clear(), n_.clear(), r_.clear(), k_.clear(), h_.clear(), c_.assign(m, {});
+  for (size_t i = 0; i < m; ++i) {
+    s_.push_back(ip.add_binary(0.0));
+    o_.push_back(offload ? ip.add_binary(0.0) : -1);
+    n_.push_back(ip.add_binary(0.0));
+    r_.push_back(ip.add_binary(limit ? options_.cost[i] / cost_scale_ : 0.0));
+    k_.push_back(ip.add_continuous(0.0, 1.0, 0.0));
+    const double host_cost = options_.offload_cost_per_byte * static_cast<double>(candidates_[i].bytes) / cost_scale_;
+    h_.push_back(offload ? ip.add_continuous(0.0, 1.0, limit ? host_cost : 0.0) : -1);
+  }
+  for (size_t i = 0; i < m; ++i) {
+    const Candidate& cand = candidates_[i];
+    if (cand.read_by_backward) ip.add_row({{n_[i], 1.0}}, 1.0, 1.0);
+    // A needed value is kept, kept on the host, or recomputed: k + h + r = n. Kept only if saved
+    // (k <= s), on the host only if offloaded (h <= o), recomputed only if neither (r + s + o <= 1).
+    // The equality keeps the relaxation tight: a fractional answer trades bytes for cost linearly.
+    std::vector<std::pair<int, double>> split{{k_[i], 1.0}, {r_[i], 1.0}, {n_[i], -1.0}};
+    if (offload) split.push_back({h_[i], 1.0});
+    ip.add_row(split, 0.0, 0.0);
+    ip.add_row({{k_[i], 1.0}, {s_[i], -1.0}}, -kUnbounded, 0.0);
+    std::vector<std::pair<int, double>> rec{{r_[i], 1.0}, {s_[i], 1.0}};
+    if (offload) rec.push_back({o_[i], 1.0});
+    ip.add_row(rec, -kUnbounded, 1.0);
+    if (offload) ip.add_row({{h_[i], 1.0}, {o_[i], -1.0}}, -kUnbounded, 0.0);
+    for (int p : cand.reads) ip.add_row({{n_[static_cast<size_t>(p)], 1.0}, {r_[i], -1.0}}, 0.0, kUnbounded);
+    if (cand.earliest >= 0)
+      for (int t = cand.earliest; t <= cand.latest; ++t) c_[i].push_back(ip.add_binary(0.0));
+  }
+  if (options_.one_answer_per_signature) {
+    std::map<std::string, size_t> first;
+    for (size_t i = 0; i < m; ++i) {
+      const auto [it, fresh] = first.try_emplace(candidates_[i].signature, i);
+      if (fresh) continue;
+      ip.add_row({{s_[i], 1.0}, {s_[it->second], -1.0}}, 0.0, 0.0);
+      if (offload) ip.add_row({{o_[i], 1.0}, {o_[it->second], -1.0}}, 0.0, 0.0);
+    }
+  }
+
+  // When each recomputation runs (c: recomputed by moment t), and so which candidates are alive at
+  // each moment (a), as the planner places them: where first read, by the reverse pass or by a
+  // recomputed reader (partial_eval.cpp, recompute_what), and alive until last read.
+  const int moments = model_.stages() - stage_of_moment(0);
+  std::vector<std::vector<std::pair<int, double>>> at(static_cast<size_t>(moments));  // per moment: bytes alive
+  std::vector<std::pair<int, double>> kept_bytes;
+  for (size_t i = 0; i < m; ++i) {
+    const Candidate& cand = candidates_[i];
+    const double mib = static_cast<double>(cand.bytes) / kMiB;
+    kept_bytes.push_back({k_[i], mib});
+    if (cand.earliest < 0) continue;
+    for (int t = 0; t < cand.earliest; ++t) at[static_cast<size_t>(t)].push_back({k_[i], mib});  // kept, not yet read
+    const int last_read = cand.read_at.empty() ? cand.earliest - 1 : cand.read_at.back();
+    for (int t = cand.earliest; t <= cand.latest; ++t) {
+      const int c = computed_by(i, t);
+      ip.add_row({{c, 1.0}, {r_[i], -1.0}}, -kUnbounded, 0.0);  // only if recomputed
+      if (t > cand.earliest) ip.add_row({{c, 1.0}, {computed_by(i, t - 1), -1.0}}, 0.0, kUnbounded);
+      const bool read_by_now = !cand.read_at.empty() && cand.read_at.front() <= t;
+      if (std::binary_search(cand.read_at.begin(), cand.read_at.end(), t)) ip.add_row({{c, 1.0}, {r_[i], -1.0}}, 0.0, kUnbounded);
+      // Not before its first reader: the reverse pass, or a recomputed reader.
+      if (!read_by_now) {
+        std::vector<std::pair<int, double>> lazy{{c, 1.0}};
+        for (int k : cand.readers)
+          if (const int reader = computed_by(static_cast<size_t>(k), t); reader >= 0) lazy.push_back({reader, -1.0});
+        ip.add_row(lazy, -kUnbounded, 0.0);
+      }
+      // A recomputed reader needs it there when it runs: computed by then, unless kept.
+      for (int k : cand.readers) {
+        const int reader = computed_by(static_cast<size_t>(k), t);
+        if (reader < 0) continue;
+        std::vector<std::pair<int, double>> row{{c, 1.0}, {reader, -1.0}, {k_[i], 1.0}};
+        if (offload) row.push_back({h_[i], 1.0});
+        ip.add_row(row, 0.0, kUnbounded);
+      }
+      // Still to be read at t: by the reverse pass (certainly, up to its last read), or by a reader
+      // recomputed at t or later.
+      const int alive = ip.add_continuous(0.0, 1.0, 0.0);
+      if (t <= last_read) {
+        ip.add_row({{alive, 1.0}, {c, -1.0}, {k_[i], -1.0}}, 0.0, kUnbounded);
+      } else {
+        const int pending = ip.add_continuous(0.0, 1.0, 0.0);
+        for (int k : cand.readers) {
+          const Candidate& reader = candidates_[static_cast<size_t>(k)];
+          if (reader.earliest < 0 || t > reader.latest) continue;
+          std::vector<std::pair<int, double>> row{{pending, 1.0}, {r_[static_cast<size_t>(k)], -1.0}};
+          if (const int before = computed_by(static_cast<size_t>(k), t - 1); before >= 0) row.push_back({before, 1.0});
+          ip.add_row(row, 0.0, kUnbounded);
+        }
+        ip.add_row({{alive, 1.0}, {c, -1.0}, {k_[i], -1.0}, {pending, -1.0}}, -1.0, kUnbounded);
+      }
+      at[static_cast<size_t>(t)].push_back({alive, mib});
+    }
+  }
+
+  // Every stage within the limit, or, with none, under a peak to minimize.
+  const int peak = limit ? -1 : ip.add_continuous(0.0, kUnbounded, 1.0);
+  auto bound = [&](std::vector<std::pair<int, double>> terms, int stage) {
+    const double fixed = static_cast<double>(model_.base(stage) + model_.fragmentation()) / kMiB;
+    if (limit) {
+      ip.add_row(terms, -kUnbounded, static_cast<double>(*limit) / kMiB - fixed);
+    } else {
+      terms.push_back({peak, -1.0});
+      ip.add_row(terms, -kUnbounded, -fixed);
+    }
+  };
+  bound(kept_bytes, kForwardStage);
+  bound(kept_bytes, kPrologueStage);
+  for (int t = 0; t < moments; ++t) bound(at[static_cast<size_t>(t)], stage_of_moment(t));
+
+  // Answers the planner rejected: at least one needed equation decides otherwise.
+  for (const Cut& cut : cuts) {
+    std::vector<std::pair<int, double>> terms;
+    double ones = 0;
+    for (const auto& [i, was_saved] : cut) {
+      terms.push_back({s_[i], was_saved ? -1.0 : 1.0});
+      ones += was_saved ? 1 : 0;
+    }
+    ip.add_row(terms, 1.0 - ones, kUnbounded);
+  }
+  return ip;
+}
+
+Answer RematFormulation::answer_of(const IntegerProgram::Result& result) const {
+  Answer a{std::vector<char>(candidates_.size(), 0), std::vector<char>(candidates_.size(), 0)};
+  for (size_t i = 0; i < candidates_.size(); ++i) {
+    a.saved[i] = result.x[static_cast<size_t>(s_[i])] > 0.5;
+    if (o_[i] >= 0) a.offloaded[i] = result.x[static_cast<size_t>(o_[i])] > 0.5;
+  }
+  return a;
+}
+
+
+std::vector<std::pair<int, double>> RematFormulation::start_of(const Answer& a) const {
+  const Effects fx = effects_of(candidates_, kept_anywhere(a));
+  std::vector<std::pair<int, double>> start;
+  for (size_t i = 0; i < candidates_.size(); ++i) {
+    if (a.saved[i]) start.push_back({s_[i], 1.0});
+    if (a.offloaded[i] && o_[i] >= 0) start.push_back({o_[i], 1.0});
+    if (fx.needed[i]) start.push_back({n_[i], 1.0});
+    if (!fx.recomputed[i]) continue;
+    start.push_back({r_[i], 1.0});
+    for (int t = fx.computed_at[i]; t <= candidates_[i].latest; ++t) start.push_back({computed_by(i, t), 1.0});
+  }
+  return start;
+}
+
+}  // namespace rematkit::solver
