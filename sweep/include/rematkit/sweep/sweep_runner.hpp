@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,15 +16,18 @@
 namespace rematkit::sweep {
 
 struct SweepRow {
-  size_t config = 0;                    // the configuration's position in the sweep's grid
+  // The configuration's position in the sweep's grid, from 1 as `--shard I/N` counts (shard I runs
+  // configurations I, I+N, ...), and how many the whole grid has (sweep-merge finds gaps with it).
+  size_t config = 1, grid_size = 1;
   std::string model, policy, backend;  // backend: the preference list, "highway,reference"
   int threads = 1;
   double median_ms = 0, min_ms = 0, max_ms = 0;  // one gradient step: forward and backward
   // A 95% confidence interval on the median step time, and every timed sample (in the order run).
   double median_low_ms = 0, median_high_ms = 0;
   std::vector<double> samples_ms;
-  // Against everything_saveable on the same backend list and threads: "faster", "slower", or
-  // "no clear difference" when the two intervals overlap; empty for the baseline itself.
+  // Against the baseline on the same model, backend list and threads (everything_saveable, or the
+  // first policy when the sweep does not list it): "faster", "slower", or "no clear difference"
+  // when the two intervals overlap; empty for the baseline itself.
   std::string versus_baseline;
   // Other processes' share of the machine's CPU time while this row was timed (0 to 1).
   double machine_load = 0;
@@ -38,6 +42,8 @@ struct SweepRow {
   // and threads: 0 when remat changes nothing, as it must. Both the policy's gradient from the run
   // of its group's policies all at once and its timed step's first gradient are compared.
   double max_grad_diff = 0;
+  // The planned step's memory report, for timelines (not written to CSV or JSON; null in merged rows).
+  std::shared_ptr<const MemoryReport> memory;
 };
 
 // Called before each configuration runs: how many ran, of how many, and which is next.
