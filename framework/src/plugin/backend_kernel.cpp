@@ -7,6 +7,7 @@
 #include "host_api.hpp"
 #include "rematkit/arena_layout.hpp"
 #include "rematkit/error.hpp"
+#include "rematkit/near_names.hpp"
 #include "rematkit/plugin/rk_backend.h"
 
 namespace rematkit {
@@ -85,7 +86,8 @@ BackendInstance::BackendInstance(const PluginRegistry& plugins, const std::strin
   if (!api_) {
     std::string known;
     for (const std::string& b : plugins.backend_names()) known += (known.empty() ? "" : ", ") + b;
-    fail("unknown backend '" + name + "' (available: " + (known.empty() ? "none found" : known) + ")");
+    fail("unknown backend '" + name + "'" + did_you_mean(name, plugins.backend_names()) +
+         " (available: " + (known.empty() ? "none found" : known) + ")");
   }
   abi_minor_ = plugins.backend_abi_minor(name);
   if (!(api_->flags & RK_BACKEND_THREAD_SAFE)) one_at_a_time_ = &serializing_mutex(api_);

@@ -1,3 +1,4 @@
+#include "rematkit/near_names.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/policy.hpp"
 
@@ -44,7 +45,7 @@ PolicyPtr PolicyRegistry::build(const ParamValue& spec) const {
   auto it = factories_.find(name);
   if (it == factories_.end())
     throw CompletePolicyError(
-        "unknown policy '" + name + "'" +
+        "unknown policy '" + name + "'" + did_you_mean(name, names()) +
         (factories_.empty() ? " (no policy plugins were found: set REMATKIT_PLUGIN_PATH or pass --plugin)" : ""));
   try {
     return it->second(spec.kind == Kind::kCall ? spec.items : std::vector<ParamValue>{}, *this);
