@@ -3,11 +3,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "rematkit/error.hpp"
 #include "rematkit/io/text_file.hpp"
+#include "rematkit/near_names.hpp"
 
 namespace rematkit::sweep {
 namespace {
@@ -21,16 +23,22 @@ class Reader {
     fail_at(where(node), message);
   }
 
-  // A map whose keys are all in `allowed`.
+  // A map whose keys are all in `allowed`, each once: yaml-cpp keeps a repeated key's entries and
+  // answers lookups with the first, so a second `policies:` would be dropped without a word.
   void expect_map(const YAML::Node& node, const std::string& what, const std::set<std::string>& allowed) const {
     if (!node.IsMap()) fail_at_node(node, what + " must be a map");
+    std::map<std::string, SourceLocation> seen;
     for (const auto& entry : node) {
       const std::string key = entry.first.as<std::string>();
       if (!allowed.count(key)) {
         std::string expected;
         for (const std::string& k : allowed) expected += (expected.empty() ? "" : ", ") + k;
-        fail_at_node(entry.first, "unknown key '" + key + "' in " + what + " (expected: " + expected + ")");
+        const std::vector<std::string> keys(allowed.begin(), allowed.end());
+        fail_at_node(entry.first, "unknown key '" + key + "' in " + what + did_you_mean(key, keys) + " (expected: " +
+                                      expected + ")");
       }
+      if (const auto [first, inserted] = seen.emplace(key, where(entry.first)); !inserted)
+        fail_at_node(entry.first, "'" + key + "' is given twice in " + what + " (first at " + first->second.str() + ")");
     }
   }
 
@@ -60,6 +68,29 @@ class Reader {
     return value;
   }
 
+  // A share: 0.05 or 5%.
+  double fraction(const YAML::Node& node, const std::string& what) const {
+    if (node.IsScalar() && !node.Scalar().empty() && node.Scalar().back() == '%') {
+      YAML::Node number_part(node.Scalar().substr(0, node.Scalar().size() - 1));
+      double percent = 0;
+      if (YAML::convert<double>::decode(number_part, percent)) return percent / 100;
+      fail_at_node(node, what + " must be a share such as 5% or 0.05, not '" + node.Scalar() + "'");
+    }
+    return number(node, what);
+  }
+
+  // Seconds: 30, 30s or 2min, more than 0.
+  double seconds(const YAML::Node& node, const std::string& what) const {
+    std::string text = node.IsScalar() ? node.Scalar() : "";
+    double scale = 1;
+    if (text.size() > 3 && text.substr(text.size() - 3) == "min") scale = 60, text.resize(text.size() - 3);
+    else if (text.size() > 1 && text.back() == 's') text.pop_back();
+    double value = 0;
+    if (text.empty() || !YAML::convert<double>::decode(YAML::Node(text), value) || !(value > 0))
+      fail_at_node(node, what + " must be a time such as 30s or 2min, not '" + (node.IsScalar() ? node.Scalar() : "a " + kind(node)) + "'");
+    return value * scale;
+  }
+
   bool boolean(const YAML::Node& node, const std::string& what) const {
     bool value = false;
     if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value))
@@ -75,6 +106,13 @@ class Reader {
     if (!node.IsSequence() || node.size() == 0) fail_at_node(node, what + " must be a non-empty list");
     std::vector<std::string> out;
     for (const YAML::Node& item : node) out.push_back(text(item, what + " entries"));
+    return out;
+  }
+
+  // texts(), with each entry's place in the file.
+  std::vector<SourceLocation> places(const YAML::Node& node) const {
+    std::vector<SourceLocation> out;
+    for (const YAML::Node& item : node) out.push_back(where(item));
     return out;
   }
 
@@ -248,6 +286,7 @@ ModelSpec read_program(const Reader& r, const YAML::Node& node, const std::strin
   m.name = name;
   m.kind = ModelSpec::Kind::kProgram;
   m.program.file = r.path(r.required(node, "file", "a program model"), "file");
+  m.program.file_where = r.where(node["file"]);
   if (const YAML::Node wrt = node["wrt"]) {
     m.program.wrt = r.texts(wrt, "wrt");
     m.program.wrt_where = r.where(wrt);
@@ -267,7 +306,8 @@ SweepConfig parse_sweep(const std::string& yaml, const std::string& source) {
   }
   const Reader r(source);
   if (!root || root.IsNull()) fail(source + ": the sweep file is empty");
-  r.expect_map(root, "the sweep", {"models", "policies", "backends", "threads", "repetitions", "seed", "outputs"});
+  r.expect_map(root, "the sweep", {"models", "policies", "backends", "threads", "repetitions", "target_interval",
+                                  "time_limit", "seed", "plugins", "outputs"});
 
   SweepConfig config;
   config.source = source;
@@ -292,20 +332,47 @@ SweepConfig parse_sweep(const std::string& yaml, const std::string& source) {
     else if (kind == "cnn") config.models.push_back(read_cnn(r, entry["cnn"], name));
     else config.models.push_back(read_program(r, entry["program"], name));
   }
-  config.policies = r.texts(r.required(root, "policies", "the sweep"), "policies");
-  for (const std::string& list : r.texts(r.required(root, "backends", "the sweep"), "backends"))
-    config.backends.push_back(split_commas(list));
+  const YAML::Node policies = r.required(root, "policies", "the sweep");
+  config.policies = r.texts(policies, "policies");
+  config.policy_where = r.places(policies);
+  const YAML::Node backends = r.required(root, "backends", "the sweep");
+  for (const std::string& list : r.texts(backends, "backends")) config.backends.push_back(split_commas(list));
+  config.backend_where = r.places(backends);
   if (root["threads"]) {
     config.threads.clear();
     for (int64_t t : r.integers(root["threads"], "threads", 1)) config.threads.push_back(static_cast<int>(t));
   }
-  if (root["repetitions"]) config.repetitions = static_cast<int>(r.integer(root["repetitions"], "repetitions", 1));
+  if (const YAML::Node repetitions = root["repetitions"]) {
+    if (repetitions.IsScalar() && repetitions.Scalar() == "auto") config.auto_repetitions = true;
+    else config.repetitions = static_cast<int>(r.integer(repetitions, "repetitions (a count or auto)", 1));
+  }
+  for (const char* key : {"target_interval", "time_limit"})
+    if (root[key] && !config.auto_repetitions)
+      r.fail_at_node(root[key], std::string(key) + " is for repetitions: auto");
+  if (const YAML::Node interval = root["target_interval"]) {
+    config.target_interval = r.fraction(interval, "target_interval");
+    if (!(config.target_interval > 0 && config.target_interval < 1))
+      r.fail_at_node(interval, "target_interval must be between 0 and 100%, such as 5%");
+  }
+  if (const YAML::Node limit = root["time_limit"]) config.time_limit_seconds = r.seconds(limit, "time_limit");
   if (root["seed"]) config.seed = static_cast<uint64_t>(r.integer(root["seed"], "seed", 0));
+  if (const YAML::Node plugins = root["plugins"]) {
+    for (const YAML::Node& item : plugins.IsSequence() ? plugins : YAML::Node())
+      config.plugins.push_back(r.path(item, "plugins entries"));
+    if (config.plugins.empty()) r.fail_at_node(plugins, "plugins must be a non-empty list of plugin files");
+    config.plugin_where = r.places(plugins);
+  }
   if (const YAML::Node outputs = root["outputs"]) {
-    r.expect_map(outputs, "outputs", {"csv", "json", "charts"});
-    if (outputs["csv"]) config.csv = r.path(outputs["csv"], "csv");
-    if (outputs["json"]) config.json = r.path(outputs["json"], "json");
-    if (outputs["charts"]) config.charts = r.path(outputs["charts"], "charts");
+    r.expect_map(outputs, "outputs", {"csv", "json", "charts", "report"});
+    auto output = [&](const char* key, std::string& path, SourceLocation& where) {
+      if (!outputs[key]) return;
+      path = r.path(outputs[key], key);
+      where = r.where(outputs[key]);
+    };
+    output("csv", config.csv, config.csv_where);
+    output("json", config.json, config.json_where);
+    output("charts", config.charts, config.charts_where);
+    output("report", config.report, config.report_where);
   }
   return config;
 }

@@ -185,21 +185,76 @@ std::vector<SweepRow> parse_json_rows(const std::string& text, const std::string
   return out;
 }
 
+namespace {
+
+// "2, 4, 7-9": configuration numbers as runs.
+std::string number_runs(const std::vector<size_t>& numbers) {
+  std::string out;
+  for (size_t i = 0; i < numbers.size();) {
+    size_t j = i;
+    while (j + 1 < numbers.size() && numbers[j + 1] == numbers[j] + 1) ++j;
+    out += (out.empty() ? "" : ", ") + std::to_string(numbers[i]) + (j > i ? "-" + std::to_string(numbers[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
+// The missing configurations, said exactly: every one when they are few, else as the shards of
+// `count` that would have run them ("shard 2/4's 45 configurations").
+std::string missing_text(const std::vector<size_t>& missing, size_t grid) {
+  for (size_t count = 2; count <= grid && count <= 4096; ++count) {
+    // Is `missing` exactly the union of some shards I/count? (A shard's configurations share (c-1) % count.)
+    std::vector<bool> shard_missing(count, false), shard_present(count, false);
+    size_t m = 0;
+    for (size_t c = 1; c <= grid; ++c) {
+      const bool gone = m < missing.size() && missing[m] == c;
+      if (gone) ++m;
+      (gone ? shard_missing : shard_present)[(c - 1) % count] = true;
+    }
+    bool clean = true;
+    std::vector<size_t> shards;
+    for (size_t s = 0; s < count && clean; ++s) {
+      clean = !(shard_missing[s] && shard_present[s]);
+      if (shard_missing[s]) shards.push_back(s + 1);
+    }
+    if (!clean || shards.size() == count) continue;
+    if (missing.size() <= 12) break;  // few enough to list
+    std::string names;
+    for (size_t s : shards) names += (names.empty() ? "" : ", ") + std::to_string(s) + "/" + std::to_string(count);
+    return std::to_string(missing.size()) + " of " + std::to_string(grid) + " configurations are missing: those of shard" +
+           (shards.size() == 1 ? " " : "s ") + names + " (was it left out?)";
+  }
+  return std::to_string(missing.size()) + " of " + std::to_string(grid) + " configurations " +
+         (missing.size() == 1 ? "is" : "are") + " missing: " + number_runs(missing);
+}
+
+}  // namespace
+
 std::vector<SweepRow> merge_shards(const std::vector<std::pair<std::string, std::vector<SweepRow>>>& shards) {
   std::map<size_t, std::pair<SweepRow, std::string>> by_config;
+  // The grid's size as the rows say it; rows from before grid_size was written say nothing, and
+  // the largest configuration number stands in.
+  size_t grid = 0;
+  std::string grid_source;
   for (const auto& [source, rows] : shards)
     for (const SweepRow& row : rows) {
+      if (row.config < 1) fail(source + ": configuration " + std::to_string(row.config) + " is not a grid position");
+      const bool sized = row.grid_size >= row.config && row.grid_size > 1;
+      if (sized && !grid_source.empty() && row.grid_size != grid)
+        fail(source + " is from a sweep of " + std::to_string(row.grid_size) + " configurations, " + grid_source +
+             " from one of " + std::to_string(grid));
+      if (sized) grid = row.grid_size, grid_source = source;
       const auto [it, inserted] = by_config.emplace(row.config, std::make_pair(row, source));
       if (!inserted)
         fail("configuration " + std::to_string(row.config) + " is in both " + it->second.second + " and " + source);
     }
+  if (!by_config.empty()) grid = std::max(grid, by_config.rbegin()->first);
+  std::vector<size_t> missing;
+  for (size_t c = 1; c <= grid; ++c)
+    if (!by_config.count(c)) missing.push_back(c);
+  if (!missing.empty()) fail(missing_text(missing, grid));
   std::vector<SweepRow> merged;
-  for (const auto& [config, entry] : by_config) {
-    if (config != merged.size())
-      fail("configurations " + std::to_string(merged.size()) + " to " + std::to_string(config - 1) +
-           " are missing: was a shard left out?");
-    merged.push_back(entry.first);
-  }
+  for (auto& [config, entry] : by_config) merged.push_back(std::move(entry.first));
   return merged;
 }
 

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <stdexcept>
 
 #include "rematkit/budget_solver.hpp"
@@ -13,6 +16,9 @@
 #include "rematkit/step_runner.hpp"
 #include "rematkit/linearize.hpp"
 #include "rematkit/residual_report.hpp"
+#include "machine_load.hpp"
+#include "rematkit/sweep/median_interval.hpp"
+#include "rematkit/sweep/sweep_checks.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
 #include "rematkit/training_step.hpp"
 
@@ -43,17 +49,6 @@ PolicyModel linearized(const ModelSpec& model, const std::string& policy, uint64
   return pm;
 }
 
-// budget(X) in a sweep's policies: the budget solver's cheapest decisions under X (bytes such as
-// 64MiB, or a fraction), solved for each model on each backend list and thread count, since kernel
-// workspaces, and so the peak, depend on them. None for any other policy.
-std::optional<Budget> budget_of(const std::string& policy) {
-  if (policy.rfind("budget(", 0) != 0 || policy.back() != ')') return std::nullopt;
-  std::string inner = policy.substr(7, policy.size() - 8);
-  if (inner.size() >= 2 && (inner.front() == '\'' || inner.front() == '"') && inner.back() == inner.front())
-    inner = inner.substr(1, inner.size() - 2);
-  return parse_budget(inner, "policies: " + policy);
-}
-
 PolicyModel solved(const ModelSpec& model, const Budget& budget, uint64_t seed, const BackendOptions& backends) {
   PolicyModel pm{instantiate(model, "everything_saveable", seed), {}};
   BudgetOptions options;
@@ -67,104 +62,167 @@ PolicyModel solved(const ModelSpec& model, const Budget& budget, uint64_t seed, 
   return pm;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+// The policy a group's verdicts compare against: everything_saveable, or the first policy.
+size_t baseline_of(const SweepConfig& config) {
+  const auto it = std::find(config.policies.begin(), config.policies.end(), "everything_saveable");
+  return it == config.policies.end() ? 0 : static_cast<size_t>(it - config.policies.begin());
 }
 
-// Fills `row`'s measurements: the training step planned once, warmed up, then timed. `planned` is
-// the policy's gradient from the group's concurrent run, `expected` everything_saveable's.
-SweepRow measure(SweepRow row, const PolicyModel& pm, const BackendOptions& options, int repetitions,
-                 const GradientResult& expected, const GradientResult& planned) {
-  TrainingStep step(pm.lin, options, pm.instance.trained, kLearningRate);
-  step.set_constants(pm.instance.constants);
-  step.set_arguments(pm.instance.arguments);
-  step.run();  // warm-up; its gradients are those of the initial params, as the baseline's
-  GradientResult first;
-  for (size_t a = 0; a < pm.lin.arguments.size(); ++a) first.gradients.push_back(step.gradient(a));
+// Rounds for `repetitions: auto`: enough for a 95% median interval, and a bound for a step that
+// takes no measurable time.
+constexpr int kAutoMinimumRounds = 6, kAutoMaximumRounds = 10000;
+
+// One policy of a group, planned and warmed up, with the samples timed so far.
+struct TimedStep {
+  size_t policy = 0;
+  bool wanted = false;  // its row is returned (the baseline is timed for the verdicts regardless)
+  const PolicyModel* model = nullptr;
+  std::unique_ptr<TrainingStep> step;
+  GradientResult first;  // the gradients of its warm-up step
   std::vector<double> ms;
-  for (int r = 0; r < repetitions; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    step.run();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+};
+
+bool narrow_enough(const std::vector<TimedStep>& timed, double target) {
+  for (const TimedStep& t : timed) {
+    const MedianInterval m = median_interval(t.ms);
+    if (!(m.median > 0) || (m.high - m.low) / m.median > target) return false;
   }
-  row.median_ms = median(ms);
-  row.min_ms = *std::min_element(ms.begin(), ms.end());
-  row.max_ms = *std::max_element(ms.begin(), ms.end());
+  return true;
+}
+
+// Fills `row`'s plan and memory from its step, and its gradient difference from the baseline's:
+// the policy's gradient from the group's concurrent run and its warm-up step's, both compared.
+void describe(SweepRow& row, const TimedStep& t, const GradientResult& expected, const GradientResult& planned) {
+  const TrainingStep& step = *t.step;
   for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost}) {
     row.predicted_peak[static_cast<size_t>(space)] = step.predicted_peak(space);
     row.measured_peak[static_cast<size_t>(space)] = step.measured_peak(space);
   }
-  row.residual_bytes = residual_bytes(pm.lin);
-  const MemoryReport memory = build_memory_report(step.runner().program());
-  row.peak_pass = memory.peak_step >= 0 ? step_phase_name(memory.steps[static_cast<size_t>(memory.peak_step)].phase) : "";
-  row.peak_bytes = memory.peak_bytes;
-  const GradientFlops flops = gradient_flops(pm.lin);
+  row.residual_bytes = residual_bytes(t.model->lin);
+  auto memory = std::make_shared<MemoryReport>(build_memory_report(step.runner().program()));
+  row.peak_pass = memory->peak_step >= 0 ? step_phase_name(memory->steps[static_cast<size_t>(memory->peak_step)].phase) : "";
+  row.peak_bytes = memory->peak_bytes;
+  row.memory = std::move(memory);
+  const GradientFlops flops = gradient_flops(t.model->lin);
   row.forward_flops = flops.forward;
   row.recompute_flops = flops.recompute;
   row.backward_flops = flops.backward;
   std::vector<ArgumentDifference> differences = gradient_differences(planned, expected);
-  for (const ArgumentDifference& d : gradient_differences(first, expected)) differences.push_back(d);
+  for (const ArgumentDifference& d : gradient_differences(t.first, expected)) differences.push_back(d);
   row.max_grad_diff = max_abs_difference(differences);
-  return row;
-}
-
-// Runs the configurations of `model` in `shard`; `position` counts the grid's configurations.
-void run_model(const ModelSpec& model, const SweepConfig& config, const PluginRegistry& plugins,
-               const SweepProgress& progress, Shard shard, size_t total, size_t& position, std::vector<SweepRow>& rows) {
-  const size_t per_model = config.backends.size() * config.threads.size() * config.policies.size();
-  bool any = false;
-  for (size_t p = position; p < position + per_model; ++p) any = any || p % shard.count == shard.index - 1;
-  if (!any) {
-    position += per_model;
-    return;
-  }
-  // Every policy's model, and everything_saveable's as the baseline of the gradients.
-  const PolicyModel baseline = linearized(model, "everything_saveable", config.seed, plugins);
-  std::vector<PolicyModel> per_policy;
-  for (const std::string& policy : config.policies)
-    per_policy.push_back(budget_of(policy) ? PolicyModel{} : linearized(model, policy, config.seed, plugins));
-  for (const std::vector<std::string>& backend : config.backends) {
-    for (int threads : config.threads) {
-      BackendOptions options{backend, &plugins};
-      options.threads = threads;
-      // Before anything is timed, the baseline and this shard's policies of the group run at once,
-      // one oneTBB task and thread each (concurrent_gradients.hpp): the gradients they agree on.
-      std::vector<const Linearization*> lins{&baseline.lin};
-      std::vector<size_t> slot(config.policies.size(), 0);  // where each policy's gradient is in `planned`
-      std::vector<PolicyModel> solved_here(config.policies.size());
-      std::vector<const PolicyModel*> model_of(config.policies.size());
-      for (size_t p = 0; p < config.policies.size(); ++p) {
-        model_of[p] = &per_policy[p];
-        if ((position + p) % shard.count != shard.index - 1) continue;
-        if (const std::optional<Budget> budget = budget_of(config.policies[p])) {
-          solved_here[p] = solved(model, *budget, config.seed, options);
-          model_of[p] = &solved_here[p];
-        }
-        slot[p] = lins.size();
-        lins.push_back(&model_of[p]->lin);
-      }
-      const std::vector<GradientResult> planned =
-          lins.size() == 1 ? std::vector<GradientResult>{}
-                           : run_gradients(lins, baseline.instance.constants, baseline.instance.arguments, options,
-                                           Concurrency::kAllAtOnce);
-      for (size_t p = 0; p < config.policies.size(); ++p) {
-        const size_t config_index = position++;
-        if (config_index % shard.count != shard.index - 1) continue;
-        SweepRow next;
-        next.config = config_index;
-        next.model = model.name;
-        next.policy = config.policies[p];
-        next.backend = joined(backend);
-        next.threads = threads;
-        if (progress) progress(rows.size(), total, next);
-        rows.push_back(measure(next, *model_of[p], options, config.repetitions, planned[0], planned[slot[p]]));
-      }
-    }
-  }
 }
 
 }  // namespace
+
+std::vector<SweepGroup> sweep_groups(const SweepConfig& config) {
+  std::vector<SweepGroup> groups;
+  size_t next = 1;
+  for (size_t m = 0; m < config.models.size(); ++m)
+    for (size_t b = 0; b < config.backends.size(); ++b)
+      for (size_t t = 0; t < config.threads.size(); ++t) {
+        groups.push_back(SweepGroup{m, b, t, next});
+        next += config.policies.size();
+      }
+  return groups;
+}
+
+size_t grid_size(const SweepConfig& config) {
+  return config.models.size() * config.backends.size() * config.threads.size() * config.policies.size();
+}
+
+std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry& plugins, const SweepGroup& group,
+                                const std::function<bool(size_t config)>& wanted, const std::atomic<bool>* stop) {
+  const ModelSpec& model = config.models[group.model];
+  BackendOptions options{config.backends[group.backends], &plugins};
+  options.threads = config.threads[group.threads];
+  const size_t baseline = baseline_of(config);
+  auto stopped = [&] { return stop && stop->load(std::memory_order_relaxed); };
+
+  // Plan what is timed: the wanted policies and the baseline. `models` never reallocates, since
+  // the timed steps point into it.
+  std::vector<TimedStep> timed;
+  std::vector<PolicyModel> models;
+  models.reserve(config.policies.size() + 1);
+  const PolicyModel& reference = models.emplace_back(linearized(model, "everything_saveable", config.seed, plugins));
+  for (size_t p = 0; p < config.policies.size(); ++p) {
+    const bool wanted_here = wanted(group.first_config + p);
+    if (!wanted_here && p != baseline) continue;
+    const std::string& policy = config.policies[p];
+    const std::optional<Budget> budget = budget_policy(policy);
+    models.push_back(budget ? solved(model, *budget, config.seed, options) : linearized(model, policy, config.seed, plugins));
+    timed.push_back(TimedStep{p, wanted_here, &models.back(), nullptr, {}, {}});
+  }
+  if (std::none_of(timed.begin(), timed.end(), [](const TimedStep& t) { return t.wanted; })) return {};
+
+  // Before anything is timed, everything_saveable's model and the timed ones run at once, one oneTBB
+  // task and thread each (concurrent_gradients.hpp): the gradients they must agree on.
+  std::vector<const Linearization*> lins{&reference.lin};
+  for (const TimedStep& t : timed) lins.push_back(&t.model->lin);
+  const std::vector<GradientResult> planned =
+      run_gradients(lins, reference.instance.constants, reference.instance.arguments, options, Concurrency::kAllAtOnce);
+
+  for (TimedStep& t : timed) {
+    t.step = std::make_unique<TrainingStep>(t.model->lin, options, t.model->instance.trained, kLearningRate);
+    t.step->set_constants(t.model->instance.constants);
+    t.step->set_arguments(t.model->instance.arguments);
+    t.step->run();  // warm-up; its gradients are those of the initial params, as the baseline's
+    for (size_t a = 0; a < t.model->lin.arguments.size(); ++a) t.first.gradients.push_back(t.step->gradient(a));
+    if (stopped()) return {};
+  }
+
+  // Rounds: every step once, in an order shuffled per round (seeded, so a sweep is repeatable).
+  std::mt19937_64 shuffle(config.seed * 0x9E3779B97F4A7C15ull + group.first_config);
+  std::vector<size_t> order(timed.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  const MachineLoad load;
+  const auto started = std::chrono::steady_clock::now();
+  for (int round = 0;; ++round) {
+    if (config.auto_repetitions) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      if (round >= kAutoMaximumRounds || (round >= kAutoMinimumRounds && (narrow_enough(timed, config.target_interval) ||
+                                                                         elapsed >= config.time_limit_seconds)))
+        break;
+    } else if (round >= config.repetitions) {
+      break;
+    }
+    std::shuffle(order.begin(), order.end(), shuffle);
+    for (size_t i : order) {
+      const auto start = std::chrono::steady_clock::now();
+      timed[i].step->run();
+      timed[i].ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      if (stopped()) return {};
+    }
+  }
+  const double machine_load = load.others_share();
+
+  MedianInterval base;
+  for (const TimedStep& t : timed)
+    if (t.policy == baseline) base = median_interval(t.ms);
+  std::vector<SweepRow> rows;
+  for (size_t i = 0; i < timed.size(); ++i) {
+    const TimedStep& t = timed[i];
+    if (!t.wanted) continue;
+    SweepRow row;
+    row.config = group.first_config + t.policy;
+    row.grid_size = grid_size(config);
+    row.model = model.name;
+    row.policy = config.policies[t.policy];
+    row.backend = joined(options.preference);
+    row.threads = options.threads;
+    const MedianInterval m = median_interval(t.ms);
+    row.median_ms = m.median;
+    row.median_low_ms = m.low;
+    row.median_high_ms = m.high;
+    row.min_ms = *std::min_element(t.ms.begin(), t.ms.end());
+    row.max_ms = *std::max_element(t.ms.begin(), t.ms.end());
+    row.samples_ms = t.ms;
+    row.versus_baseline = t.policy == baseline ? "" : versus(m, base);
+    row.machine_load = machine_load;
+    describe(row, t, planned[0], planned[i + 1]);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
 
 Shard parse_shard(const std::string& text) {
   Shard shard;
@@ -184,22 +242,34 @@ Shard parse_shard(const std::string& text) {
   return shard;
 }
 
-std::vector<SweepRow> run_sweep(const SweepConfig& config, const PluginRegistry& plugins, const SweepProgress& progress,
-                                Shard shard) {
-  const size_t grid = config.models.size() * config.backends.size() * config.threads.size() * config.policies.size();
-  const size_t total = grid / shard.count + (shard.index - 1 < grid % shard.count ? 1 : 0);
-  std::vector<SweepRow> rows;
-  size_t position = 0;
-  for (const ModelSpec& model : config.models) {
+SweepResult run_sweep(const SweepConfig& config, const PluginRegistry& plugins, const SweepRunOptions& options) {
+  const Shard shard = options.shard;
+  size_t total = 0;
+  for (size_t c = 1; c <= grid_size(config); ++c) total += shard.has(c);
+  SweepResult result;
+  for (const SweepGroup& group : sweep_groups(config)) {
+    const ModelSpec& model = config.models[group.model];
+    bool any = false;
+    for (size_t p = 0; p < config.policies.size(); ++p) any = any || shard.has(group.first_config + p);
+    if (!any) continue;
+    if (options.progress)
+      options.progress(result.rows.size(), total,
+                       model.name + " on " + joined(config.backends[group.backends]) + ", " +
+                           std::to_string(config.threads[group.threads]) + " thread(s)");
     try {
-      run_model(model, config, plugins, progress, shard, total, position, rows);
+      std::vector<SweepRow> rows = run_group(config, plugins, group, [&](size_t c) { return shard.has(c); }, options.stop);
+      if (rows.empty()) {
+        result.interrupted = true;
+        return result;
+      }
+      for (SweepRow& row : rows) result.rows.push_back(std::move(row));
     } catch (const Error& e) {
       const std::string message = e.what();
       if (message.rfind(config.source + ":", 0) == 0) throw;  // already placed in the sweep file
       throw Error(e.kind(), config.source + ": model '" + model.name + "': " + message);
     }
   }
-  return rows;
+  return result;
 }
 
 }  // namespace rematkit::sweep

@@ -56,8 +56,8 @@ TEST(SweepConfig, ReadsEveryKey) {
 TEST(SweepConfig, MistakesAreNamedWithLineAndColumn) {
   const std::string tail = "policies: [nothing_saveable]\nbackends: [reference]\n";
   EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [4]}\npolices: [a]\n" + tail),
-            "s.yaml:3:1: unknown key 'polices' in the sweep (expected: backends, models, outputs, policies, "
-            "repetitions, seed, threads)");
+            "s.yaml:3:1: unknown key 'polices' in the sweep (did you mean 'policies'?) (expected: backends, models, "
+            "outputs, plugins, policies, repetitions, seed, target_interval, threads, time_limit)");
   EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [4], remat: sometimes}\n" + tail),
             "s.yaml:2:41: remat must be none, whole or per_layer, not 'sometimes'");
   EXPECT_EQ(error_of("models:\n  - mlp: {input: eight, widths: [4]}\n" + tail),
@@ -166,6 +166,47 @@ TEST(SweepConfig, TheDefaultSweepParses) {
   const SweepConfig c = parse_sweep(default_sweep_yaml(), "<default sweep>");
   EXPECT_GE(c.policies.size(), 6u);
   EXPECT_GE(c.backends.size(), 2u);
+}
+
+TEST(SweepConfig, AKeyGivenTwiceIsAnErrorAtItsSecondPlace) {
+  // yaml-cpp keeps both entries and looks up the first: without the check, the second list of
+  // policies would be dropped without a word.
+  EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [4]}\npolicies: [nothing_saveable]\nbackends: [reference]\n"
+                     "policies: [dots_saveable]\n"),
+            "s.yaml:5:1: 'policies' is given twice in the sweep (first at s.yaml:3:1)");
+  EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [4], input: 9}\npolicies: [a]\nbackends: [reference]\n"),
+            "s.yaml:2:34: 'input' is given twice in an mlp model (first at s.yaml:2:11)");
+}
+
+TEST(SweepConfig, RepetitionsAutoTakesATargetIntervalAndATimeLimit) {
+  const std::string head = "models:\n  - mlp: {input: 8, widths: [4]}\npolicies: [nothing_saveable]\nbackends: [reference]\n";
+  const SweepConfig c = parse_sweep(head + "repetitions: auto\ntarget_interval: 2%\ntime_limit: 2min\n", "s.yaml");
+  EXPECT_TRUE(c.auto_repetitions);
+  EXPECT_DOUBLE_EQ(c.target_interval, 0.02);
+  EXPECT_DOUBLE_EQ(c.time_limit_seconds, 120);
+  const SweepConfig d = parse_sweep(head + "repetitions: auto\ntarget_interval: 0.1\ntime_limit: 30s\n", "s.yaml");
+  EXPECT_DOUBLE_EQ(d.target_interval, 0.1);
+  EXPECT_DOUBLE_EQ(d.time_limit_seconds, 30);
+  EXPECT_EQ(error_of(head + "repetitions: 3\ntarget_interval: 5%\n"), "s.yaml:6:18: target_interval is for repetitions: auto");
+  EXPECT_EQ(error_of(head + "repetitions: auto\ntime_limit: soon\n"),
+            "s.yaml:6:13: time_limit must be a time such as 30s or 2min, not 'soon'");
+  EXPECT_EQ(error_of(head + "repetitions: auto\ntarget_interval: 150%\n"),
+            "s.yaml:6:18: target_interval must be between 0 and 100%, such as 5%");
+  EXPECT_EQ(error_of(head + "repetitions: often\n"), "s.yaml:5:14: repetitions (a count or auto) must be an integer, not 'often'");
+}
+
+TEST(SweepConfig, PluginsAndEntriesKeepTheirPlaces) {
+  const SweepConfig c = parse_sweep("models:\n  - mlp: {input: 8, widths: [4]}\npolicies: [nothing_saveable, my_policy]\n"
+                                    "backends: [reference, \"mine,reference\"]\nplugins: [lib/libmine.so]\n"
+                                    "outputs: {csv: r.csv, report: html}\n",
+                                    "dir/s.yaml");
+  EXPECT_EQ(c.plugins, std::vector<std::string>{"dir/lib/libmine.so"});  // relative to the sweep file
+  ASSERT_EQ(c.policy_where.size(), 2u);
+  EXPECT_EQ(c.policy_where[1].str(), "dir/s.yaml:3:30");
+  EXPECT_EQ(c.backend_where[1].str(), "dir/s.yaml:4:23");
+  EXPECT_EQ(c.plugin_where[0].str(), "dir/s.yaml:5:11");
+  EXPECT_EQ(c.csv_where.str(), "dir/s.yaml:6:16");
+  EXPECT_EQ(c.report, "dir/html");
 }
 
 }  // namespace

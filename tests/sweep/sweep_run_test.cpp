@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -26,7 +28,7 @@ repetitions: 2
 )yaml";
 
 TEST(SweepRun, NothingSaveablePerLayerKeepsEachLayersInputsAndParams) {
-  const std::vector<SweepRow> rows = run_sweep(parse_sweep(kSmall, "small.yaml"), default_plugins());
+  const std::vector<SweepRow> rows = run_sweep(parse_sweep(kSmall, "small.yaml"), default_plugins()).rows;
   ASSERT_EQ(rows.size(), 1u * 3 * 2 * 2);
   // With a checkpoint per layer and nothing saveable, the backward pass keeps the inputs of each
   // checkpoint that its recomputation and transposition read: x f32[2,3], kernel f32[3,4] and bias
@@ -53,7 +55,7 @@ TEST(SweepRun, RowsSayWhereThePeakComesFrom) {
   SweepConfig config = parse_sweep(kSmall, "small.yaml");
   config.backends = {{"reference"}};
   config.threads = {1};
-  const std::vector<SweepRow> rows = run_sweep(config, default_plugins());
+  const std::vector<SweepRow> rows = run_sweep(config, default_plugins()).rows;
   ASSERT_EQ(rows.size(), 3u);
   for (const SweepRow& row : rows) {
     SCOPED_TRACE(row.policy);
@@ -104,7 +106,7 @@ TEST(SweepOutput, TableCsvAndJsonHoldTheSameRows) {
   SweepConfig config = parse_sweep(kSmall, "small.yaml");
   config.policies = {"nothing_saveable", "save_only_these_names(\"x\")"};  // a quote and a comma-free call
   config.backends = {{"highway", "reference"}};
-  const std::vector<SweepRow> rows = run_sweep(config, default_plugins());
+  const std::vector<SweepRow> rows = run_sweep(config, default_plugins()).rows;
   std::istringstream table(format_table(rows)), csv(format_csv(rows));
   const nlohmann::json json = nlohmann::json::parse(format_json(rows));
   std::string table_line, csv_line;
@@ -140,7 +142,7 @@ policies: [dots_saveable, dots_with_no_batch_dims_saveable, nothing_saveable]
 backends: ["highway,reference"]
 repetitions: 1
 )yaml";
-  const std::vector<SweepRow> rows = run_sweep(parse_sweep(yaml, "tf.yaml"), default_plugins());
+  const std::vector<SweepRow> rows = run_sweep(parse_sweep(yaml, "tf.yaml"), default_plugins()).rows;
   ASSERT_EQ(rows.size(), 3u);
   // dots_saveable also keeps the two batched products of each layer's attention, the scores
   // f32[B,H,S,S] and the context f32[B,H,S,Dh]; the other dots have no batch dimensions.
@@ -165,7 +167,7 @@ policies: [nothing_saveable, dots_saveable]
 backends: ["highway,reference"]
 repetitions: 1
 )yaml";
-  const std::vector<SweepRow> rows = run_sweep(parse_sweep(yaml, "gpt.yaml"), default_plugins());
+  const std::vector<SweepRow> rows = run_sweep(parse_sweep(yaml, "gpt.yaml"), default_plugins()).rows;
   ASSERT_EQ(rows.size(), 4u);
   // What bf16 does not halve: the token ids (i32[2,8], 64 bytes), the dropout key (8 bytes) and the
   // embeddings' dropout mask (bool[2,8,16], 256 bytes), kept outside the checkpoints.
@@ -193,7 +195,7 @@ repetitions: 1
   yaml += "backends: [\"highway,reference\"]\n";  // the sanitizer build has no oneDNN
   const size_t lists = 1;
 #endif
-  const std::vector<SweepRow> rows = run_sweep(parse_sweep(yaml, "cnn.yaml"), default_plugins());
+  const std::vector<SweepRow> rows = run_sweep(parse_sweep(yaml, "cnn.yaml"), default_plugins()).rows;
   ASSERT_EQ(rows.size(), 3 * lists);
   // dots_saveable keeps the convolutions' outputs as JAX's does (conv_general_dilated counts as a
   // dot), not the relus' masks; nothing_saveable keeps only the blocks' inputs.
@@ -224,7 +226,7 @@ TEST(SweepRun, ScannedLayersKeepWhatFlaxsScansKeep) {
 policies: [nothing_saveable, everything_saveable]
 backends: [reference]
 repetitions: 1
-)yaml", "scan.yaml"), default_plugins());
+)yaml", "scan.yaml"), default_plugins()).rows;
   ASSERT_EQ(rows.size(), 6u * 2);
   // nothing_saveable, worked out by hand (4-byte floats): a checkpoint per layer keeps each layer's
   // input x f32[2,4] and its kernel f32[4,4] and bias f32[4]: 4 * (8 + 16 + 4) per layer when scanned
@@ -248,7 +250,7 @@ TEST(SweepRun, ProgramModelsNeedAScalarLoss) {
   std::ofstream(dir + "/vector.jaxpr") << "{ lambda ; w:f32[8]. let a:f32[8] = sin w in (a,) }";
   const std::string yaml = "models:\n  - program: {file: loss.jaxpr}\npolicies: [everything_saveable, nothing_saveable]\n"
                            "backends: [reference]\nrepetitions: 1\n";
-  const std::vector<SweepRow> rows = run_sweep(parse_sweep(yaml, dir + "/s.yaml"), default_plugins());
+  const std::vector<SweepRow> rows = run_sweep(parse_sweep(yaml, dir + "/s.yaml"), default_plugins()).rows;
   ASSERT_EQ(rows.size(), 2u);
   // sin, cos, sin, cos forward when saving (8 each) and the sum (8); nothing_saveable recomputes the
   // sines and cosines the backward pass needs.
@@ -275,7 +277,7 @@ TEST(SweepRun, ProgramModelsTrainWhatWrtNamesAndRetargetTheirCheckpoints) {
   auto bytes = [&](const std::string& model, const std::string& policy) {
     const std::string yaml = "models:\n  - program: " + model + "\npolicies: [" + policy +
                              "]\nbackends: [reference]\nrepetitions: 1\n";
-    return run_sweep(parse_sweep(yaml, dir + "/s.yaml"), default_plugins()).at(0).residual_bytes;
+    return run_sweep(parse_sweep(yaml, dir + "/s.yaml"), default_plugins()).rows.at(0).residual_bytes;
   };
   // nothing_saveable around the whole program keeps w and x. Retargeted, the checkpoint keeps its
   // inputs w and x, and the outer sin, now outside any checkpoint, its cos: 96.
@@ -306,6 +308,87 @@ TEST(SweepRun, UnknownPoliciesAndBackendsAreBadInput) {
   config = parse_sweep(kSmall, "small.yaml");
   config.backends = {{"gpu"}};
   EXPECT_THROW(run_sweep(config, default_plugins()), Error);
+}
+
+TEST(SweepRun, APolicysRepetitionsInterleaveAndCarryAnIntervalAndAVerdict) {
+  SweepConfig config = parse_sweep(kSmall, "small.yaml");
+  config.backends = {{"reference"}};
+  config.threads = {1};
+  config.repetitions = 7;
+  const std::vector<SweepRow> rows = run_sweep(config, default_plugins()).rows;
+  ASSERT_EQ(rows.size(), 3u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const SweepRow& row = rows[i];
+    SCOPED_TRACE(row.policy);
+    EXPECT_EQ(row.config, i + 1);  // counted from 1, as --shard counts
+    EXPECT_EQ(row.grid_size, 3u);
+    ASSERT_EQ(row.samples_ms.size(), 7u);
+    // Seven samples: [x(1), x(7)] covers 1 - 2/128 of the time; [x(2), x(6)] only 1 - 16/128.
+    EXPECT_EQ(row.median_low_ms, row.min_ms);
+    EXPECT_EQ(row.median_high_ms, row.max_ms);
+    EXPECT_LE(row.median_low_ms, row.median_ms);
+    EXPECT_LE(row.median_ms, row.median_high_ms);
+    EXPECT_GE(row.machine_load, 0.0);
+    EXPECT_LE(row.machine_load, 1.0);
+    ASSERT_NE(row.memory, nullptr);
+    EXPECT_EQ(row.memory->peak_bytes, row.peak_bytes);
+  }
+  // everything_saveable (the second policy) is the baseline; the others get a verdict against it.
+  EXPECT_EQ(rows[1].versus_baseline, "");
+  for (size_t i : {0u, 2u})
+    EXPECT_TRUE(rows[i].versus_baseline == "faster" || rows[i].versus_baseline == "slower" ||
+                rows[i].versus_baseline == "no clear difference")
+        << rows[i].versus_baseline;
+}
+
+TEST(SweepRun, AShardWithoutTheBaselineStillTimesItForTheVerdicts) {
+  SweepConfig config = parse_sweep(kSmall, "small.yaml");
+  config.backends = {{"reference"}};
+  config.threads = {1};
+  SweepRunOptions options;
+  options.shard = Shard{1, 3};  // configuration 1 alone: nothing_saveable
+  const SweepResult result = run_sweep(config, default_plugins(), options);
+  ASSERT_EQ(result.rows.size(), 1u);
+  EXPECT_EQ(result.rows[0].policy, "nothing_saveable");
+  EXPECT_FALSE(result.rows[0].versus_baseline.empty());
+  EXPECT_FALSE(result.interrupted);
+}
+
+TEST(SweepRun, AutoRepetitionsStopAtTheTimeLimitWhenTheIntervalStaysWide) {
+  SweepConfig config = parse_sweep(kSmall, "small.yaml");
+  config.backends = {{"reference"}};
+  config.threads = {1};
+  config.auto_repetitions = true;
+  config.target_interval = 1e-9;  // never narrow enough: only the time limit stops it
+  config.time_limit_seconds = 0.2;
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<SweepRow> rows = run_sweep(config, default_plugins()).rows;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30.0);
+  ASSERT_EQ(rows.size(), 3u);
+  for (const SweepRow& row : rows) {
+    EXPECT_GE(row.samples_ms.size(), 6u);  // the fewest with a 95% interval
+    EXPECT_EQ(row.samples_ms.size(), rows[0].samples_ms.size());  // rounds time every policy once
+  }
+  // A target no interval misses is met after the first six rounds (a sweep file keeps it below 100%).
+  config.target_interval = 1e9;
+  config.time_limit_seconds = 60;
+  for (const SweepRow& row : run_sweep(config, default_plugins()).rows) EXPECT_EQ(row.samples_ms.size(), 6u);
+}
+
+TEST(SweepRun, AStopKeepsTheGroupsThatFinished) {
+  SweepConfig config = parse_sweep(kSmall, "small.yaml");
+  config.threads = {1};  // two groups: reference, then highway,reference
+  std::atomic<bool> stop{false};
+  SweepRunOptions options;
+  options.stop = &stop;
+  size_t groups = 0;
+  options.progress = [&](size_t, size_t, const std::string&) {
+    if (++groups == 2) stop = true;  // as a Ctrl-C would, while the second group runs
+  };
+  const SweepResult result = run_sweep(config, default_plugins(), options);
+  EXPECT_TRUE(result.interrupted);
+  ASSERT_EQ(result.rows.size(), 3u);
+  for (const SweepRow& row : result.rows) EXPECT_EQ(row.backend, "reference");
 }
 
 }  // namespace

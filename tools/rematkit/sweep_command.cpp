@@ -1,5 +1,7 @@
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <algorithm>
 #include <filesystem>
@@ -8,6 +10,7 @@
 #include "commands.hpp"
 #include "rematkit/io/text_file.hpp"
 #include "rematkit/sweep/sweep_chart.hpp"
+#include "rematkit/sweep/sweep_checks.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_output.hpp"
 #include "rematkit/sweep/sweep_runner.hpp"
@@ -27,16 +30,22 @@ struct MergeOptions {
   std::string csv, json, charts;
 };
 
-// A bar redrawn in place on a terminal; one line per configuration otherwise (logs, CI).
-void report_progress(size_t done, size_t total, const sweep::SweepRow& next) {
-  const std::string what = next.model + " " + next.policy + " on " + next.backend + ", " + std::to_string(next.threads) +
-                           " thread(s)";
+// Set by SIGINT: the sweep stops between timed steps and keeps the groups that finished.
+std::atomic<bool> interrupted{false};
+
+extern "C" void on_interrupt(int) {
+  interrupted.store(true);
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+}
+
+// A bar redrawn in place on a terminal; one line per group otherwise (logs, CI).
+void report_progress(size_t done, size_t total, const std::string& what) {
   if (isatty(STDERR_FILENO)) {
     const size_t filled = total ? 30 * done / total : 30;
-    std::fprintf(stderr, "\r\033[K[%s%s] %zu/%zu %s", std::string(filled, '#').c_str(),
-                 std::string(30 - filled, '.').c_str(), done + 1, total, what.c_str());
+    std::fprintf(stderr, "\r\033[K[%s%s] %zu/%zu rows, timing %s", std::string(filled, '#').c_str(),
+                 std::string(30 - filled, '.').c_str(), done, total, what.c_str());
   } else {
-    std::fprintf(stderr, "rematkit sweep: %zu/%zu %s\n", done + 1, total, what.c_str());
+    std::fprintf(stderr, "rematkit sweep: [%zu/%zu rows done] %s\n", done, total, what.c_str());
   }
 }
 
@@ -57,14 +66,50 @@ void write_outputs(const std::vector<sweep::SweepRow>& rows, const std::string& 
                     "sweep chart");
 }
 
+// Where the rows go: a command-line path wins over the file's, and each is checked before the run.
+struct OutputPaths {
+  std::string csv, json, charts;
+};
+
+OutputPaths checked_outputs(const SweepOptions& o, const sweep::SweepConfig& config) {
+  auto pick = [](const std::string& flag, const char* option, const std::string& file_path, const SourceLocation& file_where) {
+    return flag.empty() ? std::make_pair(file_path, file_where) : std::make_pair(flag, SourceLocation{option, 0, 0});
+  };
+  const auto csv = pick(o.csv, "--csv", config.csv, config.csv_where);
+  const auto json = pick(o.json, "--json", config.json, config.json_where);
+  const auto charts = pick(o.charts, "--charts", config.charts, config.charts_where);
+  if (!csv.first.empty()) sweep::check_output_file(csv.first, csv.second, "sweep output");
+  if (!json.first.empty()) sweep::check_output_file(json.first, json.second, "sweep output");
+  if (!charts.first.empty()) sweep::check_output_folder(charts.first, charts.second, "sweep charts");
+  return {csv.first, json.first, charts.first};
+}
+
 void run_sweep_command(const SweepOptions& o) {
   const sweep::Shard shard = sweep::parse_shard(o.shard);
   const sweep::SweepConfig config =
       o.file.empty() ? sweep::parse_sweep(sweep::default_sweep_yaml(), "<default sweep>") : sweep::load_sweep(o.file);
-  const std::vector<sweep::SweepRow> rows = sweep::run_sweep(config, command_plugins(o.plugins), report_progress, shard);
+  // The sweep's own plugins first, then --plugin and the default folders; then every name the
+  // sweep uses and every output path, before anything runs.
+  PluginRegistry plugins;
+  sweep::load_sweep_plugins(config, plugins);
+  plugins.discover(o.plugins.files);
+  sweep::check_sweep(config, plugins);
+  const OutputPaths outputs = checked_outputs(o, config);
+
+  sweep::SweepRunOptions run;
+  run.progress = report_progress;
+  run.shard = shard;
+  run.stop = &interrupted;
+  std::signal(SIGINT, on_interrupt);
+  const sweep::SweepResult result = sweep::run_sweep(config, plugins, run);
+  std::signal(SIGINT, SIG_DFL);
   if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\r\033[K");
-  write_outputs(rows, o.csv.empty() ? config.csv : o.csv, o.json.empty() ? config.json : o.json,
-                o.charts.empty() ? config.charts : o.charts);
+  write_outputs(result.rows, outputs.csv, outputs.json, outputs.charts);
+  if (result.interrupted) {
+    std::fprintf(stderr, "rematkit sweep: interrupted: kept the %zu rows of the groups that finished (partial)\n",
+                 result.rows.size());
+    throw ExitCode{130};
+  }
 }
 
 void run_merge_command(const MergeOptions& o) {

@@ -46,4 +46,35 @@ void write_text_file(const std::string& path, const std::string& text, const std
   }
 }
 
+namespace {
+
+// Why files cannot be made in `folder`, or "".
+std::string folder_problem(const std::filesystem::path& folder) {
+  std::error_code ec;
+  const std::filesystem::path shown = folder.empty() ? std::filesystem::path(".") : folder;
+  if (!std::filesystem::exists(shown, ec)) return shown.string() + " does not exist";
+  if (!std::filesystem::is_directory(shown, ec)) return shown.string() + " is not a folder";
+  if (access(shown.c_str(), W_OK | X_OK) != 0) return shown.string() + " is not writable";
+  return "";
+}
+
+}  // namespace
+
+std::string unwritable_file_reason(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return path + ": cannot write the " + what + ": it is a folder";
+  const std::string problem = folder_problem(std::filesystem::path(path).parent_path());
+  return problem.empty() ? "" : path + ": cannot write the " + what + ": " + problem;
+}
+
+std::string unwritable_folder_reason(const std::string& folder, const std::string& what) {
+  std::error_code ec;
+  // The nearest folder that exists must take new entries (create_directories makes the rest).
+  std::filesystem::path existing = std::filesystem::absolute(folder, ec);
+  while (!existing.empty() && !std::filesystem::exists(existing, ec) && existing != existing.parent_path())
+    existing = existing.parent_path();
+  const std::string problem = folder_problem(existing);
+  return problem.empty() ? "" : folder + ": cannot write the " + what + ": " + problem;
+}
+
 }  // namespace rematkit

@@ -17,4 +17,11 @@ REMATKIT_IO_EXPORT std::string read_text_file(const std::string& path, const std
 // otherwise, and nothing is left behind.
 REMATKIT_IO_EXPORT void write_text_file(const std::string& path, const std::string& text, const std::string& what);
 
+// Why write_text_file(path) would fail before anything is computed for it ("PATH: cannot write
+// the WHAT: FOLDER does not exist"), or "" when its folder exists and is writable.
+REMATKIT_IO_EXPORT std::string unwritable_file_reason(const std::string& path, const std::string& what);
+
+// The same for a folder of outputs: "" when it is a writable folder, or could be made in one.
+REMATKIT_IO_EXPORT std::string unwritable_folder_reason(const std::string& folder, const std::string& what);
+
 }  // namespace rematkit

@@ -60,6 +60,7 @@ struct CnnModel {
 
 struct ProgramModel {
   std::string file;  // a jaxpr file (a relative one resolved against the sweep file); the policy wraps it
+  SourceLocation file_where;
   // wrt: the arguments trained (names or indices; empty: every floating one), the others held.
   std::vector<std::string> wrt;
   SourceLocation wrt_where;
@@ -83,10 +84,21 @@ struct SweepConfig {
   std::vector<std::string> policies;
   std::vector<std::vector<std::string>> backends;  // each a preference list: "highway,reference"
   std::vector<int> threads{1};
+  // Timed steps per configuration; the repetitions of a model, backend list and thread count's
+  // policies interleave. With `repetitions: auto`, rounds go on until every median's 95% interval
+  // is narrower than `target_interval` of the median, or the group has been timed `time_limit_seconds`.
   int repetitions = 5;
+  bool auto_repetitions = false;
+  double target_interval = 0.05;
+  double time_limit_seconds = 10;
   uint64_t seed = 0;
+  std::vector<std::string> plugins;  // plugin files the sweep needs (relative ones against the sweep file)
   std::string csv, json;  // output files (relative ones resolved against the sweep file); empty: none
   std::string charts;     // a folder for one SVG chart per model; empty: none
+  std::string report;     // a folder for index.html, the sweep as one self-contained page; empty: none
+  // Where each entry is in the file, so that checks made before the first run point at it.
+  std::vector<SourceLocation> policy_where, backend_where, plugin_where;
+  SourceLocation csv_where, json_where, charts_where, report_where;
 };
 
 // Reads a sweep from YAML text; `source` names it in errors. Unknown keys, missing keys and bad

@@ -1,7 +1,10 @@
-// Running a sweep: every (model, policy, backend list, threads) configuration is planned once,
-// run once to warm up, then timed `repetitions` times, one configuration at a time.
+// Running a sweep: every (model, policy, backend list, threads) configuration is planned once and
+// run once to warm up. A model's policies on one backend list and thread count (a group) are then
+// timed together, one step at a time in a shuffled order each round, so that a slow spell of a
+// shared machine lands on every policy alike.
 #pragma once
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -46,19 +49,48 @@ struct SweepRow {
   std::shared_ptr<const MemoryReport> memory;
 };
 
-// Called before each configuration runs: how many ran, of how many, and which is next.
-using SweepProgress = std::function<void(size_t done, size_t total, const SweepRow& next)>;
+// Called as each group starts: rows finished so far, rows in all, and what runs next.
+using SweepProgress = std::function<void(size_t done, size_t total, const std::string& next)>;
 
-// A deterministic part of the grid for a cluster's job array: shard `index` of `count` (1-based)
-// runs the configurations whose position p has p % count == index - 1.
+// A deterministic part of the grid for a cluster's job array: shard `index` of `count` (both from
+// 1, as configurations count) runs configurations index, index + count, index + 2 count, ...
 struct Shard {
   size_t index = 1, count = 1;
+  bool has(size_t config) const { return (config - 1) % count == index - 1; }
 };
 // A bad-input Error for "I/N" text that is not a shard (1 <= I <= N).
 Shard parse_shard(const std::string& text);
 
-// The grid order: models, then backend lists, then thread counts, then policies.
-std::vector<SweepRow> run_sweep(const SweepConfig& config, const PluginRegistry& plugins,
-                                const SweepProgress& progress = nullptr, Shard shard = {});
+// One model on one backend list and thread count: its policies are configurations first_config,
+// first_config + 1, ..., in the sweep's policy order, and are timed together.
+struct SweepGroup {
+  size_t model = 0, backends = 0, threads = 0;  // positions in the config's lists
+  size_t first_config = 1;
+};
+// Every group, in grid order: models, then backend lists, then thread counts (then policies).
+std::vector<SweepGroup> sweep_groups(const SweepConfig& config);
+size_t grid_size(const SweepConfig& config);
+
+// Runs the configurations of `group` that `wanted` accepts, with the group's baseline (for the
+// verdicts) whether wanted or not. Returns their rows, in policy order; none if `stop` was set
+// before they finished.
+std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry& plugins, const SweepGroup& group,
+                                const std::function<bool(size_t config)>& wanted,
+                                const std::atomic<bool>* stop = nullptr);
+
+struct SweepRunOptions {
+  SweepProgress progress;
+  Shard shard;
+  // Looked at between timed steps: once set (from a SIGINT handler, say), the run stops and
+  // keeps the rows of the groups that finished.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+struct SweepResult {
+  std::vector<SweepRow> rows;  // grid order
+  bool interrupted = false;    // `stop` came before every wanted configuration had run
+};
+
+SweepResult run_sweep(const SweepConfig& config, const PluginRegistry& plugins, const SweepRunOptions& options = {});
 
 }  // namespace rematkit::sweep

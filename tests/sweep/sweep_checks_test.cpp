@@ -1,0 +1,95 @@
+// What a sweep names is checked before anything runs, and each mistake is placed at its line in
+// the sweep file with the names it was probably meant to be.
+#include "rematkit/sweep/sweep_checks.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "rematkit/error.hpp"
+#include "support/test_support.hpp"
+
+namespace rematkit::sweep {
+namespace {
+
+const std::string kHead = "models:\n  - name: tiny\n    mlp: {input: 3, widths: [2], batch: 1}\n";
+
+std::string check_error(const std::string& yaml, const std::string& source = "s.yaml") {
+  try {
+    check_sweep(parse_sweep(yaml, source), default_plugins());
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(SweepChecks, AMisspeltPolicyIsPlacedAtItsLineWithTheNameMeant) {
+  EXPECT_EQ(check_error(kHead + "policies: [everything_saveable, nothing_savable]\nbackends: [reference]\n"),
+            "s.yaml:4:33: unknown policy 'nothing_savable' (did you mean 'nothing_saveable'?)");
+  // A policy's arguments are checked too, and budget(X) is read as the solver reads it.
+  EXPECT_EQ(check_error(kHead + "policies:\n  - save_from_both_policies(dots_saveable, bogus)\nbackends: [reference]\n")
+                .rfind("s.yaml:5:5: save_from_both_policies: unknown policy 'bogus'", 0),
+            0u);
+  EXPECT_NE(check_error(kHead + "policies: [budget(lots)]\nbackends: [reference]\n").find("s.yaml:4:12: "), std::string::npos);
+  EXPECT_EQ(check_error(kHead + "policies: [budget(0.5), \"budget(64MiB)\", dots_saveable]\nbackends: [reference]\n"),
+            "(no error)");
+}
+
+TEST(SweepChecks, AnUnknownBackendIsPlacedAtItsList) {
+  const std::string message = check_error(kHead + "policies: [dots_saveable]\nbackends: [reference, \"highwya,reference\"]\n");
+  EXPECT_EQ(message.rfind("s.yaml:5:23: unknown backend 'highwya' (did you mean 'highway'?) (available: ", 0), 0u) << message;
+}
+
+TEST(SweepChecks, AProgramModelIsReadBeforeTheRun) {
+  const std::string dir = rematkit::testing::temp_dir();
+  std::ofstream(dir + "/bad.jaxpr") << "{ lambda ; w:f32[8]. let a:f32[8] = sinn w in (a,) }";
+  const std::string yaml = "models:\n  - program: {file: missing.jaxpr}\npolicies: [dots_saveable]\nbackends: [reference]\n";
+  const std::string missing = check_error(yaml, dir + "/s.yaml");
+  EXPECT_EQ(missing, dir + "/s.yaml:2:21: " + dir + "/missing.jaxpr: cannot open the program file");
+  const std::string bad = check_error("models:\n  - program: {file: bad.jaxpr}\npolicies: [dots_saveable]\nbackends: [reference]\n",
+                                      dir + "/s.yaml");
+  EXPECT_EQ(bad.rfind(dir + "/s.yaml:2:21: " + dir + "/bad.jaxpr:1:", 0), 0u) << bad;
+  EXPECT_NE(bad.find("unknown primitive 'sinn'"), std::string::npos) << bad;
+}
+
+TEST(SweepChecks, APluginThatDoesNotLoadIsPlacedAtItsEntry) {
+  const std::string dir = rematkit::testing::temp_dir();
+  std::ofstream(dir + "/not_a_plugin.so") << "text, not a shared library";
+  const SweepConfig config = parse_sweep(kHead + "policies: [dots_saveable]\nbackends: [reference]\nplugins: [not_a_plugin.so]\n",
+                                         dir + "/s.yaml");
+  PluginRegistry registry;
+  try {
+    load_sweep_plugins(config, registry);
+    ADD_FAILURE() << "a file that is no library was loaded";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind(dir + "/s.yaml:6:11: ", 0), 0u) << message;
+    EXPECT_NE(message.find("not_a_plugin.so"), std::string::npos) << message;
+  }
+}
+
+TEST(SweepChecks, OutputsMustBeWritableBeforeTheRun) {
+  const std::string dir = rematkit::testing::temp_dir();
+  const SourceLocation where{"s.yaml", 7, 16};
+  EXPECT_NO_THROW(check_output_file(dir + "/r.csv", where, "sweep output"));
+  EXPECT_NO_THROW(check_output_folder(dir + "/new/charts", where, "sweep charts"));  // made when written
+  try {
+    check_output_file("/nonexistent/dir/x.csv", where, "sweep output");
+    ADD_FAILURE() << "a file in a missing folder was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "s.yaml:7:16: /nonexistent/dir/x.csv: cannot write the sweep output: /nonexistent/dir does not exist");
+  }
+  try {
+    check_output_file(dir, where, "sweep output");
+    ADD_FAILURE() << "a folder was accepted as a file";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "s.yaml:7:16: " + dir + ": cannot write the sweep output: it is a folder");
+  }
+  std::ofstream(dir + "/file") << "x";
+  EXPECT_THROW(check_output_folder(dir + "/file/charts", where, "sweep charts"), Error);  // under a file
+}
+
+}  // namespace
+}  // namespace rematkit::sweep
