@@ -2,6 +2,7 @@
 // stderr that names the problem and place, with exit code 2.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -444,6 +445,61 @@ repetitions: 1
   expect_bad_input("sweep " + sweep + " --shard 5/4", "--shard: '5/4' needs 1 <= I <= N");
   expect_bad_input("sweep " + sweep + " --shard two", "--shard: 'two' is not I/N");
   expect_bad_input("sweep-merge " + sweep, "s.yaml: not a sweep's JSON output");
+}
+
+TEST_F(CliTest, SweepMistakesFailBeforeAnythingRunsAtTheirLine) {
+  const std::string head = "models:\n  - name: tiny\n    mlp: {input: 3, widths: [2], batch: 1}\noutputs: {csv: r.csv}\n";
+  expect_bad_input("sweep " + write("p.yaml", head + "policies: [everything_saveable, nothing_savable]\nbackends: [reference]\n"),
+                   "p.yaml:5:33: unknown policy 'nothing_savable' (did you mean 'nothing_saveable'?)");
+  expect_bad_input("sweep " + write("b.yaml", head + "policies: [dots_saveable]\nbackends: [reference, refrence]\n"),
+                   "b.yaml:6:23: unknown backend 'refrence' (did you mean 'reference'?)");
+  expect_bad_input("sweep " + write("d.yaml", head + "policies: [dots_saveable]\nbackends: [reference]\nbackends: [highway]\n"),
+                   "d.yaml:7:1: 'backends' is given twice in the sweep (first at ");
+  expect_bad_input("sweep " + write("l.yaml", head + "policies: [dots_saveable]\nbackends: [reference]\nplugins: [/etc/passwd]\n"),
+                   "l.yaml:7:11: /etc/passwd");
+  const std::string good = write("g.yaml", head + "policies: [dots_saveable]\nbackends: [reference]\n");
+  expect_bad_input("sweep " + good + " --csv /nonexistent/dir/x.csv",
+                   "--csv: /nonexistent/dir/x.csv: cannot write the sweep output: /nonexistent/dir does not exist");
+  expect_bad_input("sweep " + good + " --shard 1/0", "--shard: '1/0' needs 1 <= I <= N");
+  EXPECT_FALSE(fs::exists(dir_ / "r.csv"));  // nothing ran, nothing was written
+}
+
+TEST_F(CliTest, CtrlCKeepsTheGroupsThatFinishedAndExits130) {
+  // Two groups (reference, then highway), each timed for about two seconds; SIGINT once the first
+  // is done. The CSV keeps the first group's three rows, and the exit code is 128 + SIGINT.
+  const std::string sweep = write("s.yaml", R"yaml(models:
+  - name: tiny
+    mlp: {input: 3, widths: [4, 2], batch: 2}
+policies: [nothing_saveable, everything_saveable, dots_saveable]
+backends: [reference, "highway,reference"]
+repetitions: auto
+target_interval: 0.0001%
+time_limit: 2s
+outputs: {csv: r.csv}
+)yaml");
+  const std::string err = (dir_ / "stderr").string();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string cmd = "exec " + std::string(REMATKIT_CLI) + " sweep " + sweep + " >/dev/null 2>" + err;
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  bool second_group = false;
+  for (int i = 0; i < 600 && !second_group; ++i) {  // at most a minute
+    usleep(100000);
+    second_group = read_text(err).find("[3/6 rows done]") != std::string::npos;
+  }
+  ASSERT_TRUE(second_group) << read_text(err);
+  kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130) << read_text(err);
+  EXPECT_NE(read_text(err).find("interrupted: kept the 3 rows"), std::string::npos) << read_text(err);
+  const std::string csv = read_text((dir_ / "r.csv").string());
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4) << csv;  // the header and three rows
+  EXPECT_EQ(csv.find("highway"), std::string::npos) << csv;
 }
 
 TEST_F(CliTest, ProgramsComeFromStandardInputWhenPipedOrNamedDash) {
