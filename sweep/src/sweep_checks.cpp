@@ -1,5 +1,6 @@
 #include "rematkit/sweep/sweep_checks.hpp"
 
+#include "budget_rows.hpp"
 #include "rematkit/error.hpp"
 #include "rematkit/io/text_file.hpp"
 #include "rematkit/near_names.hpp"
@@ -23,14 +24,6 @@ SourceLocation place(const std::vector<SourceLocation>& where, size_t i, const s
 }
 
 }  // namespace
-
-std::optional<Budget> budget_policy(const std::string& policy) {
-  if (policy.rfind("budget(", 0) != 0 || policy.back() != ')') return std::nullopt;
-  std::string inner = policy.substr(7, policy.size() - 8);
-  if (inner.size() >= 2 && (inner.front() == '\'' || inner.front() == '"') && inner.back() == inner.front())
-    inner = inner.substr(1, inner.size() - 2);
-  return parse_budget(inner, "budget");
-}
 
 void load_sweep_plugins(const SweepConfig& config, PluginRegistry& registry) {
   for (size_t i = 0; i < config.plugins.size(); ++i) {

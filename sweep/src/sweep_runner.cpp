@@ -16,9 +16,9 @@
 #include "rematkit/step_runner.hpp"
 #include "rematkit/linearize.hpp"
 #include "rematkit/residual_report.hpp"
+#include "budget_rows.hpp"
 #include "machine_load.hpp"
 #include "rematkit/sweep/median_interval.hpp"
-#include "rematkit/sweep/sweep_checks.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
 #include "rematkit/training_step.hpp"
 

@@ -60,6 +60,17 @@ check "the custom policy loads" grep -q "^example-primitives 1.0.0 (ABI 1.4) " "
   --policy "save_only_these_primitives('dot_general')" "$source_dir/examples/two_layer.jaxpr" >"$work/custom_residuals.txt"
 check "the custom policy decides" test -s "$work/custom_residuals.txt"
 
+# rematkit::sweep from C++: three policies timed, each with its interval and a verdict against the
+# baseline; a typo'd backend fails before anything runs, naming what it meant.
+"$ex/policy_sweep" >"$work/policy_sweep.txt"
+check "policy_sweep prints three policies" test "$(grep -c ' ms \[' "$work/policy_sweep.txt")" -eq 3
+check "policy_sweep's baseline is everything_saveable" grep -q '^everything_saveable .*(baseline)' "$work/policy_sweep.txt"
+check "policy_sweep gives verdicts" grep -Eq '^nothing_saveable .*(faster|slower|no clear difference)' "$work/policy_sweep.txt"
+status=0
+"$ex/policy_sweep" refrence >/dev/null 2>"$work/bad_backend.txt" || status=$?
+check "a misspelt backend exits with 2, not $status" test "$status" -eq 2
+check "it suggests the backend meant" grep -q "did you mean 'reference'" "$work/bad_backend.txt"
+
 # pkg-config: the quick start builds its model with ModelBuilder, so it takes rematkit-flax (which
 # brings rematkit, the core).
 pc_dir=$(dirname "$(find "$prefix" -name rematkit.pc)")

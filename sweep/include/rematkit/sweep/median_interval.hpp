@@ -3,6 +3,7 @@
 #pragma once
 #include <string>
 #include <vector>
+#include "rematkit/sweep/export.hpp"
 
 namespace rematkit::sweep {
 
@@ -17,10 +18,10 @@ struct MedianInterval {
 // (1-based, sorted) that covers the true median with probability >= `confidence`: the count of
 // samples below the median is Binomial(n, 1/2), so the coverage is 1 - 2 P(B <= j - 1). Empty
 // samples give all zeros.
-MedianInterval median_interval(std::vector<double> samples, double confidence = 0.95);
+REMATKIT_SWEEP_EXPORT MedianInterval median_interval(std::vector<double> samples, double confidence = 0.95);
 
 // A policy's interval against its baseline's: "faster" or "slower" when they are apart, "no clear
 // difference" when they overlap.
-std::string versus(const MedianInterval& policy, const MedianInterval& baseline);
+REMATKIT_SWEEP_EXPORT std::string versus(const MedianInterval& policy, const MedianInterval& baseline);
 
 }  // namespace rematkit::sweep

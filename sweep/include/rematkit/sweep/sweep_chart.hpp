@@ -6,17 +6,18 @@
 #include <vector>
 
 #include "rematkit/sweep/sweep_runner.hpp"
+#include "rematkit/sweep/export.hpp"
 
 namespace rematkit::sweep {
 
 // For points (x, y) where less is better in both: true for those no other point dominates (another
 // is no worse in both and better in one).
-std::vector<bool> pareto_front(const std::vector<std::pair<double, double>>& points);
+REMATKIT_SWEEP_EXPORT std::vector<bool> pareto_front(const std::vector<std::pair<double, double>>& points);
 
 // The chart of `model`'s rows (x: predicted device peak in MiB, y: median step time in ms).
-std::string format_svg(const std::vector<SweepRow>& rows, const std::string& model);
+REMATKIT_SWEEP_EXPORT std::string format_svg(const std::vector<SweepRow>& rows, const std::string& model);
 
 // A file name for a model's chart: its name with characters other than [A-Za-z0-9._-] as '_', + ".svg".
-std::string chart_file_name(const std::string& model);
+REMATKIT_SWEEP_EXPORT std::string chart_file_name(const std::string& model);
 
 }  // namespace rematkit::sweep

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "rematkit/error.hpp"
+#include "rematkit/sweep/export.hpp"
 
 namespace rematkit::sweep {
 
@@ -103,10 +104,10 @@ struct SweepConfig {
 
 // Reads a sweep from YAML text; `source` names it in errors. Unknown keys, missing keys and bad
 // values are bad-input errors at SOURCE:LINE:COL.
-SweepConfig parse_sweep(const std::string& yaml, const std::string& source);
-SweepConfig load_sweep(const std::string& path);
+REMATKIT_SWEEP_EXPORT SweepConfig parse_sweep(const std::string& yaml, const std::string& source);
+REMATKIT_SWEEP_EXPORT SweepConfig load_sweep(const std::string& path);
 
 // The sweep `rematkit sweep` runs without a file (sweep/default_sweep.yaml).
-const std::string& default_sweep_yaml();
+REMATKIT_SWEEP_EXPORT const std::string& default_sweep_yaml();
 
 }  // namespace rematkit::sweep

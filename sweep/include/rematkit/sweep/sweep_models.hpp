@@ -6,6 +6,7 @@
 #include "rematkit/program.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/tensor.hpp"
+#include "rematkit/sweep/export.hpp"
 
 namespace rematkit::sweep {
 
@@ -23,11 +24,11 @@ struct ModelInstance {
 // An MLP is a Flax MLP (Dense layers, params drawn as Flax's init draws them from PRNGKey(seed)),
 // with checkpoints as its `remat` says and the loss sum(MLP(x)); x is uniform in [-1, 1].
 // A program model's arguments are uniform in [-1, 1] too.
-ModelInstance instantiate(const ModelSpec& model, const std::string& policy, uint64_t seed);
+REMATKIT_SWEEP_EXPORT ModelInstance instantiate(const ModelSpec& model, const std::string& policy, uint64_t seed);
 
 // A program model's instance before its `wrt`: `program` with its constants and arguments drawn in
 // binder order, uniform in [-1, 1] (integer and bool ones zero) from `seed`, and every floating
 // argument trained. `rematkit compare` runs on these inputs when it is given no inputs file.
-ModelInstance program_instance(Program program, uint64_t seed);
+REMATKIT_SWEEP_EXPORT ModelInstance program_instance(Program program, uint64_t seed);
 
 }  // namespace rematkit::sweep

@@ -5,18 +5,19 @@
 #include <vector>
 
 #include "rematkit/sweep/sweep_runner.hpp"
+#include "rematkit/sweep/export.hpp"
 
 namespace rematkit::sweep {
 
-std::string format_table(const std::vector<SweepRow>& rows);
-std::string format_csv(const std::vector<SweepRow>& rows);
-std::string format_json(const std::vector<SweepRow>& rows);
+REMATKIT_SWEEP_EXPORT std::string format_table(const std::vector<SweepRow>& rows);
+REMATKIT_SWEEP_EXPORT std::string format_csv(const std::vector<SweepRow>& rows);
+REMATKIT_SWEEP_EXPORT std::string format_json(const std::vector<SweepRow>& rows);
 
 // The rows of a JSON file format_json wrote (a bad-input error at `source` if it is not one).
-std::vector<SweepRow> parse_json_rows(const std::string& text, const std::string& source);
+REMATKIT_SWEEP_EXPORT std::vector<SweepRow> parse_json_rows(const std::string& text, const std::string& source);
 
 // The rows of shards of one sweep, in grid order. A bad-input error names a configuration two
 // shards both ran, or a gap (a shard left out).
-std::vector<SweepRow> merge_shards(const std::vector<std::pair<std::string, std::vector<SweepRow>>>& shards);
+REMATKIT_SWEEP_EXPORT std::vector<SweepRow> merge_shards(const std::vector<std::pair<std::string, std::vector<SweepRow>>>& shards);
 
 }  // namespace rematkit::sweep

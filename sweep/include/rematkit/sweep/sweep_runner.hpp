@@ -15,6 +15,7 @@
 #include "rematkit/memory_report.hpp"
 #include "rematkit/plugin_registry.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
+#include "rematkit/sweep/export.hpp"
 
 namespace rematkit::sweep {
 
@@ -59,7 +60,7 @@ struct Shard {
   bool has(size_t config) const { return (config - 1) % count == index - 1; }
 };
 // A bad-input Error for "I/N" text that is not a shard (1 <= I <= N).
-Shard parse_shard(const std::string& text);
+REMATKIT_SWEEP_EXPORT Shard parse_shard(const std::string& text);
 
 // One model on one backend list and thread count: its policies are configurations first_config,
 // first_config + 1, ..., in the sweep's policy order, and are timed together.
@@ -68,13 +69,13 @@ struct SweepGroup {
   size_t first_config = 1;
 };
 // Every group, in grid order: models, then backend lists, then thread counts (then policies).
-std::vector<SweepGroup> sweep_groups(const SweepConfig& config);
-size_t grid_size(const SweepConfig& config);
+REMATKIT_SWEEP_EXPORT std::vector<SweepGroup> sweep_groups(const SweepConfig& config);
+REMATKIT_SWEEP_EXPORT size_t grid_size(const SweepConfig& config);
 
 // Runs the configurations of `group` that `wanted` accepts, with the group's baseline (for the
 // verdicts) whether wanted or not. Returns their rows, in policy order; none if `stop` was set
 // before they finished.
-std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry& plugins, const SweepGroup& group,
+REMATKIT_SWEEP_EXPORT std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry& plugins, const SweepGroup& group,
                                 const std::function<bool(size_t config)>& wanted,
                                 const std::atomic<bool>* stop = nullptr);
 
@@ -91,6 +92,6 @@ struct SweepResult {
   bool interrupted = false;    // `stop` came before every wanted configuration had run
 };
 
-SweepResult run_sweep(const SweepConfig& config, const PluginRegistry& plugins, const SweepRunOptions& options = {});
+REMATKIT_SWEEP_EXPORT SweepResult run_sweep(const SweepConfig& config, const PluginRegistry& plugins, const SweepRunOptions& options = {});
 
 }  // namespace rematkit::sweep
