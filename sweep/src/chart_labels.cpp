@@ -44,10 +44,10 @@ double label_width(const std::string& text, double font_size) {
 }
 
 std::vector<LabelBox> place_labels(const std::vector<LabelAnchor>& anchors, const LabelBox& area, double marker_radius,
-                                   double font_size) {
-  std::vector<LabelBox> markers;
+                                   double font_size, const std::vector<LabelBox>& obstacles) {
+  std::vector<LabelBox> avoid = obstacles;  // and every marker
   for (const LabelAnchor& a : anchors)
-    markers.push_back({a.x - marker_radius, a.y - marker_radius, 2 * marker_radius, 2 * marker_radius});
+    avoid.push_back({a.x - marker_radius, a.y - marker_radius, 2 * marker_radius, 2 * marker_radius});
   std::vector<LabelBox> placed;
   for (const LabelAnchor& a : anchors) {
     const double w = label_width(a.text, font_size), h = font_size + 1;
@@ -70,7 +70,7 @@ std::vector<LabelBox> place_labels(const std::vector<LabelAnchor>& anchors, cons
     for (const LabelBox& c : candidates) {
       double cost = 0;
       for (const LabelBox& p : placed) cost += overlap_area(c, p);
-      for (const LabelBox& m : markers) cost += overlap_area(c, m);
+      for (const LabelBox& m : avoid) cost += overlap_area(c, m);
       // Outside the plot is allowed only as a last resort, but then as little outside as can be.
       if (!inside(c, area)) cost += 1e6 + c.width * c.height - overlap_area(c, area);
       if (cost < best_cost) {

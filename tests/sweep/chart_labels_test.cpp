@@ -38,6 +38,13 @@ TEST(SweepChartLabels, AFreeLabelGoesUpAndRightOfItsPoint) {
   EXPECT_TRUE(same_box(edge[0], {398 - 6 - 8, 88.5, 8, 11}));
 }
 
+TEST(SweepChartLabels, ALabelAvoidsObstacles) {
+  // A whisker 6 px wide through the up-right spot (x 106..114, y 88.5..99.5, the whisker 60..90): the next spot, right
+  // of the point and centred on it, is free.
+  const std::vector<LabelBox> boxes = place_labels({{100, 100, "7"}}, {0, 0, 400, 400}, 4, 10, {{108, 60, 6, 30}});
+  EXPECT_TRUE(same_box(boxes[0], {106, 94.5, 8, 11}));
+}
+
 TEST(SweepChartLabels, NoTwoLabelsOfAClusterOverlap) {
   // Nine points on a 3 x 3 grid 7 px apart, each label two characters: far more label than room,
   // so most labels must move out to the farther rings.

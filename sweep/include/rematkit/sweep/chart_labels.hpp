@@ -29,9 +29,10 @@ double label_width(const std::string& text, double font_size);
 
 // A box per anchor, in order. Each is the first of the candidate spots around its point (right,
 // left, above and below at marker_radius + 2 pixels, then farther out) that stays inside `area`
-// and overlaps neither a box placed before it nor any anchor's marker (a square of marker_radius);
-// where every spot is taken, the one overlapping least. Deterministic: the same input, the same boxes.
+// and overlaps no box placed before it, no anchor's marker (a square of marker_radius) and none of
+// `obstacles` (whiskers, say); where every spot is taken, the one overlapping least.
+// Deterministic: the same input, the same boxes.
 std::vector<LabelBox> place_labels(const std::vector<LabelAnchor>& anchors, const LabelBox& area, double marker_radius,
-                                   double font_size);
+                                   double font_size, const std::vector<LabelBox>& obstacles = {});
 
 }  // namespace rematkit::sweep
