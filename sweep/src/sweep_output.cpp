@@ -29,7 +29,7 @@ std::string number(double v, const char* format) {
 }
 std::string bytes(int64_t v) { return std::to_string(v); }
 
-// The table's columns, the first in the files too.
+// The wide table's columns, the first in the files too.
 const Column kColumns[] = {
     {"config", Kind::kNumber, [](const SweepRow& r) { return std::to_string(r.config); }},
     {"model", Kind::kText, [](const SweepRow& r) { return r.model; }},
@@ -85,7 +85,7 @@ const Column kPeakColumns[] = {
     {"peak_kernel_workspace_bytes", Kind::kNumber, peak_bytes_of<BufferKind::kKernelWorkspace>},
 };
 
-// The columns of the CSV and JSON files: the table's, then the timing's, then the peak's.
+// The columns of the CSV and JSON files: the wide table's, then the timing's, then the peak's.
 std::vector<const Column*> file_columns() {
   std::vector<const Column*> columns;
   for (const Column& c : kColumns) columns.push_back(&c);
@@ -102,7 +102,7 @@ nlohmann::json json_number(const std::string& text) {
 
 }  // namespace
 
-std::string format_table(const std::vector<SweepRow>& rows) {
+std::string format_wide_table(const std::vector<SweepRow>& rows) {
   std::vector<std::vector<std::string>> cells(rows.size() + 1);
   for (const Column& c : kColumns) cells[0].push_back(c.name);
   for (size_t i = 0; i < rows.size(); ++i)

@@ -106,12 +106,12 @@ TEST(SweepOutput, TableCsvAndJsonHoldTheSameRows) {
   config.policies = {"nothing_saveable", "save_only_these_names(\"x\")"};  // a quote and a comma-free call
   config.backends = {{"highway", "reference"}};
   const std::vector<SweepRow> rows = run_sweep(config, default_plugins());
-  std::istringstream table(format_table(rows)), csv(format_csv(rows));
+  std::istringstream table(format_wide_table(rows)), csv(format_csv(rows));
   const nlohmann::json json = nlohmann::json::parse(format_json(rows));
   std::string table_line, csv_line;
   std::getline(table, table_line);
   std::getline(csv, csv_line);
-  // The files have the table's columns, then the timing's and where the peak comes from.
+  // The files have the wide table's columns, then the timing's and where the peak comes from.
   const std::vector<std::string> header = table_cells(table_line), file_header = csv_cells(csv_line);
   ASSERT_GT(file_header.size(), header.size());
   ASSERT_EQ(std::vector<std::string>(file_header.begin(), file_header.begin() + static_cast<long>(header.size())), header);

@@ -1,15 +1,16 @@
-// A sweep's results: an aligned table for the terminal, and CSV and JSON files with the same rows
-// (the files also hold each row's timing interval, samples and where its peak comes from).
+// A sweep's results: a wide table with every column for the terminal, and CSV and JSON files with
+// the same rows (the files also hold each row's timing interval, samples and where its peak comes from).
 #pragma once
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "rematkit/sweep/sweep_runner.hpp"
+#include "rematkit/sweep/sweep_table.hpp"  // format_table, the default view, printed with these files
 
 namespace rematkit::sweep {
 
-std::string format_table(const std::vector<SweepRow>& rows);
+std::string format_wide_table(const std::vector<SweepRow>& rows);
 std::string format_csv(const std::vector<SweepRow>& rows);
 std::string format_json(const std::vector<SweepRow>& rows);
 
