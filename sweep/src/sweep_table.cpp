@@ -196,7 +196,7 @@ std::string summary_of(const Group& g, const std::map<std::string, std::string>&
   std::string smallest_names;
   for (const SweepRow* r : g.rows)
     if (r->predicted_peak[0] == smallest) smallest_names += (smallest_names.empty() ? "" : ", ") + name(r);
-  text += "; smallest peak: " + smallest_names + ", " + mib(smallest) + " MiB";
+  text += "; smallest peak: " + smallest_names + ", " + unbroken(mib(smallest) + " MiB");
   if (base.predicted_peak[0] > 0) text += " (" + fmt("%.0f%%", 100.0 * smallest / base.predicted_peak[0]) + ")";
   std::string front;
   for (size_t i = 0; i < g.rows.size(); ++i)
