@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -12,9 +13,12 @@
 namespace rematkit::sweep {
 namespace {
 
-// The columns, in order: header and cell text. Table, CSV and JSON share them.
+// A column's header and cell text; its kind says how JSON holds the cell (a list is a JSON array of
+// numbers, and its numbers joined by spaces in one CSV cell). The tables, CSV and JSON share them.
+enum class Kind { kText, kNumber, kNumbers };
 struct Column {
   const char* name;
+  Kind kind;
   std::string (*cell)(const SweepRow&);
 };
 
@@ -25,24 +29,41 @@ std::string number(double v, const char* format) {
 }
 std::string bytes(int64_t v) { return std::to_string(v); }
 
+// The wide table's columns, the first in the files too.
 const Column kColumns[] = {
-    {"config", [](const SweepRow& r) { return std::to_string(r.config); }},
-    {"model", [](const SweepRow& r) { return r.model; }},
-    {"policy", [](const SweepRow& r) { return r.policy; }},
-    {"backend", [](const SweepRow& r) { return r.backend; }},
-    {"threads", [](const SweepRow& r) { return std::to_string(r.threads); }},
-    {"median_ms", [](const SweepRow& r) { return number(r.median_ms, "%.4f"); }},
-    {"min_ms", [](const SweepRow& r) { return number(r.min_ms, "%.4f"); }},
-    {"max_ms", [](const SweepRow& r) { return number(r.max_ms, "%.4f"); }},
-    {"predicted_peak_device", [](const SweepRow& r) { return bytes(r.predicted_peak[0]); }},
-    {"measured_peak_device", [](const SweepRow& r) { return bytes(r.measured_peak[0]); }},
-    {"predicted_peak_pinned_host", [](const SweepRow& r) { return bytes(r.predicted_peak[1]); }},
-    {"measured_peak_pinned_host", [](const SweepRow& r) { return bytes(r.measured_peak[1]); }},
-    {"residual_bytes", [](const SweepRow& r) { return bytes(r.residual_bytes); }},
-    {"forward_flops", [](const SweepRow& r) { return std::to_string(r.forward_flops); }},
-    {"recompute_flops", [](const SweepRow& r) { return std::to_string(r.recompute_flops); }},
-    {"backward_flops", [](const SweepRow& r) { return std::to_string(r.backward_flops); }},
-    {"max_grad_diff", [](const SweepRow& r) { return number(r.max_grad_diff, "%.3g"); }},
+    {"config", Kind::kNumber, [](const SweepRow& r) { return std::to_string(r.config); }},
+    {"model", Kind::kText, [](const SweepRow& r) { return r.model; }},
+    {"policy", Kind::kText, [](const SweepRow& r) { return r.policy; }},
+    {"backend", Kind::kText, [](const SweepRow& r) { return r.backend; }},
+    {"threads", Kind::kNumber, [](const SweepRow& r) { return std::to_string(r.threads); }},
+    {"median_ms", Kind::kNumber, [](const SweepRow& r) { return number(r.median_ms, "%.4f"); }},
+    {"min_ms", Kind::kNumber, [](const SweepRow& r) { return number(r.min_ms, "%.4f"); }},
+    {"max_ms", Kind::kNumber, [](const SweepRow& r) { return number(r.max_ms, "%.4f"); }},
+    {"predicted_peak_device", Kind::kNumber, [](const SweepRow& r) { return bytes(r.predicted_peak[0]); }},
+    {"measured_peak_device", Kind::kNumber, [](const SweepRow& r) { return bytes(r.measured_peak[0]); }},
+    {"predicted_peak_pinned_host", Kind::kNumber, [](const SweepRow& r) { return bytes(r.predicted_peak[1]); }},
+    {"measured_peak_pinned_host", Kind::kNumber, [](const SweepRow& r) { return bytes(r.measured_peak[1]); }},
+    {"residual_bytes", Kind::kNumber, [](const SweepRow& r) { return bytes(r.residual_bytes); }},
+    {"forward_flops", Kind::kNumber, [](const SweepRow& r) { return std::to_string(r.forward_flops); }},
+    {"recompute_flops", Kind::kNumber, [](const SweepRow& r) { return std::to_string(r.recompute_flops); }},
+    {"backward_flops", Kind::kNumber, [](const SweepRow& r) { return std::to_string(r.backward_flops); }},
+    {"max_grad_diff", Kind::kNumber, [](const SweepRow& r) { return number(r.max_grad_diff, "%.3g"); }},
+};
+
+// How far to trust a row's time, and its place in the grid, in the files only. A JSON file without
+// them (from before they were written) still reads, with SweepRow's defaults.
+const Column kTimingColumns[] = {
+    {"grid_size", Kind::kNumber, [](const SweepRow& r) { return std::to_string(r.grid_size); }},
+    {"median_low_ms", Kind::kNumber, [](const SweepRow& r) { return number(r.median_low_ms, "%.4f"); }},
+    {"median_high_ms", Kind::kNumber, [](const SweepRow& r) { return number(r.median_high_ms, "%.4f"); }},
+    {"versus_baseline", Kind::kText, [](const SweepRow& r) { return r.versus_baseline; }},
+    {"machine_load", Kind::kNumber, [](const SweepRow& r) { return number(r.machine_load, "%.4f"); }},
+    {"samples_ms", Kind::kNumbers,
+     [](const SweepRow& r) {
+       std::string cell;
+       for (double ms : r.samples_ms) cell += (cell.empty() ? "" : " ") + number(ms, "%.4f");
+       return cell;
+     }},
 };
 
 template <BufferKind kind>
@@ -53,33 +74,35 @@ std::string peak_bytes_of(const SweepRow& r) {
 // Where the device peak comes from, in CSV and JSON only: the terminal table stays narrow. No
 // offloaded residuals: they are never in device memory.
 const Column kPeakColumns[] = {
-    {"peak_pass", [](const SweepRow& r) { return r.peak_pass; }},
-    {"peak_parameter_bytes", peak_bytes_of<BufferKind::kParameter>},
-    {"peak_data_input_bytes", peak_bytes_of<BufferKind::kDataInput>},
-    {"peak_gradient_bytes", peak_bytes_of<BufferKind::kGradient>},
-    {"peak_saved_residual_bytes", peak_bytes_of<BufferKind::kSavedResidual>},
-    {"peak_recomputed_bytes", peak_bytes_of<BufferKind::kRecomputed>},
-    {"peak_cotangent_bytes", peak_bytes_of<BufferKind::kCotangent>},
-    {"peak_forward_temporary_bytes", peak_bytes_of<BufferKind::kForwardTemporary>},
-    {"peak_kernel_workspace_bytes", peak_bytes_of<BufferKind::kKernelWorkspace>},
+    {"peak_pass", Kind::kText, [](const SweepRow& r) { return r.peak_pass; }},
+    {"peak_parameter_bytes", Kind::kNumber, peak_bytes_of<BufferKind::kParameter>},
+    {"peak_data_input_bytes", Kind::kNumber, peak_bytes_of<BufferKind::kDataInput>},
+    {"peak_gradient_bytes", Kind::kNumber, peak_bytes_of<BufferKind::kGradient>},
+    {"peak_saved_residual_bytes", Kind::kNumber, peak_bytes_of<BufferKind::kSavedResidual>},
+    {"peak_recomputed_bytes", Kind::kNumber, peak_bytes_of<BufferKind::kRecomputed>},
+    {"peak_cotangent_bytes", Kind::kNumber, peak_bytes_of<BufferKind::kCotangent>},
+    {"peak_forward_temporary_bytes", Kind::kNumber, peak_bytes_of<BufferKind::kForwardTemporary>},
+    {"peak_kernel_workspace_bytes", Kind::kNumber, peak_bytes_of<BufferKind::kKernelWorkspace>},
 };
 
-// The columns of the CSV and JSON files: the table's, then the peak's.
+// The columns of the CSV and JSON files: the wide table's, then the timing's, then the peak's.
 std::vector<const Column*> file_columns() {
   std::vector<const Column*> columns;
   for (const Column& c : kColumns) columns.push_back(&c);
+  for (const Column& c : kTimingColumns) columns.push_back(&c);
   for (const Column& c : kPeakColumns) columns.push_back(&c);
   return columns;
 }
 
-bool is_text(const Column& c) {
-  const std::string name = c.name;
-  return name == "model" || name == "policy" || name == "backend" || name == "peak_pass";
+// A number for JSON, or null for a NaN or infinite one (JSON has neither).
+nlohmann::json json_number(const std::string& text) {
+  const nlohmann::json v = nlohmann::json::parse(text, nullptr, false);
+  return v.is_discarded() ? nlohmann::json(nullptr) : v;
 }
 
 }  // namespace
 
-std::string format_table(const std::vector<SweepRow>& rows) {
+std::string format_wide_table(const std::vector<SweepRow>& rows) {
   std::vector<std::vector<std::string>> cells(rows.size() + 1);
   for (const Column& c : kColumns) cells[0].push_back(c.name);
   for (size_t i = 0; i < rows.size(); ++i)
@@ -91,7 +114,7 @@ std::string format_table(const std::vector<SweepRow>& rows) {
   for (const auto& line : cells) {
     for (size_t k = 0; k < line.size(); ++k) {
       const std::string pad(width[k] - line[k].size(), ' ');
-      out += (k ? "  " : "") + (is_text(kColumns[k]) ? line[k] + pad : pad + line[k]);
+      out += (k ? "  " : "") + (kColumns[k].kind == Kind::kText ? line[k] + pad : pad + line[k]);
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();
     out += "\n";
@@ -124,9 +147,15 @@ std::string format_json(const std::vector<SweepRow>& rows) {
     nlohmann::json row;
     for (const Column* c : file_columns()) {
       const std::string cell = c->cell(r);
-      // A number, or null for a NaN or infinite one (JSON has neither).
-      row[c->name] = is_text(*c) ? nlohmann::json(cell) : nlohmann::json::parse(cell, nullptr, false);
-      if (row[c->name].is_discarded()) row[c->name] = nullptr;
+      if (c->kind == Kind::kText) {
+        row[c->name] = cell;
+      } else if (c->kind == Kind::kNumber) {
+        row[c->name] = json_number(cell);
+      } else {
+        row[c->name] = nlohmann::json::array();
+        std::istringstream numbers(cell);
+        for (std::string n; numbers >> n;) row[c->name].push_back(json_number(n));
+      }
     }
     out.push_back(row);
   }
@@ -173,6 +202,23 @@ std::vector<SweepRow> parse_json_rows(const std::string& text, const std::string
     r.recompute_flops = static_cast<int64_t>(number("recompute_flops"));
     r.backward_flops = static_cast<int64_t>(number("backward_flops"));
     r.max_grad_diff = number("max_grad_diff");
+    // Written since the rows had their interval, verdict and load: SweepRow's defaults without them.
+    auto has = [&](const char* key) { return j.is_object() && j.contains(key); };
+    if (has("grid_size")) r.grid_size = static_cast<size_t>(number("grid_size"));
+    else r.config += 1;  // such files counted configurations from 0
+    if (has("median_low_ms")) r.median_low_ms = number("median_low_ms");
+    if (has("median_high_ms")) r.median_high_ms = number("median_high_ms");
+    if (has("versus_baseline")) r.versus_baseline = text_of("versus_baseline");
+    if (has("machine_load")) r.machine_load = number("machine_load");
+    if (has("samples_ms")) {
+      const nlohmann::json& samples = j["samples_ms"];
+      if (!samples.is_array()) fail(source + ": row " + std::to_string(i) + ": 'samples_ms' is not a list of numbers");
+      for (const nlohmann::json& ms : samples) {
+        if (!ms.is_number() && !ms.is_null())
+          fail(source + ": row " + std::to_string(i) + ": 'samples_ms' is not a list of numbers");
+        r.samples_ms.push_back(ms.is_null() ? std::numeric_limits<double>::quiet_NaN() : ms.get<double>());
+      }
+    }
     r.peak_pass = text_of("peak_pass");
     for (const Column& c : kPeakColumns) {
       const std::string name = c.name;

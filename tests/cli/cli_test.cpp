@@ -395,8 +395,10 @@ outputs: {csv: out/r.csv, json: r.json, charts: figs}
   fs::create_directory(dir_ / "out");
   const CliRun r = run("sweep " + sweep);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out.rfind("config  model  ", 0), 0u) << r.out;
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;  // header and two rows
+  // The compact table: the one group's title, a line per policy, and what the group shows.
+  EXPECT_EQ(r.out.rfind("tiny on reference, 1 thread\n", 0), 0u) << r.out;
+  for (const char* policy : {" nothing_saveable  ", " dots_saveable  ", "\n  fastest: "})
+    EXPECT_NE(r.out.find(policy), std::string::npos) << policy << " in\n" << r.out;
   EXPECT_NE(r.err.find("rematkit sweep: [0/2 rows done] tiny on reference, 1 thread(s)"), std::string::npos) << r.err;
   std::vector<std::string> files;
   for (const auto& entry : fs::recursive_directory_iterator(dir_)) files.push_back(fs::relative(entry.path(), dir_).string());
@@ -432,12 +434,16 @@ repetitions: 1
   const std::string merged = (dir_ / "merged.json").string();
   const CliRun m = run("sweep-merge " + parts[2] + " " + parts[0] + " " + parts[3] + " " + parts[1] + " --json " + merged);
   ASSERT_EQ(m.exit_code, 0) << m.err;
-  EXPECT_EQ(std::count(m.out.begin(), m.out.end(), '\n'), 7);
-  // Everything but the timings matches the unsharded sweep, row for row.
+  // The table shows the merged rows: both models' groups.
+  for (const char* title : {"a on reference, 1 thread\n", "\nb on reference, 1 thread\n"})
+    EXPECT_NE(m.out.find(title), std::string::npos) << title << " in\n" << m.out;
+  // Everything but the timings and what follows from them matches the unsharded sweep, row for row.
   nlohmann::json a = nlohmann::json::parse(read_text(whole)), b = nlohmann::json::parse(read_text(merged));
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i)
-    for (const char* timing : {"median_ms", "min_ms", "max_ms"}) a[i].erase(timing), b[i].erase(timing);
+    for (const char* timing : {"median_ms", "min_ms", "max_ms", "median_low_ms", "median_high_ms", "samples_ms",
+                               "versus_baseline", "machine_load"})
+      a[i].erase(timing), b[i].erase(timing);
   EXPECT_EQ(a, b);
 
   expect_bad_input("sweep-merge " + parts[0] + " " + parts[1] + " " + parts[3], "1 of 6 configurations is missing: 3");

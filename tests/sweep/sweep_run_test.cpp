@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -107,16 +108,17 @@ TEST(SweepOutput, TableCsvAndJsonHoldTheSameRows) {
   config.policies = {"nothing_saveable", "save_only_these_names(\"x\")"};  // a quote and a comma-free call
   config.backends = {{"highway", "reference"}};
   const std::vector<SweepRow> rows = run_sweep(config, default_plugins()).rows;
-  std::istringstream table(format_table(rows)), csv(format_csv(rows));
+  std::istringstream table(format_wide_table(rows)), csv(format_csv(rows));
   const nlohmann::json json = nlohmann::json::parse(format_json(rows));
   std::string table_line, csv_line;
   std::getline(table, table_line);
   std::getline(csv, csv_line);
-  // The files have the table's columns, then where the peak comes from (not in the table).
+  // The files have the wide table's columns, then the timing's and where the peak comes from.
   const std::vector<std::string> header = table_cells(table_line), file_header = csv_cells(csv_line);
   ASSERT_GT(file_header.size(), header.size());
   ASSERT_EQ(std::vector<std::string>(file_header.begin(), file_header.begin() + static_cast<long>(header.size())), header);
-  EXPECT_EQ(file_header[header.size()], "peak_pass");
+  EXPECT_EQ(file_header[header.size()], "grid_size");
+  EXPECT_NE(std::find(file_header.begin(), file_header.end(), "peak_pass"), file_header.end());
   ASSERT_EQ(json.size(), rows.size());
   for (size_t r = 0; r < rows.size(); ++r) {
     ASSERT_TRUE(std::getline(table, table_line) && std::getline(csv, csv_line));
@@ -127,8 +129,18 @@ TEST(SweepOutput, TableCsvAndJsonHoldTheSameRows) {
     ASSERT_EQ(json[r].size(), file_header.size());
     for (size_t k = 0; k < file_header.size(); ++k) {
       const nlohmann::json& value = json[r][file_header[k]];
-      if (value.is_string()) EXPECT_EQ(value.get<std::string>(), file_cells[k]) << file_header[k];
-      else EXPECT_DOUBLE_EQ(value.get<double>(), std::stod(file_cells[k])) << file_header[k];
+      if (value.is_string()) {
+        EXPECT_EQ(value.get<std::string>(), file_cells[k]) << file_header[k];
+      } else if (value.is_array()) {  // the samples: one CSV cell, joined by spaces
+        std::istringstream samples(file_cells[k]);
+        for (const nlohmann::json& ms : value) {
+          double cell = 0;
+          ASSERT_TRUE(samples >> cell) << file_header[k];
+          EXPECT_DOUBLE_EQ(ms.get<double>(), cell) << file_header[k];
+        }
+      } else {
+        EXPECT_DOUBLE_EQ(value.get<double>(), std::stod(file_cells[k])) << file_header[k];
+      }
     }
   }
   EXPECT_EQ(rows[1].policy, "save_only_these_names(\"x\")");
