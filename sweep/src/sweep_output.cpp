@@ -14,8 +14,8 @@ namespace rematkit::sweep {
 namespace {
 
 // A column's header and cell text; its kind says how JSON holds the cell (a list is a JSON array of
-// numbers, and its numbers joined by spaces in one CSV cell). The tables, CSV and JSON share them.
-enum class Kind { kText, kNumber, kNumbers };
+// numbers, and its numbers joined by spaces in one CSV cell; a boolean is true or false in both). The tables, CSV and JSON share them.
+enum class Kind { kText, kNumber, kNumbers, kBoolean };
 struct Column {
   const char* name;
   Kind kind;
@@ -64,6 +64,7 @@ const Column kTimingColumns[] = {
        for (double ms : r.samples_ms) cell += (cell.empty() ? "" : " ") + number(ms, "%.4f");
        return cell;
      }},
+    {"partial", Kind::kBoolean, [](const SweepRow& r) { return std::string(r.partial ? "true" : "false"); }},
 };
 
 template <BufferKind kind>
@@ -151,6 +152,8 @@ std::string format_json(const std::vector<SweepRow>& rows) {
         row[c->name] = cell;
       } else if (c->kind == Kind::kNumber) {
         row[c->name] = json_number(cell);
+      } else if (c->kind == Kind::kBoolean) {
+        row[c->name] = cell == "true";
       } else {
         row[c->name] = nlohmann::json::array();
         std::istringstream numbers(cell);
@@ -210,6 +213,10 @@ std::vector<SweepRow> parse_json_rows(const std::string& text, const std::string
     if (has("median_high_ms")) r.median_high_ms = number("median_high_ms");
     if (has("versus_baseline")) r.versus_baseline = text_of("versus_baseline");
     if (has("machine_load")) r.machine_load = number("machine_load");
+    if (has("partial")) {
+      if (!j["partial"].is_boolean()) fail(source + ": row " + std::to_string(i) + ": 'partial' is not true or false");
+      r.partial = j["partial"].get<bool>();
+    }
     if (has("samples_ms")) {
       const nlohmann::json& samples = j["samples_ms"];
       if (!samples.is_array()) fail(source + ": row " + std::to_string(i) + ": 'samples_ms' is not a list of numbers");

@@ -390,7 +390,7 @@ TEST_F(CliTest, SweepWritesItsTableAndOnlyTheOutputsItNames) {
 policies: [nothing_saveable, dots_saveable]
 backends: [reference]
 repetitions: 1
-outputs: {csv: out/r.csv, json: r.json, charts: figs}
+outputs: {csv: out/r.csv, json: r.json, charts: figs, report: html}
 )yaml");
   fs::create_directory(dir_ / "out");
   const CliRun r = run("sweep " + sweep);
@@ -403,7 +403,16 @@ outputs: {csv: out/r.csv, json: r.json, charts: figs}
   std::vector<std::string> files;
   for (const auto& entry : fs::recursive_directory_iterator(dir_)) files.push_back(fs::relative(entry.path(), dir_).string());
   std::sort(files.begin(), files.end());
-  EXPECT_EQ(files, (std::vector<std::string>{"figs", "figs/tiny.svg", "out", "out/r.csv", "r.json", "s.yaml", "stderr", "stdout"}));
+  EXPECT_EQ(files, (std::vector<std::string>{"figs", "figs/tiny.svg", "html", "html/index.html", "out", "out/r.csv", "r.json",
+                                              "s.yaml", "stderr", "stdout"}));
+  const std::string page = read_text((dir_ / "html" / "index.html").string());
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(page.find("<svg"), std::string::npos);  // the chart inline
+  EXPECT_EQ(nlohmann::json::parse(read_text((dir_ / "r.json").string()))[0]["partial"], false);
+  // --wide: the full table, a header and a line per configuration.
+  const CliRun wide = run("sweep " + sweep + " --wide --csv " + (dir_ / "out" / "w.csv").string());
+  EXPECT_EQ(wide.out.rfind("config  model  ", 0), 0u) << wide.out;
+  EXPECT_EQ(std::count(wide.out.begin(), wide.out.end(), '\n'), 3) << wide.out;
 
   expect_bad_input("sweep " + write("bad.yaml", "models:\n  - mlp: {input: 3, widths: [2], depht: 2}\n"),
                    "bad.yaml:2:34: unknown key 'depht' in an mlp model");

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "rematkit/sweep/sweep_checks.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_output.hpp"
+#include "rematkit/sweep/sweep_report.hpp"
 #include "rematkit/sweep/sweep_runner.hpp"
 
 namespace rematkit::cli {
@@ -22,12 +24,20 @@ struct SweepOptions {
   PluginOptions plugins;
   std::string file;
   std::string shard = "1/1";
-  std::string csv, json, charts;  // override the file's outputs
+  std::string csv, json, charts, report;  // override the file's outputs
+  bool wide = false;
 };
 
 struct MergeOptions {
   std::vector<std::string> shards;
-  std::string csv, json, charts;
+  std::string csv, json, charts, report;
+  bool wide = false;
+};
+
+// Where the rows go, and how the table is printed.
+struct OutputPaths {
+  std::string csv, json, charts, report;
+  bool wide = false;
 };
 
 // Set by SIGINT: the sweep stops between timed steps and keeps the groups that finished.
@@ -49,28 +59,39 @@ void report_progress(size_t done, size_t total, const std::string& what) {
   }
 }
 
-// The table on stdout; CSV, JSON and a chart per model where asked for, and nowhere else.
-void write_outputs(const std::vector<sweep::SweepRow>& rows, const std::string& csv, const std::string& json,
-                   const std::string& charts) {
-  std::cout << sweep::format_table(rows) << std::flush;
-  if (!csv.empty()) write_text_file(csv, sweep::format_csv(rows), "sweep output");
-  if (!json.empty()) write_text_file(json, sweep::format_json(rows), "sweep output");
-  if (charts.empty()) return;
-  std::error_code ignored;  // write_text_file names the file if the folder still cannot be written
-  std::filesystem::create_directories(charts, ignored);
-  std::vector<std::string> models;
-  for (const sweep::SweepRow& row : rows)
-    if (std::find(models.begin(), models.end(), row.model) == models.end()) models.push_back(row.model);
-  for (const std::string& model : models)
-    write_text_file((std::filesystem::path(charts) / sweep::chart_file_name(model)).string(), sweep::format_svg(rows, model),
-                    "sweep chart");
+// "2026-12-01 14:03" in local time, for the report's title.
+std::string now_text() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M", std::localtime(&now));
+  return text;
 }
 
-// Where the rows go: a command-line path wins over the file's, and each is checked before the run.
-struct OutputPaths {
-  std::string csv, json, charts;
-};
+// The table on stdout; CSV, JSON, a chart per model and the report where asked for, and nowhere
+// else. `notes` go on the report's page.
+void write_outputs(const std::vector<sweep::SweepRow>& rows, const OutputPaths& to, const std::string& source,
+                   const std::vector<std::string>& notes) {
+  std::cout << (to.wide ? sweep::format_wide_table(rows) : sweep::format_table(rows)) << std::flush;
+  if (!to.csv.empty()) write_text_file(to.csv, sweep::format_csv(rows), "sweep output");
+  if (!to.json.empty()) write_text_file(to.json, sweep::format_json(rows), "sweep output");
+  std::error_code ignored;  // write_text_file names the file if the folder still cannot be written
+  if (!to.charts.empty()) {
+    std::filesystem::create_directories(to.charts, ignored);
+    std::vector<std::string> models;
+    for (const sweep::SweepRow& row : rows)
+      if (std::find(models.begin(), models.end(), row.model) == models.end()) models.push_back(row.model);
+    for (const std::string& model : models)
+      write_text_file((std::filesystem::path(to.charts) / sweep::chart_file_name(model)).string(),
+                      sweep::format_svg(rows, model), "sweep chart");
+  }
+  if (!to.report.empty()) {
+    std::filesystem::create_directories(to.report, ignored);
+    write_text_file((std::filesystem::path(to.report) / "index.html").string(),
+                    sweep::format_report_html(rows, {source, now_text(), notes}), "sweep report");
+  }
+}
 
+// A command-line path wins over the file's, and each is checked before the run.
 OutputPaths checked_outputs(const SweepOptions& o, const sweep::SweepConfig& config) {
   auto pick = [](const std::string& flag, const char* option, const std::string& file_path, const SourceLocation& file_where) {
     return flag.empty() ? std::make_pair(file_path, file_where) : std::make_pair(flag, SourceLocation{option, 0, 0});
@@ -78,10 +99,12 @@ OutputPaths checked_outputs(const SweepOptions& o, const sweep::SweepConfig& con
   const auto csv = pick(o.csv, "--csv", config.csv, config.csv_where);
   const auto json = pick(o.json, "--json", config.json, config.json_where);
   const auto charts = pick(o.charts, "--charts", config.charts, config.charts_where);
+  const auto report = pick(o.report, "--report", config.report, config.report_where);
   if (!csv.first.empty()) sweep::check_output_file(csv.first, csv.second, "sweep output");
   if (!json.first.empty()) sweep::check_output_file(json.first, json.second, "sweep output");
   if (!charts.first.empty()) sweep::check_output_folder(charts.first, charts.second, "sweep charts");
-  return {csv.first, json.first, charts.first};
+  if (!report.first.empty()) sweep::check_output_folder(report.first, report.second, "sweep report");
+  return {csv.first, json.first, charts.first, report.first, o.wide};
 }
 
 void run_sweep_command(const SweepOptions& o) {
@@ -101,10 +124,16 @@ void run_sweep_command(const SweepOptions& o) {
   run.shard = shard;
   run.stop = &interrupted;
   std::signal(SIGINT, on_interrupt);
-  const sweep::SweepResult result = sweep::run_sweep(config, plugins, run);
+  sweep::SweepResult result = sweep::run_sweep(config, plugins, run);
   std::signal(SIGINT, SIG_DFL);
   if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\r\033[K");
-  write_outputs(result.rows, outputs.csv, outputs.json, outputs.charts);
+  std::vector<std::string> notes;
+  if (result.interrupted) {
+    for (sweep::SweepRow& row : result.rows) row.partial = true;
+    notes.push_back("Partial: interrupted with " + std::to_string(result.rows.size()) + " of " +
+                    std::to_string(sweep::grid_size(config)) + " configurations finished.");
+  }
+  write_outputs(result.rows, outputs, config.source, notes);
   if (result.interrupted) {
     std::fprintf(stderr, "rematkit sweep: interrupted: kept the %zu rows of the groups that finished (partial)\n",
                  result.rows.size());
@@ -117,7 +146,9 @@ void run_merge_command(const MergeOptions& o) {
   for (const std::string& path : o.shards) {
     shards.emplace_back(path, sweep::parse_json_rows(read_text_file(path, "shard's JSON file"), path));
   }
-  write_outputs(sweep::merge_shards(shards), o.csv, o.json, o.charts);
+  for (const std::string* path : {&o.csv, &o.json})
+    if (!path->empty()) sweep::check_output_file(*path, SourceLocation{path == &o.csv ? "--csv" : "--json", 0, 0}, "sweep output");
+  write_outputs(sweep::merge_shards(shards), {o.csv, o.json, o.charts, o.report, o.wide}, "merged shards", {});
 }
 
 }  // namespace
@@ -127,18 +158,23 @@ void add_sweep_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("sweep", "time and measure models x policies x backends x threads");
   cmd->footer(
       "Runs every configuration of a YAML sweep file (without FILE, the default sweep built in from\n"
-      "sweep/default_sweep.yaml): each is planned once, warmed up once and timed `repetitions` times, one at a\n"
-      "time. Prints a table: median/min/max step time, predicted and measured peak bytes per memory space,\n"
-      "residual bytes, FLOPs of the forward, the recomputation and the backward, and the largest gradient\n"
-      "difference from everything_saveable on the same backend (0 when remat is right). `outputs: {csv: PATH,\n"
-      "json: PATH, charts: DIR}` in the file writes the same rows there, and DIR/MODEL.svg per model (step time\n"
-      "against peak memory, Pareto front marked); nothing else is written.");
+      "sweep/default_sweep.yaml). Every policy, backend, plugin, program and output path is checked first.\n"
+      "Each configuration is planned and warmed up once; a model's policies on one backend list and thread\n"
+      "count are timed together, `repetitions` rounds in a shuffled order (or `repetitions: auto`: until each\n"
+      "median's 95% interval is within target_interval, or time_limit). Prints, per model, backend list and\n"
+      "threads, each policy's time against everything_saveable with its interval and verdict (faster, slower,\n"
+      "~ = no clear difference), peak MiB, residual MiB, recompute GFLOP and the Pareto set (--wide: every\n"
+      "column). `outputs: {csv: PATH, json: PATH, charts: DIR, report: DIR}` writes the rows (every column),\n"
+      "DIR/MODEL.svg per model and DIR/index.html, one self-contained page; nothing else is written, and\n"
+      "each file appears whole or not at all. Ctrl-C keeps the groups that finished (partial) and exits 130.");
   cmd->add_option("FILE", options->file, "a sweep file (README.md, 'Sweeps')");
   cmd->add_option("--shard", options->shard,
                   "I/N: run only configurations I, I+N, I+2N, ... of the grid (1-based; join with sweep-merge)");
   cmd->add_option("--csv", options->csv, "write the rows as CSV here (instead of the file's outputs.csv)");
   cmd->add_option("--json", options->json, "write the rows as JSON here (instead of the file's outputs.json)");
   cmd->add_option("--charts", options->charts, "write DIR/MODEL.svg per model (instead of the file's outputs.charts)");
+  cmd->add_option("--report", options->report, "write DIR/index.html, the sweep as one page (instead of outputs.report)");
+  cmd->add_flag("--wide", options->wide, "print every column, one line per configuration");
   add_plugin_option(cmd, options->plugins);
   cmd->callback([options]() { run_sweep_command(*options); });
 }
@@ -154,6 +190,8 @@ void add_sweep_merge_command(CLI::App& app) {
   cmd->add_option("--csv", options->csv, "write the joined rows as CSV");
   cmd->add_option("--json", options->json, "write the joined rows as JSON");
   cmd->add_option("--charts", options->charts, "write DIR/MODEL.svg per model");
+  cmd->add_option("--report", options->report, "write DIR/index.html, the joined sweep as one page");
+  cmd->add_flag("--wide", options->wide, "print every column, one line per configuration");
   cmd->callback([options]() { run_merge_command(*options); });
 }
 
