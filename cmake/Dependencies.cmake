@@ -50,6 +50,18 @@ if(PkgConfig_FOUND)
 endif()
 rematkit_decide(REMATKIT_SOLVER_CBC "${CBC_FOUND}" "COIN-OR CBC (coinor-libcbc-dev)")
 
+string(TOUPPER "${REMATKIT_MPI}" _rk_mpi)
+if(NOT _rk_mpi STREQUAL "OFF" AND NOT _rk_mpi STREQUAL "FALSE" AND NOT _rk_mpi STREQUAL "0")
+  find_package(MPI COMPONENTS C QUIET)  # MPI::MPI_C: a sweep's groups over the ranks
+  find_program(REMATKIT_MPIEXEC NAMES mpirun mpiexec)  # for the test that runs one
+endif()
+if(MPI_C_FOUND AND REMATKIT_MPIEXEC)
+  set(_rk_mpi_found TRUE)
+else()
+  set(_rk_mpi_found FALSE)
+endif()
+rematkit_decide(REMATKIT_MPI "${_rk_mpi_found}" "MPI and mpirun (libopenmpi-dev, openmpi-bin)")
+
 find_package(hwy 1.0 CONFIG QUIET)  # hwy::hwy: the Highway backend's SIMD kernels
 rematkit_decide(REMATKIT_BACKEND_HIGHWAY "${hwy_FOUND}" "Highway 1.0 (libhwy-dev)")
 

@@ -3,12 +3,16 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
 
 #include "commands.hpp"
+#ifdef REMATKIT_HAVE_MPI
+#include "mpi_sweep.hpp"
+#endif
 #include "rematkit/io/text_file.hpp"
 #include "rematkit/sweep/sweep_chart.hpp"
 #include "rematkit/sweep/sweep_checks.hpp"
@@ -46,6 +50,18 @@ std::atomic<bool> interrupted{false};
 extern "C" void on_interrupt(int) {
   interrupted.store(true);
   std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+}
+
+// This process's rank when a launcher (mpirun, Slurm's PMI) started it among two or more ranks,
+// read from its environment before MPI is initialized; nullopt otherwise.
+std::optional<int> launched_rank() {
+  for (const auto& [size_name, rank_name] : {std::pair{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"},
+                                             std::pair{"PMI_SIZE", "PMI_RANK"}}) {
+    const char* size = std::getenv(size_name);
+    const char* rank = std::getenv(rank_name);
+    if (size && rank && std::atoi(size) > 1) return std::atoi(rank);
+  }
+  return std::nullopt;
 }
 
 // A bar redrawn in place on a terminal; one line per group otherwise (logs, CI).
@@ -108,16 +124,35 @@ OutputPaths checked_outputs(const SweepOptions& o, const sweep::SweepConfig& con
 }
 
 void run_sweep_command(const SweepOptions& o) {
-  const sweep::Shard shard = sweep::parse_shard(o.shard);
-  const sweep::SweepConfig config =
-      o.file.empty() ? sweep::parse_sweep(sweep::default_sweep_yaml(), "<default sweep>") : sweep::load_sweep(o.file);
-  // The sweep's own plugins first, then --plugin and the default folders; then every name the
-  // sweep uses and every output path, before anything runs.
+  const std::optional<int> rank = launched_rank();
+  sweep::SweepConfig config;
   PluginRegistry plugins;
-  sweep::load_sweep_plugins(config, plugins);
-  plugins.discover(o.plugins.files);
-  sweep::check_sweep(config, plugins);
-  const OutputPaths outputs = checked_outputs(o, config);
+  OutputPaths outputs;
+  sweep::Shard shard;
+  try {
+    shard = sweep::parse_shard(o.shard);
+    config = o.file.empty() ? sweep::parse_sweep(sweep::default_sweep_yaml(), "<default sweep>") : sweep::load_sweep(o.file);
+    // The sweep's own plugins first, then --plugin and the default folders; then every name the
+    // sweep uses and every output path, before anything runs.
+    sweep::load_sweep_plugins(config, plugins);
+    plugins.discover(o.plugins.files);
+    sweep::check_sweep(config, plugins);
+    outputs = checked_outputs(o, config);
+  } catch (const Error&) {
+    if (rank && *rank != 0) throw ExitCode{2};  // every rank finds it; rank 0 alone says it
+    throw;
+  }
+
+  if (rank) {
+#ifdef REMATKIT_HAVE_MPI
+    const std::optional<std::vector<sweep::SweepRow>> rows = run_sweep_over_mpi(config, plugins, shard, report_progress);
+    if (rows) write_outputs(*rows, outputs, config.source, {});
+    return;
+#else
+    if (*rank == 0) fail("this rematkit was built without MPI, so its ranks would all run the whole sweep: install libopenmpi-dev and rebuild");
+    throw ExitCode{2};
+#endif
+  }
 
   sweep::SweepRunOptions run;
   run.progress = report_progress;
