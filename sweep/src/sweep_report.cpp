@@ -121,13 +121,19 @@ std::string timeline_section(const std::vector<Group>& groups) {
 }
 
 std::string load_note(const std::vector<SweepRow>& rows) {
-  std::string items;
+  // One item per model, backend list and threads: a group's policies are timed together, so they
+  // share the load.
+  std::string items, last;
   size_t busy = 0;
   for (const SweepRow& r : rows)
     if (r.machine_load > kBusyMachineLoad) {
       ++busy;
-      items += "<li>" + xml_escape(r.model + ", " + r.policy + ", " + series_name(r) + ": " +
-                                   fmt("%.0f", r.machine_load * 100) + "%") + "</li>\n";
+      const std::string group = r.model + " on " + series_name(r);
+      double most = 0;
+      for (const SweepRow& other : rows)
+        if (other.model == r.model && series_name(other) == series_name(r)) most = std::max(most, other.machine_load);
+      if (group != last) items += "<li>" + xml_escape(group + ": " + fmt("%.0f", most * 100) + "%") + "</li>\n";
+      last = group;
     }
   if (busy == 0) return "";
   return "<div class=\"load\"><strong>The machine was busy.</strong> Other processes took more than " +
