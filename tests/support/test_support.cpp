@@ -16,6 +16,12 @@ namespace rematkit::testing {
 
 std::string data_dir() { return REMATKIT_TEST_DATA_DIR; }
 
+size_t count_of(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream buffer;

@@ -15,6 +15,8 @@ namespace rematkit::testing {
 // tests/data: everything the tests read (data/README.md says where it came from).
 std::string data_dir();
 std::string read_text(const std::string& path);
+// How often `needle` occurs in `text`, overlaps included.
+size_t count_of(const std::string& text, const std::string& needle);
 
 struct ResidualCase {
   std::string name;

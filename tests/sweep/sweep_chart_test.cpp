@@ -4,16 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include "support/test_support.hpp"
+
 #include <algorithm>
 
 namespace rematkit::sweep {
 namespace {
 
-size_t count_of(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
+using rematkit::testing::count_of;
 
 // The texts of the <text> elements of a class, in order.
 std::vector<std::string> texts_of_class(const std::string& svg, const std::string& cls) {

@@ -36,6 +36,13 @@ TEST(SweepChecks, AMisspeltPolicyIsPlacedAtItsLineWithTheNameMeant) {
             "(no error)");
 }
 
+TEST(SweepChecks, TheDefaultSweepNamesOnlyWhatIsInstalled) {
+  const SweepConfig config = parse_sweep(default_sweep_yaml(), "<default sweep>");
+  if (!default_plugins().backend("onednn")) GTEST_SKIP() << "built without the oneDNN backend the default sweep names";
+  EXPECT_NO_THROW(check_sweep(config, default_plugins()));
+  EXPECT_TRUE(config.auto_repetitions);  // its rounds stop when the intervals are narrow
+}
+
 TEST(SweepChecks, AnUnknownBackendIsPlacedAtItsList) {
   const std::string message = check_error(kHead + "policies: [dots_saveable]\nbackends: [reference, \"highwya,reference\"]\n");
   EXPECT_EQ(message.rfind("s.yaml:5:23: unknown backend 'highwya' (did you mean 'highway'?) (available: ", 0), 0u) << message;

@@ -4,16 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include "support/test_support.hpp"
+
 #include <memory>
 
 namespace rematkit::sweep {
 namespace {
 
-size_t count_of(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
+using rematkit::testing::count_of;
 
 SweepRow row(const std::string& model, const std::string& policy, const std::string& backend, int threads, double ms) {
   SweepRow r;
