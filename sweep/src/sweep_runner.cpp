@@ -148,9 +148,13 @@ std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry&
     const bool wanted_here = wanted(group.first_config + p);
     if (!wanted_here && p != baseline) continue;
     const std::string& policy = config.policies[p];
-    const std::optional<Budget> budget = budget_policy(policy);
-    models.push_back(budget ? solved(model, *budget, config.seed, options) : linearized(model, policy, config.seed, plugins));
-    timed.push_back(TimedStep{p, wanted_here, &models.back(), nullptr, {}, {}});
+    const PolicyModel* planned_model = &reference;  // everything_saveable's, already linearized
+    if (policy != "everything_saveable") {
+      const std::optional<Budget> budget = budget_policy(policy);
+      models.push_back(budget ? solved(model, *budget, config.seed, options) : linearized(model, policy, config.seed, plugins));
+      planned_model = &models.back();
+    }
+    timed.push_back(TimedStep{p, wanted_here, planned_model, nullptr, {}, {}});
   }
   if (std::none_of(timed.begin(), timed.end(), [](const TimedStep& t) { return t.wanted; })) return {};
 
