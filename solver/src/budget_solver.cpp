@@ -185,10 +185,13 @@ class Search {
     return true;
   }
 
-  // The decisions whose modelled peak is smallest, judged: usually below both uniform answers.
+  // The decisions whose modelled peak is smallest, judged: usually below both uniform answers. The
+  // probe gets an eighth of the time limit, and at least a second (all of the default 8 s limit's
+  // share), so a longer limit buys a better smallest peak as it buys a better answer.
   void smallest_by_model() {
     solver::RematFormulation f = formulation();
-    const IntegerProgram::Result r = f.build(std::nullopt, cuts_).minimize(std::min(1.0, seconds_left() / 8));
+    const double probe_seconds = std::min(seconds_left(), std::max(1.0, seconds_left() / 8));
+    const IntegerProgram::Result r = f.build(std::nullopt, cuts_).minimize(probe_seconds);
     if (!r.solved) return;
     const Answer a = f.answer_of(r);
     const Verdict v = judge_.judge(table_of(candidates_, a));

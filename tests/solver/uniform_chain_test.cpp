@@ -74,7 +74,9 @@ TEST(UniformChain, SixteenLayersTakeAboutTwiceTheirRootAtTheCostOfOneForwardPass
   if (!budget_solver_is_exact()) GTEST_SKIP() << "built without COIN-OR CBC";
   const int layers = 16;
   const int64_t one_layer = smallest(1).peak_bytes;
-  const BudgetSolution s = smallest(layers, 3.0);
+  // A limit long enough for a slow machine (a sanitizer build): CBC stops once it has proved the
+  // smallest peak, well before it here.
+  const BudgetSolution s = smallest(layers, 40.0);
   const double activations = static_cast<double>(s.peak_bytes - one_layer) / kActivation;
   EXPECT_LE(activations, 2 * std::sqrt(layers));
   EXPECT_LT(s.peak_bytes, s.everything_peak);
