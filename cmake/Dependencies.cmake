@@ -50,8 +50,7 @@ if(PkgConfig_FOUND)
 endif()
 rematkit_decide(REMATKIT_SOLVER_CBC "${CBC_FOUND}" "COIN-OR CBC (coinor-libcbc-dev)")
 
-string(TOUPPER "${REMATKIT_MPI}" _rk_mpi)
-if(NOT _rk_mpi STREQUAL "OFF" AND NOT _rk_mpi STREQUAL "FALSE" AND NOT _rk_mpi STREQUAL "0")
+if(REMATKIT_MPI)  # ON or AUTO (not a false constant): look for it
   find_package(MPI COMPONENTS C QUIET)  # MPI::MPI_C: a sweep's groups over the ranks
   find_program(REMATKIT_MPIEXEC NAMES mpirun mpiexec)  # for the test that runs one
 endif()
