@@ -507,6 +507,29 @@ repetitions: 2
 }
 #endif
 
+TEST_F(CliTest, ANamedPluginThatDoesNotLoadIsBadInputForPluginsToo) {
+  // The listing still comes (it is how one finds out what is wrong), then one line and exit 2.
+  const CliRun r = run("plugins --plugin /etc/passwd");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.out.find("problem: /etc/passwd: not a loadable plugin library"), std::string::npos) << r.out;
+  EXPECT_EQ(count_of(r.err, "\n"), 1u) << r.err;
+  EXPECT_EQ(r.err.rfind("rematkit: --plugin: /etc/passwd: not a loadable plugin library", 0), 0u) << r.err;
+}
+
+TEST_F(CliTest, NumbersPastTheirRangeAreBadInputAtTheirPlace) {
+  // Found by mutating programs: std::stod and std::stoll threw out_of_range, an internal error.
+  expect_bad_input("residuals " + write("f.jaxpr", "{ lambda ; x:f32[3]. let\n    y:f32[3] = add x 1e309\n  in (y,) }\n"),
+                   "f.jaxpr:2:22: the number 1e309 is too large for a float64");
+  expect_bad_input("residuals " + write("i.jaxpr", "{ lambda ; x:f32[3]. let\n    y:f32[3] = reduce_precision[exponent_bits="
+                                                   "99999999999999999999 mantissa_bits=2] x\n  in (y,) }\n"),
+                   "i.jaxpr:2:47: the integer 99999999999999999999 does not fit in 64 bits");
+  expect_bad_input("residuals " + write("d.jaxpr", "{ lambda ; x:f32[99999999999999999999]. let\n  in (x,) }\n"),
+                   "d.jaxpr:1:18: the integer 99999999999999999999 does not fit in 64 bits");
+  // Below a double's range is not an error: it rounds to zero, as Python's float('1e-400') does.
+  const CliRun tiny = run("residuals " + write("t.jaxpr", "{ lambda ; x:f32[3]. let\n    y:f32[3] = mul x 1e-400\n  in (y,) }\n"));
+  EXPECT_EQ(tiny.exit_code, 0) << tiny.err;
+}
+
 TEST_F(CliTest, SweepMistakesFailBeforeAnythingRunsAtTheirLine) {
   const std::string head = "models:\n  - name: tiny\n    mlp: {input: 3, widths: [2], batch: 1}\noutputs: {csv: r.csv}\n";
   expect_bad_input("sweep " + write("p.yaml", head + "policies: [everything_saveable, nothing_savable]\nbackends: [reference]\n"),

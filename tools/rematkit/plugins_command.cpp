@@ -18,14 +18,17 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 void run_plugins(const PluginsOptions& o) {
-  // Problems are listed, not fatal: this command is how one finds out what is wrong.
+  // Problems are listed, not fatal: this command is how one finds out what is wrong. A --plugin
+  // file that does not load is still bad input, as in every other command: exit 2 after the list.
   PluginRegistry registry;
   std::vector<PluginProblem> problems;
+  std::string named_file_problem;
   for (const std::string& file : o.plugins.files) {
     try {
       registry.load(file);
     } catch (const Error& e) {
       problems.push_back({file, e.what()});
+      if (named_file_problem.empty()) named_file_problem = e.what();
     }
   }
   for (const std::string& dir : o.directories) registry.load_directory(dir);
@@ -45,6 +48,7 @@ void run_plugins(const PluginsOptions& o) {
     std::cout << "problem: " << problem.file << ": " << message << "\n";
   }
   std::cout << std::flush;
+  if (!named_file_problem.empty()) fail("--plugin: " + named_file_problem);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "rematkit/parser.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -76,6 +77,23 @@ class Parser {
   // --- tokens -------------------------------------------------------------------------------
   [[noreturn]] void error_at(const Token& t, const std::string& message) { fail_at(lex_.where(t), message); }
 
+  // A number token's value. Past a double's range is an error at the token (JAX prints such a value
+  // as inf, never as digits); below it, the value rounds to a subnormal or zero, as Python's float().
+  double float_value(const Token& t) {
+    errno = 0;
+    const double value = std::strtod(t.text.c_str(), nullptr);
+    if (errno == ERANGE && std::isinf(value)) error_at(t, "the number " + t.text + " is too large for a float64");
+    return value;
+  }
+
+  // An integer token's value; an error at the token past int64's range.
+  int64_t integer_value(const Token& t) {
+    errno = 0;
+    const long long value = std::strtoll(t.text.c_str(), nullptr, 10);
+    if (errno == ERANGE) error_at(t, "the integer " + t.text + " does not fit in 64 bits");
+    return value;
+  }
+
   static std::string describe(const Token& t) {
     return t.kind == Token::Kind::kEnd ? std::string("end of file") : "'" + t.text + "'";
   }
@@ -120,7 +138,7 @@ class Parser {
         Token d = lex_.next();
         if (d.kind != Token::Kind::kNumber || d.text.find_first_of(".e-") != std::string::npos)
           error_at(d, "expected a dimension size, found " + describe(d));
-        type.shape.push_back(std::stoll(d.text));
+        type.shape.push_back(integer_value(d));
         if (lex_.peek().is(']')) break;
         expect(',');
       }
@@ -208,7 +226,7 @@ class Parser {
     Atom atom;
     if (t.kind == Token::Kind::kNumber || (t.kind == Token::Kind::kIdent && is_number_word(t.text))) {
       atom.literal = t.text == "nan" ? NAN : t.text == "inf" ? INFINITY : t.text == "-inf" ? -INFINITY
-                                                                                        : std::stod(t.text);
+                                                                                        : float_value(t);
       bool integral = t.text.find_first_of(".eEn") == std::string::npos;
       atom.type = Type{integral ? DType::kI32 : DType::kF32, {}, MemorySpace::kDevice};
     } else if (t.kind == Token::Kind::kIdent) {
@@ -513,10 +531,10 @@ class Parser {
       case Token::Kind::kNumber:
         if (tok.text.find_first_of(".eEn") == std::string::npos) {
           v.kind = ParamValue::Kind::kInt;
-          v.integer = std::stoll(tok.text);
+          v.integer = integer_value(tok);
         } else {
           v.kind = ParamValue::Kind::kFloat;
-          v.number = std::stod(tok.text);
+          v.number = float_value(tok);
         }
         return v;
       case Token::Kind::kString: return ParamValue::of_string(tok.text);
