@@ -126,6 +126,11 @@ std::vector<SweepGroup> sweep_groups(const SweepConfig& config) {
   return groups;
 }
 
+std::string group_name(const SweepConfig& config, const SweepGroup& group) {
+  return config.models[group.model].name + " on " + joined(config.backends[group.backends]) + ", " +
+         std::to_string(config.threads[group.threads]) + " thread(s)";
+}
+
 size_t grid_size(const SweepConfig& config) {
   return config.models.size() * config.backends.size() * config.threads.size() * config.policies.size();
 }
@@ -256,10 +261,7 @@ SweepResult run_sweep(const SweepConfig& config, const PluginRegistry& plugins, 
     bool any = false;
     for (size_t p = 0; p < config.policies.size(); ++p) any = any || shard.has(group.first_config + p);
     if (!any) continue;
-    if (options.progress)
-      options.progress(result.rows.size(), total,
-                       model.name + " on " + joined(config.backends[group.backends]) + ", " +
-                           std::to_string(config.threads[group.threads]) + " thread(s)");
+    if (options.progress) options.progress(result.rows.size(), total, group_name(config, group));
     try {
       std::vector<SweepRow> rows = run_group(config, plugins, group, [&](size_t c) { return shard.has(c); }, options.stop);
       if (rows.empty()) {

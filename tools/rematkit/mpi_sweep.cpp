@@ -115,14 +115,9 @@ std::vector<sweep::SweepRow> coordinate(const sweep::SweepConfig& config, sweep:
         group = pending.front();
         pending.pop_front();
         busy_nodes.insert(node);
-        const sweep::SweepGroup& g = groups[static_cast<size_t>(group)];
-        if (progress) {
-          std::string backends;
-          for (const std::string& b : config.backends[g.backends]) backends += (backends.empty() ? "" : ",") + b;
+        if (progress)
           progress(rows.size(), total,
-                   config.models[g.model].name + " on " + backends + ", " + std::to_string(config.threads[g.threads]) +
-                       " thread(s), rank " + std::to_string(*it));
-        }
+                   sweep::group_name(config, groups[static_cast<size_t>(group)]) + ", rank " + std::to_string(*it));
       } else {
         ++released;
       }

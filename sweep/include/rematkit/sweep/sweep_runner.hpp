@@ -72,6 +72,8 @@ struct SweepGroup {
 };
 // Every group, in grid order: models, then backend lists, then thread counts (then policies).
 REMATKIT_SWEEP_EXPORT std::vector<SweepGroup> sweep_groups(const SweepConfig& config);
+// "mlp on highway,reference, 2 thread(s)": a group as progress reports name it.
+REMATKIT_SWEEP_EXPORT std::string group_name(const SweepConfig& config, const SweepGroup& group);
 REMATKIT_SWEEP_EXPORT size_t grid_size(const SweepConfig& config);
 
 // Runs the configurations of `group` that `wanted` accepts, with the group's baseline (for the
