@@ -5,6 +5,8 @@
 // output says how far from the model's bound it is.
 #include "rematkit/budget_solver.hpp"
 
+#include "rematkit/byte_size.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -15,6 +17,7 @@
 #include "integer_program.hpp"
 #include "kernel_timing.hpp"
 #include "planner_judge.hpp"
+#include "rematkit/byte_size.hpp"
 #include "rematkit/memory_report.hpp"
 #include "rematkit/plugin_registry.hpp"
 #include "remat_formulation.hpp"
@@ -345,28 +348,17 @@ class Search {
 }  // namespace
 
 Budget parse_budget(const std::string& text, const std::string& what) {
+  const std::optional<ByteSize> size = parse_byte_size(text);
+  if (!size)
+    fail(what + ": '" + text + "' is not a budget (bytes such as 64MiB or 1e9, or a fraction between 0 and 1)");
   Budget b;
   b.text = text;
-  size_t used = 0;
-  double number = 0;
-  try {
-    number = std::stod(text, &used);
-  } catch (const std::exception&) {
-    fail(what + ": '" + text + "' is not a budget (bytes such as 64MiB or 1e9, or a fraction between 0 and 1)");
-  }
-  std::string unit = text.substr(used);
-  static const std::map<std::string, double> kUnits = {{"", 1},           {"B", 1},           {"KiB", 1024.0},
-                                                       {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"KB", 1e3},
-                                                       {"MB", 1e6},        {"GB", 1e9}};
-  const auto it = kUnits.find(unit);
-  if (it == kUnits.end() || !std::isfinite(number) || number < 0)
-    fail(what + ": '" + text + "' is not a budget (bytes such as 64MiB or 1e9, or a fraction between 0 and 1)");
   // A bare number up to 1 is a fraction; anything with a unit, or above 1, is bytes.
-  if (unit.empty() && number <= 1.0 && text.find_first_of("eE") == std::string::npos) {
+  if (size->unit.empty() && size->number <= 1.0 && text.find_first_of("eE") == std::string::npos) {
     b.is_fraction = true;
-    b.value = number;
+    b.value = size->number;
   } else {
-    b.value = number * it->second;
+    b.value = size->bytes;
   }
   return b;
 }

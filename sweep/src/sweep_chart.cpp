@@ -7,6 +7,7 @@
 #include "rematkit/io/svg_text.hpp"
 #include "rematkit/sweep/chart_axis.hpp"
 #include "rematkit/sweep/chart_labels.hpp"
+#include "rows_not_run.hpp"
 
 namespace rematkit::sweep {
 namespace {
@@ -80,7 +81,7 @@ std::string chart_file_name(const std::string& model) {
 
 std::string format_svg(const std::vector<SweepRow>& all, const std::string& model) {
   std::vector<SweepRow> rows;
-  for (const SweepRow& r : all)
+  for (const SweepRow& r : rows_that_ran(all))  // a row that did not run has no time to draw
     if (r.model == model) rows.push_back(r);
   // One series per backend list and thread count, in order of appearance; policies numbered from 1.
   std::vector<std::string> series;

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "rematkit/byte_size.hpp"
 #include "rematkit/error.hpp"
 #include "rematkit/io/text_file.hpp"
 #include "rematkit/near_names.hpp"
@@ -307,7 +308,7 @@ SweepConfig parse_sweep(const std::string& yaml, const std::string& source) {
   const Reader r(source);
   if (!root || root.IsNull()) fail(source + ": the sweep file is empty");
   r.expect_map(root, "the sweep", {"models", "policies", "backends", "threads", "repetitions", "target_interval",
-                                  "time_limit", "seed", "plugins", "outputs"});
+                                  "time_limit", "seed", "max_memory", "plugins", "outputs"});
 
   SweepConfig config;
   config.source = source;
@@ -356,6 +357,12 @@ SweepConfig parse_sweep(const std::string& yaml, const std::string& source) {
   }
   if (const YAML::Node limit = root["time_limit"]) config.time_limit_seconds = r.seconds(limit, "time_limit");
   if (root["seed"]) config.seed = static_cast<uint64_t>(r.integer(root["seed"], "seed", 0));
+  if (const YAML::Node limit = root["max_memory"]) {
+    const std::optional<ByteSize> size = parse_byte_size(r.text(limit, "max_memory"));
+    if (!size || size->bytes < 1 || size->bytes > 9.2e18)
+      r.fail_at_node(limit, "max_memory must be a size in bytes, such as 8GiB or 512MiB");
+    config.max_memory = static_cast<int64_t>(size->bytes);
+  }
   if (const YAML::Node plugins = root["plugins"]) {
     for (const YAML::Node& item : plugins.IsSequence() ? plugins : YAML::Node())
       config.plugins.push_back(r.path(item, "plugins entries"));

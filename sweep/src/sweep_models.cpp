@@ -1,6 +1,7 @@
 #include "rematkit/sweep/sweep_models.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <random>
 
@@ -12,6 +13,7 @@
 #include "rematkit/program_edits.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/control_flow_params.hpp"
+#include "rematkit/memory_limit.hpp"
 #include "rematkit/primitive_params.hpp"
 
 namespace rematkit::sweep {
@@ -242,7 +244,17 @@ ModelInstance cnn_instance(const CnnModel& cnn, const std::string& policy, uint6
 
 }  // namespace
 
-ModelInstance program_instance(Program program, uint64_t seed) {
+ModelInstance program_instance(Program program, uint64_t seed, std::optional<int64_t> max_memory) {
+  // Drawn as doubles (Tensor's element type), before any step is planned: checked first.
+  int64_t bytes = 0;
+  for (const std::vector<int>* vars : {&program.constvars, &program.invars})
+    for (int v : *vars) {
+      int64_t these = 0;
+      if (__builtin_mul_overflow(program.vars[v].type.num_elements(), int64_t{sizeof(double)}, &these) ||
+          __builtin_add_overflow(bytes, these, &bytes))
+        bytes = INT64_MAX;
+    }
+  check_memory_limit(bytes, max_memory, "the program's inputs");
   ModelInstance instance;
   instance.program = std::move(program);
   std::mt19937_64 rng(seed);
@@ -254,14 +266,15 @@ ModelInstance program_instance(Program program, uint64_t seed) {
   return instance;
 }
 
-ModelInstance instantiate(const ModelSpec& model, const std::string& policy, uint64_t seed) {
+ModelInstance instantiate(const ModelSpec& model, const std::string& policy, uint64_t seed,
+                          std::optional<int64_t> max_memory) {
   if (model.kind == ModelSpec::Kind::kMlp) return mlp_instance(model.mlp, policy, seed);
   if (model.kind == ModelSpec::Kind::kGpt) return gpt_instance(model.gpt, policy, seed);
   if (model.kind == ModelSpec::Kind::kCnn) return cnn_instance(model.cnn, policy, seed);
   if (model.kind == ModelSpec::Kind::kTransformer) return transformer_instance(model.transformer, policy, seed);
   Program program = load_program(model.program.file);
   if (model.program.retarget) program = retarget_checkpoint_policies(program, policy, model.name + "'s retarget");
-  ModelInstance instance = program_instance(std::move(program), seed);
+  ModelInstance instance = program_instance(std::move(program), seed, max_memory);
   if (!model.program.retarget) instance.whole_program_policy = policy;
   if (!model.program.wrt.empty()) {
     try {

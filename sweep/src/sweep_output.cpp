@@ -65,6 +65,7 @@ const Column kTimingColumns[] = {
        return cell;
      }},
     {"partial", Kind::kBoolean, [](const SweepRow& r) { return std::string(r.partial ? "true" : "false"); }},
+    {"failure", Kind::kText, [](const SweepRow& r) { return r.failure; }},
 };
 
 template <BufferKind kind>
@@ -217,6 +218,7 @@ std::vector<SweepRow> parse_json_rows(const std::string& text, const std::string
       if (!j["partial"].is_boolean()) fail(source + ": row " + std::to_string(i) + ": 'partial' is not true or false");
       r.partial = j["partial"].get<bool>();
     }
+    if (has("failure")) r.failure = text_of("failure");
     if (has("samples_ms")) {
       const nlohmann::json& samples = j["samples_ms"];
       if (!samples.is_array()) fail(source + ": row " + std::to_string(i) + ": 'samples_ms' is not a list of numbers");

@@ -6,6 +6,7 @@
 #include "rematkit/io/memory_timeline.hpp"
 #include "rematkit/io/svg_text.hpp"
 #include "rematkit/sweep/sweep_chart.hpp"
+#include "rows_not_run.hpp"
 
 namespace rematkit::sweep {
 namespace {
@@ -145,7 +146,11 @@ std::string load_note(const std::vector<SweepRow>& rows) {
 
 }  // namespace
 
-std::string format_report_html(const std::vector<SweepRow>& rows, const ReportOptions& options) {
+std::string format_report_html(const std::vector<SweepRow>& all, const ReportOptions& given) {
+  // The rows that ran are tabled and drawn; the others are notes, each saying what stopped it.
+  const std::vector<SweepRow> rows = rows_that_ran(all);
+  ReportOptions options = given;
+  for (const std::string& line : not_run_lines(all)) options.notes.push_back(line);
   const std::string title = options.source.empty() ? "rematkit sweep" : "rematkit sweep: " + options.source;
   std::vector<std::string> models;
   for (const SweepRow& r : rows)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <new>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -15,6 +16,7 @@
 #include "rematkit/gradient_difference.hpp"
 #include "rematkit/step_runner.hpp"
 #include "rematkit/linearize.hpp"
+#include "rematkit/memory_limit.hpp"
 #include "rematkit/residual_report.hpp"
 #include "budget_rows.hpp"
 #include "machine_load.hpp"
@@ -38,8 +40,9 @@ struct PolicyModel {
   Linearization lin;
 };
 
-PolicyModel linearized(const ModelSpec& model, const std::string& policy, uint64_t seed, const PluginRegistry& plugins) {
-  PolicyModel pm{instantiate(model, policy, seed), {}};
+PolicyModel linearized(const ModelSpec& model, const std::string& policy, uint64_t seed, const PluginRegistry& plugins,
+                       std::optional<int64_t> max_memory) {
+  PolicyModel pm{instantiate(model, policy, seed, max_memory), {}};
   LinearizeOptions options;
   options.policies = &plugins.policies();
   options.policy = pm.instance.whole_program_policy;
@@ -50,7 +53,7 @@ PolicyModel linearized(const ModelSpec& model, const std::string& policy, uint64
 }
 
 PolicyModel solved(const ModelSpec& model, const Budget& budget, uint64_t seed, const BackendOptions& backends) {
-  PolicyModel pm{instantiate(model, "everything_saveable", seed), {}};
+  PolicyModel pm{instantiate(model, "everything_saveable", seed, backends.max_memory), {}};
   BudgetOptions options;
   options.budget = budget;
   options.backends = backends.preference;
@@ -77,13 +80,16 @@ struct TimedStep {
   size_t policy = 0;
   bool wanted = false;  // its row is returned (the baseline is timed for the verdicts regardless)
   const PolicyModel* model = nullptr;
-  std::unique_ptr<TrainingStep> step;
+  std::unique_ptr<TrainingStep> step;  // null when its plan was refused
   GradientResult first;  // the gradients of its warm-up step
   std::vector<double> ms;
+  std::string refused{};  // why it was not run: its predicted peak over the memory limit
+  int64_t refused_peak = 0;
 };
 
 bool narrow_enough(const std::vector<TimedStep>& timed, double target) {
   for (const TimedStep& t : timed) {
+    if (!t.step) continue;
     const MedianInterval m = median_interval(t.ms);
     if (!(m.median > 0) || (m.high - m.low) / m.median > target) return false;
   }
@@ -135,11 +141,31 @@ size_t grid_size(const SweepConfig& config) {
   return config.models.size() * config.backends.size() * config.threads.size() * config.policies.size();
 }
 
-std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry& plugins, const SweepGroup& group,
-                                const std::function<bool(size_t config)>& wanted, const std::atomic<bool>* stop) {
+// A row for each wanted configuration of a group that could not run at all, saying why.
+std::vector<SweepRow> refused_group(const SweepConfig& config, const SweepGroup& group,
+                                    const std::function<bool(size_t config)>& wanted, const std::string& why) {
+  std::vector<SweepRow> rows;
+  for (size_t p = 0; p < config.policies.size(); ++p) {
+    if (!wanted(group.first_config + p)) continue;
+    SweepRow row;
+    row.config = group.first_config + p;
+    row.grid_size = grid_size(config);
+    row.model = config.models[group.model].name;
+    row.policy = config.policies[p];
+    row.backend = joined(config.backends[group.backends]);
+    row.threads = config.threads[group.threads];
+    row.failure = why;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistry& plugins, const SweepGroup& group,
+                                  const std::function<bool(size_t config)>& wanted, const std::atomic<bool>* stop) {
   const ModelSpec& model = config.models[group.model];
   BackendOptions options{config.backends[group.backends], &plugins};
   options.threads = config.threads[group.threads];
+  options.max_memory = config.max_memory;
   const size_t baseline = baseline_of(config);
   auto stopped = [&] { return stop && stop->load(std::memory_order_relaxed); };
 
@@ -148,7 +174,8 @@ std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry&
   std::vector<TimedStep> timed;
   std::vector<PolicyModel> models;
   models.reserve(config.policies.size() + 1);
-  const PolicyModel& reference = models.emplace_back(linearized(model, "everything_saveable", config.seed, plugins));
+  const PolicyModel& reference =
+      models.emplace_back(linearized(model, "everything_saveable", config.seed, plugins, config.max_memory));
   for (size_t p = 0; p < config.policies.size(); ++p) {
     const bool wanted_here = wanted(group.first_config + p);
     if (!wanted_here && p != baseline) continue;
@@ -156,27 +183,48 @@ std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry&
     const PolicyModel* planned_model = &reference;  // everything_saveable's, already linearized
     if (policy != "everything_saveable") {
       const std::optional<Budget> budget = budget_policy(policy);
-      models.push_back(budget ? solved(model, *budget, config.seed, options) : linearized(model, policy, config.seed, plugins));
+      models.push_back(budget ? solved(model, *budget, config.seed, options)
+                              : linearized(model, policy, config.seed, plugins, config.max_memory));
       planned_model = &models.back();
     }
     timed.push_back(TimedStep{p, wanted_here, planned_model, nullptr, {}, {}});
   }
   if (std::none_of(timed.begin(), timed.end(), [](const TimedStep& t) { return t.wanted; })) return {};
 
-  // Before anything is timed, everything_saveable's model and the timed ones run at once, one oneTBB
-  // task and thread each (concurrent_gradients.hpp): the gradients they must agree on.
-  std::vector<const Linearization*> lins{&reference.lin};
-  for (const TimedStep& t : timed) lins.push_back(&t.model->lin);
-  const std::vector<GradientResult> planned =
-      run_gradients(lins, reference.instance.constants, reference.instance.arguments, options, Concurrency::kAllAtOnce);
-
+  // Each policy's step, planned, allocated and warmed up; one whose predicted peak is over the
+  // memory limit is refused before it allocates, and its row says so.
   for (TimedStep& t : timed) {
-    t.step = std::make_unique<TrainingStep>(t.model->lin, options, t.model->instance.trained, kLearningRate);
+    try {
+      t.step = std::make_unique<TrainingStep>(t.model->lin, options, t.model->instance.trained, kLearningRate);
+    } catch (const MemoryLimitError& e) {
+      t.refused = e.what();
+      t.refused_peak = e.needed();
+      continue;
+    }
     t.step->set_constants(t.model->instance.constants);
     t.step->set_arguments(t.model->instance.arguments);
     t.step->run();  // warm-up; its gradients are those of the initial params, as the baseline's
     for (size_t a = 0; a < t.model->lin.arguments.size(); ++a) t.first.gradients.push_back(t.step->gradient(a));
     if (stopped()) return {};
+  }
+
+  // Then everything_saveable's model and the steps that run go at once, one oneTBB task and thread
+  // each (concurrent_gradients.hpp): the gradients they must agree on. Under a memory limit they go
+  // one by one, each within it; when everything_saveable itself is over the limit, the first step
+  // that runs is what the others are compared with.
+  std::vector<const Linearization*> lins{&reference.lin};
+  for (const TimedStep& t : timed)
+    if (t.step) lins.push_back(&t.model->lin);
+  const Concurrency concurrency = config.max_memory ? Concurrency::kOneByOne : Concurrency::kAllAtOnce;
+  std::vector<GradientResult> planned;
+  if (lins.size() > 1) {
+    try {
+      planned = run_gradients(lins, reference.instance.constants, reference.instance.arguments, options, concurrency);
+    } catch (const MemoryLimitError&) {
+      lins.erase(lins.begin());
+      planned = run_gradients(lins, reference.instance.constants, reference.instance.arguments, options, concurrency);
+      planned.insert(planned.begin(), planned.front());
+    }
   }
 
   // Rounds: every step once, in an order shuffled per round (seeded, so a sweep is repeatable).
@@ -196,6 +244,7 @@ std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry&
     }
     std::shuffle(order.begin(), order.end(), shuffle);
     for (size_t i : order) {
+      if (!timed[i].step) continue;
       const auto start = std::chrono::steady_clock::now();
       timed[i].step->run();
       timed[i].ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
@@ -204,12 +253,14 @@ std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry&
   }
   const double machine_load = load.others_share();
 
-  MedianInterval base;
+  std::optional<MedianInterval> base;
   for (const TimedStep& t : timed)
-    if (t.policy == baseline) base = median_interval(t.ms);
+    if (t.policy == baseline && t.step) base = median_interval(t.ms);
   std::vector<SweepRow> rows;
+  size_t ran = 0;  // the timed steps' place in `planned`, after its reference
   for (size_t i = 0; i < timed.size(); ++i) {
     const TimedStep& t = timed[i];
+    if (t.step) ++ran;
     if (!t.wanted) continue;
     SweepRow row;
     row.config = group.first_config + t.policy;
@@ -218,6 +269,13 @@ std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry&
     row.policy = config.policies[t.policy];
     row.backend = joined(options.preference);
     row.threads = options.threads;
+    if (!t.step) {
+      row.failure = t.refused;
+      row.predicted_peak[static_cast<size_t>(MemorySpace::kDevice)] = t.refused_peak;
+      row.residual_bytes = residual_bytes(t.model->lin);
+      rows.push_back(std::move(row));
+      continue;
+    }
     const MedianInterval m = median_interval(t.ms);
     row.median_ms = m.median;
     row.median_low_ms = m.low;
@@ -225,12 +283,24 @@ std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry&
     row.min_ms = *std::min_element(t.ms.begin(), t.ms.end());
     row.max_ms = *std::max_element(t.ms.begin(), t.ms.end());
     row.samples_ms = t.ms;
-    row.versus_baseline = t.policy == baseline ? "" : versus(m, base);
+    row.versus_baseline = t.policy == baseline || !base ? "" : versus(m, *base);
     row.machine_load = machine_load;
-    describe(row, t, planned[0], planned[i + 1]);
+    describe(row, t, planned[0], planned[ran]);
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry& plugins, const SweepGroup& group,
+                                const std::function<bool(size_t config)>& wanted, const std::atomic<bool>* stop) {
+  // A group over the limit as a whole (its model's inputs, say) fails alone, and the sweep goes on.
+  try {
+    return timed_group(config, plugins, group, wanted, stop);
+  } catch (const MemoryLimitError& e) {
+    return refused_group(config, group, wanted, e.what());
+  } catch (const std::bad_alloc&) {
+    return refused_group(config, group, wanted, "out of memory while planning or running this group");
+  }
 }
 
 Shard parse_shard(const std::string& text) {

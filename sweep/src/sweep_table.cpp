@@ -6,6 +6,7 @@
 #include <map>
 
 #include "rematkit/sweep/sweep_chart.hpp"
+#include "rows_not_run.hpp"
 
 namespace rematkit::sweep {
 namespace {
@@ -249,8 +250,9 @@ std::vector<std::string> shorten_names(const std::vector<std::string>& names, si
   return out;
 }
 
-std::string format_table(const std::vector<SweepRow>& rows) {
-  if (rows.empty()) return "no rows\n";
+namespace {
+
+std::string table_of_rows_that_ran(const std::vector<SweepRow>& rows) {
   const std::vector<Group> groups = groups_of(rows);
   std::vector<std::vector<std::vector<std::string>>> cells(groups.size());
   std::vector<size_t> width(kNumCells);
@@ -324,6 +326,16 @@ std::string format_table(const std::vector<SweepRow>& rows) {
     out += wrapped("the machine was busy during " + plural(busy.size(), "row") + " (up to " + fmt("%.0f", 100 * busiest) +
                        "% of its CPU): their times are less trustworthy",
                    "", "  ");
+  return out;
+}
+
+}  // namespace
+
+std::string format_table(const std::vector<SweepRow>& rows) {
+  if (rows.empty()) return "no rows\n";
+  const std::vector<SweepRow> ran = rows_that_ran(rows);
+  std::string out = ran.empty() ? "no configuration ran\n" : table_of_rows_that_ran(ran);
+  for (const std::string& line : not_run_lines(rows)) out += line + "\n";
   return out;
 }
 

@@ -786,3 +786,47 @@ TEST_F(CliTest, MlpBadInput) {
 
 }  // namespace
 }  // namespace rematkit::testing
+
+namespace rematkit::testing {
+namespace {
+
+class CliLimitsTest : public CliTest {};
+
+TEST_F(CliLimitsTest, APluginFileThatDoesNotLoadIsBadInputForEveryCommand) {
+  const std::string program = write("p.jaxpr", kSquareSum);
+  const std::string inputs = write("in.json", R"({"x": [1, 2, 3], "w": [[1, 0, 1], [0, 1, 0]]})");
+  const std::string sweep = write("s.yaml", "models:\n  - mlp: {input: 3, widths: [2]}\npolicies: [nothing_saveable]\n"
+                                            "backends: [reference]\nrepetitions: 1\n");
+  for (const std::string& command :
+       {"residuals " + program, "check " + program, "grad " + program + " --inputs " + inputs, "memory " + program,
+        "compare " + program + " --policy nothing_saveable --policy everything_saveable", std::string("mlp --seed 0 --features 4 --x 1,2"),
+        "solve " + program +
+        " --budget 0.5", "sweep " + sweep}) {
+    SCOPED_TRACE(command);
+    const CliRun r = run(command + " --plugin /etc/passwd");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("/etc/passwd: not a loadable plugin library"), std::string::npos) << r.err;
+    EXPECT_EQ(count_of(r.err, "\n"), 1u) << r.err;
+  }
+}
+
+TEST_F(CliLimitsTest, MaxMemoryRefusesAStepBeforeItRuns) {
+  const std::string program = write("p.jaxpr", kSquareSum);
+  const std::string inputs = write("in.json", R"({"x": [1, 2, 3], "w": [[1, 0, 1], [0, 1, 0]]})");
+  expect_bad_input("grad " + program + " --inputs " + inputs + " --max-memory 16B",
+                   "bytes) is over the memory limit of 16 B (16 bytes); nothing was allocated");
+  expect_bad_input("grad " + program + " --inputs " + inputs + " --max-memory lots",
+                   "--max-memory: 'lots' is not a size in bytes (such as 8GiB, 512MiB or 1e9)");
+  const CliRun fits = run("grad " + program + " --inputs " + inputs + " --max-memory 1MiB");
+  EXPECT_EQ(fits.exit_code, 0) << fits.err;
+  // compare draws inputs when given none: 8 TB of them are refused before they are drawn.
+  const std::string huge = write("huge.jaxpr", "{ lambda ; a:f32[1000000,1000000]. let\n"
+                                               "    b:f32[] = reduce_sum[axes=(0, 1)] a\n  in (b,) }\n");
+  expect_bad_input("compare " + huge + " --policy nothing_saveable", "the program's inputs of 7.28 TiB (8000000000000 bytes)");
+  expect_bad_input("sweep " + write("m.yaml", "models:\n  - mlp: {input: 3, widths: [2]}\npolicies: [nothing_saveable]\n"
+                                              "backends: [reference]\n") + " --max-memory 0",
+                   "--max-memory: '0' is not a size in bytes");
+}
+
+}  // namespace
+}  // namespace rematkit::testing

@@ -18,6 +18,7 @@ struct CheckOptions {
 // that reads is also linearized, which finds what reading cannot (an unknown policy in a
 // checkpoint).
 void run_check(const CheckOptions& o) {
+  command_plugins(o.plugins);  // a --plugin that does not load is an error, not one of the program's problems
   const ProgramSource source = command_program_source(o.file);
   std::vector<std::string> problems = program_problems(source.text, source.name);
   size_t equations = 0;

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "rematkit/byte_size.hpp"
 #include "rematkit/io/program_file.hpp"
 #include "rematkit/parser.hpp"
 #include "rematkit/program_edits.hpp"
@@ -46,6 +47,20 @@ void add_backend_option(CLI::App* cmd, std::vector<std::string>& backends) {
                   "backends to run on, in order of preference: an equation runs on the first that supports it "
                   "(default: the fastest installed of onednn,highway,reference; rematkit plugins lists them)")
       ->delimiter(',');
+}
+
+void add_memory_limit_option(CLI::App* cmd, std::string& text) {
+  cmd->add_option("--max-memory", text,
+                  "the most memory a step may take, such as 8GiB: a step predicted to need more is refused before "
+                  "it allocates (default: the machine's available memory)");
+}
+
+std::optional<int64_t> memory_limit(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const std::optional<ByteSize> size = parse_byte_size(text);
+  if (!size || size->bytes < 1 || size->bytes > 9.2e18)
+    fail("--max-memory: '" + text + "' is not a size in bytes (such as 8GiB, 512MiB or 1e9)");
+  return static_cast<int64_t>(size->bytes);
 }
 
 void add_program_edit_options(CLI::App* cmd, ProgramEditOptions& options) {

@@ -1,6 +1,8 @@
 // The rematkit subcommands. Each registers its options on the CLI11 app and runs when chosen.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "rematkit/linearize.hpp"
@@ -38,6 +40,11 @@ const rematkit::PluginRegistry& command_plugins(const PluginOptions& options);
 // --backend NAME[,NAME...]: the backends to run on, in order of preference (default: the fastest
 // installed, as the API's: onednn, highway, reference).
 void add_backend_option(CLI::App* cmd, std::vector<std::string>& backends);
+
+// --max-memory SIZE (8GiB, 512MiB, 1e9): the most bytes a step may take; a step predicted to
+// need more is refused before it allocates. Empty text: nullopt, the machine's available memory.
+void add_memory_limit_option(CLI::App* cmd, std::string& text);
+std::optional<int64_t> memory_limit(const std::string& text);
 
 // --wrt NAMES|INDICES (differentiate only those arguments, as jax.grad's argnums) and
 // --retarget-policy SPEC (another policy for every checkpoint the program has).

@@ -33,6 +33,7 @@ struct CompareOptions {
   std::vector<std::string> backends;  // empty: the fastest installed
   int threads = 1;
   bool json = false;
+  std::string max_memory;
 };
 
 // A policy's column: A, B, ... Z, then P27, P28, ...
@@ -242,7 +243,7 @@ void run_compare(const CompareOptions& o) {
     constants = std::move(inputs.constants);
     arguments = std::move(inputs.arguments);
   } else {
-    sweep::ModelInstance drawn = sweep::program_instance(program, kInputSeed);
+    sweep::ModelInstance drawn = sweep::program_instance(program, kInputSeed, memory_limit(o.max_memory));
     constants = std::move(drawn.constants);
     arguments = std::move(drawn.arguments);
   }
@@ -253,9 +254,11 @@ void run_compare(const CompareOptions& o) {
   c.one_by_one_threads = o.threads;
   BackendOptions backends{o.backends.empty() ? plugins.fastest_backends() : o.backends, &plugins};
   backends.threads = o.threads;
+  backends.max_memory = memory_limit(o.max_memory);
   std::vector<const Linearization*> lins;  // a Plan keeps its linearization in place when moved
   for (const std::string& policy : o.policies) {
-    c.plans.emplace_back(program, PlanOptions{policy, backends.preference, o.threads, lin_options.differentiate, &plugins});
+    c.plans.emplace_back(program, PlanOptions{policy, backends.preference, o.threads, lin_options.differentiate, &plugins,
+                                                   backends.max_memory});
     lins.push_back(&c.plans.back().linearization());
   }
   c.rows = kept_value_rows(lins);
@@ -313,6 +316,7 @@ void add_compare_command(CLI::App& app) {
   add_program_edit_options(cmd, options->edits);
   add_plugin_option(cmd, options->plugins);
   add_backend_option(cmd, options->backends);
+  add_memory_limit_option(cmd, options->max_memory);
   cmd->add_option("--threads", options->threads,
                   "threads of each run in the one-after-another measurement (0: every core; default 1, as each gets "
                   "all at once)")

@@ -20,6 +20,7 @@ struct GradOptions {
   std::vector<std::string> backends;  // empty: the fastest installed
   bool plan = false;
   int threads = 0;
+  std::string max_memory;
 };
 
 // One line per kernel step: pass, primitive, what it is for, where it comes from, the backend it runs on.
@@ -69,6 +70,7 @@ void run_grad(const GradOptions& o) {
   const Linearization lin = linearize(program, linearize_options(o.plugins, o.policy, program, o.edits));
   BackendOptions backends{o.backends.empty() ? plugins.fastest_backends() : o.backends, &plugins};
   backends.threads = o.threads;
+  backends.max_memory = memory_limit(o.max_memory);
   OneShotRunner runner(lin, backends);
   const GradientResult result = runner.run(inputs.constants, inputs.arguments);
 
@@ -120,6 +122,7 @@ void add_grad_command(CLI::App& app) {
   add_plugin_option(cmd, options->plugins);
   add_backend_option(cmd, options->backends);
   cmd->add_option("--threads", options->threads, "threads a step may use (0: every core)")->check(CLI::Range(0, 1024));
+  add_memory_limit_option(cmd, options->max_memory);
   cmd->add_flag("--plan", options->plan,
                 "before the JSON line, print the memory plan (predicted and measured peak bytes, the peak step and\n"
                 "its bytes per kind), the FLOPs of each pass, and each step with the backend it runs on");

@@ -30,6 +30,7 @@ struct SweepOptions {
   std::string shard = "1/1";
   std::string csv, json, charts, report;  // override the file's outputs
   bool wide = false;
+  std::string max_memory;  // overrides the file's max_memory
 };
 
 struct MergeOptions {
@@ -132,6 +133,7 @@ void run_sweep_command(const SweepOptions& o) {
   try {
     shard = sweep::parse_shard(o.shard);
     config = o.file.empty() ? sweep::parse_sweep(sweep::default_sweep_yaml(), "<default sweep>") : sweep::load_sweep(o.file);
+    if (!o.max_memory.empty()) config.max_memory = memory_limit(o.max_memory);
     // The sweep's own plugins first, then --plugin and the default folders; then every name the
     // sweep uses and every output path, before anything runs.
     sweep::load_sweep_plugins(config, plugins);
@@ -210,6 +212,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--charts", options->charts, "write DIR/MODEL.svg per model (instead of the file's outputs.charts)");
   cmd->add_option("--report", options->report, "write DIR/index.html, the sweep as one page (instead of outputs.report)");
   cmd->add_flag("--wide", options->wide, "print every column, one line per configuration");
+  add_memory_limit_option(cmd, options->max_memory);
   add_plugin_option(cmd, options->plugins);
   cmd->callback([options]() { run_sweep_command(*options); });
 }

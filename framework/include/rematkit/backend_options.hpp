@@ -1,6 +1,8 @@
-// Which backends run a program's equations, and with how many threads.
+// Which backends run a program's equations, with how many threads, in how much memory.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,10 @@ struct BackendOptions {
   // arena of N threads and each backend is created with the option num_threads=N (for oneDNN's
   // OpenMP team; backends that thread with oneTBB or not at all ignore it).
   int threads = 0;
+  // Bytes a step's arena may take (every memory space together); a runner whose predicted peak is
+  // over it is refused before allocating (memory_limit.hpp). nullopt: the machine's available
+  // memory when the runner is made.
+  std::optional<int64_t> max_memory{};
 };
 
 }  // namespace rematkit

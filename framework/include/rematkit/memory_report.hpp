@@ -87,7 +87,7 @@ REMATKIT_CORE_EXPORT MemoryReport build_memory_report(const StepProgram& program
 // per kind, and the predicted against the live peak.
 REMATKIT_CORE_EXPORT std::string format_memory_report(const MemoryReport& report);
 
-// "1.50 MiB", "12.0 KiB", "640 B".
+// "2.00 TiB", "3.25 GiB", "1.50 MiB", "12.0 KiB", "640 B".
 REMATKIT_CORE_EXPORT std::string human_bytes(int64_t bytes);
 
 }  // namespace rematkit

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct PlanOptions {
   int threads = 0;                     // threads a step may use; 0: every core
   std::vector<size_t> differentiate;   // jax.grad's argnums; empty: every floating argument
   const PluginRegistry* plugins = nullptr;  // where policies and backends come from; default_plugins() if null
+  // The most bytes a step may take: BackendOptions::max_memory (nullopt: the available memory).
+  std::optional<int64_t> max_memory{};
 };
 
 // One program, one policy, one list of backends: linearized and planned at construction, then run

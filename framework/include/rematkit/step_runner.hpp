@@ -32,7 +32,9 @@ class REMATKIT_CORE_EXPORT StepRunner {
   int64_t measured_peak(MemorySpace space = MemorySpace::kDevice) const;
 
  protected:
-  StepRunner(StepProgram program, int threads);
+  // A MemoryLimitError, before anything is allocated, when the program's arena is over
+  // `backends.max_memory`.
+  StepRunner(StepProgram program, const BackendOptions& backends);
   // The tensors of a one-shot run (null pointers in a resident run) and where results go.
   struct RunIo {
     const std::vector<Tensor>* constants = nullptr;

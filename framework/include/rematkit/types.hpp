@@ -38,6 +38,7 @@ enum class MemorySpace { kDevice, kPinnedHost };
 REMATKIT_CORE_EXPORT std::string_view memory_space_name(MemorySpace space);  // "device", "pinned_host"
 
 using Shape = std::vector<int64_t>;
+// A bad-input Error when the product overflows int64 (a shape no machine could hold).
 REMATKIT_CORE_EXPORT int64_t num_elements(const Shape& shape);
 REMATKIT_CORE_EXPORT std::string shape_str(const Shape& shape);  // "[5,4]", "[]"
 
@@ -52,7 +53,7 @@ struct REMATKIT_CORE_EXPORT Type {
 
   int rank() const { return static_cast<int>(shape.size()); }
   int64_t num_elements() const { return rematkit::num_elements(shape); }
-  int64_t bytes() const { return num_elements() * dtype_bytes(dtype); }
+  int64_t bytes() const;  // a bad-input Error past int64, as num_elements
   // As the grammar prints it: f32[5,4], f32[], bool[8], f32<host>[4,4].
   std::string str() const;
   friend bool operator==(const Type&, const Type&) = default;

@@ -21,6 +21,7 @@ Plan::Plan(Program program, PlanOptions options) : program_(std::move(program)) 
   backends_ = BackendOptions{options.backends, &plugins};
   if (backends_.preference.empty()) backends_.preference = plugins.fastest_backends();
   backends_.threads = options.threads;
+  backends_.max_memory = options.max_memory;
   gradient_ = std::make_unique<OneShotRunner>(*lin_, backends_);
 }
 

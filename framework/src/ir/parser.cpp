@@ -144,6 +144,12 @@ class Parser {
       }
     }
     expect(']');
+    // A declared shape past int64 would overflow every byte count after it.
+    try {
+      (void)type.bytes();
+    } catch (const Error& e) {
+      error_at(dt, e.what());
+    }
     return type;
   }
 

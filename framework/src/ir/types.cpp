@@ -1,5 +1,7 @@
 #include "rematkit/types.hpp"
 
+#include "rematkit/error.hpp"
+
 namespace rematkit {
 
 namespace {
@@ -57,8 +59,15 @@ std::string_view memory_space_name(MemorySpace space) {
 
 int64_t num_elements(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) fail("the shape " + shape_str(shape) + " has more than 2^63 elements");
   return n;
+}
+
+int64_t Type::bytes() const {
+  int64_t b = 0;
+  if (__builtin_mul_overflow(num_elements(), dtype_bytes(dtype), &b)) fail(str() + " takes more than 2^63 bytes");
+  return b;
 }
 
 std::string shape_str(const Shape& shape) {

@@ -1,5 +1,6 @@
 #include "rematkit/backend_kernel.hpp"
 
+#include <cstdint>
 #include <map>
 #include <memory>
 
@@ -43,7 +44,7 @@ bool knows_dtypes_of(const std::vector<Type>& types) {
 }  // namespace
 
 PreparedKernel::~PreparedKernel() {
-  if (api_->kernel_destroy) api_->kernel_destroy(kernel_);
+  if (api_ && api_->kernel_destroy && kernel_) api_->kernel_destroy(kernel_);
 }
 
 void PreparedKernel::execute(const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
@@ -107,9 +108,13 @@ std::unique_ptr<PreparedKernel> BackendInstance::prepare(Prim prim, const Params
   const plugin_host::CEquationView view(prim_name(prim), params, inputs, outputs);
   if (!api_->supports(backend_, view.get())) return nullptr;
   std::unique_ptr<PreparedKernel> k(new PreparedKernel());
+  k->api_ = api_;  // first, so that a kernel made before a failure is destroyed
   if (rk_error* error = api_->prepare(backend_, view.get(), &k->kernel_, &k->workspace_bytes_))
     fail("backend '" + name_ + "' failed to prepare " + what + ": " + plugin_host::take_error(error));
-  k->api_ = api_;
+  // A workspace is placed in the arena, counted in int64 bytes: an answer past that is broken.
+  if (k->workspace_bytes_ > static_cast<size_t>(INT64_MAX / 2))
+    fail("backend '" + name_ + "' answered prepare for " + what + " with a workspace of " +
+         std::to_string(k->workspace_bytes_) + " bytes, more than any arena can hold");
   k->backend_ = name_;
   k->what_ = what;
   k->inputs_ = inputs;

@@ -25,6 +25,19 @@ const char* code_name(int32_t code) {
   }
 }
 
+bool known_code(int32_t code) {
+  switch (code) {
+    case RK_INVALID_ARGUMENT:
+    case RK_NOT_FOUND:
+    case RK_ALREADY_EXISTS:
+    case RK_RESOURCE_EXHAUSTED:
+    case RK_FAILED_PRECONDITION:
+    case RK_UNIMPLEMENTED:
+    case RK_INTERNAL: return true;
+    default: return false;
+  }
+}
+
 // Handed out when even an error cannot be allocated; never freed.
 rk_error out_of_memory{RK_RESOURCE_EXHAUSTED, "out of memory"};
 
@@ -49,9 +62,13 @@ const rk_host_api kHostApi = {sizeof(rk_host_api), {RK_ABI_MAJOR, RK_ABI_MINOR},
 const rk_host_api* host_api() { return &kHostApi; }
 
 std::string take_error(rk_error* error) {
-  std::string message = error->message;
+  // What a plugin hands back is checked, not trusted: a code the ABI does not have, or no words,
+  // still make a message that says what the plugin did wrong.
+  std::string message = error->message.empty() ? "(the plugin's error has no message)" : error->message;
+  if (error->code == RK_OK) message = "an error with the code RK_OK (0): " + message;
+  else if (!known_code(error->code)) message = "an error with the unknown code " + std::to_string(error->code) + ": " + message;
   // Invalid arguments speak for themselves; other codes say what kind of failure it was.
-  if (error->code != RK_INVALID_ARGUMENT) message = std::string(code_name(error->code)) + ": " + message;
+  else if (error->code != RK_INVALID_ARGUMENT) message = std::string(code_name(error->code)) + ": " + message;
   if (error != &out_of_memory) delete error;
   return message;
 }

@@ -36,7 +36,11 @@ PolicyAnswer PluginPolicy::decide(const EquationView& eqn) const {
       break;
     default: fail("policy " + spec_ + " answered an unknown decision " + std::to_string(d.kind));
   }
-  answer.strength = d.strength == RK_PREFER ? Strength::kPrefer : Strength::kMust;
+  // Every field of the answer is checked against the ABI's values: a plugin that answers anything
+  // else is an error that names it, never a guess.
+  if (d.strength == RK_PREFER) answer.strength = Strength::kPrefer;
+  else if (d.strength == RK_MUST) answer.strength = Strength::kMust;
+  else fail("policy " + spec_ + " answered an unknown decision strength " + std::to_string(d.strength));
   return answer;
 }
 
@@ -61,7 +65,7 @@ PolicyFactory plugin_policy_factory(const rk_policy_api* api) {
     const std::vector<rk_value> c_args = values.policy_args(args, registry, nested);
     rk_policy* instance = nullptr;
     if (rk_error* error = api->create(c_args.data(), c_args.size(), &instance)) fail(take_error(error));
-    if (!instance) fail("the plugin created no policy");
+    if (!instance) fail("policy " + std::string(api->name) + ": create returned no policy and no error");
     std::string spec = api->name;
     if (!args.empty()) {
       spec += "(";

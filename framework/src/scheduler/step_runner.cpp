@@ -4,6 +4,7 @@
 
 #include "step_executor.hpp"
 #include "rematkit/error.hpp"
+#include "rematkit/memory_limit.hpp"
 
 namespace rematkit {
 namespace {
@@ -27,6 +28,14 @@ void check_tensors(const char* what, const std::vector<Tensor>& given, const std
   }
 }
 
+// `program`, once its arena (every memory space) is known to fit in `limit`.
+StepProgram within_limit(StepProgram program, std::optional<int64_t> limit) {
+  int64_t arena = 0;
+  for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost}) arena += program.layout().arena(space);
+  check_memory_limit(arena, limit, "the step's predicted peak");
+  return program;
+}
+
 }  // namespace
 
 struct StepRunner::Threads {
@@ -34,9 +43,10 @@ struct StepRunner::Threads {
   tbb::task_arena arena;
 };
 
-StepRunner::StepRunner(StepProgram program, int threads)
-    : program_(std::make_unique<StepProgram>(std::move(program))), executor_(std::make_unique<StepExecutor>(*program_)) {
-  if (threads > 0) threads_ = std::make_unique<Threads>(threads);
+StepRunner::StepRunner(StepProgram program, const BackendOptions& backends)
+    : program_(std::make_unique<StepProgram>(within_limit(std::move(program), backends.max_memory))),
+      executor_(std::make_unique<StepExecutor>(*program_)) {
+  if (backends.threads > 0) threads_ = std::make_unique<Threads>(backends.threads);
 }
 
 StepRunner::~StepRunner() = default;
@@ -61,7 +71,7 @@ void StepRunner::run_steps(const RunIo& io, const std::function<void()>& then) {
 }
 
 OneShotRunner::OneShotRunner(const Linearization& lin, const BackendOptions& backends, Passes passes)
-    : StepRunner(build_step_program(lin, backends, passes, InputMode::kLoadedEachRun), backends.threads) {}
+    : StepRunner(build_step_program(lin, backends, passes, InputMode::kLoadedEachRun), backends) {}
 
 GradientResult OneShotRunner::run(const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments,
                                   const std::vector<Tensor>* cotangents) {
@@ -75,7 +85,7 @@ GradientResult OneShotRunner::run(const std::vector<Tensor>& constants, const st
 }
 
 ResidentRunner::ResidentRunner(const Linearization& lin, const BackendOptions& backends)
-    : StepRunner(build_step_program(lin, backends, Passes::kForwardAndBackward, InputMode::kResident), backends.threads) {}
+    : StepRunner(build_step_program(lin, backends, Passes::kForwardAndBackward, InputMode::kResident), backends) {}
 
 namespace {
 

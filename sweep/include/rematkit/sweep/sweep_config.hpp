@@ -2,6 +2,7 @@
 // each configuration, and where to write the results.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,9 @@ struct SweepConfig {
   double target_interval = 0.05;
   double time_limit_seconds = 10;
   uint64_t seed = 0;
+  // `max_memory: 8GiB`: the most a configuration's step may take; one over it is refused before it
+  // allocates and its row says so (memory_limit.hpp). nullopt: the machine's available memory.
+  std::optional<int64_t> max_memory{};
   std::vector<std::string> plugins;  // plugin files the sweep needs (relative ones against the sweep file)
   std::string csv, json;  // output files (relative ones resolved against the sweep file); empty: none
   std::string charts;     // a folder for one SVG chart per model; empty: none

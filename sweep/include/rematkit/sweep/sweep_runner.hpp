@@ -46,6 +46,9 @@ struct SweepRow {
   // and threads: 0 when remat changes nothing, as it must. Both the policy's gradient from the run
   // of its group's policies all at once and its timed step's first gradient are compared.
   double max_grad_diff = 0;
+  // Why this configuration did not run (its predicted peak over the memory limit, say); empty when
+  // it ran. A row that did not run has no times, and only what was known before it would allocate.
+  std::string failure;
   // The sweep that wrote this row was interrupted before every configuration it was to run had run.
   bool partial = false;
   // The planned step's memory report, for timelines (not written to CSV or JSON; null in merged rows).
