@@ -76,6 +76,20 @@ else()
 endif()
 rematkit_decide(REMATKIT_BACKEND_ONEDNN "${_rk_onednn_found}" "oneDNN 2.6 and OpenMP (libdnnl-dev)")
 
+# libFuzzer comes with clang's runtime: a compiler that links -fsanitize=fuzzer has it.
+set(_rk_fuzz_found FALSE)
+string(TOUPPER "${REMATKIT_FUZZ}" _rk_fuzz)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND REMATKIT_TOOLS_ENABLED AND NOT _rk_fuzz MATCHES "^(OFF|FALSE|0)$")
+  include(CheckCXXSourceCompiles)
+  set(CMAKE_REQUIRED_FLAGS "-fsanitize=fuzzer")
+  check_cxx_source_compiles("#include <cstddef>
+#include <cstdint>
+extern \"C\" int LLVMFuzzerTestOneInput(const uint8_t*, size_t) { return 0; }" REMATKIT_HAVE_LIBFUZZER)
+  unset(CMAKE_REQUIRED_FLAGS)
+  set(_rk_fuzz_found ${REMATKIT_HAVE_LIBFUZZER})
+endif()
+rematkit_decide(REMATKIT_FUZZ "${_rk_fuzz_found}" "clang with libFuzzer (clang-14, libclang-rt-14-dev), and the tools")
+
 if(REMATKIT_BUILD_BENCH)
   find_package(benchmark 1.7 CONFIG REQUIRED)  # benchmark::benchmark_main
 endif()

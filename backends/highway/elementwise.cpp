@@ -194,6 +194,18 @@ void SelectImpl(const uint8_t* pred, bool pred_scalar, const float* on_false, co
   for (; i < n; ++i) y[i] = pred[i] ? on_true[i] : on_false[i];
 }
 
+// The largest lane, -inf included. Not Highway's MaxOfLanes: on EMU128 (the portable target clang
+// builds) Highway 1.0.3 starts it from the lowest finite float, so lanes of -inf (a max over no
+// elements) gave -FLT_MAX instead of -inf.
+template <class D, class V>
+float MaxOfLanesWithInfinity(D d, V v) {
+  HWY_ALIGN float lane[hn::MaxLanes(d)];
+  hn::Store(v, d, lane);
+  float max = lane[0];
+  for (size_t k = 1; k < hn::Lanes(d); ++k) max = std::max(max, lane[k]);
+  return max;
+}
+
 // y[j] = sum (or max) over r of x[r * len + j], for the columns j in [begin, end): the block of y
 // stays in L1 while the rows stream past it in order, so a column's result does not depend on how
 // the columns are split between threads.
@@ -222,7 +234,7 @@ void ReduceRowsImpl(bool is_max, const float* x, float* y, size_t rows, size_t l
     auto acc = hn::Set(d, init);
     size_t i = 0;
     for (; i + lanes <= len; i += lanes) acc = is_max ? hn::Max(acc, hn::LoadU(d, row + i)) : hn::Add(acc, hn::LoadU(d, row + i));
-    float result = hn::GetLane(is_max ? hn::MaxOfLanes(d, acc) : hn::SumOfLanes(d, acc));
+    float result = is_max ? MaxOfLanesWithInfinity(d, acc) : hn::GetLane(hn::SumOfLanes(d, acc));
     for (; i < len; ++i) result = is_max ? std::max(result, row[i]) : result + row[i];
     y[r] = result;
   }
@@ -242,7 +254,7 @@ void SoftmaxRowsImpl(const float* x, float* y, size_t rows, size_t len) {
     if (len >= lanes) {
       auto m = hn::LoadU(d, in);
       for (i = lanes; i + lanes <= len; i += lanes) m = hn::Max(m, hn::LoadU(d, in + i));
-      max = hn::GetLane(hn::MaxOfLanes(d, m));
+      max = MaxOfLanesWithInfinity(d, m);
     }
     for (; i < len; ++i) max = std::max(max, in[i]);
     const auto vmax = hn::Set(d, max);

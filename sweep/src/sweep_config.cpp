@@ -30,6 +30,7 @@ class Reader {
     if (!node.IsMap()) fail_at_node(node, what + " must be a map");
     std::map<std::string, SourceLocation> seen;
     for (const auto& entry : node) {
+      if (!entry.first.IsScalar()) fail_at_node(entry.first, "a key of " + what + " must be a name, not a list or a map");
       const std::string key = entry.first.as<std::string>();
       if (!allowed.count(key)) {
         std::string expected;
@@ -296,15 +297,7 @@ ModelSpec read_program(const Reader& r, const YAML::Node& node, const std::strin
   return m;
 }
 
-}  // namespace
-
-SweepConfig parse_sweep(const std::string& yaml, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    fail_at(SourceLocation{source, e.mark.line + 1, e.mark.column + 1}, "not valid YAML: " + e.msg);
-  }
+SweepConfig read_sweep(const YAML::Node& root, const std::string& source) {
   const Reader r(source);
   if (!root || root.IsNull()) fail(source + ": the sweep file is empty");
   r.expect_map(root, "the sweep", {"models", "policies", "backends", "threads", "repetitions", "target_interval",
@@ -382,6 +375,24 @@ SweepConfig parse_sweep(const std::string& yaml, const std::string& source) {
     output("report", config.report, config.report_where);
   }
   return config;
+}
+
+}  // namespace
+
+SweepConfig parse_sweep(const std::string& yaml, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    fail_at(SourceLocation{source, e.mark.line + 1, e.mark.column + 1}, "not valid YAML: " + e.msg);
+  }
+  // The reader checks each node's kind before it converts it; what it still cannot convert (a
+  // map used as a key, say, found by fuzzing) is yaml-cpp's exception, told at its place.
+  try {
+    return read_sweep(root, source);
+  } catch (const YAML::Exception& e) {
+    fail_at(SourceLocation{source, e.mark.line + 1, e.mark.column + 1}, "cannot read this entry: " + e.msg);
+  }
 }
 
 SweepConfig load_sweep(const std::string& path) {

@@ -130,8 +130,8 @@ TEST(Parser, AcceptsPolicyReprsOfEveryJaxVersion) {
       "dot_with_no_batch_dims_saveable", "DotsSaveable(only_if_no_batch_dims=True)",
       "SaveOnlyTheseNames(saveable_names=frozenset({'a', 'b'}))", "SaveAnyNamesButThese(names=frozenset())",
       "OffloadDotWithNoBatchDims(offload_src='device', offload_dst='pinned_host')",
-      "SaveAndOffloadOnlyTheseNames(names_which_can_be_saved=frozenset({'a'}), names_which_can_be_offloaded="
-      "frozenset(), offload_src='device', offload_dst='pinned_host')",
+      ("SaveAndOffloadOnlyTheseNames(names_which_can_be_saved=frozenset({'a'}), names_which_can_be_offloaded="
+       "frozenset(), offload_src='device', offload_dst='pinned_host')"),
       "None", "save_from_both_policies(dots_saveable, save_only_these_names('a'))"};
   for (const char* policy : policies) {
     SCOPED_TRACE(policy);

@@ -211,3 +211,20 @@ TEST(SweepConfig, PluginsAndEntriesKeepTheirPlaces) {
 
 }  // namespace
 }  // namespace rematkit::sweep
+
+namespace rematkit::sweep {
+namespace {
+
+TEST(SweepConfig, WhatFuzzingFoundIsOneErrorAtItsPlace) {
+  // fuzz/regressions/sweep/key_is_a_sequence.yaml: a list where a key goes escaped as yaml-cpp's
+  // BadConversion, not a rematkit::Error.
+  try {
+    parse_sweep("models:\n  - mlp: {input: 128, [4, 16]}\npolicies: [a]\nbackends: [reference]\n", "k.yaml");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "k.yaml:2:23: a key of an mlp model must be a name, not a list or a map");
+  }
+}
+
+}  // namespace
+}  // namespace rematkit::sweep
