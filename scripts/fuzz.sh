@@ -20,6 +20,7 @@ for line in "${plan[@]}"; do
   read -r name dict <<<"${line%%|*}"
   read -r -a seeds <<<"${line#*|}"
   corpus=$root/build-fuzz/corpus/$name crashes=$root/build-fuzz/crashes/$name log=$root/build-fuzz/logs/$name.log
+  rm -rf "$crashes"  # what an earlier run found is in its log; keep a finding in fuzz/regressions
   mkdir -p "$corpus" "$crashes" "$root/build-fuzz/logs"
   existing=()
   for d in "${seeds[@]}"; do [ -d "$d" ] && existing+=("$d"); done

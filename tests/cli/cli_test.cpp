@@ -705,6 +705,9 @@ TEST_F(CliTest, BadInputsFiles) {
   expect_bad_input(grad(R"({"x": [1, 2, 3], "w": [[1, 0, 2], [0.5, 1, 1]], "y": 1})"),
                    "in.json: 'y' is not an argument or constant of the program");
   expect_bad_input(grad("[1, 2"), "in.json: not valid JSON");
+  // fuzz/regressions/inputs/number_overflow.json: nlohmann-json's out_of_range, an internal error before.
+  expect_bad_input(grad(R"({"x": [1, 2e42089343070984, 3], "w": [[1, 0, 2], [0.5, 1, 1]]})"),
+                   "in.json: not valid JSON: number overflow parsing '2e42089343070984'");
   expect_bad_input(grad(""), "in.json: the inputs file is empty");
   expect_bad_input("grad " + program, "--inputs is required");
 }

@@ -84,17 +84,23 @@ void write_json(std::string& out, const Tensor& t, size_t d, int64_t& index) {
   out += "]";
 }
 
+// `text` read as JSON. Not only a syntax error: a number past a double's range is
+// nlohmann-json's out_of_range (found by fuzzing), and both are bad input.
+Json parsed_json(const std::string& text, const std::string& source) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::exception& e) {
+    std::string message = e.what();
+    if (auto p = message.find("] "); message.rfind("[json.exception.", 0) == 0 && p != std::string::npos)
+      message = message.substr(p + 2);
+    fail(source + ": not valid JSON: " + message);
+  }
+}
+
 }  // namespace
 
 ProgramInputs parse_program_inputs(const std::string& text, const std::string& source, const Program& program) {
-  Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    std::string message = e.what();
-    if (auto p = message.find("parse error"); p != std::string::npos) message = message.substr(p);
-    fail(source + ": not valid JSON: " + message);
-  }
+  const Json root = parsed_json(text, source);
   if (!root.is_object()) fail(source + ": must be a JSON object mapping argument names to values");
   std::set<std::string> names;
   auto take = [&](int var) {
@@ -119,12 +125,7 @@ ProgramInputs load_program_inputs(const std::string& path, const Program& progra
 }
 
 std::vector<float> parse_json_vector(const std::string& text, const std::string& source) {
-  Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    fail(source + ": not valid JSON: " + std::string(e.what()).substr(std::string(e.what()).find("parse error")));
-  }
+  const Json root = parsed_json(text, source);
   if (!root.is_array()) fail(source + ": must be a JSON array of numbers");
   std::vector<float> out;
   for (size_t i = 0; i < root.size(); ++i) {
