@@ -3,9 +3,12 @@
 // exception, a crash, a leak or undefined behaviour (the sanitizers) is a finding.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string>
 
 #include "rematkit/error.hpp"
 
@@ -23,6 +26,14 @@ void expect_only_bad_input(Work&& work) {
     std::fprintf(stderr, "fuzz: an exception that is not a rematkit::Error: %s\n", e.what());
     std::abort();
   }
+}
+
+// A target's whole body: `work` on the input as text, held to the rule above.
+template <class Work>
+int on_text(const uint8_t* data, size_t size, Work&& work) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  expect_only_bad_input([&] { work(text); });
+  return 0;
 }
 
 }  // namespace rematkit::fuzz

@@ -23,10 +23,8 @@ const rematkit::Program& program() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string text(reinterpret_cast<const char*>(data), size);
-  rematkit::fuzz::expect_only_bad_input([&] {
+  return rematkit::fuzz::on_text(data, size, [](const std::string& text) {
     const rematkit::ProgramInputs inputs = rematkit::parse_program_inputs(text, "fuzz.json", program());
     for (const rematkit::Tensor& t : inputs.arguments) (void)rematkit::tensor_to_json(t);
   });
-  return 0;
 }

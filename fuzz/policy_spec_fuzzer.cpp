@@ -29,13 +29,11 @@ const rematkit::Program& program() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string text(reinterpret_cast<const char*>(data), size);
-  rematkit::fuzz::expect_only_bad_input([&] {
+  return rematkit::fuzz::on_text(data, size, [](const std::string& text) {
     (void)rematkit::default_policies().parse(text, rematkit::SourceLocation{"fuzz-policy", 1, 1});
     rematkit::LinearizeOptions options;
     options.policies = &rematkit::default_policies();
     options.policy = text;
     (void)rematkit::linearize(program(), options);
   });
-  return 0;
 }

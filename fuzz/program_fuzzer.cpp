@@ -11,8 +11,7 @@
 #include "rematkit/residual_report.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string text(reinterpret_cast<const char*>(data), size);
-  rematkit::fuzz::expect_only_bad_input([&] {
+  return rematkit::fuzz::on_text(data, size, [](const std::string& text) {
     const rematkit::Program program = rematkit::parse_program(text, "fuzz.jaxpr");
     for (const char* policy : {"", "nothing_saveable"}) {
       rematkit::LinearizeOptions options;
@@ -22,5 +21,4 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)rematkit::format_residual_report(lin, /*explain=*/true);
     }
   });
-  return 0;
 }

@@ -13,8 +13,7 @@
 #include "rematkit/sweep/sweep_runner.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string text(reinterpret_cast<const char*>(data), size);
-  rematkit::fuzz::expect_only_bad_input([&] {
+  return rematkit::fuzz::on_text(data, size, [](const std::string& text) {
     const rematkit::sweep::SweepConfig config = rematkit::sweep::parse_sweep(text, "fuzz.yaml");
     if (!config.plugins.empty()) return;
     rematkit::sweep::check_sweep(config, rematkit::default_plugins());
@@ -25,5 +24,4 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (rows != rematkit::sweep::grid_size(config)) std::abort();  // the groups cover the grid
   });
-  return 0;
 }
