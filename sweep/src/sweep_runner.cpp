@@ -141,19 +141,25 @@ size_t grid_size(const SweepConfig& config) {
   return config.models.size() * config.backends.size() * config.threads.size() * config.policies.size();
 }
 
+// Configuration `policy` of `group`'s row, with only what names it filled in.
+SweepRow named_row(const SweepConfig& config, const SweepGroup& group, size_t policy) {
+  SweepRow row;
+  row.config = group.first_config + policy;
+  row.grid_size = grid_size(config);
+  row.model = config.models[group.model].name;
+  row.policy = config.policies[policy];
+  row.backend = joined(config.backends[group.backends]);
+  row.threads = config.threads[group.threads];
+  return row;
+}
+
 // A row for each wanted configuration of a group that could not run at all, saying why.
 std::vector<SweepRow> refused_group(const SweepConfig& config, const SweepGroup& group,
                                     const std::function<bool(size_t config)>& wanted, const std::string& why) {
   std::vector<SweepRow> rows;
   for (size_t p = 0; p < config.policies.size(); ++p) {
     if (!wanted(group.first_config + p)) continue;
-    SweepRow row;
-    row.config = group.first_config + p;
-    row.grid_size = grid_size(config);
-    row.model = config.models[group.model].name;
-    row.policy = config.policies[p];
-    row.backend = joined(config.backends[group.backends]);
-    row.threads = config.threads[group.threads];
+    SweepRow row = named_row(config, group, p);
     row.failure = why;
     rows.push_back(std::move(row));
   }
@@ -262,13 +268,7 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
     const TimedStep& t = timed[i];
     if (t.step) ++ran;
     if (!t.wanted) continue;
-    SweepRow row;
-    row.config = group.first_config + t.policy;
-    row.grid_size = grid_size(config);
-    row.model = model.name;
-    row.policy = config.policies[t.policy];
-    row.backend = joined(options.preference);
-    row.threads = options.threads;
+    SweepRow row = named_row(config, group, t.policy);
     if (!t.step) {
       row.failure = t.refused;
       row.predicted_peak[static_cast<size_t>(MemorySpace::kDevice)] = t.refused_peak;
