@@ -37,22 +37,25 @@ struct AlignedWorkspace {
   AlignedFloats floats;
 };
 
-// C = A B with A (batch, m, k) and B (batch, k, n); batch 0 means a plain 2-D product. `threads`
-// bounds oneTBB and, through its option, oneDNN's OpenMP team. Counter: GFLOP/s.
+// C = A B with A (batch, m, k) and B (batch, k, n); batch 0 means a plain 2-D product, which may read
+// A stored as (k, m) or B as (n, k) instead (a training step's backward products). `threads`
+// bounds oneTBB and, through their num_threads option, oneDNN's OpenMP team and OpenBLAS's threads.
+// Counter: GFLOP/s.
 inline void run_gemm(benchmark::State& state, const std::string& backend, int64_t batch, int64_t m, int64_t k, int64_t n,
-                     int threads) {
+                     int threads, bool a_transposed = false, bool b_transposed = false) {
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
   Params options;
-  if (backend == "onednn") options.set("num_threads", ParamValue::of_int(threads));
+  if (backend == "onednn" || backend == "blas") options.set("num_threads", ParamValue::of_int(threads));
   BackendInstance instance(default_plugins(), backend, options);
   DotDims dims;
   if (batch) dims = {{2}, {1}, {0}, {0}};
-  else dims = {{1}, {0}, {}, {}};
+  else dims = {{a_transposed ? 0 : 1}, {b_transposed ? 1 : 0}, {}, {}};
   const Params p = dot_general_params(dims);
   auto type = [&](int64_t r, int64_t c) {
     return Type{DType::kF32, batch ? std::vector<int64_t>{batch, r, c} : std::vector<int64_t>{r, c}, MemorySpace::kDevice};
   };
-  auto kernel = instance.prepare(Prim::kDotGeneral, p, {type(m, k), type(k, n)}, {type(m, n)}, "gemm");
+  auto kernel = instance.prepare(Prim::kDotGeneral, p, {a_transposed ? type(k, m) : type(m, k), b_transposed ? type(n, k) : type(k, n)},
+                                 {type(m, n)}, "gemm");
   if (!kernel) {
     state.SkipWithError("the backend does not run this product");
     return;

@@ -1,11 +1,16 @@
 // Backend kernels through the plugin ABI, as step programs run them: GEMM (square 64^3 to 2048^3, MLP-shaped
-// (B x D) x (D x F), batched) and elementwise kernels, per backend, at 1 and 2 threads. Counters:
-// GFLOP/s for GEMM, GB/s (bytes read + written) for elementwise.
+// (B x D) x (D x F), batched) and elementwise kernels, per installed backend, at 1 and 2 threads.
+// Counters: GFLOP/s for GEMM, GB/s (bytes read + written) for elementwise. Each GEMM is registered
+// on every backend next to each other, so that the backends can be set side by side in one run on a
+// noisy machine: --benchmark_repetitions=N --benchmark_enable_random_interleaving=true
+// --benchmark_report_aggregates_only=true interleaves the repetitions and gives their medians.
 #include <benchmark/benchmark.h>
 #include <tbb/global_control.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gemm_fixture.hpp"
@@ -24,10 +29,18 @@ using rematkit::bench::AlignedWorkspace;
 
 Type f32(std::vector<int64_t> shape) { return Type{DType::kF32, std::move(shape), MemorySpace::kDevice}; }
 
-const std::vector<std::string> kBackends = {"reference", "highway", "onednn"};
+// The backends this build installed, of the ones compared here.
+std::vector<std::string> installed_backends() {
+  const std::vector<std::string> installed = rematkit::default_plugins().backend_names();
+  std::vector<std::string> out;
+  for (const char* b : {"reference", "highway", "onednn", "blas"})
+    if (std::find(installed.begin(), installed.end(), b) != installed.end()) out.emplace_back(b);
+  return out;
+}
 
-void BM_Gemm(benchmark::State& state, const std::string& backend, int64_t batch, int64_t m, int64_t k, int64_t n) {
-  rematkit::bench::run_gemm(state, backend, batch, m, k, n, static_cast<int>(state.range(0)));
+void BM_Gemm(benchmark::State& state, const std::string& backend, int64_t batch, int64_t m, int64_t k, int64_t n,
+             bool a_transposed, bool b_transposed) {
+  rematkit::bench::run_gemm(state, backend, batch, m, k, n, static_cast<int>(state.range(0)), a_transposed, b_transposed);
 }
 
 void BM_Elementwise(benchmark::State& state, const std::string& backend, Prim prim, int64_t n) {
@@ -47,26 +60,35 @@ void BM_Elementwise(benchmark::State& state, const std::string& backend, Prim pr
   state.counters["GB/s"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
+void register_gemm(const std::string& backend, const std::string& shape, int64_t batch, int64_t m, int64_t k, int64_t n,
+                   bool a_transposed = false, bool b_transposed = false) {
+  benchmark::RegisterBenchmark(("gemm/" + backend + "/" + shape).c_str(), BM_Gemm, backend, batch, m, k, n, a_transposed,
+                               b_transposed)
+      ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
 void register_all() {
-  for (const std::string& backend : kBackends) {
-    // The scalar reference backend is an oracle, not a contender: small shapes only.
-    const std::vector<int64_t> squares = backend == "reference" ? std::vector<int64_t>{64, 128}
-                                                                : std::vector<int64_t>{64, 128, 256, 512, 1024, 2048};
-    for (int64_t s : squares)
-      benchmark::RegisterBenchmark(("gemm/" + backend + "/" + std::to_string(s) + "^3").c_str(), BM_Gemm, backend, 0, s, s, s)
-          ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
-    if (backend != "reference") {
-      for (auto [bsz, d, f] : {std::tuple{32, 512, 512}, std::tuple{256, 1024, 1024}})
-        benchmark::RegisterBenchmark(("gemm/" + backend + "/mlp_" + std::to_string(bsz) + "x" + std::to_string(d) + "x" +
-                                      std::to_string(f)).c_str(),
-                                     BM_Gemm, backend, 0, bsz, d, f)
-            ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
-      benchmark::RegisterBenchmark(("gemm/" + backend + "/batched_8x128^3").c_str(), BM_Gemm, backend, 8, 128, 128, 128)
-          ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
-    }
+  const std::vector<std::string> backends = installed_backends();
+  // Shape by shape, every backend. The scalar reference backend is an oracle, not a contender:
+  // small shapes only.
+  for (int64_t s : {64, 128, 256, 512, 1024, 2048})
+    for (const std::string& backend : backends)
+      if (backend != "reference" || s <= 128) register_gemm(backend, std::to_string(s) + "^3", 0, s, s, s);
+  for (auto [bsz, d, f] : {std::tuple{32, 512, 512}, std::tuple{256, 1024, 1024}})
+    for (const std::string& backend : backends)
+      if (backend != "reference")
+        register_gemm(backend, "mlp_" + std::to_string(bsz) + "x" + std::to_string(d) + "x" + std::to_string(f), 0, bsz, d, f);
+  // The MLP step's backward products at (256, 1024, 1024): dx = dy W^T and dW = x^T dy.
+  for (const std::string& backend : backends)
+    if (backend != "reference") register_gemm(backend, "mlp_dx_256x1024x1024_nt", 0, 256, 1024, 1024, false, true);
+  for (const std::string& backend : backends)
+    if (backend != "reference") register_gemm(backend, "mlp_dw_1024x256x1024_tn", 0, 1024, 256, 1024, true, false);
+  for (const std::string& backend : backends)
+    if (backend != "reference") register_gemm(backend, "batched_8x128^3", 8, 128, 128, 128);
+  for (const std::string& backend : backends) {
+    if (backend == "onednn" || backend == "blas") continue;  // they run no add or exp here
     // 2^24 floats is 64 MiB per array, past the 32 MiB last-level cache.
     const int64_t n = backend == "reference" ? int64_t{1} << 20 : int64_t{1} << 24;
-    if (backend == "onednn") continue;  // it runs dot_general only
     for (auto [name, prim] : {std::pair{"add", Prim::kAdd}, std::pair{"exp", Prim::kExp}})
       benchmark::RegisterBenchmark(("elementwise/" + backend + "/" + name + "/" + std::to_string(n)).c_str(), BM_Elementwise,
                                    backend, prim, n)

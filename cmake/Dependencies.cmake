@@ -90,6 +90,19 @@ extern \"C\" int LLVMFuzzerTestOneInput(const uint8_t*, size_t) { return 0; }" R
 endif()
 rematkit_decide(REMATKIT_FUZZ "${_rk_fuzz_found}" "clang with libFuzzer (clang-14, libclang-rt-14-dev), and the tools")
 
+# OpenBLAS by its own pkg-config file (the blas backend calls OpenBLAS's openblas_* functions too, so
+# any other BLAS would not do), and its cblas.h.
+if(PkgConfig_FOUND)
+  pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET openblas)  # PkgConfig::OPENBLAS: cblas_sgemm
+endif()
+set(_rk_blas_found FALSE)
+foreach(dir IN LISTS OPENBLAS_INCLUDE_DIRS)
+  if(OPENBLAS_FOUND AND EXISTS "${dir}/cblas.h")
+    set(_rk_blas_found TRUE)
+  endif()
+endforeach()
+rematkit_decide(REMATKIT_BACKEND_BLAS "${_rk_blas_found}" "OpenBLAS with cblas.h (libopenblas-dev)")
+
 if(REMATKIT_BUILD_BENCH)
   find_package(benchmark 1.7 CONFIG REQUIRED)  # benchmark::benchmark_main
 endif()

@@ -1,0 +1,204 @@
+// The blas backend plugin: f32 dot_general through OpenBLAS's cblas_sgemm, one call per product of
+// a batch, whenever each operand's batch, free and contracted dims read as one strided dim and one
+// of each operand's two matrix dims steps by one float (a [B, S, D] activation times a weight, its
+// gradient over (B, S), attention batched over (B, H)). A transposed operand is CblasTrans and a
+// batch is a base pointer stepped per product, never a copy. Everything else (other dtypes, empty
+// operands, dims that read as no single stride) is declined and runs on the next backend listed.
+// It asks for no workspace: OpenBLAS packs into buffers of its own, allocated at its first product
+// and kept, so they are outside a step's memory plan.
+// Threads: num_threads=N, or OpenBLAS's own count when the plugin loads (every core unless
+// OPENBLAS_NUM_THREADS says otherwise); blas_threads.hpp shares OpenBLAS's one count between them.
+// Kernels: blas_core.hpp; REMATKIT_LOG=1 shows which OpenBLAS runs.
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "blas_core.hpp"
+#include "blas_threads.hpp"
+#include "rematkit/plugin/plugin.hpp"
+
+namespace {
+
+using rematkit::Prim;
+using rematkit::plugin::ArgumentError;
+using rematkit::plugin::guarded;
+using Dims = std::vector<int64_t>;
+
+int default_threads = 1;  // OpenBLAS's count when the plugin loaded, before any backend set it
+
+struct Backend {
+  int threads = default_threads;
+};
+
+// A group of an operand's dims read as one dim: its size and the floats between its elements.
+struct Dim {
+  int64_t size = 1, stride = 1;
+};
+
+// The group's dims as one, when in the group's order they lie in memory as one dim does (size-1
+// dims fit anywhere); nullopt otherwise.
+std::optional<Dim> as_one_dim(const Dims& shape, const Dims& group) {
+  Dims strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+  Dim out;
+  bool first = true;
+  for (auto d = group.rbegin(); d != group.rend(); ++d) {  // innermost first
+    const auto at = static_cast<size_t>(*d);
+    if (shape[at] == 1) continue;
+    if (first) out.stride = strides[at];
+    else if (strides[at] != out.stride * out.size) return std::nullopt;
+    first = false;
+    out.size *= shape[at];
+  }
+  return out;
+}
+
+// The dims of an operand of rank `rank` in neither list, in order: its free dims.
+Dims free_dims(size_t rank, const Dims& contract, const Dims& batch) {
+  Dims out;
+  for (int64_t d = 0; d < static_cast<int64_t>(rank); ++d)
+    if (std::find(contract.begin(), contract.end(), d) == contract.end() && std::find(batch.begin(), batch.end(), d) == batch.end())
+      out.push_back(d);
+  return out;
+}
+
+// A (rows, cols) operand as cblas_sgemm reads it in row-major order: as it is when a row's
+// elements are adjacent, transposed when a column's are.
+struct Matrix {
+  CBLAS_TRANSPOSE transpose;
+  int64_t leading;  // lda or ldb: floats between rows (between columns when transposed)
+};
+std::optional<Matrix> blas_matrix(Dim rows, Dim cols) {
+  if (cols.size == 1 || cols.stride == 1) {
+    const int64_t leading = rows.size == 1 ? cols.size : rows.stride;
+    if (leading >= cols.size) return Matrix{CblasNoTrans, leading};
+  }
+  if (rows.size == 1 || rows.stride == 1) {
+    const int64_t leading = cols.size == 1 ? rows.size : cols.stride;
+    if (leading >= rows.size) return Matrix{CblasTrans, leading};
+  }
+  return std::nullopt;
+}
+
+// C = A B per product of the batch: A (m, k), B (k, n), C (m, n) row-major with ldc = n, which is
+// dot_general's output (batch, lhs free, rhs free).
+struct Gemm {
+  int threads = 1;
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+  Matrix a{CblasNoTrans, 1}, b{CblasNoTrans, 1};
+  int64_t a_step = 0, b_step = 0;  // floats between the batch's products
+};
+
+// How cblas_sgemm runs `e`, or nullopt when this backend does not.
+std::optional<Gemm> gemm_for(const rk_equation_view* e) {
+  if (rematkit::plugin::primitive_of(e) != Prim::kDotGeneral || e->num_inputs != 2 || e->num_outputs != 1) return std::nullopt;
+  if (e->inputs[0].dtype != RK_DTYPE_F32 || e->inputs[1].dtype != RK_DTYPE_F32 || e->outputs[0].dtype != RK_DTYPE_F32)
+    return std::nullopt;
+  const Dims ls(e->inputs[0].shape, e->inputs[0].shape + e->inputs[0].rank);
+  const Dims rs(e->inputs[1].shape, e->inputs[1].shape + e->inputs[1].rank);
+  for (const Dims* shape : {&ls, &rs})
+    if (std::find(shape->begin(), shape->end(), 0) != shape->end()) return std::nullopt;
+  const rematkit::DotDims dims = rematkit::plugin::dot_dims(e);
+  const Dims& lc = dims.lhs_contract;
+  const Dims& rc = dims.rhs_contract;
+  const Dims& lb = dims.lhs_batch;
+  const Dims& rb = dims.rhs_batch;
+  const auto batch_l = as_one_dim(ls, lb), batch_r = as_one_dim(rs, rb);
+  const auto m = as_one_dim(ls, free_dims(ls.size(), lc, lb)), n = as_one_dim(rs, free_dims(rs.size(), rc, rb));
+  const auto k_l = as_one_dim(ls, lc), k_r = as_one_dim(rs, rc);
+  if (!batch_l || !batch_r || !m || !n || !k_l || !k_r || batch_l->size != batch_r->size || k_l->size != k_r->size)
+    return std::nullopt;
+  const auto a = blas_matrix(*m, *k_l), b = blas_matrix(*k_r, *n);
+  if (!a || !b) return std::nullopt;
+  // Debian's OpenBLAS takes 32-bit sizes (not its ILP64 build).
+  for (int64_t v : {m->size, n->size, k_l->size, a->leading, b->leading})
+    if (v > INT_MAX) return std::nullopt;
+  Gemm g;
+  g.batch = batch_l->size;
+  g.m = m->size;
+  g.n = n->size;
+  g.k = k_l->size;
+  g.a = *a;
+  g.b = *b;
+  g.a_step = batch_l->stride;
+  g.b_step = batch_r->stride;
+  return g;
+}
+
+rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
+  return guarded([&] {
+    auto backend = std::make_unique<Backend>();
+    for (size_t i = 0; i < n; ++i) {
+      const std::string name = options[i].name ? options[i].name : "";
+      if (name == "num_threads" && options[i].kind == RK_VALUE_INT && options[i].int_value >= 1 &&
+          options[i].int_value <= INT_MAX)
+        backend->threads = static_cast<int>(options[i].int_value);
+      else
+        throw ArgumentError("the blas backend takes num_threads=N (N >= 1)");
+    }
+    // Said when a backend is made, not when the plugin loads: only programs that use it hear it.
+    if (const std::string mismatch = rematkit_blas::core_mismatch(); !mismatch.empty())
+      rematkit::plugin::log(RK_LOG_WARN, mismatch);
+    rematkit::plugin::log(RK_LOG_DEBUG, "blas: up to " + std::to_string(backend->threads) + " OpenBLAS thread(s) per product");
+    *out = reinterpret_cast<rk_backend*>(backend.release());
+  });
+}
+void destroy(rk_backend* backend) { delete reinterpret_cast<Backend*>(backend); }
+
+int32_t supports(const rk_backend*, const rk_equation_view* e) {
+  try {  // supports() never fails: an equation it cannot read is one it does not run
+    return gemm_for(e) ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** kernel, size_t* workspace_bytes) {
+  return guarded([&] {
+    std::optional<Gemm> g = gemm_for(e);
+    if (!g) throw std::runtime_error(std::string("blas does not run ") + e->primitive + " in this form");
+    g->threads = reinterpret_cast<const Backend*>(handle)->threads;
+    *workspace_bytes = 0;
+    *kernel = reinterpret_cast<rk_kernel*>(new Gemm(*g));
+  });
+}
+
+rk_error* execute(rk_kernel* handle, const rk_tensor_view* in, size_t, const rk_tensor_view* out, size_t, void*, size_t) {
+  return guarded([&] {
+    const Gemm& g = *reinterpret_cast<const Gemm*>(handle);
+    const auto* a = static_cast<const float*>(in[0].data);
+    const auto* b = static_cast<const float*>(in[1].data);
+    auto* c = static_cast<float*>(out[0].data);
+    auto i32 = [](int64_t v) { return static_cast<blasint>(v); };
+    rematkit_blas::thread_count().run_on(g.threads, [&] {
+      for (int64_t p = 0; p < g.batch; ++p)  // beta 0: C is written, never read (the host's buffer is not cleared)
+        cblas_sgemm(CblasRowMajor, g.a.transpose, g.b.transpose, i32(g.m), i32(g.n), i32(g.k), 1.0f, a + p * g.a_step,
+                    i32(g.a.leading), b + p * g.b_step, i32(g.b.leading), 0.0f, c + p * g.m * g.n, i32(g.n));
+    });
+  });
+}
+void kernel_destroy(rk_kernel* kernel) { delete reinterpret_cast<Gemm*>(kernel); }
+
+// Names the kernels OpenBLAS chose (REMATKIT_LOG=1 shows it) and remembers its thread count.
+rk_error* initialize(const rk_host_api* host) {
+  rematkit::plugin::remember_host(host);
+  default_threads = std::max(1, openblas_get_num_threads());
+  rematkit::plugin::log(RK_LOG_INFO, rematkit_blas::core_report());
+  return nullptr;
+}
+
+// execute() may run on several threads at once: OpenBLAS's pthreads build takes concurrent calls.
+const rk_backend_api kBackend = {sizeof(rk_backend_api), "blas", RK_BACKEND_THREAD_SAFE, &create, &destroy,
+                                 &supports, &prepare, &execute, &kernel_destroy};
+const rk_backend_api* const kBackends[] = {&kBackend};
+const rk_plugin_api kApi = {sizeof(rk_plugin_api), {RK_ABI_MAJOR, RK_ABI_MINOR}, "blas-backend", "0.1.0",
+                            &initialize, 0, nullptr, 1, kBackends};
+
+}  // namespace
+
+extern "C" RK_PLUGIN_EXPORT const rk_plugin_api* rk_plugin_get_api(void) { return &kApi; }
