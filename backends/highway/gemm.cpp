@@ -9,6 +9,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "highway/kernels.hpp"
@@ -98,7 +99,7 @@ size_t gemm_packing_floats(size_t n, size_t k) {
   return n % width ? k * width : 0;
 }
 
-void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, float* packing) {
+void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, float* packing, const Epilogue* epilogue) {
   const size_t width = HWY_DYNAMIC_DISPATCH(PanelWidth)();
   const size_t panels = (n + width - 1) / width;
   auto* block = &HWY_DYNAMIC_DISPATCH(GemmBlock);  // resolved once (PanelWidth's call chose the target)
@@ -121,13 +122,18 @@ void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k
   }
   const float* source = pack_all ? packing : b;
   const float* ragged = pack_all || n % width == 0 ? nullptr : packing;
+  auto finish = [&](size_t r0, size_t r1, size_t p0, size_t p1) {
+    if (epilogue) (*epilogue)(r0, r1, p0 * width, std::min(n, p1 * width));
+  };
   if (!parallel) {
     block(a, source, pack_all, ragged, c, 0, m, 0, panels, n, k);
+    finish(0, m, 0, panels);
     return;
   }
   // Tasks of 16 rows x 4 panels: each output element is still summed by one task, in k order.
   tbb::parallel_for(tbb::blocked_range2d<size_t>(0, m, 16, 0, panels, 4), [&](const tbb::blocked_range2d<size_t>& r) {
     block(a, source, pack_all, ragged, c, r.rows().begin(), r.rows().end(), r.cols().begin(), r.cols().end(), n, k);
+    finish(r.rows().begin(), r.rows().end(), r.cols().begin(), r.cols().end());
   });
 }
 

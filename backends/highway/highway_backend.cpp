@@ -16,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "highway/fused_elementwise.hpp"
 #include "highway/kernels.hpp"
+#include "highway/primitive_ops.hpp"
 #include "rematkit/plugin/plugin.hpp"
 
 namespace {
@@ -24,6 +26,9 @@ namespace {
 using rematkit::hwy_backend::Binary;
 using rematkit::hwy_backend::Compare;
 using rematkit::hwy_backend::Unary;
+using rematkit::hwy_backend::kBinaries;
+using rematkit::hwy_backend::kCompares;
+using rematkit::hwy_backend::kUnaries;
 using rematkit::Prim;
 using rematkit::plugin::dot_dims;
 using rematkit::plugin::guarded;
@@ -103,7 +108,7 @@ struct Permutation {
 struct Kernel {
   enum class Kind {
     kUnary, kPow, kBinary, kCompare, kSelect, kGemm, kPermute, kBroadcast, kReduce, kReduceLeading, kSoftmax,
-    kGatherRows, kScatterAddRows
+    kGatherRows, kScatterAddRows, kFused
   } kind;
   int op = 0;
   bool a_scalar = false, b_scalar = false;
@@ -118,6 +123,17 @@ struct Kernel {
   int64_t power = 0;                         // kPow
   Dims a_shape, b_shape;                     // kBinary, kCompare: operands with size-1 dims to expand
   // kGatherRows, kScatterAddRows: `n` indices into a table of `m` rows of `k` floats.
+  // kFused: elementwise parts over one shape, after a product when kGemm's fields are set too
+  // (`after_product`). Per value of the fused equation: the input (i >= 0) or output (-2 - o) whose
+  // buffer holds it, or kInside for one only the parts read. The product's result, when only the
+  // parts read it, is written to the workspace at `product_at` floats.
+  std::shared_ptr<const rematkit::hwy_backend::FusedElementwise> parts;
+  bool after_product = false;
+  std::vector<int> buffer_of;
+  size_t product_at = 0, product_value = 0;
+  int product_into = -1;  // the result value whose buffer the product is written into first, or -1
+  std::array<size_t, 2> product_operands{};  // the product's operands' value numbers (x @ x reads one twice)
+  static constexpr int kInside = -1;
   bool unsigned_indices = false;             // u32 indices, else i32
   bool drop_out_of_bounds = false;           // FILL_OR_DROP; otherwise clamped into the table (XLA)
   float fill = 0;                            // the row an out-of-bounds gather gives
@@ -217,19 +233,6 @@ bool all_f32(const rk_equation_view* e) {
   return true;
 }
 
-const std::pair<Prim, Unary> kUnaries[] = {
-    {Prim::kNeg, Unary::kNeg},   {Prim::kExp, Unary::kExp},     {Prim::kLog, Unary::kLog},
-    {Prim::kSin, Unary::kSin},   {Prim::kCos, Unary::kCos},     {Prim::kTanh, Unary::kTanh},
-    {Prim::kLogistic, Unary::kLogistic}, {Prim::kSqrt, Unary::kSqrt}, {Prim::kRsqrt, Unary::kRsqrt},
-    {Prim::kSquare, Unary::kSquare}, {Prim::kRelu, Unary::kRelu}, {Prim::kErf, Unary::kErf}, {Prim::kName, Unary::kCopy},
-    {Prim::kStopGradient, Unary::kCopy}, {Prim::kReshape, Unary::kCopy}, {Prim::kSqueeze, Unary::kCopy}};
-const std::pair<Prim, Binary> kBinaries[] = {{Prim::kAdd, Binary::kAdd}, {Prim::kSub, Binary::kSub},
-                                             {Prim::kMul, Binary::kMul}, {Prim::kDiv, Binary::kDiv},
-                                             {Prim::kMax, Binary::kMax}, {Prim::kMin, Binary::kMin}};
-const std::pair<Prim, Compare> kCompares[] = {{Prim::kGt, Compare::kGt}, {Prim::kGe, Compare::kGe},
-                                              {Prim::kLt, Compare::kLt}, {Prim::kLe, Compare::kLe},
-                                              {Prim::kEq, Compare::kEq}, {Prim::kNe, Compare::kNe}};
-
 // Two operands of a binary op: direct (same shape as the output, or rank 0), or of the output's
 // rank with size-1 dims, which execute() expands into the workspace first.
 bool binary_operands(const Dims& a, const Dims& b, const Dims& out, Kernel& k) {
@@ -248,8 +251,49 @@ bool binary_operands(const Dims& a, const Dims& b, const Dims& out, Kernel& k) {
   return true;
 }
 
+bool choose_kernel(const rk_equation_view* e, Kernel& k);
+
+// A fused equation: elementwise parts over one shape, or a product whose output its elementwise
+// parts read, run as the GEMM's epilogue on each block it finishes.
+bool fused_kernel(const rematkit::plugin::Fusion& fusion, Kernel& k) {
+  const bool after_product = fusion.parts().front().prim == Prim::kDotGeneral;
+  if (after_product) {
+    const auto product = fusion.part_equation(0);
+    if (!choose_kernel(product.get(), k) || k.kind != Kernel::Kind::kGemm) return false;
+  }
+  auto parts = rematkit::hwy_backend::FusedElementwise::of(fusion, after_product ? 1 : 0);
+  if (!parts) return false;
+  k.kind = Kernel::Kind::kFused;
+  k.after_product = after_product;
+  k.product_value = fusion.num_inputs();
+  if (after_product)
+    for (size_t i = 0; i < 2; ++i) k.product_operands[i] = static_cast<size_t>(fusion.parts().front().operands.at(i));
+  k.parts = std::make_shared<const rematkit::hwy_backend::FusedElementwise>(std::move(*parts));
+  k.n = k.parts->elements();
+  k.buffer_of.assign(fusion.num_values(), Kernel::kInside);
+  for (size_t i = 0; i < fusion.num_inputs(); ++i) k.buffer_of[i] = static_cast<int>(i);
+  for (size_t o = 0; o < fusion.results().size(); ++o) k.buffer_of[static_cast<size_t>(fusion.results()[o])] = -2 - static_cast<int>(o);
+  // A product only the parts read is written into a result of its shape that no part writes before
+  // the last part that reads the product: each segment reads the product there before the result
+  // overwrites it, and no workspace holds a second copy.
+  if (after_product && k.buffer_of[k.product_value] == Kernel::kInside) {
+    size_t last_reader = 0;
+    for (size_t j = 1; j < fusion.parts().size(); ++j)
+      for (int64_t v : fusion.parts()[j].operands)
+        if (v == static_cast<int64_t>(k.product_value)) last_reader = j;
+    for (size_t j = last_reader; j < fusion.parts().size() && k.product_into < 0; ++j) {
+      const size_t v = fusion.num_inputs() + j;
+      if (fusion.is_result(static_cast<int64_t>(v)) && fusion.dtype(static_cast<int64_t>(v)) == RK_DTYPE_F32 &&
+          fusion.shape(static_cast<int64_t>(v)) == fusion.parts().front().shape)
+        k.product_into = static_cast<int>(v);
+    }
+  }
+  return true;
+}
+
 // The kernel for `e`, or false when this backend does not run it.
 bool choose_kernel(const rk_equation_view* e, Kernel& k) {
+  if (auto fusion = rematkit::plugin::Fusion::of(e)) return fused_kernel(*fusion, k);
   const std::optional<Prim> prim = rematkit::plugin::primitive_of(e);
   if (e->num_outputs != 1 || !prim) return false;
   for (size_t i = 0; i < e->num_inputs; ++i)
@@ -363,6 +407,39 @@ bool choose_kernel(const rk_equation_view* e, Kernel& k) {
   return false;
 }
 
+// A (batched) product into c, its operands permuted into the workspace first where they must be;
+// `epilogue`, when given, runs on each block of c as soon as it is done (rows count through the batch).
+void run_product(const Kernel& k, const float* lhs, const float* rhs, float* c, float* workspace,
+                 const rematkit::hwy_backend::Epilogue* epilogue) {
+  float* scratch = workspace;
+  if (!k.lhs.identity()) {
+    k.lhs.apply(lhs, scratch);
+    lhs = scratch;
+    scratch += k.lhs.count();
+  }
+  if (!k.rhs.identity()) {
+    k.rhs.apply(rhs, scratch);
+    rhs = scratch;
+  }
+  float* packing = workspace + k.packing_at;
+  tbb::parallel_for(size_t{0}, k.batch, [&](size_t b) {
+    rematkit::hwy_backend::Epilogue shifted;
+    if (epilogue)
+      shifted = [&, b](size_t r0, size_t r1, size_t c0, size_t c1) { (*epilogue)(b * k.m + r0, b * k.m + r1, c0, c1); };
+    rematkit::hwy_backend::gemm(lhs + b * k.m * k.k, rhs + b * k.k * k.cols, c + b * k.m * k.cols, k.m, k.cols, k.k,
+                                k.packing ? packing + b * k.packing : nullptr, epilogue ? &shifted : nullptr);
+  });
+}
+
+// Elementwise parts over their whole shape: chunks in parallel on oneTBB once there are enough.
+void run_in_chunks(const rematkit::hwy_backend::FusedElementwise& parts, const std::vector<void*>& values) {
+  constexpr size_t kChunk = size_t{1} << 14, kParallelFrom = size_t{1} << 17;
+  const size_t n = parts.elements();
+  if (n < kParallelFrom) return parts.run(values, 0, n);
+  tbb::parallel_for(size_t{0}, (n + kChunk - 1) / kChunk,
+                    [&](size_t c) { parts.run(values, c * kChunk, std::min(n, (c + 1) * kChunk)); });
+}
+
 rk_error* create(const rk_value*, size_t, rk_backend** out) {
   static int instance;
   *out = reinterpret_cast<rk_backend*>(&instance);  // stateless
@@ -381,7 +458,7 @@ rk_error* prepare(rk_backend*, const rk_equation_view* e, rk_kernel** kernel, si
   return guarded([&] {
     Kernel k;
     if (!choose_kernel(e, k)) throw std::runtime_error(std::string("highway does not run ") + e->primitive + " in this form");
-    if (k.kind == Kernel::Kind::kGemm) {
+    if (k.kind == Kernel::Kind::kGemm || (k.kind == Kernel::Kind::kFused && k.after_product)) {
       // The permuted operands, then each product's packing buffer (the products of a batch run in
       // parallel), each starting on a cache line.
       auto cache_lines = [](size_t floats) { return (floats + 15) / 16 * 16; };
@@ -389,6 +466,13 @@ rk_error* prepare(rk_backend*, const rk_equation_view* e, rk_kernel** kernel, si
       k.packing = cache_lines(rematkit::hwy_backend::gemm_packing_floats(k.cols, k.k));
       k.packing_at = k.packing ? cache_lines(permuted) : permuted;
       *workspace_bytes = sizeof(float) * (k.packing_at + k.batch * k.packing);
+      // A fused product's result that only its parts read lives in the workspace.
+      if (k.kind == Kernel::Kind::kFused && k.buffer_of[k.product_value] == Kernel::kInside && k.product_into < 0) {
+        k.product_at = cache_lines(k.packing_at + k.batch * k.packing);
+        *workspace_bytes = sizeof(float) * (k.product_at + k.batch * k.m * k.cols);
+      }
+    } else if (k.kind == Kernel::Kind::kFused) {
+      *workspace_bytes = 0;  // the parts' segments are on the stack
     } else if (k.kind == Kernel::Kind::kReduce)  // kReduceLeading needs none
       *workspace_bytes = k.lhs.identity() ? 0 : sizeof(float) * k.lhs.count();
     else  // binary and compare operands with size-1 dims are expanded there
@@ -450,25 +534,33 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
             rematkit::hwy_backend::binary(Binary::kAdd, f(out[0]) + static_cast<size_t>(row) * k.k,
                                           false, f(in[2]) + r * k.k, false, f(out[0]) + static_cast<size_t>(row) * k.k, k.k);
         break;
-      case Kernel::Kind::kGemm: {
-        float* scratch = static_cast<float*>(workspace);
-        const float* lhs = f(in[0]);
-        const float* rhs = f(in[1]);
-        if (!k.lhs.identity()) {
-          k.lhs.apply(lhs, scratch);
-          lhs = scratch;
-          scratch += k.lhs.count();
+      case Kernel::Kind::kGemm: run_product(k, f(in[0]), f(in[1]), f(out[0]), static_cast<float*>(workspace), nullptr); break;
+      case Kernel::Kind::kFused: {
+        // Each value's buffer: an input's, an output's, or none (inside the parts' segments).
+        // Per calling thread, so a run allocates nothing once warm; named by a reference, since a
+        // lambda run on another thread would read that thread's own thread_local.
+        thread_local std::vector<void*> per_thread;
+        std::vector<void*>& values = per_thread;
+        values.assign(k.buffer_of.size(), nullptr);
+        for (size_t v = 0; v < k.buffer_of.size(); ++v) {
+          const int b = k.buffer_of[v];
+          if (b >= 0) values[v] = in[b].data;
+          else if (b != Kernel::kInside) values[v] = out[-2 - b].data;
         }
-        if (!k.rhs.identity()) {
-          k.rhs.apply(rhs, scratch);
-          rhs = scratch;
+        if (!k.after_product) {
+          run_in_chunks(*k.parts, values);
+          break;
         }
-        float* c = f(out[0]);
-        float* packing = static_cast<float*>(workspace) + k.packing_at;
-        tbb::parallel_for(size_t{0}, k.batch, [&](size_t b) {
-          rematkit::hwy_backend::gemm(lhs + b * k.m * k.k, rhs + b * k.k * k.cols, c + b * k.m * k.cols, k.m, k.cols, k.k,
-                                      k.packing ? packing + b * k.packing : nullptr);
-        });
+        const size_t product = k.product_value;
+        float* c = values[product]       ? static_cast<float*>(values[product])
+                   : k.product_into >= 0 ? static_cast<float*>(values[static_cast<size_t>(k.product_into)])
+                                         : static_cast<float*>(workspace) + k.product_at;
+        values[product] = c;
+        const rematkit::hwy_backend::Epilogue epilogue = [&](size_t row_begin, size_t row_end, size_t col_begin, size_t col_end) {
+          for (size_t r = row_begin; r < row_end; ++r) k.parts->run(values, r * k.cols + col_begin, r * k.cols + col_end);
+        };
+        run_product(k, static_cast<const float*>(values[k.product_operands[0]]),
+                    static_cast<const float*>(values[k.product_operands[1]]), c, static_cast<float*>(workspace), &epilogue);
         break;
       }
     }

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace rematkit::hwy_backend {
 
@@ -30,7 +31,11 @@ void softmax_rows(const float* x, float* y, size_t rows, size_t len);
 // C[m,n] = A[m,k] B[k,n], row-major; each C element sums over k in order, so results do not
 // depend on the thread count. `packing`: gemm_packing_floats(n, k) floats of scratch, where B's
 // panels are copied (null when that is 0).
-void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, float* packing);
+// `epilogue`, when given, is called on each block of C once it is final: rows [r0, r1) x columns
+// [c0, c1), while it is still in cache (a fused bias and activation read it there).
+using Epilogue = std::function<void(size_t r0, size_t r1, size_t c0, size_t c1)>;
+void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, float* packing,
+          const Epilogue* epilogue = nullptr);
 size_t gemm_packing_floats(size_t n, size_t k);
 
 // The SIMD target the dispatch picks on this CPU, e.g. "AVX2".

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "onednn_recipe.hpp"
+#include "rematkit/plugin/fusion_view.hpp"
 #include "rematkit/plugin/plugin.hpp"
 
 namespace {
@@ -201,8 +202,98 @@ const std::pair<Prim, dnnl::algorithm> kBinary[] = {
     {Prim::kMul, dnnl::algorithm::binary_mul}, {Prim::kDiv, dnnl::algorithm::binary_div},
     {Prim::kMax, dnnl::algorithm::binary_max}, {Prim::kMin, dnnl::algorithm::binary_min}};
 
+// A fused product (rematkit/plugin/fusion_view.hpp) as one matmul: a first add of a [N] or [1, N]
+// operand as its bias, then a chain of eltwise ops and binary ops with an operand as post-ops, each
+// part reading the one before, the last part's value the only result. oneDNN adds the bias to the
+// f32 accumulator and applies the post-ops to it before the one store.
+bool fused_matmul_recipe(const Backend& backend, const rk_equation_view* e, Recipe& r) {
+  const auto fusion = rematkit::plugin::Fusion::of(e);
+  if (!fusion || fusion->parts().front().prim != Prim::kDotGeneral || fusion->results().size() != 1 ||
+      fusion->results()[0] != static_cast<int64_t>(fusion->num_values()) - 1)
+    return false;
+  Layout a, b, c;
+  if (!matmul_layouts(backend, fusion->part_equation(0).get(), a, b, c)) return false;
+  const dt in = data_type_of(e->inputs[0].dtype);
+  if (in != dt::f32 || e->outputs[0].dtype != RK_DTYPE_F32) return false;
+  const std::vector<int64_t>& out_shape = fusion->parts().front().shape;
+  const size_t inputs = fusion->num_inputs();
+  std::vector<int> arg_of(inputs, -1);  // per equation input: its DNNL_ARG_*
+  std::vector<dnnl::memory::desc> desc_of(inputs);
+  auto take = [&](int64_t v, int arg, const dnnl::memory::desc& md) {
+    if (v >= static_cast<int64_t>(inputs) || arg_of[static_cast<size_t>(v)] >= 0) return false;  // one argument each
+    arg_of[static_cast<size_t>(v)] = arg;
+    desc_of[static_cast<size_t>(v)] = md;
+    return true;
+  };
+  const std::vector<int64_t>& ops = fusion->parts().front().operands;
+  if (!take(ops[0], DNNL_ARG_SRC, dnnl::memory::desc(a.dims, in, a.strides)) ||
+      !take(ops[1], DNNL_ARG_WEIGHTS, dnnl::memory::desc(b.dims, in, b.strides)))
+    return false;
+  const dnnl::memory::desc cm(c.dims, dt::f32, c.strides);
+  dnnl::memory::desc bias;
+  dnnl::post_ops post;
+  std::string key = key_of("matmul-fused", {&a.dims, &a.strides, &b.dims, &b.strides});
+  int binaries = 0;
+  for (size_t j = 1; j < fusion->parts().size(); ++j) {
+    const rematkit::plugin::FusedPart& p = fusion->parts()[j];
+    const int64_t previous = static_cast<int64_t>(inputs + j - 1);
+    if (!p.prim || p.shape != out_shape || p.dtype != RK_DTYPE_F32 || fusion->readers(previous) != 1) return false;
+    key += std::string(";") + p.primitive;
+    const EltwiseOp* eltwise = nullptr;
+    for (const EltwiseOp& op : kEltwise)
+      if (op.primitive == *p.prim) eltwise = &op;
+    if (eltwise && p.operands.size() == 1 && p.operands[0] == previous) {
+      post.append_eltwise(1.0f, eltwise->algorithm, eltwise->alpha, eltwise->beta);
+      continue;
+    }
+    if (p.operands.size() != 2) return false;
+    // The operand that is not the chain's: an input of the output's shape, or one broadcast from
+    // [N] / [1, N] (with size-1 dims in front to the output's rank).
+    const bool chain_first = p.operands[0] == previous;
+    if (!chain_first && p.operands[1] != previous) return false;
+    const int64_t other = chain_first ? p.operands[1] : p.operands[0];
+    if (other >= static_cast<int64_t>(inputs) || fusion->dtype(other) != RK_DTYPE_F32) return false;
+    const std::vector<int64_t>& os = fusion->shape(other);
+    const int64_t n = c.dims.back();
+    const bool row = count(os) == n && !os.empty() && os.back() == n;
+    if (!row && os != out_shape) return false;
+    Dims operand_dims = c.dims;
+    if (row) std::fill(operand_dims.begin(), operand_dims.end() - 1, 1);
+    const dnnl::memory::desc om = row_major(operand_dims);
+    if (*p.prim == Prim::kAdd && j == 1 && row) {  // the bias
+      bias = om;
+      if (!take(other, DNNL_ARG_BIAS, om)) return false;
+      key += "-bias";
+      continue;
+    }
+    const bool commutes = *p.prim == Prim::kAdd || *p.prim == Prim::kMul || *p.prim == Prim::kMax || *p.prim == Prim::kMin;
+    if (!chain_first && !commutes) return false;  // oneDNN's binary post-op is chain op operand
+    const dnnl::algorithm* algorithm = nullptr;
+    for (const auto& [prim, alg] : kBinary)
+      if (prim == *p.prim) algorithm = &alg;
+    if (!algorithm || !take(other, DNNL_ARG_ATTR_MULTIPLE_POST_OP(post.len()) | DNNL_ARG_SRC_1, om)) return false;
+    post.append_binary(*algorithm, om);
+    key += row ? "-row" : "-full";
+    ++binaries;
+  }
+  for (size_t i = 0; i < inputs; ++i)
+    if (arg_of[i] < 0) return false;
+  (void)binaries;
+  const dnnl::memory::desc am = desc_of[static_cast<size_t>(ops[0])], bm = desc_of[static_cast<size_t>(ops[1])];
+  r = {key, {}, {DNNL_ARG_DST, cm}, [am, bm, bias, cm, post](const dnnl::engine& eng) -> dnnl::primitive {
+         dnnl::primitive_attr attr;
+         attr.set_post_ops(post);
+         const dnnl::matmul::desc d = bias ? dnnl::matmul::desc(am, bm, bias, cm) : dnnl::matmul::desc(am, bm, cm);
+         return dnnl::matmul(dnnl::matmul::primitive_desc(d, user_scratchpad(attr), eng));
+       }};
+  for (size_t i = 0; i < inputs; ++i) r.inputs.emplace_back(arg_of[i], desc_of[i]);
+  r.work = count(c.dims) * a.dims.back();
+  return true;
+}
+
 // How oneDNN runs `e`, or false when this backend does not.
 bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
+  if (fused_matmul_recipe(backend, e, r)) return true;
   Layout a, b, c;
   if (matmul_layouts(backend, e, a, b, c)) {
     const dt in = data_type_of(e->inputs[0].dtype), out = data_type_of(e->outputs[0].dtype);

@@ -164,7 +164,7 @@ TEST_F(CliTest, GradPlanShowsBackendsAndTheMemoryPlan) {
   std::string values = "[";
   for (int i = 0; i < 16; ++i) values += (i ? ", " : "") + std::to_string(0.1 * i);
   const std::string inputs = write("in.json", R"({"x": )" + values + "]}");
-  const CliRun r = run("grad " + program + " --inputs " + inputs + " --backend highway,reference --plan");
+  const CliRun r = run("grad " + program + " --inputs " + inputs + " --backend highway,reference --plan --no-fusion");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("forward sin (forward) at "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("on highway"), std::string::npos) << r.out;
@@ -225,7 +225,7 @@ TEST_F(CliTest, MemoryExplainsThePeakPerPolicyAndDrawsTheTimeline) {
                                                "    y:f32[256] = mul a w\n"
                                                "  in (y,) }\n");
   const std::string svg = (dir_ / "t.svg").string();
-  const CliRun r = run("memory " + program + " --policy everything_saveable --policy nothing_saveable --timeline " + svg);
+  const CliRun r = run("memory " + program + " --policy everything_saveable --policy nothing_saveable --no-fusion --timeline " + svg);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("policy everything_saveable\npeak: step 7 (of 0..10), in the backward pass: mul (transposed "
                         "mul) at " + program + ":3:18\ndevice memory alive there: 5.0 KiB (5120 bytes) in 5 buffer(s)\n",
@@ -258,7 +258,7 @@ TEST_F(CliTest, MemoryExplainsThePeakPerPolicyAndDrawsTheTimeline) {
   for (const char* legend : {">saved residual</text>", ">recomputed</text>", ">recompute pass</text>"})
     EXPECT_NE(timeline.find(legend), std::string::npos) << legend;
 
-  const CliRun json = run("memory " + program + " --policy everything_saveable --policy nothing_saveable --json");
+  const CliRun json = run("memory " + program + " --policy everything_saveable --policy nothing_saveable --no-fusion --json");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const nlohmann::json j = nlohmann::json::parse(json.out);
   ASSERT_EQ(j.size(), 2u);
@@ -639,8 +639,9 @@ TEST_F(CliTest, VersionAndDefaultBackends) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> installed = default_plugins().backend_names();
   const bool has_highway = std::find(installed.begin(), installed.end(), "highway") != installed.end();
-  EXPECT_NE(r.out.find("forward sin (forward) at " + program + ":1:39 on " +
-                       std::string(has_highway ? "highway" : "reference")),
+  // sin and its JVP coefficient cos read x alone: highway runs them as one kernel; reference fuses nothing.
+  EXPECT_NE(r.out.find(has_highway ? "forward fused sin (1:39) + cos (1:39) (forward) at " + program + ":1:39 on highway"
+                                   : "forward sin (forward) at " + program + ":1:39 on reference"),
             std::string::npos)
       << r.out;
 }

@@ -49,6 +49,12 @@ void add_backend_option(CLI::App* cmd, std::vector<std::string>& backends) {
       ->delimiter(',');
 }
 
+void add_fusion_option(CLI::App* cmd, bool& no_fusion) {
+  cmd->add_flag("--no-fusion", no_fusion,
+                "run every equation as a kernel of its own, where a backend would run a product with its bias and\n"
+                "activation, or a chain of elementwise ops, as one (the results are the same)");
+}
+
 void add_memory_limit_option(CLI::App* cmd, std::string& text) {
   cmd->add_option("--max-memory", text,
                   "the most memory a step may take, such as 8GiB: a step predicted to need more is refused before "

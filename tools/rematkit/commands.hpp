@@ -40,6 +40,8 @@ const rematkit::PluginRegistry& command_plugins(const PluginOptions& options);
 // --backend NAME[,NAME...]: the backends to run on, in order of preference (default: the fastest
 // installed, as the API's: onednn, highway, reference).
 void add_backend_option(CLI::App* cmd, std::vector<std::string>& backends);
+// --no-fusion: BackendOptions::fuse off.
+void add_fusion_option(CLI::App* cmd, bool& no_fusion);
 
 // --max-memory SIZE (8GiB, 512MiB, 1e9): the most bytes a step may take; a step predicted to
 // need more is refused before it allocates. Empty text: nullopt, the machine's available memory.

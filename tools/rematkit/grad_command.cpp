@@ -19,6 +19,7 @@ struct GradOptions {
   std::string policy;
   std::vector<std::string> backends;  // empty: the fastest installed
   bool plan = false;
+  bool no_fusion = false;
   int threads = 0;
   std::string max_memory;
 };
@@ -31,8 +32,17 @@ void print_steps(const StepProgram& program) {
     const FlatEquation& eqn = lin.graph.eqns[static_cast<size_t>(step.equation)];
     const bool backward = step.pass == Pass::kBackward;
     const char* role = eqn.role == EqnRole::kBackward ? "transposed" : backward ? "recomputed" : "forward";
-    std::cout << (backward ? "backward " : "forward ") << prim_name(eqn.prim) << " (" << role << ") at "
-              << eqn.where.str();
+    std::cout << (backward ? "backward " : "forward ");
+    if (!step.fused.empty()) {  // one kernel for several equations: each, with where it comes from
+      std::cout << "fused";
+      for (size_t i = 0; i < step.fused.size(); ++i) {
+        const FlatEquation& part = lin.graph.eqns[static_cast<size_t>(step.fused[i])];
+        std::cout << (i ? " + " : " ") << prim_name(part.prim) << " (" << part.where.line << ":" << part.where.column << ")";
+      }
+      std::cout << " (" << role << ") at " << eqn.where.str() << " on " << step.kernel->backend() << "\n";
+      continue;
+    }
+    std::cout << prim_name(eqn.prim) << " (" << role << ") at " << eqn.where.str();
     if (step.kind == StepKind::kKernel) {
       std::cout << " on " << step.kernel->backend() << "\n";
       continue;
@@ -71,6 +81,7 @@ void run_grad(const GradOptions& o) {
   BackendOptions backends{o.backends.empty() ? plugins.fastest_backends() : o.backends, &plugins};
   backends.threads = o.threads;
   backends.max_memory = memory_limit(o.max_memory);
+  backends.fuse = !o.no_fusion;
   OneShotRunner runner(lin, backends);
   const GradientResult result = runner.run(inputs.constants, inputs.arguments);
 
@@ -123,6 +134,7 @@ void add_grad_command(CLI::App& app) {
   add_backend_option(cmd, options->backends);
   cmd->add_option("--threads", options->threads, "threads a step may use (0: every core)")->check(CLI::Range(0, 1024));
   add_memory_limit_option(cmd, options->max_memory);
+  add_fusion_option(cmd, options->no_fusion);
   cmd->add_flag("--plan", options->plan,
                 "before the JSON line, print the memory plan (predicted and measured peak bytes, the peak step and\n"
                 "its bytes per kind), the FLOPs of each pass, and each step with the backend it runs on");

@@ -19,13 +19,15 @@ struct MemoryOptions {
   std::vector<std::string> policies;  // none: the program's own checkpoints
   std::vector<std::string> backends;  // empty: the fastest installed
   bool json = false;
+  bool no_fusion = false;
   std::string timeline;
 };
 
 void run_memory(const MemoryOptions& o) {
   const Program program = edited_program(command_program(o.file), o.edits);
   const PluginRegistry& plugins = command_plugins(o.plugins);
-  const BackendOptions backends{o.backends.empty() ? plugins.fastest_backends() : o.backends, &plugins};
+  BackendOptions backends{o.backends.empty() ? plugins.fastest_backends() : o.backends, &plugins};
+  backends.fuse = !o.no_fusion;
   // Each policy's plan, as `grad` and the API's Plan make it; only its report outlives it.
   const std::vector<std::string> policies = o.policies.empty() ? std::vector<std::string>{""} : o.policies;
   std::vector<MemoryReport> reports;
@@ -78,6 +80,7 @@ void add_memory_command(CLI::App& app) {
   add_program_edit_options(cmd, options->edits);
   add_plugin_option(cmd, options->plugins);
   add_backend_option(cmd, options->backends);
+  add_fusion_option(cmd, options->no_fusion);
   cmd->add_flag("--json", options->json,
                 "print a JSON list with one report per policy: every buffer and step, the peak and its bytes per kind");
   cmd->add_option("--timeline", options->timeline,

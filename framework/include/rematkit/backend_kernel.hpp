@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rematkit/backend_options.hpp"
@@ -65,6 +66,12 @@ class REMATKIT_CORE_EXPORT BackendInstance {
   // `what` names the equation in error messages.
   std::unique_ptr<PreparedKernel> prepare(Prim prim, const Params& params, const std::vector<Type>& inputs,
                                           const std::vector<Type>& outputs, const std::string& what);
+  // The same for an equation the host makes up, such as a fused one ("rk_fusion", fusion.hpp).
+  std::unique_ptr<PreparedKernel> prepare(std::string_view primitive, const Params& params,
+                                          const std::vector<Type>& inputs, const std::vector<Type>& outputs,
+                                          const std::string& what);
+  // Whether the backend would run the equation (its supports(): cheap, prepares nothing).
+  bool supports(Prim prim, const Params& params, const std::vector<Type>& inputs, const std::vector<Type>& outputs) const;
   const std::string& name() const { return name_; }
 
  private:
@@ -83,8 +90,15 @@ class REMATKIT_CORE_EXPORT BackendSet {
   // `eqn` of `graph` prepared on the first backend that runs it; a bad-input Error naming the
   // equation and where it comes from if none does.
   std::unique_ptr<PreparedKernel> bind(const FlatGraph& graph, const FlatEquation& eqn);
+  // The index in the preference list of the backend bind() would choose for `eqn`; -1 for none.
+  int first_running(const FlatGraph& graph, const FlatEquation& eqn) const;
+  size_t size() const { return backends_.size(); }
+  BackendInstance& backend(size_t index) { return *backends_.at(index); }
+  // Whether fusion_steps.hpp may fuse equations (BackendOptions::fuse).
+  bool fuses() const { return fuse_; }
 
  private:
+  bool fuse_ = true;
   std::vector<std::unique_ptr<BackendInstance>> backends_;  // in preference order
 };
 

@@ -21,6 +21,10 @@ struct BackendOptions {
   // over it is refused before allocating (memory_limit.hpp). nullopt: the machine's available
   // memory when the runner is made.
   std::optional<int64_t> max_memory{};
+  // Whether a step program runs chains of equations as one fused kernel where a backend offers one
+  // (a product with its bias and activation, elementwise ops over one shape: fusion_steps.hpp). The
+  // results are those of the parts run one by one; false runs every equation on its own.
+  bool fuse = true;
 };
 
 }  // namespace rematkit

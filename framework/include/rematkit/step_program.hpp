@@ -50,7 +50,9 @@ struct Step {
   StepKind kind = StepKind::kKernel;
   Pass pass = Pass::kForward;
   LoadSource load;                        // kLoad: what fills outputs[0]
-  int equation = -1;                      // kKernel: the graph equation it runs
+  int equation = -1;                      // kKernel: the graph equation it runs (a fused one's first)
+  std::vector<int> fused;                 // kKernel of a fusion: the graph equations it runs, in order
+                                          // (fusion_steps.hpp); empty for a kernel of one equation
   const PreparedKernel* kernel = nullptr; // kKernel: owned by the program
   const LoopProgram* loop = nullptr;      // kLoop: owned by the program
   int workspace = -1;                     // for this step only: kLoop's body arena; kKernel's scratch
@@ -66,8 +68,13 @@ class StepProgram;
 // every definition of a value its own buffer (a recomputed value is defined again in the backward
 // pass), and lays out the buffers by their lifetimes. A bad-input Error if a backend is unknown or
 // none runs an equation. `lin` must outlive the program.
+// With backends.fuse, chains of equations a backend runs as one become one step (fusion_steps.hpp),
+// unless that makes the predicted peak higher than running them one by one.
 REMATKIT_CORE_EXPORT StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Passes passes,
                                                     InputMode inputs);
+// The same without comparing: fused exactly where backends.fuse says (for tests of fusion itself).
+REMATKIT_CORE_EXPORT StepProgram build_step_program_as_asked(const Linearization& lin, const BackendOptions& backends,
+                                                        Passes passes, InputMode inputs);
 
 // One pass of a loop body on its own (loop_program.hpp): `given` values are buffers for the whole
 // program that the loop writes before each iteration (their buffers in `given_buffers`, in order),
@@ -102,7 +109,7 @@ class REMATKIT_CORE_EXPORT StepProgram {
   const std::vector<ValueId>& kept_values() const { return kept_; }
 
  private:
-  friend StepProgram build_step_program(const Linearization&, const BackendOptions&, Passes, InputMode);
+  friend StepProgram build_step_program_as_asked(const Linearization&, const BackendOptions&, Passes, InputMode);
   friend StepProgram build_body_program(const Linearization&, BackendSet&, const std::vector<ValueId>&,
                                         const std::vector<int>&, const std::vector<ValueId>&, std::vector<int>&);
   StepProgram() = default;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string_view>
 
 #include "equation_view.hpp"
 #include "host_api.hpp"
@@ -104,8 +105,21 @@ BackendInstance::~BackendInstance() {
 
 std::unique_ptr<PreparedKernel> BackendInstance::prepare(Prim prim, const Params& params, const std::vector<Type>& inputs,
                                                          const std::vector<Type>& outputs, const std::string& what) {
-  if (abi_minor_ < 3 && !(knows_dtypes_of(inputs) && knows_dtypes_of(outputs))) return nullptr;
+  return prepare(prim_name(prim), params, inputs, outputs, what);
+}
+
+bool BackendInstance::supports(Prim prim, const Params& params, const std::vector<Type>& inputs,
+                               const std::vector<Type>& outputs) const {
+  if (abi_minor_ < 3 && !(knows_dtypes_of(inputs) && knows_dtypes_of(outputs))) return false;
   const plugin_host::CEquationView view(prim_name(prim), params, inputs, outputs);
+  return api_->supports(backend_, view.get()) != 0;
+}
+
+std::unique_ptr<PreparedKernel> BackendInstance::prepare(std::string_view primitive, const Params& params,
+                                                         const std::vector<Type>& inputs, const std::vector<Type>& outputs,
+                                                         const std::string& what) {
+  if (abi_minor_ < 3 && !(knows_dtypes_of(inputs) && knows_dtypes_of(outputs))) return nullptr;
+  const plugin_host::CEquationView view(primitive, params, inputs, outputs);
   if (!api_->supports(backend_, view.get())) return nullptr;
   std::unique_ptr<PreparedKernel> k(new PreparedKernel());
   k->api_ = api_;  // first, so that a kernel made before a failure is destroyed
@@ -123,7 +137,7 @@ std::unique_ptr<PreparedKernel> BackendInstance::prepare(Prim prim, const Params
   return k;
 }
 
-BackendSet::BackendSet(const BackendOptions& options) {
+BackendSet::BackendSet(const BackendOptions& options) : fuse_(options.fuse) {
   const PluginRegistry& plugins = options.plugins ? *options.plugins : default_plugins();
   if (options.preference.empty()) fail("no backend given");
   if (options.threads < 0)
@@ -134,13 +148,29 @@ BackendSet::BackendSet(const BackendOptions& options) {
     backends_.push_back(std::make_unique<BackendInstance>(plugins, name, created_with));
 }
 
-std::unique_ptr<PreparedKernel> BackendSet::bind(const FlatGraph& graph, const FlatEquation& eqn) {
-  std::vector<Type> in, out;
+namespace {
+
+void device_types_of(const FlatGraph& graph, const FlatEquation& eqn, std::vector<Type>& in, std::vector<Type>& out) {
   for (ValueId v : eqn.inputs) in.push_back(device(graph.values[v].type));
   for (ValueId v : eqn.outputs) out.push_back(device(graph.values[v].type));
+}
+
+}  // namespace
+
+std::unique_ptr<PreparedKernel> BackendSet::bind(const FlatGraph& graph, const FlatEquation& eqn) {
+  std::vector<Type> in, out;
+  device_types_of(graph, eqn, in, out);
   for (auto& backend : backends_)
     if (auto kernel = backend->prepare(eqn.prim, eqn.params, in, out, where_of(eqn))) return kernel;
   fail("no backend in the preference list supports " + where_of(eqn));
+}
+
+int BackendSet::first_running(const FlatGraph& graph, const FlatEquation& eqn) const {
+  std::vector<Type> in, out;
+  device_types_of(graph, eqn, in, out);
+  for (size_t i = 0; i < backends_.size(); ++i)
+    if (backends_[i]->supports(eqn.prim, eqn.params, in, out)) return static_cast<int>(i);
+  return -1;
 }
 
 }  // namespace rematkit

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "fusion_steps.hpp"
 #include "loop_program.hpp"
 #include "rematkit/error.hpp"
 
@@ -44,8 +45,16 @@ class StepProgramBuilder {
     for (ValueId v : lin_.arguments) residents_.push_back(argument_buffers.emplace_back(new_buffer(v, -1)));
   }
 
-  void add_pass(Pass pass, const std::vector<int>& eqns) {
-    for (int e : eqns) {
+  // `readout`: the values the pass's readout reads (kept by any fusion, fusion_steps.hpp).
+  void add_pass(Pass pass, const std::vector<int>& eqns, const std::vector<ValueId>& readout) {
+    PassFusion fusion = fuse_pass(lin_, eqns, pass, readout, backends_);
+    for (size_t p = 0; p < eqns.size(); ++p) {
+      if (fusion.at[p] == PassFusion::kAbsorbed) continue;
+      if (fusion.at[p] >= 0) {
+        add_fused(pass, fusion.steps[static_cast<size_t>(fusion.at[p])]);
+        continue;
+      }
+      const int e = eqns[p];
       const FlatEquation& eqn = g_.eqns[e];
       Step step;
       step.kind = StepKind::kKernel;
@@ -68,6 +77,24 @@ class StepProgramBuilder {
       else if (steps_[index].kernel && steps_[index].kernel->workspace_bytes() > 0)  // the kernel's scratch
         steps_[index].workspace = new_workspace(static_cast<int64_t>(steps_[index].kernel->workspace_bytes()), index);
     }
+  }
+
+  // One kernel step for several equations: buffers for the fused equation's operands and results
+  // only; the values between its parts never exist outside the kernel.
+  void add_fused(Pass pass, FusedStep& fused) {
+    Step step;
+    step.kind = StepKind::kKernel;
+    step.pass = pass;
+    step.equation = fused.eqns.front();
+    step.fused = fused.eqns;
+    for (ValueId v : fused.inputs) step.inputs.push_back(read(v, pass));
+    kernels_.push_back(std::move(fused.kernel));
+    step.kernel = kernels_.back().get();
+    const int index = push(std::move(step));
+    for (int b : steps_[index].inputs) extend(b, index);
+    for (ValueId v : fused.outputs) steps_[index].outputs.push_back(new_buffer(v, index));
+    if (steps_[index].kernel->workspace_bytes() > 0)
+      steps_[index].workspace = new_workspace(static_cast<int64_t>(steps_[index].kernel->workspace_bytes()), index);
   }
 
   // The pass's results; -1 where there is no value (an argument without a gradient).
@@ -204,7 +231,27 @@ StepProgram::StepProgram(StepProgram&&) noexcept = default;
 StepProgram& StepProgram::operator=(StepProgram&&) noexcept = default;
 StepProgram::~StepProgram() = default;
 
+namespace {
+
+int64_t arena_total(const ArenaLayout& layout) {
+  return layout.arena(MemorySpace::kDevice) + layout.arena(MemorySpace::kPinnedHost);
+}
+
+}  // namespace
+
 StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Passes passes, InputMode inputs) {
+  if (!backends.fuse) return build_step_program_as_asked(lin, backends, passes, inputs);
+  // A fused step runs where its last part was, so the values it reads can live longer than they
+  // would part by part: where that makes the peak higher, the program runs unfused.
+  StepProgram fused = build_step_program_as_asked(lin, backends, passes, inputs);
+  BackendOptions unfused_options = backends;
+  unfused_options.fuse = false;
+  StepProgram unfused = build_step_program_as_asked(lin, unfused_options, passes, inputs);
+  return arena_total(fused.layout()) <= arena_total(unfused.layout()) ? std::move(fused) : std::move(unfused);
+}
+
+StepProgram build_step_program_as_asked(const Linearization& lin, const BackendOptions& backends, Passes passes,
+                                   InputMode inputs) {
   StepProgram program;
   program.lin_ = &lin;
   program.passes_ = passes;
@@ -213,11 +260,11 @@ StepProgram build_step_program(const Linearization& lin, const BackendOptions& b
   StepProgramBuilder builder(lin, backend_set, program.steps_, program.kernels_, program.loops_);
   if (inputs == InputMode::kResident) builder.make_inputs_resident(program.constant_buffers_, program.argument_buffers_);
   else builder.load_inputs_where_read();
-  builder.add_pass(Pass::kForward, lin.forward);
+  builder.add_pass(Pass::kForward, lin.forward, lin.outputs);
   program.output_buffers_ = builder.add_readout(Pass::kForward, lin.outputs);
   if (passes == Passes::kForwardAndBackward) {
     builder.start_backward();
-    builder.add_pass(Pass::kBackward, lin.backward);
+    builder.add_pass(Pass::kBackward, lin.backward, lin.gradients);
     program.gradient_buffers_ = builder.add_readout(Pass::kBackward, lin.gradients);
     program.kept_ = builder.kept_values();
   }
@@ -237,7 +284,7 @@ StepProgram build_body_program(const Linearization& lin, BackendSet& backends, c
   program.inputs_ = InputMode::kResident;
   StepProgramBuilder builder(lin, backends, program.steps_, program.kernels_, program.loops_);
   given_buffers = builder.make_given_resident(given);
-  builder.add_pass(Pass::kForward, eqns);
+  builder.add_pass(Pass::kForward, eqns, results);
   program.output_buffers_ = builder.add_readout(Pass::kForward, results);
   builder.finish(program.output_buffers_);
   program.layout_ = layout_buffers(builder.buffers());

@@ -1,0 +1,152 @@
+#include "highway/fused_elementwise.hpp"
+
+#include <algorithm>
+
+#include "highway/primitive_ops.hpp"
+
+namespace rematkit::hwy_backend {
+namespace {
+
+constexpr size_t kSegment = 256;  // elements of a segment: 1 KiB of f32 per value, in L1
+constexpr int kMaxSlots = 16;
+
+size_t count(const std::vector<int64_t>& shape) {
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+}  // namespace
+
+std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusion, size_t first) {
+  if (first >= fusion.parts().size()) return std::nullopt;
+  FusedElementwise f;
+  const std::vector<int64_t>& shape = fusion.parts()[first].shape;
+  f.elements_ = count(shape);
+  f.access_.resize(fusion.num_values());
+  // The values before `first` the parts read: inputs, or a product's result (first == 1).
+  auto operand_access = [&](int64_t v) -> bool {
+    Access& a = f.access_[static_cast<size_t>(v)];
+    const std::vector<int64_t>& s = fusion.shape(v);
+    a.is_bool = fusion.dtype(v) == RK_DTYPE_BOOL;
+    if (fusion.dtype(v) != RK_DTYPE_F32 && !a.is_bool) return false;
+    if (s == shape) return true;
+    if (count(s) == 1) return a.mode = Access::Mode::kScalar, true;
+    // Size-1 leading dims, then the output's trailing dims: element i reads i mod count(s).
+    if (s.size() > shape.size()) return false;
+    const size_t offset = shape.size() - s.size();
+    bool leading = true;
+    for (size_t d = 0; d < s.size(); ++d) {
+      const bool matches = s[d] == shape[offset + d];
+      if (leading && s[d] == 1 && !matches) continue;
+      leading = false;
+      if (!matches) return false;
+    }
+    a.mode = Access::Mode::kRepeat;
+    a.period = count(s);
+    f.periods_.push_back(a.period);
+    return true;
+  };
+  for (size_t j = first; j < fusion.parts().size(); ++j) {
+    const plugin::FusedPart& p = fusion.parts()[j];
+    if (!p.prim || p.shape != shape) return std::nullopt;
+    const int value = static_cast<int>(fusion.num_inputs() + j);
+    for (int64_t v : p.operands)
+      if (v < static_cast<int64_t>(fusion.num_inputs() + first) && !operand_access(v)) return std::nullopt;
+    Part part;
+    part.value = value;
+    part.operands.assign(p.operands.begin(), p.operands.end());
+    auto f32 = [&](int64_t v) { return fusion.dtype(v) == RK_DTYPE_F32; };
+    const Prim prim = *p.prim;
+    bool f32_operands = true;
+    for (int64_t v : p.operands) f32_operands = f32_operands && f32(v);
+    if (auto op = op_of(kUnaries, prim); op && p.operands.size() == 1 && f32_operands && p.dtype == RK_DTYPE_F32) {
+      part.kind = Kind::kUnary;
+      part.op = static_cast<int>(*op);
+    } else if (prim == Prim::kConvertElementType && f32_operands && p.dtype == RK_DTYPE_F32) {
+      part.kind = Kind::kUnary;
+      part.op = static_cast<int>(Unary::kCopy);
+    } else if (prim == Prim::kIntegerPow && f32_operands && p.dtype == RK_DTYPE_F32) {
+      part.kind = Kind::kPow;
+      for (const rk_value& param : p.params)
+        if (param.name && std::string_view(param.name) == "y") part.power = param.int_value;
+    } else if (auto bop = op_of(kBinaries, prim); bop && p.operands.size() == 2 && f32_operands && p.dtype == RK_DTYPE_F32) {
+      part.kind = Kind::kBinary;
+      part.op = static_cast<int>(*bop);
+    } else if (auto cop = op_of(kCompares, prim); cop && p.operands.size() == 2 && f32_operands && p.dtype == RK_DTYPE_BOOL) {
+      part.kind = Kind::kCompare;
+      part.op = static_cast<int>(*cop);
+    } else if (prim == Prim::kBroadcastInDim && p.operands.size() == 1 && count(fusion.shape(p.operands[0])) == 1 &&
+               f32_operands && p.dtype == RK_DTYPE_F32) {
+      part.kind = Kind::kFill;  // a scalar spread over the shape
+      if (f.access_[static_cast<size_t>(p.operands[0])].slot >= 0) return std::nullopt;  // read from a buffer
+      f.access_[static_cast<size_t>(p.operands[0])].mode = Access::Mode::kScalar;
+    } else if (prim == Prim::kSelectN && p.operands.size() == 3 && fusion.dtype(p.operands[0]) == RK_DTYPE_BOOL &&
+               f32(p.operands[1]) && f32(p.operands[2]) && p.dtype == RK_DTYPE_F32) {
+      part.kind = Kind::kSelect;
+    } else {
+      return std::nullopt;
+    }
+    // The kernels read a scalar operand only where they take a scalar flag: not a unary's, a
+    // power's or select's cases; repeated operands are pointers into the segment, so any kernel.
+    for (size_t o = 0; o < part.operands.size(); ++o) {
+      const Access& a = f.access_[static_cast<size_t>(part.operands[o])];
+      const bool takes_scalar = part.kind == Kind::kBinary || part.kind == Kind::kCompare || part.kind == Kind::kFill ||
+                                (part.kind == Kind::kSelect && o == 0);
+      if (a.mode == Access::Mode::kScalar && !takes_scalar) return std::nullopt;
+    }
+    Access& mine = f.access_[static_cast<size_t>(value)];
+    mine.is_bool = p.dtype == RK_DTYPE_BOOL;
+    if (!fusion.is_result(value)) {
+      if (f.num_slots_ == kMaxSlots) return std::nullopt;
+      mine.slot = f.num_slots_++;
+    }
+    f.parts_.push_back(std::move(part));
+  }
+  return f;
+}
+
+void FusedElementwise::run(const std::vector<void*>& values, size_t begin, size_t end) const {
+  alignas(64) float slots[kMaxSlots][kSegment];
+  while (begin < end) {
+    size_t len = std::min(kSegment, end - begin);
+    for (size_t period : periods_) len = std::min(len, period - begin % period);  // stay inside one repeat
+    run_segment(values, begin, len, slots);
+    begin += len;
+  }
+}
+
+void FusedElementwise::run_segment(const std::vector<void*>& values, size_t begin, size_t len, float (*slots)[256]) const {
+  // A value's elements for this segment, and whether the kernel reads it as a scalar.
+  auto at = [&](int v, bool& scalar) -> void* {
+    const Access& a = access_[static_cast<size_t>(v)];
+    scalar = a.mode == Access::Mode::kScalar;
+    if (a.slot >= 0) return slots[a.slot];
+    const size_t bytes = a.is_bool ? 1 : sizeof(float);
+    std::byte* base = static_cast<std::byte*>(values[static_cast<size_t>(v)]);
+    switch (a.mode) {
+      case Access::Mode::kFull: return base + begin * bytes;
+      case Access::Mode::kScalar: return base;
+      case Access::Mode::kRepeat: return base + (begin % a.period) * bytes;
+    }
+    return base;
+  };
+  for (const Part& p : parts_) {
+    bool s0 = false, s1 = false, s2 = false, unused = false;
+    void* y = at(p.value, unused);
+    void* x0 = at(p.operands[0], s0);
+    void* x1 = p.operands.size() > 1 ? at(p.operands[1], s1) : nullptr;
+    void* x2 = p.operands.size() > 2 ? at(p.operands[2], s2) : nullptr;
+    auto f = [](void* v) { return static_cast<float*>(v); };
+    switch (p.kind) {
+      case Kind::kUnary: unary(static_cast<Unary>(p.op), f(x0), f(y), len); break;
+      case Kind::kPow: integer_pow(p.power, f(x0), f(y), len); break;
+      case Kind::kBinary: binary(static_cast<Binary>(p.op), f(x0), s0, f(x1), s1, f(y), len); break;
+      case Kind::kCompare: compare(static_cast<Compare>(p.op), f(x0), s0, f(x1), s1, static_cast<uint8_t*>(y), len); break;
+      case Kind::kSelect: select(static_cast<const uint8_t*>(x0), s0, f(x1), f(x2), f(y), len); break;
+      case Kind::kFill: std::fill(f(y), f(y) + len, f(x0)[0]); break;
+    }
+  }
+}
+
+}  // namespace rematkit::hwy_backend

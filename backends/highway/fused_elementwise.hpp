@@ -1,0 +1,55 @@
+// A chain of elementwise parts of a fused equation (rematkit/plugin/fusion_view.hpp), run over one
+// segment of the output shape at a time: each part's kernel from kernels.hpp runs on a few hundred
+// elements that stay in L1, so the values between parts never go to memory. The same kernels as the
+// parts run alone, element by element, so the results are the same bits. SIMD-free.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "highway/kernels.hpp"
+#include "rematkit/plugin/fusion_view.hpp"
+
+namespace rematkit::hwy_backend {
+
+class FusedElementwise {
+ public:
+  // The parts of `fusion` from `first` on, over `count` elements (a product's output when first is
+  // 1: value num_inputs() is that product's result, read from the buffer `run` is given for it).
+  // nullopt when a part or an operand's broadcast is one this backend does not run fused.
+  static std::optional<FusedElementwise> of(const plugin::Fusion& fusion, size_t first);
+
+  // Buffers: per fused-equation value, the input's data or the result's output buffer (null for a
+  // value only the parts read). Runs elements [begin, end) of the output shape.
+  void run(const std::vector<void*>& values, size_t begin, size_t end) const;
+  size_t elements() const { return elements_; }
+
+ private:
+  enum class Kind { kUnary, kPow, kBinary, kCompare, kSelect, kFill };
+  struct Part {
+    Kind kind = Kind::kUnary;
+    int op = 0;
+    int64_t power = 0;
+    std::vector<int> operands;  // value numbers
+    int value = 0;              // the value it defines
+  };
+  // How a value is read at flat element i of the output: at i, at 0, or at i mod period (a bias
+  // [1, F] beside [B, F]); slot >= 0 for a value only the parts read, which lives in a segment buffer.
+  struct Access {
+    enum class Mode { kFull, kScalar, kRepeat } mode = Mode::kFull;
+    size_t period = 0;
+    int slot = -1;
+    bool is_bool = false;
+  };
+
+  void run_segment(const std::vector<void*>& values, size_t begin, size_t len, float (*slots)[256]) const;
+
+  std::vector<Part> parts_;
+  std::vector<Access> access_;  // per value
+  size_t elements_ = 0;
+  int num_slots_ = 0;
+  std::vector<size_t> periods_;  // of the kRepeat operands: segments never cross a multiple of one
+};
+
+}  // namespace rematkit::hwy_backend

@@ -1,0 +1,42 @@
+// Which equations of a pass run as one fused kernel step. A fusion is a product (dot_general) or an
+// elementwise equation followed by elementwise equations of the same output shape that read what
+// it computes: a Dense layer's product, bias add and activation, a relu's output with its mask, the
+// chain of a gelu. It is offered to backends as one "rk_fusion" equation
+// (plugins/include/rematkit/plugin/fusion_view.hpp) only where the values between its parts are
+// read nowhere else: no other equation of the pass, no readout, and no residual reads them. So
+// fusion never changes what a policy keeps; the values it leaves out simply get no buffer, and the
+// memory plan (built over the steps as they are) counts exactly that.
+//
+// Which backend runs it follows the user's preference list: the first backend that runs the fused
+// equation, if that is the backend that runs its product alone (a product never moves to another
+// backend to be fused), or, with no product, one that runs some part alone. Where none does, the
+// last part is dropped and the rest tried again; the dropped parts may start a fusion of their own.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "rematkit/step_program.hpp"
+
+namespace rematkit {
+
+struct FusedStep {
+  std::vector<int> eqns;                 // graph equations, in pass order; the step runs at the last one
+  std::vector<ValueId> inputs, outputs;  // the fused equation's operands and results
+  std::unique_ptr<PreparedKernel> kernel;
+};
+
+struct PassFusion {
+  std::vector<FusedStep> steps;
+  // Per position in the pass: the index in `steps` of the fused step that runs there, kAbsorbed
+  // for an equation a fused step runs elsewhere, kOnItsOwn for one that runs alone.
+  static constexpr int kOnItsOwn = -1, kAbsorbed = -2;
+  std::vector<int> at;
+};
+
+// The fusions of `eqns`, one pass of `lin` whose readout reads `readout`; in the forward pass the
+// residuals are read later too. With backends.fuses() false, every equation runs on its own.
+PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pass pass,
+                     const std::vector<ValueId>& readout, BackendSet& backends);
+
+}  // namespace rematkit
