@@ -315,7 +315,7 @@ INSTANTIATE_TEST_SUITE_P(Reference, BackendGradientTest, ::testing::ValuesIn(res
 // "prim@backend" for each kernel of the forward pass on highway, then reference.
 std::vector<std::string> forward_kernel_backends(const Linearization& lin) {
   BackendOptions options{{"highway", "reference"}, &default_plugins()};
-  options.fuse = false;  // each equation's own binding (fusion_test.cpp has the fused ones)
+  options.fusion = BackendOptions::Fusion::kOff;  // each equation's own binding (fusion_test.cpp has the fused ones)
   const StepProgram forward = build_step_program(lin, options, Passes::kForwardOnly, InputMode::kLoadedEachRun);
   std::vector<std::string> steps;
   for (const Step& step : forward.steps())

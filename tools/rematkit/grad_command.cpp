@@ -81,7 +81,7 @@ void run_grad(const GradOptions& o) {
   BackendOptions backends{o.backends.empty() ? plugins.fastest_backends() : o.backends, &plugins};
   backends.threads = o.threads;
   backends.max_memory = memory_limit(o.max_memory);
-  backends.fuse = !o.no_fusion;
+  if (o.no_fusion) backends.fusion = BackendOptions::Fusion::kOff;
   OneShotRunner runner(lin, backends);
   const GradientResult result = runner.run(inputs.constants, inputs.arguments);
 

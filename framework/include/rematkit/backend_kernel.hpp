@@ -94,7 +94,7 @@ class REMATKIT_CORE_EXPORT BackendSet {
   int first_running(const FlatGraph& graph, const FlatEquation& eqn) const;
   size_t size() const { return backends_.size(); }
   BackendInstance& backend(size_t index) { return *backends_.at(index); }
-  // Whether fusion_steps.hpp may fuse equations (BackendOptions::fuse).
+  // Whether fusion_steps.hpp may fuse equations (BackendOptions::fusion not kOff).
   bool fuses() const { return fuse_; }
 
  private:

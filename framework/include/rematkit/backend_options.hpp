@@ -23,8 +23,11 @@ struct BackendOptions {
   std::optional<int64_t> max_memory{};
   // Whether a step program runs chains of equations as one fused kernel where a backend offers one
   // (a product with its bias and activation, elementwise ops over one shape: fusion_steps.hpp). The
-  // results are those of the parts run one by one; false runs every equation on its own.
-  bool fuse = true;
+  // results are those of the parts run one by one. A fused step runs where its last part was, so
+  // what it reads may live longer: by default a program whose fused plan would have a higher
+  // predicted peak runs unfused.
+  enum class Fusion { kOff, kUnlessPeakRises, kAlways };
+  Fusion fusion = Fusion::kUnlessPeakRises;
 };
 
 }  // namespace rematkit

@@ -68,13 +68,9 @@ class StepProgram;
 // every definition of a value its own buffer (a recomputed value is defined again in the backward
 // pass), and lays out the buffers by their lifetimes. A bad-input Error if a backend is unknown or
 // none runs an equation. `lin` must outlive the program.
-// With backends.fuse, chains of equations a backend runs as one become one step (fusion_steps.hpp),
-// unless that makes the predicted peak higher than running them one by one.
+// Chains of equations a backend runs as one become one step as backends.fusion says (fusion_steps.hpp).
 REMATKIT_CORE_EXPORT StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Passes passes,
                                                     InputMode inputs);
-// The same without comparing: fused exactly where backends.fuse says (for tests of fusion itself).
-REMATKIT_CORE_EXPORT StepProgram build_step_program_as_asked(const Linearization& lin, const BackendOptions& backends,
-                                                        Passes passes, InputMode inputs);
 
 // One pass of a loop body on its own (loop_program.hpp): `given` values are buffers for the whole
 // program that the loop writes before each iteration (their buffers in `given_buffers`, in order),
@@ -107,9 +103,15 @@ class REMATKIT_CORE_EXPORT StepProgram {
   int argument_buffer(size_t index) const { return argument_buffers_.at(index); }
   // Values whose forward buffer stays alive into the backward pass: what the program really keeps.
   const std::vector<ValueId>& kept_values() const { return kept_; }
+  // Kernel steps that run several equations (Step::fused).
+  size_t fused_steps() const {
+    size_t n = 0;
+    for (const Step& s : steps_) n += s.fused.empty() ? 0 : 1;
+    return n;
+  }
 
  private:
-  friend StepProgram build_step_program_as_asked(const Linearization&, const BackendOptions&, Passes, InputMode);
+  friend StepProgram build_steps(const Linearization&, const BackendOptions&, Passes, InputMode);
   friend StepProgram build_body_program(const Linearization&, BackendSet&, const std::vector<ValueId>&,
                                         const std::vector<int>&, const std::vector<ValueId>&, std::vector<int>&);
   StepProgram() = default;

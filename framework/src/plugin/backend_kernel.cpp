@@ -137,7 +137,7 @@ std::unique_ptr<PreparedKernel> BackendInstance::prepare(std::string_view primit
   return k;
 }
 
-BackendSet::BackendSet(const BackendOptions& options) : fuse_(options.fuse) {
+BackendSet::BackendSet(const BackendOptions& options) : fuse_(options.fusion != BackendOptions::Fusion::kOff) {
   const PluginRegistry& plugins = options.plugins ? *options.plugins : default_plugins();
   if (options.preference.empty()) fail("no backend given");
   if (options.threads < 0)

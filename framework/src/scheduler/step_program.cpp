@@ -239,19 +239,22 @@ int64_t arena_total(const ArenaLayout& layout) {
 
 }  // namespace
 
+StepProgram build_steps(const Linearization& lin, const BackendOptions& backends, Passes passes, InputMode inputs);
+
 StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Passes passes, InputMode inputs) {
-  if (!backends.fuse) return build_step_program_as_asked(lin, backends, passes, inputs);
+  if (backends.fusion != BackendOptions::Fusion::kUnlessPeakRises) return build_steps(lin, backends, passes, inputs);
   // A fused step runs where its last part was, so the values it reads can live longer than they
   // would part by part: where that makes the peak higher, the program runs unfused.
-  StepProgram fused = build_step_program_as_asked(lin, backends, passes, inputs);
+  StepProgram fused = build_steps(lin, backends, passes, inputs);
+  if (fused.fused_steps() == 0) return fused;
   BackendOptions unfused_options = backends;
-  unfused_options.fuse = false;
-  StepProgram unfused = build_step_program_as_asked(lin, unfused_options, passes, inputs);
+  unfused_options.fusion = BackendOptions::Fusion::kOff;
+  StepProgram unfused = build_steps(lin, unfused_options, passes, inputs);
   return arena_total(fused.layout()) <= arena_total(unfused.layout()) ? std::move(fused) : std::move(unfused);
 }
 
-StepProgram build_step_program_as_asked(const Linearization& lin, const BackendOptions& backends, Passes passes,
-                                   InputMode inputs) {
+// The program fused exactly as backends.fusion allows, without comparing peaks.
+StepProgram build_steps(const Linearization& lin, const BackendOptions& backends, Passes passes, InputMode inputs) {
   StepProgram program;
   program.lin_ = &lin;
   program.passes_ = passes;

@@ -1,0 +1,202 @@
+// Fused steps (fusion_steps.hpp): which equations become one kernel, on which backend, and that a
+// fused program computes what the same program run equation by equation computes: the same bits on
+// highway (its fused kernels call the kernels the parts run alone), within rounding on oneDNN (its
+// post-ops are its own code), with the same residuals kept and a peak that is measured as predicted.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "rematkit/parser.hpp"
+#include "rematkit/plugin_registry.hpp"
+#include "rematkit/step_program.hpp"
+#include "rematkit/step_runner.hpp"
+#include "rematkit/training_step.hpp"
+#include "support/test_support.hpp"
+
+namespace rematkit::testing {
+namespace {
+
+// One Dense layer with a relu and a second without, then the loss: what the sweep's mlp is made of.
+constexpr const char* kDenseLayers = R"({ lambda ; x:f32[4,8] b1:f32[8] w1:f32[8,8] b2:f32[8] w2:f32[8,8]. let
+    a:f32[4,8] = dot_general[dimension_numbers=(([1], [0]), ([], []))] x w1
+    c:f32[1,8] = reshape[new_sizes=(1, 8) dimensions=None] b1
+    d:f32[4,8] = add a c
+    e:f32[4,8] = relu d
+    f:f32[4,8] = dot_general[dimension_numbers=(([1], [0]), ([], []))] e w2
+    g:f32[1,8] = reshape[new_sizes=(1, 8) dimensions=None] b2
+    h:f32[4,8] = add f g
+    l:f32[] = reduce_sum[axes=(0, 1)] h
+  in (l,) })";
+
+bool installed(const std::string& backend) {
+  const std::vector<std::string> names = default_plugins().backend_names();
+  return std::find(names.begin(), names.end(), backend) != names.end();
+}
+
+BackendOptions fused_on(std::vector<std::string> backends, BackendOptions::Fusion fusion) {
+  BackendOptions options{std::move(backends), &default_plugins()};
+  options.fusion = fusion;
+  return options;
+}
+
+// Each fused step as "backend: prim + prim + ...", in program order.
+std::vector<std::string> fused_steps(const StepProgram& program, Pass pass) {
+  std::vector<std::string> out;
+  for (const Step& step : program.steps()) {
+    if (step.fused.empty() || step.pass != pass) continue;
+    std::string text = step.kernel->backend() + ":";
+    for (size_t i = 0; i < step.fused.size(); ++i)
+      text += std::string(i ? " + " : " ") + std::string(prim_name(program.linearization().graph.eqns[step.fused[i]].prim));
+    out.push_back(text);
+  }
+  return out;
+}
+
+// Values some step's buffer holds.
+std::set<ValueId> buffered(const StepProgram& program) {
+  std::set<ValueId> values;
+  for (size_t b = 0; b < program.layout().buffers.size(); ++b) values.insert(program.buffer_value(static_cast<int>(b)));
+  return values;
+}
+
+TEST(Fusion, ADenseLayerWithItsActivationIsOneHighwayKernel) {
+  if (!installed("highway")) GTEST_SKIP() << "highway is not built";
+  const Program program = parse_program(kDenseLayers, "dense");
+  const Linearization lin = linearize_with(program);
+  const StepProgram steps = build_step_program(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways),
+                                               Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+  // Forward: the first product, its bias add, the relu and relu's JVP mask (gt d 0, which reads the
+  // same d) are one kernel; the second product and its bias add another. The reshapes of the biases
+  // are layout ops, left alone; the sum reads h, the last value, alone.
+  EXPECT_EQ(fused_steps(steps, Pass::kForward),
+            (std::vector<std::string>{"highway: dot_general + add + relu + gt", "highway: dot_general + add"}));
+  // Backward: the product giving e's cotangent, then the mask selecting it (select_n with relu's
+  // zeros, spread from a scalar inside the kernel).
+  const std::vector<std::string> backward = fused_steps(steps, Pass::kBackward);
+  ASSERT_EQ(backward.size(), 1u);
+  EXPECT_EQ(backward[0].rfind("highway: dot_general + ", 0), 0u) << backward[0];
+  EXPECT_NE(backward[0].find("select_n"), std::string::npos) << backward[0];
+  // a and d (the product and the pre-activation) are read only inside the first kernel: no buffer
+  // holds them. e (the next product reads it) and the mask (a residual) are its two outputs.
+  const std::set<ValueId> held = buffered(steps);
+  const Step* first = nullptr;
+  for (const Step& step : steps.steps())
+    if (!first && step.fused.size() == 4) first = &step;
+  ASSERT_NE(first, nullptr);
+  const FlatGraph& g = lin.graph;
+  auto output_of = [&](size_t part) { return g.eqns[first->fused[part]].outputs[0]; };
+  EXPECT_EQ(held.count(output_of(0)), 0u);
+  EXPECT_EQ(held.count(output_of(1)), 0u);
+  ASSERT_EQ(first->outputs.size(), 2u);
+  EXPECT_EQ(steps.buffer_value(first->outputs[0]), output_of(2));
+  EXPECT_EQ(steps.buffer_value(first->outputs[1]), output_of(3));
+  EXPECT_EQ(steps.buffer_type(first->outputs[1]).dtype, DType::kBool);
+}
+
+TEST(Fusion, OneDnnTakesTheBiasAndHighwayTheActivationWithItsMask) {
+  if (!installed("onednn") || !installed("highway")) GTEST_SKIP() << "onednn or highway is not built";
+  const Linearization lin = linearize_with(parse_program(kDenseLayers, "dense"));
+  const StepProgram steps =
+      build_step_program(lin, fused_on({"onednn", "highway", "reference"}, BackendOptions::Fusion::kAlways),
+                         Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+  // oneDNN's matmul takes the bias and post-ops, but has one output: the relu and its mask both
+  // read d, so d must be written, and the relu goes with the mask to highway (the backend that runs
+  // gt alone), as one pass over d.
+  EXPECT_EQ(fused_steps(steps, Pass::kForward),
+            (std::vector<std::string>{"onednn: dot_general + add", "highway: relu + gt", "onednn: dot_general + add"}));
+}
+
+TEST(Fusion, ReferenceFirstFusesNothing) {
+  // Every part runs on reference alone, which runs no fused equation: nothing may move to highway.
+  const Linearization lin = linearize_with(parse_program(kDenseLayers, "dense"));
+  const StepProgram steps = build_step_program(lin, fused_on({"reference", "highway"}, BackendOptions::Fusion::kAlways),
+                                               Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+  EXPECT_EQ(steps.fused_steps(), 0u);
+}
+
+void expect_same_bits(const GradientResult& a, const GradientResult& b) {
+  ASSERT_EQ(a.outputs.size(), b.outputs.size());
+  for (size_t i = 0; i < a.outputs.size(); ++i) EXPECT_EQ(a.outputs[i].data, b.outputs[i].data) << "output " << i;
+  ASSERT_EQ(a.gradients.size(), b.gradients.size());
+  for (size_t i = 0; i < a.gradients.size(); ++i) {
+    ASSERT_EQ(a.gradients[i].has_value(), b.gradients[i].has_value());
+    if (a.gradients[i]) {
+      EXPECT_EQ(a.gradients[i]->data, b.gradients[i]->data) << "gradient " << i;
+    }
+  }
+}
+
+class FusionOnCases : public ::testing::TestWithParam<ResidualCase> {};
+
+TEST_P(FusionOnCases, FusedAndUnfusedGiveTheSameBitsKeepTheSameResidualsAndMeasureThePeak) {
+  if (!installed("highway")) GTEST_SKIP() << "highway is not built";
+  const Program program = load_program(GetParam().program_path);
+  const RandomInputs in = random_inputs(program, 5);
+  const Linearization lin = linearize_with(program);
+  OneShotRunner fused(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways));
+  OneShotRunner unfused(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kOff));
+  EXPECT_EQ(unfused.program().fused_steps(), 0u);
+  expect_same_bits(fused.run(in.constants, in.arguments), unfused.run(in.constants, in.arguments));
+  const std::vector<ValueId>& a = fused.program().kept_values();
+  const std::vector<ValueId>& b = unfused.program().kept_values();
+  EXPECT_EQ(std::multiset<ValueId>(a.begin(), a.end()), std::multiset<ValueId>(b.begin(), b.end()));
+  for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost})
+    EXPECT_EQ(fused.measured_peak(space), fused.layout().arena(space)) << memory_space_name(space);
+  // By default a fused plan stands only where its peak is no higher.
+  OneShotRunner chosen(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kUnlessPeakRises));
+  EXPECT_LE(chosen.layout().arena(MemorySpace::kDevice) + chosen.layout().arena(MemorySpace::kPinnedHost),
+            unfused.layout().arena(MemorySpace::kDevice) + unfused.layout().arena(MemorySpace::kPinnedHost));
+}
+
+INSTANTIATE_TEST_SUITE_P(Reference, FusionOnCases, ::testing::ValuesIn(residual_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(Fusion, SomeCasesReallyFuse) {
+  // The test above is only worth something if fused plans differ from unfused ones.
+  if (!installed("highway")) GTEST_SKIP() << "highway is not built";
+  size_t fusing = 0;
+  for (const ResidualCase& c : residual_cases()) {
+    const Linearization lin = linearize_with(load_program(c.program_path));
+    fusing += build_step_program(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways),
+                                 Passes::kForwardAndBackward, InputMode::kLoadedEachRun)
+                          .fused_steps() > 0
+                  ? 1
+                  : 0;
+  }
+  EXPECT_GE(fusing, residual_cases().size() / 3);
+}
+
+TEST(Fusion, OneDnnPostOpsAgreeWithinRounding) {
+  if (!installed("onednn")) GTEST_SKIP() << "onednn is not built";
+  const Program program = parse_program(kDenseLayers, "dense");
+  const RandomInputs in = random_inputs(program, 3, -1.0, 1.0);
+  const Linearization lin = linearize_with(program);
+  OneShotRunner fused(lin, fused_on({"onednn", "highway", "reference"}, BackendOptions::Fusion::kAlways));
+  OneShotRunner unfused(lin, fused_on({"onednn", "highway", "reference"}, BackendOptions::Fusion::kOff));
+  ASSERT_GT(fused.program().fused_steps(), 0u);
+  const GradientResult a = fused.run(in.constants, in.arguments), b = unfused.run(in.constants, in.arguments);
+  for (size_t i = 0; i < a.gradients.size(); ++i) {
+    if (!a.gradients[i]) continue;
+    for (size_t j = 0; j < a.gradients[i]->data.size(); ++j)
+      EXPECT_NEAR(a.gradients[i]->data[j], b.gradients[i]->data[j], 1e-5 * (1 + std::fabs(b.gradients[i]->data[j])));
+  }
+}
+
+TEST(Fusion, TrainingStepsFusedAndUnfusedStayBitForBitTogether) {
+  if (!installed("highway")) GTEST_SKIP() << "highway is not built";
+  const Program program = parse_program(kDenseLayers, "dense");
+  const RandomInputs in = random_inputs(program, 9, -1.0, 1.0);
+  const Linearization lin = linearize_with(program);
+  TrainingStep fused(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways), {1, 2, 3, 4}, 0.05,
+                     in.arguments, in.constants);
+  TrainingStep unfused(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kOff), {1, 2, 3, 4}, 0.05,
+                       in.arguments, in.constants);
+  ASSERT_GT(fused.runner().program().fused_steps(), 0u);
+  for (int step = 0; step < 3; ++step) EXPECT_EQ(fused.run(), unfused.run()) << "step " << step;
+  for (size_t a = 1; a <= 4; ++a) EXPECT_EQ(fused.argument(a).data, unfused.argument(a).data) << "argument " << a;
+}
+
+}  // namespace
+}  // namespace rematkit::testing
