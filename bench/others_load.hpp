@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <string>
+#include <thread>
 
 namespace rematkit::bench {
 
@@ -48,5 +50,27 @@ class OthersLoad {
   }
   Reading start_;
 };
+
+struct QuietWait {
+  double seconds = 0;  // waited
+  double cores = -1;   // other processes' load in the last one-second window, in cores; -1: unknown
+};
+
+// Waits until other processes use under `cores` cores over a one-second window, or until
+// `max_seconds` have passed (0: one window, no wait): as the peers' scripts do before each run, so
+// that both sides of a comparison start on a machine in the same state.
+inline QuietWait wait_until_quiet(double cores, double max_seconds) {
+  const auto started = std::chrono::steady_clock::now();
+  const double machine = static_cast<double>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  QuietWait out;
+  while (true) {
+    const OthersLoad window;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const double share = window.share();
+    out.cores = share < 0 ? -1 : share * machine;
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (share < 0 || out.cores < cores || out.seconds >= max_seconds) return out;
+  }
+}
 
 }  // namespace rematkit::bench

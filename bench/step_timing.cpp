@@ -72,6 +72,7 @@ struct Options {
   std::vector<std::string> policies{kBaseline, "dots_with_no_batch_dims_saveable", "nothing_saveable"};
   std::vector<std::string> backends{"onednn", "highway", "reference"};
   bench::RoundsOptions rounds;
+  double quiet_cores = 0.15, max_wait_seconds = 0;
   std::string json_path;
 };
 
@@ -143,6 +144,8 @@ json time_configuration(const Options& options, int size_index, int threads, uin
 
   bench::RoundsOptions rounds = options.rounds;
   rounds.seed = seed;
+  const bench::QuietWait quiet =
+      options.max_wait_seconds > 0 ? bench::wait_until_quiet(options.quiet_cores, options.max_wait_seconds) : bench::QuietWait{};
   const bench::OthersLoad load;
   const bench::RoundsResult result = bench::run_rounds(contenders, rounds);
   const double others = load.share();
@@ -200,12 +203,14 @@ json time_configuration(const Options& options, int size_index, int threads, uin
   }
   std::cout.flush();
   std::cerr << shape << " on " << threads << " thread(s): " << result.rounds << " rounds in " << fixed(result.seconds, 1) << " s, "
-            << (result.converged ? "every interval within target" : "stopped at --max-seconds") << ", others' load "
+            << (result.converged ? "every interval within target" : "stopped at --max-seconds")
+            << (options.max_wait_seconds > 0 ? ", after waiting " + fixed(quiet.seconds, 0) + " s for a quiet machine" : "") << ", others' load "
             << (others < 0 ? std::string("unknown") : fixed(100 * others, 0) + "% of the machine") << "\n";
   return {{"B", size.batch},       {"D", size.input},
           {"F", size.width},       {"threads", threads},
           {"rounds", result.rounds}, {"seconds", result.seconds},
           {"converged", result.converged}, {"others_load_share", others},
+          {"waited_for_quiet_s", quiet.seconds}, {"others_cores_before", quiet.cores},
           {"rows", rows}};
 }
 
@@ -226,6 +231,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-seconds", options.rounds.max_seconds, "cap on warm-up and rounds per (size, threads)")
       ->check(CLI::PositiveNumber);
   app.add_option("--min-sample-ms", options.rounds.min_sample_ms, "a sample is a batch of steps lasting at least this");
+  app.add_option("--max-wait-seconds", options.max_wait_seconds,
+                 "before each (size, threads), wait up to this long for other processes to use under --quiet-cores (0: no wait)");
+  app.add_option("--quiet-cores", options.quiet_cores, "what counts as quiet, in cores (the peers' PEERS_QUIET_CORES)");
   app.add_option("--json", options.json_path, "write the rows here (rewritten after every configuration)");
   CLI11_PARSE(app, argc, argv);
 
