@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""The markdown table of bench/side_by_side.sh, from the raw results it left in --work:
+rematkit_<size>_<threads>.json (rematkit_step_timing --json) and numpy.json, torch.json,
+torch_passive.json (the peers' --out files). Median step time in ms; rematkit's with its 95%
+interval; "best peer / rematkit" is the fastest peer's median over rematkit's (above 1: rematkit
+is faster)."""
+import argparse
+import json
+import os
+
+SIZES = [(1, 64, 64), (32, 512, 512), (256, 1024, 1024), (1024, 2048, 2048)]
+
+
+def load(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def ms(v):
+    if v is None:
+        return "-"
+    return f"{v:.0f}" if v >= 1000 else f"{v:.3g}"
+
+
+def peer_median_ms(records, size, threads):
+    B, D, F = size
+    for r in records or []:
+        if (r["B"], r["D"], r["F"], r["threads"], r["variant"]) == (B, D, F, threads, "none"):
+            return r["median_s"] * 1e3
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--pairs", required=True, help="'size threads;size threads;...'")
+    for name in ("cpu", "cores", "started", "finished", "command"):
+        ap.add_argument("--" + name, default="")
+    a = ap.parse_args()
+
+    peers = {name: load(os.path.join(a.work, name + ".json")) for name in ("numpy", "torch", "torch_passive")}
+    lines = ["| (B, D, F) | threads | rematkit | NumPy | PyTorch | PyTorch passive | best peer / rematkit |",
+             "|---|---|---|---|---|---|---|"]
+    missed = False
+    others = []
+    for pair in a.pairs.split(";"):
+        s, t = map(int, pair.split())
+        size = SIZES[s]
+        rk = load(os.path.join(a.work, f"rematkit_{s}_{t}.json"))
+        rk_ms, rk_cell = None, "-"
+        if rk:
+            config = rk["configurations"][0]
+            others.append(config["others_load_share"])
+            row = next(r for r in config["rows"] if r["kind"] == "step")
+            rk_ms = row["median_ms"]
+            rk_cell = f"{ms(rk_ms)} (±{100 * row['half_width_share']:.1f}%{'' if row['target_reached'] else ' *'})"
+            missed = missed or not row["target_reached"]
+        cells = [peer_median_ms(peers["numpy"], size, t), peer_median_ms(peers["torch"], size, t),
+                 peer_median_ms(peers["torch_passive"], size, t) if t == 2 else None]
+        known = [c for c in cells if c is not None]
+        ratio = f"{min(known) / rk_ms:.2f}x" if known and rk_ms else "-"
+        lines.append(f"| ({size[0]}, {size[1]}, {size[2]}) | {t} | {rk_cell} | "
+                     + " | ".join(ms(c) for c in cells) + f" | {ratio} |")
+
+    corenames = sorted({v for records in peers.values() for r in records or []
+                        for k, v in r.get("openblas", {}).items() if k.endswith("openblas_get_corename")})
+    foreign = [r.get("foreign_load_cores_max") for records in peers.values() for r in records or []]
+    foreign = [f for f in foreign if f is not None]
+    lines.append("")
+    lines.append("Median step time in ms (rematkit: everything_saveable, with the half-width of the 95% interval of "
+                 "its median); best peer / rematkit: the fastest peer's median over rematkit's, above 1 when rematkit is faster.")
+    if missed:
+        lines.append("* rematkit's interval did not reach the target within --max-seconds: the one reached is shown.")
+    lines.append(f"- CPU: {a.cpu} ({a.cores} cores)")
+    lines.append(f"- peers' OpenBLAS core (openblas_get_corename): {', '.join(corenames) or 'not reported'}")
+    if others:
+        lines.append(f"- other processes' load while rematkit ran: up to {100 * max(others):.0f}% of the machine; "
+                     f"while the peers ran: up to {max(foreign) if foreign else float('nan'):.2f} cores")
+    lines.append(f"- date: {a.started} to {a.finished}")
+    lines.append(f"- command: `{a.command}`")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
