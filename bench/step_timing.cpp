@@ -5,6 +5,7 @@
 // repetitions, run one configuration after another; here the policies and a plain GEMM of the same
 // (B x D)(D x F) interleave in shuffled rounds (interleaved_rounds.hpp) until the 95% interval of
 // every median is within --target of it, or --max-seconds. Prints a table; --json writes the rows.
+// --transformer L,B,S,D,H,M times the sweep's transformer instead (torch_transformer.py's model).
 #include <tbb/global_control.h>
 
 #include <CLI/CLI.hpp>
@@ -22,6 +23,7 @@
 #include "gemm_kernel.hpp"
 #include "interleaved_rounds.hpp"
 #include "others_load.hpp"
+#include "step_workloads.hpp"
 #include "rematkit/linearize.hpp"
 #include "rematkit/plugin_registry.hpp"
 #include "rematkit/sweep/median_interval.hpp"
@@ -33,25 +35,11 @@ namespace {
 using namespace rematkit;
 using nlohmann::json;
 
-struct Size {
-  int64_t batch, input, width;
-};
-// The peers' sizes (../shared/peers, training_step_bench.cpp): --sizes indexes these.
-const Size kSizes[] = {{1, 64, 64}, {32, 512, 512}, {256, 1024, 1024}, {1024, 2048, 2048}};
 const char* const kBaseline = "everything_saveable";
-
-// Nominal flops of a step as the peers count them: 3 x the forward's GEMMs, as if the data's
-// gradient were computed too (it is not; the ratios between rows are unaffected).
-double step_flops(const Size& s) {
-  return 6.0 * static_cast<double>(s.batch) * static_cast<double>(s.input * s.width + 2 * s.width * s.width);
-}
 
 // One policy's step with what it needs alive: the step reads the linearization, which reads the program.
 struct PolicyStep {
-  PolicyStep(const Size& size, const std::string& policy, const BackendOptions& backends) {
-    sweep::ModelSpec model;
-    model.name = "mlp";
-    model.mlp = sweep::MlpModel{size.input, {size.width, size.width, size.width}, size.batch, "relu", sweep::Remat::kPerLayer, {}};
+  PolicyStep(const sweep::ModelSpec& model, const std::string& policy, const BackendOptions& backends) {
     instance = sweep::instantiate(model, policy, 0);
     LinearizeOptions options;
     options.policies = &default_plugins().policies();
@@ -68,6 +56,7 @@ struct PolicyStep {
 
 struct Options {
   std::vector<int> sizes{0, 1, 2, 3};
+  std::vector<int64_t> transformer;  // L,B,S,D,H,M: the transformer instead of the MLP sizes
   std::vector<int> threads{1, 2};
   std::vector<std::string> policies{kBaseline, "dots_with_no_batch_dims_saveable", "nothing_saveable"};
   std::vector<std::string> backends{"onednn", "highway", "reference"};
@@ -85,7 +74,7 @@ std::string fixed(double v, int digits) {
 // Milliseconds to three significant digits, as the README's tables write them.
 std::string ms_text(double ms) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, ms >= 1000 ? "%.0f" : "%.3g", ms);
+  std::snprintf(buf, sizeof buf, ms >= 100 ? "%.0f" : "%#.3g", ms);  // 11.0, not 11; 150, not 150.
   return buf;
 }
 
@@ -125,15 +114,14 @@ void write_json_atomically(const std::string& path, const json& doc) {
   std::filesystem::rename(tmp, path);
 }
 
-// Times one (size, threads) configuration: its rows are printed and returned as JSON.
-json time_configuration(const Options& options, int size_index, int threads, uint64_t seed) {
-  const Size size = kSizes[size_index];
+// Times one (workload, threads) configuration: its rows are printed and returned as JSON.
+json time_configuration(const Options& options, const bench::Workload& work, int threads, uint64_t seed) {
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
   BackendOptions backends{options.backends, &default_plugins()};
   backends.threads = threads;
   std::vector<std::unique_ptr<PolicyStep>> steps;
-  for (const std::string& policy : options.policies) steps.push_back(std::make_unique<PolicyStep>(size, policy, backends));
-  bench::Gemm gemm(options.backends, 0, size.batch, size.input, size.width, threads);
+  for (const std::string& policy : options.policies) steps.push_back(std::make_unique<PolicyStep>(work.model, policy, backends));
+  bench::Gemm gemm(options.backends, 0, work.gemm_m, work.gemm_k, work.gemm_n, threads);
 
   // Kept observable so that no step or product can be optimised away.
   static volatile float sink = 0;
@@ -150,23 +138,27 @@ json time_configuration(const Options& options, int size_index, int threads, uin
   const bench::RoundsResult result = bench::run_rounds(contenders, rounds);
   const double others = load.share();
 
-  const double flops = step_flops(size);
+  const double flops = work.flops;
   const bench::Contender* baseline = nullptr;
   for (const bench::Contender& c : contenders)
     if (c.name == kBaseline) baseline = &c;
   const double gemm_gflops = gemm.ok() ? gemm.flops() / (contenders.back().interval.median * 1e6) : 0;
 
   json rows = json::array();
-  const std::string shape = "(" + std::to_string(size.batch) + ", " + std::to_string(size.input) + ", " + std::to_string(size.width) + ")";
+  const std::string& shape = work.label;
   for (size_t i = 0; i < contenders.size(); ++i) {
     const bench::Contender& c = contenders[i];
     const bool is_gemm = i == steps.size();
     const bool reached = bench::within(c, rounds);
     const double gflops = (is_gemm ? gemm.flops() : flops) / (c.interval.median * 1e6);
-    json row = {{"B", size.batch},        {"D", size.input},     {"F", size.width},       {"threads", threads},
-                {"name", c.name},         {"kind", is_gemm ? "gemm" : "step"},
-                {"samples", c.ms.size()}, {"steps_per_sample", c.batch}, {"target_reached", reached},
-                {"gflops", gflops}};
+    json row = work.keys;
+    row.update(json{{"threads", threads},
+                    {"name", c.name},
+                    {"kind", is_gemm ? "gemm" : "step"},
+                    {"samples", c.ms.size()},
+                    {"steps_per_sample", c.batch},
+                    {"target_reached", reached},
+                    {"gflops", gflops}});
     row.update(interval_json(c.interval));
     std::string ratio = "", of_gemm = "", peak = "";
     if (is_gemm) {
@@ -206,12 +198,16 @@ json time_configuration(const Options& options, int size_index, int threads, uin
             << (result.converged ? "every interval within target" : "stopped at --max-seconds")
             << (options.max_wait_seconds > 0 ? ", after waiting " + fixed(quiet.seconds, 0) + " s for a quiet machine" : "") << ", others' load "
             << (others < 0 ? std::string("unknown") : fixed(100 * others, 0) + "% of the machine") << "\n";
-  return {{"B", size.batch},       {"D", size.input},
-          {"F", size.width},       {"threads", threads},
-          {"rounds", result.rounds}, {"seconds", result.seconds},
-          {"converged", result.converged}, {"others_load_share", others},
-          {"waited_for_quiet_s", quiet.seconds}, {"others_cores_before", quiet.cores},
-          {"rows", rows}};
+  json configuration = work.keys;
+  configuration.update(json{{"threads", threads},
+                            {"rounds", result.rounds},
+                            {"seconds", result.seconds},
+                            {"converged", result.converged},
+                            {"others_load_share", others},
+                            {"waited_for_quiet_s", quiet.seconds},
+                            {"others_cores_before", quiet.cores},
+                            {"rows", rows}});
+  return configuration;
 }
 
 }  // namespace
@@ -223,6 +219,10 @@ int main(int argc, char** argv) {
   app.add_option("--sizes", options.sizes, "indices into (1,64,64), (32,512,512), (256,1024,1024), (1024,2048,2048)")
       ->delimiter(',')
       ->check(CLI::Range(0, 3));
+  app.add_option("--transformer", options.transformer,
+                 "L,B,S,D,H,M: the sweep's transformer (torch_transformer.py's model) instead of the MLP sizes")
+      ->delimiter(',')
+      ->expected(6);
   app.add_option("--threads", options.threads, "thread counts, one configuration each")->delimiter(',')->check(CLI::PositiveNumber);
   app.add_option("--policies", options.policies, "policies, interleaved; ratios are to everything_saveable")->delimiter(',');
   app.add_option("--backends", options.backends, "one preference list, for the steps and the GEMM")->delimiter(',');
@@ -258,16 +258,20 @@ int main(int argc, char** argv) {
 
     std::string backends;
     for (const std::string& b : options.backends) backends += (backends.empty() ? "" : ",") + b;
-    std::cout << "MLP training step on " << backends << ", " << cpu_model() << ", " << now_utc() << "; median of per-step times, "
-              << "95% interval, target ±" << fixed(100 * options.rounds.target, 1) << "%; GFLOP/s of the nominal 6*B*(D*F+2*F^2) "
-              << "(the GEMM's: 2*B*D*F)\n\n"
-              << "| (B, D, F) | threads | policy | median ms | 95% interval | GFLOP/s | vs " << kBaseline
+    std::cout << (options.transformer.empty() ? "MLP" : "Transformer") << " training step on " << backends << ", " << cpu_model() << ", " << now_utc() << "; median of per-step times, "
+              << "95% interval, target ±" << fixed(100 * options.rounds.target, 1) << "%; GFLOP/s of the nominal 3 x forward products "
+              << (options.transformer.empty() ? "6*B*(D*F+2*F^2)" : "3*L*B*S*(8*D^2+4*S*D+4*D*M)") << " (the GEMM's: 2*m*k*n)\n\n"
+              << "| " << (options.transformer.empty() ? "(B, D, F)" : "model (L, B, S, D, H, M)") << " | threads | policy | median ms | 95% interval | GFLOP/s | vs " << kBaseline
               << " (intervals) | of GEMM's GFLOP/s | peak MiB |\n|---|---|---|---|---|---|---|---|---|\n";
     uint64_t seed = 0;
     bool all_reached = true;
-    for (int s : options.sizes)
+    std::vector<bench::Workload> workloads;
+    if (!options.transformer.empty()) workloads.push_back(bench::transformer_workload(options.transformer));
+    else
+      for (int s : options.sizes) workloads.push_back(bench::mlp_workload(s));
+    for (const bench::Workload& work : workloads)
       for (int t : options.threads) {
-        json configuration = time_configuration(options, s, t, seed++);
+        json configuration = time_configuration(options, work, t, seed++);
         all_reached = all_reached && configuration["converged"].get<bool>();
         doc["configurations"].push_back(std::move(configuration));
         if (!options.json_path.empty()) write_json_atomically(options.json_path, doc);
