@@ -7,7 +7,7 @@
 #
 #   bench/side_by_side.sh [--peers DIR] [--build DIR] [--sizes 0,1,2,3] [--out FILE] [--work DIR]
 #                         [--rounds N] [--max-seconds S] [--target T] [--backends LIST]
-#                         [--openblas-coretype NAME]
+#                         [--openblas-coretype NAME] [--transformer L,B,S,D,H,M|default]
 #
 # --peers: the peers' scripts (torch_mlp.py, numpy_mlp.py; default ../shared/peers beside the
 # repository). --sizes indexes (1,64,64) (1 thread only), (32,512,512), (256,1024,1024) and
@@ -19,6 +19,8 @@
 # OpenBLAS 0.3.21 falls back to slow pre-AVX kernels on CPUs it does not know: unless told
 # (--openblas-coretype, or PEER_OPENBLAS_CORETYPE), the script asks OpenBLAS what it detected and, on
 # such a fallback, picks SkylakeX where the CPU has AVX-512 and Haswell where it has AVX2.
+# --transformer adds a second table: the sweep's transformer (default: 2,4,128,128,4,512, the default
+# sweep's) against the peers' torch_transformer.py, at 1 and 2 threads.
 set -euo pipefail
 
 die() { echo "side_by_side.sh: $*" >&2; exit 1; }
@@ -34,6 +36,7 @@ max_seconds=120
 target=0.02
 backends="onednn,highway,reference"
 coretype="${PEER_OPENBLAS_CORETYPE:-}"
+transformer=""
 # As typed, with the variables that change what the peers do.
 command_line=""
 for v in PEER_OPENBLAS_CORETYPE PEERS_QUIET_CORES PEERS_MAX_WAIT_S PEERS_RETRIES; do
@@ -53,6 +56,7 @@ while [[ $# -gt 0 ]]; do
     --target) target="$2"; shift 2 ;;
     --backends) backends="$2"; shift 2 ;;
     --openblas-coretype) coretype="$2"; shift 2 ;;
+    --transformer) transformer="$2"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (--help lists them)" ;;
   esac
@@ -66,6 +70,10 @@ timing="$build/bin/rematkit_step_timing"
 py=/usr/bin/python3  # the peers are written for Debian's interpreter and its python3-torch
 [[ -x "$py" ]] || die "no $py (the peers need Debian's python3 with python3-torch and python3-numpy)"
 [[ "$sizes" =~ ^[0-3](,[0-3])*$ ]] || die "--sizes takes indices 0 to 3, comma-separated, not '$sizes'"
+[[ "$transformer" == default ]] && transformer="2,4,128,128,4,512"
+[[ -z "$transformer" || "$transformer" =~ ^[0-9]+(,[0-9]+){5}$ ]] ||
+  die "--transformer takes L,B,S,D,H,M (six integers) or 'default', not '$transformer'"
+[[ -z "$transformer" || -f "$peers/torch_transformer.py" ]] || die "no torch_transformer.py in '$peers'"
 if [[ -z "$work" ]]; then work=$(mktemp -d /tmp/side_by_side.XXXXXX); fi
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
@@ -111,11 +119,21 @@ for pair in "${pairs[@]}"; do
       --out "$work/torch_passive.json" >&2
   fi
 done
+if [[ -n "$transformer" ]]; then
+  for t in 1 2; do
+    echo "side_by_side.sh: transformer $transformer, $t thread(s)" >&2
+    "$timing" --transformer "$transformer" --threads "$t" --policies everything_saveable --backends "$backends" \
+      --target "$target" --max-seconds "$max_seconds" --quiet-cores "${PEERS_QUIET_CORES:-0.15}" \
+      --max-wait-seconds "${PEERS_MAX_WAIT_S:-180}" --json "$work/rematkit_transformer_$t.json" >"$work/rematkit_transformer_$t.md"
+    "${peer_env[@]}" "$py" "$peers/torch_transformer.py" --configs "$transformer" --threads "$t" --variants none \
+      --rounds "$rounds" --out "$work/torch_transformer_$t.json" >&2
+  done
+fi
 finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
 cpu=$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)
 table=$("$py" "$root/bench/side_by_side_table.py" --work "$work" --pairs "$(IFS=';'; echo "${pairs[*]}")" \
-  --cpu "$cpu" --cores "$(nproc)" --started "$started" --finished "$finished" --command "$command_line")
+  ${transformer:+--transformer "$transformer"} --cpu "$cpu" --cores "$(nproc)" --started "$started" --finished "$finished" --command "$command_line")
 if [[ -n "$out" ]]; then
   printf '%s\n' "$table" >"$out.tmp" && mv "$out.tmp" "$out"
   echo "side_by_side.sh: table written to $out" >&2

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The markdown table of bench/side_by_side.sh, from the raw results it left in --work:
 rematkit_<size>_<threads>.json (rematkit_step_timing --json) and numpy.json, torch.json,
-torch_passive.json (the peers' --out files). Median step time in ms; rematkit's with its 95%
+torch_passive.json (the peers' --out files), and with --transformer rematkit_transformer_<threads>.json
+and torch_transformer_<threads>.json. Median step time in ms; rematkit's with its 95%
 interval; "best peer / rematkit" is the fastest peer's median over rematkit's (above 1: rematkit
 is faster)."""
 import argparse
@@ -21,7 +22,7 @@ def load(path):
 def ms(v):
     if v is None:
         return "-"
-    return f"{v:.0f}" if v >= 1000 else f"{v:.3g}"
+    return f"{v:.0f}" if v >= 100 else f"{v:#.3g}"  # three significant digits: 11.0, 0.0509, 150
 
 
 def peer_median_ms(records, size, threads):
@@ -32,10 +33,41 @@ def peer_median_ms(records, size, threads):
     return None
 
 
+def rematkit_row(path):
+    """rematkit's everything_saveable row of one step_timing JSON, its others' load, or (None, None)."""
+    rk = load(path)
+    if not rk:
+        return None, None
+    config = rk["configurations"][0]
+    return next(r for r in config["rows"] if r["kind"] == "step"), config["others_load_share"]
+
+
+def rematkit_cell(row):
+    if row is None:
+        return "-"
+    return f"{ms(row['median_ms'])} (±{100 * row['half_width_share']:.1f}%{'' if row['target_reached'] else ' *'})"
+
+
+def transformer_lines(work, config):
+    """The second table: rematkit's transformer step against torch_transformer.py's `none`."""
+    lines = ["", "| (L, B, S, D, H, M) | threads | rematkit | PyTorch | PyTorch / rematkit |", "|---|---|---|---|---|"]
+    rows = []
+    for t in (1, 2):
+        row, others = rematkit_row(os.path.join(work, f"rematkit_transformer_{t}.json"))
+        torch = [r for r in load(os.path.join(work, f"torch_transformer_{t}.json")) or [] if r["variant"] == "none"]
+        # torch_transformer.py keeps one record per round: their median, as the MLP peers pool theirs.
+        torch_ms = sorted(r["median_s"] for r in torch)[len(torch) // 2] * 1e3 if torch else None
+        ratio = f"{torch_ms / row['median_ms']:.2f}x" if torch_ms and row else "-"
+        lines.append(f"| ({config.replace(',', ', ')}) | {t} | {rematkit_cell(row)} | {ms(torch_ms)} | {ratio} |")
+        rows.append((row, others))
+    return lines, rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True)
     ap.add_argument("--pairs", required=True, help="'size threads;size threads;...'")
+    ap.add_argument("--transformer", default="", help="L,B,S,D,H,M of the transformer table, if any")
     for name in ("cpu", "cores", "started", "finished", "command"):
         ap.add_argument("--" + name, default="")
     a = ap.parse_args()
@@ -48,14 +80,10 @@ def main():
     for pair in a.pairs.split(";"):
         s, t = map(int, pair.split())
         size = SIZES[s]
-        rk = load(os.path.join(a.work, f"rematkit_{s}_{t}.json"))
-        rk_ms, rk_cell = None, "-"
-        if rk:
-            config = rk["configurations"][0]
-            others.append(config["others_load_share"])
-            row = next(r for r in config["rows"] if r["kind"] == "step")
-            rk_ms = row["median_ms"]
-            rk_cell = f"{ms(rk_ms)} (±{100 * row['half_width_share']:.1f}%{'' if row['target_reached'] else ' *'})"
+        row, load_share = rematkit_row(os.path.join(a.work, f"rematkit_{s}_{t}.json"))
+        rk_ms, rk_cell = (row["median_ms"], rematkit_cell(row)) if row else (None, "-")
+        if row:
+            others.append(load_share)
             missed = missed or not row["target_reached"]
         cells = [peer_median_ms(peers["numpy"], size, t), peer_median_ms(peers["torch"], size, t),
                  peer_median_ms(peers["torch_passive"], size, t) if t == 2 else None]
@@ -63,6 +91,12 @@ def main():
         ratio = f"{min(known) / rk_ms:.2f}x" if known and rk_ms else "-"
         lines.append(f"| ({size[0]}, {size[1]}, {size[2]}) | {t} | {rk_cell} | "
                      + " | ".join(ms(c) for c in cells) + f" | {ratio} |")
+
+    if a.transformer:
+        more, rows = transformer_lines(a.work, a.transformer)
+        lines += more
+        others += [o for r, o in rows if r]
+        missed = missed or any(r and not r["target_reached"] for r, _ in rows)
 
     corenames = sorted({v for records in peers.values() for r in records or []
                         for k, v in r.get("openblas", {}).items() if k.endswith("openblas_get_corename")})
