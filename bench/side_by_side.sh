@@ -4,6 +4,8 @@
 # the peers' `none`), then the NumPy and PyTorch scripts of the peers' folder, then PyTorch with
 # OMP_WAIT_POLICY=PASSIVE at 2 threads, one after another, so that a slow phase of a shared machine
 # falls on neighbours rather than on one column. Writes the markdown table (stdout by default).
+# The passive column is torch_mlp.py --tag passive --extra-env OMP_WAIT_POLICY=PASSIVE: the run that
+# t2_threading.py calls torch-passive, without the three others that script adds.
 #
 #   bench/side_by_side.sh [--peers DIR] [--build DIR] [--sizes 0,1,2,3] [--out FILE] [--work DIR]
 #                         [--rounds N] [--max-seconds S] [--target T] [--backends LIST]

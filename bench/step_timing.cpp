@@ -177,8 +177,8 @@ json time_configuration(const Options& options, const bench::Workload& work, int
       }
       if (baseline && baseline != &c) {
         const double r = c.interval.median / baseline->interval.median;
-        // The widest ratio the two intervals allow: a verdict needs them apart, not just the medians.
         row["ratio_to_baseline"] = r;
+        // The widest ratio the two intervals allow: a verdict needs them apart, not just the medians.
         row["ratio_low"] = c.interval.low / baseline->interval.high;
         row["ratio_high"] = c.interval.high / baseline->interval.low;
         row["versus_baseline"] = sweep::versus(c.interval, baseline->interval);
