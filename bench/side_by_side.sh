@@ -44,7 +44,10 @@ command_line=""
 for v in PEER_OPENBLAS_CORETYPE PEERS_QUIET_CORES PEERS_MAX_WAIT_S PEERS_RETRIES; do
   [[ -n "${!v:-}" ]] && command_line+="$v=${!v} "
 done
-command_line+="bench/side_by_side.sh$(printf ' %q' "$@")"
+command_line+="bench/side_by_side.sh"
+for a in "$@"; do  # quoted only where a shell needs it (printf %q would write 0\,1 for 0,1)
+  if [[ "$a" =~ ^[A-Za-z0-9_./:=,+-]+$ ]]; then command_line+=" $a"; else command_line+=" $(printf '%q' "$a")"; fi
+done
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
