@@ -35,8 +35,11 @@ struct RoundsOptions {
   double confidence = 0.95;
   double max_seconds = 60;  // warm-up and rounds together
   double min_sample_ms = 2;
-  // No verdict on fewer samples: a handful of equal-looking samples can give a narrow interval by chance.
-  size_t min_samples = 10;
+  // No verdict on fewer samples or sooner: a handful of samples can give a narrow interval by chance,
+  // and a configuration timed in half a second can fall whole into a slow phase of a shared machine
+  // (another virtual machine on the same cores), which no interval within the run can show.
+  size_t min_samples = 20;
+  double min_seconds = 3;  // warm-up and rounds together
   double warm_up_seconds = 0.2;  // per contender, at least two steps
   uint64_t seed = 0;
 };
@@ -93,7 +96,7 @@ inline RoundsResult run_rounds(std::vector<Contender>& contenders, const RoundsO
     const bool out_of_time = result.seconds >= options.max_seconds;
     // median_interval's cost grows with the square of the samples: look again only once there are
     // a tenth more (or at the end), which keeps the checks a small share of the time at any size.
-    if (!out_of_time && result.rounds < next_check) continue;
+    if (!out_of_time && (result.rounds < next_check || result.seconds < options.min_seconds)) continue;
     next_check = result.rounds + std::max<int64_t>(1, result.rounds / 10);
     result.converged = true;
     for (Contender& c : contenders) {

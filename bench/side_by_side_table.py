@@ -8,6 +8,7 @@ is faster)."""
 import argparse
 import json
 import os
+import statistics
 
 SIZES = [(1, 64, 64), (32, 512, 512), (256, 1024, 1024), (1024, 2048, 2048)]
 
@@ -56,7 +57,7 @@ def transformer_lines(work, config):
         row, others = rematkit_row(os.path.join(work, f"rematkit_transformer_{t}.json"))
         torch = [r for r in load(os.path.join(work, f"torch_transformer_{t}.json")) or [] if r["variant"] == "none"]
         # torch_transformer.py keeps one record per round: their median, as the MLP peers pool theirs.
-        torch_ms = sorted(r["median_s"] for r in torch)[len(torch) // 2] * 1e3 if torch else None
+        torch_ms = statistics.median(r["median_s"] for r in torch) * 1e3 if torch else None
         ratio = f"{torch_ms / row['median_ms']:.2f}x" if torch_ms and row else "-"
         lines.append(f"| ({config.replace(',', ', ')}) | {t} | {rematkit_cell(row)} | {ms(torch_ms)} | {ratio} |")
         rows.append((row, others))

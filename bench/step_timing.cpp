@@ -230,6 +230,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--max-seconds", options.rounds.max_seconds, "cap on warm-up and rounds per (size, threads)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--min-seconds", options.rounds.min_seconds, "time each (size, threads) at least this long");
+  app.add_option("--min-samples", options.rounds.min_samples, "samples per contender before the target can count as reached");
   app.add_option("--min-sample-ms", options.rounds.min_sample_ms, "a sample is a batch of steps lasting at least this");
   app.add_option("--max-wait-seconds", options.max_wait_seconds,
                  "before each (size, threads), wait up to this long for other processes to use under --quiet-cores (0: no wait)");
@@ -252,6 +254,8 @@ int main(int argc, char** argv) {
                 {"target", options.rounds.target},
                 {"confidence", options.rounds.confidence},
                 {"max_seconds", options.rounds.max_seconds},
+                {"min_seconds", options.rounds.min_seconds},
+                {"min_samples", options.rounds.min_samples},
                 {"min_sample_ms", options.rounds.min_sample_ms},
                 {"backends", options.backends},
                 {"configurations", json::array()}};
