@@ -138,7 +138,7 @@ finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
 cpu=$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)
 table=$("$py" "$root/bench/side_by_side_table.py" --work "$work" --pairs "$(IFS=';'; echo "${pairs[*]}")" \
-  ${transformer:+--transformer "$transformer"} --cpu "$cpu" --cores "$(nproc)" --started "$started" --finished "$finished" --command "$command_line")
+  ${transformer:+--transformer "$transformer"} --quiet-cores "${PEERS_QUIET_CORES:-0.15}" --cpu "$cpu" --cores "$(nproc)" --started "$started" --finished "$finished" --command "$command_line")
 if [[ -n "$out" ]]; then
   printf '%s\n' "$table" >"$out.tmp" && mv "$out.tmp" "$out"
   echo "side_by_side.sh: table written to $out" >&2

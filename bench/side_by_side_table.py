@@ -26,12 +26,16 @@ def ms(v):
     return f"{v:.0f}" if v >= 100 else f"{v:#.3g}"  # three significant digits: 11.0, 0.0509, 150
 
 
-def peer_median_ms(records, size, threads):
+def peer_record(records, size, threads):
     B, D, F = size
     for r in records or []:
         if (r["B"], r["D"], r["F"], r["threads"], r["variant"]) == (B, D, F, threads, "none"):
-            return r["median_s"] * 1e3
+            return r
     return None
+
+
+def peer_cell(record):
+    return "-" if record is None else ms(record["median_s"] * 1e3) + busy_mark(record.get("foreign_load_cores_max"))
 
 
 def rematkit_row(path):
@@ -43,10 +47,22 @@ def rematkit_row(path):
     return next(r for r in config["rows"] if r["kind"] == "step"), config["others_load_share"]
 
 
-def rematkit_cell(row):
+# Set by main: other processes' load, in cores, above which a cell is marked as measured on a busy machine.
+QUIET = {"cores": 0.15, "machine": 1, "marked": False}
+
+
+def busy_mark(cores):
+    if cores is not None and cores > QUIET["cores"]:
+        QUIET["marked"] = True
+        return " †"
+    return ""
+
+
+def rematkit_cell(row, others_share=None):
     if row is None:
         return "-"
-    return f"{ms(row['median_ms'])} (±{100 * row['half_width_share']:.1f}%{'' if row['target_reached'] else ' *'})"
+    mark = busy_mark(others_share * QUIET["machine"] if others_share is not None and others_share >= 0 else None)
+    return f"{ms(row['median_ms'])} (±{100 * row['half_width_share']:.1f}%{'' if row['target_reached'] else ' *'}){mark}"
 
 
 def transformer_lines(work, config):
@@ -59,7 +75,7 @@ def transformer_lines(work, config):
         # torch_transformer.py keeps one record per round: their median, as the MLP peers pool theirs.
         torch_ms = statistics.median(r["median_s"] for r in torch) * 1e3 if torch else None
         ratio = f"{torch_ms / row['median_ms']:.2f}x" if torch_ms and row else "-"
-        lines.append(f"| ({config.replace(',', ', ')}) | {t} | {rematkit_cell(row)} | {ms(torch_ms)} | {ratio} |")
+        lines.append(f"| ({config.replace(',', ', ')}) | {t} | {rematkit_cell(row, others)} | {ms(torch_ms)} | {ratio} |")
         rows.append((row, others))
     return lines, rows
 
@@ -71,7 +87,10 @@ def main():
     ap.add_argument("--transformer", default="", help="L,B,S,D,H,M of the transformer table, if any")
     for name in ("cpu", "cores", "started", "finished", "command"):
         ap.add_argument("--" + name, default="")
+    ap.add_argument("--quiet-cores", type=float, default=0.15, help="the peers' PEERS_QUIET_CORES")
     a = ap.parse_args()
+    QUIET["cores"] = a.quiet_cores
+    QUIET["machine"] = int(a.cores) if a.cores else os.cpu_count()
 
     peers = {name: load(os.path.join(a.work, name + ".json")) for name in ("numpy", "torch", "torch_passive")}
     lines = ["| (B, D, F) | threads | rematkit | NumPy | PyTorch | PyTorch passive | best peer / rematkit |",
@@ -82,16 +101,16 @@ def main():
         s, t = map(int, pair.split())
         size = SIZES[s]
         row, load_share = rematkit_row(os.path.join(a.work, f"rematkit_{s}_{t}.json"))
-        rk_ms, rk_cell = (row["median_ms"], rematkit_cell(row)) if row else (None, "-")
+        rk_ms, rk_cell = (row["median_ms"], rematkit_cell(row, load_share)) if row else (None, "-")
         if row:
             others.append(load_share)
             missed = missed or not row["target_reached"]
-        cells = [peer_median_ms(peers["numpy"], size, t), peer_median_ms(peers["torch"], size, t),
-                 peer_median_ms(peers["torch_passive"], size, t) if t == 2 else None]
-        known = [c for c in cells if c is not None]
+        records = [peer_record(peers["numpy"], size, t), peer_record(peers["torch"], size, t),
+                   peer_record(peers["torch_passive"], size, t) if t == 2 else None]
+        known = [r["median_s"] * 1e3 for r in records if r is not None]
         ratio = f"{min(known) / rk_ms:.2f}x" if known and rk_ms else "-"
         lines.append(f"| ({size[0]}, {size[1]}, {size[2]}) | {t} | {rk_cell} | "
-                     + " | ".join(ms(c) for c in cells) + f" | {ratio} |")
+                     + " | ".join(peer_cell(r) for r in records) + f" | {ratio} |")
 
     if a.transformer:
         more, rows = transformer_lines(a.work, a.transformer)
@@ -108,6 +127,9 @@ def main():
                  "its median); best peer / rematkit: the fastest peer's median over rematkit's, above 1 when rematkit is faster.")
     if missed:
         lines.append("* rematkit's interval did not reach the target within --max-seconds: the one reached is shown.")
+    if QUIET["marked"]:
+        lines.append(f"† measured while other processes took more than {QUIET['cores']} cores (the peers' guard waits "
+                     "for less, then runs anyway): slower than on a quiet machine.")
     lines.append(f"- CPU: {a.cpu} ({a.cores} cores)")
     lines.append(f"- peers' OpenBLAS core (openblas_get_corename): {', '.join(corenames) or 'not reported'}")
     if others:
