@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""The markdown table of bench/side_by_side.sh, from the raw results it left in --work:
+rematkit_<size>_<threads>.json (rematkit_step_timing --json) and numpy.json, torch.json,
+torch_passive.json (the peers' --out files), and with --transformer rematkit_transformer_<threads>.json
+and torch_transformer_<threads>.json. Median step time in ms; rematkit's with its 95%
+interval; "best peer / rematkit" is the fastest peer's median over rematkit's (above 1: rematkit
+is faster)."""
+import argparse
+import json
+import os
+import statistics
+
+SIZES = [(1, 64, 64), (32, 512, 512), (256, 1024, 1024), (1024, 2048, 2048)]
+
+
+def load(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def ms(v):
+    if v is None:
+        return "-"
+    return f"{v:.0f}" if v >= 100 else f"{v:#.3g}"  # three significant digits: 11.0, 0.0509, 150
+
+
+def peer_record(records, size, threads):
+    B, D, F = size
+    for r in records or []:
+        if (r["B"], r["D"], r["F"], r["threads"], r["variant"]) == (B, D, F, threads, "none"):
+            return r
+    return None
+
+
+def peer_cell(record):
+    return "-" if record is None else ms(record["median_s"] * 1e3) + busy_mark(record.get("foreign_load_cores_max"))
+
+
+def rematkit_row(path):
+    """rematkit's everything_saveable row of one step_timing JSON, its others' load, or (None, None)."""
+    rk = load(path)
+    if not rk:
+        return None, None
+    config = rk["configurations"][0]
+    return next(r for r in config["rows"] if r["kind"] == "step"), config["others_load_share"]
+
+
+# Set by main: other processes' load, in cores, above which a cell is marked as measured on a busy machine.
+QUIET = {"cores": 0.15, "machine": 1, "marked": False}
+
+
+def busy_mark(cores):
+    if cores is not None and cores > QUIET["cores"]:
+        QUIET["marked"] = True
+        return " †"
+    return ""
+
+
+def rematkit_cell(row, others_share=None):
+    if row is None:
+        return "-"
+    mark = busy_mark(others_share * QUIET["machine"] if others_share is not None and others_share >= 0 else None)
+    return f"{ms(row['median_ms'])} (±{100 * row['half_width_share']:.1f}%{'' if row['target_reached'] else ' *'}){mark}"
+
+
+def transformer_lines(work, config):
+    """The second table: rematkit's transformer step against torch_transformer.py's `none`."""
+    lines = ["", "| (L, B, S, D, H, M) | threads | rematkit | PyTorch | PyTorch / rematkit |", "|---|---|---|---|---|"]
+    rows = []
+    for t in (1, 2):
+        row, others = rematkit_row(os.path.join(work, f"rematkit_transformer_{t}.json"))
+        torch = [r for r in load(os.path.join(work, f"torch_transformer_{t}.json")) or [] if r["variant"] == "none"]
+        # torch_transformer.py keeps one record per round: their median, as the MLP peers pool theirs.
+        torch_ms = statistics.median(r["median_s"] for r in torch) * 1e3 if torch else None
+        ratio = f"{torch_ms / row['median_ms']:.2f}x" if torch_ms and row else "-"
+        lines.append(f"| ({config.replace(',', ', ')}) | {t} | {rematkit_cell(row, others)} | {ms(torch_ms)} | {ratio} |")
+        rows.append((row, others))
+    return lines, rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--pairs", required=True, help="'size threads;size threads;...'")
+    ap.add_argument("--transformer", default="", help="L,B,S,D,H,M of the transformer table, if any")
+    for name in ("cpu", "cores", "started", "finished", "command"):
+        ap.add_argument("--" + name, default="")
+    ap.add_argument("--quiet-cores", type=float, default=0.15, help="the peers' PEERS_QUIET_CORES")
+    a = ap.parse_args()
+    QUIET["cores"] = a.quiet_cores
+    QUIET["machine"] = int(a.cores) if a.cores else os.cpu_count()
+
+    peers = {name: load(os.path.join(a.work, name + ".json")) for name in ("numpy", "torch", "torch_passive")}
+    lines = ["| (B, D, F) | threads | rematkit | NumPy | PyTorch | PyTorch passive | best peer / rematkit |",
+             "|---|---|---|---|---|---|---|"]
+    missed = False
+    others = []
+    for pair in a.pairs.split(";"):
+        s, t = map(int, pair.split())
+        size = SIZES[s]
+        row, load_share = rematkit_row(os.path.join(a.work, f"rematkit_{s}_{t}.json"))
+        rk_ms, rk_cell = (row["median_ms"], rematkit_cell(row, load_share)) if row else (None, "-")
+        if row:
+            others.append(load_share)
+            missed = missed or not row["target_reached"]
+        records = [peer_record(peers["numpy"], size, t), peer_record(peers["torch"], size, t),
+                   peer_record(peers["torch_passive"], size, t) if t == 2 else None]
+        known = [r["median_s"] * 1e3 for r in records if r is not None]
+        ratio = f"{min(known) / rk_ms:.2f}x" if known and rk_ms else "-"
+        lines.append(f"| ({size[0]}, {size[1]}, {size[2]}) | {t} | {rk_cell} | "
+                     + " | ".join(peer_cell(r) for r in records) + f" | {ratio} |")
+
+    if a.transformer:
+        more, rows = transformer_lines(a.work, a.transformer)
+        lines += more
+        others += [o for r, o in rows if r]
+        missed = missed or any(r and not r["target_reached"] for r, _ in rows)
+
+    corenames = sorted({v for records in peers.values() for r in records or []
+                        for k, v in r.get("openblas", {}).items() if k.endswith("openblas_get_corename")})
+    foreign = [r.get("foreign_load_cores_max") for records in peers.values() for r in records or []]
+    foreign = [f for f in foreign if f is not None]
+    lines.append("")
+    lines.append("Median step time in ms (rematkit: everything_saveable, with the half-width of the 95% interval of "
+                 "its median); best peer / rematkit: the fastest peer's median over rematkit's, above 1 when rematkit is faster.")
+    if missed:
+        lines.append("* rematkit's interval did not reach the target within --max-seconds: the one reached is shown.")
+    if QUIET["marked"]:
+        lines.append(f"† measured while other processes took more than {QUIET['cores']} cores (the peers' guard waits "
+                     "for less, then runs anyway): slower than on a quiet machine.")
+    lines.append(f"- CPU: {a.cpu} ({a.cores} cores)")
+    lines.append(f"- peers' OpenBLAS core (openblas_get_corename): {', '.join(corenames) or 'not reported'}")
+    if others:
+        lines.append(f"- other processes' load while rematkit ran: up to {100 * max(others):.0f}% of the machine; "
+                     f"while the peers ran: up to {max(foreign) if foreign else float('nan'):.2f} cores")
+    lines.append(f"- date: {a.started} to {a.finished}")
+    lines.append(f"- command: `{a.command}`")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

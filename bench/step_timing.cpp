@@ -1,0 +1,291 @@
+// rematkit_step_timing: the MLP training step (training_step_bench.cpp's: Dense(D,F) -> relu ->
+// Dense(F,F) -> relu -> Dense(F,F), a checkpoint per layer, loss sum(y), SGD) per policy, timed
+// until the medians are known to a few percent, so that differences of 5% between policies, or
+// against a peer, can be told from noise. Google Benchmark reports a mean or a median of a few
+// repetitions, run one configuration after another; here the policies and a plain GEMM of the same
+// (B x D)(D x F) interleave in shuffled rounds (interleaved_rounds.hpp) until the 95% interval of
+// every median is within --target of it, or --max-seconds. Prints a table; --json writes the rows.
+// --transformer L,B,S,D,H,M times the sweep's transformer instead (torch_transformer.py's model).
+#include <tbb/global_control.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gemm_kernel.hpp"
+#include "interleaved_rounds.hpp"
+#include "others_load.hpp"
+#include "step_workloads.hpp"
+#include "rematkit/linearize.hpp"
+#include "rematkit/plugin_registry.hpp"
+#include "rematkit/sweep/median_interval.hpp"
+#include "rematkit/sweep/sweep_models.hpp"
+#include "rematkit/training_step.hpp"
+
+namespace {
+
+using namespace rematkit;
+using nlohmann::json;
+
+const char* const kBaseline = "everything_saveable";
+
+// One policy's step with what it needs alive: the step reads the linearization, which reads the program.
+struct PolicyStep {
+  PolicyStep(const sweep::ModelSpec& model, const std::string& policy, const BackendOptions& backends) {
+    instance = sweep::instantiate(model, policy, 0);
+    LinearizeOptions options;
+    options.policies = &default_plugins().policies();
+    options.differentiate = instance.trained;  // the params, as the peers: no gradient for the data
+    lin = linearize(instance.program, options);
+    step = std::make_unique<TrainingStep>(lin, backends, instance.trained, 1e-6);
+    step->set_constants(instance.constants);
+    step->set_arguments(instance.arguments);
+  }
+  sweep::ModelInstance instance;
+  Linearization lin;
+  std::unique_ptr<TrainingStep> step;
+};
+
+struct Options {
+  std::vector<int> sizes{0, 1, 2, 3};
+  std::vector<int64_t> transformer;  // L,B,S,D,H,M: the transformer instead of the MLP sizes
+  std::vector<int> threads{1, 2};
+  std::vector<std::string> policies{kBaseline, "dots_with_no_batch_dims_saveable", "nothing_saveable"};
+  std::vector<std::string> backends{"onednn", "highway", "reference"};
+  bench::RoundsOptions rounds;
+  double quiet_cores = 0.15, max_wait_seconds = 0;
+  std::string json_path;
+};
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// Milliseconds to three significant digits, as the README's tables write them.
+std::string ms_text(double ms) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, ms >= 100 ? "%.0f" : "%#.3g", ms);  // 11.0, not 11; 150, not 150.
+  return buf;
+}
+
+std::string pct_text(const sweep::MedianInterval& m) { return "±" + fixed(100 * bench::relative_half_width(m), 1) + "%"; }
+
+std::string now_utc() {
+  char buf[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  return "unknown";
+}
+
+json interval_json(const sweep::MedianInterval& m) {
+  return {{"median_ms", m.median}, {"low_ms", m.low}, {"high_ms", m.high}, {"coverage", m.coverage},
+          {"half_width_share", bench::relative_half_width(m)}};
+}
+
+// Written in full after every configuration, through a temporary file and a rename, so that a run
+// stopped half-way (or a reader at the wrong moment) finds the last complete file, never half of one.
+void write_json_atomically(const std::string& path, const json& doc) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << doc.dump(1) << '\n';
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+// Times one (workload, threads) configuration: its rows are printed and returned as JSON.
+json time_configuration(const Options& options, const bench::Workload& work, int threads, uint64_t seed) {
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
+  BackendOptions backends{options.backends, &default_plugins()};
+  backends.threads = threads;
+  std::vector<std::unique_ptr<PolicyStep>> steps;
+  for (const std::string& policy : options.policies) steps.push_back(std::make_unique<PolicyStep>(work.model, policy, backends));
+  bench::Gemm gemm(options.backends, 0, work.gemm_m, work.gemm_k, work.gemm_n, threads);
+
+  // Kept observable so that no step or product can be optimised away.
+  static volatile float sink = 0;
+  std::vector<bench::Contender> contenders;
+  for (size_t i = 0; i < steps.size(); ++i)
+    contenders.emplace_back(options.policies[i], [s = steps[i]->step.get()] { sink = sink + s->run(); });
+  if (gemm.ok()) contenders.emplace_back("gemm", [&gemm] { sink = sink + gemm.run(); });
+
+  bench::RoundsOptions rounds = options.rounds;
+  rounds.seed = seed;
+  const bench::QuietWait quiet =
+      options.max_wait_seconds > 0 ? bench::wait_until_quiet(options.quiet_cores, options.max_wait_seconds) : bench::QuietWait{};
+  const bench::OthersLoad load;
+  const bench::RoundsResult result = bench::run_rounds(contenders, rounds);
+  const double others = load.share();
+
+  const double flops = work.flops;
+  const bench::Contender* baseline = nullptr;
+  for (const bench::Contender& c : contenders)
+    if (c.name == kBaseline) baseline = &c;
+  const double gemm_gflops = gemm.ok() ? gemm.flops() / (contenders.back().interval.median * 1e6) : 0;
+
+  json rows = json::array();
+  const std::string& shape = work.label;
+  for (size_t i = 0; i < contenders.size(); ++i) {
+    const bench::Contender& c = contenders[i];
+    const bool is_gemm = i == steps.size();
+    const bool reached = bench::within(c, rounds);
+    const double gflops = (is_gemm ? gemm.flops() : flops) / (c.interval.median * 1e6);
+    json row = work.keys;
+    row.update(json{{"threads", threads},
+                    {"name", c.name},
+                    {"kind", is_gemm ? "gemm" : "step"},
+                    {"samples", c.ms.size()},
+                    {"steps_per_sample", c.batch},
+                    {"target_reached", reached},
+                    {"gflops", gflops}});
+    row.update(interval_json(c.interval));
+    std::string ratio = "", of_gemm = "", peak = "";
+    if (is_gemm) {
+      row["backend"] = gemm.backend();
+      row["flops"] = gemm.flops();
+    } else {
+      const TrainingStep& step = *steps[i]->step;
+      row["backends"] = options.backends;
+      row["flops_nominal"] = flops;
+      row["measured_peak_MiB"] = static_cast<double>(step.measured_peak(MemorySpace::kDevice)) / 1048576.0;
+      row["predicted_peak_MiB"] = static_cast<double>(step.predicted_peak(MemorySpace::kDevice)) / 1048576.0;
+      peak = fixed(row["measured_peak_MiB"].get<double>(), 2);
+      if (gemm.ok()) {
+        row["share_of_gemm_gflops"] = gflops / gemm_gflops;
+        of_gemm = fixed(100 * gflops / gemm_gflops, 0) + "%";
+      }
+      if (baseline && baseline != &c) {
+        const double r = c.interval.median / baseline->interval.median;
+        row["ratio_to_baseline"] = r;
+        // The widest ratio the two intervals allow: a verdict needs them apart, not just the medians.
+        row["ratio_low"] = c.interval.low / baseline->interval.high;
+        row["ratio_high"] = c.interval.high / baseline->interval.low;
+        row["versus_baseline"] = sweep::versus(c.interval, baseline->interval);
+        ratio = fixed(r, 3) + "x (" + pct_text(c.interval) + " / " + pct_text(baseline->interval) + ", " +
+                sweep::versus(c.interval, baseline->interval) + ")";
+      } else if (baseline == &c) {
+        ratio = "1 (baseline)";
+      }
+    }
+    rows.push_back(row);
+    std::cout << "| " << shape << " | " << threads << " | " << (is_gemm ? "GEMM on " + gemm.backend() : c.name) << " | "
+              << ms_text(c.interval.median) << " | " << pct_text(c.interval) << (reached ? "" : " *") << " | "
+              << fixed(gflops, gflops < 10 ? 2 : 1) << " | " << ratio << " | " << of_gemm << " | " << peak << " |\n";
+  }
+  std::cout.flush();
+  std::cerr << shape << " on " << threads << " thread(s): " << result.rounds << " rounds in " << fixed(result.seconds, 1) << " s, "
+            << (result.converged ? "every interval within target" : "stopped at --max-seconds")
+            << (options.max_wait_seconds > 0 ? ", after waiting " + fixed(quiet.seconds, 0) + " s for a quiet machine" : "") << ", others' load "
+            << (others < 0 ? std::string("unknown") : fixed(100 * others, 0) + "% of the machine") << "\n";
+  json configuration = work.keys;
+  configuration.update(json{{"threads", threads},
+                            {"rounds", result.rounds},
+                            {"seconds", result.seconds},
+                            {"converged", result.converged},
+                            {"others_load_share", others},
+                            {"waited_for_quiet_s", quiet.seconds},
+                            {"others_cores_before", quiet.cores},
+                            {"rows", rows}});
+  return configuration;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  CLI::App app{"The MLP training step per policy, interleaved with a plain GEMM, timed until every median's "
+               "95% interval is within --target (or --max-seconds)."};
+  app.add_option("--sizes", options.sizes, "indices into (1,64,64), (32,512,512), (256,1024,1024), (1024,2048,2048)")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 3));
+  app.add_option("--transformer", options.transformer,
+                 "L,B,S,D,H,M: the sweep's transformer (torch_transformer.py's model) instead of the MLP sizes")
+      ->delimiter(',')
+      ->expected(6);
+  app.add_option("--threads", options.threads, "thread counts, one configuration each")->delimiter(',')->check(CLI::PositiveNumber);
+  app.add_option("--policies", options.policies, "policies, interleaved; ratios are to everything_saveable")->delimiter(',');
+  app.add_option("--backends", options.backends, "one preference list, for the steps and the GEMM")->delimiter(',');
+  app.add_option("--target", options.rounds.target, "the most a 95% interval's half-width may be, as a share of its median")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-seconds", options.rounds.max_seconds, "cap on warm-up and rounds per (size, threads)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--min-seconds", options.rounds.min_seconds, "time each (size, threads) at least this long");
+  app.add_option("--min-samples", options.rounds.min_samples, "samples per contender before the target can count as reached");
+  app.add_option("--min-sample-ms", options.rounds.min_sample_ms, "a sample is a batch of steps lasting at least this");
+  app.add_option("--max-wait-seconds", options.max_wait_seconds,
+                 "before each (size, threads), wait up to this long for other processes to use under --quiet-cores (0: no wait)");
+  app.add_option("--quiet-cores", options.quiet_cores, "what counts as quiet, in cores (the peers' PEERS_QUIET_CORES)");
+  app.add_option("--json", options.json_path, "write the rows here (rewritten after every configuration)");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const std::vector<std::string> built = default_plugins().backend_names();
+    for (const std::string& b : options.backends)
+      if (std::find(built.begin(), built.end(), b) == built.end()) {
+        std::cerr << "rematkit_step_timing: backend '" << b << "' is not built here\n";
+        return 2;
+      }
+    std::string command;
+    for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+    json doc = {{"command", command},
+                {"started", now_utc()},
+                {"cpu", cpu_model()},
+                {"target", options.rounds.target},
+                {"confidence", options.rounds.confidence},
+                {"max_seconds", options.rounds.max_seconds},
+                {"min_seconds", options.rounds.min_seconds},
+                {"min_samples", options.rounds.min_samples},
+                {"min_sample_ms", options.rounds.min_sample_ms},
+                {"backends", options.backends},
+                {"configurations", json::array()}};
+
+    std::string backends;
+    for (const std::string& b : options.backends) backends += (backends.empty() ? "" : ",") + b;
+    std::cout << (options.transformer.empty() ? "MLP" : "Transformer") << " training step on " << backends << ", " << cpu_model() << ", " << now_utc() << "; median of per-step times, "
+              << "95% interval, target ±" << fixed(100 * options.rounds.target, 1) << "%; GFLOP/s of the nominal 3 x forward products "
+              << (options.transformer.empty() ? "6*B*(D*F+2*F^2)" : "3*L*B*S*(8*D^2+4*S*D+4*D*M)") << " (the GEMM's: 2*m*k*n)\n\n"
+              << "| " << (options.transformer.empty() ? "(B, D, F)" : "model (L, B, S, D, H, M)") << " | threads | policy | median ms | 95% interval | GFLOP/s | vs " << kBaseline
+              << " (intervals) | of GEMM's GFLOP/s | peak MiB |\n|---|---|---|---|---|---|---|---|---|\n";
+    uint64_t seed = 0;
+    bool all_reached = true;
+    std::vector<bench::Workload> workloads;
+    if (!options.transformer.empty()) workloads.push_back(bench::transformer_workload(options.transformer));
+    else
+      for (int s : options.sizes) workloads.push_back(bench::mlp_workload(s));
+    for (const bench::Workload& work : workloads)
+      for (int t : options.threads) {
+        json configuration = time_configuration(options, work, t, seed++);
+        all_reached = all_reached && configuration["converged"].get<bool>();
+        doc["configurations"].push_back(std::move(configuration));
+        if (!options.json_path.empty()) write_json_atomically(options.json_path, doc);
+      }
+    if (!all_reached)
+      std::cout << "\n* target not reached within --max-seconds " << fixed(options.rounds.max_seconds, 0)
+                << ": the interval shown is the one reached\n";
+  } catch (const std::exception& e) {
+    std::cerr << "rematkit_step_timing: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
