@@ -80,8 +80,10 @@ float TrainingStep::run() {
 void TrainingStep::update() {
   const Linearization& lin = runner_->program().linearization();
   // f32 SGD, as an f32 optimizer computes it: the product rounded, then the difference. Chunks of
-  // elements are independent, so any split gives the same bits.
-  constexpr size_t kGrain = size_t{1} << 15;
+  // elements are independent, so any split gives the same bits. Below kParallelFrom elements one
+  // thread updates: at (32, 512, 512) on 2 threads, updating the 0.26 M-element weights in parallel
+  // made the whole step 14% slower (1.06 ms against 0.93, rematkit_step_timing).
+  constexpr size_t kGrain = size_t{1} << 15, kParallelFrom = size_t{1} << 20;
   for (size_t a : trained_) {
     const Type& type = lin.graph.values[lin.arguments[a]].type;
     if (type.dtype != DType::kF32) {  // bf16, f16, f64: in f32 (f64 for f64), rounded on store
@@ -100,12 +102,18 @@ void TrainingStep::update() {
     const float* grad = static_cast<const float*>(runner_->gradient_data(a));
     const size_t n = static_cast<size_t>(lin.graph.values[lin.arguments[a]].type.num_elements());
     const float lr = learning_rate_;
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, n, kGrain), [=](const tbb::blocked_range<size_t>& r) {
-      for (size_t i = r.begin(); i < r.end(); ++i) {
+    auto sgd = [=](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
         const float step = lr * grad[i];
         param[i] = param[i] - step;
       }
-    });
+    };
+    if (n < kParallelFrom) {
+      sgd(0, n);
+      continue;
+    }
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, n, kGrain),
+                      [&](const tbb::blocked_range<size_t>& r) { sgd(r.begin(), r.end()); });
   }
 }
 
