@@ -63,6 +63,7 @@ struct Options {
   bench::RoundsOptions rounds;
   double quiet_cores = 0.15, max_wait_seconds = 0;
   std::string json_path;
+  bool unfused_too = false;  // each policy also with BackendOptions::Fusion::kOff
 };
 
 std::string fixed(double v, int digits) {
@@ -120,14 +121,23 @@ json time_configuration(const Options& options, const bench::Workload& work, int
   BackendOptions backends{options.backends, &default_plugins()};
   backends.threads = threads;
   std::vector<std::unique_ptr<PolicyStep>> steps;
-  for (const std::string& policy : options.policies) steps.push_back(std::make_unique<PolicyStep>(work.model, policy, backends));
+  std::vector<std::string> names;  // per step: its policy, and " unfused" for a step with fusion off
+  BackendOptions unfused = backends;
+  unfused.fusion = BackendOptions::Fusion::kOff;
+  for (const std::string& policy : options.policies) {
+    steps.push_back(std::make_unique<PolicyStep>(work.model, policy, backends));
+    names.push_back(policy);
+    if (!options.unfused_too) continue;
+    steps.push_back(std::make_unique<PolicyStep>(work.model, policy, unfused));
+    names.push_back(policy + " unfused");
+  }
   bench::Gemm gemm(options.backends, 0, work.gemm_m, work.gemm_k, work.gemm_n, threads);
 
   // Kept observable so that no step or product can be optimised away.
   static volatile float sink = 0;
   std::vector<bench::Contender> contenders;
   for (size_t i = 0; i < steps.size(); ++i)
-    contenders.emplace_back(options.policies[i], [s = steps[i]->step.get()] { sink = sink + s->run(); });
+    contenders.emplace_back(names[i], [s = steps[i]->step.get()] { sink = sink + s->run(); });
   if (gemm.ok()) contenders.emplace_back("gemm", [&gemm] { sink = sink + gemm.run(); });
 
   bench::RoundsOptions rounds = options.rounds;
@@ -236,6 +246,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-wait-seconds", options.max_wait_seconds,
                  "before each (size, threads), wait up to this long for other processes to use under --quiet-cores (0: no wait)");
   app.add_option("--quiet-cores", options.quiet_cores, "what counts as quiet, in cores (the peers' PEERS_QUIET_CORES)");
+  app.add_flag("--unfused-too", options.unfused_too,
+               "also time each policy with fusion off (named 'POLICY unfused'), interleaved with the rest: what fusion saves");
   app.add_option("--json", options.json_path, "write the rows here (rewritten after every configuration)");
   CLI11_PARSE(app, argc, argv);
 
