@@ -19,7 +19,7 @@ size_t count(const std::vector<int64_t>& shape) {
 }  // namespace
 
 std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusion, size_t first) {
-  if (first >= fusion.parts().size()) return std::nullopt;
+  if (first >= fusion.parts().size() || fusion.num_values() > kMaxValues) return std::nullopt;
   FusedElementwise f;
   const std::vector<int64_t>& shape = fusion.parts()[first].shape;
   f.elements_ = count(shape);
@@ -106,7 +106,7 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
   return f;
 }
 
-void FusedElementwise::run(const std::vector<void*>& values, size_t begin, size_t end) const {
+void FusedElementwise::run(std::span<void* const> values, size_t begin, size_t end) const {
   alignas(64) float slots[kMaxSlots][kSegment];
   while (begin < end) {
     size_t len = std::min(kSegment, end - begin);
@@ -116,7 +116,7 @@ void FusedElementwise::run(const std::vector<void*>& values, size_t begin, size_
   }
 }
 
-void FusedElementwise::run_segment(const std::vector<void*>& values, size_t begin, size_t len, float (*slots)[256]) const {
+void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, size_t len, float (*slots)[256]) const {
   // A value's elements for this segment, and whether the kernel reads it as a scalar.
   auto at = [&](int v, bool& scalar) -> void* {
     const Access& a = access_[static_cast<size_t>(v)];

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "highway/kernels.hpp"
@@ -20,9 +21,13 @@ class FusedElementwise {
   // nullopt when a part or an operand's broadcast is one this backend does not run fused.
   static std::optional<FusedElementwise> of(const plugin::Fusion& fusion, size_t first);
 
+  // The most values (inputs and parts) a fused equation it runs may have: their buffers fit in an
+  // array on the caller's stack.
+  static constexpr size_t kMaxValues = 64;
+
   // Buffers: per fused-equation value, the input's data or the result's output buffer (null for a
   // value only the parts read). Runs elements [begin, end) of the output shape.
-  void run(const std::vector<void*>& values, size_t begin, size_t end) const;
+  void run(std::span<void* const> values, size_t begin, size_t end) const;
   size_t elements() const { return elements_; }
 
  private:
@@ -43,7 +48,7 @@ class FusedElementwise {
     bool is_bool = false;
   };
 
-  void run_segment(const std::vector<void*>& values, size_t begin, size_t len, float (*slots)[256]) const;
+  void run_segment(std::span<void* const> values, size_t begin, size_t len, float (*slots)[256]) const;
 
   std::vector<Part> parts_;
   std::vector<Access> access_;  // per value

@@ -432,7 +432,7 @@ void run_product(const Kernel& k, const float* lhs, const float* rhs, float* c, 
 }
 
 // Elementwise parts over their whole shape: chunks in parallel on oneTBB once there are enough.
-void run_in_chunks(const rematkit::hwy_backend::FusedElementwise& parts, const std::vector<void*>& values) {
+void run_in_chunks(const rematkit::hwy_backend::FusedElementwise& parts, std::span<void* const> values) {
   constexpr size_t kChunk = size_t{1} << 14, kParallelFrom = size_t{1} << 17;
   const size_t n = parts.elements();
   if (n < kParallelFrom) return parts.run(values, 0, n);
@@ -537,11 +537,10 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
       case Kernel::Kind::kGemm: run_product(k, f(in[0]), f(in[1]), f(out[0]), static_cast<float*>(workspace), nullptr); break;
       case Kernel::Kind::kFused: {
         // Each value's buffer: an input's, an output's, or none (inside the parts' segments).
-        // Per calling thread, so a run allocates nothing once warm; named by a reference, since a
-        // lambda run on another thread would read that thread's own thread_local.
-        thread_local std::vector<void*> per_thread;
-        std::vector<void*>& values = per_thread;
-        values.assign(k.buffer_of.size(), nullptr);
+        // On this call's stack: a run allocates nothing, and a call that a waiting thread runs
+        // meanwhile (oneTBB steals work) has its own.
+        std::array<void*, rematkit::hwy_backend::FusedElementwise::kMaxValues> buffers{};
+        const std::span<void*> values(buffers.data(), k.buffer_of.size());
         for (size_t v = 0; v < k.buffer_of.size(); ++v) {
           const int b = k.buffer_of[v];
           if (b >= 0) values[v] = in[b].data;
