@@ -79,6 +79,13 @@ std::string key_of(const std::string& op, const std::vector<const Dims*>& parts)
   return k;
 }
 
+// oneDNN's high padding where the exact one, `exact`, is negative: oneDNN's output size rounds
+// down, (in + low + high - window) / stride + 1, so up to stride - 1 rows more reach no output
+// either; the smallest such padding that is not negative, or `exact` when none is.
+int64_t high_padding(int64_t exact, int64_t stride) {
+  return exact < 0 && exact + stride - 1 >= 0 ? 0 : exact;
+}
+
 Dims minus_one(const std::vector<int64_t>& dilation) {
   Dims d;
   for (int64_t x : dilation) d.push_back(x - 1);  // oneDNN counts the holes: 0 is no dilation
@@ -179,8 +186,14 @@ bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, R
   const ConvParams c = rematkit::plugin::conv_params(e);
   const size_t spatial = c.window_strides.size();
   if (spatial < 1 || spatial > 3) return false;
-  for (const rematkit::PadPair& p : c.padding)
-    if (p.low < 0 || p.high < 0) return false;
+  // A negative high padding drops the last rows a strided window never reaches (JAX's transposes
+  // of a stride-2 convolution on an even size); the two gradient branches below recompute oneDNN's
+  // high padding from the sizes, the forward one takes it as given.
+  bool negative_high = false;
+  for (const rematkit::PadPair& p : c.padding) {
+    if (p.low < 0) return false;
+    negative_high = negative_high || p.high < 0;
+  }
   const auto& d = c.dims;
   const View l = view(lhs, d.lhs_spec), k = view(rhs, d.rhs_spec), o = view(out, d.out_spec);
   Dims lows, highs;
@@ -210,7 +223,8 @@ bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, R
     s.padding_l = lows;
     for (size_t i = 0; i < spatial; ++i) {
       const int64_t kept = o.dims[2 + i], taps = k.dims[2 + i];
-      s.padding_r.push_back((taps - 1) * s.strides[i] + (kept - 1) * c.window_strides[i] + 1 - l.dims[2 + i] - lows[i]);
+      s.padding_r.push_back(high_padding((taps - 1) * s.strides[i] + (kept - 1) * c.window_strides[i] + 1 -
+                                             l.dims[2 + i] - lows[i], s.strides[i]));
       if (s.padding_r.back() < 0) return false;
     }
     s.src = src.desc();
@@ -241,7 +255,8 @@ bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, R
     for (size_t i = 0; i < spatial; ++i) {
       const int64_t span = (k.dims[2 + i] - 1) * c.rhs_dilation[i];
       s.padding_l.push_back(span - lows[i]);
-      s.padding_r.push_back((l.dims[2 + i] - 1) * s.strides[i] + span + 1 - o.dims[2 + i] - s.padding_l[i]);
+      s.padding_r.push_back(
+          high_padding((l.dims[2 + i] - 1) * s.strides[i] + span + 1 - o.dims[2 + i] - s.padding_l[i], s.strides[i]));
       if (s.padding_l.back() < 0 || s.padding_r.back() < 0) return false;
     }
     // oneDNN's weights: (lhs features, out features) per group, dense, reversed.
@@ -268,6 +283,7 @@ bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, R
   }
 
   // Forward, feature groups as oneDNN's groups of the kernel's out features.
+  if (negative_high) return false;
   const View weights = c.feature_group_count > 1 ? grouped(k, c.feature_group_count) : k;
   s.src = l.desc();
   s.weights = weights.desc();
