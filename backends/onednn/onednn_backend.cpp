@@ -233,7 +233,6 @@ bool fused_matmul_recipe(const Backend& backend, const rk_equation_view* e, Reci
   dnnl::memory::desc bias;
   dnnl::post_ops post;
   std::string key = key_of("matmul-fused", {&a.dims, &a.strides, &b.dims, &b.strides});
-  int binaries = 0;
   for (size_t j = 1; j < fusion->parts().size(); ++j) {
     const rematkit::plugin::FusedPart& p = fusion->parts()[j];
     const int64_t previous = static_cast<int64_t>(inputs + j - 1);
@@ -274,11 +273,9 @@ bool fused_matmul_recipe(const Backend& backend, const rk_equation_view* e, Reci
     if (!algorithm || !take(other, DNNL_ARG_ATTR_MULTIPLE_POST_OP(post.len()) | DNNL_ARG_SRC_1, om)) return false;
     post.append_binary(*algorithm, om);
     key += row ? "-row" : "-full";
-    ++binaries;
   }
   for (size_t i = 0; i < inputs; ++i)
     if (arg_of[i] < 0) return false;
-  (void)binaries;
   const dnnl::memory::desc am = desc_of[static_cast<size_t>(ops[0])], bm = desc_of[static_cast<size_t>(ops[1])];
   r = {key, {}, {DNNL_ARG_DST, cm}, [am, bm, bias, cm, post](const dnnl::engine& eng) -> dnnl::primitive {
          dnnl::primitive_attr attr;

@@ -5,6 +5,8 @@
 #include <set>
 #include <string>
 
+#include "rematkit/plugin/fusion_view.hpp"  // the fused equation's name, as backends read it
+
 namespace rematkit {
 namespace {
 
@@ -59,8 +61,9 @@ class PassFuser {
       if (!product(seed) && !elementwise(seed)) continue;
       std::vector<size_t> parts = grow(p, fusion.at);
       for (; parts.size() >= 2; parts.pop_back()) {  // dropping the last part keeps the rest valid
-        FusedStep step = describe(parts);
-        if (bind(parts, step)) {
+        FusedStep step;
+        const Params params = describe(parts, step);
+        if (bind(parts, params, step)) {
           for (size_t q : parts) fusion.at[q] = PassFusion::kAbsorbed;
           fusion.at[parts.back()] = static_cast<int>(fusion.steps.size());
           fusion.steps.push_back(std::move(step));
@@ -132,10 +135,10 @@ class PassFuser {
     return true;
   }
 
-  // Operands (values defined outside the fusion, once each, in the order first read) and results
-  // (values defined inside that something outside reads), and the rk_fusion equation's params.
-  FusedStep describe(const std::vector<size_t>& parts) {
-    FusedStep step;
+  // The step's operands (values defined outside the fusion, once each, in the order first read)
+  // and results (values defined inside that something outside reads); returns the rk_fusion
+  // equation's params.
+  Params describe(const std::vector<size_t>& parts, FusedStep& step) const {
     std::map<ValueId, int64_t> number;  // value -> its number in the fused equation
     std::set<ValueId> defined;
     for (size_t q : parts)
@@ -171,10 +174,10 @@ class PassFuser {
         step.outputs.push_back(v);
       }
     }
-    params_ = Params{};
-    params_.set("parts", std::move(calls));
-    params_.set("results", ParamValue::of_ints(results));
-    return step;
+    Params params;
+    params.set("parts", std::move(calls));
+    params.set("results", ParamValue::of_ints(results));
+    return params;
   }
 
   bool read_outside(ValueId v, const std::vector<size_t>& parts) const {
@@ -186,7 +189,7 @@ class PassFuser {
   }
 
   // The fused equation prepared on the backend the preference list allows (see the header), or false.
-  bool bind(const std::vector<size_t>& parts, FusedStep& step) {
+  bool bind(const std::vector<size_t>& parts, const Params& params, FusedStep& step) {
     std::vector<int> own;  // the backend each part runs on alone
     for (size_t q : parts) own.push_back(backends_.first_running(g_, eqn_at(q)));
     std::vector<Type> in, out;
@@ -200,7 +203,7 @@ class PassFuser {
       const bool allowed = has_product ? own.front() == static_cast<int>(b)
                                        : std::find(own.begin(), own.end(), static_cast<int>(b)) != own.end();
       if (!allowed) continue;
-      if (auto kernel = backends_.backend(b).prepare(kFusionPrimitive, params_, in, out, what)) {
+      if (auto kernel = backends_.backend(b).prepare(plugin::kFusionPrimitive, params, in, out, what)) {
         step.kernel = std::move(kernel);
         return true;
       }
@@ -214,8 +217,6 @@ class PassFuser {
     return t;
   }
 
-  static constexpr const char* kFusionPrimitive = "rk_fusion";
-
   const Linearization& lin_;
   const FlatGraph& g_;
   const std::vector<int>& eqns_;
@@ -224,7 +225,6 @@ class PassFuser {
   std::map<ValueId, int> definitions_;
   std::map<ValueId, size_t> defined_at_;  // value -> the position in the pass that defines it
   std::set<ValueId> unfusable_, escapes_;
-  Params params_;  // the last described fusion's
 };
 
 }  // namespace
