@@ -1,5 +1,5 @@
 // The Highway backend plugin: f32 elementwise kernels, comparisons and two-case select_n (operands
-// with size-1 dims are expanded into the workspace first), reductions, copies, softmax along the
+// with size-1 dims are expanded into the workspace first), reductions, copies and rev, softmax along the
 // last axis, and dot_general with any dimension numbers (operands are permuted into the GEMM's
 // layout in the kernel's workspace when they are not in it already, and B's panels are packed there
 // too). Every scratch byte is in the workspace the host gives, so a run allocates nothing. It
@@ -108,7 +108,7 @@ struct Permutation {
 struct Kernel {
   enum class Kind {
     kUnary, kPow, kBinary, kCompare, kSelect, kGemm, kPermute, kBroadcast, kReduce, kReduceLeading, kSoftmax,
-    kGatherRows, kScatterAddRows, kFused
+    kGatherRows, kScatterAddRows, kFused, kReverse
   } kind;
   int op = 0;
   bool a_scalar = false, b_scalar = false;
@@ -210,6 +210,28 @@ void broadcast(const Dims& in_shape, std::span<const int64_t> dims, const Dims& 
     if (rows) std::copy(in + offset, in + offset + row, out + o);
     else out[o] = in[offset];
     for (int i = static_cast<int>(rank) - (rows ? 2 : 1); i >= 0 && ++coord[i] == out_shape[i]; --i) coord[i] = 0;
+  }
+}
+
+// rev: out[i...] = in[i with each of `dims` counted from its end], whole rows at a time when the
+// last dim keeps its order (a convolution kernel reversed in space, [H, W, I, O]).
+void reverse(const Dims& shape, const Dims& dims, const float* in, float* out) {
+  const size_t rank = shape.size();
+  if (rank == 0) return void(out[0] = in[0]);
+  std::array<bool, kMaxRank> reversed{};
+  for (int64_t d : dims) reversed[static_cast<size_t>(d)] = true;
+  Index strides;
+  strides[rank - 1] = 1;
+  for (int i = static_cast<int>(rank) - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];
+  const bool rows = !reversed[rank - 1];
+  const size_t row = rows ? static_cast<size_t>(shape[rank - 1]) : 1;
+  Index coord{};
+  for (size_t o = 0, n = count(shape); o < n; o += row) {
+    int64_t offset = 0;
+    for (size_t i = 0; i < rank; ++i) offset += (reversed[i] ? shape[i] - 1 - coord[i] : coord[i]) * strides[i];
+    if (rows) std::copy(in + offset, in + offset + row, out + o);
+    else out[o] = in[offset];
+    for (int i = static_cast<int>(rank) - (rows ? 2 : 1); i >= 0 && ++coord[i] == shape[i]; --i) coord[i] = 0;
   }
 }
 
@@ -351,6 +373,13 @@ bool choose_kernel(const rk_equation_view* e, Kernel& k) {
   if (p == Prim::kTranspose) {
     k.kind = Kernel::Kind::kPermute;
     k.lhs = {shape_of(e->inputs[0]), ints_param(e, "permutation")};
+    return true;
+  }
+  if (p == Prim::kRev) {
+    k.kind = Kernel::Kind::kReverse;
+    k.dims = ints_param(e, "dimensions");
+    for (int64_t d : k.dims)
+      if (d < 0 || d >= static_cast<int64_t>(out.size())) return false;
     return true;
   }
   if (p == Prim::kBroadcastInDim) {
@@ -503,6 +532,7 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
         rematkit::hwy_backend::select(static_cast<const uint8_t*>(in[0].data), k.a_scalar, f(in[1]), f(in[2]), f(out[0]), k.n);
         break;
       case Kernel::Kind::kPermute: k.lhs.apply(f(in[0]), f(out[0])); break;
+      case Kernel::Kind::kReverse: reverse(k.out_shape, k.dims, f(in[0]), f(out[0])); break;
       case Kernel::Kind::kBroadcast: broadcast(k.in_shape, k.dims, k.out_shape, f(in[0]), f(out[0])); break;
       case Kernel::Kind::kReduce: {
         const float* rows = f(in[0]);

@@ -131,6 +131,11 @@ const Case kCases[] = {
                              "a i 1:i32[]; c:f32[6,5] = dynamic_update_slice a u 5:i32[] i in (b, c) }", 0},
     {"pad_rev_copy", "{ lambda ; a:f32[3,4]. let b:f32[6,5] = pad[padding_config=((1, 0, 1), (2, -1, 0))] a 0.5:f32[]; "
                      "c:f32[6,5] = rev[dimensions=(0, 1)] b; d:f32[6,5] = copy c in (d,) }", 0},
+    // A convolution kernel reversed in space (whole rows of [I, O] move), one dim in the middle,
+    // and the last dim (element by element).
+    {"rev_kernel_middle_last", "{ lambda ; w:f32[3,2,4,5]. let r:f32[3,2,4,5] = rev[dimensions=(0, 1)] w; "
+                               "s:f32[3,2,4,5] = rev[dimensions=(2,)] w; t:f32[3,2,4,5] = rev[dimensions=(1, 3)] w "
+                               "in (r, s, t) }", 0},
     {"reduce_precision", "{ lambda ; a:f32[29]. let b:f32[29] = reduce_precision[exponent_bits=8 mantissa_bits=7] a; "
                          "c:f32[29] = reduce_precision[exponent_bits=5 mantissa_bits=10] a in (b, c) }", 0},
     {"gather_scatter_add", "{ lambda ; a:f32[7,5] n:i32[3,1] u:f32[3,5]. let "
