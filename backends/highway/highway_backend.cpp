@@ -452,9 +452,11 @@ void run_product(const Kernel& k, const float* lhs, const float* rhs, float* c, 
   }
   float* packing = workspace + k.packing_at;
   tbb::parallel_for(size_t{0}, k.batch, [&](size_t b) {
-    rematkit::hwy_backend::Epilogue shifted;
-    if (epilogue)
-      shifted = [&, b](size_t r0, size_t r1, size_t c0, size_t c1) { (*epilogue)(b * k.m + r0, b * k.m + r1, c0, c1); };
+    // Rows of product b count from b * m in the epilogue's numbering.
+    const auto shifted_rows = [&, b](size_t r0, size_t r1, size_t c0, size_t c1) {
+      (*epilogue)(b * k.m + r0, b * k.m + r1, c0, c1);
+    };
+    const rematkit::hwy_backend::Epilogue shifted(shifted_rows);
     rematkit::hwy_backend::gemm(lhs + b * k.m * k.k, rhs + b * k.k * k.cols, c + b * k.m * k.cols, k.m, k.cols, k.k,
                                 k.packing ? packing + b * k.packing : nullptr, epilogue ? &shifted : nullptr);
   });
@@ -585,9 +587,10 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
                    : k.product_into >= 0 ? static_cast<float*>(values[static_cast<size_t>(k.product_into)])
                                          : static_cast<float*>(workspace) + k.product_at;
         values[product] = c;
-        const rematkit::hwy_backend::Epilogue epilogue = [&](size_t row_begin, size_t row_end, size_t col_begin, size_t col_end) {
+        const auto on_block = [&](size_t row_begin, size_t row_end, size_t col_begin, size_t col_end) {
           for (size_t r = row_begin; r < row_end; ++r) k.parts->run(values, r * k.cols + col_begin, r * k.cols + col_end);
         };
+        const rematkit::hwy_backend::Epilogue epilogue(on_block);
         run_product(k, static_cast<const float*>(values[k.product_operands[0]]),
                     static_cast<const float*>(values[k.product_operands[1]]), c, static_cast<float*>(workspace), &epilogue);
         break;

@@ -3,7 +3,6 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 
 namespace rematkit::hwy_backend {
 
@@ -33,7 +32,21 @@ void softmax_rows(const float* x, float* y, size_t rows, size_t len);
 // panels are copied (null when that is 0).
 // `epilogue`, when given, is called on each block of C once it is final: rows [r0, r1) x columns
 // [c0, c1), while it is still in cache (a fused bias and activation read it there).
-using Epilogue = std::function<void(size_t r0, size_t r1, size_t c0, size_t c1)>;
+// It borrows the callable it is made from (no allocation, unlike std::function, so that a warm
+// step allocates nothing); valid while that callable lives.
+class Epilogue {
+ public:
+  template <typename F>
+  explicit Epilogue(const F& body)
+      : body_(&body), call_([](const void* b, size_t r0, size_t r1, size_t c0, size_t c1) {
+          (*static_cast<const F*>(b))(r0, r1, c0, c1);
+        }) {}
+  void operator()(size_t r0, size_t r1, size_t c0, size_t c1) const { call_(body_, r0, r1, c0, c1); }
+
+ private:
+  const void* body_;
+  void (*call_)(const void*, size_t, size_t, size_t, size_t);
+};
 void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, float* packing,
           const Epilogue* epilogue = nullptr);
 size_t gemm_packing_floats(size_t n, size_t k);
