@@ -113,6 +113,8 @@ def cnn_lines(work, config):
             torch_ms = statistics.median(torch) * 1e3 if torch else None
             ratio = f"{torch_ms / row['median_ms']:.2f}x" if torch_ms and row else "-"
             torch_cell = "-" if torch_ms is None else ms(torch_ms) + busy_mark(foreign)
+            if len(torch) > 1:  # the rounds' spread: torch's CNN step can differ by 3x from one process to the next
+                torch_cell += f" ({ms(min(torch) * 1e3)}-{ms(max(torch) * 1e3)})"
             cells += [rematkit_cell(row, others), torch_cell, ratio]
             rows.append((row, others))
         label = config.replace(",", ", ")
@@ -178,7 +180,7 @@ def main():
         lines.append("CNN: rematkit's nothing_saveable recomputes each block in the backward, as PyTorch's ckpt_block "
                      "(torch.utils.checkpoint per block); rematkit's step also runs the SGD update, PyTorch's does not; "
                      "PyTorch in NCHW and padding stride-2 convolutions (1, 1) where rematkit pads SAME, (0, 1) "
-                     "(the same shapes and FLOPs); PyTorch: the median of its rounds' medians.")
+                     "(the same shapes and FLOPs); PyTorch: the median of its rounds' medians (each a fresh process), their lowest and highest in brackets.")
     if missed:
         lines.append("* rematkit's interval did not reach the target within --max-seconds: the one reached is shown.")
     if QUIET["marked"]:
