@@ -10,6 +10,7 @@
 #   bench/side_by_side.sh [--peers DIR] [--build DIR] [--sizes 0,1,2,3] [--out FILE] [--work DIR]
 #                         [--rounds N] [--max-seconds S] [--target T] [--backends LIST]
 #                         [--openblas-coretype NAME] [--transformer L,B,S,D,H,M|default]
+#                         [--cnn B,I,C,W1/W2/..,D,K|default]
 #
 # --peers: the peers' scripts (torch_mlp.py, numpy_mlp.py; default ../shared/peers beside the
 # repository). --sizes indexes (1,64,64) (1 thread only), (32,512,512), (256,1024,1024) and
@@ -23,6 +24,11 @@
 # such a fallback, picks SkylakeX where the CPU has AVX-512 and Haswell where it has AVX2.
 # --transformer adds a second table: the sweep's transformer (default: 2,4,128,128,4,512, the default
 # sweep's) against the peers' torch_transformer.py, at 1 and 2 threads.
+# --cnn adds a third table: the sweep's CNN (default: 8,16,3,16/32,1,10, examples/cnn_sweep.yaml's
+# model) against bench/peers/torch_cnn.py (this repository's; it reads common.py from --peers), at 1
+# and 2 threads: rematkit's everything_saveable against PyTorch's `none`, and its nothing_saveable
+# (each block recomputed) against PyTorch's `ckpt_block`. torch_cnn.py has no quiet-machine guard of
+# its own: the script waits as the peers' guard does before it and records other processes' load.
 set -euo pipefail
 
 die() { echo "side_by_side.sh: $*" >&2; exit 1; }
@@ -39,6 +45,7 @@ target=0.02
 backends="onednn,highway,reference"
 coretype="${PEER_OPENBLAS_CORETYPE:-}"
 transformer=""
+cnn=""
 # As typed, with the variables that change what the peers do.
 command_line=""
 for v in PEER_OPENBLAS_CORETYPE PEERS_QUIET_CORES PEERS_MAX_WAIT_S PEERS_RETRIES; do
@@ -62,6 +69,7 @@ while [[ $# -gt 0 ]]; do
     --backends) backends="$2"; shift 2 ;;
     --openblas-coretype) coretype="$2"; shift 2 ;;
     --transformer) transformer="$2"; shift 2 ;;
+    --cnn) cnn="$2"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (--help lists them)" ;;
   esac
@@ -79,6 +87,12 @@ py=/usr/bin/python3  # the peers are written for Debian's interpreter and its py
 [[ -z "$transformer" || "$transformer" =~ ^[0-9]+(,[0-9]+){5}$ ]] ||
   die "--transformer takes L,B,S,D,H,M (six integers) or 'default', not '$transformer'"
 [[ -z "$transformer" || -f "$peers/torch_transformer.py" ]] || die "no torch_transformer.py in '$peers'"
+[[ "$cnn" == default ]] && cnn="8,16,3,16/32,1,10"
+[[ -z "$cnn" || "$cnn" =~ ^[0-9]+,[0-9]+,[0-9]+,[0-9]+(/[0-9]+)*,[01],[0-9]+$ ]] ||
+  die "--cnn takes B,I,C,W1/W2/..,D,K (D: downsample 0 or 1) or 'default', not '$cnn'"
+torch_cnn="$root/bench/peers/torch_cnn.py"
+[[ -z "$cnn" || -f "$torch_cnn" ]] || die "no $torch_cnn"
+[[ -z "$cnn" || -f "$peers/common.py" ]] || die "no common.py in '$peers' (torch_cnn.py needs it)"
 if [[ -z "$work" ]]; then work=$(mktemp -d /tmp/side_by_side.XXXXXX); fi
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
@@ -104,6 +118,24 @@ if [[ -z "$coretype" ]]; then
   esac
 fi
 peer_env+=(${coretype:+PEER_OPENBLAS_CORETYPE=$coretype})
+
+# guarded LOAD_JSON COMMAND...: as the peers' guard (common.py's wait_quiet), waits up to
+# PEERS_MAX_WAIT_S for other processes to use under PEERS_QUIET_CORES, runs COMMAND (its stdout to
+# stderr), and writes to LOAD_JSON how long it waited and the cores other processes used meanwhile.
+guarded() {
+  "${peer_env[@]}" PEERS_DIR="$peers" "$py" -c '
+import json, os, subprocess, sys, time
+sys.path.insert(0, os.environ["PEERS_DIR"])
+import common
+waited, before = common.wait_quiet()
+b0, o0, t0 = common.busy_s(), common.own_cpu_s(), time.time()
+rc = subprocess.call(sys.argv[2:], stdout=sys.stderr)
+foreign = max(0.0, (common.busy_s() - b0) - (common.own_cpu_s() - o0)) / (time.time() - t0)
+with open(sys.argv[1], "w") as f:
+    json.dump({"wait_quiet_s": round(waited, 1), "foreign_load_before": round(before, 3),
+               "foreign_load_cores": round(foreign, 3)}, f)
+sys.exit(rc)' "$@"
+}
 
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 pairs=()  # "size threads", the issue's table
@@ -134,11 +166,21 @@ if [[ -n "$transformer" ]]; then
       --rounds "$rounds" --out "$work/torch_transformer_$t.json" >&2
   done
 fi
+if [[ -n "$cnn" ]]; then
+  for t in 1 2; do
+    echo "side_by_side.sh: cnn $cnn, $t thread(s)" >&2
+    "$timing" --cnn "$cnn" --threads "$t" --policies everything_saveable,nothing_saveable --backends "$backends" \
+      --target "$target" --max-seconds "$max_seconds" --quiet-cores "${PEERS_QUIET_CORES:-0.15}" \
+      --max-wait-seconds "${PEERS_MAX_WAIT_S:-180}" --json "$work/rematkit_cnn_$t.json" >"$work/rematkit_cnn_$t.md"
+    guarded "$work/torch_cnn_${t}_load.json" "$py" "$torch_cnn" --configs "$cnn" --threads "$t" \
+      --variants none,ckpt_block --rounds "$rounds" --out "$work/torch_cnn_$t.json"
+  done
+fi
 finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
 cpu=$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)
 table=$("$py" "$root/bench/side_by_side_table.py" --work "$work" --pairs "$(IFS=';'; echo "${pairs[*]}")" \
-  ${transformer:+--transformer "$transformer"} --quiet-cores "${PEERS_QUIET_CORES:-0.15}" --cpu "$cpu" --cores "$(nproc)" --started "$started" --finished "$finished" --command "$command_line")
+  ${transformer:+--transformer "$transformer"} ${cnn:+--cnn "$cnn"} --quiet-cores "${PEERS_QUIET_CORES:-0.15}" --cpu "$cpu" --cores "$(nproc)" --started "$started" --finished "$finished" --command "$command_line")
 if [[ -n "$out" ]]; then
   printf '%s\n' "$table" >"$out.tmp" && mv "$out.tmp" "$out"
   echo "side_by_side.sh: table written to $out" >&2

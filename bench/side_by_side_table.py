@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The markdown table of bench/side_by_side.sh, from the raw results it left in --work:
 rematkit_<size>_<threads>.json (rematkit_step_timing --json) and numpy.json, torch.json,
-torch_passive.json (the peers' --out files), and with --transformer rematkit_transformer_<threads>.json
-and torch_transformer_<threads>.json. Median step time in ms; rematkit's with its 95%
+torch_passive.json (the peers' --out files), with --transformer rematkit_transformer_<threads>.json
+and torch_transformer_<threads>.json, and with --cnn rematkit_cnn_<threads>.json, torch_cnn_<threads>.json
+(bench/peers/torch_cnn.py's --out) and torch_cnn_<threads>_load.json (other processes' load while it
+ran, from side_by_side.sh's guard). Median step time in ms; rematkit's with its 95%
 interval; "best peer / rematkit" is the fastest peer's median over rematkit's (above 1: rematkit
 is faster)."""
 import argparse
@@ -80,11 +82,52 @@ def transformer_lines(work, config):
     return lines, rows
 
 
+def rematkit_rows(path):
+    """Every step row of one step_timing JSON by policy, and its others' load; ({}, None) without one."""
+    rk = load(path)
+    if not rk:
+        return {}, None
+    config = rk["configurations"][0]
+    return {r["name"]: r for r in config["rows"] if r["kind"] == "step"}, config["others_load_share"]
+
+
+def cnn_lines(work, config):
+    """The third table: rematkit's CNN step, everything_saveable against torch_cnn.py's `none` and
+    nothing_saveable (each block recomputed in the backward) against its `ckpt_block`."""
+    lines = ["", "| (B, I, C, widths, D, K) | threads | rematkit everything_saveable | PyTorch none | PyTorch / rematkit "
+             "| rematkit nothing_saveable | PyTorch ckpt_block | PyTorch / rematkit |", "|---|---|---|---|---|---|---|---|"]
+    rows, peer_records, peer_loads = [], [], []
+    for t in (1, 2):
+        by_name, others = rematkit_rows(os.path.join(work, f"rematkit_cnn_{t}.json"))
+        records = load(os.path.join(work, f"torch_cnn_{t}.json")) or []
+        peer_records += records
+        guard = load(os.path.join(work, f"torch_cnn_{t}_load.json"))
+        foreign = guard["foreign_load_cores"] if guard else None
+        if foreign is not None:
+            peer_loads.append(foreign)
+        cells = []
+        for policy, variant in (("everything_saveable", "none"), ("nothing_saveable", "ckpt_block")):
+            row = by_name.get(policy)
+            torch = [r["median_s"] for r in records if r["variant"] == variant]
+            # One record per round: their median, as the MLP peers pool theirs.
+            torch_ms = statistics.median(torch) * 1e3 if torch else None
+            ratio = f"{torch_ms / row['median_ms']:.2f}x" if torch_ms and row else "-"
+            torch_cell = "-" if torch_ms is None else ms(torch_ms) + busy_mark(foreign)
+            if len(torch) > 1:  # the rounds' spread: torch's CNN step can differ by 3x from one process to the next
+                torch_cell += f" ({ms(min(torch) * 1e3)}-{ms(max(torch) * 1e3)})"
+            cells += [rematkit_cell(row, others), torch_cell, ratio]
+            rows.append((row, others))
+        label = config.replace(",", ", ")
+        lines.append(f"| ({label}) | {t} | " + " | ".join(cells) + " |")
+    return lines, rows, peer_records, peer_loads
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True)
     ap.add_argument("--pairs", required=True, help="'size threads;size threads;...'")
     ap.add_argument("--transformer", default="", help="L,B,S,D,H,M of the transformer table, if any")
+    ap.add_argument("--cnn", default="", help="B,I,C,W1/W2/..,D,K of the CNN table, if any")
     for name in ("cpu", "cores", "started", "finished", "command"):
         ap.add_argument("--" + name, default="")
     ap.add_argument("--quiet-cores", type=float, default=0.15, help="the peers' PEERS_QUIET_CORES")
@@ -118,13 +161,26 @@ def main():
         others += [o for r, o in rows if r]
         missed = missed or any(r and not r["target_reached"] for r, _ in rows)
 
+    cnn_foreign = []
+    if a.cnn:
+        more, rows, records, cnn_foreign = cnn_lines(a.work, a.cnn)
+        lines += more
+        others += [o for r, o in rows if r]
+        missed = missed or any(r and not r["target_reached"] for r, _ in rows)
+        peers["torch_cnn"] = records
+
     corenames = sorted({v for records in peers.values() for r in records or []
                         for k, v in r.get("openblas", {}).items() if k.endswith("openblas_get_corename")})
     foreign = [r.get("foreign_load_cores_max") for records in peers.values() for r in records or []]
-    foreign = [f for f in foreign if f is not None]
+    foreign = [f for f in foreign if f is not None] + cnn_foreign
     lines.append("")
     lines.append("Median step time in ms (rematkit: everything_saveable, with the half-width of the 95% interval of "
                  "its median); best peer / rematkit: the fastest peer's median over rematkit's, above 1 when rematkit is faster.")
+    if a.cnn:
+        lines.append("CNN: rematkit's nothing_saveable recomputes each block in the backward, as PyTorch's ckpt_block "
+                     "(torch.utils.checkpoint per block); rematkit's step also runs the SGD update, PyTorch's does not; "
+                     "PyTorch in NCHW and padding stride-2 convolutions (1, 1) where rematkit pads SAME, (0, 1) "
+                     "(the same shapes and FLOPs); PyTorch: the median of its rounds' medians (each a fresh process), their lowest and highest in brackets.")
     if missed:
         lines.append("* rematkit's interval did not reach the target within --max-seconds: the one reached is shown.")
     if QUIET["marked"]:

@@ -5,7 +5,8 @@
 // repetitions, run one configuration after another; here the policies and a plain GEMM of the same
 // (B x D)(D x F) interleave in shuffled rounds (interleaved_rounds.hpp) until the 95% interval of
 // every median is within --target of it, or --max-seconds. Prints a table; --json writes the rows.
-// --transformer L,B,S,D,H,M times the sweep's transformer instead (torch_transformer.py's model).
+// --transformer L,B,S,D,H,M times the sweep's transformer instead (torch_transformer.py's model),
+// --cnn B,I,C,W1/W2/..,D,K the sweep's CNN (torch_cnn.py's model; no GEMM beside it).
 #include <tbb/global_control.h>
 
 #include <CLI/CLI.hpp>
@@ -57,6 +58,7 @@ struct PolicyStep {
 struct Options {
   std::vector<int> sizes{0, 1, 2, 3};
   std::vector<int64_t> transformer;  // L,B,S,D,H,M: the transformer instead of the MLP sizes
+  std::string cnn;  // B,I,C,W1/W2/..,D,K or "default": the CNN instead of the MLP sizes
   std::vector<int> threads{1, 2};
   std::vector<std::string> policies{kBaseline, "dots_with_no_batch_dims_saveable", "nothing_saveable"};
   std::vector<std::string> backends{"onednn", "highway", "reference"};
@@ -131,14 +133,18 @@ json time_configuration(const Options& options, const bench::Workload& work, int
     steps.push_back(std::make_unique<PolicyStep>(work.model, policy, unfused));
     names.push_back(policy + " unfused");
   }
-  bench::Gemm gemm(options.backends, 0, work.gemm_m, work.gemm_k, work.gemm_n, threads);
+  // The yardstick, where the workload has one and a backend runs it.
+  std::unique_ptr<bench::Gemm> gemm_product;
+  if (work.has_gemm())
+    gemm_product = std::make_unique<bench::Gemm>(options.backends, 0, work.gemm_m, work.gemm_k, work.gemm_n, threads);
+  bench::Gemm* const gemm = gemm_product && gemm_product->ok() ? gemm_product.get() : nullptr;
 
   // Kept observable so that no step or product can be optimised away.
   static volatile float sink = 0;
   std::vector<bench::Contender> contenders;
   for (size_t i = 0; i < steps.size(); ++i)
     contenders.emplace_back(names[i], [s = steps[i]->step.get()] { sink = sink + s->run(); });
-  if (gemm.ok()) contenders.emplace_back("gemm", [&gemm] { sink = sink + gemm.run(); });
+  if (gemm) contenders.emplace_back("gemm", [gemm] { sink = sink + gemm->run(); });
 
   bench::RoundsOptions rounds = options.rounds;
   rounds.seed = seed;
@@ -152,15 +158,15 @@ json time_configuration(const Options& options, const bench::Workload& work, int
   const bench::Contender* baseline = nullptr;
   for (const bench::Contender& c : contenders)
     if (c.name == kBaseline) baseline = &c;
-  const double gemm_gflops = gemm.ok() ? gemm.flops() / (contenders.back().interval.median * 1e6) : 0;
+  const double gemm_gflops = gemm ? gemm->flops() / (contenders.back().interval.median * 1e6) : 0;
 
   json rows = json::array();
   const std::string& shape = work.label;
   for (size_t i = 0; i < contenders.size(); ++i) {
     const bench::Contender& c = contenders[i];
-    const bool is_gemm = i == steps.size();
+    const bool is_gemm = gemm && i == steps.size();
     const bool reached = bench::within(c, rounds);
-    const double gflops = (is_gemm ? gemm.flops() : flops) / (c.interval.median * 1e6);
+    const double gflops = (is_gemm ? gemm->flops() : flops) / (c.interval.median * 1e6);
     json row = work.keys;
     row.update(json{{"threads", threads},
                     {"name", c.name},
@@ -172,8 +178,8 @@ json time_configuration(const Options& options, const bench::Workload& work, int
     row.update(interval_json(c.interval));
     std::string ratio = "", of_gemm = "", peak = "";
     if (is_gemm) {
-      row["backend"] = gemm.backend();
-      row["flops"] = gemm.flops();
+      row["backend"] = gemm->backend();
+      row["flops"] = gemm->flops();
     } else {
       const TrainingStep& step = *steps[i]->step;
       row["backends"] = options.backends;
@@ -181,7 +187,7 @@ json time_configuration(const Options& options, const bench::Workload& work, int
       row["measured_peak_MiB"] = static_cast<double>(step.measured_peak(MemorySpace::kDevice)) / 1048576.0;
       row["predicted_peak_MiB"] = static_cast<double>(step.predicted_peak(MemorySpace::kDevice)) / 1048576.0;
       peak = fixed(row["measured_peak_MiB"].get<double>(), 2);
-      if (gemm.ok()) {
+      if (gemm) {
         row["share_of_gemm_gflops"] = gflops / gemm_gflops;
         of_gemm = fixed(100 * gflops / gemm_gflops, 0) + "%";
       }
@@ -199,7 +205,7 @@ json time_configuration(const Options& options, const bench::Workload& work, int
       }
     }
     rows.push_back(row);
-    std::cout << "| " << shape << " | " << threads << " | " << (is_gemm ? "GEMM on " + gemm.backend() : c.name) << " | "
+    std::cout << "| " << shape << " | " << threads << " | " << (is_gemm ? "GEMM on " + gemm->backend() : c.name) << " | "
               << ms_text(c.interval.median) << " | " << pct_text(c.interval) << (reached ? "" : " *") << " | "
               << fixed(gflops, gflops < 10 ? 2 : 1) << " | " << ratio << " | " << of_gemm << " | " << peak << " |\n";
   }
@@ -224,7 +230,7 @@ json time_configuration(const Options& options, const bench::Workload& work, int
 
 int main(int argc, char** argv) {
   Options options;
-  CLI::App app{"The MLP training step per policy, interleaved with a plain GEMM, timed until every median's "
+  CLI::App app{"The MLP training step per policy (or the transformer's, or the CNN's), interleaved with a plain GEMM, timed until every median's "
                "95% interval is within --target (or --max-seconds)."};
   app.add_option("--sizes", options.sizes, "indices into (1,64,64), (32,512,512), (256,1024,1024), (1024,2048,2048)")
       ->delimiter(',')
@@ -233,6 +239,10 @@ int main(int argc, char** argv) {
                  "L,B,S,D,H,M: the sweep's transformer (torch_transformer.py's model) instead of the MLP sizes")
       ->delimiter(',')
       ->expected(6);
+  app.add_option("--cnn", options.cnn,
+                 "B,I,C,W1/W2/..,D,K or 'default' (" + std::string(bench::kDefaultCnn) +
+                     "): the sweep's CNN (torch_cnn.py's model) instead of the MLP sizes")
+      ->excludes("--transformer");
   app.add_option("--threads", options.threads, "thread counts, one configuration each")->delimiter(',')->check(CLI::PositiveNumber);
   app.add_option("--policies", options.policies, "policies, interleaved; ratios are to everything_saveable")->delimiter(',');
   app.add_option("--backends", options.backends, "one preference list, for the steps and the GEMM")->delimiter(',');
@@ -274,17 +284,22 @@ int main(int argc, char** argv) {
 
     std::string backends;
     for (const std::string& b : options.backends) backends += (backends.empty() ? "" : ",") + b;
-    std::cout << (options.transformer.empty() ? "MLP" : "Transformer") << " training step on " << backends << ", " << cpu_model() << ", " << now_utc() << "; median of per-step times, "
+    const bool cnn = !options.cnn.empty(), transformer = !options.transformer.empty();
+    // Before the table's header, so that a malformed --cnn or --transformer prints only its error.
+    std::vector<bench::Workload> workloads;
+    if (cnn) workloads.push_back(bench::cnn_workload(options.cnn));
+    else if (transformer) workloads.push_back(bench::transformer_workload(options.transformer));
+    else
+      for (int s : options.sizes) workloads.push_back(bench::mlp_workload(s));
+    std::cout << (cnn ? "CNN" : transformer ? "Transformer" : "MLP") << " training step on " << backends << ", " << cpu_model() << ", " << now_utc() << "; median of per-step times, "
               << "95% interval, target ±" << fixed(100 * options.rounds.target, 1) << "%; GFLOP/s of the nominal 3 x forward products "
-              << (options.transformer.empty() ? "6*B*(D*F+2*F^2)" : "3*L*B*S*(8*D^2+4*S*D+4*D*M)") << " (the GEMM's: 2*m*k*n)\n\n"
-              << "| " << (options.transformer.empty() ? "(B, D, F)" : "model (L, B, S, D, H, M)") << " | threads | policy | median ms | 95% interval | GFLOP/s | vs " << kBaseline
+              << (cnn ? "3*2*(the convolutions' and the head's multiply-adds), no GEMM beside it"
+                  : transformer ? "3*L*B*S*(8*D^2+4*S*D+4*D*M) (the GEMM's: 2*m*k*n)"
+                                : "6*B*(D*F+2*F^2) (the GEMM's: 2*m*k*n)") << "\n\n"
+              << "| " << (cnn ? "model (B, I, C, widths, D, K)" : transformer ? "model (L, B, S, D, H, M)" : "(B, D, F)") << " | threads | policy | median ms | 95% interval | GFLOP/s | vs " << kBaseline
               << " (intervals) | of GEMM's GFLOP/s | peak MiB |\n|---|---|---|---|---|---|---|---|---|\n";
     uint64_t seed = 0;
     bool all_reached = true;
-    std::vector<bench::Workload> workloads;
-    if (!options.transformer.empty()) workloads.push_back(bench::transformer_workload(options.transformer));
-    else
-      for (int s : options.sizes) workloads.push_back(bench::mlp_workload(s));
     for (const bench::Workload& work : workloads)
       for (int t : options.threads) {
         json configuration = time_configuration(options, work, t, seed++);

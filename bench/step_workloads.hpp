@@ -1,9 +1,12 @@
-// What step_timing times: the peers' MLP at their four sizes, or the sweep's transformer, each with
-// the nominal flops the peers would count and the plain GEMM set beside it as a yardstick.
+// What step_timing times: the peers' MLP at their four sizes, the sweep's transformer or its CNN,
+// each with the nominal flops the peers would count and, where one product stands for the model, the
+// plain GEMM set beside it as a yardstick.
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -20,7 +23,8 @@ struct Workload {
   // count them: more than a step runs, since the data gets no gradient, but the same for every
   // policy and every peer.
   double flops = 0;
-  int64_t gemm_m = 0, gemm_k = 0, gemm_n = 0;  // the yardstick (m x k)(k x n)
+  int64_t gemm_m = 0, gemm_k = 0, gemm_n = 0;  // the yardstick (m x k)(k x n); all 0: none
+  bool has_gemm() const { return gemm_m > 0 && gemm_k > 0 && gemm_n > 0; }
 };
 
 // The peers' sizes (../shared/peers, training_step_bench.cpp), by index 0 to 3: Dense(D,F) -> relu
@@ -59,6 +63,69 @@ inline Workload transformer_workload(const std::vector<int64_t>& c) {
   const double forward = static_cast<double>(l * b * s) * (8.0 * d * d + 4.0 * s * d + 4.0 * d * m);
   w.flops = 3 * forward;
   w.gemm_m = b * s, w.gemm_k = d, w.gemm_n = m;
+  return w;
+}
+
+// examples/cnn_sweep.yaml's model, and bench/peers/torch_cnn.py's default config.
+inline constexpr const char* kDefaultCnn = "8,16,3,16/32,1,10";
+
+// The sweep's `cnn:` model (sweep_models.cpp's cnn_instance: a ModelBuilder resnet_block per width,
+// each after the first at stride 2 when downsampling, global average pooling, Dense(K), loss
+// sum(y^2), a checkpoint per block) from torch_cnn.py's B,I,C,W1/W2/..,D,K (batch, image size,
+// channels, block widths, downsample 0 or 1, classes), or "default". No yardstick: no one product
+// stands for the model (its convolutions are not GEMMs on every backend).
+inline Workload cnn_workload(const std::string& spec) {
+  const std::string text = spec == "default" ? kDefaultCnn : spec;
+  const std::string usage = "--cnn takes B,I,C,W1/W2/..,D,K (D: downsample 0 or 1) or 'default', not '" + spec + "'";
+  std::vector<std::string> fields;
+  std::stringstream in(text);
+  for (std::string f; std::getline(in, f, ',');) fields.push_back(f);
+  if (fields.size() != 6) throw std::invalid_argument(usage);
+  auto number = [&](const std::string& f) {
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = std::stoll(f, &used);
+    } catch (const std::exception&) {
+      throw std::invalid_argument(usage);
+    }
+    if (used != f.size() || v < 0) throw std::invalid_argument(usage);
+    return v;
+  };
+  const int64_t b = number(fields[0]), image = number(fields[1]), c = number(fields[2]), k = number(fields[5]);
+  const int64_t d = number(fields[4]);
+  std::vector<int64_t> widths;
+  std::stringstream ws(fields[3]);
+  for (std::string f; std::getline(ws, f, '/');) widths.push_back(number(f));
+  if (b < 1 || image < 1 || c < 1 || k < 1 || d > 1 || widths.empty() ||
+      std::find(widths.begin(), widths.end(), 0) != widths.end() || fields[3].back() == '/')
+    throw std::invalid_argument(usage);
+
+  Workload w;
+  std::string widths_text;
+  for (int64_t v : widths) widths_text += (widths_text.empty() ? "" : "/") + std::to_string(v);
+  w.label = "cnn (" + std::to_string(b) + ", " + std::to_string(image) + ", " + std::to_string(c) + ", " + widths_text + ", " +
+            std::to_string(d) + ", " + std::to_string(k) + ")";
+  w.keys = {{"model", "cnn"}, {"B", b}, {"I", image}, {"C", c}, {"widths", widths}, {"downsample", d == 1}, {"K", k}};
+  w.model.name = "cnn";
+  w.model.kind = sweep::ModelSpec::Kind::kCnn;
+  w.model.cnn = sweep::CnnModel{b, image, c, k, widths, d == 1, sweep::Remat::kPerLayer};
+  // Multiply-adds of the forward, as torch_cnn.py's conv_flops counts them: per block two 3x3 convs
+  // (the first at the block's stride) and a 1x1 projection where the shape changes; SAME padding,
+  // so a stride-2 output is ceil(size / 2); then the head's (B x W)(W x K). Biases, relus, the mean
+  // and the loss left out.
+  double macs = 0;
+  int64_t size = image, in_channels = c;
+  for (size_t i = 0; i < widths.size(); ++i) {
+    const int64_t stride = d == 1 && i > 0 ? 2 : 1, width = widths[i];
+    const int64_t out = (size + stride - 1) / stride;
+    const double pixels = static_cast<double>(b * out * out);
+    macs += pixels * 9.0 * static_cast<double>(in_channels * width + width * width);
+    if (stride != 1 || in_channels != width) macs += pixels * static_cast<double>(in_channels * width);
+    size = out, in_channels = width;
+  }
+  macs += static_cast<double>(b * in_channels * k);
+  w.flops = 3 * 2 * macs;
   return w;
 }
 
