@@ -10,7 +10,7 @@
 #include "rematkit/plugin/rk_policy.h"
 
 // 1.5 added no field (the rk_fusion equation is a convention of params): the layout is 1.4's.
-static_assert(RK_ABI_MAJOR == 1 && RK_ABI_MINOR == 5);
+static_assert(RK_ABI_MAJOR == 1 && RK_ABI_MINOR == 6);
 
 static_assert(sizeof(rk_version) == 4);
 static_assert(offsetof(rk_host_api, abi) == 8 && offsetof(rk_host_api, error_new) == 16 &&

@@ -73,6 +73,8 @@ class REMATKIT_CORE_EXPORT BackendInstance {
   // Whether the backend would run the equation (its supports(): cheap, prepares nothing).
   bool supports(Prim prim, const Params& params, const std::vector<Type>& inputs, const std::vector<Type>& outputs) const;
   const std::string& name() const { return name_; }
+  // The ABI minor its plugin was built against: what the host may offer it (docs/plugin-abi.md).
+  int abi_minor() const { return abi_minor_; }
 
  private:
   const struct rk_backend_api* api_;

@@ -23,7 +23,7 @@ class REMATKIT_CORE_EXPORT TrainingStep {
  public:
   // `trained`: indices of the arguments SGD updates (the params; not the data). A bad-input Error
   // if the program's output is not one f32 scalar, or a trained argument has no gradient in `lin`
-  // (not floating, or left out of LinearizeOptions::differentiate). `lin` must outlive the step.
+  // (not floating, or left out of LinearizeOptions::differentiate). The step keeps its own copy of `lin`.
   TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
                double learning_rate);
   // The same, starting from these arguments and constants.
@@ -56,8 +56,9 @@ class REMATKIT_CORE_EXPORT TrainingStep {
  private:
   void update();
 
+  std::unique_ptr<Linearization> lin_;  // the caller's, with the updates (sgd_updates.hpp); the runner's
   std::unique_ptr<ResidentRunner> runner_;
-  std::vector<size_t> trained_;
+  std::vector<size_t> trained_;  // the arguments update() updates: those no fused step updates
   float learning_rate_;
 };
 

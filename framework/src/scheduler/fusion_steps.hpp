@@ -11,6 +11,11 @@
 // equation, if that is the backend that runs its product alone (a product never moves to another
 // backend to be fused), or, with no product, one that runs some part alone. Where none does, the
 // last part is dropped and the rest tried again; the dropped parts may start a fusion of their own.
+//
+// A training step's param update (Linearization::updates, sgd_updates.hpp) joins the step that
+// computes its gradient, whole or not at all, and its result is written over the param (the fused
+// equation's in_place). That step then runs after every other step that reads the param, later
+// than it would have if it must; an update no backend takes is left out of the pass.
 #pragma once
 
 #include <memory>
@@ -28,10 +33,9 @@ struct FusedStep {
 
 struct PassFusion {
   std::vector<FusedStep> steps;
-  // Per position in the pass: the index in `steps` of the fused step that runs there, kAbsorbed
-  // for an equation a fused step runs elsewhere, kOnItsOwn for one that runs alone.
-  static constexpr int kOnItsOwn = -1, kAbsorbed = -2;
-  std::vector<int> at;
+  // What the pass runs, in order: graph equation e on its own (e >= 0), or fused step i (-1 - i).
+  // A training step's param updates (Linearization::updates) appear only inside fused steps.
+  std::vector<int> order;
 };
 
 // The fusions of `eqns`, one pass of `lin` whose readout reads `readout`; in the forward pass the

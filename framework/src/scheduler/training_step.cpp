@@ -3,7 +3,10 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
+
 #include "element_values.hpp"
+#include "sgd_updates.hpp"
 #include "rematkit/error.hpp"
 #include "rematkit/linearize.hpp"
 #include "rematkit/step_runner.hpp"
@@ -12,9 +15,7 @@ namespace rematkit {
 
 TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
                            double learning_rate)
-    : runner_(std::make_unique<ResidentRunner>(lin, backends)),
-      trained_(std::move(trained)),
-      learning_rate_(static_cast<float>(learning_rate)) {
+    : trained_(std::move(trained)), learning_rate_(static_cast<float>(learning_rate)) {
   if (lin.outputs.size() != 1 || !is_floating(lin.graph.values[lin.outputs[0]].type.dtype) ||
       !lin.graph.values[lin.outputs[0]].type.shape.empty()) {
     std::string outputs;
@@ -26,6 +27,12 @@ TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backe
         !is_floating(lin.graph.values[lin.arguments[a]].type.dtype))
       fail("argument " + std::to_string(a) +
            " cannot be trained: it is not a floating argument the program is differentiated with respect to");
+  // The updates as equations of the backward pass, so that a backend fuses each into the kernel
+  // computing its gradient; the step program says which it fused, update() runs the rest.
+  lin_ = std::make_unique<Linearization>(with_sgd_updates(lin, trained_, learning_rate_));
+  runner_ = std::make_unique<ResidentRunner>(*lin_, backends);
+  const std::vector<size_t>& fused = runner_->program().updated_arguments();
+  std::erase_if(trained_, [&](size_t a) { return std::find(fused.begin(), fused.end(), a) != fused.end(); });
 }
 
 TrainingStep::~TrainingStep() = default;
