@@ -23,7 +23,7 @@
 
 #include "gemm_kernel.hpp"
 #include "interleaved_rounds.hpp"
-#include "others_load.hpp"
+#include "quiet_wait.hpp"
 #include "step_workloads.hpp"
 #include "rematkit/linearize.hpp"
 #include "rematkit/plugin_registry.hpp"
@@ -150,9 +150,9 @@ json time_configuration(const Options& options, const bench::Workload& work, int
   rounds.seed = seed;
   const bench::QuietWait quiet =
       options.max_wait_seconds > 0 ? bench::wait_until_quiet(options.quiet_cores, options.max_wait_seconds) : bench::QuietWait{};
-  const bench::OthersLoad load;
+  const sweep::MachineLoad load;
   const bench::RoundsResult result = bench::run_rounds(contenders, rounds);
-  const double others = load.share();
+  const double others = load.others_share().value_or(-1);  // -1: unknown, as the JSON says
 
   const double flops = work.flops;
   const bench::Contender* baseline = nullptr;

@@ -1,4 +1,4 @@
-#include "machine_load.hpp"
+#include "rematkit/sweep/machine_load.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -28,9 +28,9 @@ MachineLoad::Reading MachineLoad::read() {
   return r;
 }
 
-double MachineLoad::others_share() const {
+std::optional<double> MachineLoad::others_share() const {
   const Reading now = read();
-  if (!start_.ok || !now.ok || now.total <= start_.total) return 0;
+  if (!start_.ok || !now.ok || now.total <= start_.total) return std::nullopt;
   // /proc/stat counts in ticks and getrusage in microseconds, so a short window can come out a
   // little below zero: clamp.
   const double others = (now.busy - start_.busy) - (now.own - start_.own);

@@ -19,7 +19,7 @@
 #include "rematkit/memory_limit.hpp"
 #include "rematkit/residual_report.hpp"
 #include "budget_rows.hpp"
-#include "machine_load.hpp"
+#include "rematkit/sweep/machine_load.hpp"
 #include "rematkit/sweep/median_interval.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
 #include "rematkit/training_step.hpp"
@@ -257,7 +257,7 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
       if (stopped()) return {};
     }
   }
-  const double machine_load = load.others_share();
+  const double machine_load = load.others_share().value_or(0);  // unknown: not marked busy
 
   std::optional<MedianInterval> base;
   for (const TimedStep& t : timed)

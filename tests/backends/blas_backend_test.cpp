@@ -21,10 +21,7 @@
 namespace rematkit::testing {
 namespace {
 
-bool has_blas() {
-  const std::vector<std::string> names = default_plugins().backend_names();
-  return std::find(names.begin(), names.end(), "blas") != names.end();
-}
+bool has_blas() { return backend_installed("blas"); }
 
 // Each product with the backend that must run it: blas when each operand's batch, free and
 // contracted dims read as one strided dim with a unit-stride matrix dim (transposes as CblasTrans,

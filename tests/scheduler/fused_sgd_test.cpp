@@ -39,11 +39,6 @@ constexpr const char* kSharedWeight = R"({ lambda ; x:f32[4,5] w:f32[5,5]. let
 
 constexpr double kRate = 0.05;
 
-bool installed(const std::string& backend) {
-  const std::vector<std::string> names = default_plugins().backend_names();
-  return std::find(names.begin(), names.end(), backend) != names.end();
-}
-
 BackendOptions on(std::vector<std::string> backends, BackendOptions::Fusion fusion = BackendOptions::Fusion::kAlways) {
   BackendOptions options{std::move(backends), &default_plugins()};
   options.fusion = fusion;
@@ -95,7 +90,7 @@ void expect_steps_equal(TrainingStep& fused, TrainingStep& unfused, const std::v
 }
 
 TEST(FusedSgd, EachWeightIsUpdatedInItsGradientsProductAfterItsLastReader) {
-  if (!installed("highway")) GTEST_SKIP() << "highway is not built";
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   const Program program = parse_program(kTwoLayers, "two_layers");
   const RandomInputs in = random_inputs(program, 3, -1.0, 1.0);
   const Linearization lin = linearize_with(program);
@@ -133,7 +128,7 @@ TEST(FusedSgd, EachWeightIsUpdatedInItsGradientsProductAfterItsLastReader) {
 }
 
 TEST(FusedSgd, StepsAreTheUnfusedStepsBitForBitUnderEveryPolicy) {
-  if (!installed("highway")) GTEST_SKIP() << "highway is not built";
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   const Program program = parse_program(kTwoLayers, "two_layers");
   const RandomInputs in = random_inputs(program, 5, -1.0, 1.0);
   for (const std::string policy : {"everything_saveable", "nothing_saveable", "dots_saveable"}) {
@@ -152,7 +147,7 @@ TEST(FusedSgd, StepsAreTheUnfusedStepsBitForBitUnderEveryPolicy) {
 }
 
 TEST(FusedSgd, AWeightReadTwiceIsUpdatedWhereItsSummedGradientIsMade) {
-  if (!installed("highway")) GTEST_SKIP() << "highway is not built";
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   const Program program = parse_program(kSharedWeight, "shared");
   const RandomInputs in = random_inputs(program, 8, -1.0, 1.0);
   const Linearization lin = linearize_with(program);
@@ -173,7 +168,7 @@ TEST(FusedSgd, AWeightReadTwiceIsUpdatedWhereItsSummedGradientIsMade) {
 }
 
 TEST(FusedSgd, BackendsThatRunTheProductWithOneOutputLeaveTheUpdateAfterThePass) {
-  if (!installed("onednn") || !installed("highway")) GTEST_SKIP() << "onednn or highway is not built";
+  if (!backend_installed("onednn") || !backend_installed("highway")) GTEST_SKIP() << "onednn or highway is not built";
   const Program program = parse_program(kTwoLayers, "two_layers");
   const RandomInputs in = random_inputs(program, 3, -1.0, 1.0);
   const Linearization lin = linearize_with(program);

@@ -30,11 +30,6 @@ constexpr const char* kDenseLayers = R"({ lambda ; x:f32[4,8] b1:f32[8] w1:f32[8
     l:f32[] = reduce_sum[axes=(0, 1)] h
   in (l,) })";
 
-bool installed(const std::string& backend) {
-  const std::vector<std::string> names = default_plugins().backend_names();
-  return std::find(names.begin(), names.end(), backend) != names.end();
-}
-
 BackendOptions fused_on(std::vector<std::string> backends, BackendOptions::Fusion fusion) {
   BackendOptions options{std::move(backends), &default_plugins()};
   options.fusion = fusion;
@@ -62,7 +57,7 @@ std::set<ValueId> buffered(const StepProgram& program) {
 }
 
 TEST(Fusion, ADenseLayerWithItsActivationIsOneHighwayKernel) {
-  if (!installed("highway")) GTEST_SKIP() << "highway is not built";
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   const Program program = parse_program(kDenseLayers, "dense");
   const Linearization lin = linearize_with(program);
   const StepProgram steps = build_step_program(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways),
@@ -96,7 +91,7 @@ TEST(Fusion, ADenseLayerWithItsActivationIsOneHighwayKernel) {
 }
 
 TEST(Fusion, OneDnnTakesTheBiasAndHighwayTheActivationWithItsMask) {
-  if (!installed("onednn") || !installed("highway")) GTEST_SKIP() << "onednn or highway is not built";
+  if (!backend_installed("onednn") || !backend_installed("highway")) GTEST_SKIP() << "onednn or highway is not built";
   const Linearization lin = linearize_with(parse_program(kDenseLayers, "dense"));
   const StepProgram steps =
       build_step_program(lin, fused_on({"onednn", "highway", "reference"}, BackendOptions::Fusion::kAlways),
@@ -131,7 +126,7 @@ void expect_same_bits(const GradientResult& a, const GradientResult& b) {
 class FusionOnCases : public ::testing::TestWithParam<ResidualCase> {};
 
 TEST_P(FusionOnCases, FusedAndUnfusedGiveTheSameBitsKeepTheSameResidualsAndMeasureThePeak) {
-  if (!installed("highway")) GTEST_SKIP() << "highway is not built";
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   const Program program = load_program(GetParam().program_path);
   const RandomInputs in = random_inputs(program, 5);
   const Linearization lin = linearize_with(program);
@@ -155,7 +150,7 @@ INSTANTIATE_TEST_SUITE_P(Reference, FusionOnCases, ::testing::ValuesIn(residual_
 
 TEST(Fusion, SomeCasesReallyFuse) {
   // The test above is only worth something if fused plans differ from unfused ones.
-  if (!installed("highway")) GTEST_SKIP() << "highway is not built";
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   size_t fusing = 0;
   for (const ResidualCase& c : residual_cases()) {
     const Linearization lin = linearize_with(load_program(c.program_path));
@@ -169,7 +164,7 @@ TEST(Fusion, SomeCasesReallyFuse) {
 }
 
 TEST(Fusion, OneDnnPostOpsAgreeWithinRounding) {
-  if (!installed("onednn")) GTEST_SKIP() << "onednn is not built";
+  if (!backend_installed("onednn")) GTEST_SKIP() << "onednn is not built";
   const Program program = parse_program(kDenseLayers, "dense");
   const RandomInputs in = random_inputs(program, 3, -1.0, 1.0);
   const Linearization lin = linearize_with(program);
@@ -185,7 +180,7 @@ TEST(Fusion, OneDnnPostOpsAgreeWithinRounding) {
 }
 
 TEST(Fusion, TrainingStepsFusedAndUnfusedStayBitForBitTogether) {
-  if (!installed("highway")) GTEST_SKIP() << "highway is not built";
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   const Program program = parse_program(kDenseLayers, "dense");
   const RandomInputs in = random_inputs(program, 9, -1.0, 1.0);
   const Linearization lin = linearize_with(program);

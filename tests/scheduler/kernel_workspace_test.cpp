@@ -14,11 +14,6 @@
 namespace rematkit::testing {
 namespace {
 
-bool has_backend(const std::string& name) {
-  const std::vector<std::string> names = default_plugins().backend_names();
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 bool contains(const std::vector<int>& list, int x) { return std::find(list.begin(), list.end(), x) != list.end(); }
 
 const char* kBroadcastAdd = "{ lambda ; a:f32[4,3] b:f32[1,3]. let c:f32[4,3] = add a b in (c,) }";
@@ -27,7 +22,7 @@ const std::vector<Tensor> kInputs = {Tensor{Type{DType::kF32, {4, 3}}, {1, 2, 3,
                                      Tensor{Type{DType::kF32, {1, 3}}, {0.5, -1, 2}}};
 
 TEST(KernelWorkspace, IsABufferOfItsStepAloneAndCountsInThePeak) {
-  if (!has_backend("highway")) GTEST_SKIP() << "the highway backend is not built";
+  if (!backend_installed("highway")) GTEST_SKIP() << "the highway backend is not built";
   const Linearization lin = linearize_with(parse_program(kBroadcastAdd, "p"));
   for (const char* backend : {"highway", "reference"}) {
     SCOPED_TRACE(backend);
@@ -62,7 +57,7 @@ TEST(KernelWorkspace, IsABufferOfItsStepAloneAndCountsInThePeak) {
 
 // Inside a loop body too: the scan's body arena (the loop step's workspace) holds its kernels' scratch.
 TEST(KernelWorkspace, InsideALoopBodyIsPartOfTheBodysArena) {
-  if (!has_backend("highway")) GTEST_SKIP() << "the highway backend is not built";
+  if (!backend_installed("highway")) GTEST_SKIP() << "the highway backend is not built";
   const Program scan = parse_program(
       "{ lambda ; b:f32[1,3] xs:f32[2,4,3]. let\n"
       "    ys:f32[2,4,3] = scan[jaxpr={ lambda ; c:f32[1,3] x:f32[4,3]. let y:f32[4,3] = add x c in (y,) }\n"

@@ -73,6 +73,11 @@ const PolicyRegistry& test_policies() {
   return registry.policies();
 }
 
+bool backend_installed(const std::string& name) {
+  const std::vector<std::string> names = default_plugins().backend_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 Linearization linearize_with(const Program& program, const std::string& whole_program_policy) {
   LinearizeOptions options;
   options.policies = &test_policies();

@@ -34,6 +34,9 @@ std::string temp_dir();
 
 Linearization linearize_with(const Program& program, const std::string& whole_program_policy = "");
 
+// Whether the default plugins hold a backend of this name (an AUTO part may not be built).
+bool backend_installed(const std::string& name);
+
 // Random inputs for a program's constants and arguments, uniform in [lo, hi] with a random sign
 // when `signed_values`.
 struct RandomInputs {
