@@ -10,6 +10,7 @@
 #   bench/side_by_side.sh [--peers DIR] [--build DIR] [--sizes 0,1,2,3] [--out FILE] [--work DIR]
 #                         [--rounds N] [--max-seconds S] [--target T] [--backends LIST]
 #                         [--openblas-coretype NAME] [--transformer L,B,S,D,H,M|default]
+#                         [--gpt L,B,S,D,H,V[,M]|default]
 #                         [--cnn B,I,C,W1/W2/..,D,K|default]
 #
 # --peers: the peers' scripts (torch_mlp.py, numpy_mlp.py; default ../shared/peers beside the
@@ -24,6 +25,8 @@
 # such a fallback, picks SkylakeX where the CPU has AVX-512 and Haswell where it has AVX2.
 # --transformer adds a second table: the sweep's transformer (default: 2,4,128,128,4,512, the default
 # sweep's) against the peers' torch_transformer.py, at 1 and 2 threads.
+# --gpt adds a table of the sweep's gpt (default: 2,2,32,64,4,128, the default sweep's gpt-small,
+# dropout 0.1) against bench/peers/torch_gpt.py (this repository's), at 1 and 2 threads.
 # --cnn adds a third table: the sweep's CNN (default: 8,16,3,16/32,1,10, examples/cnn_sweep.yaml's
 # model) against bench/peers/torch_cnn.py (this repository's; it reads common.py from --peers), at 1
 # and 2 threads: rematkit's everything_saveable against PyTorch's `none`, and its nothing_saveable
@@ -45,6 +48,7 @@ target=0.02
 backends="onednn,highway,reference"
 coretype="${PEER_OPENBLAS_CORETYPE:-}"
 transformer=""
+gpt=""
 cnn=""
 # As typed, with the variables that change what the peers do.
 command_line=""
@@ -69,6 +73,7 @@ while [[ $# -gt 0 ]]; do
     --backends) backends="$2"; shift 2 ;;
     --openblas-coretype) coretype="$2"; shift 2 ;;
     --transformer) transformer="$2"; shift 2 ;;
+    --gpt) gpt="$2"; shift 2 ;;
     --cnn) cnn="$2"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (--help lists them)" ;;
@@ -87,6 +92,12 @@ py=/usr/bin/python3  # the peers are written for Debian's interpreter and its py
 [[ -z "$transformer" || "$transformer" =~ ^[0-9]+(,[0-9]+){5}$ ]] ||
   die "--transformer takes L,B,S,D,H,M (six integers) or 'default', not '$transformer'"
 [[ -z "$transformer" || -f "$peers/torch_transformer.py" ]] || die "no torch_transformer.py in '$peers'"
+[[ "$gpt" == default ]] && gpt="2,2,32,64,4,128"
+[[ -z "$gpt" || "$gpt" =~ ^[0-9]+(,[0-9]+){5,6}$ ]] ||
+  die "--gpt takes L,B,S,D,H,V[,M] (six or seven integers) or 'default', not '$gpt'"
+torch_gpt="$root/bench/peers/torch_gpt.py"
+[[ -z "$gpt" || -f "$torch_gpt" ]] || die "no $torch_gpt"
+[[ -z "$gpt" || -f "$peers/common.py" ]] || die "no common.py in '$peers' (torch_gpt.py needs it)"
 [[ "$cnn" == default ]] && cnn="8,16,3,16/32,1,10"
 [[ -z "$cnn" || "$cnn" =~ ^[0-9]+,[0-9]+,[0-9]+,[0-9]+(/[0-9]+)*,[01],[0-9]+$ ]] ||
   die "--cnn takes B,I,C,W1/W2/..,D,K (D: downsample 0 or 1) or 'default', not '$cnn'"
@@ -166,6 +177,16 @@ if [[ -n "$transformer" ]]; then
       --rounds "$rounds" --out "$work/torch_transformer_$t.json" >&2
   done
 fi
+if [[ -n "$gpt" ]]; then
+  for t in 1 2; do
+    echo "side_by_side.sh: gpt $gpt, $t thread(s)" >&2
+    "$timing" --gpt "$gpt" --threads "$t" --policies everything_saveable --backends "$backends" \
+      --target "$target" --max-seconds "$max_seconds" --quiet-cores "${PEERS_QUIET_CORES:-0.15}" \
+      --max-wait-seconds "${PEERS_MAX_WAIT_S:-180}" --json "$work/rematkit_gpt_$t.json" >"$work/rematkit_gpt_$t.md"
+    "${peer_env[@]}" PEERS_DIR="$peers" "$py" "$torch_gpt" --configs "$gpt" --threads "$t" --variants none \
+      --rounds "$rounds" --out "$work/torch_gpt_$t.json" >&2
+  done
+fi
 if [[ -n "$cnn" ]]; then
   for t in 1 2; do
     echo "side_by_side.sh: cnn $cnn, $t thread(s)" >&2
@@ -180,7 +201,7 @@ finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
 cpu=$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)
 table=$("$py" "$root/bench/side_by_side_table.py" --work "$work" --pairs "$(IFS=';'; echo "${pairs[*]}")" \
-  ${transformer:+--transformer "$transformer"} ${cnn:+--cnn "$cnn"} --quiet-cores "${PEERS_QUIET_CORES:-0.15}" --cpu "$cpu" --cores "$(nproc)" --started "$started" --finished "$finished" --command "$command_line")
+  ${transformer:+--transformer "$transformer"} ${gpt:+--gpt "$gpt"} ${cnn:+--cnn "$cnn"} --quiet-cores "${PEERS_QUIET_CORES:-0.15}" --cpu "$cpu" --cores "$(nproc)" --started "$started" --finished "$finished" --command "$command_line")
 if [[ -n "$out" ]]; then
   printf '%s\n' "$table" >"$out.tmp" && mv "$out.tmp" "$out"
   echo "side_by_side.sh: table written to $out" >&2

@@ -2,7 +2,7 @@
 """The markdown table of bench/side_by_side.sh, from the raw results it left in --work:
 rematkit_<size>_<threads>.json (rematkit_step_timing --json) and numpy.json, torch.json,
 torch_passive.json (the peers' --out files), with --transformer rematkit_transformer_<threads>.json
-and torch_transformer_<threads>.json, and with --cnn rematkit_cnn_<threads>.json, torch_cnn_<threads>.json
+and torch_transformer_<threads>.json, with --gpt rematkit_gpt_<threads>.json and torch_gpt_<threads>.json, and with --cnn rematkit_cnn_<threads>.json, torch_cnn_<threads>.json
 (bench/peers/torch_cnn.py's --out) and torch_cnn_<threads>_load.json (other processes' load while it
 ran, from side_by_side.sh's guard). Median step time in ms; rematkit's with its 95%
 interval; "best peer / rematkit" is the fastest peer's median over rematkit's (above 1: rematkit
@@ -82,6 +82,22 @@ def transformer_lines(work, config):
     return lines, rows
 
 
+def gpt_lines(work, config):
+    """The gpt table: rematkit's gpt step against torch_gpt.py's `none`, both with dropout 0.1."""
+    lines = ["", "| gpt (L, B, S, D, H, V[, M]) | threads | rematkit | PyTorch | PyTorch / rematkit |", "|---|---|---|---|---|"]
+    rows, records = [], []
+    for t in (1, 2):
+        row, others = rematkit_row(os.path.join(work, f"rematkit_gpt_{t}.json"))
+        torch = [r for r in load(os.path.join(work, f"torch_gpt_{t}.json")) or [] if r["variant"] == "none"]
+        records += torch
+        # One record per round: their median, as the MLP peers pool theirs.
+        torch_ms = statistics.median(r["median_s"] for r in torch) * 1e3 if torch else None
+        ratio = f"{torch_ms / row['median_ms']:.2f}x" if torch_ms and row else "-"
+        lines.append(f"| ({config.replace(',', ', ')}) | {t} | {rematkit_cell(row, others)} | {ms(torch_ms)} | {ratio} |")
+        rows.append((row, others))
+    return lines, rows, records
+
+
 def rematkit_rows(path):
     """Every step row of one step_timing JSON by policy, and its others' load; ({}, None) without one."""
     rk = load(path)
@@ -127,6 +143,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--pairs", required=True, help="'size threads;size threads;...'")
     ap.add_argument("--transformer", default="", help="L,B,S,D,H,M of the transformer table, if any")
+    ap.add_argument("--gpt", default="", help="L,B,S,D,H,V[,M] of the gpt table, if any")
     ap.add_argument("--cnn", default="", help="B,I,C,W1/W2/..,D,K of the CNN table, if any")
     for name in ("cpu", "cores", "started", "finished", "command"):
         ap.add_argument("--" + name, default="")
@@ -160,6 +177,13 @@ def main():
         lines += more
         others += [o for r, o in rows if r]
         missed = missed or any(r and not r["target_reached"] for r, _ in rows)
+
+    if a.gpt:
+        more, rows, records = gpt_lines(a.work, a.gpt)
+        lines += more
+        others += [o for r, o in rows if r]
+        missed = missed or any(r and not r["target_reached"] for r, _ in rows)
+        peers["torch_gpt"] = records
 
     cnn_foreign = []
     if a.cnn:

@@ -6,7 +6,8 @@
 // (B x D)(D x F) interleave in shuffled rounds (interleaved_rounds.hpp) until the 95% interval of
 // every median is within --target of it, or --max-seconds. Prints a table; --json writes the rows.
 // --transformer L,B,S,D,H,M times the sweep's transformer instead (torch_transformer.py's model),
-// --cnn B,I,C,W1/W2/..,D,K the sweep's CNN (torch_cnn.py's model; no GEMM beside it).
+// --gpt L,B,S,D,H,V[,M] the sweep's gpt (torch_gpt.py's model), --cnn B,I,C,W1/W2/..,D,K the
+// sweep's CNN (torch_cnn.py's model; no GEMM beside it).
 #include <tbb/global_control.h>
 
 #include <CLI/CLI.hpp>
@@ -59,6 +60,7 @@ struct Options {
   std::vector<int> sizes{0, 1, 2, 3};
   std::vector<int64_t> transformer;  // L,B,S,D,H,M: the transformer instead of the MLP sizes
   std::string cnn;  // B,I,C,W1/W2/..,D,K or "default": the CNN instead of the MLP sizes
+  std::string gpt;  // L,B,S,D,H,V[,M] or "default": the gpt instead of the MLP sizes
   std::vector<int> threads{1, 2};
   std::vector<std::string> policies{kBaseline, "dots_with_no_batch_dims_saveable", "nothing_saveable"};
   std::vector<std::string> backends{"onednn", "highway", "reference"};
@@ -230,7 +232,7 @@ json time_configuration(const Options& options, const bench::Workload& work, int
 
 int main(int argc, char** argv) {
   Options options;
-  CLI::App app{"The MLP training step per policy (or the transformer's, or the CNN's), interleaved with a plain GEMM, timed until every median's "
+  CLI::App app{"The MLP training step per policy (or the transformer's, the gpt's or the CNN's), interleaved with a plain GEMM, timed until every median's "
                "95% interval is within --target (or --max-seconds)."};
   app.add_option("--sizes", options.sizes, "indices into (1,64,64), (32,512,512), (256,1024,1024), (1024,2048,2048)")
       ->delimiter(',')
@@ -243,6 +245,11 @@ int main(int argc, char** argv) {
                  "B,I,C,W1/W2/..,D,K or 'default' (" + std::string(bench::kDefaultCnn) +
                      "): the sweep's CNN (torch_cnn.py's model) instead of the MLP sizes")
       ->excludes("--transformer");
+  app.add_option("--gpt", options.gpt,
+                 "L,B,S,D,H,V[,M] or 'default' (" + std::string(bench::kDefaultGpt) +
+                     "): the sweep's gpt (torch_gpt.py's model, dropout 0.1) instead of the MLP sizes")
+      ->excludes("--transformer")
+      ->excludes("--cnn");
   app.add_option("--threads", options.threads, "thread counts, one configuration each")->delimiter(',')->check(CLI::PositiveNumber);
   app.add_option("--policies", options.policies, "policies, interleaved; ratios are to everything_saveable")->delimiter(',');
   app.add_option("--backends", options.backends, "one preference list, for the steps and the GEMM")->delimiter(',');
@@ -284,19 +291,21 @@ int main(int argc, char** argv) {
 
     std::string backends;
     for (const std::string& b : options.backends) backends += (backends.empty() ? "" : ",") + b;
-    const bool cnn = !options.cnn.empty(), transformer = !options.transformer.empty();
-    // Before the table's header, so that a malformed --cnn or --transformer prints only its error.
+    const bool cnn = !options.cnn.empty(), transformer = !options.transformer.empty(), gpt = !options.gpt.empty();
+    // Before the table's header, so that a malformed model prints only its error.
     std::vector<bench::Workload> workloads;
     if (cnn) workloads.push_back(bench::cnn_workload(options.cnn));
+    else if (gpt) workloads.push_back(bench::gpt_workload(options.gpt));
     else if (transformer) workloads.push_back(bench::transformer_workload(options.transformer));
     else
       for (int s : options.sizes) workloads.push_back(bench::mlp_workload(s));
-    std::cout << (cnn ? "CNN" : transformer ? "Transformer" : "MLP") << " training step on " << backends << ", " << cpu_model() << ", " << now_utc() << "; median of per-step times, "
+    std::cout << (cnn ? "CNN" : gpt ? "GPT" : transformer ? "Transformer" : "MLP") << " training step on " << backends << ", " << cpu_model() << ", " << now_utc() << "; median of per-step times, "
               << "95% interval, target ±" << fixed(100 * options.rounds.target, 1) << "%; GFLOP/s of the nominal 3 x forward products "
               << (cnn ? "3*2*(the convolutions' and the head's multiply-adds), no GEMM beside it"
+                  : gpt         ? "3*B*S*(L*(8*D^2+4*S*D+4*D*M)+2*D*V) (the GEMM's: 2*m*k*n)"
                   : transformer ? "3*L*B*S*(8*D^2+4*S*D+4*D*M) (the GEMM's: 2*m*k*n)"
                                 : "6*B*(D*F+2*F^2) (the GEMM's: 2*m*k*n)") << "\n\n"
-              << "| " << (cnn ? "model (B, I, C, widths, D, K)" : transformer ? "model (L, B, S, D, H, M)" : "(B, D, F)") << " | threads | policy | median ms | 95% interval | GFLOP/s | vs " << kBaseline
+              << "| " << (cnn ? "model (B, I, C, widths, D, K)" : gpt ? "model (L, B, S, D, H, V, M)" : transformer ? "model (L, B, S, D, H, M)" : "(B, D, F)") << " | threads | policy | median ms | 95% interval | GFLOP/s | vs " << kBaseline
               << " (intervals) | of GEMM's GFLOP/s | peak MiB |\n|---|---|---|---|---|---|---|---|---|\n";
     uint64_t seed = 0;
     bool all_reached = true;

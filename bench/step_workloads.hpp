@@ -1,4 +1,4 @@
-// What step_timing times: the peers' MLP at their four sizes, the sweep's transformer or its CNN,
+// What step_timing times: the peers' MLP at their four sizes, the sweep's transformer, gpt or CNN,
 // each with the nominal flops the peers would count and, where one product stands for the model, the
 // plain GEMM set beside it as a yardstick.
 #pragma once
@@ -61,6 +61,53 @@ inline Workload transformer_workload(const std::vector<int64_t>& c) {
   w.model.transformer.remat = sweep::Remat::kPerLayer;
   // Per block: four D x D projections, q k^T and p v over (B, H), the two MLP products.
   const double forward = static_cast<double>(l * b * s) * (8.0 * d * d + 4.0 * s * d + 4.0 * d * m);
+  w.flops = 3 * forward;
+  w.gemm_m = b * s, w.gemm_k = d, w.gemm_n = m;
+  return w;
+}
+
+// sweep/default_sweep.yaml's gpt-small, and bench/peers/torch_gpt.py's default config (its
+// dropout, 0.1, is the default sweep's too).
+inline constexpr const char* kDefaultGpt = "2,2,32,64,4,128";
+inline constexpr double kGptDropout = 0.1;
+
+// The sweep's `gpt:` model (flax/gpt.hpp's GPT-2: embeddings, pre-LayerNorm blocks of causal
+// attention and a gelu MLP, the head tied to the embedding, mean cross-entropy; dropout 0.1 at
+// the embeddings, the attention weights and both residual branches; a checkpoint per block) from
+// torch_gpt.py's L,B,S,D,H,V[,M] (M: 4*D when left out, as the sweep's `mlp:` default), or
+// "default". The yardstick is a block's (B*S x D)(D x M).
+inline Workload gpt_workload(const std::string& spec) {
+  const std::string text = spec == "default" ? kDefaultGpt : spec;
+  const std::string usage = "--gpt takes L,B,S,D,H,V[,M] (positive integers, H dividing D) or 'default', not '" + spec + "'";
+  std::vector<int64_t> c;
+  std::stringstream in(text);
+  for (std::string f; std::getline(in, f, ',');) {
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = std::stoll(f, &used);
+    } catch (const std::exception&) {
+      throw std::invalid_argument(usage);
+    }
+    if (used != f.size() || v < 1) throw std::invalid_argument(usage);
+    c.push_back(v);
+  }
+  if ((c.size() != 6 && c.size() != 7) || text.back() == ',' || c[3] % c[4] != 0) throw std::invalid_argument(usage);
+  const int64_t l = c[0], b = c[1], s = c[2], d = c[3], h = c[4], v = c[5], m = c.size() == 7 ? c[6] : 4 * d;
+  Workload w;
+  w.label = "gpt (" + std::to_string(l) + ", " + std::to_string(b) + ", " + std::to_string(s) + ", " + std::to_string(d) +
+            ", " + std::to_string(h) + ", " + std::to_string(v) + ", " + std::to_string(m) + ")";
+  w.keys = {{"model", "gpt"}, {"L", l}, {"B", b}, {"S", s}, {"D", d}, {"H", h}, {"V", v}, {"M", m}, {"dropout", kGptDropout}};
+  w.model.name = "gpt";
+  w.model.kind = sweep::ModelSpec::Kind::kGpt;
+  sweep::GptModel& g = w.model.gpt;
+  g.layers = l, g.batch = b, g.sequence = s, g.model = d, g.heads = h, g.mlp = m, g.vocab = v;
+  g.dropout = kGptDropout;
+  g.remat = sweep::Remat::kPerLayer;
+  // The products torch_gpt.py counts: per block the fused qkv projection (3 D^2), the output
+  // projection (D^2), q k^T and p v, the two MLP products; then the tied head (D x V) per token.
+  const double tokens = static_cast<double>(b * s);
+  const double forward = tokens * (static_cast<double>(l) * (8.0 * d * d + 4.0 * s * d + 4.0 * d * m) + 2.0 * d * v);
   w.flops = 3 * forward;
   w.gemm_m = b * s, w.gemm_k = d, w.gemm_n = m;
   return w;
