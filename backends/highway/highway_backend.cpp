@@ -24,9 +24,11 @@
 namespace {
 
 using rematkit::hwy_backend::Binary;
+using rematkit::hwy_backend::Bitwise;
 using rematkit::hwy_backend::Compare;
 using rematkit::hwy_backend::Unary;
 using rematkit::hwy_backend::kBinaries;
+using rematkit::hwy_backend::kBitwises;
 using rematkit::hwy_backend::kCompares;
 using rematkit::hwy_backend::kUnaries;
 using rematkit::Prim;
@@ -108,7 +110,7 @@ struct Permutation {
 struct Kernel {
   enum class Kind {
     kUnary, kPow, kBinary, kCompare, kSelect, kGemm, kPermute, kBroadcast, kReduce, kReduceLeading, kSoftmax,
-    kGatherRows, kScatterAddRows, kFused, kReverse
+    kGatherRows, kScatterAddRows, kFused, kReverse, kBitwise
   } kind;
   int op = 0;
   bool a_scalar = false, b_scalar = false;
@@ -356,6 +358,21 @@ bool choose_kernel(const rk_equation_view* e, Kernel& k) {
     k.a_scalar = e->inputs[0].rank == 0 && !out.empty();
     return true;
   }
+  if (auto op = op_of(kBitwises, p); op && e->num_inputs == 2) {  // on 32-bit integers of one dtype
+    const int32_t dtype = e->outputs[0].dtype;
+    const bool lanes = dtype == RK_DTYPE_I32 || (dtype == RK_DTYPE_U32 && *op != Bitwise::kShiftRightArithmetic);
+    if (!lanes || e->inputs[0].dtype != dtype || e->inputs[1].dtype != dtype) return false;
+    k.kind = Kernel::Kind::kBitwise;
+    k.op = static_cast<int>(*op);
+    return binary_operands(shape_of(e->inputs[0]), shape_of(e->inputs[1]), out, k);
+  }
+  if (p == Prim::kBitcastConvertType && e->num_inputs == 1) {  // between f32, i32 and u32: the bits as they are
+    auto word = [](int32_t t) { return t == RK_DTYPE_F32 || t == RK_DTYPE_I32 || t == RK_DTYPE_U32; };
+    if (!word(e->inputs[0].dtype) || !word(e->outputs[0].dtype) || shape_of(e->inputs[0]) != out) return false;
+    k.kind = Kernel::Kind::kUnary;
+    k.op = static_cast<int>(Unary::kCopy);
+    return true;
+  }
   if (!all_f32(e)) return false;
   if (p == Prim::kIntegerPow) {
     k.kind = Kernel::Kind::kPow;
@@ -536,11 +553,16 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
     switch (k.kind) {
       case Kernel::Kind::kUnary: rematkit::hwy_backend::unary(static_cast<Unary>(k.op), f(in[0]), f(out[0]), k.n); break;
       case Kernel::Kind::kPow: rematkit::hwy_backend::integer_pow(k.power, f(in[0]), f(out[0]), k.n); break;
-      case Kernel::Kind::kBinary: case Kernel::Kind::kCompare: {
+      case Kernel::Kind::kBinary: case Kernel::Kind::kCompare: case Kernel::Kind::kBitwise: {
+        // Size-1 dims spread in the workspace: the copies move 4-byte elements, whatever they hold.
         float* scratch = static_cast<float*>(workspace);
         const float* a = expanded(k.a_shape, k.out_shape, f(in[0]), scratch);
         const float* b = expanded(k.b_shape, k.out_shape, f(in[1]), scratch);
-        if (k.kind == Kernel::Kind::kBinary)
+        if (k.kind == Kernel::Kind::kBitwise)
+          rematkit::hwy_backend::bitwise(static_cast<Bitwise>(k.op), reinterpret_cast<const uint32_t*>(a), k.a_scalar,
+                                         reinterpret_cast<const uint32_t*>(b), k.b_scalar,
+                                         static_cast<uint32_t*>(out[0].data), k.n);
+        else if (k.kind == Kernel::Kind::kBinary)
           rematkit::hwy_backend::binary(static_cast<Binary>(k.op), a, k.a_scalar, b, k.b_scalar, f(out[0]), k.n);
         else
           rematkit::hwy_backend::compare(static_cast<Compare>(k.op), a, k.a_scalar, b, k.b_scalar,

@@ -9,6 +9,7 @@ namespace rematkit::hwy_backend {
 enum class Unary : int { kNeg, kExp, kLog, kSin, kCos, kTanh, kLogistic, kSqrt, kRsqrt, kSquare, kRelu, kCopy, kErf };
 enum class Binary : int { kAdd, kSub, kMul, kDiv, kMax, kMin };
 enum class Compare : int { kGt, kGe, kLt, kLe, kEq, kNe };
+enum class Bitwise : int { kAnd, kOr, kXor, kShiftLeft, kShiftRightLogical, kShiftRightArithmetic };
 
 // y[i] = op(x[i]) for i < n.
 void unary(Unary op, const float* x, float* y, size_t n);
@@ -20,6 +21,9 @@ void compare(Compare op, const float* a, bool a_scalar, const float* b, bool b_s
 void select(const uint8_t* pred, bool pred_scalar, const float* on_false, const float* on_true, float* y, size_t n);
 // y[i] = op(a[i or 0], b[i or 0]) for i < n; a scalar operand is read at index 0.
 void binary(Binary op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* y, size_t n);
+// y[i] = a[i or 0] op b[i or 0] on 32-bit lanes (u32, or i32's bits; bitwise.cpp): a shift by 32 or
+// more, or by a negative amount, gives 0, or the sign for the arithmetic one, as lax's shifts.
+void bitwise(Bitwise op, const uint32_t* a, bool a_scalar, const uint32_t* b, bool b_scalar, uint32_t* y, size_t n);
 // y[r] = sum (or max) of x[r * len .. r * len + len) for r < rows; an empty row gives 0 (or -inf).
 void reduce_rows(bool is_max, const float* x, float* y, size_t rows, size_t len);
 // y[j] = sum (or max) over r < rows of x[r * len + j], for j < len (a reduction over leading axes,

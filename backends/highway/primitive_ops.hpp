@@ -23,6 +23,12 @@ inline constexpr std::pair<Prim, Compare> kCompares[] = {{Prim::kGt, Compare::kG
                                                          {Prim::kLt, Compare::kLt}, {Prim::kLe, Compare::kLe},
                                                          {Prim::kEq, Compare::kEq}, {Prim::kNe, Compare::kNe}};
 
+// On u32 or i32 lanes; the arithmetic shift on i32 alone.
+inline constexpr std::pair<Prim, Bitwise> kBitwises[] = {
+    {Prim::kAnd, Bitwise::kAnd}, {Prim::kOr, Bitwise::kOr}, {Prim::kXor, Bitwise::kXor},
+    {Prim::kShiftLeft, Bitwise::kShiftLeft}, {Prim::kShiftRightLogical, Bitwise::kShiftRightLogical},
+    {Prim::kShiftRightArithmetic, Bitwise::kShiftRightArithmetic}};
+
 template <typename Op, size_t N>
 std::optional<Op> op_of(const std::pair<Prim, Op> (&table)[N], Prim p) {
   for (const auto& [prim, op] : table)

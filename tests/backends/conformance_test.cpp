@@ -113,6 +113,15 @@ const Case kCases[] = {
                          "e:i32[11] = xor a b; f:i32[11] = not a; g:i32[11] = shift_left a b; "
                          "h:i32[11] = shift_right_logical a b; i:i32[11] = shift_right_arithmetic a b; "
                          "j:i32[11] = rem a b; k:i32[11] = abs a; l:i32[11] = sign a in (c, d, e, f, g, h, i, j, k, l) }", 0},
+    // Amounts from -42 to 42: past the width and negative (a huge unsigned amount) as well as in
+    // range; then dropout's recipe, the top 23 bits of random bits or'ed into 1.0's and read as f32.
+    {"shifts_past_the_width", "{ lambda ; a:i32[11] b:i32[11]. let s:i32[11] = mul b 7:i32[]; g:i32[11] = shift_left a s; "
+                              "h:i32[11] = shift_right_logical a s; i:i32[11] = shift_right_arithmetic a s; "
+                              "u:u32[11] = bitcast_convert_type[new_dtype=uint32] a; v:u32[11] = bitcast_convert_type[new_dtype=uint32] s; "
+                              "w:u32[11] = shift_left u v; x:u32[11] = shift_right_logical u v; z:u32[11] = shift_right_logical u 9:u32[]; "
+                              "y:u32[11] = or z 1065353216:u32[]; f:f32[11] = bitcast_convert_type[new_dtype=float32] y; "
+                              "m:u32[1,11] = reshape[new_sizes=(1, 11) dimensions=None] v; n:u32[3,11] = broadcast_in_dim[shape=(3, 11) "
+                              "broadcast_dimensions=(0, 1)] m; q:u32[3,11] = xor n 2654435769:u32[] in (g, h, i, w, x, f, q) }", 0},
     {"bitwise_bools", "{ lambda ; a:f32[13] b:f32[13]. let p:bool[13] = gt a b; q:bool[13] = lt a 0.0; "
                       "r:bool[13] = and p q; s:bool[13] = or p q; t:bool[13] = xor p q; u:bool[13] = not p "
                       "in (r, s, t, u) }", 0},
