@@ -42,6 +42,7 @@ constexpr double kRate = 0.05;
 BackendOptions on(std::vector<std::string> backends, BackendOptions::Fusion fusion = BackendOptions::Fusion::kAlways) {
   BackendOptions options{std::move(backends), &default_plugins()};
   options.fusion = fusion;
+  options.fuse_updates = true;
   return options;
 }
 
@@ -182,6 +183,20 @@ TEST(FusedSgd, BackendsThatRunTheProductWithOneOutputLeaveTheUpdateAfterThePass)
   const std::vector<double> g = step.gradient(3)->data, p = step.argument(3).data;
   for (size_t i = 0; i < g.size(); ++i)
     ASSERT_EQ(p[i], static_cast<double>(static_cast<float>(w2.data[i]) - lr * static_cast<float>(g[i])));
+}
+
+TEST(FusedSgd, OffByDefaultTheUpdateRunsAfterThePass) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  const Program program = parse_program(kTwoLayers, "two_layers");
+  const RandomInputs in = random_inputs(program, 3, -1.0, 1.0);
+  const Linearization lin = linearize_with(program);
+  BackendOptions options{{"highway", "reference"}, &default_plugins()};
+  TrainingStep step(lin, options, {1, 2, 3}, kRate, in.arguments, in.constants);
+  EXPECT_TRUE(step.runner().program().updated_arguments().empty());
+  TrainingStep fused(lin, on({"highway", "reference"}, BackendOptions::Fusion::kUnlessPeakRises), {1, 2, 3}, kRate,
+                     in.arguments, in.constants);
+  EXPECT_EQ(sorted(fused.runner().program().updated_arguments()), (std::vector<size_t>{1, 3}));
+  expect_steps_equal(fused, step, {1, 2, 3}, 2);
 }
 
 TEST(FusedSgd, AGradientWithoutATrainingStepHasNoUpdates) {
