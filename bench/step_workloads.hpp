@@ -66,6 +66,19 @@ inline Workload transformer_workload(const std::vector<int64_t>& c) {
   return w;
 }
 
+// A field of a model's spec as a count of at least 0; `usage` is the error otherwise.
+inline int64_t spec_count(const std::string& field, const std::string& usage) {
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(field, &used);
+  } catch (const std::exception&) {
+    throw std::invalid_argument(usage);
+  }
+  if (used != field.size() || v < 0) throw std::invalid_argument(usage);
+  return v;
+}
+
 // sweep/default_sweep.yaml's gpt-small, and bench/peers/torch_gpt.py's default config (its
 // dropout, 0.1, is the default sweep's too).
 inline constexpr const char* kDefaultGpt = "2,2,32,64,4,128";
@@ -82,15 +95,8 @@ inline Workload gpt_workload(const std::string& spec) {
   std::vector<int64_t> c;
   std::stringstream in(text);
   for (std::string f; std::getline(in, f, ',');) {
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(f, &used);
-    } catch (const std::exception&) {
-      throw std::invalid_argument(usage);
-    }
-    if (used != f.size() || v < 1) throw std::invalid_argument(usage);
-    c.push_back(v);
+    c.push_back(spec_count(f, usage));
+    if (c.back() < 1) throw std::invalid_argument(usage);
   }
   if ((c.size() != 6 && c.size() != 7) || text.back() == ',' || c[3] % c[4] != 0) throw std::invalid_argument(usage);
   const int64_t l = c[0], b = c[1], s = c[2], d = c[3], h = c[4], v = c[5], m = c.size() == 7 ? c[6] : 4 * d;
@@ -128,17 +134,7 @@ inline Workload cnn_workload(const std::string& spec) {
   std::stringstream in(text);
   for (std::string f; std::getline(in, f, ',');) fields.push_back(f);
   if (fields.size() != 6) throw std::invalid_argument(usage);
-  auto number = [&](const std::string& f) {
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(f, &used);
-    } catch (const std::exception&) {
-      throw std::invalid_argument(usage);
-    }
-    if (used != f.size() || v < 0) throw std::invalid_argument(usage);
-    return v;
-  };
+  auto number = [&](const std::string& f) { return spec_count(f, usage); };
   const int64_t b = number(fields[0]), image = number(fields[1]), c = number(fields[2]), k = number(fields[5]);
   const int64_t d = number(fields[4]);
   std::vector<int64_t> widths;
