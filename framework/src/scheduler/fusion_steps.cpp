@@ -59,7 +59,7 @@ class PassFuser {
 
   PassFusion run() {
     PassFusion fusion;
-    std::vector<int> at(eqns_.size(), kOnItsOwn);  // per position: its fused step, or one of these
+    std::vector<int> at(eqns_.size(), kOnItsOwn);  // per position: the fused step it is part of, or kOnItsOwn
     if (backends_.fuses()) {
       for (size_t p = 0; p < eqns_.size(); ++p) {
         if (at[p] != kOnItsOwn) continue;

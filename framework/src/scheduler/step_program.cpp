@@ -116,7 +116,7 @@ class StepProgramBuilder {
         continue;
       }
       // A param's next value, written over the param (the fused equation's in_place): no later
-      // step may read the param (sgd_updates.hpp places the update after its last reader).
+      // step may read the param (fusion_steps.hpp runs the step after the param's last reader).
       const int param = argument_buffers_.at(updated->second);
       steps_[index].outputs.push_back(current_[v] = param);
       updated_at_.emplace_back(updated->second, index);
