@@ -41,7 +41,7 @@ using Dims = std::vector<int64_t>;
 // a larger product runs faster on oneDNN's or Highway's threaded GEMMs.
 constexpr int64_t kMaxMnk = int64_t{256} * 256 * 256;
 
-struct Backend {};  // no options and no state: libxsmm's registry is the process's
+struct Backend {};  // no state: libxsmm's registry is the process's
 
 // A group of an operand's dims read as one dim: its size and the floats between its elements.
 struct Dim {
@@ -156,9 +156,16 @@ std::optional<Gemm> gemm_for(const rk_equation_view* e) {
   return g;
 }
 
-rk_error* create(const rk_value*, size_t n, rk_backend** out) {
+// num_threads=N (N >= 1) is taken, as every backend is created with the step's thread count, and
+// changes nothing: each product runs on the thread that calls it (the step's threads run several
+// products at once, since execute() is thread-safe).
+rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
   return guarded([&] {
-    if (n != 0) throw ArgumentError("the xsmm backend takes no options");
+    for (size_t i = 0; i < n; ++i) {
+      const std::string name = options[i].name ? options[i].name : "";
+      if (name != "num_threads" || options[i].kind != RK_VALUE_INT || options[i].int_value < 1)
+        throw ArgumentError("the xsmm backend takes num_threads=N (N >= 1; each product runs on one thread)");
+    }
     *out = reinterpret_cast<rk_backend*>(new Backend);
   });
 }
