@@ -103,6 +103,31 @@ foreach(dir IN LISTS OPENBLAS_INCLUDE_DIRS)
 endforeach()
 rematkit_decide(REMATKIT_BACKEND_BLAS "${_rk_blas_found}" "OpenBLAS with cblas.h (libopenblas-dev)")
 
+# libxsmm 1.17 by its pkg-config files (libxsmm and libxsmmnoblas, whose stand-in BLAS symbols
+# libxsmm's fallback paths name, so that no BLAS is needed). Debian ships static PIC archives only:
+# the xsmm plugin links them in, in that order, and its version script keeps their symbols hidden.
+if(PkgConfig_FOUND)
+  pkg_check_modules(XSMM QUIET libxsmm)
+  pkg_check_modules(XSMMNOBLAS QUIET libxsmmnoblas)
+endif()
+set(_rk_xsmm_found FALSE)
+if(XSMM_FOUND AND XSMMNOBLAS_FOUND)
+  find_library(REMATKIT_XSMM_ARCHIVE NAMES libxsmm.a xsmm HINTS ${XSMM_LIBRARY_DIRS})
+  find_library(REMATKIT_XSMMNOBLAS_ARCHIVE NAMES libxsmmnoblas.a xsmmnoblas HINTS ${XSMMNOBLAS_LIBRARY_DIRS})
+  find_path(REMATKIT_XSMM_INCLUDE_DIR libxsmm.h HINTS ${XSMM_INCLUDE_DIRS})
+  if(REMATKIT_XSMM_ARCHIVE AND REMATKIT_XSMMNOBLAS_ARCHIVE AND REMATKIT_XSMM_INCLUDE_DIR)
+    set(_rk_xsmm_found TRUE)
+  endif()
+endif()
+rematkit_decide(REMATKIT_BACKEND_XSMM "${_rk_xsmm_found}" "libxsmm with libxsmmnoblas (libxsmm-dev)")
+if(REMATKIT_BACKEND_XSMM_ENABLED AND NOT TARGET rematkit_xsmm)
+  find_package(Threads REQUIRED)
+  add_library(rematkit_xsmm INTERFACE)  # libxsmm, then its stand-in BLAS, then what both call
+  target_include_directories(rematkit_xsmm SYSTEM INTERFACE "${REMATKIT_XSMM_INCLUDE_DIR}")
+  target_link_libraries(rematkit_xsmm INTERFACE "${REMATKIT_XSMM_ARCHIVE}" "${REMATKIT_XSMMNOBLAS_ARCHIVE}"
+    Threads::Threads rt dl m)
+endif()
+
 if(REMATKIT_BUILD_BENCH)
   find_package(benchmark 1.7 CONFIG REQUIRED)  # benchmark::benchmark_main
 endif()
