@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "../strided_product.hpp"
 #include "rematkit/plugin/plugin.hpp"
 
 namespace {
@@ -34,7 +35,6 @@ namespace {
 using rematkit::Prim;
 using rematkit::plugin::ArgumentError;
 using rematkit::plugin::guarded;
-using Dims = std::vector<int64_t>;
 
 // The largest product (m * n * k) this backend claims. libxsmm's kernels do not block for the
 // caches or split between threads; the measured wins stop near 256^3 (5%, not reproduced), and
@@ -43,37 +43,7 @@ constexpr int64_t kMaxMnk = int64_t{256} * 256 * 256;
 
 struct Backend {};  // no state: libxsmm's registry is the process's
 
-// A group of an operand's dims read as one dim: its size and the floats between its elements.
-struct Dim {
-  int64_t size = 1, stride = 1;
-};
-
-// The group's dims as one, when in the group's order they lie in memory as one dim does (size-1
-// dims fit anywhere); nullopt otherwise.
-std::optional<Dim> as_one_dim(const Dims& shape, const Dims& group) {
-  Dims strides(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
-  Dim out;
-  bool first = true;
-  for (auto d = group.rbegin(); d != group.rend(); ++d) {  // innermost first
-    const auto at = static_cast<size_t>(*d);
-    if (shape[at] == 1) continue;
-    if (first) out.stride = strides[at];
-    else if (strides[at] != out.stride * out.size) return std::nullopt;
-    first = false;
-    out.size *= shape[at];
-  }
-  return out;
-}
-
-// The dims of an operand of rank `rank` in neither list, in order: its free dims.
-Dims free_dims(size_t rank, const Dims& contract, const Dims& batch) {
-  Dims out;
-  for (int64_t d = 0; d < static_cast<int64_t>(rank); ++d)
-    if (std::find(contract.begin(), contract.end(), d) == contract.end() && std::find(batch.begin(), batch.end(), d) == batch.end())
-      out.push_back(d);
-  return out;
-}
+using rematkit::backends::Dim;
 
 // A (rows, cols) operand in row-major terms: plain when a row's elements are adjacent, transposed
 // when a column's are; `leading` is the floats between rows (between columns when transposed).
@@ -117,23 +87,10 @@ libxsmm_smmfunction dispatch(const Gemm& g) {
 
 // How libxsmm runs `e` (its kernel dispatched), or nullopt when this backend does not.
 std::optional<Gemm> gemm_for(const rk_equation_view* e) {
-  if (rematkit::plugin::primitive_of(e) != Prim::kDotGeneral || e->num_inputs != 2 || e->num_outputs != 1) return std::nullopt;
-  if (e->inputs[0].dtype != RK_DTYPE_F32 || e->inputs[1].dtype != RK_DTYPE_F32 || e->outputs[0].dtype != RK_DTYPE_F32)
-    return std::nullopt;
-  const Dims ls(e->inputs[0].shape, e->inputs[0].shape + e->inputs[0].rank);
-  const Dims rs(e->inputs[1].shape, e->inputs[1].shape + e->inputs[1].rank);
-  for (const Dims* shape : {&ls, &rs})
-    if (std::find(shape->begin(), shape->end(), 0) != shape->end()) return std::nullopt;
-  const rematkit::DotDims dims = rematkit::plugin::dot_dims(e);
-  const Dims& lc = dims.lhs_contract;
-  const Dims& rc = dims.rhs_contract;
-  const Dims& lb = dims.lhs_batch;
-  const Dims& rb = dims.rhs_batch;
-  const auto batch_l = as_one_dim(ls, lb), batch_r = as_one_dim(rs, rb);
-  const auto m = as_one_dim(ls, free_dims(ls.size(), lc, lb)), n = as_one_dim(rs, free_dims(rs.size(), rc, rb));
-  const auto k_l = as_one_dim(ls, lc), k_r = as_one_dim(rs, rc);
-  if (!batch_l || !batch_r || !m || !n || !k_l || !k_r || batch_l->size != batch_r->size || k_l->size != k_r->size)
-    return std::nullopt;
+  const auto product = rematkit::backends::strided_f32_product(e);
+  if (!product) return std::nullopt;
+  const Dim *batch_l = &product->batch_l, *batch_r = &product->batch_r, *m = &product->m, *n = &product->n,
+            *k_l = &product->k_l, *k_r = &product->k_r;
   // A plain or transposed (TRANS_B to libxsmm); B plain only (its transpose is libxsmm's TRANS_A).
   std::optional<Matrix> a = plain(*m, *k_l);
   if (!a) a = transposed(*m, *k_l);
