@@ -9,7 +9,10 @@
 #include <stdexcept>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include "rematkit/interpreter.hpp"
+#include "rematkit/step_program.hpp"
 #include "rematkit/plugin_registry.hpp"
 
 namespace rematkit::testing {
@@ -76,6 +79,25 @@ const PolicyRegistry& test_policies() {
 bool backend_installed(const std::string& name) {
   const std::vector<std::string> names = default_plugins().backend_names();
   return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::vector<std::string> forward_step_backends(const Linearization& lin, const BackendOptions& options) {
+  const StepProgram forward = build_step_program(lin, options, Passes::kForwardOnly, InputMode::kLoadedEachRun);
+  std::vector<std::string> backends;
+  for (const Step& step : forward.steps())
+    if (step.kind == StepKind::kKernel) backends.push_back(step.kernel->backend());
+  return backends;
+}
+
+void expect_outputs_near(const std::vector<Tensor>& got, const std::vector<Tensor>& expected, double relative) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t o = 0; o < got.size(); ++o) {
+    SCOPED_TRACE("output " + std::to_string(o));
+    ASSERT_EQ(got[o].type, expected[o].type);
+    double scale = 1;
+    for (double v : expected[o].data) scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < got[o].data.size(); ++i) EXPECT_NEAR(got[o].data[i], expected[o].data[i], relative * scale) << i;
+  }
 }
 
 Linearization linearize_with(const Program& program, const std::string& whole_program_policy) {

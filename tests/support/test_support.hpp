@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "rematkit/backend_options.hpp"
 #include "rematkit/io/program_file.hpp"
 #include "rematkit/linearize.hpp"
 #include "rematkit/parser.hpp"
@@ -36,6 +37,13 @@ Linearization linearize_with(const Program& program, const std::string& whole_pr
 
 // Whether the default plugins hold a backend of this name (an AUTO part may not be built).
 bool backend_installed(const std::string& name);
+
+// The backend each kernel step of lin's forward pass runs on under `options`, in order.
+std::vector<std::string> forward_step_backends(const Linearization& lin, const BackendOptions& options);
+
+// GoogleTest failures where an output's type differs from the expected one's, or an element is
+// further from it than `relative` times the largest |value| of that expected output (at least 1).
+void expect_outputs_near(const std::vector<Tensor>& got, const std::vector<Tensor>& expected, double relative);
 
 // Random inputs for a program's constants and arguments, uniform in [lo, hi] with a random sign
 // when `signed_values`.
