@@ -101,6 +101,9 @@ struct REMATKIT_CORE_EXPORT FlatGraph {
   std::vector<Region> regions{Region{}};  // regions[0] is the top level
   std::vector<std::string> jit_names;
   std::vector<CustomCall> custom_calls;
+  // Prepended to every site (equation_sites): a scan body's graph names its equations after the
+  // scan, "LINE:COL#N/" (scan_jvp.cpp), so that a site is unique across the whole program.
+  std::string site_prefix;
 
   ValueId add_value(Value value);
   // Appends an equation, infers its output types and creates its output values.
@@ -121,7 +124,9 @@ struct REMATKIT_CORE_EXPORT FlatGraph {
 // Per equation of `graph`: its site "LINE:COL#N" (rk_equation_view::site) when a policy decides it
 // (N counts the earlier such equations from the same program equation, as a JVP rule emits several),
 // empty for the rest. The graph is built the same under every policy, so a site names the same
-// equation whatever the policy: the budget solver's decisions are keyed by it.
+// equation whatever the policy: the budget solver's decisions are keyed by it. A scan body's
+// equations carry their scan's site first: "12:9#0/14:20#1" is the second equation from 14:20 in
+// the body of the first scan from 12:9.
 REMATKIT_CORE_EXPORT std::vector<std::string> equation_sites(const FlatGraph& graph);
 
 }  // namespace rematkit

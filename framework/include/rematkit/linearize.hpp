@@ -36,6 +36,8 @@ struct LinearizeOptions {
   std::vector<size_t> differentiate;
   // No argument at all (a loop body no tangent reaches): the linearization is its forward pass alone.
   bool differentiate_nothing = false;
+  // Prepended to the graph's sites (FlatGraph::site_prefix): set for a scan body by its scan.
+  std::string site_prefix;
 };
 
 // A program's forward pass, what it keeps (residuals) and its backward pass, as one flat graph

@@ -17,7 +17,8 @@ namespace rematkit {
 REMATKIT_CORE_EXPORT std::vector<size_t> argument_indices(const Program& program, const std::vector<std::string>& selection,
                                                           const std::string& what);
 
-// `program` with the policy of every checkpoint in it (at any depth, inside calls too) replaced by
+// `program` with the policy of every checkpoint in it (at any depth, inside calls, loop bodies and
+// cond branches too) replaced by
 // `spec`, the structure kept: "the same per-layer remat, another policy". `what` names the option
 // in errors; a program without a checkpoint is bad input.
 REMATKIT_CORE_EXPORT Program retarget_checkpoint_policies(const Program& program, const std::string& spec,

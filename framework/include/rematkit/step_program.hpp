@@ -80,6 +80,10 @@ REMATKIT_CORE_EXPORT StepProgram build_body_program(const Linearization& lin, Ba
                                                     const std::vector<ValueId>& results,
                                                     std::vector<int>& given_buffers);
 
+// The step program a scan's loop step runs once per iteration (its part's body pass); nullptr for
+// any other step (a cond's, a while's, a kernel). Its arena is the loop step's workspace.
+REMATKIT_CORE_EXPORT const StepProgram* scan_body_program(const Step& step);
+
 class REMATKIT_CORE_EXPORT StepProgram {
  public:
   StepProgram(StepProgram&&) noexcept;

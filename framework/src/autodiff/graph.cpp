@@ -54,7 +54,7 @@ std::vector<std::string> equation_sites(const FlatGraph& g) {
     const FlatEquation& eqn = g.eqns[e];
     if (!g.policy_decides(eqn)) continue;
     const int n = seen[{eqn.where.line, eqn.where.column}]++;
-    sites[e] = std::to_string(eqn.where.line) + ":" + std::to_string(eqn.where.column) + "#" + std::to_string(n);
+    sites[e] = g.site_prefix + std::to_string(eqn.where.line) + ":" + std::to_string(eqn.where.column) + "#" + std::to_string(n);
   }
   return sites;
 }

@@ -188,6 +188,7 @@ void trace_jvp(const Program& program, const LinearizeOptions& options, Lineariz
       fail("cannot differentiate with respect to argument " + std::to_string(a) + ": the program has " +
            std::to_string(program.invars.size()) + " arguments");
   FlatGraph& g = lin.graph;
+  g.site_prefix = options.site_prefix;
   JvpTracer tracer(g, policies);
   std::vector<Slot> inputs;
   auto binder_value = [&](int var, ValueOrigin origin, int position) {

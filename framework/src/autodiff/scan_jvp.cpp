@@ -80,13 +80,25 @@ class ScanTracer {
   }
 
  private:
+  // This scan's site: where it is, and how many scans from there this graph traced before it (a
+  // shared sub-program may be called twice); its body's sites start with it.
+  std::string site() const {
+    int earlier = 0;
+    for (const FlatEquation& e : g_.eqns)
+      earlier += e.prim == Prim::kScan && e.part == ControlFlowPart::kForward && e.where == eqn_.where;
+    return g_.site_prefix + std::to_string(eqn_.where.line) + ":" + std::to_string(eqn_.where.column) + "#" +
+           std::to_string(earlier);
+  }
+
   // _scan_jvp's fixpoint over the carries, with the body linearized by its own checkpoints.
   void linearize_body(const Program& body, ScanLinearization& s) {
     const size_t n = s.tangent_given.size();
     s.differentiated = s.tangent_given;
+    const std::string prefix = site() + "/";
     for (size_t round = 0; round <= s.num_carry; ++round) {
       LinearizeOptions options;
       options.policies = &policies_;
+      options.site_prefix = prefix;
       for (size_t i = 0; i < n; ++i)
         if (s.differentiated[i]) options.differentiate.push_back(i);
       options.differentiate_nothing = options.differentiate.empty();
@@ -137,6 +149,9 @@ class ScanTracer {
     const FlatGraph& bg = s.body.graph;
     const std::vector<char> invariant = loop_invariant(s);
     const Policy* policy = region_ > 0 ? g_.regions[region_].policy.get() : nullptr;
+    // The checkpoint around the scan decides body equations by their sites inside the body.
+    const std::vector<std::string> sites = policy ? equation_sites(bg) : std::vector<std::string>{};
+    auto decides = [&](int e) { return ask_policy(*policy, bg, e, sites[static_cast<size_t>(e)]).decision; };
     std::map<ValueId, size_t> hoisted_at, saved_at, recomputed_at;
     auto hoist = [&](ValueId v) {
       auto [it, fresh] = hoisted_at.try_emplace(v, s.hoisted.size());
@@ -168,7 +183,7 @@ class ScanTracer {
           hoist(v);
           continue;
         }
-        if (ask_policy(*policy, bg, e).decision != Decision::kRecompute) {
+        if (decides(e) != Decision::kRecompute) {
           save(v);
           continue;
         }
@@ -185,7 +200,7 @@ class ScanTracer {
         placed = {ScanResidual::Kind::kHoisted, hoist(r.value)};
       else if (!policy)
         placed = {ScanResidual::Kind::kSaved, save(r.value)};
-      else if (arg == Arg::kNone && ask_policy(*policy, bg, bg.values[r.value].producer).decision != Decision::kRecompute)
+      else if (arg == Arg::kNone && decides(bg.values[r.value].producer) != Decision::kRecompute)
         placed = {ScanResidual::Kind::kSaved, save(r.value)};
       else {
         auto [it, fresh] = recomputed_at.try_emplace(r.value, s.recomputed.size());

@@ -15,13 +15,25 @@ std::string argument_list(const Program& program) {
   return names.empty() ? "none" : names;
 }
 
-// A copy of `program` whose checkpoints all have `policy`; counts them in `count`.
+Program retargeted(const Program& program, const ParamValue& policy, int& count);
+
+// `value` with every sub-program in it retargeted: a call's body, a loop's body, cond's branches.
+ParamValue retargeted_param(const ParamValue& value, const ParamValue& policy, int& count) {
+  if (value.kind == ParamValue::Kind::kProgram && value.program)
+    return ParamValue::of_program(std::make_shared<const Program>(retargeted(*value.program, policy, count)));
+  if (!value.is_sequence()) return value;
+  ParamValue out = value;
+  for (ParamValue& item : out.items) item = retargeted_param(item, policy, count);
+  return out;
+}
+
+// A copy of `program` whose checkpoints all have `policy`, inside calls and control flow too (a
+// checkpoint in a scan body is how nn.scan(nn.remat(Block)) writes a model); counts them in `count`.
 Program retargeted(const Program& program, const ParamValue& policy, int& count) {
   Program out = program;
   for (Equation& eqn : out.eqns) {
-    if (!has_body(eqn.prim)) continue;
-    const std::string key(body_param(eqn.prim));
-    eqn.params.set(key, ParamValue::of_program(std::make_shared<const Program>(retargeted(*eqn.body(), policy, count))));
+    for (auto& [key, value] : eqn.params.entries)
+      if (key != "policy") value = retargeted_param(value, policy, count);
     if (eqn.prim == Prim::kCheckpoint) {
       eqn.params.set("policy", policy);
       ++count;

@@ -4,6 +4,11 @@
 
 namespace rematkit {
 
+const StepProgram* scan_body_program(const Step& step) {
+  if (step.kind != StepKind::kLoop || !step.loop || !step.loop->scan || step.loop->bodies.size() != 1) return nullptr;
+  return step.loop->bodies[0].program.get();
+}
+
 std::unique_ptr<LoopProgram> build_loop_program(const FlatGraph& graph, const FlatEquation& eqn, BackendSet& backends) {
   if (!eqn.scan && !eqn.cond) {
     auto loop = std::make_unique<LoopProgram>();
