@@ -5,6 +5,7 @@
 #include <new>
 #include <numeric>
 #include <string>
+#include <tuple>
 
 #include "rematkit/error.hpp"
 
@@ -12,10 +13,6 @@ namespace rematkit {
 namespace {
 
 size_t index_of(MemorySpace space) { return static_cast<size_t>(space); }
-
-bool lifetimes_overlap(const BufferRequest& a, const BufferRequest& b) {
-  return a.space == b.space && a.first_step <= b.last_step && b.first_step <= a.last_step;
-}
 
 bool ranges_overlap(int64_t a_offset, int64_t a_bytes, int64_t b_offset, int64_t b_bytes) {
   return a_offset < b_offset + b_bytes && b_offset < a_offset + a_bytes;
@@ -56,24 +53,33 @@ ArenaLayout layout_buffers(std::vector<BufferRequest> buffers) {
     return buffers[a].first_step < buffers[b].first_step;
   });
 
-  std::vector<size_t> placed;
-  std::vector<std::pair<int64_t, int64_t>> neighbours;  // (offset, aligned bytes), reused per buffer
+  // The buffers placed so far, kept in (offset, bytes) order, so that those whose lifetimes overlap
+  // a new one are met in that order without sorting them for every buffer.
+  struct Placed {
+    int64_t offset, bytes;
+    int first_step, last_step;
+    MemorySpace space;
+  };
+  std::vector<Placed> placed;
   for (size_t i : order) {
-    const int64_t bytes = aligned_bytes(buffers[i].bytes);
+    const BufferRequest& b = buffers[i];
+    const int64_t bytes = aligned_bytes(b.bytes);
     if (bytes == 0) continue;  // an empty buffer takes no room; it sits at offset 0
-    neighbours.clear();
-    for (size_t j : placed)
-      if (lifetimes_overlap(buffers[i], buffers[j])) neighbours.emplace_back(layout.offsets[j], aligned_bytes(buffers[j].bytes));
-    std::sort(neighbours.begin(), neighbours.end());
     // The smallest gap between neighbours that fits; failing that, above the highest of them.
     int64_t best = -1, best_gap = std::numeric_limits<int64_t>::max(), end = 0;
-    for (const auto& [offset, size] : neighbours) {
-      const int64_t gap = offset - end;
+    for (const Placed& p : placed) {
+      if (p.space != b.space || p.first_step > b.last_step || b.first_step > p.last_step) continue;
+      const int64_t gap = p.offset - end;
       if (gap >= bytes && gap < best_gap) best = end, best_gap = gap;
-      end = std::max(end, offset + size);
+      end = std::max(end, p.offset + p.bytes);
     }
     layout.offsets[i] = best >= 0 ? best : end;
-    placed.push_back(i);
+    const Placed mine{layout.offsets[i], bytes, b.first_step, b.last_step, b.space};
+    placed.insert(std::upper_bound(placed.begin(), placed.end(), mine,
+                                   [](const Placed& x, const Placed& y) {
+                                     return std::tie(x.offset, x.bytes) < std::tie(y.offset, y.bytes);
+                                   }),
+                  mine);
     int64_t& arena = layout.arena_bytes[index_of(buffers[i].space)];
     arena = std::max(arena, layout.offsets[i] + bytes);
   }
