@@ -29,13 +29,16 @@ class IntegerProgram {
     std::vector<double> x;
     double objective = 0.0;
     double bound = 0.0;        // no feasible answer costs less
+    bool bound_known = false;  // CBC reported the bound (false when it was stopped first)
   };
+  // At most `seconds` of wall time, model building included; after them, what CBC found by then is
+  // lost and the result is "not solved".
   Result minimize(double seconds) const;
 
   // Whether this build has an exact solver (CBC); without one, minimize() is not available.
   static bool available();
 
- private:
+ public:
   struct Column {
     double lower, upper, cost;
     bool integer;
@@ -44,6 +47,9 @@ class IntegerProgram {
     std::vector<std::pair<int, double>> terms;
     double lower, upper;
   };
+  int num_rows() const { return static_cast<int>(rows_.size()); }
+
+ private:
   std::vector<Column> columns_;
   std::vector<Row> rows_;
   std::vector<std::pair<int, double>> start_;

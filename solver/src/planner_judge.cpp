@@ -63,13 +63,9 @@ Linearization PlannerJudge::linearize_as(const std::string& spec) const {
   return linearize(retarget_checkpoint_policies(original_, spec, "the solver"), options);
 }
 
-Verdict PlannerJudge::judge(const DecisionTable& table) {
-  ++calls_;
-  auto lin = std::make_shared<const Linearization>(linearize_with(table));
-  const StepProgram program = build_step_program(*lin, backends_, Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+StepProfile profile_of(const StepProgram& program) {
   const ArenaLayout& layout = program.layout();
   const size_t n_steps = program.steps().size();
-
   std::vector<int64_t> live(n_steps + 1, 0);  // device bytes live at each step, by a sweep over lifetimes
   for (const BufferRequest& b : layout.buffers) {
     if (b.space != MemorySpace::kDevice) continue;
@@ -77,15 +73,30 @@ Verdict PlannerJudge::judge(const DecisionTable& table) {
     live[static_cast<size_t>(b.last_step) + 1] -= aligned_bytes(b.bytes);
   }
   for (size_t t = 1; t <= n_steps; ++t) live[t] += live[t - 1];
-
-  Verdict v;
-  v.arena_peak = layout.arena(MemorySpace::kDevice);
-  v.live_peak = layout.live_peak(MemorySpace::kDevice);
-  v.step_live.assign(live.begin(), live.begin() + static_cast<std::ptrdiff_t>(n_steps));
+  StepProfile p;
+  p.graph = &program.linearization().graph;
+  p.live.assign(live.begin(), live.begin() + static_cast<std::ptrdiff_t>(n_steps));
+  p.arena = layout.arena(MemorySpace::kDevice);
+  p.live_peak = layout.live_peak(MemorySpace::kDevice);
   for (const Step& step : program.steps()) {
-    v.step_equation.push_back(step.kind == StepKind::kKernel || step.kind == StepKind::kLoop ? step.equation : -1);
-    v.step_backward.push_back(step.pass == Pass::kBackward);
+    p.equation.push_back(step.kind == StepKind::kKernel || step.kind == StepKind::kLoop ? step.equation : -1);
+    p.backward.push_back(step.pass == Pass::kBackward);
+    const bool device = step.workspace >= 0 && layout.buffers[static_cast<size_t>(step.workspace)].space == MemorySpace::kDevice;
+    p.workspace.push_back(device ? aligned_bytes(layout.buffers[static_cast<size_t>(step.workspace)].bytes) : 0);
+    const StepProgram* body = scan_body_program(step);
+    p.body.push_back(body ? std::make_shared<const StepProfile>(profile_of(*body)) : nullptr);
   }
+  return p;
+}
+
+Verdict PlannerJudge::judge(const DecisionTable& table) {
+  ++calls_;
+  auto lin = std::make_shared<const Linearization>(linearize_with(table));
+  const StepProgram program = build_step_program(*lin, backends_, Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+  Verdict v;
+  v.steps = profile_of(program);
+  v.arena_peak = v.steps.arena;
+  v.live_peak = v.steps.live_peak;
   v.recompute_flops = static_cast<double>(gradient_flops(*lin).recompute);
   v.residual_bytes = residual_bytes(*lin);
   v.lin = std::move(lin);

@@ -13,6 +13,7 @@
 #include "rematkit/linearize.hpp"
 #include "rematkit/policy.hpp"
 #include "rematkit/program.hpp"
+#include "rematkit/step_program.hpp"
 
 namespace rematkit::solver {
 
@@ -22,14 +23,24 @@ struct DecisionTable {
   Decision otherwise = Decision::kSaveable;
 };
 
+// The device bytes live at each step of a step program, what the memory model is calibrated on. A
+// loop step holds its body's arena as its workspace; a scan's body pass is profiled the same way.
+struct StepProfile {
+  const FlatGraph* graph = nullptr;  // whose equations the steps run
+  std::vector<int64_t> live;
+  std::vector<int> equation;         // per step: its graph equation (-1 for loads and readouts)
+  std::vector<char> backward;        // per step: in the backward pass
+  std::vector<int64_t> workspace;    // per step: its workspace buffer's bytes, counted in `live`
+  std::vector<std::shared_ptr<const StepProfile>> body;  // per step: a scan loop step's body pass
+  int64_t arena = 0;                 // the planned device peak
+  int64_t live_peak = 0;             // the most device bytes live at one step
+};
+StepProfile profile_of(const StepProgram& program);
+
 struct Verdict {
   int64_t arena_peak = 0;  // the planned device peak
   int64_t live_peak = 0;   // the most device bytes live at one step (arena_peak minus fragmentation)
-  // Per step of the step program: device bytes live, its graph equation (-1 for loads and
-  // readouts) and whether it is in the backward pass.
-  std::vector<int64_t> step_live;
-  std::vector<int> step_equation;
-  std::vector<char> step_backward;
+  StepProfile steps;
   double recompute_flops = 0.0;
   int64_t residual_bytes = 0;
   std::shared_ptr<const Linearization> lin;

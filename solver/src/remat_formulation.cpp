@@ -30,6 +30,16 @@ RematFormulation::RematFormulation(const std::vector<Candidate>& candidates, con
                                    FormulationOptions options)
     : candidates_(candidates), model_(model), options_(std::move(options)) {
   for (double c : options_.cost) cost_scale_ = std::max(cost_scale_, c);
+  if (options_.members.empty())
+    for (size_t i = 0; i < candidates_.size(); ++i) options_.members.push_back(static_cast<int>(i));
+  first_moment_ = model_.stages() - stage_of_moment(0);
+  for (int i : options_.members) {
+    const Candidate& c = candidates_[static_cast<size_t>(i)];
+    if (c.earliest < 0) continue;
+    first_moment_ = std::min(first_moment_, c.earliest);
+    last_moment_ = std::max({last_moment_, c.latest, c.stack_until});
+  }
+  if (options_.bound_forward) first_moment_ = 0, last_moment_ = model_.stages() - stage_of_moment(0) - 1;
 }
 
 int RematFormulation::computed_by(size_t i, int moment) const {
@@ -42,56 +52,68 @@ IntegerProgram RematFormulation::build(std::optional<int64_t> limit, const std::
   IntegerProgram ip;
   const size_t m = candidates_.size();
   const bool offload = options_.offload;
-  s_.clear(), o_.clear(), n_.clear(), r_.clear(), k_.clear(), h_.clear(), c_.assign(m, {});
-  for (size_t i = 0; i < m; ++i) {
-    s_.push_back(ip.add_binary(0.0));
-    o_.push_back(offload ? ip.add_binary(0.0) : -1);
-    n_.push_back(ip.add_binary(0.0));
-    r_.push_back(ip.add_binary(limit ? options_.cost[i] / cost_scale_ : 0.0));
-    k_.push_back(ip.add_continuous(0.0, 1.0, 0.0));
+  s_.assign(m, -1), o_.assign(m, -1), n_.assign(m, -1), r_.assign(m, -1), k_.assign(m, -1), h_.assign(m, -1);
+  c_.assign(m, {});
+  for (int member_index : options_.members) {
+    const size_t i = static_cast<size_t>(member_index);
+    // A scan body's residual is kept stacked by the scan, where offloading does not reach.
+    const bool may_offload = offload && candidates_[i].level == 0;
+    s_[i] = ip.add_binary(0.0);
+    o_[i] = may_offload ? ip.add_binary(0.0) : -1;
+    n_[i] = ip.add_binary(0.0);
+    r_[i] = ip.add_binary(limit ? options_.cost[i] / cost_scale_ : 0.0);
+    k_[i] = ip.add_continuous(0.0, 1.0, 0.0);
     const double host_cost = options_.offload_cost_per_byte * static_cast<double>(candidates_[i].bytes) / cost_scale_;
-    h_.push_back(offload ? ip.add_continuous(0.0, 1.0, limit ? host_cost : 0.0) : -1);
+    h_[i] = may_offload ? ip.add_continuous(0.0, 1.0, limit ? host_cost : 0.0) : -1;
   }
-  for (size_t i = 0; i < m; ++i) {
+  for (int member_index : options_.members) {
+    const size_t i = static_cast<size_t>(member_index);
     const Candidate& cand = candidates_[i];
+    const bool may_offload = o_[i] >= 0;
     if (cand.read_by_backward) ip.add_row({{n_[i], 1.0}}, 1.0, 1.0);
     // A needed value is kept, kept on the host, or recomputed: k + h + r = n. Kept only if saved
     // (k <= s), on the host only if offloaded (h <= o), recomputed only if neither (r + s + o <= 1).
     // The equality keeps the relaxation tight: a fractional answer trades bytes for cost linearly.
     std::vector<std::pair<int, double>> split{{k_[i], 1.0}, {r_[i], 1.0}, {n_[i], -1.0}};
-    if (offload) split.push_back({h_[i], 1.0});
+    if (may_offload) split.push_back({h_[i], 1.0});
     ip.add_row(split, 0.0, 0.0);
     ip.add_row({{k_[i], 1.0}, {s_[i], -1.0}}, -kUnbounded, 0.0);
     std::vector<std::pair<int, double>> rec{{r_[i], 1.0}, {s_[i], 1.0}};
-    if (offload) rec.push_back({o_[i], 1.0});
+    if (may_offload) rec.push_back({o_[i], 1.0});
     ip.add_row(rec, -kUnbounded, 1.0);
-    if (offload) ip.add_row({{h_[i], 1.0}, {o_[i], -1.0}}, -kUnbounded, 0.0);
+    if (may_offload) ip.add_row({{h_[i], 1.0}, {o_[i], -1.0}}, -kUnbounded, 0.0);
     for (int p : cand.reads) ip.add_row({{n_[static_cast<size_t>(p)], 1.0}, {r_[i], -1.0}}, 0.0, kUnbounded);
     if (cand.earliest >= 0)
       for (int t = cand.earliest; t <= cand.latest; ++t) c_[i].push_back(ip.add_binary(0.0));
   }
   if (options_.one_answer_per_signature) {
     std::map<std::string, size_t> first;
-    for (size_t i = 0; i < m; ++i) {
+    for (int member_index : options_.members) {
+      const size_t i = static_cast<size_t>(member_index);
       const auto [it, fresh] = first.try_emplace(candidates_[i].signature, i);
       if (fresh) continue;
       ip.add_row({{s_[i], 1.0}, {s_[it->second], -1.0}}, 0.0, 0.0);
-      if (offload) ip.add_row({{o_[i], 1.0}, {o_[it->second], -1.0}}, 0.0, 0.0);
+      if (o_[i] >= 0 && o_[it->second] >= 0) ip.add_row({{o_[i], 1.0}, {o_[it->second], -1.0}}, 0.0, 0.0);
     }
   }
 
   // When each recomputation runs (c: recomputed by moment t), and so which candidates are alive at
   // each moment (a), as the planner places them: where first read, by the reverse pass or by a
-  // recomputed reader (partial_eval.cpp, recompute_what), and alive until last read.
+  // recomputed reader (partial_eval.cpp, recompute_what), and alive until last read. A kept scan
+  // body value's stack is held until its scan's last moment.
   const int moments = model_.stages() - stage_of_moment(0);
   std::vector<std::vector<std::pair<int, double>>> at(static_cast<size_t>(moments));  // per moment: bytes alive
   std::vector<std::pair<int, double>> kept_bytes;
-  for (size_t i = 0; i < m; ++i) {
+  for (int member_index : options_.members) {
+    const size_t i = static_cast<size_t>(member_index);
     const Candidate& cand = candidates_[i];
     const double mib = static_cast<double>(cand.bytes) / kMiB;
-    kept_bytes.push_back({k_[i], mib});
+    const double stack_mib = static_cast<double>(cand.stack_bytes) / kMiB;
+    kept_bytes.push_back({k_[i], mib + stack_mib});
     if (cand.earliest < 0) continue;
-    for (int t = 0; t < cand.earliest; ++t) at[static_cast<size_t>(t)].push_back({k_[i], mib});  // kept, not yet read
+    for (int t = first_moment_; t < cand.earliest; ++t) at[static_cast<size_t>(t)].push_back({k_[i], mib + stack_mib});  // kept, not yet read
+    if (stack_mib > 0)
+      for (int t = cand.earliest; t <= std::min(cand.stack_until, last_moment_); ++t) at[static_cast<size_t>(t)].push_back({k_[i], stack_mib});
     const int last_read = cand.read_at.empty() ? cand.earliest - 1 : cand.read_at.back();
     for (int t = cand.earliest; t <= cand.latest; ++t) {
       const int c = computed_by(i, t);
@@ -111,7 +133,7 @@ IntegerProgram RematFormulation::build(std::optional<int64_t> limit, const std::
         const int reader = computed_by(static_cast<size_t>(k), t);
         if (reader < 0) continue;
         std::vector<std::pair<int, double>> row{{c, 1.0}, {reader, -1.0}, {k_[i], 1.0}};
-        if (offload) row.push_back({h_[i], 1.0});
+        if (h_[i] >= 0) row.push_back({h_[i], 1.0});
         ip.add_row(row, 0.0, kUnbounded);
       }
       // Still to be read at t: by the reverse pass (certainly, up to its last read), or by a reader
@@ -134,10 +156,23 @@ IntegerProgram RematFormulation::build(std::optional<int64_t> limit, const std::
     }
   }
 
-  // Every stage within the limit, or, with none, under a peak to minimize.
+  // Every stage within the limit, or, with none, under a peak to minimize. The candidates not
+  // decided here add what their fixed answers hold.
+  std::vector<char> others = options_.fixed.empty() ? std::vector<char>(m, 1) : options_.fixed;
+  for (int i : options_.members) others[static_cast<size_t>(i)] = 0;
+  const bool any_other = std::any_of(others.begin(), others.end(), [](char c) { return c != 0; }) &&
+                         options_.members.size() < m;
+  Effects fixed_fx;
+  if (any_other) {
+    std::vector<char> saved = options_.fixed.empty() ? std::vector<char>(m, 1) : options_.fixed;
+    fixed_fx = effects_of(candidates_, saved);
+    for (int i : options_.members) fixed_fx.kept[static_cast<size_t>(i)] = fixed_fx.recomputed[static_cast<size_t>(i)] = 0;
+  }
   const int peak = limit ? -1 : ip.add_continuous(0.0, kUnbounded, 1.0);
   auto bound = [&](std::vector<std::pair<int, double>> terms, int stage) {
-    const double fixed = static_cast<double>(model_.base(stage) + model_.fragmentation()) / kMiB;
+    double fixed = static_cast<double>(model_.base(stage) + model_.fragmentation()) / kMiB;
+    if (!options_.extra.empty()) fixed += static_cast<double>(options_.extra[static_cast<size_t>(stage)]) / kMiB;
+    if (any_other) fixed += static_cast<double>(model_.modelled(stage, fixed_fx)) / kMiB;
     if (limit) {
       ip.add_row(terms, -kUnbounded, static_cast<double>(*limit) / kMiB - fixed);
     } else {
@@ -145,37 +180,42 @@ IntegerProgram RematFormulation::build(std::optional<int64_t> limit, const std::
       ip.add_row(terms, -kUnbounded, -fixed);
     }
   };
-  bound(kept_bytes, kForwardStage);
-  bound(kept_bytes, kPrologueStage);
-  for (int t = 0; t < moments; ++t) bound(at[static_cast<size_t>(t)], stage_of_moment(t));
+  if (options_.bound_forward) {
+    bound(kept_bytes, kForwardStage);
+    bound(kept_bytes, kPrologueStage);
+  }
+  for (int t = first_moment_; t <= last_moment_; ++t) bound(at[static_cast<size_t>(t)], stage_of_moment(t));
 
   // Answers the planner rejected: at least one needed equation decides otherwise.
   for (const Cut& cut : cuts) {
     std::vector<std::pair<int, double>> terms;
     double ones = 0;
     for (const auto& [i, was_saved] : cut) {
+      if (!member(i)) continue;
       terms.push_back({s_[i], was_saved ? -1.0 : 1.0});
       ones += was_saved ? 1 : 0;
     }
-    ip.add_row(terms, 1.0 - ones, kUnbounded);
+    if (!terms.empty()) ip.add_row(terms, 1.0 - ones, kUnbounded);
   }
   return ip;
 }
 
 Answer RematFormulation::answer_of(const IntegerProgram::Result& result) const {
-  Answer a{std::vector<char>(candidates_.size(), 0), std::vector<char>(candidates_.size(), 0)};
-  for (size_t i = 0; i < candidates_.size(); ++i) {
+  const size_t m = candidates_.size();
+  Answer a{options_.fixed.empty() ? std::vector<char>(m, 1) : options_.fixed, std::vector<char>(m, 0)};
+  for (size_t i = 0; i < m; ++i) {
+    if (!member(i)) continue;
     a.saved[i] = result.x[static_cast<size_t>(s_[i])] > 0.5;
     if (o_[i] >= 0) a.offloaded[i] = result.x[static_cast<size_t>(o_[i])] > 0.5;
   }
   return a;
 }
 
-
 std::vector<std::pair<int, double>> RematFormulation::start_of(const Answer& a) const {
   const Effects fx = effects_of(candidates_, kept_anywhere(a));
   std::vector<std::pair<int, double>> start;
   for (size_t i = 0; i < candidates_.size(); ++i) {
+    if (!member(i)) continue;
     if (a.saved[i]) start.push_back({s_[i], 1.0});
     if (a.offloaded[i] && o_[i] >= 0) start.push_back({o_[i], 1.0});
     if (fx.needed[i]) start.push_back({n_[i], 1.0});

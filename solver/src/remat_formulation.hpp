@@ -30,6 +30,15 @@ struct FormulationOptions {
   bool offload = false;               // may keep residuals on the host
   double offload_cost_per_byte = 0;   // what keeping a byte there costs
   bool one_answer_per_signature = false;  // --export-jax: a JAX policy sees only signatures
+  // The candidates decided (ascending, closed under reads): one segment of the program. Empty: all.
+  // The others answer as `fixed` says (saved where it is empty).
+  std::vector<int> members;
+  std::vector<char> fixed;
+  // Bound the forward pass and the prologue too, not only the members' moments.
+  bool bound_forward = true;
+  // Per stage: device bytes besides the model's base and the members' (other segments' kept
+  // values). Empty: none.
+  std::vector<int64_t> extra;
 };
 
 class RematFormulation {
@@ -47,12 +56,14 @@ class RematFormulation {
   // The column of "candidate i is recomputed by `moment`"; -1 before it could be (then 0). After
   // its last possible moment, the column of that moment.
   int computed_by(size_t i, int moment) const;
+  bool member(size_t i) const { return s_[i] >= 0; }
 
   const std::vector<Candidate>& candidates_;
   const MemoryModel& model_;
   FormulationOptions options_;
   double cost_scale_ = 1.0;
-  // Columns of the program last built.
+  int first_moment_ = 0, last_moment_ = -1;  // the members' moments
+  // Columns of the program last built, per candidate (-1 for one not decided here).
   std::vector<int> s_, o_, n_, r_, k_, h_;
   std::vector<std::vector<int>> c_;  // per candidate: per moment of [earliest, latest], or empty
 };

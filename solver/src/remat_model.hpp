@@ -5,40 +5,80 @@
 // save-or-recompute answer per equation (jax/_src/interpreters/partial_eval.py, remat partial
 // eval), each recomputation run where the reverse pass first reads it (partial_eval.cpp,
 // recompute_what), so that a recomputed value lives from there to its last reader.
+//
+// Scan bodies are decided too (jax/_src/lax/control_flow/loops.py, _scan_partial_eval_custom): one
+// answer per body equation holds for every iteration. A kept body value is stacked over the
+// iterations, [L, ...]; a recomputed one costs L times its FLOPs.
+//  - A checkpoint inside the body (nn.scan(nn.remat(Block))) recomputes inside each iteration of
+//    the transposed scan: the body's backward moments join the timeline where that scan runs, and a
+//    recomputed body value lives one iteration's bytes within them.
+//  - A checkpoint around the scan decides the body's residuals: kept ones are stacked from the
+//    forward scan, recomputed ones stacked again by a scan in the checkpoint's backward pass, both
+//    read where the transposed scan runs.
 #pragma once
 
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "planner_judge.hpp"
 #include "rematkit/linearize.hpp"
 
+namespace rematkit {
+struct ScanLinearization;
+}
+
 namespace rematkit::solver {
 
+// A graph whose equations are candidates: the program's (level 0), or a scan body's.
+struct Level {
+  const Linearization* lin = nullptr;
+  int parent = -1;        // the level whose graph holds the scan; -1 for the program
+  std::string prefix;     // its graph's site prefix (FlatGraph::site_prefix): names it in any verdict
+  int64_t iterations = 1; // times its body runs in one step (the scans' lengths, multiplied)
+};
+
 struct Candidate {
-  int eqn = -1;          // in the flat graph
+  int level = 0;
+  int eqn = -1;          // in its level's graph
   std::string site, primitive, signature;
   std::string type;  // its outputs' types, as messages list them
   SourceLocation where;
-  int region = 0;        // its outermost checkpoint
-  int64_t bytes = 0;     // its outputs, aligned as buffers are
-  double flops = 0.0;
+  int scope = 0;         // candidates of one scope are decided by one checkpoint and read each other
+  int64_t bytes = 0;     // its outputs while computed, aligned as buffers are (one iteration's)
+  int64_t stack_bytes = 0;  // and, when kept, what keeping it holds besides (its rows of every iteration)
+  int stack_until = -1;     // the last moment that stack is held
+  double flops = 0.0;    // recomputing it (in every iteration)
   bool read_by_backward = false;  // partial evaluation hands it to its checkpoint's backward pass
   std::vector<int> read_at;       // the reading moments of the backward pass (Timeline), ascending
-  std::vector<int> reads;         // candidates of the same checkpoint whose outputs it reads
-  std::vector<int> readers;       // candidates of the same checkpoint that read its outputs
+  std::vector<int> reads;         // candidates of the same scope whose outputs it reads
+  std::vector<int> readers;       // candidates of the same scope that read its outputs
   // The moments at which it can be alive in the backward pass under some answer: from the first
   // moment it or a recomputed reader could be needed, to the last at which it could be read.
   int earliest = -1, latest = -1;  // -1: never needed
 };
 
-// The moments of the backward pass that matter to candidates: its equations that read one, in the
-// order the reverse pass runs them (the same under every answer; only recomputations move).
+// A backward equation of a level's graph, named so that the same equation is found in every
+// verdict's linearization (indices move when a policy changes what a scan hoists or recomputes).
+using EquationKey = std::tuple<int, int, int, int, int, int>;  // line, column, prim, origin, part, occurrence
+std::vector<EquationKey> equation_keys(const FlatGraph& graph);
+
+// The moments of the backward pass that matter to candidates: the equations that read one, in the
+// order the reverse pass runs them (the same under every answer; only recomputations move). A scan
+// body's backward moments stand where its transposed scan runs.
+struct Moment {
+  int level = 0;
+  int eqn = -1;  // in its level's graph
+};
 struct Timeline {
-  std::vector<int> moments;  // graph equations, in backward order
+  std::vector<Level> levels;
+  std::vector<Moment> moments;
+  std::map<std::pair<int, EquationKey>, int> moment_of;  // (level, key) -> moment
+  std::map<std::string, int> level_of_prefix;             // a graph's site prefix -> its level
 };
 
-// Candidates in program order, and the moments that read them.
+// Candidates, levels and moments of a linearization (everything saved).
 std::vector<Candidate> find_candidates(const Linearization& lin, Timeline& timeline);
 
 // What a decision per candidate (saved or not) does under JAX's rules: which outputs are kept as
@@ -51,6 +91,15 @@ struct Effects {
   bool alive_at(size_t candidate, int moment) const;
 };
 Effects effects_of(const std::vector<Candidate>& candidates, const std::vector<char>& saved);
+// The same over `members` alone (ascending indices, closed under reads): the rest are left unset.
+void effects_within(const std::vector<Candidate>& candidates, const std::vector<char>& saved,
+                    const std::vector<int>& members, Effects& fx);
+// The device bytes of candidate i at `moment` (of the backward pass) under `fx`, its stack included.
+int64_t bytes_at(const Candidate& c, const Effects& fx, size_t i, int moment);
+// Its bytes in the forward pass and before the backward pass's first moment: kept ones, stacked.
+inline int64_t kept_bytes(const Candidate& c, const Effects& fx, size_t i) {
+  return fx.kept[i] ? c.bytes + c.stack_bytes : 0;
+}
 
 // The stages the model bounds: the forward pass, the backward pass before its first moment, and
 // each moment (with the recomputations run for it and the steps after it up to the next one).
@@ -70,13 +119,16 @@ class MemoryModel {
   int64_t modelled(int stage, const Effects& effects) const;
   // The model's peak for `saved`.
   int64_t peak(const std::vector<char>& saved) const;
+  // The bytes by which its stages exceed `limit`, summed over the stages.
+  int64_t excess(const std::vector<char>& saved, int64_t limit) const;
 
  private:
-  // Each step's stage in a verdict's step program.
-  std::vector<int> stages_of(const Verdict& verdict) const;
+  // Each step of a verdict (a scan body's steps expanded where its moments are), by stage, with
+  // its live bytes.
+  std::vector<std::pair<int, int64_t>> stage_live(const Verdict& verdict) const;
 
   const std::vector<Candidate>& candidates_;
-  std::vector<int> moment_of_eqn_;  // per graph equation: its moment, or -1
+  const Timeline& timeline_;
   std::vector<int64_t> base_;
   int64_t fragmentation_ = 0;
 };

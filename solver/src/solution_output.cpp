@@ -26,6 +26,8 @@ const char* decision_word(Decision d) {
 
 std::string cost_unit(const BudgetSolution& s) { return s.cost_kind == RecomputeCost::kFlops ? "FLOP" : "ns"; }
 
+double gap_of(const BudgetSolution& s) { return s.cost > 0 ? (s.cost - s.lower_bound) / s.cost : 0.0; }
+
 }  // namespace
 
 std::string format_budget_solution(const BudgetSolution& s) {
@@ -39,9 +41,11 @@ std::string format_budget_solution(const BudgetSolution& s) {
     if (!e.read_by_backward) continue;
     out += "  " + std::string(decision_word(e.decision)) + "  " + e.type + " output of " + e.primitive + " from " +
            e.where.str() + " [" + e.site + "]\n    ";
+    if (e.iterations > 1) out += "in a scan body, every one of " + std::to_string(e.iterations) + " iterations: ";
     switch (e.decision) {
       case Decision::kSaveable:
-        out += "kept: " + human_bytes(e.bytes) + " held from the forward pass; recomputing it would cost " + number(e.cost) + " " + cost_unit(s);
+        out += "kept: " + human_bytes(e.bytes) + " held from the forward pass" + (e.iterations > 1 ? " (stacked)" : "") +
+               "; recomputing it would cost " + number(e.cost) + " " + cost_unit(s);
         break;
       case Decision::kRecompute:
         out += "recomputed in its checkpoint's backward pass: " + number(e.cost) + " " + cost_unit(s) + ", " +
@@ -55,14 +59,17 @@ std::string format_budget_solution(const BudgetSolution& s) {
     out += "  (" + std::to_string(s.equations.size() - read) +
            " more the backward pass never reads, kept saveable: their answer changes nothing)\n";
   out += "peak: " + human_bytes(s.peak_bytes) + " (" + std::to_string(s.peak_bytes) + " bytes) planned, within the budget " +
-         human_bytes(s.budget_bytes) + "; smallest feasible peak found " + human_bytes(s.smallest_peak) +
-         ", everything_saveable " + human_bytes(s.everything_peak) + "\n";
+         human_bytes(s.budget_bytes) + " (" + std::to_string(s.budget_bytes) + " bytes); smallest feasible peak found " +
+         human_bytes(s.smallest_peak) + "; a fraction's 0 is " + human_bytes(s.fraction_zero_peak) +
+         ", its 1 everything_saveable's " + human_bytes(s.everything_peak) + "\n";
   out += "recompute: " + number(s.recompute_flops) + " FLOP; residuals " + human_bytes(s.residual_bytes) + "\n";
   out += "method: " + s.method;
-  if (!s.proven_optimal && s.cost > 0) {
-    const double gap = s.cost > 0 ? (s.cost - s.lower_bound) / s.cost : 0.0;
-    out += "; cost " + number(s.cost) + " " + cost_unit(s) + ", model bound " + number(s.lower_bound) + " (gap " +
-           number(100 * gap) + "%)";
+  if (s.proven_optimal && !s.optimal_among.empty()) {
+    out += "; optimal for the memory model among " + s.optimal_among;
+  } else if (!s.proven_optimal && s.cost > 0) {
+    out += "; cost " + number(s.cost) + " " + cost_unit(s);
+    if (s.bound_known) out += ", model bound " + number(s.lower_bound) + " (gap " + number(100 * gap_of(s)) + "%)";
+    else out += ", no bound proven in the time";
   }
   out += "\nsolved in " + number(s.seconds) + " s with " + std::to_string(s.planner_calls) + " planner call(s)\n";
   return out;

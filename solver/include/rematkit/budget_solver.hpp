@@ -16,10 +16,16 @@ namespace rematkit {
 
 class PluginRegistry;
 
-// A budget as the user writes it: bytes ("64MiB", "1.5GiB", "4096") or a fraction between 0 and 1
-// of the range from the smallest feasible peak (0) to everything_saveable's peak (1).
+// A budget as the user writes it: bytes ("64MiB", "1.5GiB", "4096"), a fraction between 0 and 1, or
+// "min". A fraction f is lo + f (hi - lo) bytes: hi is everything_saveable's planned peak and lo the
+// smallest planned peak of JAX's fixed policies (everything_saveable, nothing_saveable,
+// dots_saveable, dots_with_no_batch_dims_saveable) and of the structured search's answer of least
+// peak (dynamic programming over alike layers or segments, before any time limit applies). All are
+// planned exactly, so a fraction means the same bytes whatever the time limit. "min" asks for the
+// smallest peak the solver can find in its time.
 struct Budget {
   bool is_fraction = false;
+  bool smallest = false;  // "min"
   double value = 0.0;  // bytes, or the fraction
   std::string text;    // as written
 };
@@ -43,20 +49,23 @@ struct BudgetOptions {
   bool jax_signatures = false;
   bool allow_offload = false;        // may keep a residual in pinned host memory instead
   double offload_cost_per_byte = 1.0;  // the price of moving a byte out and back, in cost units
-  double time_limit_seconds = 8.0;  // for the search; then the best answer found so far, with its gap
+  // The whole solve's wall time: it answers within it (plus 10%) with the best answer found so far
+  // and the gap it proved. The four fixed policies are always planned, however long they take.
+  double time_limit_seconds = 8.0;
 };
 
 // One equation the solver decided.
 struct SolvedEquation {
-  std::string site;        // "LINE:COL#N" (rk_equation_view::site)
+  std::string site;        // "LINE:COL#N" (rk_equation_view::site); in a scan body, "SCAN/LINE:COL#N"
   std::string primitive;
   std::string signature;   // what a JAX policy sees: "dot_general f32[8,16] f32[16,32]"
   std::string type;        // its outputs' types: "f32[8,32]"
   SourceLocation where;
   Decision decision = Decision::kSaveable;
   bool read_by_backward = false;  // kept or recomputed at all (false: the decision changes nothing)
-  int64_t bytes = 0;              // its outputs, as buffers take them
-  double cost = 0.0;              // recomputing it once, in the cost's units
+  int64_t bytes = 0;              // its outputs, as buffers take them (kept: in every iteration)
+  double cost = 0.0;              // recomputing it once, in the cost's units (in every iteration)
+  int64_t iterations = 1;         // how many times it runs in a step (a scan body's: the scans' lengths)
 };
 
 struct BudgetSolution {
@@ -66,15 +75,22 @@ struct BudgetSolution {
   int64_t budget_bytes = 0;
   int64_t peak_bytes = 0;          // the planned device peak of the answer (<= budget_bytes)
   int64_t smallest_peak = 0;       // the smallest planned peak the solver found for any decisions
-  int64_t everything_peak = 0;     // everything_saveable's planned peak
+  int64_t everything_peak = 0;     // everything_saveable's planned peak: a fraction's 1
+  // A fraction's 0: the smallest planned peak of JAX's fixed policies and of the structured answer
+  // of least peak (found the same at any time limit).
+  int64_t fraction_zero_peak = 0;
   int64_t residual_bytes = 0;
   double recompute_flops = 0.0;
   double cost = 0.0;               // the objective: recomputation in the cost's units
   std::string method;              // how the answer was found
+  int segments = 0;                // the alike-segment structure it used (0: none)
   bool proven_optimal = false;     // optimal for the memory model, its peak checked by the planner
+  bool bound_known = false;        // lower_bound was proved (by the integer program or an exact search)
   double lower_bound = 0.0;        // no decisions under the budget cost less (by the model)
+  std::string optimal_among;       // when proven_optimal holds only within a class of answers
   int planner_calls = 0;
   double seconds = 0.0;
+  double structured_seconds = 0.0;  // the longest one run of the dynamic programs took
 };
 
 // Solves `program` (its checkpoints', or as a whole when it has none) under options.budget. A
