@@ -104,7 +104,8 @@ class Search {
         // A little of the limit is kept for what follows the search (the answer's linearization).
         deadline_(options.time_limit_seconds * 0.97) {}
 
-  BudgetSolution run() {
+  // What every budget shares: the fixed policies planned, the model, the structure and its options.
+  void prepare() {
     // Everything saved: the top of the range, and the equations to decide.
     everything_ = judged(DecisionTable{});
     candidates_ = solver::find_candidates(*everything_.lin, timeline_);
@@ -124,27 +125,28 @@ class Search {
     least_ = structured_answer(std::nullopt);
     if (least_) judge_answer(*least_);
     fraction_zero_ = smallest_;
+    if (everything_.arena_peak > fraction_zero_) add_program_options();
+  }
 
+  BudgetSolution answer(const Budget& wanted) {
     BudgetSolution solution;
     std::optional<size_t> found;
-    const bool want_smallest = options_.budget.smallest;
-    int64_t budget = want_smallest ? smallest_ : budget_bytes();
-    if (!want_smallest && budget >= everything_.arena_peak) {
+    int64_t budget = wanted.smallest ? smallest_ : budget_bytes(wanted);
+    if (!wanted.smallest && budget >= everything_.arena_peak) {
       found = 0;  // everything saved fits: nothing to recompute
       solution.method = "everything_saveable fits the budget";
       solution.proven_optimal = solution.bound_known = true;
     } else {
-      add_program_options();
-      if (want_smallest || budget < smallest_) probe_smallest();
-      if (want_smallest) budget = smallest_;
+      if (wanted.smallest || budget < smallest_) probe_smallest();
+      if (wanted.smallest) budget = smallest_;
       if (budget < smallest_)
-        fail("the budget " + options_.budget.text + " (" + std::to_string(budget) + " bytes) is below the smallest feasible peak, " +
+        fail("the budget " + wanted.text + " (" + std::to_string(budget) + " bytes) is below the smallest feasible peak, " +
              std::to_string(smallest_) + " bytes (" + human_bytes(smallest_) + ")");
       found = structured_within(budget, solution);
       // The integer program on the whole program: the method for one general segment.
       if (!found && IntegerProgram::available() && !deadline_.passed() && integer_program_fits())
         found = exact(budget, solution, deadline_.left());
-      if (!found) found = greedy(budget, solution);
+      if (!found) found = greedy(budget, wanted, solution);
     }
     solution.budget_bytes = budget;
     // Every answer judged within budget is a candidate; the planner's count of recomputed FLOPs
@@ -189,10 +191,10 @@ class Search {
   }
   bool time_for_a_judgment(double also = 0.0) const { return deadline_.left() > 1.2 * judge_seconds_ + also; }
 
-  int64_t budget_bytes() const {
-    if (!options_.budget.is_fraction) return static_cast<int64_t>(std::floor(options_.budget.value));
+  int64_t budget_bytes(const Budget& b) const {
+    if (!b.is_fraction) return static_cast<int64_t>(std::floor(b.value));
     const double range = static_cast<double>(everything_.arena_peak - fraction_zero_);
-    return fraction_zero_ + static_cast<int64_t>(std::floor(options_.budget.value * std::max(0.0, range)));
+    return fraction_zero_ + static_cast<int64_t>(std::floor(b.value * std::max(0.0, range)));
   }
 
   void measure_costs() {
@@ -768,11 +770,11 @@ class Search {
 
   // The cheapest judged answer within budget, improved greedily: save the needed equation whose
   // recomputation costs most per byte, keep the change if the planner still finds it within budget.
-  size_t greedy(int64_t budget, BudgetSolution& solution) {
+  size_t greedy(int64_t budget, const Budget& wanted, BudgetSolution& solution) {
     size_t best = judged_.size();
     for (size_t j = 0; j < judged_.size(); ++j)
       if (judged_[j].peak <= budget && (best == judged_.size() || judged_[j].cost < judged_[best].cost)) best = j;
-    if (best == judged_.size()) fail("no decisions found within the budget " + options_.budget.text);
+    if (best == judged_.size()) fail("no decisions found within the budget " + wanted.text);
     Answer a = judged_[best].answer;
     for (size_t i : by_cost_per_byte()) {
       if (!time_for_a_judgment()) break;
@@ -884,7 +886,18 @@ Budget parse_budget(const std::string& text, const std::string& what) {
 bool budget_solver_is_exact() { return IntegerProgram::available(); }
 
 BudgetSolution solve_budget(const Program& program, const BudgetOptions& options) {
-  return Search(program, options).run();
+  Search search(program, options);
+  search.prepare();
+  return search.answer(options.budget);
+}
+
+std::vector<BudgetSolution> solve_budgets(const Program& program, const BudgetOptions& options,
+                                          const std::vector<Budget>& budgets) {
+  Search search(program, options);
+  search.prepare();
+  std::vector<BudgetSolution> out;
+  for (const Budget& b : budgets) out.push_back(search.answer(b));
+  return out;
 }
 
 Linearization linearize_solution(const Program& program, const BudgetSolution& solution, const BudgetOptions& options) {

@@ -146,8 +146,10 @@ IntegerProgram RematFormulation::build(std::optional<int64_t> limit, const std::
         for (int k : cand.readers) {
           const Candidate& reader = candidates_[static_cast<size_t>(k)];
           if (reader.earliest < 0 || t > reader.latest) continue;
+          // A reader recomputed later than t still needs it; one recomputed at t reads it in the
+          // burst of recomputations run for t, after which it dies (bytes_at, remat_model.cpp).
           std::vector<std::pair<int, double>> row{{pending, 1.0}, {r_[static_cast<size_t>(k)], -1.0}};
-          if (const int before = computed_by(static_cast<size_t>(k), t - 1); before >= 0) row.push_back({before, 1.0});
+          if (const int by_now = computed_by(static_cast<size_t>(k), t); by_now >= 0) row.push_back({by_now, 1.0});
           ip.add_row(row, 0.0, kUnbounded);
         }
         ip.add_row({{alive, 1.0}, {c, -1.0}, {k_[i], -1.0}, {pending, -1.0}}, -1.0, kUnbounded);

@@ -282,7 +282,12 @@ bool Effects::alive_at(size_t i, int moment) const {
 }
 
 int64_t bytes_at(const Candidate& c, const Effects& fx, size_t i, int moment) {
-  int64_t bytes = fx.alive_at(i, moment) ? c.bytes : 0;
+  // A value whose last use is a recomputation run for this moment, not the moment's own equation,
+  // dies while the recomputations run: the planner frees it after its last reader, so it is not
+  // counted with what the moment holds (the stage's base holds what such a burst needs at once).
+  const bool dies_in_the_burst = moment == fx.last_use[i] &&
+                                 !std::binary_search(c.read_at.begin(), c.read_at.end(), moment);
+  int64_t bytes = fx.alive_at(i, moment) && !dies_in_the_burst ? c.bytes : 0;
   if (fx.kept[i] && moment <= c.stack_until) bytes += c.stack_bytes;
   return bytes;
 }

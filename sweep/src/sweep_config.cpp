@@ -301,7 +301,7 @@ SweepConfig read_sweep(const YAML::Node& root, const std::string& source) {
   const Reader r(source);
   if (!root || root.IsNull()) fail(source + ": the sweep file is empty");
   r.expect_map(root, "the sweep", {"models", "policies", "backends", "threads", "repetitions", "target_interval",
-                                  "time_limit", "seed", "max_memory", "plugins", "outputs"});
+                                  "time_limit", "budget_time_limit", "seed", "max_memory", "plugins", "outputs"});
 
   SweepConfig config;
   config.source = source;
@@ -349,6 +349,8 @@ SweepConfig read_sweep(const YAML::Node& root, const std::string& source) {
       r.fail_at_node(interval, "target_interval must be between 0 and 100%, such as 5%");
   }
   if (const YAML::Node limit = root["time_limit"]) config.time_limit_seconds = r.seconds(limit, "time_limit");
+  if (const YAML::Node limit = root["budget_time_limit"])
+    config.budget_time_limit_seconds = r.seconds(limit, "budget_time_limit");
   if (root["seed"]) config.seed = static_cast<uint64_t>(r.integer(root["seed"], "seed", 0));
   if (const YAML::Node limit = root["max_memory"]) {
     const std::optional<ByteSize> size = parse_byte_size(r.text(limit, "max_memory"));

@@ -19,6 +19,7 @@
 #include "rematkit/memory_limit.hpp"
 #include "rematkit/residual_report.hpp"
 #include "budget_rows.hpp"
+#include "rematkit/sweep/budget_answers.hpp"
 #include "rematkit/sweep/machine_load.hpp"
 #include "rematkit/sweep/median_interval.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
@@ -52,16 +53,10 @@ PolicyModel linearized(const ModelSpec& model, const std::string& policy, uint64
   return pm;
 }
 
-PolicyModel solved(const ModelSpec& model, const Budget& budget, uint64_t seed, const BackendOptions& backends) {
-  PolicyModel pm{instantiate(model, "everything_saveable", seed, backends.max_memory), {}};
-  BudgetOptions options;
-  options.budget = budget;
-  options.backends = backends.preference;
-  options.threads = backends.threads;
-  options.plugins = backends.plugins;
-  options.differentiate = pm.instance.trained;
-  const BudgetSolution solution = solve_budget(pm.instance.program, options);
-  pm.lin = linearize_solution(pm.instance.program, solution, options);
+PolicyModel solved(const SweepConfig& config, size_t model, const std::string& policy, const BackendOptions& backends,
+                   BudgetAnswers& answers) {
+  PolicyModel pm{instantiate(config.models[model], "everything_saveable", config.seed, backends.max_memory), {}};
+  pm.lin = answers.linearized(config, model, pm.instance.program, pm.instance.trained, policy, backends);
   return pm;
 }
 
@@ -167,7 +162,8 @@ std::vector<SweepRow> refused_group(const SweepConfig& config, const SweepGroup&
 }
 
 std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistry& plugins, const SweepGroup& group,
-                                  const std::function<bool(size_t config)>& wanted, const std::atomic<bool>* stop) {
+                                  const std::function<bool(size_t config)>& wanted, const std::atomic<bool>* stop,
+                                  BudgetAnswers& answers) {
   const ModelSpec& model = config.models[group.model];
   BackendOptions options{config.backends[group.backends], &plugins};
   options.threads = config.threads[group.threads];
@@ -188,9 +184,8 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
     const std::string& policy = config.policies[p];
     const PolicyModel* planned_model = &reference;  // everything_saveable's, already linearized
     if (policy != "everything_saveable") {
-      const std::optional<Budget> budget = budget_policy(policy);
-      models.push_back(budget ? solved(model, *budget, config.seed, options)
-                              : linearized(model, policy, config.seed, plugins, config.max_memory));
+      models.push_back(budget_policy(policy) ? solved(config, group.model, policy, options, answers)
+                                             : linearized(model, policy, config.seed, plugins, config.max_memory));
       planned_model = &models.back();
     }
     timed.push_back(TimedStep{p, wanted_here, planned_model, nullptr, {}, {}});
@@ -292,10 +287,12 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
 }
 
 std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry& plugins, const SweepGroup& group,
-                                const std::function<bool(size_t config)>& wanted, const std::atomic<bool>* stop) {
+                                const std::function<bool(size_t config)>& wanted, const std::atomic<bool>* stop,
+                                BudgetAnswers* answers) {
+  BudgetAnswers own;
   // A group over the limit as a whole (its model's inputs, say) fails alone, and the sweep goes on.
   try {
-    return timed_group(config, plugins, group, wanted, stop);
+    return timed_group(config, plugins, group, wanted, stop, answers ? *answers : own);
   } catch (const MemoryLimitError& e) {
     return refused_group(config, group, wanted, e.what());
   } catch (const std::bad_alloc&) {
@@ -326,6 +323,7 @@ SweepResult run_sweep(const SweepConfig& config, const PluginRegistry& plugins, 
   size_t total = 0;
   for (size_t c = 1; c <= grid_size(config); ++c) total += shard.has(c);
   SweepResult result;
+  BudgetAnswers answers;  // a model's budget rows, solved once per backend list
   for (const SweepGroup& group : sweep_groups(config)) {
     const ModelSpec& model = config.models[group.model];
     bool any = false;
@@ -333,7 +331,8 @@ SweepResult run_sweep(const SweepConfig& config, const PluginRegistry& plugins, 
     if (!any) continue;
     if (options.progress) options.progress(result.rows.size(), total, group_name(config, group));
     try {
-      std::vector<SweepRow> rows = run_group(config, plugins, group, [&](size_t c) { return shard.has(c); }, options.stop);
+      std::vector<SweepRow> rows =
+          run_group(config, plugins, group, [&](size_t c) { return shard.has(c); }, options.stop, &answers);
       if (rows.empty()) {
         result.interrupted = true;
         return result;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "rematkit/error.hpp"
+#include "rematkit/sweep/budget_answers.hpp"
 #include "rematkit/sweep/sweep_output.hpp"
 
 namespace rematkit::cli {
@@ -61,6 +62,7 @@ std::vector<int> nodes_of_ranks(int rank, int size) {
 
 void work(const sweep::SweepConfig& config, const PluginRegistry& plugins, sweep::Shard shard) {
   const std::vector<sweep::SweepGroup> groups = sweep::sweep_groups(config);
+  sweep::BudgetAnswers answers;  // the budget rows of the groups this rank runs
   MPI_Send(nullptr, 0, MPI_CHAR, 0, kReady, MPI_COMM_WORLD);
   for (;;) {
     wait_for_message(0);
@@ -69,7 +71,7 @@ void work(const sweep::SweepConfig& config, const PluginRegistry& plugins, sweep
     if (group < 0) return;
     try {
       send_text(sweep::format_json(sweep::run_group(config, plugins, groups[static_cast<size_t>(group)],
-                                                    [&](size_t c) { return shard.has(c); })),
+                                                    [&](size_t c) { return shard.has(c); }, nullptr, &answers)),
                 kRows);
     } catch (const Error& e) {
       send_text(std::string(e.kind() == ErrorKind::kBadInput ? "B" : "I") + e.what(), kFailed);

@@ -97,6 +97,11 @@ struct BudgetSolution {
 // bad-input Error when the budget is below the smallest feasible peak, naming that minimum.
 BudgetSolution solve_budget(const Program& program, const BudgetOptions& options);
 
+// The same for several budgets at once (options.budget unused), sharing what they have in common:
+// the fixed policies planned, the structure and the answers planned for it. One time limit for all.
+std::vector<BudgetSolution> solve_budgets(const Program& program, const BudgetOptions& options,
+                                          const std::vector<Budget>& budgets);
+
 // Whether this build has the exact method (COIN-OR CBC); without it a greedy search answers.
 bool budget_solver_is_exact();
 

@@ -93,6 +93,9 @@ struct SweepConfig {
   bool auto_repetitions = false;
   double target_interval = 0.05;
   double time_limit_seconds = 10;
+  // The budget solver's time for a model's budget(...) rows on one backend list (all its budgets
+  // at once; rematkit solve --time-limit).
+  double budget_time_limit_seconds = 8;
   uint64_t seed = 0;
   // `max_memory: 8GiB`: the most a configuration's step may take; one over it is refused before it
   // allocates and its row says so (memory_limit.hpp). nullopt: the machine's available memory.

@@ -79,12 +79,15 @@ REMATKIT_SWEEP_EXPORT std::vector<SweepGroup> sweep_groups(const SweepConfig& co
 REMATKIT_SWEEP_EXPORT std::string group_name(const SweepConfig& config, const SweepGroup& group);
 REMATKIT_SWEEP_EXPORT size_t grid_size(const SweepConfig& config);
 
+class BudgetAnswers;
+
 // Runs the configurations of `group` that `wanted` accepts, with the group's baseline (for the
 // verdicts) whether wanted or not. Returns their rows, in policy order; none if `stop` was set
-// before they finished.
+// before they finished. Budget rows take their answers from `answers` (budget_answers.hpp), shared
+// by the groups of a sweep; a group's own when null.
 REMATKIT_SWEEP_EXPORT std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry& plugins, const SweepGroup& group,
                                 const std::function<bool(size_t config)>& wanted,
-                                const std::atomic<bool>* stop = nullptr);
+                                const std::atomic<bool>* stop = nullptr, BudgetAnswers* answers = nullptr);
 
 struct SweepRunOptions {
   SweepProgress progress;
