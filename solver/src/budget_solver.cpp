@@ -91,6 +91,8 @@ void decisions_by_site(const Linearization& lin, std::map<std::string, Decision>
 // A segment of this many candidates or fewer (that the backward pass may need) has every answer
 // tried: 2^10 option profiles.
 constexpr size_t kEveryAnswer = 10;
+// A segment of this many or fewer gets options from the integer program on it too.
+constexpr size_t kProgramOptions = 64;
 
 std::string plural(size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
 
@@ -353,7 +355,9 @@ class Search {
       if (std::optional<solver::Chain> chain = solver::find_chain(candidates_, s)) chain_segment_answers(s, *chain, answers);
       else {
         descent_answers(s, answers);
-        needs_program_.push_back(s.shape);
+        // The integer program refines a segment it can solve in a fraction of a second; a larger
+        // one (a transformer block) keeps the descent's options, found the same at any limit.
+        if (free.size() <= kProgramOptions) needs_program_.push_back(s.shape);
       }
     }
     make_segment_options();
@@ -373,7 +377,8 @@ class Search {
   // The integer program's answers for the segments whose options need it, within a share of the time.
   void add_program_options() {
     if (needs_program_.empty() || !IntegerProgram::available()) return;
-    const double share = deadline_.left() * 0.4 / static_cast<double>(needs_program_.size());
+    // A sixth of the time: the descent's options usually carry the answer; the program's refine it.
+    const double share = deadline_.left() / 6 / static_cast<double>(needs_program_.size());
     for (int shape : needs_program_)
       for (const Segment& s : segments_)
         if (s.shape == shape) {
@@ -508,7 +513,7 @@ class Search {
       return "dynamic programming over " + plural(chain_->layers.size(), "alike layer", "alike layers") +
              " (runs recomputed from the exports kept below them)";
     return "dynamic programming over " + plural(segments_.size(), "segment", "segments") + " (each segment's answers " +
-           (exhaustive_ ? std::string("all tried") : std::string("from the integer program on that segment")) + ")";
+           (exhaustive_ ? std::string("all tried") : std::string("found on that segment alone")) + ")";
   }
 
   // The structured answer within budget, judged; one the planner finds over it recalibrates the

@@ -124,9 +124,14 @@ class Layout {
       if (std::any_of(c.readers.begin(), c.readers.end(), [&](int r) { return layer_of(r) == reader_layer; })) return true;
       return std::any_of(c.read_at.begin(), c.read_at.end(), [&](int t) { return t >= reader_block.first && t <= reader_block.second; });
     };
+    // The epilogue is kept: only its moments' reads make the last layer's values needed.
+    auto read_in = [&](int m, std::pair<int, int> b) {
+      const Candidate& c = c_[static_cast<size_t>(m)];
+      return std::any_of(c.read_at.begin(), c.read_at.end(), [&](int t) { return t >= b.first && t <= b.second; });
+    };
     for (size_t i = 0; i < k; ++i) {
       if (read_by(member(2, i), 3, block[3])) chain.exports.push_back(static_cast<int>(i));
-      if (read_by(member(n, i), n + 1, block[n + 1])) chain.last_exports.push_back(static_cast<int>(i));
+      if (read_in(member(n, i), block[n + 1])) chain.last_exports.push_back(static_cast<int>(i));
     }
     if (chain.exports.size() > 6 || chain.last_exports.size() > 6) return std::nullopt;
     return chain;
@@ -149,6 +154,7 @@ struct RunProfile {
   uint64_t top_need = 0;           // the top's exports it needs itself (bit per export)
   uint64_t import_need = 0;        // the exports below it that it needs
   std::vector<int> import_last;    // per export below: its last use in the run (relative), -1 none
+  uint64_t import_read_last = 0;   // those a moment reads at that last use (else a recomputation does)
 };
 
 class ChainSolver {
@@ -249,6 +255,8 @@ class ChainSolver {
     for (size_t x = 0; x < imports; ++x) {
       if (fx.needed[x]) p.import_need |= uint64_t{1} << x;
       p.import_last.push_back(fx.needed[x] ? fx.last_use[x] - lo : -1);
+      if (std::binary_search(local[x].read_at.begin(), local[x].read_at.end(), fx.last_use[x]))
+        p.import_read_last |= uint64_t{1} << x;
     }
     return p;
   }
@@ -267,8 +275,13 @@ class ChainSolver {
     for (size_t t = 0; t < p.own.size(); ++t) {
       int64_t bytes = p.own[t];
       for (size_t x = 0; x < imports; ++x) {
+        // Held for the runs below it: alive throughout. Needed here alone: to its last use, but
+        // at that moment only if the moment reads it (else it dies in the recomputations run
+        // for it, as bytes_at counts it).
         const bool held_below = (below >> x) & 1;
-        const bool held_here = ((p.import_need >> x) & 1) && static_cast<int>(t) <= p.import_last[x];
+        const int last = p.import_last[x];
+        const bool held_here = ((p.import_need >> x) & 1) &&
+                               (static_cast<int>(t) < last || (static_cast<int>(t) == last && ((p.import_read_last >> x) & 1)));
         if (held_below || held_here) bytes += import_bytes(a, x, epilogue);
       }
       peak = std::max(peak, model_.base(stage_of_moment(p.first_moment + shift + static_cast<int>(t))) + bytes);
@@ -311,38 +324,47 @@ class ChainSolver {
 };
 
 void ChainSolver::make_patterns() {
-  std::vector<size_t> free;  // positions a pattern decides (the exports follow the run)
+  // The positions a pattern decides: all but the exports the run's rule always sets (an export
+  // the epilogue does not read is the pattern's in the last layer).
+  auto in = [](const std::vector<int>& v, size_t i) { return std::find(v.begin(), v.end(), static_cast<int>(i)) != v.end(); };
+  std::vector<size_t> free;
   for (size_t i = 0; i < k_; ++i)
-    if (std::find(chain_.exports.begin(), chain_.exports.end(), static_cast<int>(i)) == chain_.exports.end()) free.push_back(i);
+    if (!in(chain_.exports, i) || !in(chain_.last_exports, i)) free.push_back(i);
   std::vector<std::vector<char>> all;
-  if (free.size() <= 8) {
+  if (options_.enumerate && free.size() <= 8) {
     for (uint32_t bits = 0; bits < (1u << free.size()); ++bits) {
       std::vector<char> p(k_, 1);
       for (size_t f = 0; f < free.size(); ++f) p[free[f]] = (bits >> f) & 1;
       all.push_back(std::move(p));
     }
-  } else {
+  } else if (options_.enumerate) {
     all.push_back(std::vector<char>(k_, 1));
     all.push_back(std::vector<char>(k_, 0));
   }
   for (const std::vector<char>& p : options_.patterns)
     if (p.size() == k_) all.push_back(p);
   // Patterns that do the same (they differ where nothing is needed) are one, and one no better
-  // than another in every respect on runs of one and two layers is dropped; profiled where the
-  // chain has room for them.
-  const size_t a = n_ >= 4 ? 2 : 1;
+  // than another in every respect on runs of one and two layers is dropped; profiled at the
+  // chain's start, in its middle and at its end.
+  std::vector<std::pair<size_t, size_t>> runs;
+  for (size_t a : {size_t{1}, n_ >= 4 ? size_t{2} : size_t{1}, n_})
+    for (size_t r = 1; r <= 2; ++r) {
+      const size_t first = a == n_ ? n_ + 1 - r : a;
+      if (first >= 1 && first + r - 1 <= n_) runs.push_back({first, first + r - 1});
+    }
   std::vector<std::vector<RunProfile>> profiles;
   std::map<std::string, size_t> seen;
   for (const std::vector<char>& p : all) {
     std::vector<RunProfile> prof;
     std::string key;
-    for (size_t r = 1; r <= 2 && a + r - 1 <= n_; ++r) {
-      prof.push_back(simulate(a, a + r - 1, p));
+    for (const auto& [first, last] : runs) {
+      prof.push_back(simulate(first, last, p));
       const RunProfile& x = prof.back();
       key += std::to_string(x.held) + "," + std::to_string(x.held_forward) + "," + std::to_string(x.cost) + "," +
              std::to_string(x.top_need) + "," + std::to_string(x.import_need) + ";";
       for (int64_t b : x.own) key += std::to_string(b) + ",";
       for (int l : x.import_last) key += std::to_string(l) + ",";
+      key += std::to_string(x.import_read_last) + "|";
     }
     if (!seen.try_emplace(key, patterns_.size()).second) continue;
     patterns_.push_back(p);
@@ -355,7 +377,7 @@ void ChainSolver::make_patterns() {
       if (x.own[t] > y.own[t]) return false;
     for (size_t i = 0; i < x.import_last.size(); ++i)
       if (x.import_last[i] > y.import_last[i]) return false;
-    return true;
+    return (x.import_read_last & ~y.import_read_last) == 0;
   };
   std::vector<char> dropped(patterns_.size(), 0);
   for (size_t i = 0; i < patterns_.size(); ++i)

@@ -46,6 +46,7 @@ struct ChainAnswer {
 struct ChainOptions {
   std::vector<double> unit_cost;                // per candidate
   std::vector<std::vector<char>> patterns;      // per layer position, besides enumerated ones: seeds
+  bool enumerate = true;                        // also every pattern of a layer of few candidates
   int longest_run = 0;                          // 0: min(layers, max(16, 2 sqrt(2 * layers)))
   // Past this, no answer (the caller has a deadline).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
