@@ -146,8 +146,12 @@ class Search {
              std::to_string(smallest_) + " bytes (" + human_bytes(smallest_) + ")");
       found = structured_within(budget, solution);
       // The integer program on the whole program: the method for one general segment.
-      if (!found && IntegerProgram::available() && !deadline_.passed() && integer_program_fits())
-        found = exact(budget, solution, deadline_.left());
+      if (!found && IntegerProgram::available() && !deadline_.passed()) {
+        if (integer_program_fits())
+          found = exact(budget, solution, deadline_.left());
+        else
+          exact_gave_up_ = "no structured answer planned within the budget, and the whole program is too large for the integer program";
+      }
       if (!found) found = greedy(budget, wanted, solution);
     }
     solution.budget_bytes = budget;
@@ -296,7 +300,7 @@ class Search {
   // Alike layers under one checkpoint, or the options of every segment. (A JAX export needs one
   // answer per signature across the program, which the integer program alone keeps.)
   void prepare_structure() {
-    if (options_.jax_signatures || options_.allow_offload) return;
+    if (options_.jax_signatures || options_.allow_offload || !options_.structure) return;
     if (segments_.size() == 1 || (segments_.size() == 2 && segments_[1].last_moment < 0)) {
       chain_ = solver::find_chain(candidates_, segments_[0]);
       if (chain_) {
@@ -668,12 +672,18 @@ class Search {
       IntegerProgram ip = f.build(budget, cuts_);
       if (const std::optional<Answer> start = start_for(budget)) ip.set_start(f.start_of(*start));
       const IntegerProgram::Result r = ip.minimize(std::min(until - deadline_.elapsed(), deadline_.left() - 1.2 * judge_seconds_));
-      if (first && r.bound_known) {
+      // (A model that finds no answer within the budget bounds nothing: the planner may still.)
+      if (first && r.bound_known && !r.infeasible) {
         solution.lower_bound = r.bound * cost_scale();
         solution.bound_known = true;
         first = false;
       }
-      if (!r.solved) break;
+      if (!r.solved) {
+        if (r.infeasible)
+          exact_gave_up_ = cuts_.empty() ? "the integer program found no answer the memory model fits within the budget"
+                                         : "the integer program's answers planned over the budget";
+        break;
+      }
       const Answer a = f.answer_of(r);
       const size_t j = judge_answer(a);
       if (judged_[j].peak <= budget) {
@@ -790,7 +800,7 @@ class Search {
       const size_t j = judge_answer(trial);
       if (judged_[j].peak <= budget) a = trial, best = j;
     }
-    solution.method = IntegerProgram::available() ? "greedy, after the exact methods ran out of time"
+    solution.method = IntegerProgram::available() ? "greedy, after " + exact_gave_up_
                                                   : "greedy (this rematkit was built without COIN-OR CBC)";
     solution.proven_optimal = false;
     solution.optimal_among.clear();
@@ -854,6 +864,8 @@ class Search {
   std::optional<MemoryModel> model_;
   std::vector<Judged> judged_;
   std::vector<solver::Cut> cuts_;
+  // Why the exact methods gave no answer, when the greedy search stands in.
+  std::string exact_gave_up_ = "the exact methods ran out of time";
   std::vector<Answer> seeds_;
   int64_t smallest_ = INT64_MAX;
   int64_t fraction_zero_ = 0;

@@ -163,7 +163,6 @@ class ChainSolver {
               const ChainOptions& options)
       : c_(candidates), model_(model), chain_(chain), options_(options), n_(chain.layers.size()),
         k_(chain.layers[0].size()) {
-    for (int x : chain.exports) is_export_.push_back(x);
     for (int m : chain.prelude) prelude_bytes_ += c_[static_cast<size_t>(m)].bytes + c_[static_cast<size_t>(m)].stack_bytes;
     frag_ = model.fragmentation();
     make_patterns();
@@ -317,7 +316,6 @@ class ChainSolver {
   const Chain& chain_;
   const ChainOptions& options_;
   size_t n_, k_, longest_ = 0;
-  std::vector<int> is_export_;
   int64_t prelude_bytes_ = 0, frag_ = 0;
   std::vector<std::vector<char>> patterns_;
   std::map<std::tuple<size_t, size_t, size_t, bool>, RunProfile> cache_;

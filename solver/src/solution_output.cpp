@@ -41,7 +41,7 @@ std::string format_budget_solution(const BudgetSolution& s) {
     if (!e.read_by_backward) continue;
     out += "  " + std::string(decision_word(e.decision)) + "  " + e.type + " output of " + e.primitive + " from " +
            e.where.str() + " [" + e.site + "]\n    ";
-    if (e.iterations > 1) out += "in a scan body, every one of " + std::to_string(e.iterations) + " iterations: ";
+    if (e.iterations > 1) out += "in a scan body, for all " + std::to_string(e.iterations) + " iterations: ";
     switch (e.decision) {
       case Decision::kSaveable:
         out += "kept: " + human_bytes(e.bytes) + " held from the forward pass" + (e.iterations > 1 ? " (stacked)" : "") +
@@ -69,7 +69,7 @@ std::string format_budget_solution(const BudgetSolution& s) {
   } else if (!s.proven_optimal && s.cost > 0) {
     out += "; cost " + number(s.cost) + " " + cost_unit(s);
     if (s.bound_known) out += ", model bound " + number(s.lower_bound) + " (gap " + number(100 * gap_of(s)) + "%)";
-    else out += ", no bound proven in the time";
+    else out += ", no bound proven";
   }
   out += "\nsolved in " + number(s.seconds) + " s with " + std::to_string(s.planner_calls) + " planner call(s)\n";
   return out;

@@ -21,6 +21,7 @@ struct SolveOptions {
   std::string decisions_out;
   std::string jax_out;
   bool offload = false;
+  bool no_structure = false;
   double time_limit = 8.0;
 };
 
@@ -36,6 +37,7 @@ void run_solve(const SolveOptions& o) {
   if (!o.edits.wrt.empty()) options.differentiate = argument_indices(program, o.edits.wrt, "--wrt");
   options.jax_signatures = !o.jax_out.empty();
   options.allow_offload = o.offload;
+  options.structure = !o.no_structure;
   options.time_limit_seconds = o.time_limit;
   const BudgetSolution solution = solve_budget(program, options);
   std::cout << format_budget_solution(solution);
@@ -57,14 +59,17 @@ void add_solve_command(CLI::App& app) {
   auto options = std::make_shared<SolveOptions>();
   CLI::App* cmd = app.add_subcommand("solve", "the cheapest save-or-recompute decisions under a memory budget");
   cmd->footer(
-      "Chooses, for every equation inside FILE's checkpoints (the whole program when it has none), whether\n"
-      "the forward pass keeps its result or the backward pass recomputes it, so that the training step's\n"
-      "planned device peak stays within --budget at the least recomputation. BUDGET is bytes (64MiB, 1.5GiB,\n"
-      "1e9) or a fraction between 0 and 1 of the range from the smallest feasible peak (0) to\n"
-      "everything_saveable's peak (1). Every answer is planned exactly, so the peak printed is the one a run\n"
-      "measures. A budget below the smallest feasible peak exits 2 and names that peak.");
+      "Chooses, for every equation inside FILE's checkpoints (the whole program when it has none; a scan\n"
+      "body's once for every iteration), whether the forward pass keeps its result or the backward pass\n"
+      "recomputes it, so that the training step's planned device peak stays within --budget at the least\n"
+      "recomputation. BUDGET is bytes (64MiB, 1.5GiB, 1e9), min (the smallest peak found), or a fraction f\n"
+      "between 0 and 1: lo + f (hi - lo), hi everything_saveable's planned peak and lo the smallest of JAX's\n"
+      "fixed policies' and the structured answer's (the same bytes at any time limit). Alike layers and\n"
+      "segments are solved by dynamic programming, one general segment by an integer program (CBC).\n"
+      "Every answer is planned exactly, so the peak printed is the one a run measures. A budget below the\n"
+      "smallest feasible peak exits 2 and names that peak. docs/budget-solver.md says how it decides.");
   cmd->add_option("FILE", options->file, "a program in jaxpr syntax; '-' reads standard input");
-  cmd->add_option("--budget", options->budget, "the device peak allowed: bytes (64MiB) or a fraction (0.3)")->required();
+  cmd->add_option("--budget", options->budget, "the device peak allowed: bytes (64MiB), a fraction (0.3) or min")->required();
   cmd->add_option("--cost", options->cost, "what recomputation costs: flops (each equation's FLOP count) or measured (each kernel timed once "
                   "on the chosen backends, in ns)");
   add_backend_option(cmd, options->backends);
@@ -75,7 +80,10 @@ void add_solve_command(CLI::App& app) {
                   "also write a Python policy(prim, *avals, **params) for jax.checkpoint here; the solver then "
                   "gives equations a JAX policy cannot tell apart one answer");
   cmd->add_flag("--offload", options->offload, "may keep residuals in pinned host memory instead");
-  cmd->add_option("--time-limit", options->time_limit, "seconds for the search (default 8); then the best answer found, with its gap to the bound");
+  cmd->add_flag("--no-structure", options->no_structure,
+                "no dynamic programming over alike layers and segments: the integer program alone (for comparison)");
+  cmd->add_option("--time-limit", options->time_limit,
+                  "seconds for the whole solve (default 8); then the best answer found, with the gap it proved");
   add_program_edit_options(cmd, options->edits);
   add_plugin_option(cmd, options->plugins);
   cmd->callback([options]() { run_solve(*options); });

@@ -48,6 +48,9 @@ struct BudgetOptions {
   // decision, so that the answer exports as a Python policy.
   bool jax_signatures = false;
   bool allow_offload = false;        // may keep a residual in pinned host memory instead
+  // Dynamic programming over alike layers and segments first; false: the integer program alone
+  // (for comparison; it is how the solver decided before the structured search).
+  bool structure = true;
   double offload_cost_per_byte = 1.0;  // the price of moving a byte out and back, in cost units
   // The whole solve's wall time: it answers within it (plus 10%) with the best answer found so far
   // and the gap it proved. The four fixed policies are always planned, however long they take.
