@@ -794,6 +794,66 @@ TEST_F(CliTest, MlpBadInput) {
 namespace rematkit::testing {
 namespace {
 
+// A scan over layers with a checkpoint in its body, as nn.scan(nn.remat(layer)) traces it.
+const char* kScannedRemat = R"({ lambda ; x:f32[256] ws:f32[6,256]. let
+    c:f32[256] = scan[
+      _split_transpose=False
+      jaxpr={ lambda ; d:f32[256] e:f32[256]. let
+          g:f32[256] = checkpoint[
+            differentiated=False
+            jaxpr={ lambda ; h:f32[256] i:f32[256]. let
+                j:f32[256] = mul h i
+                k:f32[256] = sin j
+              in (k,) }
+            policy=everything_saveable
+            prevent_cse=True
+          ] d e
+        in (g,) }
+      length=6
+      linear=(False, False)
+      num_carry=1
+      num_consts=0
+      reverse=False
+      unroll=1
+    ] x ws
+    l:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+  in (l,) }
+)";
+
+TEST_F(CliTest, SolveDecidesAScanBodyForEveryIterationAndItsDecisionsApplyInside) {
+  const std::string program = write("scanned.jaxpr", kScannedRemat);
+  const std::string decisions = (dir_ / "d.json").string();
+  const CliRun solved = run("solve " + program + " --budget min --backend reference --decisions " + decisions);
+  ASSERT_EQ(solved.exit_code, 0) << solved.err;
+  // The body's sites name the scan at 2:18; each decision holds for all six iterations.
+  EXPECT_NE(solved.out.find("[2:18#0/8:30#0]"), std::string::npos) << solved.out;
+  EXPECT_NE(solved.out.find("in a scan body, for all 6 iterations: recomputed"), std::string::npos) << solved.out;
+  EXPECT_NE(solved.out.find("a fraction's 0 is"), std::string::npos);
+  EXPECT_NE(solved.out.find("method: dynamic programming"), std::string::npos) << solved.out;
+  // Replayed by --retarget-policy inside the body: one stacked residual fewer than the program's own.
+  const CliRun own = run("residuals " + program);
+  const CliRun replayed = run("residuals " + program + " --retarget-policy \"solved('" + decisions + "')\"");
+  ASSERT_EQ(replayed.exit_code, 0) << replayed.err;
+  EXPECT_EQ(count_of(own.out, "output of scan"), count_of(replayed.out, "output of scan") + 1) << own.out << replayed.out;
+  // The smallest peak recomputes both read values in every iteration: nothing_saveable's, as the
+  // planner gives it for the body's checkpoint; without the structured search, the same peak.
+  const auto bytes_after = [](const std::string& text, const std::string& label) -> long long {
+    const size_t at = text.find(label);
+    if (at == std::string::npos) return -1;
+    const size_t open = text.find('(', at);
+    return open == std::string::npos ? -1 : std::stoll(text.substr(open + 1));
+  };
+  const CliRun nothing = run("memory " + program + " --retarget-policy nothing_saveable --backend reference");
+  ASSERT_EQ(nothing.exit_code, 0) << nothing.err;
+  const long long nothing_peak = bytes_after(nothing.out, "device memory alive there: ");
+  ASSERT_GT(nothing_peak, 0) << nothing.out;
+  EXPECT_EQ(bytes_after(solved.out, "peak: "), nothing_peak) << solved.out;
+  const CliRun program_alone = run("solve " + program + " --budget min --backend reference --no-structure");
+  ASSERT_EQ(program_alone.exit_code, 0) << program_alone.err;
+  EXPECT_EQ(program_alone.out.find("dynamic programming"), std::string::npos) << program_alone.out;
+  EXPECT_EQ(bytes_after(program_alone.out, "peak: "), nothing_peak) << program_alone.out;
+}
+
 class CliLimitsTest : public CliTest {};
 
 TEST_F(CliLimitsTest, APluginFileThatDoesNotLoadIsBadInputForEveryCommand) {
