@@ -131,10 +131,11 @@ typedef struct rk_equation_view {
   size_t num_inputs;
   const rk_type* outputs;
   size_t num_outputs;
-  /* Since ABI 1.4; empty and 0 where the host has none (a backend's equation, a loop body's).
+  /* Since ABI 1.4; empty and 0 where the host has none (a backend's equation).
    * site: a stable name of this equation in its program, "LINE:COL#N": the line and column of the
    * program equation it comes from, and N counting the earlier equations from the same place (a
-   * JVP rule emits several). The same program gives the same sites under every policy.
+   * JVP rule emits several). In a scan body it starts with its scan's site and '/':
+   * "12:9#0/14:20#1". The same program gives the same sites under every policy.
    * flops: its floating-point work, counted as `rematkit grad --flops` counts it. */
   const char* site;
   double flops;
