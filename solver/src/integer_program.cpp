@@ -175,7 +175,8 @@ IntegerProgram::Result IntegerProgram::minimize(double seconds) const {
   result.objective = h.objective;
   result.bound = h.bound;
   result.x.resize(h.size);
-  std::memcpy(result.x.data(), bytes.data() + sizeof h, h.size * sizeof(double));
+  // (An empty program has no variables: memcpy must not see a null destination.)
+  if (h.size > 0) std::memcpy(result.x.data(), bytes.data() + sizeof h, h.size * sizeof(double));
   return result;
 }
 
