@@ -116,11 +116,13 @@ class Search {
     const Answer everything = uniform_for(true), nothing = uniform_for(false);
     model_->calibrate(everything_, everything.saved);
     remember(everything, everything_);
+    origin_ = "JAX's nothing_saveable";
     const Verdict none = judged(table_of(candidates_, nothing));
     model_->calibrate(none, nothing.saved);
     remember(nothing, none);
     seed_with_jax_policies();
     segments_ = solver::find_segments(candidates_, static_cast<int>(timeline_.moments.size()));
+    origin_ = "the structured search";
     prepare_structure();
     // A fraction's 0: the smallest planned peak of the fixed policies and of the structured answer
     // found without a time limit in play, so that a fraction means the same bytes at any limit.
@@ -130,7 +132,35 @@ class Search {
     if (everything_.arena_peak > fraction_zero_) add_program_options();
   }
 
+  // One budget's answer: the search for it, then the cheapest planned within it.
   BudgetSolution answer(const Budget& wanted) {
+    Searched s = search(wanted);
+    s.index = cheapest_within(s.solution.budget_bytes, s.index, s.solution);
+    return finish(s.index, s.solution);
+  }
+
+  // Several budgets' answers. Each is the cheapest of every answer planned for any of them that
+  // fits its budget, picked after all the searches: then a larger budget never costs more and a
+  // smaller one never plans a larger peak, whatever each search found in its share of the time.
+  // (If the answer at the larger budget fits the smaller, it is the cheapest there too.)
+  std::vector<BudgetSolution> answers(const std::vector<Budget>& wanted) {
+    std::vector<Searched> searched;
+    for (const Budget& b : wanted) searched.push_back(search(b));
+    std::vector<BudgetSolution> out;
+    for (Searched& s : searched) {
+      s.index = cheapest_within(s.solution.budget_bytes, s.index, s.solution);
+      out.push_back(finish(s.index, s.solution));
+    }
+    return out;
+  }
+
+ private:
+  struct Searched {
+    size_t index;  // into judged_
+    BudgetSolution solution;  // the method and what it proved; finish() adds the rest
+  };
+
+  Searched search(const Budget& wanted) {
     BudgetSolution solution;
     std::optional<size_t> found;
     int64_t budget = wanted.smallest ? smallest_ : budget_bytes(wanted);
@@ -147,33 +177,51 @@ class Search {
       found = structured_within(budget, solution);
       // The integer program on the whole program: the method for one general segment.
       if (!found && IntegerProgram::available() && !deadline_.passed()) {
-        if (integer_program_fits())
-          found = exact(budget, solution, deadline_.left());
+        if (integer_program_fits()) {
+          // (--no-structure: the integer program alone, for comparison; an export keeps to it too.)
+          const bool on_planner = options_.structure && !options_.jax_signatures;
+          if (on_planner) seed_on_planner(budget), found = free_answer(budget, solution);
+          if (!found) found = exact(budget, solution, deadline_.left());
+          if (found && on_planner) improve_on_planner(budget, *found, solution);
+        }
         else
           exact_gave_up_ = "no structured answer planned within the budget, and the whole program is too large for the integer program";
       }
       if (!found) found = greedy(budget, wanted, solution);
     }
     solution.budget_bytes = budget;
-    // Every answer judged within budget is a candidate; the planner's count of recomputed FLOPs
-    // settles it (JAX's fixed policies among them, so none of those is both smaller and cheaper).
-    // Ties go to the smaller peak (equations of no FLOPs, data movement, are free to recompute).
-    for (size_t j = 0; j < judged_.size(); ++j) {
-      const Judged& a = judged_[j];
-      const Judged& b = judged_[*found];
-      const double cost_a = ranked_cost(a), cost_b = ranked_cost(b);
-      if (a.peak <= budget && (cost_a < cost_b || (cost_a == cost_b && a.peak < b.peak))) found = j;
-    }
-    return finish(*found, solution);
+    return {*found, std::move(solution)};
   }
 
- private:
+  // Every answer judged within budget is a candidate; the planner's count of recomputed FLOPs
+  // settles it (JAX's fixed policies among them, so none of those is both smaller and cheaper).
+  // Ties go to the smaller peak (equations of no FLOPs, data movement, are free to recompute).
+  size_t cheapest_within(int64_t budget, size_t found, BudgetSolution& solution) const {
+    const size_t method_found = found;
+    for (size_t j = 0; j < judged_.size(); ++j) {
+      const Judged& a = judged_[j];
+      const Judged& b = judged_[found];
+      const double cost_a = ranked_cost(a), cost_b = ranked_cost(b);
+      if (fits(j, budget) && (cost_a < cost_b || (cost_a == cost_b && a.peak < b.peak))) found = j;
+    }
+    if (found != method_found && judged_[found].origin != judged_[method_found].origin)
+      solution.method += "; the answer is from " + judged_[found].origin + ", planned within the budget at less cost";
+    return found;
+  }
+
+  // Whether judged answer j may be the answer: planned within the budget, and, for a JAX export,
+  // one decision per signature (the planner-side searches need not keep to it).
+  bool fits(size_t j, int64_t budget) const {
+    return judged_[j].peak <= budget && (!options_.jax_signatures || agrees_by_signature(judged_[j].answer));
+  }
+
   struct Judged {
     Answer answer;
     int64_t peak;
     double recompute_flops;
     int64_t residual_bytes;
     double cost;
+    std::string origin;  // which search found it, for the method line
   };
 
   BackendOptions backend_options() const {
@@ -237,7 +285,7 @@ class Search {
   }
 
   size_t remember(const Answer& a, const Verdict& v) {
-    judged_.push_back({a, v.arena_peak, v.recompute_flops, v.residual_bytes, model_cost(a)});
+    judged_.push_back({a, v.arena_peak, v.recompute_flops, v.residual_bytes, model_cost(a), origin_});
     smallest_ = std::min(smallest_, v.arena_peak);
     return judged_.size() - 1;
   }
@@ -284,6 +332,7 @@ class Search {
           a.saved[i] = it->second != Decision::kRecompute;
       seeds_.push_back(a);
       if (options_.jax_signatures && !agrees_by_signature(a)) continue;
+      origin_ = std::string("JAX's ") + spec;
       judge_answer(a);
     }
   }
@@ -524,6 +573,7 @@ class Search {
   // model, and the next is sought. The index into judged_ of the one within budget.
   std::optional<size_t> structured_within(int64_t budget, BudgetSolution& solution) {
     if (!chain_ && options_by_segment_.empty()) return std::nullopt;
+    origin_ = "the structured search";
     // The model is not calibrated further here: with it fixed, the dynamic program's answers at the
     // grid's model budgets are the same whatever the budget, and the answer is the cheapest of them
     // planned within the budget. So a larger budget never costs more, and a smaller one never
@@ -646,8 +696,13 @@ class Search {
         if (const std::optional<Answer> a = grid_answer(grid, k)) judge_only(*a);
     }
     if (!IntegerProgram::available() || chain_ || !options_by_segment_.empty() || !integer_program_fits()) return;
+    origin_ = "the planner's knapsack order";
+    for (size_t k = 0; options_.structure && !options_.jax_signatures && k <= candidates_.size() && time_for_a_judgment(); k += knapsack_grid_step())
+      judge_only(knapsack_order_answer(k));
+    origin_ = "the integer program";
     solver::RematFormulation f = formulation();
-    const double seconds = std::min(deadline_.left() - 1.2 * judge_seconds_, std::max(1.0, deadline_.left() / 8));
+    // (Called for --budget min or a budget below every peak found: the smallest peak is the question.)
+    const double seconds = std::min(deadline_.left() - 1.2 * judge_seconds_, deadline_.left() / 2);
     if (seconds <= 0) return;
     const IntegerProgram::Result r = f.build(std::nullopt, cuts_).minimize(seconds);
     if (r.solved && time_for_a_judgment()) judge_answer(f.answer_of(r));
@@ -665,6 +720,7 @@ class Search {
 
   // The exact search; the index into judged_ of its answer, or none when time ran out first.
   std::optional<size_t> exact(int64_t budget, BudgetSolution& solution, double seconds) {
+    origin_ = "the integer program";
     bool first = true;
     const double until = deadline_.elapsed() + seconds;
     while (time_for_a_judgment(0.05) && deadline_.elapsed() < until) {
@@ -783,28 +839,106 @@ class Search {
     return over == 0;
   }
 
-  // The cheapest judged answer within budget, improved greedily: save the needed equation whose
-  // recomputation costs most per byte, keep the change if the planner still finds it within budget.
+  // The cheapest judged answer within budget, improved greedily (keep_more).
   size_t greedy(int64_t budget, const Budget& wanted, BudgetSolution& solution) {
     size_t best = judged_.size();
     for (size_t j = 0; j < judged_.size(); ++j)
-      if (judged_[j].peak <= budget && (best == judged_.size() || judged_[j].cost < judged_[best].cost)) best = j;
+      if (fits(j, budget) && (best == judged_.size() || judged_[j].cost < judged_[best].cost)) best = j;
     if (best == judged_.size()) fail("no decisions found within the budget " + wanted.text);
-    Answer a = judged_[best].answer;
-    for (size_t i : by_cost_per_byte()) {
-      if (!time_for_a_judgment()) break;
-      const solver::Effects fx = solver::effects_of(candidates_, kept_anywhere(a));
-      if (a.saved[i] || !fx.recomputed[i]) continue;
-      const Answer trial = saving(a, i);
-      if (model_->peak(kept_anywhere(trial)) > budget && IntegerProgram::available()) continue;
-      const size_t j = judge_answer(trial);
-      if (judged_[j].peak <= budget) a = trial, best = j;
-    }
-    solution.method = IntegerProgram::available() ? "greedy, after " + exact_gave_up_
-                                                  : "greedy (this rematkit was built without COIN-OR CBC)";
+    // The model's gate only where it stands between the search and more planner calls than fit.
+    const std::string start = judged_[best].origin;
+    best = keep_more(budget, best, IntegerProgram::available() && !time_to_plan_each_change(best)).first;
+    solution.method = "greedy from " + start + "'s answer" +
+                      (IntegerProgram::available() ? ", after " + exact_gave_up_ : " (this rematkit was built without COIN-OR CBC)");
     solution.proven_optimal = false;
     solution.optimal_among.clear();
     return best;
+  }
+
+  // From judged answer `from`, save each recomputed candidate in turn, the costliest per byte
+  // first, and keep the change where the planner still finds the peak within the budget. With
+  // `model_gate`, a change the model finds over budget is not planned. The answer reached and the
+  // number of changes kept.
+  std::pair<size_t, int> keep_more(int64_t budget, size_t from, bool model_gate, double seconds = 1e9) {
+    const double until = deadline_.elapsed() + seconds;
+    size_t best = from;
+    int kept = 0;
+    Answer a = judged_[from].answer;
+    origin_ = "a search on the planner starting at " + judged_[from].origin;
+    for (size_t i : by_cost_per_byte()) {
+      if (!time_for_a_judgment() || deadline_.elapsed() + judge_seconds_ > until) break;
+      const solver::Effects fx = solver::effects_of(candidates_, kept_anywhere(a));
+      if (a.saved[i] || a.offloaded[i] || !fx.recomputed[i]) continue;
+      const Answer trial = saving(a, i);
+      if (model_gate && model_->peak(kept_anywhere(trial)) > budget) continue;
+      const size_t j = judge_only(trial);
+      if (judged_[j].peak <= budget) a = trial, best = j, ++kept;
+    }
+    return {best, kept};
+  }
+
+  // PyTorch's knapsack's order on the planner: everything saved but the k values cheapest to
+  // recompute per byte. Peaks fall roughly as k grows, and the cheapest values go first.
+  Answer knapsack_order_answer(size_t k) const {
+    const std::vector<size_t> order = by_cost_per_byte();  // costliest per byte first
+    Answer a = uniform_for(true);
+    for (size_t i = 0; i < k && i < order.size(); ++i) a.saved[order[order.size() - 1 - i]] = 0;
+    return a;
+  }
+  size_t knapsack_grid_step() const { return std::max<size_t>(1, candidates_.size() / 16); }
+
+  // Before the integer program, a quarter of the time at most: the least k of the knapsack order
+  // planned within the budget (a grid of 16, then bisection below it), then keep_more from it
+  // without the model's gate. So the answer does not rest on the integer program finishing where
+  // the model over-estimates.
+  void seed_on_planner(int64_t budget) {
+    const double until = deadline_.elapsed() + deadline_.left() / 4;
+    origin_ = "the planner's knapsack order";
+    auto fits = [&](size_t k) {
+      return time_for_a_judgment() && deadline_.elapsed() + judge_seconds_ < until &&
+             judged_[judge_only(knapsack_order_answer(k))].peak <= budget;
+    };
+    const size_t n = candidates_.size(), step = knapsack_grid_step();
+    size_t hi = 0;
+    while (hi < n && !fits(hi)) hi = std::min(n, hi + step);
+    if (hi >= n && !fits(n)) return;
+    size_t lo = hi >= step ? hi - step : 0;
+    while (hi - lo > 1) {
+      const size_t mid = lo + (hi - lo) / 2;
+      (fits(mid) ? hi : lo) = mid;
+    }
+    keep_more(budget, judge_only(knapsack_order_answer(hi)), false, until - deadline_.elapsed());
+  }
+
+  // A judged answer within the budget that recomputes nothing costly: none is cheaper.
+  std::optional<size_t> free_answer(int64_t budget, BudgetSolution& solution) const {
+    for (size_t j = 0; j < judged_.size(); ++j)
+      if (fits(j, budget) && judged_[j].cost == 0) {
+        solution.method = judged_[j].origin + ", recomputing only what costs nothing";
+        solution.proven_optimal = solution.bound_known = true;
+        solution.lower_bound = 0;
+        return j;
+      }
+    return std::nullopt;
+  }
+
+  // Whether there is time to plan keep_more's every change from judged answer `from`.
+  bool time_to_plan_each_change(size_t from) const {
+    const solver::Effects fx = solver::effects_of(candidates_, kept_anywhere(judged_[from].answer));
+    const auto changes = std::count(fx.recomputed.begin(), fx.recomputed.end(), 1);
+    return changes > 0 && 1.2 * judge_seconds_ * static_cast<double>(changes) < deadline_.left();
+  }
+
+  // The memory model over-estimates some answers (a stage's base holds the most any judged answer
+  // measured beyond its modelled bytes), so an answer it finds at the budget may plan well within
+  // it. Where a planner call is cheap beside the time left, keep_more without the model's gate.
+  void improve_on_planner(int64_t budget, size_t& found, BudgetSolution& solution) {
+    if (!time_to_plan_each_change(found)) return;
+    const auto [best, kept] = keep_more(budget, found, false);
+    if (judged_[best].cost >= judged_[found].cost) return;
+    found = best;
+    solution.method += "; then " + std::to_string(kept) +
+                       " more kept, each planned within the budget where the model over-estimated it";
   }
 
   BudgetSolution finish(size_t index, BudgetSolution& solution) {
@@ -864,6 +998,7 @@ class Search {
   std::optional<MemoryModel> model_;
   std::vector<Judged> judged_;
   std::vector<solver::Cut> cuts_;
+  std::string origin_ = "JAX's everything_saveable";  // what the next judged answer is called
   // Why the exact methods gave no answer, when the greedy search stands in.
   std::string exact_gave_up_ = "the exact methods ran out of time";
   std::vector<Answer> seeds_;
@@ -912,9 +1047,7 @@ std::vector<BudgetSolution> solve_budgets(const Program& program, const BudgetOp
                                           const std::vector<Budget>& budgets) {
   Search search(program, options);
   search.prepare();
-  std::vector<BudgetSolution> out;
-  for (const Budget& b : budgets) out.push_back(search.answer(b));
-  return out;
+  return search.answers(budgets);
 }
 
 Linearization linearize_solution(const Program& program, const BudgetSolution& solution, const BudgetOptions& options) {

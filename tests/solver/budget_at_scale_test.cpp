@@ -4,6 +4,7 @@
 // solve per model and backend list.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -132,11 +133,20 @@ TEST(BudgetAtScale, TwentyBudgetsFromTheSmallestPeakToEverythingsNeverRiseAsTheB
     const int64_t lo = least.budget_bytes, hi = least.everything_peak;
     EXPECT_LE(least.peak_bytes, lo);
     ASSERT_LT(lo, hi);
+    // Solved together, as a sweep's budget rows are: each answer is picked among everything planned
+    // for any of them, so the order the searches ran in, and what each found in its share of the
+    // time, cannot make a larger budget cost more.
+    std::vector<Budget> budgets;
+    for (int k = 0; k < 20; ++k) budgets.push_back(parse_budget(std::to_string(lo + (hi - lo) * k / 19), "test"));
+    // (Largest first: the searches for the small budgets find answers after the large ones are searched.)
+    std::reverse(budgets.begin(), budgets.end());
+    const std::vector<BudgetSolution> solved = solve_budgets(m.program, options_for(m, "0", 8.0), budgets);
+    ASSERT_EQ(solved.size(), budgets.size());
     std::vector<std::pair<int64_t, BudgetSolution>> at;
-    for (int k = 0; k < 20; ++k) {
-      const int64_t budget = lo + (hi - lo) * k / 19;
-      at.emplace_back(budget, solve_budget(m.program, options_for(m, std::to_string(budget), 2.0)));
-      EXPECT_LE(at.back().second.peak_bytes, budget);
+    for (size_t k = budgets.size(); k-- > 0;) {
+      at.emplace_back(static_cast<int64_t>(budgets[k].value), solved[k]);
+      EXPECT_EQ(solved[k].budget_bytes, at.back().first);
+      EXPECT_LE(solved[k].peak_bytes, at.back().first);
     }
     for (size_t k = 1; k < at.size(); ++k) {
       EXPECT_LE(at[k - 1].second.peak_bytes, at[k].second.peak_bytes)
@@ -202,6 +212,34 @@ TEST(BudgetAtScale, ASweepSolvesAModelsBudgetsOncePerBackendList) {
   // Both budgets in one solve, and the second thread count's the same answers (its planned peaks
   // are the first's).
   EXPECT_EQ(answers.solves(), 1);
+}
+
+TEST(BudgetAtScale, AGeneralSegmentCostsNoMoreThanThePyTorchKnapsackWhereTheKnapsackFits) {
+  // A GPT-2 block (Levanter): one general segment, the integer program's. Its memory model
+  // over-estimates some answers, so an answer at the model's budget can plan well within the real
+  // one; the planner settles it. PyTorch's knapsack at the same fraction plans within the budget
+  // here, and the solver's answer must cost no more.
+  const std::string file = std::string(REMATKIT_TEST_DATA_DIR) + "/real/large/38_levanter_gpt2_block_scan_body_remat.jaxpr";
+  std::ifstream in(file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const Program program = parse_program(text, file);
+  BudgetOptions options;
+  options.budget = parse_budget("0.5", "test");
+  options.backends = {"highway", "reference"};
+  options.threads = 1;
+  options.time_limit_seconds = 10.0;
+  const BudgetSolution s = solve_budget(program, options);
+
+  LinearizeOptions lo;
+  lo.policies = &default_plugins().policies();
+  const Linearization knapsack = linearize(retarget_checkpoint_policies(program, "knapsack_budget(0.5)", "test"), lo);
+  OneShotRunner runner(knapsack, BackendOptions{options.backends, nullptr});
+  const int64_t knapsack_peak = runner.layout().arena(MemorySpace::kDevice);
+  const double knapsack_flops = static_cast<double>(gradient_flops(knapsack).recompute);
+  ASSERT_LE(knapsack_peak, s.budget_bytes) << "the knapsack's point does not fit: the comparison says nothing";
+  ASSERT_GT(knapsack_flops, 0.0);
+  EXPECT_LE(s.peak_bytes, s.budget_bytes);
+  EXPECT_LE(s.recompute_flops, knapsack_flops) << s.method;
 }
 
 }  // namespace

@@ -48,8 +48,9 @@ struct BudgetOptions {
   // decision, so that the answer exports as a Python policy.
   bool jax_signatures = false;
   bool allow_offload = false;        // may keep a residual in pinned host memory instead
-  // Dynamic programming over alike layers and segments first; false: the integer program alone
-  // (for comparison; it is how the solver decided before the structured search).
+  // Dynamic programming over alike layers and segments first, and searches on the planner beside
+  // the integer program; false: the integer program alone (for comparison; it is how the solver
+  // decided before the structured search).
   bool structure = true;
   double offload_cost_per_byte = 1.0;  // the price of moving a byte out and back, in cost units
   // The whole solve's wall time: it answers within it (plus 10%) with the best answer found so far
@@ -102,6 +103,8 @@ BudgetSolution solve_budget(const Program& program, const BudgetOptions& options
 
 // The same for several budgets at once (options.budget unused), sharing what they have in common:
 // the fixed policies planned, the structure and the answers planned for it. One time limit for all.
+// Each budget's answer is the cheapest planned for any of them within it, so a larger budget never
+// costs more and a smaller one never plans a larger peak.
 std::vector<BudgetSolution> solve_budgets(const Program& program, const BudgetOptions& options,
                                           const std::vector<Budget>& budgets);
 
