@@ -1,9 +1,10 @@
 // The budget solver at real-model scale, one row per program, in one sitting: alike layers in the
 // three ways real models are written (unrolled under one checkpoint, a checkpoint per layer, a scan
-// over layers with remat inside), a GPT-2 block (tests/data/real/large/38), the sweep's GPT at 12
-// layers and a 1,000-layer chain. Per row: the candidates, the solve's wall time against its limit,
-// planner calls, the gap it proved, the planned peak against the budget, the FLOPs it recomputes,
-// and PyTorch's knapsack (knapsack_budget) at the same fraction for comparison.
+// over layers with remat inside) and with no checkpoint at all, a GPT-2 block
+// (tests/data/real/large/38), the sweep's GPT at 12 layers and a 1,000-layer chain. Per row: the
+// candidates, the solve's wall time against its limit, planner calls, the gap it proved, the planned
+// peak against the budget, the FLOPs it recomputes, and PyTorch's knapsack (knapsack_budget) at the
+// same fraction for comparison.
 //
 //   build/bin/rematkit_budget_solver_bench [--fraction 0.5] [--time-limit 10] [--backend highway,reference]
 #include <CLI/CLI.hpp>
@@ -76,7 +77,11 @@ int main(int argc, char** argv) {
     rows.push_back({std::to_string(n) + " layers, a checkpoint each", mlp(n, "per_layer", false), ""});
     rows.push_back({std::to_string(n) + " layers, scanned with remat inside", mlp(n, "per_layer", true), ""});
   }
-  rows.push_back({"GPT-2 block (large/38)", "", std::string(REMATKIT_TEST_DATA_DIR) + "/real/large/38_levanter_gpt2_block_scan_body_remat.jaxpr"});
+  // The case: no checkpoint at all, the whole program decided as one.
+  rows.push_back({"100 layers, no checkpoint", mlp(100, "none", false), ""});
+  const std::string large38 = std::string(REMATKIT_TEST_DATA_DIR) + "/real/large/38_levanter_gpt2_block_scan_body_remat.jaxpr";
+  rows.push_back({"GPT-2 block (large/38)", "", large38});
+  rows.push_back({"GPT-2 block (large/38): the integer program alone, same bytes", "", large38, false});
   rows.push_back({"the sweep's gpt at 12 layers",
                   "gpt: {layers: 12, batch: 2, sequence: 32, model: 64, heads: 4, vocab: 128, dropout: 0.1, remat: per_layer}", ""});
   rows.push_back({"1000 layers, one checkpoint",
