@@ -125,9 +125,11 @@ class Search {
     origin_ = "the structured search";
     prepare_structure();
     // A fraction's 0: the smallest planned peak of the fixed policies and of the structured answer
-    // found without a time limit in play, so that a fraction means the same bytes at any limit.
+    // found without a time limit in play (or, for one general segment, of the knapsack order's
+    // grid), so that a fraction means the same bytes at any limit.
     least_ = structured_answer(std::nullopt);
     if (least_) judge_answer(*least_);
+    if (general_segment()) knapsack_grid();
     fraction_zero_ = smallest_;
     if (everything_.arena_peak > fraction_zero_) add_program_options();
   }
@@ -178,11 +180,9 @@ class Search {
       // The integer program on the whole program: the method for one general segment.
       if (!found && IntegerProgram::available() && !deadline_.passed()) {
         if (integer_program_fits()) {
-          // (--no-structure: the integer program alone, for comparison; an export keeps to it too.)
-          const bool on_planner = options_.structure && !options_.jax_signatures;
-          if (on_planner) seed_on_planner(budget), found = free_answer(budget, solution);
+          if (general_segment()) seed_on_planner(budget), found = free_answer(budget, solution);
           if (!found) found = exact(budget, solution, deadline_.left());
-          if (found && on_planner) improve_on_planner(budget, *found, solution);
+          if (found && general_segment()) improve_on_planner(budget, *found, solution);
         }
         else
           exact_gave_up_ = "no structured answer planned within the budget, and the whole program is too large for the integer program";
@@ -696,9 +696,6 @@ class Search {
         if (const std::optional<Answer> a = grid_answer(grid, k)) judge_only(*a);
     }
     if (!IntegerProgram::available() || chain_ || !options_by_segment_.empty() || !integer_program_fits()) return;
-    origin_ = "the planner's knapsack order";
-    for (size_t k = 0; options_.structure && !options_.jax_signatures && k <= candidates_.size() && time_for_a_judgment(); k += knapsack_grid_step())
-      judge_only(knapsack_order_answer(k));
     origin_ = "the integer program";
     solver::RematFormulation f = formulation();
     // (Called for --budget min or a budget below every peak found: the smallest peak is the question.)
@@ -886,6 +883,23 @@ class Search {
     return a;
   }
   size_t knapsack_grid_step() const { return std::max<size_t>(1, candidates_.size() / 16); }
+
+  // Whether the program is one general segment, the integer program's, with the planner-side
+  // searches beside it (not for --no-structure, nor for an export, whose answers keep one decision
+  // per signature).
+  bool general_segment() const {
+    return options_.structure && !options_.jax_signatures && !chain_ && options_by_segment_.empty() &&
+           IntegerProgram::available() && integer_program_fits();
+  }
+
+  // The knapsack order at 17 points from everything saved to nothing saved, planned: the same
+  // answers whatever the budget. (Recomputing only values that cost nothing, data movement, often
+  // plans below nothing_saveable's peak.)
+  void knapsack_grid() {
+    origin_ = "the planner's knapsack order";
+    for (size_t k = 0; k <= candidates_.size() && time_for_a_judgment(); k += knapsack_grid_step())
+      judge_only(knapsack_order_answer(k));
+  }
 
   // Before the integer program, a quarter of the time at most: the least k of the knapsack order
   // planned within the budget (a grid of 16, then bisection below it), then keep_more from it
