@@ -320,16 +320,22 @@ class Search {
     return most;
   }
 
+  // A policy's decisions as a per-equation answer.
+  Answer answer_of_policy(const std::string& spec) const {
+    std::map<std::string, Decision> by_site;
+    decisions_by_site(judge_.linearize_as(spec), by_site);
+    Answer a = uniform_for(true);
+    for (size_t i = 0; i < candidates_.size(); ++i)
+      if (const auto it = by_site.find(candidates_[i].site); it != by_site.end())
+        a.saved[i] = it->second != Decision::kRecompute;
+    return a;
+  }
+
   // JAX's fixed policies, as per-equation answers: real points the search starts from.
   void seed_with_jax_policies() {
     for (const char* spec : {"dots_saveable", "dots_with_no_batch_dims_saveable"}) {
       if (!plugins_.policies().contains(spec)) continue;
-      std::map<std::string, Decision> by_site;
-      decisions_by_site(judge_.linearize_as(spec), by_site);
-      Answer a = uniform_for(true);
-      for (size_t i = 0; i < candidates_.size(); ++i)
-        if (const auto it = by_site.find(candidates_[i].site); it != by_site.end())
-          a.saved[i] = it->second != Decision::kRecompute;
+      const Answer a = answer_of_policy(spec);
       seeds_.push_back(a);
       if (options_.jax_signatures && !agrees_by_signature(a)) continue;
       origin_ = std::string("JAX's ") + spec;
@@ -892,13 +898,20 @@ class Search {
            IntegerProgram::available() && integer_program_fits();
   }
 
-  // The knapsack order at 17 points from everything saved to nothing saved, planned: the same
-  // answers whatever the budget. (Recomputing only values that cost nothing, data movement, often
-  // plans below nothing_saveable's peak.)
+  // The knapsack order at 17 points from everything saved to nothing saved, and PyTorch's
+  // knapsack_budget(f) at f = 0.1, ..., 0.9, planned: the same answers whatever the budget.
+  // (Recomputing only values that cost nothing, data movement, often plans below
+  // nothing_saveable's peak; on large/38 knapsack_budget(0.25) plans below both.)
   void knapsack_grid() {
     origin_ = "the planner's knapsack order";
     for (size_t k = 0; k <= candidates_.size() && time_for_a_judgment(); k += knapsack_grid_step())
       judge_only(knapsack_order_answer(k));
+    if (!plugins_.policies().contains("knapsack_budget")) return;
+    for (int tenth = 1; tenth <= 9 && time_for_a_judgment(); ++tenth) {
+      const std::string spec = "knapsack_budget(0." + std::to_string(tenth) + ")";
+      origin_ = "PyTorch's " + spec;
+      judge_only(answer_of_policy(spec));
+    }
   }
 
   // Before the integer program, a quarter of the time at most: the least k of the knapsack order

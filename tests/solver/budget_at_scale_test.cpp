@@ -214,32 +214,35 @@ TEST(BudgetAtScale, ASweepSolvesAModelsBudgetsOncePerBackendList) {
   EXPECT_EQ(answers.solves(), 1);
 }
 
-TEST(BudgetAtScale, AGeneralSegmentCostsNoMoreThanThePyTorchKnapsackWhereTheKnapsackFits) {
-  // A GPT-2 block (Levanter): one general segment, the integer program's. Its memory model
-  // over-estimates some answers, so an answer at the model's budget can plan well within the real
-  // one; the planner settles it. PyTorch's knapsack at the same fraction plans within the budget
-  // here, and the solver's answer must cost no more.
+TEST(BudgetAtScale, AGeneralSegmentCostsNoMoreThanThePyTorchKnapsackAtTheKnapsacksOwnPeak) {
+  // A GPT-2 block (Levanter): one general segment. At the peak PyTorch's knapsack plans, the
+  // solver's answer fits and recomputes no more than the knapsack does. (Its memory model
+  // under-estimates how low this block can go: the knapsack's 0.25 plans below every answer the
+  // model fits, so the planner-side searches must find these points.)
   const std::string file = std::string(REMATKIT_TEST_DATA_DIR) + "/real/large/38_levanter_gpt2_block_scan_body_remat.jaxpr";
   std::ifstream in(file);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const Program program = parse_program(text, file);
-  BudgetOptions options;
-  options.budget = parse_budget("0.5", "test");
-  options.backends = {"highway", "reference"};
-  options.threads = 1;
-  options.time_limit_seconds = 10.0;
-  const BudgetSolution s = solve_budget(program, options);
+  for (const char* fraction : {"0.25", "0.5"}) {
+    SCOPED_TRACE(fraction);
+    LinearizeOptions lo;
+    lo.policies = &default_plugins().policies();
+    const Linearization knapsack =
+        linearize(retarget_checkpoint_policies(program, std::string("knapsack_budget(") + fraction + ")", "test"), lo);
+    OneShotRunner runner(knapsack, BackendOptions{{"highway", "reference"}, nullptr});
+    const int64_t knapsack_peak = runner.layout().arena(MemorySpace::kDevice);
+    const double knapsack_flops = static_cast<double>(gradient_flops(knapsack).recompute);
+    ASSERT_GT(knapsack_flops, 0.0) << "the knapsack recomputes nothing: the comparison says nothing";
 
-  LinearizeOptions lo;
-  lo.policies = &default_plugins().policies();
-  const Linearization knapsack = linearize(retarget_checkpoint_policies(program, "knapsack_budget(0.5)", "test"), lo);
-  OneShotRunner runner(knapsack, BackendOptions{options.backends, nullptr});
-  const int64_t knapsack_peak = runner.layout().arena(MemorySpace::kDevice);
-  const double knapsack_flops = static_cast<double>(gradient_flops(knapsack).recompute);
-  ASSERT_LE(knapsack_peak, s.budget_bytes) << "the knapsack's point does not fit: the comparison says nothing";
-  ASSERT_GT(knapsack_flops, 0.0);
-  EXPECT_LE(s.peak_bytes, s.budget_bytes);
-  EXPECT_LE(s.recompute_flops, knapsack_flops) << s.method;
+    BudgetOptions options;
+    options.budget = parse_budget(std::to_string(knapsack_peak), "test");
+    options.backends = {"highway", "reference"};
+    options.threads = 1;
+    options.time_limit_seconds = 5.0;
+    const BudgetSolution s = solve_budget(program, options);
+    EXPECT_LE(s.peak_bytes, knapsack_peak);
+    EXPECT_LE(s.recompute_flops, knapsack_flops) << s.method;
+  }
 }
 
 }  // namespace
