@@ -150,4 +150,9 @@ std::optional<std::vector<sweep::SweepRow>> run_sweep_over_mpi(const sweep::Swee
   return coordinate(config, shard, size, node_of, progress);
 }
 
+void wait_for_every_rank() {
+  const MpiSession session;
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 }  // namespace rematkit::cli

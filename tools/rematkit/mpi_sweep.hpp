@@ -18,4 +18,7 @@ std::optional<std::vector<sweep::SweepRow>> run_sweep_over_mpi(const sweep::Swee
                                                                const PluginRegistry& plugins, sweep::Shard shard,
                                                                const sweep::SweepProgress& progress);
 
+// Returns once every rank has called it (MPI initialized and finalized around a barrier).
+void wait_for_every_rank();
+
 }  // namespace rematkit::cli

@@ -140,9 +140,15 @@ void run_sweep_command(const SweepOptions& o) {
     plugins.discover(o.plugins.files);
     sweep::check_sweep(config, plugins);
     outputs = checked_outputs(o, config);
-  } catch (const Error&) {
-    if (rank && *rank != 0) throw ExitCode{2};  // every rank finds it; rank 0 alone says it
-    throw;
+  } catch (const Error& e) {
+    if (!rank) throw;
+    // Every rank finds it; rank 0 alone says it, and every rank waits until it has: mpirun stops
+    // the job when the first rank exits non-zero, which could cut rank 0 off before it speaks.
+    if (*rank == 0) std::cerr << "rematkit: " << e.what() << std::endl;
+#ifdef REMATKIT_HAVE_MPI
+    wait_for_every_rank();
+#endif
+    throw ExitCode{e.kind() == ErrorKind::kBadInput ? 2 : 1};
   }
 
   if (rank) {
