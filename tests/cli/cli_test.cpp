@@ -854,6 +854,50 @@ TEST_F(CliTest, SolveDecidesAScanBodyForEveryIterationAndItsDecisionsApplyInside
   EXPECT_EQ(bytes_after(program_alone.out, "peak: "), nothing_peak) << program_alone.out;
 }
 
+TEST_F(CliTest, ProgramPrintsASweepModelThatReadsBackIntoResidualsSolveAndMemory) {
+  const CliRun printed = run("program --model gpt-small --policy dots_saveable");
+  ASSERT_EQ(printed.exit_code, 0) << printed.err;
+  // The header says which arguments the sweep trains; given back as --wrt, the data gets no gradient.
+  const size_t at = printed.out.find("--wrt ");
+  ASSERT_NE(at, std::string::npos) << printed.out.substr(0, 300);
+  const std::string wrt = printed.out.substr(at + 6, printed.out.find_first_of(" .\n", at + 6) - (at + 6));
+  ASSERT_FALSE(wrt.empty());
+  const std::string file = write("gpt.jaxpr", printed.out);
+  const CliRun residuals = run("residuals " + file + " --wrt " + wrt);
+  ASSERT_EQ(residuals.exit_code, 0) << residuals.err;
+  EXPECT_NE(residuals.out.find("output of dot_general"), std::string::npos) << residuals.out;
+  const CliRun memory = run("memory " + file + " --wrt " + wrt + " --backend highway,reference");
+  EXPECT_EQ(memory.exit_code, 0) << memory.err;
+  const CliRun solved = run("solve " + file + " --wrt " + wrt + " --budget 0.5 --time-limit 2 --backend highway,reference");
+  EXPECT_EQ(solved.exit_code, 0) << solved.err;
+  // An MLP's data is floating: without --wrt it would get a gradient too, and other residuals.
+  const CliRun mlp = run("program --model mlp-relu-per-layer");
+  ASSERT_EQ(mlp.exit_code, 0) << mlp.err;
+  EXPECT_NE(mlp.out.find("--wrt 1,2,"), std::string::npos) << mlp.out.substr(0, 300);
+  const std::string mlp_file = write("mlp.jaxpr", mlp.out);
+  const CliRun params_only = run("residuals " + mlp_file + " --wrt 1,2,3,4,5,6,7,8");
+  const CliRun with_data = run("residuals " + mlp_file);
+  ASSERT_EQ(params_only.exit_code, 0) << params_only.err;
+  EXPECT_NE(with_data.out, params_only.out);
+}
+
+TEST_F(CliTest, ProgramNamesTheModelItDoesNotKnow) {
+  const CliRun misspelt = run("program --model gpt-smal");
+  EXPECT_EQ(misspelt.exit_code, 2);
+  EXPECT_NE(misspelt.err.find("'gpt-smal' is not a model of <default sweep> (did you mean 'gpt-small'?)"), std::string::npos)
+      << misspelt.err;
+  const CliRun unnamed = run("program");
+  EXPECT_EQ(unnamed.exit_code, 2);
+  EXPECT_NE(unnamed.err.find("choose one with --model (mlp-relu-per-layer, "), std::string::npos) << unnamed.err;
+  const CliRun policy = run("program --model cnn-tiny --policy dots_savable");
+  EXPECT_EQ(policy.exit_code, 2);
+  EXPECT_NE(policy.err.find("dots_savable"), std::string::npos) << policy.err;
+  const std::string sweep = write("one.yaml", "models:\n  - mlp: {input: 3, widths: [2]}\npolicies: [nothing_saveable]\nbackends: [reference]\n");
+  const CliRun one = run("program " + sweep);
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("dot_general"), std::string::npos);
+}
+
 class CliLimitsTest : public CliTest {};
 
 TEST_F(CliLimitsTest, APluginFileThatDoesNotLoadIsBadInputForEveryCommand) {
@@ -865,7 +909,7 @@ TEST_F(CliLimitsTest, APluginFileThatDoesNotLoadIsBadInputForEveryCommand) {
        {"residuals " + program, "check " + program, "grad " + program + " --inputs " + inputs, "memory " + program,
         "compare " + program + " --policy nothing_saveable --policy everything_saveable", std::string("mlp --seed 0 --features 4 --x 1,2"),
         "solve " + program +
-        " --budget 0.5", "sweep " + sweep}) {
+        " --budget 0.5", "sweep " + sweep, "program " + sweep}) {
     SCOPED_TRACE(command);
     const CliRun r = run(command + " --plugin /etc/passwd");
     EXPECT_EQ(r.exit_code, 2) << r.err;

@@ -74,5 +74,6 @@ void add_plugins_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_sweep_merge_command(CLI::App& app);
 void add_solve_command(CLI::App& app);
+void add_program_command(CLI::App& app);
 
 }  // namespace rematkit::cli

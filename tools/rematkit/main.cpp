@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   rematkit::cli::add_sweep_command(app);
   rematkit::cli::add_sweep_merge_command(app);
   rematkit::cli::add_solve_command(app);
+  rematkit::cli::add_program_command(app);
   // CLI11 would only say a subcommand is required; name the word it did not know.
   const std::string first = argc > 1 ? argv[1] : "";
   const auto commands = app.get_subcommands([](const CLI::App*) { return true; });
