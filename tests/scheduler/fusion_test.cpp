@@ -1,7 +1,8 @@
 // Fused steps (fusion_steps.hpp): which equations become one kernel, on which backend, and that a
 // fused program computes what the same program run equation by equation computes: the same bits on
-// highway (its fused kernels call the kernels the parts run alone), within rounding on oneDNN (its
-// post-ops are its own code), with the same residuals kept and a peak that is measured as predicted.
+// highway (its fused kernels call the kernels the parts run alone) and on oneDNN (its bias post-op
+// adds after the product, as the add alone does), with the same residuals kept and a peak that is
+// measured as predicted.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -103,6 +104,29 @@ TEST(Fusion, OneDnnTakesTheBiasAndHighwayTheActivationWithItsMask) {
             (std::vector<std::string>{"onednn: dot_general + add", "highway: relu + gt", "onednn: dot_general + add"}));
 }
 
+TEST(Fusion, ATranscendentalIsFusedOnlyOnTheBackendThatRunsItAlone) {
+  if (!backend_installed("onednn") || !backend_installed("highway")) GTEST_SKIP() << "onednn or highway is not built";
+  // oneDNN runs the tanh alone, so Highway, which takes the chain for its comparison (oneDNN has
+  // none), may not take the tanh into it: its tanh differs from oneDNN's in the last bit, and a
+  // policy that keeps u would run the tanh alone. The correctly rounded mul around it may move.
+  const Program program = parse_program(R"({ lambda ; x:f32[4,8]. let
+    u:f32[4,8] = mul x 0.5:f32[]
+    t:f32[4,8] = tanh u
+    g:bool[4,8] = gt t 0.0:f32[]
+    s:f32[4,8] = select_n g u t
+    l:f32[] = reduce_sum[axes=(0, 1)] s
+  in (l,) })", "tanh_chain");
+  const Linearization lin = linearize_with(program);
+  const StepProgram steps = build_step_program(lin, fused_on({"onednn", "highway", "reference"}, BackendOptions::Fusion::kAlways),
+                                               Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+  for (const std::string& fused : fused_steps(steps, Pass::kForward)) EXPECT_EQ(fused.find("tanh"), std::string::npos) << fused;
+  const StepProgram highway_only = build_step_program(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways),
+                                                      Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+  bool tanh_fused = false;
+  for (const std::string& fused : fused_steps(highway_only, Pass::kForward)) tanh_fused |= fused.find("tanh") != std::string::npos;
+  EXPECT_TRUE(tanh_fused) << "on Highway alone the tanh is its own and fuses";
+}
+
 TEST(Fusion, ReferenceFirstFusesNothing) {
   // Every part runs on reference alone, which runs no fused equation: nothing may move to highway.
   const Linearization lin = linearize_with(parse_program(kDenseLayers, "dense"));
@@ -163,7 +187,9 @@ TEST(Fusion, SomeCasesReallyFuse) {
   EXPECT_GE(fusing, residual_cases().size() / 3);
 }
 
-TEST(Fusion, OneDnnPostOpsAgreeWithinRounding) {
+TEST(Fusion, OneDnnPostOpsGiveTheUnfusedBits) {
+  // Every policy's gradients are the baseline's bits only if a fusion changes no value's bits: a
+  // kept product ends a fusion that a recomputed one makes.
   if (!backend_installed("onednn")) GTEST_SKIP() << "onednn is not built";
   const Program program = parse_program(kDenseLayers, "dense");
   const RandomInputs in = random_inputs(program, 3, -1.0, 1.0);
@@ -175,7 +201,7 @@ TEST(Fusion, OneDnnPostOpsAgreeWithinRounding) {
   for (size_t i = 0; i < a.gradients.size(); ++i) {
     if (!a.gradients[i]) continue;
     for (size_t j = 0; j < a.gradients[i]->data.size(); ++j)
-      EXPECT_NEAR(a.gradients[i]->data[j], b.gradients[i]->data[j], 1e-5 * (1 + std::fabs(b.gradients[i]->data[j])));
+      EXPECT_EQ(a.gradients[i]->data[j], b.gradients[i]->data[j]);
   }
 }
 

@@ -195,6 +195,33 @@ repetitions: 1
   }
 }
 
+TEST(SweepRun, EveryPolicyGivesTheBaselinesBitsOnEveryBackendListAndThreadCount) {
+  // Policies fuse differently (a kept value ends a fusion, a recomputed chain fuses again): the
+  // gelu's tanh once ran fused on Highway under one policy and alone on oneDNN under another, and
+  // the gradients differed by 6.7e-8. Bits follow the equation, not the fusion.
+  std::string yaml = R"yaml(models:
+  - name: gpt
+    gpt: {layers: 2, batch: 2, sequence: 32, model: 64, heads: 4, vocab: 128, dropout: 0.1, remat: per_layer}
+  - name: gpt-bf16
+    gpt: {layers: 1, batch: 2, sequence: 16, model: 32, heads: 2, vocab: 64, dtype: bf16, remat: per_layer}
+  - name: mlp
+    mlp: {input: 64, widths: [128, 128, 10], batch: 32, activation: tanh, remat: per_layer}
+policies: [everything_saveable, nothing_saveable, dots_saveable, dots_with_no_batch_dims_saveable]
+threads: [1, 2]
+repetitions: 1
+)yaml";
+#ifdef REMATKIT_HAVE_ONEDNN
+  yaml += "backends: [\"onednn,highway,reference\", \"onednn,reference\", \"highway,reference\"]\n";
+#else
+  yaml += "backends: [\"highway,reference\"]\n";  // the sanitizer build has no oneDNN
+#endif
+  const std::vector<SweepRow> rows = run_sweep(parse_sweep(yaml, "bits.yaml"), default_plugins()).rows;
+  ASSERT_FALSE(rows.empty());
+  for (const SweepRow& row : rows)
+    EXPECT_EQ(row.max_grad_diff, 0.0) << row.model << " " << row.policy << " on " << row.backend << ", " << row.threads
+                                      << " thread(s)";
+}
+
 TEST(SweepRun, CnnRunsOnEveryBackendListWithThePlannedPeakAndTheSameGradients) {
   std::string yaml = R"yaml(models:
   - name: cnn

@@ -1,6 +1,7 @@
 #include "fusion_steps.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -23,6 +24,20 @@ bool elementwise(const FlatEquation& e) {
 }
 
 bool product(const FlatEquation& e) { return e.prim == Prim::kDotGeneral && !e.scan && !e.cond && e.outputs.size() == 1; }
+
+// Whether every backend computes the same bits for `e`: IEEE's correctly rounded operations, and
+// those that only compare, select or move values. A transcendental (tanh, exp, rsqrt, ...) is each
+// backend's own approximation: oneDNN's tanh and Highway's differ in the last bit.
+bool same_bits_on_every_backend(const FlatEquation& e) {
+  const PrimFamily family = prim_family(e.prim);
+  if (family != PrimFamily::kUnary && family != PrimFamily::kBinaryArithmetic) return true;
+  static constexpr Prim kExact[] = {Prim::kAdd,      Prim::kSub,    Prim::kMul,          Prim::kDiv,  Prim::kMax,
+                                    Prim::kMin,      Prim::kAddAny, Prim::kNeg,          Prim::kSqrt, Prim::kSquare,
+                                    Prim::kStopGradient, Prim::kName, Prim::kRelu,       Prim::kAbs,  Prim::kSign,
+                                    Prim::kFloor,    Prim::kCeil,   Prim::kIsFinite,     Prim::kNot,  Prim::kCopy,
+                                    Prim::kConvertElementType};
+  return std::find(std::begin(kExact), std::end(kExact), e.prim) != std::end(kExact);
+}
 
 ParamValue keyword(const std::string& name, ParamValue value) {
   ParamValue k;
@@ -293,9 +308,17 @@ class PassFuser {
     const bool has_product = product(eqn_at(parts.front()));
     const bool in_place = params.find("in_place") != nullptr;
     for (size_t b = 0; b < backends_.size(); ++b) {
-      const bool allowed = has_product ? own.front() == static_cast<int>(b)
-                                       : std::find(own.begin(), own.end(), static_cast<int>(b)) != own.end();
-      if (!allowed) continue;
+      bool allowed = has_product ? own.front() == static_cast<int>(b)
+                                 : std::find(own.begin(), own.end(), static_cast<int>(b)) != own.end();
+      // Bits follow the equation, not the fusion: a part whose bits depend on the backend is fused
+      // only on the backend that runs it alone. Policies fuse differently (a kept value ends a
+      // fusion; a recomputed chain fuses again), and each must give the baseline's gradients.
+      for (size_t j = 0; j < parts.size() && allowed; ++j)
+        allowed = own[j] == static_cast<int>(b) || same_bits_on_every_backend(eqn_at(parts[j]));
+      if (!allowed) {
+        if (has_product && own.front() == static_cast<int>(b)) return false;
+        continue;
+      }
       if (in_place && backends_.backend(b).abi_minor() < 6) {  // its SDK would not keep the write in place
         if (has_product) return false;
         continue;

@@ -9,8 +9,10 @@
 //
 // Which backend runs it follows the user's preference list: the first backend that runs the fused
 // equation, if that is the backend that runs its product alone (a product never moves to another
-// backend to be fused), or, with no product, one that runs some part alone. Where none does, the
-// last part is dropped and the rest tried again; the dropped parts may start a fusion of their own.
+// backend to be fused), or, with no product, one that runs some part alone; and a part whose bits
+// depend on the backend (a transcendental) only on the backend that runs it alone, so that every
+// value has the same bits fused or not, under every policy. Where none does, the last part is
+// dropped and the rest tried again; the dropped parts may start a fusion of their own.
 //
 // A training step's param update (Linearization::updates, sgd_updates.hpp) joins the step that
 // computes its gradient, whole or not at all, and its result is written over the param (the fused
