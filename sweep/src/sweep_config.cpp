@@ -205,7 +205,7 @@ ModelSpec read_mlp(const Reader& r, const YAML::Node& node, const std::string& n
   return m;
 }
 
-// The sizes a transformer and a gpt share: layers, batch, sequence, model, heads (dividing model).
+// The sizes a transformer, a gpt and a llama share: layers, batch, sequence, model, heads (dividing model).
 template <typename Blocks>
 void read_block_sizes(const Reader& r, const YAML::Node& node, const std::string& what, Blocks& b) {
   b.layers = r.integer(r.required(node, "layers", what), "layers", 1);
@@ -254,6 +254,33 @@ ModelSpec read_gpt(const Reader& r, const YAML::Node& node, const std::string& n
   g.loop = read_loop(r, node, g.layers);
   if (g.loop.kind != LayerLoop::Kind::kUnrolled && g.dropout > 0)
     r.fail_at_node(node["dropout"], "a gpt with scanned blocks takes no dropout (Flax's scan splits the dropout stream per block)");
+  return m;
+}
+
+ModelSpec read_llama(const Reader& r, const YAML::Node& node, const std::string& name) {
+  const std::string what = "a llama model";
+  r.expect_map(node, what, {"layers", "batch", "sequence", "model", "heads", "kv_heads", "mlp", "vocab", "dtype", "remat",
+                            "loop", "remat_scan"});
+  ModelSpec m;
+  m.name = name;
+  m.kind = ModelSpec::Kind::kLlama;
+  LlamaModel& l = m.llama;
+  read_block_sizes(r, node, what, l);
+  if ((l.model / l.heads) % 2 != 0)
+    r.fail_at_node(node["heads"], "model / heads (" + std::to_string(l.model / l.heads) +
+                                      ") must be even: rotary embeddings rotate pairs");
+  l.kv_heads = node["kv_heads"] ? r.integer(node["kv_heads"], "kv_heads", 1) : l.heads;
+  if (l.heads % l.kv_heads != 0)
+    r.fail_at_node(node["kv_heads"], "kv_heads (" + std::to_string(l.kv_heads) + ") must divide heads (" + std::to_string(l.heads) + ")");
+  // Llama's hidden width: 2/3 of 4 x model, rounded up to a multiple of 8.
+  l.mlp = node["mlp"] ? r.integer(node["mlp"], "mlp", 1) : (8 * l.model / 3 + 7) / 8 * 8;
+  l.vocab = r.integer(r.required(node, "vocab", what), "vocab", 1);
+  if (const YAML::Node dtype = node["dtype"]) {
+    l.dtype = r.text(dtype, "dtype");
+    if (l.dtype != "f32" && l.dtype != "bf16") r.fail_at_node(dtype, "dtype must be f32 or bf16, not '" + l.dtype + "'");
+  }
+  if (node["remat"]) l.remat = read_remat(r, node["remat"]);
+  l.loop = read_loop(r, node, l.layers);
   return m;
 }
 
@@ -309,13 +336,14 @@ SweepConfig read_sweep(const YAML::Node& root, const std::string& source) {
   if (!models.IsSequence() || models.size() == 0) r.fail_at_node(models, "models must be a non-empty list");
   std::set<std::string> names;
   for (const YAML::Node& entry : models) {
-    r.expect_map(entry, "a model", {"name", "mlp", "transformer", "gpt", "cnn", "program"});
+    r.expect_map(entry, "a model", {"name", "mlp", "transformer", "gpt", "llama", "cnn", "program"});
     const int kinds = entry["mlp"].IsDefined() + entry["transformer"].IsDefined() + entry["gpt"].IsDefined() +
-                      entry["cnn"].IsDefined() + entry["program"].IsDefined();
-    if (kinds != 1) r.fail_at_node(entry, "a model is one of 'mlp', 'transformer', 'gpt', 'cnn' or 'program'");
+                      entry["llama"].IsDefined() + entry["cnn"].IsDefined() + entry["program"].IsDefined();
+    if (kinds != 1) r.fail_at_node(entry, "a model is one of 'mlp', 'transformer', 'gpt', 'llama', 'cnn' or 'program'");
     const std::string kind = entry["mlp"]           ? "mlp"
                              : entry["transformer"] ? "transformer"
                              : entry["gpt"]         ? "gpt"
+                             : entry["llama"]       ? "llama"
                              : entry["cnn"]         ? "cnn"
                                                     : "program";
     const std::string name = entry["name"] ? r.text(entry["name"], "name") : kind + "_" + std::to_string(config.models.size());
@@ -323,6 +351,7 @@ SweepConfig read_sweep(const YAML::Node& root, const std::string& source) {
     if (kind == "mlp") config.models.push_back(read_mlp(r, entry["mlp"], name));
     else if (kind == "transformer") config.models.push_back(read_transformer(r, entry["transformer"], name));
     else if (kind == "gpt") config.models.push_back(read_gpt(r, entry["gpt"], name));
+    else if (kind == "llama") config.models.push_back(read_llama(r, entry["llama"], name));
     else if (kind == "cnn") config.models.push_back(read_cnn(r, entry["cnn"], name));
     else config.models.push_back(read_program(r, entry["program"], name));
   }

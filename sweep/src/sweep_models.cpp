@@ -6,6 +6,7 @@
 #include <random>
 
 #include "rematkit/flax/gpt.hpp"
+#include "rematkit/flax/llama.hpp"
 #include "rematkit/flax/layer_scan.hpp"
 #include "rematkit/flax/model_builder.hpp"
 #include "rematkit/program_builder.hpp"
@@ -219,6 +220,28 @@ ModelInstance gpt_instance(const GptModel& g, const std::string& policy, uint64_
   return instance;
 }
 
+ModelInstance llama_instance(const LlamaModel& l, const std::string& policy, uint64_t seed) {
+  LlamaConfig c;
+  c.layers = l.layers;
+  c.batch = l.batch;
+  c.sequence = l.sequence;
+  c.model = l.model;
+  c.heads = l.heads;
+  c.kv_heads = l.kv_heads;
+  c.mlp = l.mlp;
+  c.vocab = l.vocab;
+  c.dtype = l.dtype == "bf16" ? DType::kBF16 : DType::kF32;
+  c.remat = l.remat == Remat::kNone ? GptRemat::kNone : l.remat == Remat::kWhole ? GptRemat::kWhole : GptRemat::kEachBlock;
+  if (l.loop.kind == LayerLoop::Kind::kScan) c.scan_lengths = {l.layers};
+  if (l.loop.kind == LayerLoop::Kind::kRematScan) c.scan_lengths = l.loop.lengths;
+  Model m = build_llama(c, policy, seed);
+  ModelInstance instance;
+  instance.program = std::move(m.program);
+  instance.arguments = std::move(m.arguments);
+  instance.trained = std::move(m.params);
+  return instance;
+}
+
 // ResNet blocks, each in a checkpoint with the policy (per_layer), all in one (whole) or none;
 // then the pool and the head outside them, as the mlp keeps its last layer's loss outside.
 ModelInstance cnn_instance(const CnnModel& cnn, const std::string& policy, uint64_t seed) {
@@ -270,6 +293,7 @@ ModelInstance instantiate(const ModelSpec& model, const std::string& policy, uin
                           std::optional<int64_t> max_memory) {
   if (model.kind == ModelSpec::Kind::kMlp) return mlp_instance(model.mlp, policy, seed);
   if (model.kind == ModelSpec::Kind::kGpt) return gpt_instance(model.gpt, policy, seed);
+  if (model.kind == ModelSpec::Kind::kLlama) return llama_instance(model.llama, policy, seed);
   if (model.kind == ModelSpec::Kind::kCnn) return cnn_instance(model.cnn, policy, seed);
   if (model.kind == ModelSpec::Kind::kTransformer) return transformer_instance(model.transformer, policy, seed);
   Program program = load_program(model.program.file);

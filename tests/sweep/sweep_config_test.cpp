@@ -72,7 +72,14 @@ TEST(SweepConfig, MistakesAreNamedWithLineAndColumn) {
   EXPECT_EQ(error_of("models:\n  - gpt: {layers: 1, batch: 1, sequence: 4, model: 8, heads: 2, vocab: 9, dropout: 1.5}\n" + tail),
             "s.yaml:2:84: dropout must be in [0, 1)");
   EXPECT_EQ(error_of("models:\n  - {mlp: {input: 1, widths: [1]}, program: {file: a}}\n" + tail),
-            "s.yaml:2:5: a model is one of 'mlp', 'transformer', 'gpt', 'cnn' or 'program'");
+            "s.yaml:2:5: a model is one of 'mlp', 'transformer', 'gpt', 'llama', 'cnn' or 'program'");
+  EXPECT_EQ(error_of("models:\n  - llama: {layers: 1, batch: 1, sequence: 4, model: 8, heads: 2, kv_heads: 3, vocab: 9}\n" + tail),
+            "s.yaml:2:77: kv_heads (3) must divide heads (2)");
+  EXPECT_EQ(error_of("models:\n  - llama: {layers: 1, batch: 1, sequence: 4, model: 6, heads: 2, vocab: 9}\n" + tail),
+            "s.yaml:2:64: model / heads (3) must be even: rotary embeddings rotate pairs");
+  EXPECT_EQ(error_of("models:\n  - llama: {layers: 1, batch: 1, sequence: 4, model: 8, heads: 2, vocab: 9, dropout: 0.1}\n" + tail)
+                .substr(0, 53),
+            "s.yaml:2:77: unknown key 'dropout' in a llama model (");
   EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [4]}\n" + tail + "threads: [0]\n"),
             "s.yaml:5:11: threads entries must be at least 1, not 0");
   EXPECT_EQ(error_of("models: [\n"), "s.yaml:2:1: not valid YAML: end of sequence flow not found");

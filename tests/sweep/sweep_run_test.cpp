@@ -206,6 +206,10 @@ TEST(SweepRun, EveryPolicyGivesTheBaselinesBitsOnEveryBackendListAndThreadCount)
     gpt: {layers: 1, batch: 2, sequence: 16, model: 32, heads: 2, vocab: 64, dtype: bf16, remat: per_layer}
   - name: mlp
     mlp: {input: 64, widths: [128, 128, 10], batch: 32, activation: tanh, remat: per_layer}
+  - name: llama
+    llama: {layers: 2, batch: 2, sequence: 16, model: 32, heads: 4, kv_heads: 2, vocab: 64, remat: per_layer}
+  - name: llama-bf16-scanned
+    llama: {layers: 2, batch: 1, sequence: 8, model: 32, heads: 4, kv_heads: 1, vocab: 64, dtype: bf16, loop: scan, remat: per_layer}
 policies: [everything_saveable, nothing_saveable, dots_saveable, dots_with_no_batch_dims_saveable]
 threads: [1, 2]
 repetitions: 1

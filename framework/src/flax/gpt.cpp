@@ -1,5 +1,6 @@
 #include "rematkit/flax/gpt.hpp"
 
+#include "language_model.hpp"
 #include "layers.hpp"
 
 #include "rematkit/error.hpp"
@@ -34,7 +35,6 @@ class GptTracer {
     return emit(Prim::kConvertElementType, {a}, std::move(p));
   }
 
-  Atom keep_last(Atom reduced, const Shape& like) { return flax::keep_last(b_, reduced, like); }
   int64_t last_axis(Atom a) const { return static_cast<int64_t>(shape(a).size()) - 1; }
 
   // nn.Dense: x's last dim contracted with the kernel's first, plus the bias reshaped to rank.
@@ -74,12 +74,6 @@ class GptTracer {
   const GptConfig& c_;
 };
 
-struct GptParam {
-  std::string name;
-  Shape shape;
-  flax::Initializer init;
-};
-
 }  // namespace
 
 Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed) {
@@ -100,10 +94,14 @@ Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed) {
     if (dropout) fail("gpt: dropout in scanned blocks is not supported (Flax's scan splits the dropout stream per block)");
   }
 
-  std::vector<GptParam> specs = {{"wte", {c.vocab, D}, flax::normal(0.02f)}, {"wpe", {c.sequence, D}, flax::normal(0.02f)}};
+  flax::TokenModelParams params;
+  params.leading = 2;
+  params.per_block = kParamsPerBlock;
+  std::vector<flax::ParamSpec>& specs = params.specs;
+  specs = {{"wte", {c.vocab, D}, flax::normal(0.02f)}, {"wpe", {c.sequence, D}, flax::normal(0.02f)}};
   for (int64_t l = 0; l < c.layers; ++l) {
     const std::string h = "h_" + std::to_string(l) + "_";
-    for (const GptParam& s : std::vector<GptParam>{
+    for (const flax::ParamSpec& s : std::vector<flax::ParamSpec>{
              {h + "ln_1_scale", {D}, flax::ones()},         {h + "ln_1_bias", {D}, flax::zeros()},
              {h + "attn_c_attn_kernel", {D, 3 * D}, flax::normal(0.02f)}, {h + "attn_c_attn_bias", {3 * D}, flax::zeros()},
              {h + "attn_c_proj_kernel", {D, D}, flax::normal(0.02f)},     {h + "attn_c_proj_bias", {D}, flax::zeros()},
@@ -117,55 +115,15 @@ Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed) {
 
   Model model;
   ProgramBuilder b;
-  const Type tokens{DType::kI32, {c.batch, c.sequence}, MemorySpace::kDevice};
-  const Atom ids = b.argument("ids", tokens);
-  const Atom targets = b.argument("targets", tokens);
-  // Token ids and targets: a fixed pseudo-random sequence (targets the ids shifted by one).
-  std::vector<double> id_values(static_cast<size_t>(tokens.num_elements())), target_values(id_values.size());
-  for (size_t i = 0; i < id_values.size(); ++i) {
-    id_values[i] = static_cast<double>((seed + 7 * i + 3) % static_cast<uint64_t>(c.vocab));
-    target_values[i] = static_cast<double>((seed + 7 * (i + 1) + 3) % static_cast<uint64_t>(c.vocab));
-  }
-  model.arguments.push_back(Tensor{tokens, id_values});
-  model.arguments.push_back(Tensor{tokens, target_values});
+  const auto [ids, targets] = flax::token_arguments(b, model, c.batch, c.sequence, c.vocab, seed);
   Atom key{};
   if (dropout) {
     key = b.argument("dropout_key", Type{DType::kKeyFry, {}, MemorySpace::kDevice});
     const random::Key k = random::fold_in(random::prng_key(seed), 1);  // the 'dropout' stream's key
     model.arguments.push_back(Tensor::scalar(key_element(k[0], k[1]), DType::kKeyFry));
   }
-  const std::vector<random::Key> keys = random::split(random::prng_key(seed), specs.size(), random::PrngMode::kPartitionable);
-  std::vector<Tensor> drawn;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const Type t{c.dtype, specs[i].shape, MemorySpace::kDevice};  // param_dtype = dtype
-    const std::vector<float> values = specs[i].init(keys[i], specs[i].shape, random::PrngMode::kPartitionable);
-    Tensor value{t, std::vector<double>(values.size())};
-    for (size_t j = 0; j < values.size(); ++j) value.data[j] = round_to_dtype(values[j], c.dtype, Arithmetic::kFloat32);
-    drawn.push_back(std::move(value));
-  }
-  auto add_param = [&](const std::string& name, Tensor value) {
-    const Atom a = b.argument(name, value.type);
-    model.params.push_back(model.arguments.size());
-    model.arguments.push_back(std::move(value));
-    return a;
-  };
-  // Scanned blocks take their params stacked [lengths..., ...], in block order: the same values.
   const bool scanned = !c.scan_lengths.empty();
-  std::vector<Atom> w;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const bool block_param = i >= 2 && i + 2 < specs.size();
-    if (!scanned || !block_param) w.push_back(add_param(specs[i].name, drawn[i]));
-    if (!scanned || i != 2) continue;
-    for (size_t k = 0; k < kParamsPerBlock; ++k) {
-      Tensor stacked{drawn[2 + k].type, {}};
-      stacked.type.shape.insert(stacked.type.shape.begin(), c.scan_lengths.begin(), c.scan_lengths.end());
-      for (int64_t l = 0; l < c.layers; ++l) {
-        const Tensor& layer = drawn[2 + static_cast<size_t>(l) * kParamsPerBlock + k];
-        stacked.data.insert(stacked.data.end(), layer.data.begin(), layer.data.end());
-      }
-      w.push_back(add_param("h_" + specs[2 + k].name.substr(specs[2 + k].name.find('_') + 1), std::move(stacked)));
-    }
-  }
+  const std::vector<Atom> w = flax::add_token_model_params(b, model, params, c.dtype, c.layers, c.scan_lengths, seed);
 
   GptTracer top(b, c);
   // Embeddings: wte[ids] (nn.Embed's jnp.take, a gather of rows) plus the positions.
@@ -220,27 +178,9 @@ Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed) {
   }
   x = top.layer_norm(x, w[w.size() - 2], w[w.size() - 1]);
 
-  // Tied output projection, then optax's softmax_cross_entropy_with_integer_labels on the logits as
-  // they come (bf16 logits give a bf16 loss, as optax computes it): logsumexp(logits) -
-  // logits[target], the target picked by a one-hot of iota == target; the mean in f32.
-  const DType dt = c.dtype;
-  const Atom logits = top.emit(Prim::kDotGeneral, {x, top.cast(w[0], dt)}, dot_general_params({{2}, {1}, {}, {}}));
-  const Shape ls = top.shape(logits);
-  const Atom m = top.emit(Prim::kStopGradient, {top.emit(Prim::kReduceMax, {logits}, reduce_params({2}))});
-  const Atom shifted = top.emit(Prim::kSub, {logits, top.keep_last(m, ls)});
-  const Atom lse = top.emit(Prim::kAdd, {top.emit(Prim::kLog, {top.emit(Prim::kReduceSum, {top.emit(Prim::kExp, {shifted})},
-                                                                        reduce_params({2}))}),
-                                         m});
-  Params iota;
-  iota.set("dimension", ParamValue::of_int(2));
-  iota.set("dtype", ParamValue::of_ident("int32"));
-  iota.set("shape", ParamValue::of_ints(ls));
-  iota.set("sharding", ParamValue::none());
-  const Atom one_hot = top.emit(Prim::kEq, {top.emit(Prim::kIota, {}, std::move(iota)),
-                                           top.emit(Prim::kBroadcastInDim, {targets}, broadcast_in_dim_params(ls, {0, 1}))});
-  const Atom picked = top.emit(Prim::kReduceSum, {top.emit(Prim::kMul, {logits, top.cast(one_hot, dt)})}, reduce_params({2}));
-  const Atom total = top.emit(Prim::kReduceSum, {top.cast(top.emit(Prim::kSub, {lse, picked}), DType::kF32)}, reduce_params({0, 1}));
-  const Atom loss = top.emit(Prim::kDiv, {total, ProgramBuilder::literal(static_cast<double>(c.batch * c.sequence))});
+  // Tied output projection, then the mean cross-entropy.
+  const Atom logits = top.emit(Prim::kDotGeneral, {x, top.cast(w[0], c.dtype)}, dot_general_params({{2}, {1}, {}, {}}));
+  const Atom loss = flax::mean_cross_entropy(b, logits, targets);
   // Printed and read back, so every equation has a line a residual report can point at.
   model.program = parse_program(print_program(b.finish({loss})), "<gpt>");
   return model;

@@ -11,6 +11,7 @@ namespace rematkit::flax {
 namespace {
 
 Atom lit(double v, DType dtype) { return ProgramBuilder::literal(v, dtype); }
+DType dt_of(const ProgramBuilder& b, Atom a) { return b.type_of(a).dtype; }
 
 }  // namespace
 
@@ -111,18 +112,29 @@ Atom embed(ProgramBuilder& b, Atom table, Atom ids) {
 Atom causal_attention(ProgramBuilder& b, Atom qkv, int64_t heads, const std::function<Atom(Atom)>& on_weights) {
   const Type type = b.type_of(qkv);
   const int64_t B = type.shape.at(0), S = type.shape.at(1), D = type.shape.at(2) / 3, H = heads, Dh = D / H;
-  const DType dt = type.dtype;
   std::vector<Atom> parts;  // jnp.split(qkv, 3, axis=2): split's three outputs, an equation each here
-  for (int64_t i = 0; i < 3; ++i) {
-    Params split;
-    split.set("sizes", ParamValue::of_ints({D, D, D}));
-    split.set("axis", ParamValue::of_int(2));
-    split.set("output", ParamValue::of_int(i));
-    parts.push_back(b.emit1(Prim::kSplit, {qkv}, std::move(split)));
-  }
+  for (int64_t i = 0; i < 3; ++i) parts.push_back(split_part(b, qkv, {D, D, D}, 2, i));
   auto split_heads = [&](Atom a) { return b.emit1(Prim::kReshape, {a}, reshape_params({B, S, H, Dh})); };
-  const Atom q = b.emit1(Prim::kDiv, {split_heads(parts[0]), lit(std::sqrt(static_cast<double>(Dh)), dt)});
-  const Atom k = split_heads(parts[1]), v = split_heads(parts[2]);
+  const Atom q = b.emit1(Prim::kDiv, {split_heads(parts[0]), lit(std::sqrt(static_cast<double>(Dh)), type.dtype)});
+  const Atom k = split_heads(parts[1]);
+  const Atom v = split_heads(parts[2]);
+  return causal_attention_heads(b, q, k, v, on_weights);
+}
+
+Atom causal_attention_heads(ProgramBuilder& b, Atom q, Atom k, Atom v, const std::function<Atom(Atom)>& on_weights) {
+  const Type type = b.type_of(q);
+  const int64_t B = type.shape.at(0), S = type.shape.at(1), H = type.shape.at(2), Dh = type.shape.at(3);
+  const int64_t K = b.type_of(k).shape.at(2);
+  const DType dt = type.dtype;
+  // Grouped-query attention: jnp.repeat(k, H // K, axis=2), a broadcast over a new group axis and
+  // a reshape merging it into the heads.
+  auto repeat_heads = [&](Atom a) {
+    if (K == H) return a;
+    const Atom grouped = b.emit1(Prim::kBroadcastInDim, {a}, broadcast_in_dim_params({B, S, K, H / K, Dh}, {0, 1, 2, 4}));
+    return b.emit1(Prim::kReshape, {grouped}, reshape_params({B, S, H, Dh}));
+  };
+  k = repeat_heads(k);
+  v = repeat_heads(v);
   Atom scores = b.emit1(Prim::kDotGeneral, {q, k}, dot_general_params({{3}, {3}, {0, 2}, {0, 2}}));  // [B,H,S,S]
   auto iota = [&](int64_t dim) {
     Params p;
@@ -140,7 +152,62 @@ Atom causal_attention(ProgramBuilder& b, Atom qkv, int64_t heads, const std::fun
   const Atom weights = on_weights(softmax(b, scores));
   const Atom context = b.emit1(Prim::kDotGeneral, {weights, v}, dot_general_params({{3}, {1}, {0, 1}, {0, 2}}));  // [B,H,S,Dh]
   return b.emit1(Prim::kReshape, {b.emit1(Prim::kTranspose, {context}, transpose_params({0, 2, 1, 3}))},
-                 reshape_params({B, S, D}));
+                 reshape_params({B, S, H * Dh}));
+}
+
+Atom split_part(ProgramBuilder& b, Atom x, const std::vector<int64_t>& sizes, int64_t axis, int64_t output) {
+  Params split;
+  split.set("sizes", ParamValue::of_ints(sizes));
+  split.set("axis", ParamValue::of_int(axis));
+  split.set("output", ParamValue::of_int(output));
+  return b.emit1(Prim::kSplit, {x}, std::move(split));
+}
+
+Atom rms_norm(ProgramBuilder& b, Atom x, Atom scale, double epsilon) {
+  const Shape s = b.type_of(x).shape;
+  const DType dt = b.type_of(x).dtype;
+  const Params last = reduce_params({static_cast<int64_t>(s.size()) - 1});
+  const Atom mean2 = b.emit1(Prim::kDiv, {b.emit1(Prim::kReduceSum, {b.emit1(Prim::kSquare, {x})}, last),
+                                          lit(static_cast<double>(s.back()), dt)});
+  Shape ones(s.size() - 1, 1);
+  ones.push_back(s.back());
+  // flax/linen/normalization.py's _normalize: mul = rsqrt(var + epsilon) * scale, then x * mul.
+  const Atom inv = b.emit1(Prim::kRsqrt, {b.emit1(Prim::kAdd, {keep_last(b, mean2, s), lit(epsilon, dt)})});
+  const Atom mul = b.emit1(Prim::kMul, {inv, b.emit1(Prim::kReshape, {scale}, reshape_params(ones))});
+  return b.emit1(Prim::kMul, {x, mul});
+}
+
+Atom rotary(ProgramBuilder& b, Atom x, double max_timescale) {
+  const Type type = b.type_of(x);
+  const int64_t B = type.shape.at(0), S = type.shape.at(1), H = type.shape.at(2), Dh = type.shape.at(3), half = Dh / 2;
+  auto iota = [&](int64_t n) {
+    Params p;
+    p.set("dimension", ParamValue::of_int(0));
+    p.set("dtype", ParamValue::of_ident("float32"));
+    p.set("shape", ParamValue::of_ints({n}));
+    p.set("sharding", ParamValue::none());
+    return b.emit1(Prim::kIota, {}, std::move(p));
+  };
+  // timescale = max ** (2 i / Dh) for i < Dh / 2; the angle of position s is s / timescale.
+  const Atom fraction = b.emit1(Prim::kDiv, {b.emit1(Prim::kMul, {lit(2.0, DType::kF32), iota(half)}),
+                                             lit(static_cast<double>(Dh), DType::kF32)});
+  const Atom timescale = b.emit1(Prim::kPow, {lit(max_timescale, DType::kF32), fraction});
+  const Atom angle = b.emit1(Prim::kDiv, {b.emit1(Prim::kBroadcastInDim, {iota(S)}, broadcast_in_dim_params({S, half}, {0})),
+                                          b.emit1(Prim::kBroadcastInDim, {timescale}, broadcast_in_dim_params({S, half}, {1}))});
+  auto wave = [&](Prim p) {
+    Atom w = b.emit1(p, {angle});
+    if (dt_of(b, w) != type.dtype) {
+      Params c = convert_element_type_params(type.dtype);
+      c.set("weak_type", ParamValue::of_bool(false));
+      w = b.emit1(Prim::kConvertElementType, {w}, std::move(c));
+    }
+    return b.emit1(Prim::kBroadcastInDim, {w}, broadcast_in_dim_params({B, S, H, half}, {1, 3}));
+  };
+  const Atom sin = wave(Prim::kSin), cos = wave(Prim::kCos);
+  const Atom first = split_part(b, x, {half, half}, 3, 0), second = split_part(b, x, {half, half}, 3, 1);
+  const Atom a = b.emit1(Prim::kSub, {b.emit1(Prim::kMul, {first, cos}), b.emit1(Prim::kMul, {second, sin})});
+  const Atom c = b.emit1(Prim::kAdd, {b.emit1(Prim::kMul, {second, cos}), b.emit1(Prim::kMul, {first, sin})});
+  return b.emit1(Prim::kConcatenate, {a, c}, concatenate_params(3));
 }
 
 PadPair same_padding(int64_t in, int64_t window, int64_t stride) {

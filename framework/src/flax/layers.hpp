@@ -33,6 +33,19 @@ Atom embed(ProgramBuilder& b, Atom table, Atom ids);
 // heads, q / sqrt(depth), q.k over the head dim, the causal mask from iota (finfo.min where
 // masked), softmax, `on_weights` (dropout), weights.v; the heads merged back to [B, S, D].
 Atom causal_attention(ProgramBuilder& b, Atom qkv, int64_t heads, const std::function<Atom(Atom)>& on_weights);
+// The same from q [B, S, H, Dh] (already scaled by 1 / sqrt(Dh)) and k, v [B, S, K, Dh], K dividing
+// H: grouped-query attention, each k and v head repeated for H / K query heads (jnp.repeat on the
+// heads axis). Gives [B, S, H * Dh].
+Atom causal_attention_heads(ProgramBuilder& b, Atom q, Atom k, Atom v, const std::function<Atom(Atom)>& on_weights);
+// Output `output` of jnp.split(x, sizes, axis) (an equation for each output, as rematkit writes split).
+Atom split_part(ProgramBuilder& b, Atom x, const std::vector<int64_t>& sizes, int64_t axis, int64_t output);
+// nn.RMSNorm over the last axis (statistics in x's dtype): x * (rsqrt(E[x^2] + epsilon) * scale).
+Atom rms_norm(ProgramBuilder& b, Atom x, Atom scale, double epsilon = 1e-6);
+// Rotary position embeddings on x [B, S, H, Dh] at positions 0..S-1, as MaxText's embed_rotary
+// (the split-halves form): timescale_i = max_timescale ** (2i / Dh), angle = position / timescale
+// (computed in f32, then cast to x's dtype); with x = [x1, x2] split in halves, the result is
+// [x1 cos - x2 sin, x2 cos + x1 sin].
+Atom rotary(ProgramBuilder& b, Atom x, double max_timescale = 10000.0);
 
 // padding='SAME' as lax.padtype_to_pads resolves it for `in` elements, a `window` and a `stride`:
 // ceil(in / stride) outputs, the padding they need split with the odd element at the end.

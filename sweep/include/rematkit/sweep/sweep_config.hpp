@@ -50,6 +50,15 @@ struct GptModel {
   LayerLoop loop;  // scanned: no dropout
 };
 
+// A Llama-style decoder (rematkit/flax/llama.hpp): RMSNorm, rotary embeddings, grouped-query
+// attention (kv_heads dividing heads), a SwiGLU MLP, an untied head; no dropout.
+struct LlamaModel {
+  int64_t layers = 2, batch = 2, sequence = 64, model = 64, heads = 4, kv_heads = 4, mlp = 172, vocab = 256;
+  std::string dtype = "f32";  // f32 or bf16
+  Remat remat = Remat::kPerLayer;
+  LayerLoop loop;
+};
+
 // ModelBuilder's ResNet-style CNN (flax/model_builder.hpp): on images f32[batch, image, image,
 // channels] (NHWC), one resnet_block per width, each after the first with stride 2 when
 // `downsample`, global average pooling, Dense(classes); loss sum(y^2); remat per block.
@@ -72,10 +81,11 @@ struct ProgramModel {
 
 struct ModelSpec {
   std::string name;
-  enum class Kind { kMlp, kTransformer, kGpt, kCnn, kProgram } kind = Kind::kMlp;
+  enum class Kind { kMlp, kTransformer, kGpt, kLlama, kCnn, kProgram } kind = Kind::kMlp;
   MlpModel mlp;
   TransformerModel transformer;
   GptModel gpt;
+  LlamaModel llama;
   CnnModel cnn;
   ProgramModel program;
 };

@@ -1,0 +1,91 @@
+#include "language_model.hpp"
+
+#include "layers.hpp"
+
+#include "rematkit/primitive_params.hpp"
+#include "rematkit/random/threefry.hpp"
+
+namespace rematkit::flax {
+
+std::pair<Atom, Atom> token_arguments(ProgramBuilder& b, Model& model, int64_t batch, int64_t sequence, int64_t vocab,
+                                      uint64_t seed) {
+  const Type tokens{DType::kI32, {batch, sequence}, MemorySpace::kDevice};
+  const Atom ids = b.argument("ids", tokens);
+  const Atom targets = b.argument("targets", tokens);
+  std::vector<double> id_values(static_cast<size_t>(tokens.num_elements())), target_values(id_values.size());
+  for (size_t i = 0; i < id_values.size(); ++i) {
+    id_values[i] = static_cast<double>((seed + 7 * i + 3) % static_cast<uint64_t>(vocab));
+    target_values[i] = static_cast<double>((seed + 7 * (i + 1) + 3) % static_cast<uint64_t>(vocab));
+  }
+  model.arguments.push_back(Tensor{tokens, id_values});
+  model.arguments.push_back(Tensor{tokens, target_values});
+  return {ids, targets};
+}
+
+std::vector<Atom> add_token_model_params(ProgramBuilder& b, Model& model, const TokenModelParams& params, DType dtype,
+                                         int64_t layers, const std::vector<int64_t>& scan_lengths, uint64_t seed) {
+  const std::vector<ParamSpec>& specs = params.specs;
+  const std::vector<random::Key> keys = random::split(random::prng_key(seed), specs.size(), random::PrngMode::kPartitionable);
+  std::vector<Tensor> drawn;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const Type t{dtype, specs[i].shape, MemorySpace::kDevice};  // param_dtype = dtype
+    const std::vector<float> values = specs[i].init(keys[i], specs[i].shape, random::PrngMode::kPartitionable);
+    Tensor value{t, std::vector<double>(values.size())};
+    for (size_t j = 0; j < values.size(); ++j) value.data[j] = round_to_dtype(values[j], dtype, Arithmetic::kFloat32);
+    drawn.push_back(std::move(value));
+  }
+  auto add_param = [&](const std::string& name, Tensor value) {
+    const Atom a = b.argument(name, value.type);
+    model.params.push_back(model.arguments.size());
+    model.arguments.push_back(std::move(value));
+    return a;
+  };
+  // Scanned blocks take their params stacked [lengths..., ...], in block order: the same values.
+  const bool scanned = !scan_lengths.empty();
+  const size_t first = params.leading, end = params.leading + params.per_block * static_cast<size_t>(layers);
+  std::vector<Atom> atoms;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const bool block_param = i >= first && i < end;
+    if (!scanned || !block_param) atoms.push_back(add_param(specs[i].name, drawn[i]));
+    if (!scanned || i != first) continue;
+    for (size_t k = 0; k < params.per_block; ++k) {
+      Tensor stacked{drawn[first + k].type, {}};
+      stacked.type.shape.insert(stacked.type.shape.begin(), scan_lengths.begin(), scan_lengths.end());
+      for (int64_t l = 0; l < layers; ++l) {
+        const Tensor& layer = drawn[first + static_cast<size_t>(l) * params.per_block + k];
+        stacked.data.insert(stacked.data.end(), layer.data.begin(), layer.data.end());
+      }
+      atoms.push_back(add_param(specs[first + k].name, std::move(stacked)));
+    }
+  }
+  return atoms;
+}
+
+Atom mean_cross_entropy(ProgramBuilder& b, Atom logits, Atom targets) {
+  const Type lt = b.type_of(logits);
+  const Shape& ls = lt.shape;
+  const DType dt = lt.dtype;
+  auto emit = [&](Prim prim, std::vector<Atom> in, Params p = {}) { return b.emit1(prim, std::move(in), std::move(p)); };
+  auto cast = [&](Atom a, DType to) {
+    if (b.type_of(a).dtype == to) return a;
+    Params p = convert_element_type_params(to);
+    p.set("weak_type", ParamValue::of_bool(false));
+    return emit(Prim::kConvertElementType, {a}, std::move(p));
+  };
+  const Atom m = emit(Prim::kStopGradient, {emit(Prim::kReduceMax, {logits}, reduce_params({2}))});
+  const Atom shifted = emit(Prim::kSub, {logits, keep_last(b, m, ls)});
+  const Atom lse =
+      emit(Prim::kAdd, {emit(Prim::kLog, {emit(Prim::kReduceSum, {emit(Prim::kExp, {shifted})}, reduce_params({2}))}), m});
+  Params iota;
+  iota.set("dimension", ParamValue::of_int(2));
+  iota.set("dtype", ParamValue::of_ident("int32"));
+  iota.set("shape", ParamValue::of_ints(ls));
+  iota.set("sharding", ParamValue::none());
+  const Atom one_hot =
+      emit(Prim::kEq, {emit(Prim::kIota, {}, std::move(iota)), emit(Prim::kBroadcastInDim, {targets}, broadcast_in_dim_params(ls, {0, 1}))});
+  const Atom picked = emit(Prim::kReduceSum, {emit(Prim::kMul, {logits, cast(one_hot, dt)})}, reduce_params({2}));
+  const Atom total = emit(Prim::kReduceSum, {cast(emit(Prim::kSub, {lse, picked}), DType::kF32)}, reduce_params({0, 1}));
+  return emit(Prim::kDiv, {total, ProgramBuilder::literal(static_cast<double>(ls[0] * ls[1]))});
+}
+
+}  // namespace rematkit::flax
