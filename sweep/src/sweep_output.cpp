@@ -58,6 +58,7 @@ const Column kTimingColumns[] = {
     {"median_high_ms", Kind::kNumber, [](const SweepRow& r) { return number(r.median_high_ms, "%.4f"); }},
     {"versus_baseline", Kind::kText, [](const SweepRow& r) { return r.versus_baseline; }},
     {"machine_load", Kind::kNumber, [](const SweepRow& r) { return number(r.machine_load, "%.4f"); }},
+    {"process_peak_rss", Kind::kNumber, [](const SweepRow& r) { return bytes(r.process_peak_rss); }},
     {"samples_ms", Kind::kNumbers,
      [](const SweepRow& r) {
        std::string cell;
@@ -214,6 +215,7 @@ std::vector<SweepRow> parse_json_rows(const std::string& text, const std::string
     if (has("median_high_ms")) r.median_high_ms = number("median_high_ms");
     if (has("versus_baseline")) r.versus_baseline = text_of("versus_baseline");
     if (has("machine_load")) r.machine_load = number("machine_load");
+    if (has("process_peak_rss")) r.process_peak_rss = static_cast<int64_t>(number("process_peak_rss"));
     if (has("partial")) {
       if (!j["partial"].is_boolean()) fail(source + ": row " + std::to_string(i) + ": 'partial' is not true or false");
       r.partial = j["partial"].get<bool>();

@@ -79,7 +79,7 @@ std::string group_table(const Group& g, const std::vector<std::string>& policies
   std::string html =
       "<table>\n<tr><th class=\"num\">#</th><th class=\"policy\">policy</th><th>median ms [95% interval]</th>"
       "<th>vs baseline</th><th>verdict</th><th>peak MiB</th><th>residual MiB</th><th>recompute GFLOP</th>"
-      "<th>Pareto</th></tr>\n";
+      "<th>process peak RSS MiB</th><th>Pareto</th></tr>\n";
   for (size_t i = 0; i < g.rows.size(); ++i) {
     const SweepRow& r = *g.rows[i];
     const bool is_baseline = &r == &baseline;
@@ -97,6 +97,7 @@ std::string group_table(const Group& g, const std::vector<std::string>& policies
             "</td>" +
             cell("", relative) + cell(verdict_class, verdict) + cell("", fmt("%.2f", mib(r.predicted_peak[0]))) +
             cell("", fmt("%.2f", mib(r.residual_bytes))) + cell("", fmt("%.3f", static_cast<double>(r.recompute_flops) / 1e9)) +
+            cell("", r.process_peak_rss > 0 ? fmt("%.0f", mib(r.process_peak_rss)) : "") +
             cell(front[i] ? "front" : "", front[i] ? "front" : "") + "</tr>\n";
   }
   return html + "</table>\n";

@@ -17,11 +17,13 @@
 #include "rematkit/step_runner.hpp"
 #include "rematkit/linearize.hpp"
 #include "rematkit/memory_limit.hpp"
+#include "rematkit/program_edits.hpp"
 #include "rematkit/residual_report.hpp"
 #include "budget_rows.hpp"
 #include "rematkit/sweep/budget_answers.hpp"
 #include "rematkit/sweep/machine_load.hpp"
 #include "rematkit/sweep/median_interval.hpp"
+#include "rematkit/sweep/peak_rss.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
 #include "rematkit/training_step.hpp"
 
@@ -36,28 +38,42 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
+// A policy's model: the group's one instance (its inputs drawn once, the same for every policy:
+// the program's checkpoints are what a policy changes) and its linearization.
 struct PolicyModel {
-  ModelInstance instance;
+  std::shared_ptr<const ModelInstance> instance;
   Linearization lin;
 };
 
-PolicyModel linearized(const ModelSpec& model, const std::string& policy, uint64_t seed, const PluginRegistry& plugins,
-                       std::optional<int64_t> max_memory) {
-  PolicyModel pm{instantiate(model, policy, seed, max_memory), {}};
+// The group's model under everything_saveable: its program, inputs and trained arguments.
+std::shared_ptr<const ModelInstance> group_instance(const ModelSpec& model, uint64_t seed, std::optional<int64_t> max_memory) {
+  return std::make_shared<const ModelInstance>(instantiate(model, "everything_saveable", seed, max_memory));
+}
+
+// `instance` under `policy`: it wraps a program model that names no checkpoints of its own
+// (whole_program_policy), and replaces the policies of every other model's checkpoints, as
+// instantiating the model with that policy would place them.
+PolicyModel linearized(const std::shared_ptr<const ModelInstance>& instance, const std::string& policy,
+                       const PluginRegistry& plugins) {
   LinearizeOptions options;
   options.policies = &plugins.policies();
-  options.policy = pm.instance.whole_program_policy;
   options.policy_source = "policies";
-  options.differentiate = pm.instance.trained;  // what is not trained needs no gradient
-  pm.lin = linearize(pm.instance.program, options);
+  options.differentiate = instance->trained;  // what is not trained needs no gradient
+  PolicyModel pm{instance, {}};
+  if (!instance->whole_program_policy.empty()) {
+    options.policy = policy;
+    pm.lin = linearize(instance->program, options);
+  } else {
+    pm.lin = linearize(policy == "everything_saveable" ? instance->program
+                                                       : retarget_checkpoint_policies(instance->program, policy, "policies"),
+                       options);
+  }
   return pm;
 }
 
-PolicyModel solved(const SweepConfig& config, size_t model, const std::string& policy, const BackendOptions& backends,
-                   BudgetAnswers& answers) {
-  PolicyModel pm{instantiate(config.models[model], "everything_saveable", config.seed, backends.max_memory), {}};
-  pm.lin = answers.linearized(config, model, pm.instance.program, pm.instance.trained, policy, backends);
-  return pm;
+PolicyModel solved(const SweepConfig& config, size_t model, const std::shared_ptr<const ModelInstance>& instance,
+                   const std::string& policy, const BackendOptions& backends, BudgetAnswers& answers) {
+  return PolicyModel{instance, answers.linearized(config, model, instance->program, instance->trained, policy, backends)};
 }
 
 // The policy a group's verdicts compare against: everything_saveable, or the first policy.
@@ -164,6 +180,7 @@ std::vector<SweepRow> refused_group(const SweepConfig& config, const SweepGroup&
 std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistry& plugins, const SweepGroup& group,
                                   const std::function<bool(size_t config)>& wanted, const std::atomic<bool>* stop,
                                   BudgetAnswers& answers) {
+  const PeakRss rss;
   const ModelSpec& model = config.models[group.model];
   BackendOptions options{config.backends[group.backends], &plugins};
   options.threads = config.threads[group.threads];
@@ -176,16 +193,16 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
   std::vector<TimedStep> timed;
   std::vector<PolicyModel> models;
   models.reserve(config.policies.size() + 1);
-  const PolicyModel& reference =
-      models.emplace_back(linearized(model, "everything_saveable", config.seed, plugins, config.max_memory));
+  const std::shared_ptr<const ModelInstance> instance = group_instance(model, config.seed, config.max_memory);
+  const PolicyModel& reference = models.emplace_back(linearized(instance, "everything_saveable", plugins));
   for (size_t p = 0; p < config.policies.size(); ++p) {
     const bool wanted_here = wanted(group.first_config + p);
     if (!wanted_here && p != baseline) continue;
     const std::string& policy = config.policies[p];
     const PolicyModel* planned_model = &reference;  // everything_saveable's, already linearized
     if (policy != "everything_saveable") {
-      models.push_back(budget_policy(policy) ? solved(config, group.model, policy, options, answers)
-                                             : linearized(model, policy, config.seed, plugins, config.max_memory));
+      models.push_back(budget_policy(policy) ? solved(config, group.model, instance, policy, options, answers)
+                                             : linearized(instance, policy, plugins));
       planned_model = &models.back();
     }
     timed.push_back(TimedStep{p, wanted_here, planned_model, nullptr, {}, {}});
@@ -196,14 +213,14 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
   // memory limit is refused before it allocates, and its row says so.
   for (TimedStep& t : timed) {
     try {
-      t.step = std::make_unique<TrainingStep>(t.model->lin, options, t.model->instance.trained, kLearningRate);
+      t.step = std::make_unique<TrainingStep>(t.model->lin, options, t.model->instance->trained, kLearningRate);
     } catch (const MemoryLimitError& e) {
       t.refused = e.what();
       t.refused_peak = e.needed();
       continue;
     }
-    t.step->set_constants(t.model->instance.constants);
-    t.step->set_arguments(t.model->instance.arguments);
+    t.step->set_constants(t.model->instance->constants);
+    t.step->set_arguments(t.model->instance->arguments);
     t.step->run();  // warm-up; its gradients are those of the initial params, as the baseline's
     for (size_t a = 0; a < t.model->lin.arguments.size(); ++a) t.first.gradients.push_back(t.step->gradient(a));
     if (stopped()) return {};
@@ -220,10 +237,10 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
   std::vector<GradientResult> planned;
   if (lins.size() > 1) {
     try {
-      planned = run_gradients(lins, reference.instance.constants, reference.instance.arguments, options, concurrency);
+      planned = run_gradients(lins, reference.instance->constants, reference.instance->arguments, options, concurrency);
     } catch (const MemoryLimitError&) {
       lins.erase(lins.begin());
-      planned = run_gradients(lins, reference.instance.constants, reference.instance.arguments, options, concurrency);
+      planned = run_gradients(lins, reference.instance->constants, reference.instance->arguments, options, concurrency);
       planned.insert(planned.begin(), planned.front());
     }
   }
@@ -280,6 +297,7 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
     row.samples_ms = t.ms;
     row.versus_baseline = t.policy == baseline || !base ? "" : versus(m, *base);
     row.machine_load = machine_load;
+    row.process_peak_rss = rss.bytes().value_or(0);
     describe(row, t, planned[0], planned[ran]);
     rows.push_back(std::move(row));
   }

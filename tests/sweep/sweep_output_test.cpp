@@ -30,6 +30,7 @@ SweepRow every_field_set() {
   r.samples_ms = {1.25, 1.5, 2.75, 1.375, 1.625};
   r.versus_baseline = "no clear difference";
   r.machine_load = 0.3125;
+  r.process_peak_rss = 1610612736;
   r.predicted_peak = {13379584, 2097152};
   r.measured_peak = {13379585, 2097153};
   r.residual_bytes = 4194304;
@@ -69,6 +70,7 @@ TEST(SweepOutput, JsonGivesBackEveryField) {
     EXPECT_EQ(b.samples_ms, a.samples_ms);
     EXPECT_EQ(b.versus_baseline, a.versus_baseline);
     EXPECT_EQ(b.machine_load, a.machine_load);
+    EXPECT_EQ(b.process_peak_rss, a.process_peak_rss);
     EXPECT_EQ(b.predicted_peak, a.predicted_peak);
     EXPECT_EQ(b.measured_peak, a.measured_peak);
     EXPECT_EQ(b.residual_bytes, a.residual_bytes);
@@ -97,9 +99,10 @@ TEST(SweepOutput, SamplesAreAnArrayInJsonAndOneCellInCsv) {
   std::string header, line;
   std::getline(csv, header);
   std::getline(csv, line);
-  for (const char* column : {"grid_size", "median_low_ms", "median_high_ms", "versus_baseline", "machine_load", "samples_ms"})
+  for (const char* column :
+       {"grid_size", "median_low_ms", "median_high_ms", "versus_baseline", "machine_load", "process_peak_rss", "samples_ms"})
     EXPECT_NE(("," + header + ",").find(std::string(",") + column + ","), std::string::npos) << column;
-  EXPECT_NE(line.find(",180,1.3750,1.6250,no clear difference,0.3125,1.2500 1.5000 2.7500 1.3750 1.6250,"),
+  EXPECT_NE(line.find(",180,1.3750,1.6250,no clear difference,0.3125,1610612736,1.2500 1.5000 2.7500 1.3750 1.6250,"),
             std::string::npos)
       << line;
 }
@@ -136,6 +139,7 @@ TEST(SweepOutput, JsonFromBeforeTheTimingFieldsStillReads) {
   EXPECT_TRUE(r.samples_ms.empty());
   EXPECT_EQ(r.versus_baseline, "");
   EXPECT_EQ(r.machine_load, 0.0);
+  EXPECT_EQ(r.process_peak_rss, 0);
 }
 
 TEST(SweepOutput, SamplesThatAreNotNumbersAreNamed) {

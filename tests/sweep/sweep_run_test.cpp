@@ -221,9 +221,12 @@ repetitions: 1
 #endif
   const std::vector<SweepRow> rows = run_sweep(parse_sweep(yaml, "bits.yaml"), default_plugins()).rows;
   ASSERT_FALSE(rows.empty());
-  for (const SweepRow& row : rows)
+  for (const SweepRow& row : rows) {
     EXPECT_EQ(row.max_grad_diff, 0.0) << row.model << " " << row.policy << " on " << row.backend << ", " << row.threads
                                       << " thread(s)";
+    // The process held the step's arena, which the step touched all of.
+    EXPECT_GE(row.process_peak_rss, row.measured_peak[0]) << row.model << " " << row.policy;
+  }
 }
 
 TEST(SweepRun, CnnRunsOnEveryBackendListWithThePlannedPeakAndTheSameGradients) {

@@ -46,6 +46,9 @@ struct SweepRow {
   // and threads: 0 when remat changes nothing, as it must. Both the policy's gradient from the run
   // of its group's policies all at once and its timed step's first gradient are compared.
   double max_grad_diff = 0;
+  // The process's peak resident memory while its group was planned and run (PeakRss): every
+  // policy of the group at once, and the inputs they share. 0 where it could not be read.
+  int64_t process_peak_rss = 0;
   // Why this configuration did not run (its predicted peak over the memory limit, say); empty when
   // it ran. A row that did not run has no times, and only what was known before it would allocate.
   std::string failure;
