@@ -1,16 +1,18 @@
 #include "rematkit/sweep/sweep_runner.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <exception>
 #include <chrono>
 #include <memory>
 #include <new>
 #include <numeric>
 #include <optional>
 #include <random>
+#include <thread>
 #include <stdexcept>
 
 #include "rematkit/budget_solver.hpp"
-#include "rematkit/concurrent_gradients.hpp"
 #include "rematkit/error.hpp"
 #include "rematkit/flops.hpp"
 #include "rematkit/gradient_difference.hpp"
@@ -92,7 +94,7 @@ struct TimedStep {
   bool wanted = false;  // its row is returned (the baseline is timed for the verdicts regardless)
   const PolicyModel* model = nullptr;
   std::unique_ptr<TrainingStep> step;  // null when its plan was refused
-  GradientResult first;  // the gradients of its warm-up step
+  double grad_diff = 0;  // the most its gradients differed from the baseline step's
   std::vector<double> ms;
   std::string refused{};  // why it was not run: its predicted peak over the memory limit
   int64_t refused_peak = 0;
@@ -107,9 +109,42 @@ bool narrow_enough(const std::vector<TimedStep>& timed, double target) {
   return true;
 }
 
-// Fills `row`'s plan and memory from its step, and its gradient difference from the baseline's:
-// the policy's gradient from the group's concurrent run and its warm-up step's, both compared.
-void describe(SweepRow& row, const TimedStep& t, const GradientResult& expected, const GradientResult& planned) {
+// The largest |difference| between the gradients two steps computed last, argument by argument
+// (a whole copy of every gradient would take more memory than the steps' arenas); NaN where one
+// is NaN and the other is not.
+double gradient_difference(const TrainingStep& a, const TrainingStep& b, size_t arguments) {
+  double worst = 0;
+  for (size_t i = 0; i < arguments; ++i) {
+    GradientResult x, y;
+    x.gradients.push_back(a.gradient(i));
+    y.gradients.push_back(b.gradient(i));
+    const double d = max_abs_difference(gradient_differences(x, y));
+    if (std::isnan(d)) return d;
+    worst = std::max(worst, d);
+  }
+  return worst;
+}
+
+// Each step once, all at once, a thread each: the steps must compute the gradients they compute
+// alone (the warm-up compared them that way), with the others running beside them.
+void run_at_once(std::vector<TimedStep>& timed) {
+  std::vector<std::thread> threads;
+  std::vector<std::exception_ptr> errors(timed.size());
+  for (size_t i = 0; i < timed.size(); ++i)
+    if (timed[i].step) threads.emplace_back([&, i] {
+      try {
+        timed[i].step->run();
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+// Fills `row`'s plan and memory from its step.
+void describe(SweepRow& row, const TimedStep& t) {
   const TrainingStep& step = *t.step;
   for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost}) {
     row.predicted_peak[static_cast<size_t>(space)] = step.predicted_peak(space);
@@ -124,9 +159,7 @@ void describe(SweepRow& row, const TimedStep& t, const GradientResult& expected,
   row.forward_flops = flops.forward;
   row.recompute_flops = flops.recompute;
   row.backward_flops = flops.backward;
-  std::vector<ArgumentDifference> differences = gradient_differences(planned, expected);
-  for (const ArgumentDifference& d : gradient_differences(t.first, expected)) differences.push_back(d);
-  row.max_grad_diff = max_abs_difference(differences);
+  row.max_grad_diff = t.grad_diff;
 }
 
 }  // namespace
@@ -189,60 +222,60 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
   auto stopped = [&] { return stop && stop->load(std::memory_order_relaxed); };
 
   // Plan what is timed: the wanted policies and the baseline. `models` never reallocates, since
-  // the timed steps point into it.
+  // the timed steps point into it. The model's inputs are drawn once, for every policy.
   std::vector<TimedStep> timed;
   std::vector<PolicyModel> models;
-  models.reserve(config.policies.size() + 1);
-  const std::shared_ptr<const ModelInstance> instance = group_instance(model, config.seed, config.max_memory);
-  const PolicyModel& reference = models.emplace_back(linearized(instance, "everything_saveable", plugins));
+  models.reserve(config.policies.size());
+  std::shared_ptr<const ModelInstance> instance = group_instance(model, config.seed, config.max_memory);
   for (size_t p = 0; p < config.policies.size(); ++p) {
     const bool wanted_here = wanted(group.first_config + p);
     if (!wanted_here && p != baseline) continue;
     const std::string& policy = config.policies[p];
-    const PolicyModel* planned_model = &reference;  // everything_saveable's, already linearized
-    if (policy != "everything_saveable") {
-      models.push_back(budget_policy(policy) ? solved(config, group.model, instance, policy, options, answers)
-                                             : linearized(instance, policy, plugins));
-      planned_model = &models.back();
-    }
-    timed.push_back(TimedStep{p, wanted_here, planned_model, nullptr, {}, {}});
+    models.push_back(budget_policy(policy) ? solved(config, group.model, instance, policy, options, answers)
+                                           : linearized(instance, policy, plugins));
+    timed.push_back(TimedStep{p, wanted_here, &models.back(), nullptr, 0, {}});
   }
   if (std::none_of(timed.begin(), timed.end(), [](const TimedStep& t) { return t.wanted; })) return {};
 
-  // Each policy's step, planned, allocated and warmed up; one whose predicted peak is over the
-  // memory limit is refused before it allocates, and its row says so.
+  // Each policy's step, planned and allocated, its inputs loaded into its arena; one whose
+  // predicted peak is over the memory limit is refused before it allocates, and its row says so.
+  // Then the inputs are let go: the arenas hold them.
   for (TimedStep& t : timed) {
     try {
-      t.step = std::make_unique<TrainingStep>(t.model->lin, options, t.model->instance->trained, kLearningRate);
+      t.step = std::make_unique<TrainingStep>(t.model->lin, options, instance->trained, kLearningRate);
     } catch (const MemoryLimitError& e) {
       t.refused = e.what();
       t.refused_peak = e.needed();
       continue;
     }
-    t.step->set_constants(t.model->instance->constants);
-    t.step->set_arguments(t.model->instance->arguments);
-    t.step->run();  // warm-up; its gradients are those of the initial params, as the baseline's
-    for (size_t a = 0; a < t.model->lin.arguments.size(); ++a) t.first.gradients.push_back(t.step->gradient(a));
+    t.step->set_constants(instance->constants);
+    t.step->set_arguments(instance->arguments);
     if (stopped()) return {};
   }
+  const size_t arguments = instance->arguments.size();
+  for (PolicyModel& m : models) m.instance.reset();
+  instance.reset();
 
-  // Then everything_saveable's model and the steps that run go at once, one oneTBB task and thread
-  // each (concurrent_gradients.hpp): the gradients they must agree on. Under a memory limit they go
-  // one by one, each within it; when everything_saveable itself is over the limit, the first step
-  // that runs is what the others are compared with.
-  std::vector<const Linearization*> lins{&reference.lin};
-  for (const TimedStep& t : timed)
-    if (t.step) lins.push_back(&t.model->lin);
-  const Concurrency concurrency = config.max_memory ? Concurrency::kOneByOne : Concurrency::kAllAtOnce;
-  std::vector<GradientResult> planned;
-  if (lins.size() > 1) {
-    try {
-      planned = run_gradients(lins, reference.instance->constants, reference.instance->arguments, options, concurrency);
-    } catch (const MemoryLimitError&) {
-      lins.erase(lins.begin());
-      planned = run_gradients(lins, reference.instance->constants, reference.instance->arguments, options, concurrency);
-      planned.insert(planned.begin(), planned.front());
-    }
+  // The gradients every policy must agree on, bit for bit: the baseline step's (or, where it was
+  // refused, the first step's that runs). Compared twice: each step's warm-up run alone, then
+  // every step run at once, a thread each.
+  const auto reference = std::find_if(timed.begin(), timed.end(), [&](const TimedStep& t) { return t.step && t.policy == baseline; });
+  const auto first_run = std::find_if(timed.begin(), timed.end(), [](const TimedStep& t) { return t.step != nullptr; });
+  const TimedStep* base_step = reference != timed.end() ? &*reference : first_run != timed.end() ? &*first_run : nullptr;
+  for (TimedStep& t : timed) {
+    if (!t.step) continue;
+    t.step->run();  // warm-up; its gradients are those of the initial params, as the baseline's
+    if (stopped()) return {};
+  }
+  for (TimedStep& t : timed)
+    if (t.step && &t != base_step) t.grad_diff = gradient_difference(*t.step, *base_step->step, arguments);
+  if (base_step) {
+    run_at_once(timed);
+    for (TimedStep& t : timed)
+      if (t.step && &t != base_step) {
+        const double d = gradient_difference(*t.step, *base_step->step, arguments);
+        if (std::isnan(d) || d > t.grad_diff) t.grad_diff = d;
+      }
   }
 
   // Rounds: every step once, in an order shuffled per round (seeded, so a sweep is repeatable).
@@ -275,10 +308,8 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
   for (const TimedStep& t : timed)
     if (t.policy == baseline && t.step) base = median_interval(t.ms);
   std::vector<SweepRow> rows;
-  size_t ran = 0;  // the timed steps' place in `planned`, after its reference
   for (size_t i = 0; i < timed.size(); ++i) {
     const TimedStep& t = timed[i];
-    if (t.step) ++ran;
     if (!t.wanted) continue;
     SweepRow row = named_row(config, group, t.policy);
     if (!t.step) {
@@ -298,7 +329,7 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
     row.versus_baseline = t.policy == baseline || !base ? "" : versus(m, *base);
     row.machine_load = machine_load;
     row.process_peak_rss = rss.bytes().value_or(0);
-    describe(row, t, planned[0], planned[ran]);
+    describe(row, t);
     rows.push_back(std::move(row));
   }
   return rows;

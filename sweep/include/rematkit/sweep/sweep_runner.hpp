@@ -42,9 +42,9 @@ struct SweepRow {
   std::string peak_pass;
   std::array<int64_t, kNumBufferKinds> peak_bytes{};
   int64_t forward_flops = 0, recompute_flops = 0, backward_flops = 0;
-  // Largest |difference| of any gradient element from everything_saveable's on the same backend
-  // and threads: 0 when remat changes nothing, as it must. Both the policy's gradient from the run
-  // of its group's policies all at once and its timed step's first gradient are compared.
+  // Largest |difference| of any gradient element from the baseline's (everything_saveable, or the
+  // first policy) on the same backend list and threads: 0 when remat changes nothing, as it must.
+  // The steps' warm-up gradients are compared, then their gradients from running all at once.
   double max_grad_diff = 0;
   // The process's peak resident memory while its group was planned and run (PeakRss): every
   // policy of the group at once, and the inputs they share. 0 where it could not be read.
