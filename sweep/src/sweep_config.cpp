@@ -217,6 +217,13 @@ void read_block_sizes(const Reader& r, const YAML::Node& node, const std::string
     r.fail_at_node(node["heads"], "heads (" + std::to_string(b.heads) + ") must divide model (" + std::to_string(b.model) + ")");
 }
 
+// A token model's dtype: f32 or bf16.
+std::string read_dtype(const Reader& r, const YAML::Node& node) {
+  const std::string dtype = r.text(node, "dtype");
+  if (dtype != "f32" && dtype != "bf16") r.fail_at_node(node, "dtype must be f32 or bf16, not '" + dtype + "'");
+  return dtype;
+}
+
 ModelSpec read_transformer(const Reader& r, const YAML::Node& node, const std::string& name) {
   const std::string what = "a transformer model";
   r.expect_map(node, what, {"layers", "batch", "sequence", "model", "heads", "mlp", "remat", "loop", "remat_scan"});
@@ -246,10 +253,7 @@ ModelSpec read_gpt(const Reader& r, const YAML::Node& node, const std::string& n
     g.dropout = r.number(dropout, "dropout");
     if (!(g.dropout >= 0 && g.dropout < 1)) r.fail_at_node(dropout, "dropout must be in [0, 1)");
   }
-  if (const YAML::Node dtype = node["dtype"]) {
-    g.dtype = r.text(dtype, "dtype");
-    if (g.dtype != "f32" && g.dtype != "bf16") r.fail_at_node(dtype, "dtype must be f32 or bf16, not '" + g.dtype + "'");
-  }
+  if (const YAML::Node dtype = node["dtype"]) g.dtype = read_dtype(r, dtype);
   if (node["remat"]) g.remat = read_remat(r, node["remat"]);
   g.loop = read_loop(r, node, g.layers);
   if (g.loop.kind != LayerLoop::Kind::kUnrolled && g.dropout > 0)
@@ -275,10 +279,7 @@ ModelSpec read_llama(const Reader& r, const YAML::Node& node, const std::string&
   // Llama's hidden width: 2/3 of 4 x model, rounded up to a multiple of 8.
   l.mlp = node["mlp"] ? r.integer(node["mlp"], "mlp", 1) : (8 * l.model / 3 + 7) / 8 * 8;
   l.vocab = r.integer(r.required(node, "vocab", what), "vocab", 1);
-  if (const YAML::Node dtype = node["dtype"]) {
-    l.dtype = r.text(dtype, "dtype");
-    if (l.dtype != "f32" && l.dtype != "bf16") r.fail_at_node(dtype, "dtype must be f32 or bf16, not '" + l.dtype + "'");
-  }
+  if (const YAML::Node dtype = node["dtype"]) l.dtype = read_dtype(r, dtype);
   if (node["remat"]) l.remat = read_remat(r, node["remat"]);
   l.loop = read_loop(r, node, l.layers);
   return m;

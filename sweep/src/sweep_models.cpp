@@ -198,6 +198,24 @@ ModelInstance transformer_instance(const TransformerModel& t, const std::string&
 }
 
 
+// A built model's program, inputs and params, as a sweep runs them.
+ModelInstance instance_of(Model m) {
+  ModelInstance instance;
+  instance.program = std::move(m.program);
+  instance.arguments = std::move(m.arguments);
+  instance.trained = std::move(m.params);
+  return instance;
+}
+
+// The scan lengths of a model's `loop:` over its `layers` (none: unrolled).
+std::vector<int64_t> scan_lengths(const LayerLoop& loop, int64_t layers) {
+  if (loop.kind == LayerLoop::Kind::kScan) return {layers};
+  if (loop.kind == LayerLoop::Kind::kRematScan) return loop.lengths;
+  return {};
+}
+
+GptRemat block_remat(Remat r) { return r == Remat::kNone ? GptRemat::kNone : r == Remat::kWhole ? GptRemat::kWhole : GptRemat::kEachBlock; }
+
 ModelInstance gpt_instance(const GptModel& g, const std::string& policy, uint64_t seed) {
   GptConfig c;
   c.layers = g.layers;
@@ -209,15 +227,9 @@ ModelInstance gpt_instance(const GptModel& g, const std::string& policy, uint64_
   c.vocab = g.vocab;
   c.dropout = g.dropout;
   c.dtype = g.dtype == "bf16" ? DType::kBF16 : DType::kF32;
-  c.remat = g.remat == Remat::kNone ? GptRemat::kNone : g.remat == Remat::kWhole ? GptRemat::kWhole : GptRemat::kEachBlock;
-  if (g.loop.kind == LayerLoop::Kind::kScan) c.scan_lengths = {g.layers};
-  if (g.loop.kind == LayerLoop::Kind::kRematScan) c.scan_lengths = g.loop.lengths;
-  Model m = build_gpt(c, policy, seed);
-  ModelInstance instance;
-  instance.program = std::move(m.program);
-  instance.arguments = std::move(m.arguments);
-  instance.trained = std::move(m.params);
-  return instance;
+  c.remat = block_remat(g.remat);
+  c.scan_lengths = scan_lengths(g.loop, g.layers);
+  return instance_of(build_gpt(c, policy, seed));
 }
 
 ModelInstance llama_instance(const LlamaModel& l, const std::string& policy, uint64_t seed) {
@@ -231,15 +243,9 @@ ModelInstance llama_instance(const LlamaModel& l, const std::string& policy, uin
   c.mlp = l.mlp;
   c.vocab = l.vocab;
   c.dtype = l.dtype == "bf16" ? DType::kBF16 : DType::kF32;
-  c.remat = l.remat == Remat::kNone ? GptRemat::kNone : l.remat == Remat::kWhole ? GptRemat::kWhole : GptRemat::kEachBlock;
-  if (l.loop.kind == LayerLoop::Kind::kScan) c.scan_lengths = {l.layers};
-  if (l.loop.kind == LayerLoop::Kind::kRematScan) c.scan_lengths = l.loop.lengths;
-  Model m = build_llama(c, policy, seed);
-  ModelInstance instance;
-  instance.program = std::move(m.program);
-  instance.arguments = std::move(m.arguments);
-  instance.trained = std::move(m.params);
-  return instance;
+  c.remat = block_remat(l.remat);
+  c.scan_lengths = scan_lengths(l.loop, l.layers);
+  return instance_of(build_llama(c, policy, seed));
 }
 
 // ResNet blocks, each in a checkpoint with the policy (per_layer), all in one (whole) or none;

@@ -34,14 +34,6 @@ LlamaConfig tiny() {
   return c;
 }
 
-std::set<std::string> primitives_of(const Program& p, std::set<std::string> seen = {}) {
-  for (const Equation& e : p.eqns) {
-    seen.insert(std::string(prim_name(e.prim)));
-    if (const Program* body = e.body()) seen = primitives_of(*body, seen);
-  }
-  return seen;
-}
-
 TEST(Llama, IsMadeOfRmsNormRotaryGroupedQueryAttentionAndSwiGlu) {
   const Model m = build_llama(tiny(), "nothing_saveable");
   const std::set<std::string> prims = primitives_of(m.program);
@@ -66,15 +58,7 @@ TEST(Llama, GradientMatchesFiniteDifferences) {
     c.layers = 1;
     c.kv_heads = kv_heads;
     const Model m = build_llama(c, "nothing_saveable", 3);
-    const RandomInputs in{{}, m.arguments};
-    const GradientResult ad = run_gradient(linearize_with(m.program), {}, m.arguments, Arithmetic::kFloat64);
-    const std::vector<Tensor> fd = finite_difference_gradients(m.program, in, 1e-6);
-    for (size_t p : m.params) {
-      ASSERT_TRUE(ad.gradients[p].has_value());
-      for (size_t i = 0; i < fd[p].data.size(); ++i)
-        EXPECT_NEAR(ad.gradients[p]->data[i], fd[p].data[i], 1e-6 + 1e-5 * std::fabs(fd[p].data[i]))
-            << "argument " << p << " element " << i;
-    }
+    expect_gradient_matches_finite_differences(m.program, m.arguments, m.params);
   }
 }
 

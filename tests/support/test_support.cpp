@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "rematkit/gradient.hpp"
 #include "rematkit/interpreter.hpp"
 #include "rematkit/step_program.hpp"
 #include "rematkit/plugin_registry.hpp"
@@ -156,6 +157,28 @@ std::vector<Tensor> evaluate_f64(const std::string& text, std::vector<Tensor> ar
 
 Tensor tensor_of(Shape shape, std::vector<double> data, DType dtype) {
   return Tensor{Type{dtype, std::move(shape), MemorySpace::kDevice}, std::move(data)};
+}
+
+void expect_gradient_matches_finite_differences(const Program& program, const std::vector<Tensor>& arguments,
+                                                const std::vector<size_t>& checked) {
+  const GradientResult ad = run_gradient(linearize_with(program), {}, arguments, Arithmetic::kFloat64);
+  const std::vector<Tensor> fd = finite_difference_gradients(program, RandomInputs{{}, arguments}, 1e-6);
+  for (size_t p : checked) {
+    ASSERT_TRUE(ad.gradients[p].has_value()) << "argument " << p;
+    for (size_t i = 0; i < fd[p].data.size(); ++i)
+      EXPECT_NEAR(ad.gradients[p]->data[i], fd[p].data[i], 1e-6 + 1e-5 * std::fabs(fd[p].data[i]))
+          << "argument " << p << " element " << i;
+  }
+}
+
+std::set<std::string> primitives_of(const Program& program) {
+  std::set<std::string> seen;
+  for (const Equation& e : program.eqns) {
+    seen.insert(std::string(prim_name(e.prim)));
+    if (const Program* body = e.body())
+      for (const std::string& inner : primitives_of(*body)) seen.insert(inner);
+  }
+  return seen;
 }
 
 }  // namespace rematkit::testing

@@ -2,6 +2,7 @@
 // inputs and the finite-difference oracle.
 #pragma once
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,14 @@ std::string usage_error(Call call) {
 
 // d sum(outputs) / d argument, by central differences on the f64 interpreter.
 std::vector<Tensor> finite_difference_gradients(const Program& program, const RandomInputs& inputs, double h = 1e-5);
+
+// Expects the f64 gradient of `program`'s loss at `arguments` (the exact interpreter's reverse mode)
+// to match central differences for every argument in `checked`: within 1e-6 + 1e-5 |fd|.
+void expect_gradient_matches_finite_differences(const Program& program, const std::vector<Tensor>& arguments,
+                                                const std::vector<size_t>& checked);
+
+// The names of every primitive in `program` and in the programs its equations call.
+std::set<std::string> primitives_of(const Program& program);
 
 // A program in jaxpr text evaluated on `args` by the exact f64 interpreter.
 std::vector<Tensor> evaluate_f64(const std::string& text, std::vector<Tensor> args);
