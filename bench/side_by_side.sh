@@ -11,7 +11,7 @@
 #                         [--rounds N] [--max-seconds S] [--target T] [--backends LIST]
 #                         [--openblas-coretype NAME] [--transformer L,B,S,D,H,M|default]
 #                         [--gpt L,B,S,D,H,V[,M]|default]
-#                         [--cnn B,I,C,W1/W2/..,D,K|default]
+#                         [--cnn B,I,C,W1/W2/..,D,K|default] [--real-size]
 #
 # --peers: the peers' scripts (torch_mlp.py, numpy_mlp.py; default ../shared/peers beside the
 # repository). --sizes indexes (1,64,64) (1 thread only), (32,512,512), (256,1024,1024) and
@@ -32,6 +32,11 @@
 # and 2 threads: rematkit's everything_saveable against PyTorch's `none`, and its nothing_saveable
 # (each block recomputed) against PyTorch's `ckpt_block`. torch_cnn.py has no quiet-machine guard of
 # its own: the script waits as the peers' guard does before it and records other processes' load.
+# --real-size adds a table of real sizes: GPT-2 small (12,1,128,768,12,50257: 124M params, dropout
+# 0.1) against bench/peers/torch_gpt.py and a Llama of 100M params (8,1,128,768,12,4,32000) against
+# bench/peers/torch_llama.py, at 1 and 2 threads, everything_saveable against `none` and
+# nothing_saveable (each block recomputed) against `ckpt_block`, each in a process of its own with
+# that process's peak RSS (rematkit_step_timing's process_peak_rss_MiB, the peers' rss_peak_MiB).
 set -euo pipefail
 
 die() { echo "side_by_side.sh: $*" >&2; exit 1; }
@@ -50,6 +55,7 @@ coretype="${PEER_OPENBLAS_CORETYPE:-}"
 transformer=""
 gpt=""
 cnn=""
+real_size=""
 # As typed, with the variables that change what the peers do.
 command_line=""
 for v in PEER_OPENBLAS_CORETYPE PEERS_QUIET_CORES PEERS_MAX_WAIT_S PEERS_RETRIES; do
@@ -75,6 +81,7 @@ while [[ $# -gt 0 ]]; do
     --transformer) transformer="$2"; shift 2 ;;
     --gpt) gpt="$2"; shift 2 ;;
     --cnn) cnn="$2"; shift 2 ;;
+    --real-size) real_size=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (--help lists them)" ;;
   esac
@@ -104,6 +111,9 @@ torch_gpt="$root/bench/peers/torch_gpt.py"
 torch_cnn="$root/bench/peers/torch_cnn.py"
 [[ -z "$cnn" || -f "$torch_cnn" ]] || die "no $torch_cnn"
 [[ -z "$cnn" || -f "$peers/common.py" ]] || die "no common.py in '$peers' (torch_cnn.py needs it)"
+torch_llama="$root/bench/peers/torch_llama.py"
+[[ -z "$real_size" || ( -f "$torch_gpt" && -f "$torch_llama" && -f "$peers/common.py" ) ]] ||
+  die "--real-size needs $torch_gpt, $torch_llama and common.py in '$peers'"
 if [[ -z "$work" ]]; then work=$(mktemp -d /tmp/side_by_side.XXXXXX); fi
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
@@ -197,11 +207,27 @@ if [[ -n "$cnn" ]]; then
       --variants none,ckpt_block --rounds "$rounds" --out "$work/torch_cnn_$t.json"
   done
 fi
+if [[ -n "$real_size" ]]; then
+  for model in gpt llama; do
+    if [[ $model == gpt ]]; then spec="12,1,128,768,12,50257" peer="$torch_gpt"; else spec="8,1,128,768,12,4,32000" peer="$torch_llama"; fi
+    for t in 1 2; do
+      for policy in everything_saveable nothing_saveable; do  # one process each: its peak RSS is its own
+        echo "side_by_side.sh: real size, $model $spec, $t thread(s), $policy" >&2
+        "$timing" --"$model" "$spec" --threads "$t" --policies "$policy" --backends "$backends" \
+          --target "$target" --max-seconds "$max_seconds" --quiet-cores "${PEERS_QUIET_CORES:-0.15}" \
+          --max-wait-seconds "${PEERS_MAX_WAIT_S:-180}" --json "$work/rematkit_real_${model}_${t}_${policy}.json" \
+          >"$work/rematkit_real_${model}_${t}_${policy}.md"
+      done
+      "${peer_env[@]}" PEERS_DIR="$peers" "$py" "$peer" --configs "$spec" --threads "$t" --variants none,ckpt_block \
+        --out "$work/torch_real_${model}_$t.json" >&2
+    done
+  done
+fi
 finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
 cpu=$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)
 table=$("$py" "$root/bench/side_by_side_table.py" --work "$work" --pairs "$(IFS=';'; echo "${pairs[*]}")" \
-  ${transformer:+--transformer "$transformer"} ${gpt:+--gpt "$gpt"} ${cnn:+--cnn "$cnn"} --quiet-cores "${PEERS_QUIET_CORES:-0.15}" --cpu "$cpu" --cores "$(nproc)" --started "$started" --finished "$finished" --command "$command_line")
+  ${transformer:+--transformer "$transformer"} ${gpt:+--gpt "$gpt"} ${cnn:+--cnn "$cnn"} ${real_size:+--real-size} --quiet-cores "${PEERS_QUIET_CORES:-0.15}" --cpu "$cpu" --cores "$(nproc)" --started "$started" --finished "$finished" --command "$command_line")
 if [[ -n "$out" ]]; then
   printf '%s\n' "$table" >"$out.tmp" && mv "$out.tmp" "$out"
   echo "side_by_side.sh: table written to $out" >&2

@@ -2,7 +2,8 @@
 """The markdown table of bench/side_by_side.sh, from the raw results it left in --work:
 rematkit_<size>_<threads>.json (rematkit_step_timing --json) and numpy.json, torch.json,
 torch_passive.json (the peers' --out files), with --transformer rematkit_transformer_<threads>.json
-and torch_transformer_<threads>.json, with --gpt rematkit_gpt_<threads>.json and torch_gpt_<threads>.json, and with --cnn rematkit_cnn_<threads>.json, torch_cnn_<threads>.json
+and torch_transformer_<threads>.json, with --gpt rematkit_gpt_<threads>.json and torch_gpt_<threads>.json, with --real-size
+rematkit_real_<model>_<threads>_<policy>.json and torch_real_<model>_<threads>.json, and with --cnn rematkit_cnn_<threads>.json, torch_cnn_<threads>.json
 (bench/peers/torch_cnn.py's --out) and torch_cnn_<threads>_load.json (other processes' load while it
 ran, from side_by_side.sh's guard). Median step time in ms; rematkit's with its 95%
 interval; "best peer / rematkit" is the fastest peer's median over rematkit's (above 1: rematkit
@@ -138,6 +139,33 @@ def cnn_lines(work, config):
     return lines, rows, peer_records, peer_loads
 
 
+REAL_SIZES = (("gpt", "GPT-2 small (12, 1, 128, 768, 12, 50257)"), ("llama", "Llama 100M (8, 1, 128, 768, 12, 4, 32000)"))
+
+
+def real_size_lines(work):
+    """The real-size table: each model, threads and remat in processes of their own, with their peak RSS."""
+    lines = ["", "| model (L, B, S, D, H[, K], V) | threads | remat | rematkit ms | PyTorch ms | PyTorch / rematkit "
+             "| rematkit peak RSS MiB (plan) | PyTorch peak RSS MiB |", "|---|---|---|---|---|---|---|---|"]
+    rows, records = [], []
+    for model, label in REAL_SIZES:
+        for t in (1, 2):
+            peer = load(os.path.join(work, f"torch_real_{model}_{t}.json")) or []
+            records += peer
+            for policy, variant, remat in (("everything_saveable", "none", "none"), ("nothing_saveable", "ckpt_block", "per block")):
+                rk = load(os.path.join(work, f"rematkit_real_{model}_{t}_{policy}.json"))
+                config = rk["configurations"][0] if rk else None
+                row = next((r for r in config["rows"] if r["kind"] == "step"), None) if config else None
+                others = config["others_load_share"] if config else None
+                torch = [r for r in peer if r["variant"] == variant]
+                torch_ms = statistics.median(r["median_s"] for r in torch) * 1e3 if torch else None
+                ratio = f"{torch_ms / row['median_ms']:.2f}x" if torch_ms and row else "-"
+                rss = f"{config['process_peak_rss_MiB']:.0f} ({row['predicted_peak_MiB']:.0f})" if row else "-"
+                torch_rss = f"{max(r['rss_peak_MiB'] for r in torch):.0f}" if torch else "-"
+                lines.append(f"| {label} | {t} | {remat} | {rematkit_cell(row, others)} | {ms(torch_ms)} | {ratio} | {rss} | {torch_rss} |")
+                rows.append((row, others))
+    return lines, rows, records
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True)
@@ -145,6 +173,7 @@ def main():
     ap.add_argument("--transformer", default="", help="L,B,S,D,H,M of the transformer table, if any")
     ap.add_argument("--gpt", default="", help="L,B,S,D,H,V[,M] of the gpt table, if any")
     ap.add_argument("--cnn", default="", help="B,I,C,W1/W2/..,D,K of the CNN table, if any")
+    ap.add_argument("--real-size", action="store_true", help="the real-size table of GPT-2 small and a 100M Llama")
     for name in ("cpu", "cores", "started", "finished", "command"):
         ap.add_argument("--" + name, default="")
     ap.add_argument("--quiet-cores", type=float, default=0.15, help="the peers' PEERS_QUIET_CORES")
@@ -193,6 +222,13 @@ def main():
         missed = missed or any(r and not r["target_reached"] for r, _ in rows)
         peers["torch_cnn"] = records
 
+    if a.real_size:
+        more, rows, records = real_size_lines(a.work)
+        lines += more
+        others += [o for r, o in rows if r]
+        missed = missed or any(r and not r["target_reached"] for r, _ in rows)
+        peers["torch_real"] = records
+
     corenames = sorted({v for records in peers.values() for r in records or []
                         for k, v in r.get("openblas", {}).items() if k.endswith("openblas_get_corename")})
     foreign = [r.get("foreign_load_cores_max") for records in peers.values() for r in records or []]
@@ -205,6 +241,10 @@ def main():
                      "(torch.utils.checkpoint per block); rematkit's step also runs the SGD update, PyTorch's does not; "
                      "PyTorch in NCHW and padding stride-2 convolutions (1, 1) where rematkit pads SAME, (0, 1) "
                      "(the same shapes and FLOPs); PyTorch: the median of its rounds' medians (each a fresh process), their lowest and highest in brackets.")
+    if a.real_size:
+        lines.append("Real size: rematkit's nothing_saveable recomputes each block in the backward, as PyTorch's ckpt_block "
+                     "(torch.utils.checkpoint per block); rematkit's step also runs the SGD update, PyTorch's does not; "
+                     "each configuration in a process of its own; rematkit's peak RSS with its step's planned peak in brackets.")
     if missed:
         lines.append("* rematkit's interval did not reach the target within --max-seconds: the one reached is shown.")
     if QUIET["marked"]:

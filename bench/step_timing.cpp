@@ -29,6 +29,7 @@
 #include "rematkit/linearize.hpp"
 #include "rematkit/plugin_registry.hpp"
 #include "rematkit/sweep/median_interval.hpp"
+#include "rematkit/sweep/peak_rss.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
 #include "rematkit/training_step.hpp"
 
@@ -50,6 +51,9 @@ struct PolicyStep {
     step = std::make_unique<TrainingStep>(lin, backends, instance.trained, 1e-6);
     step->set_constants(instance.constants);
     step->set_arguments(instance.arguments);
+    // The arena holds them now: the process's memory is the step's, as the peers' is theirs.
+    instance.constants = {};
+    instance.arguments = {};
   }
   sweep::ModelInstance instance;
   Linearization lin;
@@ -61,6 +65,7 @@ struct Options {
   std::vector<int64_t> transformer;  // L,B,S,D,H,M: the transformer instead of the MLP sizes
   std::string cnn;  // B,I,C,W1/W2/..,D,K or "default": the CNN instead of the MLP sizes
   std::string gpt;  // L,B,S,D,H,V[,M] or "default": the gpt instead of the MLP sizes
+  std::string llama;  // L,B,S,D,H,K,V[,M] or "default": the llama instead of the MLP sizes
   std::vector<int> threads{1, 2};
   std::vector<std::string> policies{kBaseline, "dots_with_no_batch_dims_saveable", "nothing_saveable"};
   std::vector<std::string> backends{"onednn", "highway", "reference"};
@@ -122,6 +127,7 @@ void write_json_atomically(const std::string& path, const json& doc) {
 // Times one (workload, threads) configuration: its rows are printed and returned as JSON.
 json time_configuration(const Options& options, const bench::Workload& work, int threads, uint64_t seed) {
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
+  const sweep::PeakRss rss;  // the steps' arenas and what planning them took
   BackendOptions backends{options.backends, &default_plugins()};
   backends.threads = threads;
   std::vector<std::unique_ptr<PolicyStep>> steps;
@@ -224,6 +230,7 @@ json time_configuration(const Options& options, const bench::Workload& work, int
                             {"others_load_share", others},
                             {"waited_for_quiet_s", quiet.seconds},
                             {"others_cores_before", quiet.cores},
+                            {"process_peak_rss_MiB", static_cast<double>(rss.bytes().value_or(0)) / 1048576.0},
                             {"rows", rows}});
   return configuration;
 }
@@ -232,7 +239,7 @@ json time_configuration(const Options& options, const bench::Workload& work, int
 
 int main(int argc, char** argv) {
   Options options;
-  CLI::App app{"The MLP training step per policy (or the transformer's, the gpt's or the CNN's), interleaved with a plain GEMM, timed until every median's "
+  CLI::App app{"The MLP training step per policy (or the transformer's, the gpt's, the llama's or the CNN's), interleaved with a plain GEMM, timed until every median's "
                "95% interval is within --target (or --max-seconds)."};
   app.add_option("--sizes", options.sizes, "indices into (1,64,64), (32,512,512), (256,1024,1024), (1024,2048,2048)")
       ->delimiter(',')
@@ -250,6 +257,12 @@ int main(int argc, char** argv) {
                      "): the sweep's gpt (torch_gpt.py's model, dropout 0.1) instead of the MLP sizes")
       ->excludes("--transformer")
       ->excludes("--cnn");
+  app.add_option("--llama", options.llama,
+                 "L,B,S,D,H,K,V[,M] or 'default' (" + std::string(bench::kDefaultLlama) +
+                     "): the sweep's llama (torch_llama.py's model) instead of the MLP sizes")
+      ->excludes("--transformer")
+      ->excludes("--cnn")
+      ->excludes("--gpt");
   app.add_option("--threads", options.threads, "thread counts, one configuration each")->delimiter(',')->check(CLI::PositiveNumber);
   app.add_option("--policies", options.policies, "policies, interleaved; ratios are to everything_saveable")->delimiter(',');
   app.add_option("--backends", options.backends, "one preference list, for the steps and the GEMM")->delimiter(',');
@@ -291,21 +304,24 @@ int main(int argc, char** argv) {
 
     std::string backends;
     for (const std::string& b : options.backends) backends += (backends.empty() ? "" : ",") + b;
-    const bool cnn = !options.cnn.empty(), transformer = !options.transformer.empty(), gpt = !options.gpt.empty();
+    const bool cnn = !options.cnn.empty(), transformer = !options.transformer.empty(), gpt = !options.gpt.empty(),
+               llama = !options.llama.empty();
     // Before the table's header, so that a malformed model prints only its error.
     std::vector<bench::Workload> workloads;
     if (cnn) workloads.push_back(bench::cnn_workload(options.cnn));
     else if (gpt) workloads.push_back(bench::gpt_workload(options.gpt));
+    else if (llama) workloads.push_back(bench::llama_workload(options.llama));
     else if (transformer) workloads.push_back(bench::transformer_workload(options.transformer));
     else
       for (int s : options.sizes) workloads.push_back(bench::mlp_workload(s));
-    std::cout << (cnn ? "CNN" : gpt ? "GPT" : transformer ? "Transformer" : "MLP") << " training step on " << backends << ", " << cpu_model() << ", " << now_utc() << "; median of per-step times, "
+    std::cout << (cnn ? "CNN" : gpt ? "GPT" : llama ? "Llama" : transformer ? "Transformer" : "MLP") << " training step on " << backends << ", " << cpu_model() << ", " << now_utc() << "; median of per-step times, "
               << "95% interval, target ±" << fixed(100 * options.rounds.target, 1) << "%; GFLOP/s of the nominal 3 x forward products "
               << (cnn ? "3*2*(the convolutions' and the head's multiply-adds), no GEMM beside it"
                   : gpt         ? "3*B*S*(L*(8*D^2+4*S*D+4*D*M)+2*D*V) (the GEMM's: 2*m*k*n)"
+                  : llama       ? "3*B*S*(L*(4*D^2+4*D*K*D/H+4*S*D+6*D*M)+2*D*V) (the GEMM's: 2*m*k*n)"
                   : transformer ? "3*L*B*S*(8*D^2+4*S*D+4*D*M) (the GEMM's: 2*m*k*n)"
                                 : "6*B*(D*F+2*F^2) (the GEMM's: 2*m*k*n)") << "\n\n"
-              << "| " << (cnn ? "model (B, I, C, widths, D, K)" : gpt ? "model (L, B, S, D, H, V, M)" : transformer ? "model (L, B, S, D, H, M)" : "(B, D, F)") << " | threads | policy | median ms | 95% interval | GFLOP/s | vs " << kBaseline
+              << "| " << (cnn ? "model (B, I, C, widths, D, K)" : gpt ? "model (L, B, S, D, H, V, M)" : llama ? "model (L, B, S, D, H, K, V, M)" : transformer ? "model (L, B, S, D, H, M)" : "(B, D, F)") << " | threads | policy | median ms | 95% interval | GFLOP/s | vs " << kBaseline
               << " (intervals) | of GEMM's GFLOP/s | peak MiB |\n|---|---|---|---|---|---|---|---|---|\n";
     uint64_t seed = 0;
     bool all_reached = true;

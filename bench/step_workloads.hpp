@@ -119,6 +119,46 @@ inline Workload gpt_workload(const std::string& spec) {
   return w;
 }
 
+// bench/peers/torch_llama.py's default config: the sweep's small sizes, 2 kv heads.
+inline constexpr const char* kDefaultLlama = "2,2,32,64,4,2,128";
+
+// The sweep's `llama:` model (flax/llama.hpp: RMSNorm, rotary embeddings, grouped-query attention,
+// SwiGLU, an untied head; a checkpoint per block; no dropout) from torch_llama.py's
+// L,B,S,D,H,K,V[,M] (M: the sweep's default, 8/3 x D rounded up to a multiple of 8), or "default".
+// The yardstick is a block's (B*S x D)(D x M).
+inline Workload llama_workload(const std::string& spec) {
+  const std::string text = spec == "default" ? kDefaultLlama : spec;
+  const std::string usage = "--llama takes L,B,S,D,H,K,V[,M] (positive integers, D = H x an even width, K dividing H) or "
+                            "'default', not '" + spec + "'";
+  std::vector<int64_t> c;
+  std::stringstream in(text);
+  for (std::string f; std::getline(in, f, ',');) {
+    c.push_back(spec_count(f, usage));
+    if (c.back() < 1) throw std::invalid_argument(usage);
+  }
+  if ((c.size() != 7 && c.size() != 8) || text.back() == ',' || c[3] % c[4] != 0 || (c[3] / c[4]) % 2 != 0 || c[4] % c[5] != 0)
+    throw std::invalid_argument(usage);
+  const int64_t l = c[0], b = c[1], s = c[2], d = c[3], h = c[4], k = c[5], v = c[6];
+  const int64_t m = c.size() == 8 ? c[7] : (8 * d / 3 + 7) / 8 * 8;
+  Workload w;
+  w.label = "llama (" + std::to_string(l) + ", " + std::to_string(b) + ", " + std::to_string(s) + ", " + std::to_string(d) +
+            ", " + std::to_string(h) + ", " + std::to_string(k) + ", " + std::to_string(v) + ", " + std::to_string(m) + ")";
+  w.keys = {{"model", "llama"}, {"L", l}, {"B", b}, {"S", s}, {"D", d}, {"H", h}, {"K", k}, {"V", v}, {"M", m}};
+  w.model.name = "llama";
+  w.model.kind = sweep::ModelSpec::Kind::kLlama;
+  sweep::LlamaModel& g = w.model.llama;
+  g.layers = l, g.batch = b, g.sequence = s, g.model = d, g.heads = h, g.kv_heads = k, g.mlp = m, g.vocab = v;
+  g.remat = sweep::Remat::kPerLayer;
+  // Per block: q and o (D^2 each), k and v (D x K*Dh each), q k^T and p v, the three MLP
+  // products; then the head (D x V) per token.
+  const double kd = static_cast<double>(k * (d / h));
+  const double tokens = static_cast<double>(b * s);
+  const double forward = tokens * (static_cast<double>(l) * (4.0 * d * d + 4.0 * d * kd + 4.0 * s * d + 6.0 * d * m) + 2.0 * d * v);
+  w.flops = 3 * forward;
+  w.gemm_m = b * s, w.gemm_k = d, w.gemm_n = m;
+  return w;
+}
+
 // examples/cnn_sweep.yaml's model, and bench/peers/torch_cnn.py's default config.
 inline constexpr const char* kDefaultCnn = "8,16,3,16/32,1,10";
 

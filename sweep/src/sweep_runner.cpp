@@ -40,42 +40,36 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-// A policy's model: the group's one instance (its inputs drawn once, the same for every policy:
-// the program's checkpoints are what a policy changes) and its linearization.
+// A policy's model: the group's program (its inputs drawn once, the same for every policy: the
+// program's checkpoints are what a policy changes) linearized under the policy.
 struct PolicyModel {
-  std::shared_ptr<const ModelInstance> instance;
   Linearization lin;
 };
-
-// The group's model under everything_saveable: its program, inputs and trained arguments.
-std::shared_ptr<const ModelInstance> group_instance(const ModelSpec& model, uint64_t seed, std::optional<int64_t> max_memory) {
-  return std::make_shared<const ModelInstance>(instantiate(model, "everything_saveable", seed, max_memory));
-}
 
 // `instance` under `policy`: it wraps a program model that names no checkpoints of its own
 // (whole_program_policy), and replaces the policies of every other model's checkpoints, as
 // instantiating the model with that policy would place them.
-PolicyModel linearized(const std::shared_ptr<const ModelInstance>& instance, const std::string& policy,
+PolicyModel linearized(const ModelInstance& instance, const std::string& policy,
                        const PluginRegistry& plugins) {
   LinearizeOptions options;
   options.policies = &plugins.policies();
   options.policy_source = "policies";
-  options.differentiate = instance->trained;  // what is not trained needs no gradient
-  PolicyModel pm{instance, {}};
-  if (!instance->whole_program_policy.empty()) {
+  options.differentiate = instance.trained;  // what is not trained needs no gradient
+  PolicyModel pm;
+  if (!instance.whole_program_policy.empty()) {
     options.policy = policy;
-    pm.lin = linearize(instance->program, options);
+    pm.lin = linearize(instance.program, options);
   } else {
-    pm.lin = linearize(policy == "everything_saveable" ? instance->program
-                                                       : retarget_checkpoint_policies(instance->program, policy, "policies"),
+    pm.lin = linearize(policy == "everything_saveable" ? instance.program
+                                                       : retarget_checkpoint_policies(instance.program, policy, "policies"),
                        options);
   }
   return pm;
 }
 
-PolicyModel solved(const SweepConfig& config, size_t model, const std::shared_ptr<const ModelInstance>& instance,
+PolicyModel solved(const SweepConfig& config, size_t model, const ModelInstance& instance,
                    const std::string& policy, const BackendOptions& backends, BudgetAnswers& answers) {
-  return PolicyModel{instance, answers.linearized(config, model, instance->program, instance->trained, policy, backends)};
+  return PolicyModel{answers.linearized(config, model, instance.program, instance.trained, policy, backends)};
 }
 
 // The policy a group's verdicts compare against: everything_saveable, or the first policy.
@@ -226,13 +220,14 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
   std::vector<TimedStep> timed;
   std::vector<PolicyModel> models;
   models.reserve(config.policies.size());
-  std::shared_ptr<const ModelInstance> instance = group_instance(model, config.seed, config.max_memory);
+  // The model under everything_saveable: its program, inputs and trained arguments.
+  std::optional<ModelInstance> instance = instantiate(model, "everything_saveable", config.seed, config.max_memory);
   for (size_t p = 0; p < config.policies.size(); ++p) {
     const bool wanted_here = wanted(group.first_config + p);
     if (!wanted_here && p != baseline) continue;
     const std::string& policy = config.policies[p];
-    models.push_back(budget_policy(policy) ? solved(config, group.model, instance, policy, options, answers)
-                                           : linearized(instance, policy, plugins));
+    models.push_back(budget_policy(policy) ? solved(config, group.model, *instance, policy, options, answers)
+                                           : linearized(*instance, policy, plugins));
     timed.push_back(TimedStep{p, wanted_here, &models.back(), nullptr, 0, {}});
   }
   if (std::none_of(timed.begin(), timed.end(), [](const TimedStep& t) { return t.wanted; })) return {};
@@ -253,7 +248,6 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
     if (stopped()) return {};
   }
   const size_t arguments = instance->arguments.size();
-  for (PolicyModel& m : models) m.instance.reset();
   instance.reset();
 
   // The gradients every policy must agree on, bit for bit: the baseline step's (or, where it was
