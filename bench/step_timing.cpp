@@ -49,9 +49,13 @@ struct PolicyStep {
     options.differentiate = instance.trained;  // the params, as the peers: no gradient for the data
     lin = linearize(instance.program, options);
     step = std::make_unique<TrainingStep>(lin, backends, instance.trained, 1e-6);
+    // Into the arena an argument at a time, each let go once loaded: the process's memory is the
+    // step's, as the peers' is theirs.
     step->set_constants(instance.constants);
-    step->set_arguments(instance.arguments);
-    // The arena holds them now: the process's memory is the step's, as the peers' is theirs.
+    for (size_t a = 0; a < instance.arguments.size(); ++a) {
+      step->set_argument(a, instance.arguments[a]);
+      std::vector<double>().swap(instance.arguments[a].data);
+    }
     instance.constants = {};
     instance.arguments = {};
   }

@@ -244,10 +244,16 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
       continue;
     }
     t.step->set_constants(instance->constants);
-    t.step->set_arguments(instance->arguments);
     if (stopped()) return {};
   }
+  // The inputs into every arena an argument at a time, each let go once all have it: the process
+  // holds the doubles of the arguments still to load and the arenas' pages filled so far.
   const size_t arguments = instance->arguments.size();
+  for (size_t a = 0; a < arguments; ++a) {
+    for (TimedStep& t : timed)
+      if (t.step) t.step->set_argument(a, instance->arguments[a]);
+    std::vector<double>().swap(instance->arguments[a].data);
+  }
   instance.reset();
 
   // The gradients every policy must agree on, bit for bit: the baseline step's (or, where it was

@@ -46,14 +46,16 @@ std::vector<Atom> add_token_model_params(ProgramBuilder& b, Model& model, const 
   std::vector<Atom> atoms;
   for (size_t i = 0; i < specs.size(); ++i) {
     const bool block_param = i >= first && i < end;
-    if (!scanned || !block_param) atoms.push_back(add_param(specs[i].name, drawn[i]));
+    // (Moved, not copied: a real-size model's params are a gigabyte as doubles.)
+    if (!scanned || !block_param) atoms.push_back(add_param(specs[i].name, std::move(drawn[i])));
     if (!scanned || i != first) continue;
     for (size_t k = 0; k < params.per_block; ++k) {
       Tensor stacked{drawn[first + k].type, {}};
       stacked.type.shape.insert(stacked.type.shape.begin(), scan_lengths.begin(), scan_lengths.end());
       for (int64_t l = 0; l < layers; ++l) {
-        const Tensor& layer = drawn[first + static_cast<size_t>(l) * params.per_block + k];
+        Tensor& layer = drawn[first + static_cast<size_t>(l) * params.per_block + k];
         stacked.data.insert(stacked.data.end(), layer.data.begin(), layer.data.end());
+        std::vector<double>().swap(layer.data);  // in the stack now
       }
       atoms.push_back(add_param(specs[first + k].name, std::move(stacked)));
     }
