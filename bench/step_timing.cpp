@@ -7,7 +7,8 @@
 // every median is within --target of it, or --max-seconds. Prints a table; --json writes the rows.
 // --transformer L,B,S,D,H,M times the sweep's transformer instead (torch_transformer.py's model),
 // --gpt L,B,S,D,H,V[,M] the sweep's gpt (torch_gpt.py's model), --cnn B,I,C,W1/W2/..,D,K the
-// sweep's CNN (torch_cnn.py's model; no GEMM beside it).
+// sweep's CNN (torch_cnn.py's model; no GEMM beside it), --scanned-mlp DEPTH,WIDTH,BATCH a deep MLP
+// unrolled and scanned, interleaved (what reading the scan's rows costs).
 #include <tbb/global_control.h>
 
 #include <CLI/CLI.hpp>
@@ -70,6 +71,7 @@ struct Options {
   std::string cnn;  // B,I,C,W1/W2/..,D,K or "default": the CNN instead of the MLP sizes
   std::string gpt;  // L,B,S,D,H,V[,M] or "default": the gpt instead of the MLP sizes
   std::string llama;  // L,B,S,D,H,K,V[,M] or "default": the llama instead of the MLP sizes
+  std::vector<int64_t> scanned_mlp;  // DEPTH,WIDTH,BATCH: a deep MLP unrolled and scanned
   std::vector<int> threads{1, 2};
   std::vector<std::string> policies{kBaseline, "dots_with_no_batch_dims_saveable", "nothing_saveable"};
   std::vector<std::string> backends{"onednn", "highway", "reference"};
@@ -141,6 +143,10 @@ json time_configuration(const Options& options, const bench::Workload& work, int
   for (const std::string& policy : options.policies) {
     steps.push_back(std::make_unique<PolicyStep>(work.model, policy, backends));
     names.push_back(policy);
+    for (const auto& [name, model] : work.also) {
+      steps.push_back(std::make_unique<PolicyStep>(model, policy, backends));
+      names.push_back(policy + ", " + name);
+    }
     if (!options.unfused_too) continue;
     steps.push_back(std::make_unique<PolicyStep>(work.model, policy, unfused));
     names.push_back(policy + " unfused");
@@ -267,6 +273,14 @@ int main(int argc, char** argv) {
       ->excludes("--transformer")
       ->excludes("--cnn")
       ->excludes("--gpt");
+  app.add_option("--scanned-mlp", options.scanned_mlp,
+                 "DEPTH,WIDTH,BATCH: a tanh MLP of DEPTH WIDTH-wide layers unrolled and, beside it, scanned (sqrt_n_sweep.yaml's is 64,128,2048) instead of the MLP sizes")
+      ->delimiter(',')
+      ->expected(3)
+      ->excludes("--transformer")
+      ->excludes("--cnn")
+      ->excludes("--gpt")
+      ->excludes("--llama");
   app.add_option("--threads", options.threads, "thread counts, one configuration each")->delimiter(',')->check(CLI::PositiveNumber);
   app.add_option("--policies", options.policies, "policies, interleaved; ratios are to everything_saveable")->delimiter(',');
   app.add_option("--backends", options.backends, "one preference list, for the steps and the GEMM")->delimiter(',');
@@ -316,6 +330,7 @@ int main(int argc, char** argv) {
     else if (gpt) workloads.push_back(bench::gpt_workload(options.gpt));
     else if (llama) workloads.push_back(bench::llama_workload(options.llama));
     else if (transformer) workloads.push_back(bench::transformer_workload(options.transformer));
+    else if (!options.scanned_mlp.empty()) workloads.push_back(bench::scanned_mlp_workload(options.scanned_mlp));
     else
       for (int s : options.sizes) workloads.push_back(bench::mlp_workload(s));
     std::cout << (cnn ? "CNN" : gpt ? "GPT" : llama ? "Llama" : transformer ? "Transformer" : "MLP") << " training step on " << backends << ", " << cpu_model() << ", " << now_utc() << "; median of per-step times, "
@@ -324,8 +339,9 @@ int main(int argc, char** argv) {
                   : gpt         ? "3*B*S*(L*(8*D^2+4*S*D+4*D*M)+2*D*V) (the GEMM's: 2*m*k*n)"
                   : llama       ? "3*B*S*(L*(4*D^2+4*D*K*D/H+4*S*D+6*D*M)+2*D*V) (the GEMM's: 2*m*k*n)"
                   : transformer ? "3*L*B*S*(8*D^2+4*S*D+4*D*M) (the GEMM's: 2*m*k*n)"
+                  : !options.scanned_mlp.empty() ? "6*B*depth*W^2 (the GEMM's: 2*m*k*n)"
                                 : "6*B*(D*F+2*F^2) (the GEMM's: 2*m*k*n)") << "\n\n"
-              << "| " << (cnn ? "model (B, I, C, widths, D, K)" : gpt ? "model (L, B, S, D, H, V, M)" : llama ? "model (L, B, S, D, H, K, V, M)" : transformer ? "model (L, B, S, D, H, M)" : "(B, D, F)") << " | threads | policy | median ms | 95% interval | GFLOP/s | vs " << kBaseline
+              << "| " << (cnn ? "model (B, I, C, widths, D, K)" : gpt ? "model (L, B, S, D, H, V, M)" : llama ? "model (L, B, S, D, H, K, V, M)" : transformer ? "model (L, B, S, D, H, M)" : !options.scanned_mlp.empty() ? "model (depth, W, B)" : "(B, D, F)") << " | threads | policy | median ms | 95% interval | GFLOP/s | vs " << kBaseline
               << " (intervals) | of GEMM's GFLOP/s | peak MiB |\n|---|---|---|---|---|---|---|---|---|\n";
     uint64_t seed = 0;
     bool all_reached = true;

@@ -24,6 +24,9 @@ struct Workload {
   // policy and every peer.
   double flops = 0;
   int64_t gemm_m = 0, gemm_k = 0, gemm_n = 0;  // the yardstick (m x k)(k x n); all 0: none
+  // The same computation written another way, timed beside `model` (each policy named
+  // "POLICY, <first>"): the scanned MLP beside the unrolled one.
+  std::vector<std::pair<std::string, sweep::ModelSpec>> also;
   bool has_gemm() const { return gemm_m > 0 && gemm_k > 0 && gemm_n > 0; }
 };
 
@@ -41,6 +44,25 @@ inline Workload mlp_workload(int index) {
   w.model.mlp = sweep::MlpModel{d, {f, f, f}, b, "relu", sweep::Remat::kPerLayer, {}};
   w.flops = 6.0 * static_cast<double>(b) * static_cast<double>(d * f + 2 * f * f);
   w.gemm_m = b, w.gemm_k = d, w.gemm_n = f;
+  return w;
+}
+
+// sqrt_n_sweep.yaml's MLP: `depth` Dense(W,W) -> tanh layers on x f32[B,W], no checkpoint,
+// unrolled and (beside it) scanned as nn.scan writes it; what the scan's rows cost. The yardstick is
+// a layer's (B x W)(W x W).
+inline Workload scanned_mlp_workload(const std::vector<int64_t>& c) {
+  if (c.size() != 3 || c[0] < 1 || c[1] < 1 || c[2] < 1) throw std::invalid_argument("--scanned-mlp takes DEPTH,WIDTH,BATCH (positive)");
+  const int64_t depth = c[0], width = c[1], batch = c[2];
+  Workload w;
+  w.label = "mlp (" + std::to_string(depth) + ", " + std::to_string(width) + ", " + std::to_string(batch) + ")";
+  w.keys = {{"model", "mlp"}, {"depth", depth}, {"W", width}, {"B", batch}};
+  w.model.name = "mlp";
+  w.model.mlp = sweep::MlpModel{width, std::vector<int64_t>(static_cast<size_t>(depth), width), batch, "tanh", sweep::Remat::kNone, {}};
+  sweep::ModelSpec scanned = w.model;
+  scanned.mlp.loop.kind = sweep::LayerLoop::Kind::kScan;
+  w.also.emplace_back("scanned", scanned);
+  w.flops = 6.0 * static_cast<double>(batch * depth * width * width);
+  w.gemm_m = batch, w.gemm_k = width, w.gemm_n = width;
   return w;
 }
 

@@ -21,8 +21,22 @@ std::byte* row(void* stacked, int64_t index, size_t row_bytes) {
   return static_cast<std::byte*>(stacked) + static_cast<size_t>(index) * row_bytes;
 }
 
-// sum += term, elementwise in `type`'s dtype, rounded as the reference add rounds.
+// Whether a body's buffer may live at `data` instead of its arena place: kernels may assume an
+// arena buffer's alignment, and may touch its rounded-up tail.
+bool arena_like(const void* data, size_t bytes) {
+  return reinterpret_cast<uintptr_t>(data) % kBufferAlignment == 0 && bytes % kBufferAlignment == 0;
+}
+
+template <typename T>
+void add_into(T* sum, const T* term, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) sum[i] += term[i];
+}
+
+// sum += term, elementwise in `type`'s dtype, rounded as the reference add rounds (a float sum
+// rounded from double is the float sum: double holds it exactly).
 void accumulate(const Type& type, void* sum, const void* term) {
+  if (type.dtype == DType::kF32) return add_into(static_cast<float*>(sum), static_cast<const float*>(term), type.num_elements());
+  if (type.dtype == DType::kF64) return add_into(static_cast<double*>(sum), static_cast<const double*>(term), type.num_elements());
   const int code = dtype_code(type.dtype);
   for (int64_t i = 0; i < type.num_elements(); ++i) {
     const size_t k = static_cast<size_t>(i);
@@ -40,7 +54,38 @@ LoopRunner::LoopRunner(const LoopProgram& loop, std::byte* workspace) : loop_(lo
   for (size_t j = 0; j < s.num_carry; ++j)
     carry_bytes += static_cast<size_t>(s.body.graph.values[s.body.arguments[s.num_consts + j]].type.bytes());
   scratch_.resize(carry_bytes);
-  if (loop.part != ControlFlowPart::kTranspose) return;
+  const BodyPass& pass = loop.bodies[0];
+  const auto count = [](const std::vector<int>& buffers, int buffer) { return std::count(buffers.begin(), buffers.end(), buffer); };
+  // A given is only read (the runner points it elsewhere before it writes a carry), so it may be a
+  // row whenever no other given is the same buffer; a result may be one when no given or other
+  // result is the same buffer (a result that is a given's buffer is copied from where the given is).
+  given_in_place_.assign(pass.given.size(), 0);
+  result_in_place_.assign(pass.results.size(), 0);
+  for (size_t k = 0; k < pass.given.size(); ++k) given_in_place_[k] = count(pass.given, pass.given[k]) == 1;
+  for (size_t k = 0; k < pass.results.size(); ++k)
+    result_in_place_[k] = count(pass.given, pass.results[k]) == 0 && count(pass.results, pass.results[k]) == 1;
+  if (loop.part != ControlFlowPart::kTranspose) {
+    // A carry's new value that is also a stacked result (the activation a layer passes on and saves)
+    // is written into its row, and the next iteration reads it there: no copy.
+    // Else, when the carry's input is a stacked result (a layer's input saved for its backward
+    // pass), the new value is written into the next iteration's row of that stack, where the next
+    // iteration reads it and finds it saved: no copy either.
+    carry_row_.assign(s.num_carry, SIZE_MAX);
+    carry_next_row_.assign(s.num_carry, SIZE_MAX);
+    for (size_t j = 0; j < s.num_carry; ++j) {
+      const int buffer = pass.results[j], input = pass.given[s.num_consts + j];
+      result_in_place_[j] = 0;
+      if (count(pass.given, buffer) != 0) continue;
+      if (count(pass.results, buffer) == 2) {
+        for (size_t a = s.num_carry; a < pass.results.size(); ++a)
+          if (pass.results[a] == buffer) carry_row_[j] = a, result_in_place_[a] = 1;
+      } else if (count(pass.results, buffer) == 1 && count(pass.given, input) == 1) {
+        for (size_t a = s.num_carry; a < pass.results.size() && carry_next_row_[j] == SIZE_MAX; ++a)
+          if (pass.results[a] == input) carry_next_row_[j] = a, result_in_place_[j] = 1;
+      }
+    }
+    return;
+  }
   // The transpose's layout, fixed: where each seed is among the given buffers, each argument's
   // gradient among the results and its cotangent among the outputs (so a run allocates nothing).
   output_ct_.assign(s.tangent_out.size(), nullptr);
@@ -57,6 +102,32 @@ LoopRunner::LoopRunner(const LoopProgram& loop, std::byte* workspace) : loop_(lo
     if (s.differentiated[i]) result_of_[i] = next_result++;
     if (s.tangent_given[i]) out_of_[i] = next_out++;
   }
+  // The carries' seeds are written through scratch; the consts' and carries' gradients are read
+  // across iterations. The xs' gradients and every other given may be rows.
+  for (size_t j = 0; j < s.num_carry; ++j)
+    if (seed_given_[j] != SIZE_MAX) given_in_place_[seed_given_[j]] = 0;
+  for (size_t i = 0; i < s.num_consts + s.num_carry && i < n_args; ++i)
+    if (result_of_[i] != SIZE_MAX) result_in_place_[result_of_[i]] = 0;
+  // A carry's cotangent whose seed and gradient are buffers of their own is passed on without a
+  // copy: the gradient is written into one of two places of its own, alternately, and the next
+  // iteration's seed reads it there.
+  pingpong_at_.assign(s.num_carry, SIZE_MAX);
+  size_t pingpong_bytes = 0;
+  for (size_t j = 0; j < s.num_carry && s.num_consts + j < n_args; ++j) {
+    const size_t seed = seed_given_[j], gradient = result_of_[s.num_consts + j];
+    if (seed == SIZE_MAX || gradient == SIZE_MAX) continue;
+    const int seed_buffer = pass.given[seed], gradient_buffer = pass.results[gradient];
+    const size_t bytes = bytes_of_given(seed);
+    if (bytes % kBufferAlignment != 0 || count(pass.given, seed_buffer) != 1 || count(pass.results, seed_buffer) != 0 ||
+        count(pass.given, gradient_buffer) != 0 || count(pass.results, gradient_buffer) != 1)
+      continue;
+    pingpong_at_[j] = pingpong_bytes;
+    pingpong_bytes += 2 * bytes;
+    given_in_place_[seed] = result_in_place_[gradient] = 1;
+  }
+  pingpong_storage_.resize(pingpong_bytes + kBufferAlignment);
+  const uintptr_t base = reinterpret_cast<uintptr_t>(pingpong_storage_.data());
+  pingpong_ = pingpong_storage_.data() + (kBufferAlignment - base % kBufferAlignment) % kBufferAlignment;
 }
 
 LoopRunner::~LoopRunner() = default;
@@ -147,15 +218,44 @@ void LoopRunner::run_cond_transpose(const std::vector<const void*>& in, const st
   for (size_t i = 0; i < out.size(); ++i) std::memcpy(out[i], result(i, b), static_cast<size_t>(result_type(i, b).bytes()));
 }
 
+void LoopRunner::give(size_t k, const void* data) {
+  const size_t bytes = bytes_of_given(k);
+  std::byte* at = static_cast<std::byte*>(const_cast<void*>(data));  // read only: a given is never written
+  const bool in_place = given_in_place_[k] && arena_like(data, bytes);
+  bodies_[0]->bind(loop_.bodies[0].given[k], in_place ? at : nullptr);
+  if (!in_place) std::memcpy(given(k), data, bytes);
+}
+
+void LoopRunner::aim_result(size_t k, void* data) {
+  if (!result_in_place_[k]) return;  // it may be a given's buffer, which stays where give() put it
+  const bool in_place = arena_like(data, static_cast<size_t>(result_type(k).bytes()));
+  bodies_[0]->bind(loop_.bodies[0].results[k], in_place ? static_cast<std::byte*>(data) : nullptr);
+}
+
+void LoopRunner::take_result(size_t k, void* data) const {
+  if (result(k) != data) std::memcpy(data, result(k), static_cast<size_t>(result_type(k).bytes()));
+}
+
 void LoopRunner::carry_over(size_t first_given, size_t first_result, size_t n) {
+  // A carry written into its row: the next iteration's given points there. The others are staged in
+  // scratch before any given moves or is written (a result may be another carry's given buffer).
+  std::vector<std::byte*>& in_row = carried_in_row_;
+  in_row.assign(n, nullptr);
   size_t at = 0;
   for (size_t j = 0; j < n; ++j) {
+    const int buffer = loop_.bodies[0].results[first_result + j];
+    if ((carry_row_[j] != SIZE_MAX || carry_next_row_[j] != SIZE_MAX) && !bodies_[0]->in_arena(buffer)) {
+      in_row[j] = bodies_[0]->data(buffer);
+      continue;
+    }
     const size_t bytes = bytes_of_given(first_given + j);
     std::memcpy(scratch_.data() + at, result(first_result + j), bytes);
     at += bytes;
   }
   at = 0;
   for (size_t j = 0; j < n; ++j) {
+    bodies_[0]->bind(loop_.bodies[0].given[first_given + j], in_row[j]);
+    if (in_row[j]) continue;
     const size_t bytes = bytes_of_given(first_given + j);
     std::memcpy(given(first_given + j), scratch_.data() + at, bytes);
     at += bytes;
@@ -165,41 +265,54 @@ void LoopRunner::carry_over(size_t first_given, size_t first_result, size_t n) {
 void LoopRunner::run_forward(const std::vector<const void*>& in, const std::vector<void*>& out) {
   const ScanLinearization& s = *loop_.scan;
   const size_t n_args = s.num_consts + s.num_carry + s.num_xs;
-  for (size_t i = 0; i < s.num_consts + s.num_carry; ++i) std::memcpy(given(i), in[i], bytes_of_given(i));
-  for (size_t h = 0; h < s.hoisted.size(); ++h) std::memcpy(given(n_args + h), in[n_args + h], bytes_of_given(n_args + h));
+  for (size_t i = 0; i < s.num_consts + s.num_carry; ++i) give(i, in[i]);
+  for (size_t h = 0; h < s.hoisted.size(); ++h) give(n_args + h, in[n_args + h]);
   const size_t n_rows = s.num_ys + s.saved.size();
   for (int64_t step = 0; step < s.length; ++step) {
     const int64_t r = s.row_of(step);
-    for (size_t k = s.num_consts + s.num_carry; k < n_args; ++k)
-      std::memcpy(given(k), row(in[k], r, bytes_of_given(k)), bytes_of_given(k));
-    bodies_[0]->run({});
-    for (size_t k = 0; k < n_rows; ++k) {
-      const size_t at = s.num_carry + k;
-      const size_t bytes = static_cast<size_t>(result_type(at).bytes());
-      std::memcpy(row(out[at], r, bytes), result(at), bytes);
+    for (size_t k = s.num_consts + s.num_carry; k < n_args; ++k) give(k, row(in[k], r, bytes_of_given(k)));
+    for (size_t at = s.num_carry; at < s.num_carry + n_rows; ++at)
+      aim_result(at, row(out[at], r, static_cast<size_t>(result_type(at).bytes())));
+    for (size_t j = 0; j < s.num_carry; ++j) {
+      const size_t a = carry_next_row_[j];
+      if (a == SIZE_MAX) continue;
+      // The last iteration's: straight into the final carry.
+      aim_result(j, step + 1 < s.length ? row(out[a], s.row_of(step + 1), static_cast<size_t>(result_type(a).bytes())) : out[j]);
     }
+    bodies_[0]->run({});
+    for (size_t at = s.num_carry; at < s.num_carry + n_rows; ++at)
+      take_result(at, row(out[at], r, static_cast<size_t>(result_type(at).bytes())));
     carry_over(s.num_consts, 0, s.num_carry);
   }
-  for (size_t j = 0; j < s.num_carry; ++j) std::memcpy(out[j], given(s.num_consts + j), bytes_of_given(s.num_consts + j));
+  for (size_t j = 0; j < s.num_carry; ++j)
+    if (out[j] != given(s.num_consts + j)) std::memcpy(out[j], given(s.num_consts + j), bytes_of_given(s.num_consts + j));
 }
 
 void LoopRunner::run_recompute(const std::vector<const void*>& in, const std::vector<void*>& out) {
   const ScanLinearization& s = *loop_.scan;
   const size_t n_args = s.num_consts + s.num_carry + s.num_xs;
   const size_t first_saved = n_args + s.hoisted.size();
-  for (size_t i = 0; i < s.num_consts + s.num_carry; ++i) std::memcpy(given(i), in[i], bytes_of_given(i));
-  for (size_t h = n_args; h < first_saved; ++h) std::memcpy(given(h), in[h], bytes_of_given(h));
+  for (size_t i = 0; i < s.num_consts + s.num_carry; ++i) give(i, in[i]);
+  for (size_t h = n_args; h < first_saved; ++h) give(h, in[h]);
   for (int64_t step = 0; step < s.length; ++step) {
     const int64_t r = s.row_of(step);
-    for (size_t k = s.num_consts + s.num_carry; k < n_args; ++k)
-      std::memcpy(given(k), row(in[k], r, bytes_of_given(k)), bytes_of_given(k));
-    for (size_t k = first_saved; k < first_saved + s.saved.size(); ++k)
-      std::memcpy(given(k), row(in[k], r, bytes_of_given(k)), bytes_of_given(k));
+    for (size_t k = s.num_consts + s.num_carry; k < n_args; ++k) give(k, row(in[k], r, bytes_of_given(k)));
+    for (size_t k = first_saved; k < first_saved + s.saved.size(); ++k) give(k, row(in[k], r, bytes_of_given(k)));
+    for (size_t k = 0; k < s.recomputed.size(); ++k) {
+      const size_t at = s.num_carry + k;
+      aim_result(at, row(out[k], r, static_cast<size_t>(result_type(at).bytes())));
+    }
+    for (size_t j = 0; j < s.num_carry; ++j) {
+      const size_t a = carry_next_row_[j];
+      if (a == SIZE_MAX) continue;
+      std::byte* next = nullptr;  // after the last iteration the carry is not wanted: its arena place
+      if (step + 1 < s.length) next = row(out[a - s.num_carry], s.row_of(step + 1), static_cast<size_t>(result_type(a).bytes()));
+      aim_result(j, next);
+    }
     bodies_[0]->run({});
     for (size_t k = 0; k < s.recomputed.size(); ++k) {
       const size_t at = s.num_carry + k;
-      const size_t bytes = static_cast<size_t>(result_type(at).bytes());
-      std::memcpy(row(out[k], r, bytes), result(at), bytes);
+      take_result(at, row(out[k], r, static_cast<size_t>(result_type(at).bytes())));
     }
     carry_over(s.num_consts, 0, s.num_carry);
   }
@@ -212,8 +325,7 @@ void LoopRunner::run_transpose(const std::vector<const void*>& in, const std::ve
   // The residuals the same every iteration, once.
   for (size_t k = 0; k < n_res; ++k) {
     const ScanResidual::Kind kind = s.residuals[k].kind;
-    if (kind == ScanResidual::Kind::kConst || kind == ScanResidual::Kind::kHoisted)
-      std::memcpy(given(k), in[k], bytes_of_given(k));
+    if (kind == ScanResidual::Kind::kConst || kind == ScanResidual::Kind::kHoisted) give(k, in[k]);
   }
   // Cotangent inputs: one per nonzero output tangent, in output order.
   std::vector<const void*>& output_ct = output_ct_;
@@ -229,13 +341,13 @@ void LoopRunner::run_transpose(const std::vector<const void*>& in, const std::ve
     const int64_t r = s.row_of(step);
     for (size_t k = 0; k < n_res; ++k) {
       const ScanResidual::Kind kind = s.residuals[k].kind;
-      if (kind != ScanResidual::Kind::kConst && kind != ScanResidual::Kind::kHoisted)
-        std::memcpy(given(k), row(in[k], r, bytes_of_given(k)), bytes_of_given(k));
+      if (kind != ScanResidual::Kind::kConst && kind != ScanResidual::Kind::kHoisted) give(k, row(in[k], r, bytes_of_given(k)));
     }
-    // Seeds: the carries' through scratch (a carry's cotangent may lie in another's seed buffer).
+    // Seeds: the carries' read where their cotangent is, or copied through scratch (a carry's
+    // cotangent may lie in another's seed buffer).
     size_t at = 0;
     for (size_t j = 0; j < s.num_carry; ++j) {
-      if (seed_given[j] == SIZE_MAX) continue;
+      if (seed_given[j] == SIZE_MAX || pingpong_at_[j] != SIZE_MAX) continue;
       const size_t bytes = bytes_of_given(seed_given[j]);
       std::memcpy(scratch_.data() + at, carry_ct[j], bytes);
       at += bytes;
@@ -244,12 +356,19 @@ void LoopRunner::run_transpose(const std::vector<const void*>& in, const std::ve
     for (size_t j = 0; j < s.num_carry; ++j) {
       if (seed_given[j] == SIZE_MAX) continue;
       const size_t bytes = bytes_of_given(seed_given[j]);
+      if (pingpong_at_[j] != SIZE_MAX) {
+        give(seed_given[j], carry_ct[j]);
+        aim_result(result_of[s.num_consts + j], pingpong_ + pingpong_at_[j] + (step % 2) * bytes);
+        continue;
+      }
       std::memcpy(given(seed_given[j]), scratch_.data() + at, bytes);
       at += bytes;
     }
     for (size_t k = s.num_carry; k < seed_given.size(); ++k)
-      if (seed_given[k] != SIZE_MAX)
-        std::memcpy(given(seed_given[k]), row(output_ct[k], r, bytes_of_given(seed_given[k])), bytes_of_given(seed_given[k]));
+      if (seed_given[k] != SIZE_MAX) give(seed_given[k], row(output_ct[k], r, bytes_of_given(seed_given[k])));
+    for (size_t i = s.num_consts + s.num_carry; i < n_args; ++i)
+      if (result_of[i] != SIZE_MAX && out_of[i] != SIZE_MAX)
+        aim_result(result_of[i], row(out[out_of[i]], r, static_cast<size_t>(result_type(result_of[i]).bytes())));
     bodies_[0]->run({});
     for (size_t i = 0; i < n_args; ++i) {
       if (result_of[i] == SIZE_MAX) continue;
@@ -263,7 +382,7 @@ void LoopRunner::run_transpose(const std::vector<const void*>& in, const std::ve
       } else if (i < s.num_consts + s.num_carry) {
         carry_ct[i - s.num_consts] = g;
       } else if (out_of[i] != SIZE_MAX) {
-        std::memcpy(row(out[out_of[i]], r, bytes), g, bytes);
+        take_result(result_of[i], row(out[out_of[i]], r, bytes));
       }
     }
   }

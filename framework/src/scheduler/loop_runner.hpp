@@ -1,5 +1,6 @@
-// Runs one loop step: its body's step program once per iteration, moving rows of the stacked
-// operands in and out of the body's given and result buffers.
+// Runs one loop step: its body's step program once per iteration, on rows of the stacked operands:
+// the body reads and writes them in place where it can (a row aligned and sized as the arena's
+// buffers), else they are copied in and out of its given and result buffers.
 #pragma once
 #include <memory>
 #include <vector>
@@ -31,9 +32,15 @@ class LoopRunner {
   const Type& given_type(size_t k, size_t body = 0) const;
   const Type& result_type(size_t k, size_t body = 0) const;
   size_t bytes_of_given(size_t k, size_t body = 0) const;
-  // Copies the carries' new values (results [0, n)) into their given buffers [first, first + n),
-  // through scratch when a result is itself a given buffer (a carry passed through or swapped).
+  // Gives the carries' new values (results [0, n)) to their given buffers [first, first + n): points
+  // a given at its value's row when it was written in place there, else copies it, through scratch
+  // (a result may itself be a given buffer: a carry passed through or swapped).
   void carry_over(size_t first_given, size_t first_result, size_t n);
+  // A scan body's given k reads `data` in place when it may, else a copy of it; result k is written
+  // straight into `data` when it may, and take_result copies it there when it was not.
+  void give(size_t k, const void* data);
+  void aim_result(size_t k, void* data);
+  void take_result(size_t k, void* data) const;
 
   const LoopProgram& loop_;
   std::vector<std::unique_ptr<StepExecutor>> bodies_;
@@ -42,6 +49,16 @@ class LoopRunner {
   std::vector<size_t> seed_given_, result_of_, out_of_;
   std::vector<const void*> output_ct_, carry_ct_;
   std::vector<char> filled_;  // a cond's slots filled by the branch that ran
+  // Per given and result of a scan body: may it be pointed at a row (it is none of the carries the
+  // runner writes or reads across iterations, and no other given or result is the same buffer)?
+  std::vector<char> given_in_place_, result_in_place_;
+  std::vector<size_t> carry_row_;            // per carry: the stacked result that is the same value, or SIZE_MAX
+  std::vector<size_t> carry_next_row_;       // per carry: the stacked result that is its input, or SIZE_MAX
+  // A transpose's carries' cotangents: per carry, its two places in pingpong_ (or SIZE_MAX).
+  std::vector<size_t> pingpong_at_;
+  std::vector<std::byte> pingpong_storage_;
+  std::byte* pingpong_ = nullptr;            // aligned as the arena's buffers
+  std::vector<std::byte*> carried_in_row_;   // carry_over's, sized once
 };
 
 }  // namespace rematkit

@@ -21,14 +21,34 @@ void write_tensor(const Tensor& t, void* data) {
 
 StepExecutor::StepExecutor(const StepProgram& program, std::byte* device_memory) : program_(program) {
   arena_ = std::make_unique<Arena>(program_.layout(), device_memory);
+  const size_t n_buffers = program_.layout().buffers.size();
+  for (size_t b = 0; b < n_buffers; ++b) address_.push_back(arena_->data(static_cast<int>(b)));
+  input_slots_.resize(n_buffers);
+  output_slots_.resize(n_buffers);
   for (const Step& step : program_.steps()) {
     std::vector<const void*>& in = input_data_.emplace_back();
     std::vector<void*>& out = output_data_.emplace_back();
-    for (int b : step.inputs) in.push_back(b < 0 ? nullptr : arena_->data(b));
-    for (int b : step.outputs) out.push_back(arena_->data(b));
-    loops_.push_back(step.loop ? std::make_unique<LoopRunner>(*step.loop, step.workspace < 0 ? nullptr : arena_->data(step.workspace))
+    for (int b : step.inputs) in.push_back(b < 0 ? nullptr : data(b));
+    for (int b : step.outputs) out.push_back(data(b));
+    loops_.push_back(step.loop ? std::make_unique<LoopRunner>(*step.loop, step.workspace < 0 ? nullptr : data(step.workspace))
                                : nullptr);
   }
+  // The slots, once every step's lists are in place (they do not move after this).
+  for (size_t s = 0; s < input_data_.size(); ++s) {
+    const Step& step = program_.steps()[s];
+    for (size_t i = 0; i < step.inputs.size(); ++i)
+      if (step.inputs[i] >= 0) input_slots_[static_cast<size_t>(step.inputs[i])].push_back(&input_data_[s][i]);
+    for (size_t i = 0; i < step.outputs.size(); ++i) output_slots_[static_cast<size_t>(step.outputs[i])].push_back(&output_data_[s][i]);
+  }
+}
+
+void StepExecutor::bind(int buffer, std::byte* at) {
+  const size_t b = static_cast<size_t>(buffer);
+  if (!at) at = arena_->data(buffer);
+  if (address_[b] == at) return;
+  address_[b] = at;
+  for (const void** slot : input_slots_[b]) *slot = address_[b];
+  for (void** slot : output_slots_[b]) *slot = address_[b];
 }
 
 StepExecutor::~StepExecutor() = default;
@@ -36,7 +56,7 @@ StepExecutor::~StepExecutor() = default;
 Tensor StepExecutor::read(int buffer) const {
   const Type& type = program_.buffer_type(buffer);
   Tensor t{type, std::vector<double>(static_cast<size_t>(type.num_elements()))};
-  const void* data = arena_->data(buffer);
+  const void* data = this->data(buffer);
   for (int64_t i = 0; i < t.size(); ++i)
     t.data[static_cast<size_t>(i)] = reference::load_element(data, dtype_code(type.dtype), static_cast<size_t>(i));
   return t;

@@ -34,7 +34,13 @@ class StepExecutor {
   ~StepExecutor();
 
   void run(const StepIo& io);
-  std::byte* data(int buffer) const { return arena_->data(buffer); }
+  // Where `buffer` is: its arena place, or where bind() pointed it.
+  std::byte* data(int buffer) const { return address_[static_cast<size_t>(buffer)]; }
+  // Points `buffer` at `at`, memory outside the arena (a loop's row, read or written in place), for
+  // the runs that follow; null points it back at its arena place. The arena keeps its room, so the
+  // memory plan is the same either way.
+  void bind(int buffer, std::byte* at);
+  bool in_arena(int buffer) const { return data(buffer) == arena_->data(buffer); }
   Tensor read(int buffer) const;
   // The highest byte the arena reached in the last run.
   int64_t high_water(MemorySpace space) const { return arena_->high_water(space); }
@@ -44,6 +50,10 @@ class StepExecutor {
   std::unique_ptr<Arena> arena_;
   std::vector<std::vector<const void*>> input_data_;
   std::vector<std::vector<void*>> output_data_;
+  std::vector<std::byte*> address_;  // per buffer
+  // Per buffer, the slots of input_data_ and output_data_ that hold its address (for bind).
+  std::vector<std::vector<const void**>> input_slots_;
+  std::vector<std::vector<void**>> output_slots_;
   std::vector<std::unique_ptr<LoopRunner>> loops_;  // per step; null but for loop steps
 };
 
