@@ -256,8 +256,6 @@ ModelSpec read_gpt(const Reader& r, const YAML::Node& node, const std::string& n
   if (const YAML::Node dtype = node["dtype"]) g.dtype = read_dtype(r, dtype);
   if (node["remat"]) g.remat = read_remat(r, node["remat"]);
   g.loop = read_loop(r, node, g.layers);
-  if (g.loop.kind != LayerLoop::Kind::kUnrolled && g.dropout > 0)
-    r.fail_at_node(node["dropout"], "a gpt with scanned blocks takes no dropout (Flax's scan splits the dropout stream per block)");
   return m;
 }
 

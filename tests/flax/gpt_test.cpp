@@ -9,6 +9,7 @@
 #include "rematkit/flax/gpt.hpp"
 #include "rematkit/gradient.hpp"
 #include "rematkit/plugin_registry.hpp"
+#include "rematkit/printer.hpp"
 #include "rematkit/step_runner.hpp"
 #include "rematkit/residual_report.hpp"
 #include "support/test_support.hpp"
@@ -129,6 +130,45 @@ TEST(Gpt, ScannedBlocksAreTheUnrolledBlocks) {
   c.scan_lengths = {3};
   EXPECT_EQ(usage_error([&] { build_gpt(c, "nothing_saveable"); }),
             "gpt: the scan lengths multiply to 3, not the 4 layers");
+}
+
+// Dropout inside scanned blocks, as nn.scan with split_rngs={'dropout': True} traces it: the
+// stream's key split once per scan into a key per iteration, scanned as the last xs (and split again
+// inside remat_scan's checkpoint). The gradient is right, the same under every policy, and the
+// masks are applied.
+TEST(Gpt, ScannedBlocksWithDropoutSplitTheKeyPerBlock) {
+  GptConfig c = tiny();
+  c.layers = 4;
+  c.dropout = 0.25;
+  for (const std::vector<int64_t>& lengths : {std::vector<int64_t>{4}, std::vector<int64_t>{2, 2}}) {
+    SCOPED_TRACE(lengths.size() == 1 ? "scan" : "remat_scan");
+    c.scan_lengths = lengths;
+    const Model m = build_gpt(c, "nothing_saveable", 3);
+    const std::string text = print_program(m.program);
+    const auto count = [&](const std::string& what) {
+      size_t n = 0;
+      for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+      return n;
+    };
+    if (lengths.size() == 1) {
+      EXPECT_EQ(count("random_split[shape=(4,)]"), 1u) << text;
+    } else {
+      EXPECT_EQ(count("random_split[shape=(2,)]"), 2u) << text;  // the outer scan's, and inside its checkpoint
+    }
+    EXPECT_EQ(count("key<fry>[4]") + count("key<fry>[2]"), lengths.size()) << text;  // the split keys, one binder per scan
+    expect_gradient_matches_finite_differences(m.program, m.arguments, m.params);
+    const GradientResult kept = run_gradient(linearize_with(build_gpt(c, "everything_saveable", 3).program), {}, m.arguments,
+                                             Arithmetic::kFloat32);
+    const GradientResult recomputed = run_gradient(linearize_with(m.program), {}, m.arguments, Arithmetic::kFloat32);
+    EXPECT_EQ(kept.outputs[0].data, recomputed.outputs[0].data);
+    for (size_t p : m.params) EXPECT_EQ(kept.gradients[p]->data, recomputed.gradients[p]->data) << "argument " << p;
+    GptConfig plain = c;
+    plain.dropout = 0;
+    const Model without = build_gpt(plain, "nothing_saveable", 3);
+    std::vector<Tensor> same_params = without.arguments;  // the model without its key argument
+    const GradientResult undropped = run_gradient(linearize_with(without.program), {}, same_params, Arithmetic::kFloat32);
+    EXPECT_NE(undropped.outputs[0].data, recomputed.outputs[0].data);
+  }
 }
 
 TEST(Gpt, BadSizesAreRefused) {

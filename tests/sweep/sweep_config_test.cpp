@@ -158,8 +158,6 @@ TEST(SweepConfig, LayerLoopMistakesAreNamedWithLineAndColumn) {
             "s.yaml:2:67: remat_scan places its own checkpoints: give it without remat");
   EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [8, 4], loop: scan}\n" + tail),
             "s.yaml:2:10: a scanned mlp repeats one layer: every width must be the input's (8), not 4");
-  EXPECT_EQ(error_of("models:\n  - gpt: {layers: 2, batch: 1, sequence: 4, model: 8, heads: 2, vocab: 5, dropout: 0.1, loop: scan}\n" + tail),
-            "s.yaml:2:84: a gpt with scanned blocks takes no dropout (Flax's scan splits the dropout stream per block)");
 }
 
 TEST(SweepConfig, TheCnnExampleParses) {

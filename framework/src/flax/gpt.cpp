@@ -91,7 +91,6 @@ Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed) {
     for (int64_t l : c.scan_lengths) product *= l;
     if (product != c.layers)
       fail("gpt: the scan lengths multiply to " + std::to_string(product) + ", not the " + std::to_string(c.layers) + " layers");
-    if (dropout) fail("gpt: dropout in scanned blocks is not supported (Flax's scan splits the dropout stream per block)");
   }
 
   flax::TokenModelParams params;
@@ -160,15 +159,20 @@ Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed) {
   };
   const std::vector<Atom> block_params(w.begin() + 2, w.end() - 2);
   if (scanned) {
+    // With dropout, each block gets a key of its own split from the stream's (split_rngs), the
+    // last of its operands, and numbers its sites as the first block does.
     const LayerFn block = [&](ProgramBuilder& into, Atom h, const std::vector<Atom>& p) {
-      return GptTracer(into, c).block(h, p.data(), Atom{}, 0);
+      return GptTracer(into, c).block(h, p.data(), dropout ? p.back() : Atom{}, 0);
     };
     const bool per_block = c.scan_lengths.size() == 1 && c.remat == GptRemat::kEachBlock;
     const LayerFn scanned_blocks = [&](ProgramBuilder& into, Atom h, const std::vector<Atom>& p) {
-      return scan_layers(into, h, p, c.scan_lengths, policy, per_block, block);
+      if (!dropout) return scan_layers(into, h, p, c.scan_lengths, policy, per_block, block);
+      return scan_layers(into, h, std::vector<Atom>(p.begin(), p.end() - 1), c.scan_lengths, policy, per_block, block, p.back());
     };
-    x = c.scan_lengths.size() == 1 && c.remat == GptRemat::kWhole ? checkpoint_over(b, x, block_params, policy, true, scanned_blocks)
-                                                                  : scanned_blocks(b, x, block_params);
+    std::vector<Atom> operands = block_params;
+    if (dropout) operands.push_back(key);
+    x = c.scan_lengths.size() == 1 && c.remat == GptRemat::kWhole ? checkpoint_over(b, x, operands, policy, true, scanned_blocks)
+                                                                  : scanned_blocks(b, x, operands);
   } else if (c.remat == GptRemat::kNone) {
     x = blocks(b, x, key, block_params, 0, c.layers);
   } else if (c.remat == GptRemat::kWhole) {

@@ -23,7 +23,7 @@ Atom checkpoint_over(ProgramBuilder& b, Atom x, const std::vector<Atom>& params,
 }
 
 Atom scan_layers(ProgramBuilder& b, Atom x, const std::vector<Atom>& stacked, const std::vector<int64_t>& lengths,
-                 const std::string& policy, bool checkpoint_each_layer, const LayerFn& layer) {
+                 const std::string& policy, bool checkpoint_each_layer, const LayerFn& layer, std::optional<Atom> rng) {
   if (lengths.empty()) fail("scan_layers needs at least one length");
   const std::vector<int64_t> rest(lengths.begin() + 1, lengths.end());
   ProgramBuilder body;
@@ -37,10 +37,20 @@ Atom scan_layers(ProgramBuilder& b, Atom x, const std::vector<Atom>& stacked, co
     row.shape.erase(row.shape.begin());
     bw.push_back(body.argument("w" + std::to_string(bw.size()), row));
   }
+  std::vector<Atom> operands{x};
+  operands.insert(operands.end(), stacked.begin(), stacked.end());
+  if (rng) {
+    Params split;
+    split.set("shape", ParamValue::of_ints({lengths[0]}));
+    operands.push_back(b.emit1(Prim::kRandomSplit, {*rng}, std::move(split)));
+    bw.push_back(body.argument("key", b.type_of(*rng)));
+  }
   Atom out;
   if (!rest.empty()) {
+    // The row's key goes into the checkpoint as its last operand and is split again inside.
     out = checkpoint_over(body, bx, bw, policy, false, [&](ProgramBuilder& inner, Atom ix, const std::vector<Atom>& iw) {
-      return scan_layers(inner, ix, iw, rest, policy, false, layer);
+      if (!rng) return scan_layers(inner, ix, iw, rest, policy, false, layer);
+      return scan_layers(inner, ix, std::vector<Atom>(iw.begin(), iw.end() - 1), rest, policy, false, layer, iw.back());
     });
   } else if (checkpoint_each_layer) {
     out = checkpoint_over(body, bx, bw, policy, true, layer);
@@ -50,8 +60,6 @@ Atom scan_layers(ProgramBuilder& b, Atom x, const std::vector<Atom>& stacked, co
   if (body.type_of(out) != b.type_of(x))
     fail("scan_layers: a layer must give back what it takes (the carry " + b.type_of(x).str() + "), not " +
          body.type_of(out).str());
-  std::vector<Atom> operands{x};
-  operands.insert(operands.end(), stacked.begin(), stacked.end());
   return b.emit1(Prim::kScan, operands, scan_params_of(std::make_shared<const Program>(body.finish({out})), lengths[0], 0, 1));
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,11 @@ REMATKIT_FLAX_EXPORT Atom checkpoint_over(ProgramBuilder& b, Atom x, const std::
 // order: lax.scan over lengths[0] whose body, with more lengths, is a checkpoint with `policy`
 // around the scans over the rest (flax/core/lift.py: remat_scan, prevent_cse=False), and with one,
 // the layer itself, inside a checkpoint with `policy` when `checkpoint_each_layer` (nn.scan(nn.remat(...))).
+// With `rng` (a key), each scan splits it into one key per iteration, scanned as its last xs, as
+// nn.scan's split_rngs={'dropout': True} does (flax/core/lift.py: scan splits each such rng
+// `length` ways); the layer gets its key as the last of its params.
 REMATKIT_FLAX_EXPORT Atom scan_layers(ProgramBuilder& b, Atom x, const std::vector<Atom>& stacked,
                                       const std::vector<int64_t>& lengths, const std::string& policy,
-                                      bool checkpoint_each_layer, const LayerFn& layer);
+                                      bool checkpoint_each_layer, const LayerFn& layer, std::optional<Atom> rng = std::nullopt);
 
 }  // namespace rematkit
