@@ -59,6 +59,7 @@ const Column kTimingColumns[] = {
     {"versus_baseline", Kind::kText, [](const SweepRow& r) { return r.versus_baseline; }},
     {"machine_load", Kind::kNumber, [](const SweepRow& r) { return number(r.machine_load, "%.4f"); }},
     {"process_peak_rss", Kind::kNumber, [](const SweepRow& r) { return bytes(r.process_peak_rss); }},
+    {"timed_alone", Kind::kBoolean, [](const SweepRow& r) { return std::string(r.timed_alone ? "true" : "false"); }},
     {"samples_ms", Kind::kNumbers,
      [](const SweepRow& r) {
        std::string cell;
@@ -219,6 +220,10 @@ std::vector<SweepRow> parse_json_rows(const std::string& text, const std::string
     if (has("partial")) {
       if (!j["partial"].is_boolean()) fail(source + ": row " + std::to_string(i) + ": 'partial' is not true or false");
       r.partial = j["partial"].get<bool>();
+    }
+    if (has("timed_alone")) {
+      if (!j["timed_alone"].is_boolean()) fail(source + ": row " + std::to_string(i) + ": 'timed_alone' is not true or false");
+      r.timed_alone = j["timed_alone"].get<bool>();
     }
     if (has("failure")) r.failure = text_of("failure");
     if (has("samples_ms")) {

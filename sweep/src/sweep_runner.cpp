@@ -94,10 +94,10 @@ struct TimedStep {
   int64_t refused_peak = 0;
 };
 
-bool narrow_enough(const std::vector<TimedStep>& timed, double target) {
-  for (const TimedStep& t : timed) {
-    if (!t.step) continue;
-    const MedianInterval m = median_interval(t.ms);
+bool narrow_enough(const std::vector<TimedStep*>& timed, double target) {
+  for (const TimedStep* t : timed) {
+    if (!t->step) continue;
+    const MedianInterval m = median_interval(t->ms);
     if (!(m.median > 0) || (m.high - m.low) / m.median > target) return false;
   }
   return true;
@@ -204,6 +204,154 @@ std::vector<SweepRow> refused_group(const SweepConfig& config, const SweepGroup&
   return rows;
 }
 
+namespace {
+
+// Rounds of `steps`, each once a round in an order shuffled per round (seeded, so a sweep is
+// repeatable), for the repetitions, or with `repetitions: auto` until every median's interval is
+// narrow enough or the time limit. False when stopped.
+bool time_rounds(const SweepConfig& config, const std::vector<TimedStep*>& steps, uint64_t seed,
+                 const std::function<bool()>& stopped) {
+  std::mt19937_64 shuffle(seed);
+  std::vector<TimedStep*> order = steps;
+  const auto started = std::chrono::steady_clock::now();
+  for (int round = 0;; ++round) {
+    if (config.auto_repetitions) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      if (round >= kAutoMaximumRounds || (round >= kAutoMinimumRounds && (narrow_enough(order, config.target_interval) ||
+                                                                         elapsed >= config.time_limit_seconds)))
+        return true;
+    } else if (round >= config.repetitions) {
+      return true;
+    }
+    std::shuffle(order.begin(), order.end(), shuffle);
+    for (TimedStep* t : order) {
+      if (!t->step) continue;
+      const auto start = std::chrono::steady_clock::now();
+      t->step->run();
+      t->ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      if (stopped()) return false;
+    }
+  }
+}
+
+// `t`'s row: its times against the baseline's interval, its plan and memory; or why it did not run.
+SweepRow finished_row(const SweepConfig& config, const SweepGroup& group, const TimedStep& t,
+                      const std::optional<MedianInterval>& base, double machine_load, int64_t process_peak_rss) {
+  SweepRow row = named_row(config, group, t.policy);
+  if (!t.step) {
+    row.failure = t.refused;
+    row.predicted_peak[static_cast<size_t>(MemorySpace::kDevice)] = t.refused_peak;
+    row.residual_bytes = residual_bytes(t.model->lin);
+    return row;
+  }
+  const MedianInterval m = median_interval(t.ms);
+  row.median_ms = m.median;
+  row.median_low_ms = m.low;
+  row.median_high_ms = m.high;
+  row.min_ms = *std::min_element(t.ms.begin(), t.ms.end());
+  row.max_ms = *std::max_element(t.ms.begin(), t.ms.end());
+  row.samples_ms = t.ms;
+  row.versus_baseline = t.policy == baseline_of(config) || !base ? "" : versus(m, *base);
+  row.machine_load = machine_load;
+  row.process_peak_rss = process_peak_rss;
+  describe(row, t);
+  return row;
+}
+
+// The reference gradients of a group whose steps run one after another, kept once their step is
+// gone: each argument's in float where float holds every element exactly (f32 and bf16 params),
+// else in double.
+class KeptGradients {
+ public:
+  KeptGradients(const TrainingStep& step, size_t arguments) {
+    for (size_t i = 0; i < arguments; ++i) {
+      std::optional<Tensor> g = step.gradient(i);
+      Kept& k = kept_.emplace_back();
+      if (!g) continue;
+      k.type = g->type;
+      k.present = true;
+      const bool exact = std::all_of(g->data.begin(), g->data.end(), [](double v) {
+        return std::isnan(v) || static_cast<double>(static_cast<float>(v)) == v;
+      });
+      if (exact) k.narrow.assign(g->data.begin(), g->data.end());
+      else k.wide = std::move(g->data);
+    }
+  }
+  // As gradient_difference, against `step`'s last gradients.
+  double max_difference(const TrainingStep& step) const {
+    double worst = 0;
+    for (size_t i = 0; i < kept_.size(); ++i) {
+      const Kept& k = kept_[i];
+      GradientResult x, y;
+      x.gradients.push_back(step.gradient(i));
+      if (k.present)
+        y.gradients.push_back(Tensor{k.type, k.wide.empty() ? std::vector<double>(k.narrow.begin(), k.narrow.end()) : k.wide});
+      else
+        y.gradients.emplace_back();
+      const double d = max_abs_difference(gradient_differences(x, y));
+      if (std::isnan(d)) return d;
+      worst = std::max(worst, d);
+    }
+    return worst;
+  }
+
+ private:
+  struct Kept {
+    Type type;
+    bool present = false;
+    std::vector<float> narrow;
+    std::vector<double> wide;
+  };
+  std::vector<Kept> kept_;
+};
+
+// A group whose steps do not fit the memory limit together: each step planned, loaded, checked
+// against the first one's gradients (the baseline's where it runs) and timed alone, then let go
+// before the next. Its rows say so (timed_alone); there is no all-at-once check.
+std::vector<SweepRow> one_after_another(const SweepConfig& config, const SweepGroup& group, std::vector<TimedStep>& timed,
+                                        ModelInstance& instance, const BackendOptions& options,
+                                        const std::function<bool()>& stopped) {
+  const PeakRss rss;
+  const size_t baseline = baseline_of(config);
+  std::vector<size_t> order(timed.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_partition(order.begin(), order.end(), [&](size_t i) { return timed[i].policy == baseline; });
+  std::optional<KeptGradients> reference;
+  std::optional<MedianInterval> base;
+  std::vector<std::optional<SweepRow>> rows(timed.size());
+  for (size_t i : order) {
+    TimedStep& t = timed[i];
+    try {
+      t.step = std::make_unique<TrainingStep>(t.model->lin, options, instance.trained, kLearningRate);
+    } catch (const MemoryLimitError& e) {
+      t.refused = e.what();
+      t.refused_peak = e.needed();
+    }
+    if (t.step) {
+      t.step->set_constants(instance.constants);
+      t.step->set_arguments(instance.arguments);
+      t.step->run();  // warm-up; its gradients are those of the initial params, as the first step's
+      if (reference) t.grad_diff = reference->max_difference(*t.step);
+      else reference.emplace(*t.step, instance.arguments.size());
+      const MachineLoad load;
+      if (stopped() || !time_rounds(config, {&t}, config.seed * 0x9E3779B97F4A7C15ull + group.first_config + i, stopped))
+        return {};
+      if (t.policy == baseline) base = median_interval(t.ms);
+      rows[i] = finished_row(config, group, t, base, load.others_share().value_or(0), rss.bytes().value_or(0));
+      t.step.reset();
+    } else {
+      rows[i] = finished_row(config, group, t, base, 0, 0);
+    }
+    rows[i]->timed_alone = true;
+  }
+  std::vector<SweepRow> wanted_rows;
+  for (size_t i = 0; i < timed.size(); ++i)
+    if (timed[i].wanted) wanted_rows.push_back(std::move(*rows[i]));
+  return wanted_rows;
+}
+
+}  // namespace
+
 std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistry& plugins, const SweepGroup& group,
                                   const std::function<bool(size_t config)>& wanted, const std::atomic<bool>* stop,
                                   BudgetAnswers& answers) {
@@ -213,7 +361,7 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
   options.threads = config.threads[group.threads];
   options.max_memory = config.max_memory;
   const size_t baseline = baseline_of(config);
-  auto stopped = [&] { return stop && stop->load(std::memory_order_relaxed); };
+  const std::function<bool()> stopped = [&] { return stop && stop->load(std::memory_order_relaxed); };
 
   // Plan what is timed: the wanted policies and the baseline. `models` never reallocates, since
   // the timed steps point into it. The model's inputs are drawn once, for every policy.
@@ -234,15 +382,30 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
 
   // Each policy's step, planned and allocated, its inputs loaded into its arena; one whose
   // predicted peak is over the memory limit is refused before it allocates, and its row says so.
-  // Then the inputs are let go: the arenas hold them.
+  // A step that fits the limit alone but not beside the steps before it sends the group one step
+  // after another.
+  const int64_t limit = options.max_memory.value_or(available_memory_bytes());
+  int64_t allocated = 0;
   for (TimedStep& t : timed) {
+    BackendOptions beside = options;
+    beside.max_memory = limit - allocated;
     try {
-      t.step = std::make_unique<TrainingStep>(t.model->lin, options, instance->trained, kLearningRate);
+      t.step = std::make_unique<TrainingStep>(t.model->lin, beside, instance->trained, kLearningRate);
     } catch (const MemoryLimitError& e) {
-      t.refused = e.what();
+      if (e.needed() <= limit) {
+        for (TimedStep& other : timed) other.step.reset();
+        return one_after_another(config, group, timed, *instance, options, stopped);
+      }
+      // Over the limit alone: refused, in the words of the whole limit.
+      try {
+        check_memory_limit(e.needed(), limit, "the step's predicted peak");
+      } catch (const MemoryLimitError& alone) {
+        t.refused = alone.what();
+      }
       t.refused_peak = e.needed();
       continue;
     }
+    allocated += t.step->predicted_peak(MemorySpace::kDevice) + t.step->predicted_peak(MemorySpace::kPinnedHost);
     t.step->set_constants(instance->constants);
     if (stopped()) return {};
   }
@@ -278,60 +441,18 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
       }
   }
 
-  // Rounds: every step once, in an order shuffled per round (seeded, so a sweep is repeatable).
-  std::mt19937_64 shuffle(config.seed * 0x9E3779B97F4A7C15ull + group.first_config);
-  std::vector<size_t> order(timed.size());
-  std::iota(order.begin(), order.end(), size_t{0});
   const MachineLoad load;
-  const auto started = std::chrono::steady_clock::now();
-  for (int round = 0;; ++round) {
-    if (config.auto_repetitions) {
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      if (round >= kAutoMaximumRounds || (round >= kAutoMinimumRounds && (narrow_enough(timed, config.target_interval) ||
-                                                                         elapsed >= config.time_limit_seconds)))
-        break;
-    } else if (round >= config.repetitions) {
-      break;
-    }
-    std::shuffle(order.begin(), order.end(), shuffle);
-    for (size_t i : order) {
-      if (!timed[i].step) continue;
-      const auto start = std::chrono::steady_clock::now();
-      timed[i].step->run();
-      timed[i].ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-      if (stopped()) return {};
-    }
-  }
+  std::vector<TimedStep*> all;
+  for (TimedStep& t : timed) all.push_back(&t);
+  if (!time_rounds(config, all, config.seed * 0x9E3779B97F4A7C15ull + group.first_config, stopped)) return {};
   const double machine_load = load.others_share().value_or(0);  // unknown: not marked busy
 
   std::optional<MedianInterval> base;
   for (const TimedStep& t : timed)
     if (t.policy == baseline && t.step) base = median_interval(t.ms);
   std::vector<SweepRow> rows;
-  for (size_t i = 0; i < timed.size(); ++i) {
-    const TimedStep& t = timed[i];
-    if (!t.wanted) continue;
-    SweepRow row = named_row(config, group, t.policy);
-    if (!t.step) {
-      row.failure = t.refused;
-      row.predicted_peak[static_cast<size_t>(MemorySpace::kDevice)] = t.refused_peak;
-      row.residual_bytes = residual_bytes(t.model->lin);
-      rows.push_back(std::move(row));
-      continue;
-    }
-    const MedianInterval m = median_interval(t.ms);
-    row.median_ms = m.median;
-    row.median_low_ms = m.low;
-    row.median_high_ms = m.high;
-    row.min_ms = *std::min_element(t.ms.begin(), t.ms.end());
-    row.max_ms = *std::max_element(t.ms.begin(), t.ms.end());
-    row.samples_ms = t.ms;
-    row.versus_baseline = t.policy == baseline || !base ? "" : versus(m, *base);
-    row.machine_load = machine_load;
-    row.process_peak_rss = rss.bytes().value_or(0);
-    describe(row, t);
-    rows.push_back(std::move(row));
-  }
+  for (const TimedStep& t : timed)
+    if (t.wanted) rows.push_back(finished_row(config, group, t, base, machine_load, t.step ? rss.bytes().value_or(0) : 0));
   return rows;
 }
 

@@ -170,6 +170,7 @@ std::string notes_of(const SweepRow& r) {
     notes.push_back(measured_against_predicted("pinned-host peak", r.measured_peak[1], r.predicted_peak[1]));
   if (!(r.max_grad_diff == 0)) notes.push_back("gradients differ from the baseline's by up to " + fmt("%.3g", r.max_grad_diff));
   if (r.machine_load > kBusyLoad) notes.push_back("machine busy (" + fmt("%.0f", 100 * r.machine_load) + "% of its CPU)");
+  if (r.timed_alone) notes.push_back("timed alone: the group's steps do not fit the memory limit together");
   std::string text;
   for (const std::string& n : notes) text += (text.empty() ? "" : "; ") + n;
   return text;

@@ -61,6 +61,36 @@ TEST(SweepMemoryLimit, AConfigurationOverTheLimitFailsAloneAndSaysWhy) {
   EXPECT_EQ(read_back[0].failure, "");
 }
 
+// Steps that fit the limit alone but not together run one after another: every row runs, each
+// checked against the baseline's gradients (kept while the others run) and timed alone; its rows
+// and the table say so.
+TEST(SweepMemoryLimit, StepsThatDoNotFitTogetherRunOneAfterAnother) {
+  SweepConfig config = parse_sweep(kTwoPolicies, "two.yaml");
+  const std::vector<SweepRow> free = run_sweep(config, default_plugins()).rows;
+  ASSERT_EQ(free.size(), 2u);
+  for (const SweepRow& r : free) EXPECT_FALSE(r.timed_alone) << r.policy;
+  const int64_t nothing = free[0].predicted_peak[0], everything = free[1].predicted_peak[0];
+
+  config.max_memory = everything + nothing / 2;  // either alone, not both
+  const std::vector<SweepRow> alone = run_sweep(config, default_plugins()).rows;
+  ASSERT_EQ(alone.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE(alone[i].policy);
+    EXPECT_EQ(alone[i].failure, "");
+    EXPECT_TRUE(alone[i].timed_alone);
+    EXPECT_EQ(alone[i].predicted_peak, free[i].predicted_peak);
+    EXPECT_EQ(alone[i].measured_peak, alone[i].predicted_peak);
+    EXPECT_EQ(alone[i].samples_ms.size(), 2u);
+    EXPECT_EQ(alone[i].max_grad_diff, 0.0);
+  }
+  EXPECT_NE(alone[0].versus_baseline, "");  // the baseline ran first, and its interval is there
+  EXPECT_NE(format_table(alone).find("timed alone: the group's steps do not fit the memory limit together"), std::string::npos);
+  EXPECT_TRUE(parse_json_rows(format_json(alone), "alone.json")[0].timed_alone);
+
+  config.max_memory = everything + nothing;  // both together: interleaved as ever
+  for (const SweepRow& r : run_sweep(config, default_plugins()).rows) EXPECT_FALSE(r.timed_alone) << r.policy;
+}
+
 TEST(SweepMemoryLimit, AModelWhoseInputsCannotFitFailsWithoutStoppingTheSweep) {
   // 1e12 f32 arguments, drawn as doubles: 8 TB, refused before they are drawn. The MLP after it runs.
   const std::string program = testing::temp_dir() + "/huge.jaxpr";

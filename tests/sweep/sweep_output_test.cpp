@@ -31,6 +31,7 @@ SweepRow every_field_set() {
   r.versus_baseline = "no clear difference";
   r.machine_load = 0.3125;
   r.process_peak_rss = 1610612736;
+  r.timed_alone = true;
   r.predicted_peak = {13379584, 2097152};
   r.measured_peak = {13379585, 2097153};
   r.residual_bytes = 4194304;
@@ -71,6 +72,7 @@ TEST(SweepOutput, JsonGivesBackEveryField) {
     EXPECT_EQ(b.versus_baseline, a.versus_baseline);
     EXPECT_EQ(b.machine_load, a.machine_load);
     EXPECT_EQ(b.process_peak_rss, a.process_peak_rss);
+    EXPECT_EQ(b.timed_alone, a.timed_alone);
     EXPECT_EQ(b.predicted_peak, a.predicted_peak);
     EXPECT_EQ(b.measured_peak, a.measured_peak);
     EXPECT_EQ(b.residual_bytes, a.residual_bytes);
@@ -100,9 +102,9 @@ TEST(SweepOutput, SamplesAreAnArrayInJsonAndOneCellInCsv) {
   std::getline(csv, header);
   std::getline(csv, line);
   for (const char* column :
-       {"grid_size", "median_low_ms", "median_high_ms", "versus_baseline", "machine_load", "process_peak_rss", "samples_ms"})
+       {"grid_size", "median_low_ms", "median_high_ms", "versus_baseline", "machine_load", "process_peak_rss", "timed_alone", "samples_ms"})
     EXPECT_NE(("," + header + ",").find(std::string(",") + column + ","), std::string::npos) << column;
-  EXPECT_NE(line.find(",180,1.3750,1.6250,no clear difference,0.3125,1610612736,1.2500 1.5000 2.7500 1.3750 1.6250,"),
+  EXPECT_NE(line.find(",180,1.3750,1.6250,no clear difference,0.3125,1610612736,true,1.2500 1.5000 2.7500 1.3750 1.6250,"),
             std::string::npos)
       << line;
 }
@@ -140,6 +142,7 @@ TEST(SweepOutput, JsonFromBeforeTheTimingFieldsStillReads) {
   EXPECT_EQ(r.versus_baseline, "");
   EXPECT_EQ(r.machine_load, 0.0);
   EXPECT_EQ(r.process_peak_rss, 0);
+  EXPECT_FALSE(r.timed_alone);
 }
 
 TEST(SweepOutput, SamplesThatAreNotNumbersAreNamed) {

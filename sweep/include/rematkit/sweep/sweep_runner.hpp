@@ -49,6 +49,9 @@ struct SweepRow {
   // The process's peak resident memory while its group was planned and run (PeakRss): every
   // policy of the group at once, and the inputs they share. 0 where it could not be read.
   int64_t process_peak_rss = 0;
+  // Its group's steps did not fit the memory limit together, so each was planned, checked and timed
+  // alone, one after another (process_peak_rss then is this step's, with the group's inputs).
+  bool timed_alone = false;
   // Why this configuration did not run (its predicted peak over the memory limit, say); empty when
   // it ran. A row that did not run has no times, and only what was known before it would allocate.
   std::string failure;
