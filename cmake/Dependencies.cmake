@@ -128,6 +128,24 @@ if(REMATKIT_BACKEND_XSMM_ENABLED AND NOT TARGET rematkit_xsmm)
     Threads::Threads rt dl m)
 endif()
 
+# The Python package (python/) needs the tools' libraries, pybind11 and Python's headers; it is built
+# for Debian's python3 (the interpreter apt's numpy, pytest and pybind11 serve) unless
+# Python3_EXECUTABLE names another. Not in a sanitizer build: a plain interpreter cannot load it.
+set(_rk_python_found FALSE)
+string(TOUPPER "${REMATKIT_PYTHON}" _rk_python)
+if(REMATKIT_TOOLS_ENABLED AND NOT REMATKIT_SANITIZE AND NOT _rk_python MATCHES "^(OFF|FALSE|0)$")
+  if(NOT Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
+    set(Python3_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "the Python the rematkit package is built for")
+  endif()
+  find_package(Python3 3.9 COMPONENTS Interpreter Development.Module QUIET)
+  set(PYBIND11_FINDPYTHON ON)
+  find_package(pybind11 2.6 CONFIG QUIET)
+  if(Python3_FOUND AND pybind11_FOUND)
+    set(_rk_python_found TRUE)
+  endif()
+endif()
+rematkit_decide(REMATKIT_PYTHON "${_rk_python_found}" "pybind11 and Python 3 headers (pybind11-dev, python3-dev), the tools, and no sanitizer")
+
 if(REMATKIT_BUILD_BENCH)
   find_package(benchmark 1.7 CONFIG REQUIRED)  # benchmark::benchmark_main
 endif()

@@ -22,4 +22,5 @@ rematkit_part(REMATKIT_BACKEND_BLAS "the OpenBLAS backend plugin: f32 dot_genera
 rematkit_part(REMATKIT_BACKEND_XSMM "the libxsmm backend plugin: small f32 dot_general through libxsmm's JIT kernels (libxsmm-dev)")
 rematkit_part(REMATKIT_MPI "rematkit sweep spread over MPI ranks, under mpirun (Open MPI: openmpi-bin, libopenmpi-dev)")
 rematkit_part(REMATKIT_FUZZ "the libFuzzer targets in fuzz/ (clang with -fsanitize=fuzzer: clang-14, libclang-rt-14-dev)")
+rematkit_part(REMATKIT_PYTHON "the Python package rematkit (pybind11-dev, python3-dev; its tests: python3-numpy, python3-pytest)")
 rematkit_part(REMATKIT_SOLVER_CBC "the budget solver's exact method, an integer program solved by COIN-OR CBC (coinor-libcbc-dev)")

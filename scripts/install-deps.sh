@@ -2,7 +2,7 @@
 # Installs what rematkit builds with, from Debian 12's packages; does nothing when all are present.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ pkg-config libgtest-dev nlohmann-json3-dev libcli11-dev nettle-dev libhwy-dev libtbb-dev libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev libopenblas-dev libxsmm-dev libyaml-cpp-dev coinor-libcbc-dev openmpi-bin libopenmpi-dev clang-14 libclang-rt-14-dev)
+packages=(cmake ninja-build g++ pkg-config libgtest-dev nlohmann-json3-dev libcli11-dev nettle-dev libhwy-dev libtbb-dev libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev libopenblas-dev libxsmm-dev libyaml-cpp-dev coinor-libcbc-dev openmpi-bin libopenmpi-dev clang-14 libclang-rt-14-dev python3-dev pybind11-dev python3-numpy python3-pytest)
 
 missing=()
 for p in "${packages[@]}"; do

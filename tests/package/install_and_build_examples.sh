@@ -81,4 +81,18 @@ c++ "$source_dir/examples/quick_start.cpp" $flags -Wl,-rpath,"$libdir" -o "$work
 "$work/quick_start_pkg_config" >"$work/quick_start_pkg_config.txt"
 check "the pkg-config build runs as the CMake one" cmp -s "$work/quick_start.txt" "$work/quick_start_pkg_config.txt"
 
+# The Python package, where it was built: installed in the interpreter's layout under the prefix,
+# it imports from there and finds the installed libraries and plugins.
+module=$(find "$prefix" -name '_rematkit*.so' | head -n 1)
+if [ -n "$module" ]; then
+  site=$(dirname "$(dirname "$module")")
+  PYTHONPATH="$site" /usr/bin/python3 -c "
+import rematkit
+assert 'highway' in rematkit.backends(), rematkit.backends()
+p = rematkit.Program.load('$source_dir/examples/two_layer.jaxpr')
+assert len(p.residuals(policy='nothing_saveable')) == 3
+print(rematkit.__file__)" >"$work/python.txt"
+  check "the installed Python package is the prefix's" grep -q "^$site/rematkit/__init__.py" "$work/python.txt"
+fi
+
 echo "installed into $prefix; examples built with CMake and pkg-config and run"

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdexcept>
+#include <utility>
 #include <string>
 
 #include "rematkit/core_export.hpp"
@@ -29,11 +30,15 @@ enum class ErrorKind {
 // Every failure rematkit reports: what() is one line.
 class REMATKIT_CORE_EXPORT Error : public std::runtime_error {
  public:
-  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  Error(ErrorKind kind, const std::string& message, SourceLocation where = {})
+      : std::runtime_error(message), kind_(kind), where_(std::move(where)) {}
   ErrorKind kind() const { return kind_; }
+  // The place the message names first, when fail_at gave one (for bindings that report it as data).
+  const SourceLocation& where() const { return where_; }
 
  private:
   ErrorKind kind_;
+  SourceLocation where_;
 };
 
 // Throw a bad-input error located at `where` ("where: message").

@@ -13,6 +13,10 @@ namespace rematkit {
 // "from the argument W1", "output of cos", "named 'a'", "output of jitted function 'f'", ...
 REMATKIT_CORE_EXPORT std::string residual_origin(const Linearization& lin, const Residual& residual);
 
+// Why it is kept: "top level (no checkpoint): ...", "dots_saveable answered Saveable for dot_general
+// in the checkpoint at FILE:LINE (policy dots_saveable)", ... (what --explain prints).
+REMATKIT_CORE_EXPORT std::string residual_reason(const Linearization& lin, const Residual& residual);
+
 // The bytes of every residual, in every memory space.
 REMATKIT_CORE_EXPORT int64_t residual_bytes(const Linearization& lin);
 

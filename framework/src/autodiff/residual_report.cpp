@@ -20,7 +20,9 @@ std::string role_phrase(const FlatEquation& eqn) {
          (eqn.origin != eqn.prim ? " of " + origin + "'s JVP" : std::string());
 }
 
-std::string why_kept(const Linearization& lin, const Residual& r) {
+}  // namespace
+
+std::string residual_reason(const Linearization& lin, const Residual& r) {
   const FlatGraph& g = lin.graph;
   const Value& v = g.values[r.value];
   const Region& reader_region = g.regions[r.region];
@@ -42,8 +44,6 @@ std::string why_kept(const Linearization& lin, const Residual& r) {
   return reader_region.policy->spec() + " answered " + said + " for " + std::string(prim_name(producer.prim)) + " in " +
          region;
 }
-
-}  // namespace
 
 std::string residual_origin(const Linearization& lin, const Residual& r) {
   const Value& v = lin.graph.values[r.value];
@@ -88,7 +88,7 @@ std::string format_residual_report(const Linearization& lin, bool explain) {
     const FlatEquation& reader = lin.graph.eqns[r.first_reader];
     out += "    " + std::to_string(r.type.bytes()) + " bytes in " + std::string(memory_space_name(r.type.space)) +
            " memory; read by " + role_phrase(reader) + " at " + file_line(reader.where) + "\n";
-    out += "    kept because: " + why_kept(lin, r) + "\n";
+    out += "    kept because: " + residual_reason(lin, r) + "\n";
   }
   if (!explain) return out;
   int64_t total = 0;

@@ -10,7 +10,7 @@ std::string SourceLocation::str() const {
 }
 
 void fail_at(const SourceLocation& where, const std::string& message) {
-  throw Error(ErrorKind::kBadInput, where.str() + ": " + message);
+  throw Error(ErrorKind::kBadInput, where.str() + ": " + message, where);
 }
 
 void fail(const std::string& message) { throw Error(ErrorKind::kBadInput, message); }

@@ -1,0 +1,163 @@
+#include "program_answers.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "rematkit/budget_solver.hpp"
+#include "rematkit/flops.hpp"
+#include "rematkit/gradient_difference.hpp"
+#include "rematkit/io/memory_report_json.hpp"
+#include "rematkit/linearize.hpp"
+#include "rematkit/plan.hpp"
+#include "rematkit/plugin_registry.hpp"
+#include "rematkit/program_edits.hpp"
+#include "rematkit/residual_report.hpp"
+#include "rematkit/sweep/sweep_models.hpp"
+
+namespace rematkit::python {
+namespace {
+
+Program edited(const Program& program, const ProgramEdits& edits) {
+  if (edits.retarget_policy.empty()) return program;
+  return retarget_checkpoint_policies(program, edits.retarget_policy, "retarget_policy");
+}
+
+std::vector<size_t> differentiated(const Program& program, const ProgramEdits& edits) {
+  return edits.wrt.empty() ? std::vector<size_t>{} : argument_indices(program, edits.wrt, "wrt");
+}
+
+PlanOptions plan_options(const Program& program, const std::string& policy, const ProgramEdits& edits, const RunOn& on) {
+  PlanOptions options;
+  options.policy = policy;
+  options.backends = on.backends;
+  options.threads = on.threads;
+  options.differentiate = differentiated(program, edits);
+  options.max_memory = on.max_memory;
+  return options;
+}
+
+const char* decision_word(Decision d) {
+  switch (d) {
+    case Decision::kSaveable: return "save";
+    case Decision::kRecompute: return "recompute";
+    case Decision::kOffloadable: return "offload";
+  }
+  return "save";
+}
+
+}  // namespace
+
+std::vector<ResidualRow> residual_rows(const Program& program, const std::string& policy, const ProgramEdits& edits) {
+  const Program p = edited(program, edits);
+  LinearizeOptions options;
+  options.policies = &default_plugins().policies();
+  options.policy = policy;
+  options.policy_source = "policy";
+  options.differentiate = differentiated(p, edits);
+  const Linearization lin = linearize(p, options);
+  std::vector<ResidualRow> rows;
+  for (const Residual& r : lin.residuals) {
+    ResidualRow row;
+    row.dtype = std::string(dtype_name(r.type.dtype));
+    row.shape = r.type.shape;
+    row.nbytes = r.type.bytes();
+    row.source = residual_origin(lin, r);
+    const Value& v = lin.graph.values[r.value];
+    if (v.origin == ValueOrigin::kEquation) {
+      const SourceLocation& where = lin.graph.eqns[static_cast<size_t>(v.producer)].where;
+      row.file = where.file;
+      row.line = where.line;
+      row.column = where.column;
+    }
+    row.memory_space = std::string(memory_space_name(r.type.space));
+    row.why = residual_reason(lin, r);
+    row.line_text = r.type.str() + " " + row.source;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string memory_json(const Program& program, const std::string& policy, const ProgramEdits& edits, const RunOn& on) {
+  const Program p = edited(program, edits);
+  const Plan plan(p, plan_options(p, policy, edits, on));
+  return memory_report_json(plan.memory_report());
+}
+
+SolveAnswer solve(const Program& program, const SolveRequest& request, const ProgramEdits& edits, const RunOn& on) {
+  const Program p = edited(program, edits);
+  BudgetOptions options;
+  options.budget = parse_budget(request.budget, "budget");
+  if (request.cost != "flops" && request.cost != "measured") fail("cost: '" + request.cost + "' is neither flops nor measured");
+  options.cost = request.cost == "flops" ? RecomputeCost::kFlops : RecomputeCost::kMeasured;
+  options.backends = on.backends;
+  options.threads = on.threads;
+  options.differentiate = differentiated(p, edits);
+  options.jax_signatures = request.for_jax;
+  options.allow_offload = request.offload;
+  options.structure = request.structure;
+  options.time_limit_seconds = request.time_limit_seconds;
+  const BudgetSolution s = solve_budget(p, options);
+  SolveAnswer a;
+  a.summary = format_budget_solution(s);
+  a.decisions_json = decisions_json(s);
+  if (request.for_jax && !request.offload) a.jax_policy = jax_policy_python(s);
+  a.budget_bytes = s.budget_bytes;
+  a.peak_bytes = s.peak_bytes;
+  a.smallest_peak = s.smallest_peak;
+  a.residual_bytes = s.residual_bytes;
+  a.recompute_flops = s.recompute_flops;
+  a.cost = s.cost;
+  a.method = s.method;
+  a.proven_optimal = s.proven_optimal;
+  a.whole_program = s.whole_program;
+  a.seconds = s.seconds;
+  for (const SolvedEquation& e : s.equations)
+    a.equations.push_back({e.site, e.primitive, e.signature, e.type, e.where.str(), decision_word(e.decision),
+                           e.read_by_backward, e.bytes, e.iterations, e.cost});
+  return a;
+}
+
+GradAnswer grad(const Program& program, const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments,
+                const std::string& policy, const ProgramEdits& edits, const RunOn& on) {
+  const Program p = edited(program, edits);
+  Plan plan(p, plan_options(p, policy, edits, on));
+  GradientResult r = plan.gradient(arguments, constants);
+  return GradAnswer{std::move(r.outputs), std::move(r.gradients)};
+}
+
+std::vector<CompareRow> compare(const Program& program, const std::vector<std::string>& policies, int repetitions,
+                                const ProgramEdits& edits, const RunOn& on) {
+  if (policies.empty()) fail("compare: give at least one policy");
+  const Program p = edited(program, edits);
+  const sweep::ModelInstance inputs = sweep::program_instance(p, 0, on.max_memory);  // rematkit compare's inputs
+  std::vector<CompareRow> rows;
+  std::optional<GradientResult> first;
+  for (const std::string& policy : policies) {
+    Plan plan(p, plan_options(p, policy, edits, on));
+    CompareRow row;
+    row.policy = policy;
+    row.residuals = static_cast<int64_t>(plan.linearization().residuals.size());
+    row.residual_bytes = plan.residual_bytes();
+    row.predicted_peak = plan.predicted_peak();
+    const GradientFlops flops = gradient_flops(plan.linearization());
+    row.forward_flops = flops.forward;
+    row.recompute_flops = flops.recompute;
+    row.backward_flops = flops.backward;
+    std::vector<double> ms;
+    GradientResult result;
+    for (int i = 0; i < std::max(1, repetitions); ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      result = plan.gradient(inputs.arguments, inputs.constants);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    row.median_ms = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+    row.measured_peak = plan.measured_peak();
+    if (first) row.max_grad_diff = max_abs_difference(gradient_differences(result, *first));
+    else first = std::move(result);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace rematkit::python
