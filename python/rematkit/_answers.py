@@ -73,8 +73,8 @@ class MemoryReport:
 
 class Decision:
     """One equation the solver decided: `site`, `primitive`, `signature` (what a JAX policy sees:
-    'dot_general f32[8,16] f32[16,32]'), `type`, `where`, `decision` ('save', 'recompute' or
-    'offload'), `read_by_backward`, `bytes`, `iterations` and `cost`."""
+    'dot_general f32[8,16] f32[16,32]'), `type`, `where`, `decision` ('saveable', 'recompute' or
+    'offloadable', as the decisions file says), `read_by_backward`, `bytes`, `iterations` and `cost`."""
 
     def __init__(self, e):
         for name in ('site', 'primitive', 'signature', 'type', 'where', 'decision', 'read_by_backward', 'bytes',
@@ -130,7 +130,7 @@ class Solution:
         tell apart were decided differently: solve with for_jax=True."""
         saveable = {}
         for d in self.decisions:
-            if d.decision == 'offload':
+            if d.decision == 'offloadable':
                 raise ValueError('an offloading answer has no JAX-policy form; solve without offload')
             save = d.decision != 'recompute'
             if saveable.setdefault(d.signature, save) != save:

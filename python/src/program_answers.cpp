@@ -36,15 +36,6 @@ PlanOptions plan_options(const Program& program, const std::string& policy, cons
   return options;
 }
 
-const char* decision_word(Decision d) {
-  switch (d) {
-    case Decision::kSaveable: return "save";
-    case Decision::kRecompute: return "recompute";
-    case Decision::kOffloadable: return "offload";
-  }
-  return "save";
-}
-
 }  // namespace
 
 std::vector<ResidualRow> residual_rows(const Program& program, const std::string& policy, const ProgramEdits& edits) {

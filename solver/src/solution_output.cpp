@@ -15,6 +15,12 @@ std::string number(double x) {
   return buf;
 }
 
+std::string cost_unit(const BudgetSolution& s) { return s.cost_kind == RecomputeCost::kFlops ? "FLOP" : "ns"; }
+
+double gap_of(const BudgetSolution& s) { return s.cost > 0 ? (s.cost - s.lower_bound) / s.cost : 0.0; }
+
+}  // namespace
+
 const char* decision_word(Decision d) {
   switch (d) {
     case Decision::kSaveable: return "saveable";
@@ -23,12 +29,6 @@ const char* decision_word(Decision d) {
   }
   return "?";
 }
-
-std::string cost_unit(const BudgetSolution& s) { return s.cost_kind == RecomputeCost::kFlops ? "FLOP" : "ns"; }
-
-double gap_of(const BudgetSolution& s) { return s.cost > 0 ? (s.cost - s.lower_bound) / s.cost : 0.0; }
-
-}  // namespace
 
 std::string format_budget_solution(const BudgetSolution& s) {
   std::string out;

@@ -64,12 +64,12 @@ def test_solve_fits_the_budget_and_its_jax_policy_answers_as_the_exported_file(s
     solution = program.solve(budget=0.5, for_jax=True)
     assert solution.smallest_peak <= solution.peak_bytes <= solution.budget_bytes <= everything
     assert 'peak:' in str(solution) and solution.decisions
-    assert {d.decision for d in solution.decisions} <= {'save', 'recompute'}
+    assert {d.decision for d in solution.decisions} <= {'saveable', 'recompute'}
     exported = {}
     exec(solution.jax_policy_text, exported)  # the --export-jax file
     policy = solution.jax_policy()
     for d in solution.decisions:
-        assert answers_of(policy, d.signature) == answers_of(exported['policy'], d.signature) == (d.decision == 'save')
+        assert answers_of(policy, d.signature) == answers_of(exported['policy'], d.signature) == (d.decision == 'saveable')
     assert answers_of(policy, 'exp f32[9]') is True  # not seen: saveable, as the file says
     # The decisions file is what `rematkit solve --decisions` writes.
     assert json.loads(solution.decisions_json)['peak_bytes'] == solution.peak_bytes

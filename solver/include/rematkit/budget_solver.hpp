@@ -118,6 +118,8 @@ Linearization linearize_solution(const Program& program, const BudgetSolution& s
 
 // The answer as text: the decisions, explained like `residuals --explain`, then peak, cost and method.
 std::string format_budget_solution(const BudgetSolution& solution);
+// "saveable", "recompute" or "offloadable", as the decisions file says them.
+const char* decision_word(Decision decision);
 // The decisions file the `solved('FILE')` policy reads (format rematkit-decisions/1).
 std::string decisions_json(const BudgetSolution& solution);
 // A Python module with `policy(prim, *avals, **params)` for jax.checkpoint, deciding by signature.
