@@ -71,8 +71,16 @@ def test_solve_fits_the_budget_and_its_jax_policy_answers_as_the_exported_file(s
     for d in solution.decisions:
         assert answers_of(policy, d.signature) == answers_of(exported['policy'], d.signature) == (d.decision == 'saveable')
     assert answers_of(policy, 'exp f32[9]') is True  # not seen: saveable, as the file says
-    # The decisions file is what `rematkit solve --decisions` writes.
-    assert json.loads(solution.decisions_json)['peak_bytes'] == solution.peak_bytes
+    # The decisions file (what `rematkit solve --decisions` writes, what solved('FILE') reads) says
+    # the same of every equation, site by site.
+    written = json.loads(solution.decisions_json)
+    assert written['peak_bytes'] == solution.peak_bytes
+    by_site = {d.site: d for d in solution.decisions}
+    assert len(written['decisions']) == len(by_site)
+    for entry in written['decisions']:
+        d = by_site[entry['site']]
+        assert entry['decision'] == d.decision
+        assert answers_of(policy, d.signature) == (entry['decision'] == 'saveable')
 
 
 def test_bytes_and_min_budgets(two_layer):
