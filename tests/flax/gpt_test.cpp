@@ -138,6 +138,10 @@ TEST(Gpt, ScannedBlocksAreTheUnrolledBlocks) {
 // masks are applied.
 TEST(Gpt, ScannedBlocksWithDropoutSplitTheKeyPerBlock) {
   GptConfig c = tiny();
+  c.model = 4;  // few params: the finite differences take two runs of the program per param element
+  c.mlp = 4;
+  c.sequence = 3;
+  c.batch = 1;
   c.layers = 4;
   c.dropout = 0.25;
   for (const std::vector<int64_t>& lengths : {std::vector<int64_t>{4}, std::vector<int64_t>{2, 2}}) {
@@ -156,7 +160,7 @@ TEST(Gpt, ScannedBlocksWithDropoutSplitTheKeyPerBlock) {
       EXPECT_EQ(count("random_split[shape=(2,)]"), 2u) << text;  // the outer scan's, and inside its checkpoint
     }
     EXPECT_EQ(count("key<fry>[4]") + count("key<fry>[2]"), lengths.size()) << text;  // the split keys, one binder per scan
-    expect_gradient_matches_finite_differences(m.program, m.arguments, m.params);
+    if (lengths.size() == 2) expect_gradient_matches_finite_differences(m.program, m.arguments, m.params);  // both splits
     const GradientResult kept = run_gradient(linearize_with(build_gpt(c, "everything_saveable", 3).program), {}, m.arguments,
                                              Arithmetic::kFloat32);
     const GradientResult recomputed = run_gradient(linearize_with(m.program), {}, m.arguments, Arithmetic::kFloat32);

@@ -65,7 +65,9 @@ TEST(SweepMemoryLimit, AConfigurationOverTheLimitFailsAloneAndSaysWhy) {
 // checked against the baseline's gradients (kept while the others run) and timed alone; its rows
 // and the table say so.
 TEST(SweepMemoryLimit, StepsThatDoNotFitTogetherRunOneAfterAnother) {
-  SweepConfig config = parse_sweep(kTwoPolicies, "two.yaml");
+  std::string yaml = kTwoPolicies;
+  yaml.replace(yaml.find("batch: 128"), 10, "batch: 16");  // three sweeps: a small one
+  SweepConfig config = parse_sweep(yaml, "two.yaml");
   const std::vector<SweepRow> free = run_sweep(config, default_plugins()).rows;
   ASSERT_EQ(free.size(), 2u);
   for (const SweepRow& r : free) EXPECT_FALSE(r.timed_alone) << r.policy;
