@@ -85,8 +85,24 @@ void register_all() {
     if (backend != "reference") register_gemm(backend, "mlp_dw_1024x256x1024_tn", 0, 1024, 256, 1024, true, false);
   for (const std::string& backend : backends)
     if (backend != "reference") register_gemm(backend, "batched_8x128^3", 8, 128, 128, 128);
+  // The gpt default's products (B*S = 64 rows, D = 64, heads 4 of 16, vocabulary 128): where a
+  // small product is cheapest.
+  for (auto [shape, batch, m, k, n] : {std::tuple{"gpt_qkv_64x64x192", 0, 64, 64, 192}, std::tuple{"gpt_proj_64x64x64", 0, 64, 64, 64},
+                                       std::tuple{"gpt_mlp_64x64x256", 0, 64, 64, 256}, std::tuple{"gpt_mlp_64x256x64", 0, 64, 256, 64},
+                                       std::tuple{"gpt_scores_8x32x16x32", 8, 32, 16, 32}, std::tuple{"gpt_values_8x32x32x16", 8, 32, 32, 16}})
+    for (const std::string& backend : backends)
+      if (backend != "reference" && backend != "blas") register_gemm(backend, shape, batch, m, k, n);
+  // Where oneDNN's per-call cost stops mattering for elementwise kernels (the sizes a step's
+  // elementwise ops have): oneDNN and Highway side by side, 2^8 to 2^20 floats.
+  for (int64_t n = 256; n <= (int64_t{1} << 20); n *= 8)
+    for (auto [name, prim] : {std::pair{"add", Prim::kAdd}, std::pair{"tanh", Prim::kTanh}})
+      for (const std::string& backend : backends)
+        if (backend == "onednn" || backend == "highway")
+          benchmark::RegisterBenchmark(("elementwise/" + backend + "/" + name + "/" + std::to_string(n)).c_str(),
+                                       BM_Elementwise, backend, prim, n)
+              ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
   for (const std::string& backend : backends) {
-    if (backend == "onednn" || backend == "blas") continue;  // they run no add or exp here
+    if (backend == "onednn" || backend == "blas") continue;  // large sizes: the highway and reference kernels
     // 2^24 floats is 64 MiB per array, past the 32 MiB last-level cache.
     const int64_t n = backend == "reference" ? int64_t{1} << 20 : int64_t{1} << 24;
     for (auto [name, prim] : {std::pair{"add", Prim::kAdd}, std::pair{"exp", Prim::kExp}})

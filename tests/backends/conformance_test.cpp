@@ -536,6 +536,25 @@ TEST(BackendInstance, OneDnnRunsProductsWhoseDimGroupsAreStrided) {
   EXPECT_EQ(steps, (std::vector<std::string>{"onednn", "onednn", "onednn", "reference"}));
 }
 
+// oneDNN 2.6 runs a softmax's broadcast ([B, H, S, S] by [B, H, S, 1]) with its reference
+// implementation, hundreds of times slower than a jitted kernel: it declines it, and the next
+// backend runs it; a broadcast it jits ([B, S, D] by [1, 1, D]) stays on oneDNN.
+TEST(BackendSet, OneDnnDeclinesTheBroadcastsItWouldRunWithItsReferenceCode) {
+  const std::vector<std::string> installed = default_plugins().backend_names();
+  if (std::find(installed.begin(), installed.end(), "onednn") == installed.end()) GTEST_SKIP() << "no onednn backend in this build";
+  const Program program = parse_program(R"({ lambda ; s:f32[2,4,32,32] m:f32[2,4,32,1] x:f32[2,32,64] b:f32[1,1,64]. let
+      d:f32[2,4,32,32] = sub s m
+      y:f32[2,32,64] = add x b
+    in (d, y) })", "softmax");
+  const Linearization lin = linearize_with(program);
+  const StepProgram forward = build_step_program(lin, BackendOptions{{"onednn", "reference"}, &default_plugins()},
+                                                 Passes::kForwardOnly, InputMode::kLoadedEachRun);
+  std::vector<std::string> steps;
+  for (const Step& step : forward.steps())
+    if (step.kind == StepKind::kKernel) steps.push_back(step.kernel->backend());
+  EXPECT_EQ(steps, (std::vector<std::string>{"reference", "onednn"}));
+}
+
 TEST(BackendSet, UnsupportedOrUnknownBackendsAreNamed) {
   const Program program = parse_program("{ lambda ; a:f32[2]. let b:f32[2] = sin a in (b,) }", "p");
   const Linearization lin = linearize_with(program);

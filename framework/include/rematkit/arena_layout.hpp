@@ -47,13 +47,16 @@ REMATKIT_CORE_EXPORT int64_t aligned_bytes(int64_t bytes);
 REMATKIT_CORE_EXPORT ArenaLayout layout_buffers(std::vector<BufferRequest> buffers);
 
 // The arenas of a layout, allocated once and reused by every run. acquire/release follow the
-// program's steps; the arena checks that no two live buffers overlap and records the high-water marks.
+// program's steps and record the high-water marks; a buffer acquired twice or released while not
+// live is an internal error. With `check_overlaps` the arena also checks that no two live buffers
+// overlap, a scan of the live buffers at every acquire: on in tests and debug builds, off in the
+// executors of a release build, where it cost more than a small kernel.
 class REMATKIT_CORE_EXPORT Arena {
  public:
-  explicit Arena(const ArenaLayout& layout);
+  explicit Arena(const ArenaLayout& layout, bool check_overlaps = true);
   // An arena whose device space is `device_memory` (at least the layout's device arena bytes,
   // aligned to kBufferAlignment), owned by the caller: a loop body's, inside its loop's workspace.
-  Arena(const ArenaLayout& layout, std::byte* device_memory);
+  Arena(const ArenaLayout& layout, std::byte* device_memory, bool check_overlaps = true);
   ~Arena();
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
@@ -72,7 +75,9 @@ class REMATKIT_CORE_EXPORT Arena {
   ArenaLayout layout_;
   std::array<std::byte*, kNumMemorySpaces> base_{};
   std::array<bool, kNumMemorySpaces> owned_{};
-  std::vector<int> live_;  // buffers acquired and not yet released
+  bool check_overlaps_ = true;
+  std::vector<int> live_;          // buffers acquired and not yet released, in no order
+  std::vector<size_t> live_slot_;  // per buffer: its place in live_, or SIZE_MAX
   std::array<int64_t, kNumMemorySpaces> live_bytes_{}, high_water_{}, live_high_water_{};
 };
 

@@ -88,9 +88,11 @@ ArenaLayout layout_buffers(std::vector<BufferRequest> buffers) {
   return layout;
 }
 
-Arena::Arena(const ArenaLayout& layout) : Arena(layout, nullptr) {}
+Arena::Arena(const ArenaLayout& layout, bool check_overlaps) : Arena(layout, nullptr, check_overlaps) {}
 
-Arena::Arena(const ArenaLayout& layout, std::byte* device_memory) : layout_(layout) {
+Arena::Arena(const ArenaLayout& layout, std::byte* device_memory, bool check_overlaps)
+    : layout_(layout), check_overlaps_(check_overlaps), live_slot_(layout.buffers.size(), SIZE_MAX) {
+  live_.reserve(layout.buffers.size());  // so that a run allocates nothing
   for (size_t s = 0; s < kNumMemorySpaces; ++s) {
     if (s == index_of(MemorySpace::kDevice) && device_memory) {
       base_[s] = device_memory;
@@ -112,12 +114,16 @@ Arena::~Arena() {
 std::byte* Arena::acquire(int buffer) {
   const BufferRequest& b = layout_.buffers.at(static_cast<size_t>(buffer));
   const int64_t offset = layout_.offsets[static_cast<size_t>(buffer)], bytes = aligned_bytes(b.bytes);
-  for (int other : live_) {
-    const BufferRequest& o = layout_.buffers[static_cast<size_t>(other)];
-    if (other == buffer || (o.space == b.space && bytes > 0 &&
-                            ranges_overlap(offset, bytes, layout_.offsets[static_cast<size_t>(other)], aligned_bytes(o.bytes))))
-      internal_error("arena: buffer " + std::to_string(buffer) + " would overlap live buffer " + std::to_string(other));
-  }
+  if (live_slot_[static_cast<size_t>(buffer)] != SIZE_MAX)
+    internal_error("arena: buffer " + std::to_string(buffer) + " acquired while live");
+  if (check_overlaps_)
+    for (int other : live_) {
+      const BufferRequest& o = layout_.buffers[static_cast<size_t>(other)];
+      if (o.space == b.space && bytes > 0 &&
+          ranges_overlap(offset, bytes, layout_.offsets[static_cast<size_t>(other)], aligned_bytes(o.bytes)))
+        internal_error("arena: buffer " + std::to_string(buffer) + " would overlap live buffer " + std::to_string(other));
+    }
+  live_slot_[static_cast<size_t>(buffer)] = live_.size();
   live_.push_back(buffer);
   const size_t s = index_of(b.space);
   live_bytes_[s] += bytes;
@@ -127,9 +133,12 @@ std::byte* Arena::acquire(int buffer) {
 }
 
 void Arena::release(int buffer) {
-  const auto it = std::find(live_.begin(), live_.end(), buffer);
-  if (it == live_.end()) internal_error("arena: buffer " + std::to_string(buffer) + " released but not live");
-  live_.erase(it);
+  const size_t slot = live_slot_.at(static_cast<size_t>(buffer));
+  if (slot == SIZE_MAX) internal_error("arena: buffer " + std::to_string(buffer) + " released but not live");
+  live_slot_[static_cast<size_t>(live_.back())] = slot;  // the last one takes its place
+  live_[slot] = live_.back();
+  live_.pop_back();
+  live_slot_[static_cast<size_t>(buffer)] = SIZE_MAX;
   const BufferRequest& b = layout_.buffers[static_cast<size_t>(buffer)];
   live_bytes_[index_of(b.space)] -= aligned_bytes(b.bytes);
 }
