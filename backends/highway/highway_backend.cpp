@@ -110,7 +110,7 @@ struct Permutation {
 struct Kernel {
   enum class Kind {
     kUnary, kPow, kBinary, kCompare, kSelect, kGemm, kPermute, kBroadcast, kReduce, kReduceLeading, kSoftmax,
-    kGatherRows, kScatterAddRows, kFused, kReverse, kBitwise
+    kGatherRows, kScatterAddRows, kFused, kReverse, kBitwise, kSplit, kPad, kIota
   } kind;
   int op = 0;
   bool a_scalar = false, b_scalar = false;
@@ -139,6 +139,11 @@ struct Kernel {
   bool unsigned_indices = false;             // u32 indices, else i32
   bool drop_out_of_bounds = false;           // FILL_OR_DROP; otherwise clamped into the table (XLA)
   float fill = 0;                            // the row an out-of-bounds gather gives
+  // kSplit, kPad: `outer` runs of `in_run` floats in the operand and `out_run` in the output, the
+  // operand's run at float `at` of the output's (kPad) or the output's at `at` of the operand's
+  // (kSplit). kIota: `out_run` = the elements one step of `dimension` spans, `at` = its size.
+  size_t outer = 0, in_run = 0, out_run = 0, at = 0;
+  size_t element_bytes = 4;                  // kBroadcast: 4, or 1 for bool
 };
 
 // An embedding's rows (x[ids], jnp.take, nn.Embed) and their transpose, the scatter-add of rows:
@@ -185,7 +190,8 @@ int64_t row_of(const Kernel& k, const void* indices, size_t r) {
 // broadcast_in_dim of `in` (shape in_shape, placed at output dims `dims`) to out_shape: whole rows are
 // copied when the innermost output dim is the operand's innermost dim at full size; otherwise one
 // element at a time.
-void broadcast(const Dims& in_shape, std::span<const int64_t> dims, const Dims& out_shape, const float* in, float* out) {
+template <typename T>
+void broadcast(const Dims& in_shape, std::span<const int64_t> dims, const Dims& out_shape, const T* in, T* out) {
   if (count(in_shape) == 1) return std::fill(out, out + count(out_shape), in[0]);  // zeros, a seed of ones
   // The operand's dims lead the output unchanged and new dims trail (a softmax sum spread over its
   // row): each element fills a run.
@@ -373,7 +379,59 @@ bool choose_kernel(const rk_equation_view* e, Kernel& k) {
     k.op = static_cast<int>(Unary::kCopy);
     return true;
   }
+  // Layout ops move elements as they are: broadcast_in_dim of any 4-byte dtype or bool, iota of i32.
+  if (p == Prim::kBroadcastInDim && e->inputs[0].dtype == e->outputs[0].dtype) {
+    const int32_t t = e->outputs[0].dtype;
+    if (t != RK_DTYPE_F32 && t != RK_DTYPE_I32 && t != RK_DTYPE_U32 && t != RK_DTYPE_BOOL) return false;
+    k.kind = Kernel::Kind::kBroadcast;
+    k.element_bytes = t == RK_DTYPE_BOOL ? 1 : 4;
+    k.in_shape = shape_of(e->inputs[0]);
+    k.dims = ints_param(e, "broadcast_dimensions");
+    return true;
+  }
+  if (p == Prim::kIota && e->outputs[0].dtype == RK_DTYPE_I32 && e->num_inputs == 0) {
+    const int64_t dim = int_param(e, "dimension");
+    if (dim < 0 || dim >= static_cast<int64_t>(out.size()) || out[static_cast<size_t>(dim)] > (int64_t{1} << 31) - 1) return false;
+    k.kind = Kernel::Kind::kIota;
+    k.out_run = count(Dims(out.begin() + dim + 1, out.end()));
+    k.at = static_cast<size_t>(out[static_cast<size_t>(dim)]);
+    return true;
+  }
   if (!all_f32(e)) return false;
+  if (p == Prim::kSplit && e->num_inputs == 1) {  // output `output` of the pieces along `axis`: a slab
+    const Dims in = shape_of(e->inputs[0]), sizes = ints_param(e, "sizes");
+    const int64_t axis = int_param(e, "axis"), piece = int_param(e, "output");
+    if (axis < 0 || axis >= static_cast<int64_t>(in.size()) || piece < 0 || piece >= static_cast<int64_t>(sizes.size())) return false;
+    const size_t inner = count(Dims(in.begin() + axis + 1, in.end()));
+    k.kind = Kernel::Kind::kSplit;
+    k.outer = count(Dims(in.begin(), in.begin() + axis));
+    k.in_run = static_cast<size_t>(in[static_cast<size_t>(axis)]) * inner;
+    k.out_run = static_cast<size_t>(sizes[static_cast<size_t>(piece)]) * inner;
+    k.at = static_cast<size_t>(std::accumulate(sizes.begin(), sizes.begin() + piece, int64_t{0})) * inner;
+    return k.at + k.out_run <= k.in_run;
+  }
+  if (p == Prim::kPad && e->num_inputs == 2 && e->inputs[1].rank == 0) {
+    // Edges of zero or more along one axis, no interior padding (split's transpose); others decline.
+    const Dims in = shape_of(e->inputs[0]);
+    const std::vector<rematkit::PaddingDim> config = rematkit::plugin::padding_config(e);
+    if (config.size() != in.size()) return false;
+    int64_t axis = -1;
+    for (size_t d = 0; d < in.size(); ++d) {
+      const int64_t lo = config[d].low, hi = config[d].high, interior = config[d].interior;
+      if (lo < 0 || hi < 0 || interior != 0) return false;
+      if (lo == 0 && hi == 0) continue;
+      if (axis >= 0) return false;
+      axis = static_cast<int64_t>(d);
+    }
+    if (axis < 0) axis = 0;  // nothing padded: a copy
+    const size_t inner = count(Dims(in.begin() + axis + 1, in.end()));
+    k.kind = Kernel::Kind::kPad;
+    k.outer = count(Dims(in.begin(), in.begin() + axis));
+    k.in_run = in.empty() ? 1 : static_cast<size_t>(in[static_cast<size_t>(axis)]) * inner;
+    k.out_run = out.empty() ? 1 : static_cast<size_t>(out[static_cast<size_t>(axis)]) * inner;
+    k.at = in.empty() ? 0 : static_cast<size_t>(config[static_cast<size_t>(axis)].low) * inner;
+    return true;
+  }
   if (p == Prim::kIntegerPow) {
     k.kind = Kernel::Kind::kPow;
     k.power = int_param(e, "y");
@@ -414,12 +472,6 @@ bool choose_kernel(const rk_equation_view* e, Kernel& k) {
     k.dims = ints_param(e, "dimensions");
     for (int64_t d : k.dims)
       if (d < 0 || d >= static_cast<int64_t>(out.size())) return false;
-    return true;
-  }
-  if (p == Prim::kBroadcastInDim) {
-    k.kind = Kernel::Kind::kBroadcast;
-    k.in_shape = shape_of(e->inputs[0]);
-    k.dims = ints_param(e, "broadcast_dimensions");
     return true;
   }
   if (p == Prim::kReduceSum || p == Prim::kReduceMax) {
@@ -574,7 +626,32 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
         break;
       case Kernel::Kind::kPermute: k.lhs.apply(f(in[0]), f(out[0])); break;
       case Kernel::Kind::kReverse: reverse(k.out_shape, k.dims, f(in[0]), f(out[0])); break;
-      case Kernel::Kind::kBroadcast: broadcast(k.in_shape, k.dims, k.out_shape, f(in[0]), f(out[0])); break;
+      case Kernel::Kind::kBroadcast:
+        if (k.element_bytes == 1)
+          broadcast(k.in_shape, k.dims, k.out_shape, static_cast<const uint8_t*>(in[0].data), static_cast<uint8_t*>(out[0].data));
+        else
+          broadcast(k.in_shape, k.dims, k.out_shape, static_cast<const uint32_t*>(in[0].data),
+                    static_cast<uint32_t*>(out[0].data));  // the bits, whatever the 4-byte dtype
+        break;
+      case Kernel::Kind::kSplit:
+        for (size_t r = 0; r < k.outer; ++r)
+          std::copy_n(f(in[0]) + r * k.in_run + k.at, k.out_run, f(out[0]) + r * k.out_run);
+        break;
+      case Kernel::Kind::kPad: {
+        const float fill = f(in[1])[0];
+        for (size_t r = 0; r < k.outer; ++r) {
+          float* to = f(out[0]) + r * k.out_run;
+          std::fill(to, to + k.at, fill);
+          std::copy_n(f(in[0]) + r * k.in_run, k.in_run, to + k.at);
+          std::fill(to + k.at + k.in_run, to + k.out_run, fill);
+        }
+        break;
+      }
+      case Kernel::Kind::kIota: {
+        int32_t* to = static_cast<int32_t*>(out[0].data);
+        for (size_t i = 0; i < k.n; ++i) to[i] = static_cast<int32_t>((i / k.out_run) % k.at);
+        break;
+      }
       case Kernel::Kind::kReduce: {
         const float* rows = f(in[0]);
         if (!k.lhs.identity()) {

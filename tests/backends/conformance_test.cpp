@@ -190,6 +190,13 @@ const Case kCases[] = {
                    "reverse=False] a; d:f32[7,4] = cummin[axis=0 reverse=False] a; e:f32[7,4] = cumlogsumexp[axis=1 "
                    "reverse=True] a in (b, c, d, e) }", 0},
     {"split", "{ lambda ; a:f32[7,5]. let b:f32[7,1] c:f32[7,0] d:f32[7,4] = split[axis=1 sizes=(1, 0, 4)] a in (b, c, d) }", 0},
+    {"split_middle_pad_edges", "{ lambda ; a:f32[2,6,3]. let b:f32[2,2,3] c:f32[2,4,3] = split[axis=1 sizes=(2, 4)] a; "
+                               "d:f32[2,9,3] = pad[padding_config=((0, 0, 0), (3, 2, 0), (0, 0, 0))] c 0.0:f32[]; "
+                               "e:f32[2,2,3] = pad[padding_config=((0, 0, 0), (0, 0, 0), (0, 0, 0))] b 1.5:f32[] in (d, e) }", 0},
+    {"causal_mask", "{ lambda ; a:f32[4]. let i:i32[4,4] = iota[dimension=0 dtype=int32 shape=(4, 4)]; "
+                    "j:i32[4,4] = iota[dimension=1 dtype=int32 shape=(4, 4)]; p:bool[4,4] = ge i j; "
+                    "q:bool[2,3,4,4] = broadcast_in_dim[shape=(2, 3, 4, 4) broadcast_dimensions=(2, 3)] p; "
+                    "r:i32[3,4,4] = broadcast_in_dim[shape=(3, 4, 4) broadcast_dimensions=(1, 2)] i in (q, r) }", 0},
     {"conv_nhwc_hwio_same", "{ lambda ; a:f32[2,5,6,3] w:f32[3,3,3,4]. let c:f32[2,5,6,4] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2)) feature_group_count=1 lhs_dilation=(1, 1) padding=((1, 1), (1, 1)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(1, 1)] a w in (c,) }", 1e-6},
     {"conv_nchw_oihw_strided_valid", "{ lambda ; a:f32[2,3,7,8] w:f32[4,3,3,2]. let c:f32[2,4,3,3] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2, 3), rhs_spec=(0, 1, 2, 3), out_spec=(0, 1, 2, 3)) feature_group_count=1 lhs_dilation=(1, 1) padding=((0, 0), (0, 0)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(2, 3)] a w in (c,) }", 1e-6},
     {"conv_explicit_negative_padding", "{ lambda ; a:f32[1,6,7,2] w:f32[2,3,2,3]. let c:f32[1,6,3,3] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2)) feature_group_count=1 lhs_dilation=(1, 1) padding=((2, -1), (0, 1)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(1, 2)] a w in (c,) }", 1e-6},
@@ -553,6 +560,28 @@ TEST(BackendSet, OneDnnDeclinesTheBroadcastsItWouldRunWithItsReferenceCode) {
   for (const Step& step : forward.steps())
     if (step.kind == StepKind::kKernel) steps.push_back(step.kernel->backend());
   EXPECT_EQ(steps, (std::vector<std::string>{"reference", "onednn"}));
+}
+
+// The layout ops of a gpt's attention run on Highway, not the reference backend: the qkv split,
+// its transpose's pad, the causal mask's iotas and its broadcasts of bool and i32.
+TEST(BackendSet, HighwayRunsTheLayoutOpsOfAnAttentionBlock) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "the highway backend is not built";
+  const Program program = parse_program(R"({ lambda ; u:f32[2,8,12] b:bool[8,8]. let
+      q:f32[2,8,4] k:f32[2,8,8] = split[axis=2 sizes=(4, 8)] u
+      g:f32[2,8,12] = pad[padding_config=((0, 0, 0), (0, 0, 0), (4, 0, 0))] k 0.0:f32[]
+      i:i32[8,8] = iota[dimension=0 dtype=int32 shape=(8, 8)]
+      m:bool[2,8,8] = broadcast_in_dim[shape=(2, 8, 8) broadcast_dimensions=(1, 2)] b
+      n:i32[2,8,8] = broadcast_in_dim[shape=(2, 8, 8) broadcast_dimensions=(1, 2)] i
+    in (q, g, m, n) })", "attention");
+  const Linearization lin = linearize_with(program);
+  const StepProgram forward = build_step_program(lin, BackendOptions{{"highway", "reference"}, &default_plugins()},
+                                                 Passes::kForwardOnly, InputMode::kLoadedEachRun);
+  std::vector<std::string> steps;
+  for (const Step& step : forward.steps())
+    if (step.kind == StepKind::kKernel) steps.push_back(std::string(prim_name(lin.graph.eqns[step.equation].prim)) + "@" + step.kernel->backend());
+  EXPECT_EQ(steps, (std::vector<std::string>{"split@highway", "split@highway", "pad@highway", "iota@highway",
+                                             "broadcast_in_dim@highway", "broadcast_in_dim@highway"}))
+      << ::testing::PrintToString(steps);
 }
 
 TEST(BackendSet, UnsupportedOrUnknownBackendsAreNamed) {
