@@ -110,7 +110,7 @@ struct Permutation {
 struct Kernel {
   enum class Kind {
     kUnary, kPow, kBinary, kCompare, kSelect, kGemm, kPermute, kBroadcast, kReduce, kReduceLeading, kSoftmax,
-    kGatherRows, kScatterAddRows, kFused, kReverse, kBitwise, kSplit, kPad, kIota
+    kGatherRows, kScatterAddRows, kFused, kReverse, kBitwise, kSplit, kPad, kIota, kRandomBits, kRandomFoldIn
   } kind;
   int op = 0;
   bool a_scalar = false, b_scalar = false;
@@ -397,6 +397,23 @@ bool choose_kernel(const rk_equation_view* e, Kernel& k) {
     k.at = static_cast<size_t>(out[static_cast<size_t>(dim)]);
     return true;
   }
+  if (p == Prim::kRandomBits && e->num_inputs == 1 && e->inputs[0].dtype == RK_DTYPE_KEY_FRY) {
+    const int64_t width = int_param(e, "bit_width");
+    if (!((width == 32 && e->outputs[0].dtype == RK_DTYPE_U32) || (width == 8 && e->outputs[0].dtype == RK_DTYPE_U8))) return false;
+    k.kind = Kernel::Kind::kRandomBits;
+    k.outer = count(shape_of(e->inputs[0]));  // keys
+    k.out_run = k.outer ? k.n / k.outer : 0;  // words per key
+    k.element_bytes = width == 8 ? 1 : 4;
+    return true;
+  }
+  if (p == Prim::kRandomFoldIn && e->num_inputs == 2 && e->inputs[0].dtype == RK_DTYPE_KEY_FRY &&
+      e->inputs[1].dtype == RK_DTYPE_U32 && shape_of(e->inputs[0]) == out) {
+    const Dims data = shape_of(e->inputs[1]);
+    if (data != out && count(data) != 1) return false;
+    k.kind = Kernel::Kind::kRandomFoldIn;
+    k.a_scalar = data != out;
+    return true;
+  }
   if (!all_f32(e)) return false;
   if (p == Prim::kSplit && e->num_inputs == 1) {  // output `output` of the pieces along `axis`: a slab
     const Dims in = shape_of(e->inputs[0]), sizes = ints_param(e, "sizes");
@@ -647,6 +664,14 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
         }
         break;
       }
+      case Kernel::Kind::kRandomBits:
+        rematkit::hwy_backend::random_bits(static_cast<const uint32_t*>(in[0].data), k.outer, k.out_run, k.element_bytes == 1,
+                                           out[0].data);
+        break;
+      case Kernel::Kind::kRandomFoldIn:
+        rematkit::hwy_backend::random_fold_in(static_cast<const uint32_t*>(in[0].data), static_cast<const uint32_t*>(in[1].data),
+                                              k.a_scalar, k.n, static_cast<uint32_t*>(out[0].data));
+        break;
       case Kernel::Kind::kIota: {
         int32_t* to = static_cast<int32_t*>(out[0].data);
         for (size_t i = 0; i < k.n; ++i) to[i] = static_cast<int32_t>((i / k.out_run) % k.at);

@@ -29,6 +29,12 @@ void reduce_rows(bool is_max, const float* x, float* y, size_t rows, size_t len)
 // y[j] = sum (or max) over r < rows of x[r * len + j], for j < len (a reduction over leading axes,
 // such as a bias's gradient); rows are combined in order, for any thread count.
 void reduce_leading(bool is_max, const float* x, float* y, size_t rows, size_t len);
+
+// jax.random on threefry keys (random_bits.cpp): `keys` are key<fry> elements, two u32 words each.
+// random_bits gives `per_key` u32 words per key (their low bytes for bit_width 8); random_fold_in
+// folds data (one word for every key when `scalar_data`) into each of `n` keys.
+void random_bits(const uint32_t* keys, size_t num_keys, size_t per_key, bool low_byte, void* out);
+void random_fold_in(const uint32_t* keys, const uint32_t* data, bool scalar_data, size_t n, uint32_t* out);
 // jax.nn.softmax of each row: y[r, :] = exp(x[r, :] - max) / sum(exp(x[r, :] - max)).
 void softmax_rows(const float* x, float* y, size_t rows, size_t len);
 // C[m,n] = A[m,k] B[k,n], row-major; each C element sums over k in order, so results do not

@@ -563,16 +563,19 @@ TEST(BackendSet, OneDnnDeclinesTheBroadcastsItWouldRunWithItsReferenceCode) {
 }
 
 // The layout ops of a gpt's attention run on Highway, not the reference backend: the qkv split,
-// its transpose's pad, the causal mask's iotas and its broadcasts of bool and i32.
+// its transpose's pad, the causal mask's iotas and its broadcasts of bool and i32, and dropout's
+// bits (random_fold_in and random_bits on threefry keys).
 TEST(BackendSet, HighwayRunsTheLayoutOpsOfAnAttentionBlock) {
   if (!backend_installed("highway")) GTEST_SKIP() << "the highway backend is not built";
-  const Program program = parse_program(R"({ lambda ; u:f32[2,8,12] b:bool[8,8]. let
+  const Program program = parse_program(R"({ lambda ; u:f32[2,8,12] b:bool[8,8] key:key<fry>[]. let
       q:f32[2,8,4] k:f32[2,8,8] = split[axis=2 sizes=(4, 8)] u
       g:f32[2,8,12] = pad[padding_config=((0, 0, 0), (0, 0, 0), (4, 0, 0))] k 0.0:f32[]
       i:i32[8,8] = iota[dimension=0 dtype=int32 shape=(8, 8)]
       m:bool[2,8,8] = broadcast_in_dim[shape=(2, 8, 8) broadcast_dimensions=(1, 2)] b
       n:i32[2,8,8] = broadcast_in_dim[shape=(2, 8, 8) broadcast_dimensions=(1, 2)] i
-    in (q, g, m, n) })", "attention");
+      d:key<fry>[] = random_fold_in key 3:u32[]
+      r:u32[2,8,8] = random_bits[bit_width=32 shape=(2, 8, 8)] d
+    in (q, g, m, n, r) })", "attention");
   const Linearization lin = linearize_with(program);
   const StepProgram forward = build_step_program(lin, BackendOptions{{"highway", "reference"}, &default_plugins()},
                                                  Passes::kForwardOnly, InputMode::kLoadedEachRun);
@@ -580,7 +583,8 @@ TEST(BackendSet, HighwayRunsTheLayoutOpsOfAnAttentionBlock) {
   for (const Step& step : forward.steps())
     if (step.kind == StepKind::kKernel) steps.push_back(std::string(prim_name(lin.graph.eqns[step.equation].prim)) + "@" + step.kernel->backend());
   EXPECT_EQ(steps, (std::vector<std::string>{"split@highway", "split@highway", "pad@highway", "iota@highway",
-                                             "broadcast_in_dim@highway", "broadcast_in_dim@highway"}))
+                                             "broadcast_in_dim@highway", "broadcast_in_dim@highway",
+                                             "random_fold_in@highway", "random_bits@highway"}))
       << ::testing::PrintToString(steps);
 }
 

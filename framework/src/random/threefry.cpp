@@ -2,12 +2,12 @@
 
 #include <cstddef>
 
-#include "threefry_block.hpp"
+#include "rematkit/plugin/threefry2x32.hpp"
 
 namespace rematkit::random {
 
 Block threefry2x32(const Key& key, const Block& counter) {
-  return reference::threefry2x32_block(key[0], key[1], counter[0], counter[1]);
+  return plugin::threefry2x32_block(key[0], key[1], counter[0], counter[1]);
 }
 
 std::vector<uint32_t> threefry_2x32(const Key& key, const std::vector<uint32_t>& counters) {

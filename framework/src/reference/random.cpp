@@ -6,10 +6,12 @@
 
 #include "element_values.hpp"
 #include "loops.hpp"
-#include "threefry_block.hpp"
+#include "rematkit/plugin/threefry2x32.hpp"
 
 namespace rematkit::reference {
 namespace {
+
+using plugin::threefry2x32_block;
 
 std::array<uint32_t, 2> hash(double key, uint32_t x0, uint32_t x1) {
   return threefry2x32_block(key_word(key, 0), key_word(key, 1), x0, x1);

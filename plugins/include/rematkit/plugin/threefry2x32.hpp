@@ -1,11 +1,11 @@
 // Threefry-2x32 with 20 rounds (Random123's threefry2x32_20), the hash behind JAX's "fry" keys:
-// jax/_src/random/threefry2x32.py. Shared by the reference math (the random_* primitives) and
-// rematkit::flax's jax.random layer.
+// jax/_src/random/threefry2x32.py. Shared by the reference math (the random_* primitives),
+// rematkit::flax's jax.random layer and the backends that run random_bits (header-only, in the SDK).
 #pragma once
 #include <array>
 #include <cstdint>
 
-namespace rematkit::reference {
+namespace rematkit::plugin {
 
 inline std::array<uint32_t, 2> threefry2x32_block(uint32_t key0, uint32_t key1, uint32_t x0, uint32_t x1) {
   constexpr int kRotations[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
@@ -24,4 +24,4 @@ inline std::array<uint32_t, 2> threefry2x32_block(uint32_t key0, uint32_t key1, 
   return {x0, x1};
 }
 
-}  // namespace rematkit::reference
+}  // namespace rematkit::plugin
