@@ -78,8 +78,7 @@ SolveAnswer solve(const Program& program, const SolveRequest& request, const Pro
   const Program p = edited(program, edits);
   BudgetOptions options;
   options.budget = parse_budget(request.budget, "budget");
-  if (request.cost != "flops" && request.cost != "measured") fail("cost: '" + request.cost + "' is neither flops nor measured");
-  options.cost = request.cost == "flops" ? RecomputeCost::kFlops : RecomputeCost::kMeasured;
+  options.cost = parse_recompute_cost(request.cost, "cost");
   options.backends = on.backends;
   options.threads = on.threads;
   options.differentiate = differentiated(p, edits);

@@ -1042,6 +1042,12 @@ class Search {
 
 }  // namespace
 
+RecomputeCost parse_recompute_cost(const std::string& text, const std::string& what) {
+  if (text == "flops") return RecomputeCost::kFlops;
+  if (text == "measured") return RecomputeCost::kMeasured;
+  fail(what + ": '" + text + "' is neither flops nor measured");
+}
+
 Budget parse_budget(const std::string& text, const std::string& what) {
   Budget b;
   b.text = text;

@@ -522,6 +522,20 @@ TEST(BackendInstance, OneDnnMultipliesBf16) {
 }
 #endif
 
+// The backend of each kernel step of `program`'s forward pass on `backends` ("prim@backend" when
+// `named`), in step order.
+std::vector<std::string> forward_kernels(const Program& program, const std::vector<std::string>& backends, bool named = false) {
+  const Linearization lin = linearize_with(program);
+  const StepProgram forward = build_step_program(lin, BackendOptions{backends, &default_plugins()}, Passes::kForwardOnly,
+                                                 InputMode::kLoadedEachRun);
+  std::vector<std::string> steps;
+  for (const Step& step : forward.steps())
+    if (step.kind == StepKind::kKernel)
+      steps.push_back((named ? std::string(prim_name(lin.graph.eqns[step.equation].prim)) + "@" : std::string()) +
+                      step.kernel->backend());
+  return steps;
+}
+
 TEST(BackendInstance, OneDnnRunsProductsWhoseDimGroupsAreStrided) {
   // Activations [B, S, D] times weights, their gradient over (B, S), attention batched over (B, H):
   // each operand's batch, free and contracted dims read as one strided dim, so oneDNN takes them;
@@ -534,12 +548,7 @@ TEST(BackendInstance, OneDnnRunsProductsWhoseDimGroupsAreStrided) {
     in (d, g, s, x) })", "products");
   const std::vector<std::string> installed = default_plugins().backend_names();
   if (std::find(installed.begin(), installed.end(), "onednn") == installed.end()) GTEST_SKIP() << "no onednn backend in this build";
-  const Linearization lin = linearize_with(program);
-  const StepProgram forward = build_step_program(lin, BackendOptions{{"onednn", "reference"}, &default_plugins()},
-                                                 Passes::kForwardOnly, InputMode::kLoadedEachRun);
-  std::vector<std::string> steps;
-  for (const Step& step : forward.steps())
-    if (step.kind == StepKind::kKernel) steps.push_back(step.kernel->backend());
+  const std::vector<std::string> steps = forward_kernels(program, {"onednn", "reference"});
   EXPECT_EQ(steps, (std::vector<std::string>{"onednn", "onednn", "onednn", "reference"}));
 }
 
@@ -553,12 +562,7 @@ TEST(BackendSet, OneDnnDeclinesTheBroadcastsItWouldRunWithItsReferenceCode) {
       d:f32[2,4,32,32] = sub s m
       y:f32[2,32,64] = add x b
     in (d, y) })", "softmax");
-  const Linearization lin = linearize_with(program);
-  const StepProgram forward = build_step_program(lin, BackendOptions{{"onednn", "reference"}, &default_plugins()},
-                                                 Passes::kForwardOnly, InputMode::kLoadedEachRun);
-  std::vector<std::string> steps;
-  for (const Step& step : forward.steps())
-    if (step.kind == StepKind::kKernel) steps.push_back(step.kernel->backend());
+  const std::vector<std::string> steps = forward_kernels(program, {"onednn", "reference"});
   EXPECT_EQ(steps, (std::vector<std::string>{"reference", "onednn"}));
 }
 
@@ -576,12 +580,7 @@ TEST(BackendSet, HighwayRunsTheLayoutOpsOfAnAttentionBlock) {
       d:key<fry>[] = random_fold_in key 3:u32[]
       r:u32[2,8,8] = random_bits[bit_width=32 shape=(2, 8, 8)] d
     in (q, g, m, n, r) })", "attention");
-  const Linearization lin = linearize_with(program);
-  const StepProgram forward = build_step_program(lin, BackendOptions{{"highway", "reference"}, &default_plugins()},
-                                                 Passes::kForwardOnly, InputMode::kLoadedEachRun);
-  std::vector<std::string> steps;
-  for (const Step& step : forward.steps())
-    if (step.kind == StepKind::kKernel) steps.push_back(std::string(prim_name(lin.graph.eqns[step.equation].prim)) + "@" + step.kernel->backend());
+  const std::vector<std::string> steps = forward_kernels(program, {"highway", "reference"}, true);
   EXPECT_EQ(steps, (std::vector<std::string>{"split@highway", "split@highway", "pad@highway", "iota@highway",
                                              "broadcast_in_dim@highway", "broadcast_in_dim@highway",
                                              "random_fold_in@highway", "random_bits@highway"}))

@@ -29,8 +29,7 @@ void run_solve(const SolveOptions& o) {
   const Program program = edited_program(command_program(o.file), o.edits);
   BudgetOptions options;
   options.budget = parse_budget(o.budget, "--budget");
-  if (o.cost != "flops" && o.cost != "measured") fail("--cost: '" + o.cost + "' is neither flops nor measured");
-  options.cost = o.cost == "flops" ? RecomputeCost::kFlops : RecomputeCost::kMeasured;
+  options.cost = parse_recompute_cost(o.cost, "--cost");
   options.backends = o.backends;
   options.threads = o.threads;
   options.plugins = &command_plugins(o.plugins);

@@ -36,6 +36,8 @@ enum class RecomputeCost {
   kFlops,     // each equation's FLOP count (flops.hpp)
   kMeasured,  // each kernel timed once on the chosen backends, in nanoseconds
 };
+// "flops" or "measured"; a bad-input Error naming `what` (e.g. "--cost") for anything else.
+RecomputeCost parse_recompute_cost(const std::string& text, const std::string& what);
 
 struct BudgetOptions {
   Budget budget;
