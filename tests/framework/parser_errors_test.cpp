@@ -42,6 +42,12 @@ const BadProgram kBadPrograms[] = {
      "p:2:13: dot_general's preferred_element_type int32 is not of the operands' kind: bf16[2,3], bf16[3]"},
     {"untyped binder", "{ lambda ; a. let b = sin a in (b,) }",
      "p:1:12: binder 'a' has no type (write it as a:f32[...]; JAX before 0.2 printed untyped binders)"},
+    {"a problem inside remat_call's call_jaxpr is reported where it is",
+     "{ lambda ; x:f32[]. let\n y:f32[] = remat_call[call_jaxpr={ lambda ; a:f32[]. let b:f32[] = frob a in (b,) } name=f] x in (y,) }",
+     "p:2:68: unknown primitive 'frob'"},
+    {"a problem inside xla_call's call_jaxpr is reported where it is",
+     "{ lambda ; x:f32[]. let\n y:f32[] = xla_call[call_jaxpr={ lambda ; a:f32[]. let b:f32[3] = sin a in (b,) } name=f] x in (y,) }",
+     "p:2:67: sin of f32[] computes f32[] but 'b' is declared f32[3]"},
     {"elided constant", "{ lambda ; x:f32[3]. let y:f32[3] = add x [...]:f32[3] in (y,) }",
      "p:1:43: elided constant '[...]' (print the jaxpr with its constants inlined)"},
     {"unknown policy", "{ lambda ; x:f32[]. let\n y:f32[] = checkpoint[jaxpr={ lambda ; a:f32[]. let b:f32[] = sin a in (b,) } "

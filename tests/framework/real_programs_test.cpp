@@ -50,6 +50,11 @@ TEST_P(RealProgramTest, ReadsAndItsGradientMatchesFiniteDifferences) {
 INSTANTIATE_TEST_SUITE_P(Corpus, RealProgramTest, ::testing::ValuesIn(programs_in(kReal)),
                          [](const auto& info) { return fs::path(info.param).stem().string(); });
 
+// The printed forms of each JAX version, written from JAX's source (tests/data/jax-forms/README.md).
+const fs::path kJaxForms = fs::path(REMATKIT_TEST_DATA_DIR) / "jax-forms";
+INSTANTIATE_TEST_SUITE_P(JaxForms, RealProgramTest, ::testing::ValuesIn(programs_in(kJaxForms)),
+                         [](const auto& info) { return fs::path(info.param).stem().string(); });
+
 // Real models at their real size (a GPT-2 block on [32, 512, 32] activations, whose attention
 // scores are 33.5M elements): too big for finite differences in the f64 interpreter within a unit
 // test, so these are read, verified and differentiated, with a residual report whose every line
@@ -117,6 +122,7 @@ TEST(RealPrograms, TheCorpusIsThere) {
   EXPECT_GE(programs_in(kReal).size(), 20u);
   EXPECT_GE(programs_in(kReal / "unsupported").size(), 2u);
   EXPECT_GE(programs_in(kReal / "forward-only").size(), 2u);
+  EXPECT_GE(programs_in(kJaxForms).size(), 4u);
 }
 
 }  // namespace

@@ -325,7 +325,6 @@ class Parser {
     }
     eqn.prim = *prim;
     if (eqn.prim == Prim::kCustomJvpCall && is_relu(eqn.params)) eqn.prim = Prim::kRelu;
-    if (eqn.prim == Prim::kCustomVjpCall) rename_param(eqn.params, "fun_jaxpr", "call_jaxpr");  // custom_vjp_call_jaxpr
     if (eqn.prim == Prim::kRandomSplit && !eqn.params.find("shape")) {  // JAX before 0.4.14 printed count=N
       if (const ParamValue* count = eqn.params.find("count"); count && count->kind == ParamValue::Kind::kInt)
         eqn.params.set("shape", ParamValue::of_tuple({*count}));
@@ -473,9 +472,14 @@ class Parser {
     return nullptr;
   }
 
-  static void rename_param(Params& params, const std::string& from, const std::string& to) {
-    for (auto& [key, value] : params.entries)
-      if (key == from) key = to;
+  // A call's body under an older name is read as the name the schema keeps, so the body is read
+  // (and its errors reported) as one: call_jaxpr of xla_call (jax.jit to 0.4.3, jax-v0.4.3
+  // jax/_src/interpreters/xla.py) and of remat_call (jax.checkpoint to 0.3.15, jax-v0.3.15
+  // jax/interpreters/partial_eval.py), and custom_vjp_call_jaxpr's fun_jaxpr.
+  static std::string param_key(Prim prim, const std::string& key) {
+    if (has_body(prim) && key != body_param(prim) && (key == "call_jaxpr" || key == "fun_jaxpr"))
+      return std::string(body_param(prim));
+    return key;
   }
 
   // --- params ---------------------------------------------------------------------------------
@@ -487,6 +491,7 @@ class Parser {
     while (!lex_.peek().is(']')) {
       Token key = lex_.next();
       if (key.kind != Token::Kind::kIdent) error_at(key, "expected a parameter name, found " + describe(key));
+      key.text = param_key(prim, key.text);
       expect('=');
       if (!in_schema(prim, key.text)) {
         const detail::Lexer before = lex_;

@@ -272,7 +272,9 @@ struct PrimAlias {
   Prim prim;
 };
 inline constexpr PrimAlias kPrimAliases[] = {
-    {"jit", Prim::kPjit}, {"remat", Prim::kCheckpoint}, {"remat2", Prim::kCheckpoint}, {"remat_call", Prim::kCheckpoint},
+    {"jit", Prim::kPjit}, {"remat", Prim::kCheckpoint}, {"remat2", Prim::kCheckpoint},
+    {"xla_call", Prim::kPjit},             // jax.jit to JAX 0.4.3, with call_jaxpr for jaxpr
+    {"remat_call", Prim::kCheckpoint},     // jax.checkpoint to JAX 0.3.15, with call_jaxpr for jaxpr
     {"custom_vjp_call_jaxpr", Prim::kCustomVjpCall},  // JAX before 0.4.36, with fun_jaxpr for call_jaxpr
     {"copy_p", Prim::kCopy}};                         // lax.copy_p's name in older JAX
 
