@@ -627,6 +627,18 @@ TEST_F(CliTest, CheckListsEveryProblemAtOnce) {
   EXPECT_NE(policy.out.find("unknown policy 'no_such_policy'"), std::string::npos) << policy.out;
 }
 
+TEST_F(CliTest, CheckReadsOlderAndNewerJaxForms) {
+  // Explicit sharding (JAX 0.4.35 on): read as the whole arrays, and check notes the annotations.
+  const CliRun sharded = run("check " + write("sharded.jaxpr", "{ lambda ; a:f32[8@x,4] b:f32[4]{V:i}. let\n"
+                                                              "    c:f32[8@x,4] = mul a a\n  in (c,) }"));
+  EXPECT_EQ(sharded.exit_code, 0) << sharded.out;
+  EXPECT_NE(sharded.out.find("note: 3 value(s) carry JAX sharding annotations (a:f32[8@x,4], ...); each is read and "
+                             "computed as the whole, unsharded array\n"),
+            std::string::npos)
+      << sharded.out;
+  EXPECT_EQ(run("check " + write("plain.jaxpr", kSquareSum)).out.find("note:"), std::string::npos);
+}
+
 TEST_F(CliTest, VersionAndDefaultBackends) {
   const CliRun version = run("--version");
   EXPECT_EQ(version.exit_code, 0);

@@ -2,6 +2,7 @@
 // table) read as the constructs rematkit has: what each one is read as, and what it keeps.
 #include <gtest/gtest.h>
 
+#include "rematkit/printer.hpp"
 #include "rematkit/residual_report.hpp"
 #include "support/test_support.hpp"
 
@@ -52,6 +53,49 @@ TEST(JaxVersionForms, RematCallKeepsItsPolicy) {
             (std::vector<std::string>{"f32[2,2] from the argument a", "f32[2] from the argument b",
                                       "f32[2] output of dot_general from p:4"}));
 }
+
+TEST(JaxVersionForms, ShardedDimsAreReadAsTheWholeArrayWithTheAnnotationKept) {
+  const Program p = load_program(form("sharded_types_jax0_5.jaxpr"));
+  const Var& a = p.vars[p.invars[0]];
+  EXPECT_EQ(a.type, (Type{DType::kF32, {8, 4}, MemorySpace::kDevice}));
+  EXPECT_EQ(a.sharding, "f32[8@x,4]");
+  EXPECT_EQ(p.vars[p.invars[2]].sharding, "f32[8@(x,y)]");
+  EXPECT_EQ(p.vars[p.eqns[0].outputs[0]].type.shape, (Shape{8, 2}));
+  EXPECT_EQ(p.vars[p.eqns[0].outputs[0]].sharding, "f32[8@x,2@y]");
+  // The annotations print back, and the program reads back the same.
+  const std::string printed = print_program(p);
+  EXPECT_NE(printed.find("a:f32[8@x,4] b:f32[4,2@y] c:f32[8@(x,y)]."), std::string::npos) << printed;
+  EXPECT_EQ(parse_program(printed, "printed"), p);
+}
+
+// The marks core.py's _vma_ur_str prints after a type, in each JAX version's form: each reads as
+// the unsharded type, and the note keeps them (entries separated by ", ").
+struct MarkedType {
+  const char* written;
+  const char* kept;
+};
+
+class MarkedTypeTest : public ::testing::TestWithParam<MarkedType> {};
+
+TEST_P(MarkedTypeTest, ReadsAsTheUnshardedType) {
+  const std::string text = std::string("{ lambda ; a:") + GetParam().written + ". let b:f32[2,4] = sin a in (b,) }";
+  const Program p = parse_program(text, "p");
+  const Var& a = p.vars[p.invars[0]];
+  EXPECT_EQ(a.type, (Type{DType::kF32, {2, 4}, GetParam().written[3] == '<' ? MemorySpace::kPinnedHost : MemorySpace::kDevice}));
+  EXPECT_EQ(a.sharding, GetParam().kept);
+  EXPECT_EQ(p.vars[p.eqns[0].outputs[0]].sharding, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EachJaxVersion, MarkedTypeTest,
+    ::testing::Values(MarkedType{"f32[2,4]{V:c, U:a, R:b}", "f32[2,4]{V:c, U:a, R:b}"},  // 0.8.1 on
+                      MarkedType{"f32[2,4]{V:(i,j)}", "f32[2,4]{V:(i,j)}"},
+                      MarkedType{"f32[2@x,4]{U_max:y}", "f32[2@x,4]{U_max:y}"},          // after 0.11.0
+                      MarkedType{"f32[2,4]{U:x, R:y}{i}", "f32[2,4]{U:x, R:y}{i}"},      // 0.7.0-0.8.0
+                      MarkedType{"f32[2,4]{(i,j)}", "f32[2,4]{(i,j)}"},
+                      MarkedType{"f32[2,4]{i,j}", "f32[2,4]{i, j}"},                      // 0.6.0
+                      MarkedType{"f32[2@x,4]{U:x, A:y, C:z}", "f32[2@x,4]{U:x, A:y, C:z}"},  // 0.4.36-0.4.38
+                      MarkedType{"f32<host>[2@x,4]{V:i}", "f32<host>[2@x,4]{V:i}"}));
 
 }  // namespace
 }  // namespace rematkit::testing

@@ -48,6 +48,10 @@ const BadProgram kBadPrograms[] = {
     {"a problem inside xla_call's call_jaxpr is reported where it is",
      "{ lambda ; x:f32[]. let\n y:f32[] = xla_call[call_jaxpr={ lambda ; a:f32[]. let b:f32[3] = sin a in (b,) } name=f] x in (y,) }",
      "p:2:67: sin of f32[] computes f32[] but 'b' is declared f32[3]"},
+    {"a sharded dim without its mesh axis", "{ lambda ; a:f32[8@,4]. let in (a,) }",
+     "p:1:20: expected a mesh axis name, found ','"},
+    {"sharding marks not closed", "{ lambda ; a:f32[8]{V:i. let in (a,) }",
+     "p:1:24: expected ',' or '}' in a sharding annotation, found '.'"},
     {"elided constant", "{ lambda ; x:f32[3]. let y:f32[3] = add x [...]:f32[3] in (y,) }",
      "p:1:43: elided constant '[...]' (print the jaxpr with its constants inlined)"},
     {"unknown policy", "{ lambda ; x:f32[]. let\n y:f32[] = checkpoint[jaxpr={ lambda ; a:f32[]. let b:f32[] = sin a in (b,) } "
@@ -146,7 +150,7 @@ const BadProgram kBadPrograms[] = {
     {"missing closing brace", "{ lambda ; x:f32[]. let y:f32[] = sin x in (y,)", "p:1:48: expected '}', found end of file"},
     {"two programs", "{ lambda ; x:f32[]. let in (x,) } { lambda ; x:f32[]. let in (x,) }",
      "p:1:35: unexpected '{' after the program: a file holds exactly one jaxpr"},
-    {"stray character", "{ lambda ; x:f32[]. let y:f32[] = sin x in (y,) } @", "p:1:51: unexpected character '@'"},
+    {"stray character", "{ lambda ; x:f32[]. let y:f32[] = sin x in (y,) } $", "p:1:51: unexpected character '$'"},
 };
 
 void PrintTo(const BadProgram& b, std::ostream* os) { *os << b.what; }

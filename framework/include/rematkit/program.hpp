@@ -17,6 +17,9 @@ namespace rematkit {
 struct Var {
   std::string name;  // "_" for an output nobody reads
   Type type;
+  // JAX's sharding annotations as written (f32[8@x,4]{V:i}), kept as a note: `type` is the whole
+  // array, unsharded, which is what rematkit computes. Empty when there are none.
+  std::string sharding;
   friend bool operator==(const Var&, const Var&) = default;
 };
 

@@ -97,7 +97,7 @@ Token Lexer::scan() {
     t.text = std::move(contents);
     return t;
   }
-  static constexpr std::string_view kPunct = "{}()[],;:.=<>*";
+  static constexpr std::string_view kPunct = "{}()[],;:.=<>*@";  // @: a dim's mesh axes, f32[8@x]
   if (kPunct.find(c) != std::string_view::npos) {
     advance(1);
     t.kind = Token::Kind::kPunct;

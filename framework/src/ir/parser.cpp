@@ -110,7 +110,8 @@ class Parser {
   }
 
   // --- types --------------------------------------------------------------------------------
-  Type parse_type() {
+  // `sharding`, when given, gets the type as written when it carries JAX's sharding annotations.
+  Type parse_type(std::string* sharding = nullptr) {
     Token dt = lex_.next();
     if (dt.kind != Token::Kind::kIdent) error_at(dt, "expected a type such as f32[4], found " + describe(dt));
     std::string name = dt.text;
@@ -133,17 +134,31 @@ class Parser {
       expect('>');
     }
     expect('[');
+    std::string dims;  // as written, with each dim's mesh axes
+    bool sharded = false;
     if (!lex_.peek().is(']')) {
       while (true) {
         Token d = lex_.next();
         if (d.kind != Token::Kind::kNumber || d.text.find_first_of(".e-") != std::string::npos)
           error_at(d, "expected a dimension size, found " + describe(d));
         type.shape.push_back(integer_value(d));
+        dims += (dims.empty() ? "" : ",") + d.text;
+        if (lex_.peek().is('@')) {
+          lex_.next();
+          dims += "@" + parse_mesh_axes();
+          sharded = true;
+        }
         if (lex_.peek().is(']')) break;
         expect(',');
       }
     }
     expect(']');
+    std::string marks;
+    while (lex_.peek().is('{') && !lex_.peek_second().is_ident("lambda")) marks += parse_sharding_marks();
+    if (sharding && (sharded || !marks.empty())) {
+      *sharding = std::string(dtype_name(type.dtype)) + (type.space == MemorySpace::kPinnedHost ? "<host>" : "") +
+                  "[" + dims + "]" + marks;
+    }
     // A declared shape past int64 would overflow every byte count after it.
     try {
       (void)type.bytes();
@@ -153,16 +168,56 @@ class Parser {
     return type;
   }
 
+  // A dim's mesh axes after '@' (f32[8@x,4], f32[8@(x,y)]), as core.py's _get_shape_sharding_str
+  // prints them (jax-v0.4.35 on).
+  std::string parse_mesh_axes() {
+    if (!lex_.peek().is('(')) return mesh_axis();
+    lex_.next();
+    std::string axes = "(" + mesh_axis();
+    while (lex_.peek().is(',')) {
+      lex_.next();
+      axes += "," + mesh_axis();
+    }
+    expect(')');
+    return axes + ")";
+  }
+
+  std::string mesh_axis() {
+    Token t = lex_.next();
+    if (t.kind != Token::Kind::kIdent) error_at(t, "expected a mesh axis name, found " + describe(t));
+    return t.text;
+  }
+
+  // One block of the marks core.py's _vma_ur_str prints after a type: {V:i, U:x, R:(x,y)} (JAX 0.8.1
+  // on; U_max/U_min too), and the forms before it: {U:x, A:y} (0.4.36-0.4.38), {i,j} (0.6.0),
+  // {U:x}{(i,j)} (0.7.0-0.8.0). Each entry is [KIND ':'] AXES.
+  std::string parse_sharding_marks() {
+    expect('{');
+    std::string marks = "{";
+    while (!lex_.peek().is('}')) {
+      if (marks.size() > 1) marks += ", ";
+      if (lex_.peek().kind == Token::Kind::kIdent && lex_.peek_second().is(':')) {
+        marks += lex_.next().text + ":";
+        lex_.next();
+      }
+      marks += parse_mesh_axes();
+      if (lex_.peek().is(',')) lex_.next();
+      else if (!lex_.peek().is('}')) error_at(lex_.peek(), "expected ',' or '}' in a sharding annotation, found " + describe(lex_.peek()));
+    }
+    lex_.next();
+    return marks + "}";
+  }
+
   // --- one jaxpr and its scope ----------------------------------------------------------------
   struct Scope {
     Program* program;
     std::unordered_map<std::string, int> vars;
   };
 
-  int bind(Scope& scope, const Token& name, Type type) {
+  int bind(Scope& scope, const Token& name, Type type, std::string sharding = "") {
     if (name.text != "_" && scope.vars.count(name.text))
       error_at(name, "variable '" + name.text + "' is defined twice");
-    scope.program->vars.push_back(Var{name.text, std::move(type)});
+    scope.program->vars.push_back(Var{name.text, std::move(type), std::move(sharding)});
     int index = static_cast<int>(scope.program->vars.size()) - 1;
     if (name.text != "_") scope.vars[name.text] = index;
     return index;
@@ -175,7 +230,9 @@ class Parser {
       error_at(name, "binder '" + name.text + "' has no type (write it as " + name.text +
                          ":f32[...]; JAX before 0.2 printed untyped binders)");
     lex_.next();
-    return bind(scope, name, parse_type());
+    std::string sharding;
+    Type type = parse_type(&sharding);
+    return bind(scope, name, std::move(type), std::move(sharding));
   }
 
   Program parse_jaxpr() {
@@ -266,7 +323,9 @@ class Parser {
       if (!lex_.peek().is(':'))
         error_at(name, "binder '" + name.text + "' has no type (write it as " + name.text + ":f32[...])");
       lex_.next();
-      outs.push_back({name, parse_type()});
+      Out out{name, {}, {}};
+      out.type = parse_type(&out.sharding);
+      outs.push_back(std::move(out));
     }
     if (outs.empty()) error_at(lex_.peek(), "an equation needs at least one output");
     if (!problems_) return parse_equation_rhs(scope, outs);
@@ -279,7 +338,7 @@ class Parser {
       skip_rest_of_equation(depth);
       // Its outputs stay defined, as declared, so that later equations are checked against them.
       for (const Out& out : outs)
-        if (out.name.text == "_" || !scope.vars.count(out.name.text)) bind(scope, out.name, out.type);
+        if (out.name.text == "_" || !scope.vars.count(out.name.text)) bind(scope, out.name, out.type, out.sharding);
     }
   }
 
@@ -301,6 +360,7 @@ class Parser {
   struct Out {
     Token name;
     Type type;
+    std::string sharding;
   };
 
   void parse_equation_rhs(Scope& scope, std::vector<Out>& outs) {
@@ -346,7 +406,7 @@ class Parser {
       return one_equation_per_output(scope, eqn, outs, eqn.inputs.size());
     if (eqn.prim == Prim::kSplit && !eqn.params.find("output"))
       return one_equation_per_output(scope, eqn, outs, param_ints(eqn.params, "sizes", eqn.where).size());
-    for (Out& out : outs) eqn.outputs.push_back(bind(scope, out.name, out.type));
+    for (Out& out : outs) eqn.outputs.push_back(bind(scope, out.name, out.type, out.sharding));
     scope.program->eqns.push_back(std::move(eqn));
   }
 
@@ -359,7 +419,7 @@ class Parser {
     for (size_t i = 0; i < outs.size(); ++i) {
       Equation one = eqn;
       one.inputs = {eqn.inputs[i]};
-      one.outputs = {bind(scope, outs[i].name, outs[i].type)};
+      one.outputs = {bind(scope, outs[i].name, outs[i].type, outs[i].sharding)};
       scope.program->eqns.push_back(std::move(one));
     }
   }
@@ -373,7 +433,7 @@ class Parser {
     for (size_t i = 0; i < n; ++i) {
       Equation one = eqn;
       one.params.set("output", ParamValue::of_int(static_cast<int64_t>(i)));
-      one.outputs = {bind(scope, outs[i].name, outs[i].type)};
+      one.outputs = {bind(scope, outs[i].name, outs[i].type, outs[i].sharding)};
       scope.program->eqns.push_back(std::move(one));
     }
   }

@@ -29,7 +29,10 @@ std::string literal_str(const Atom& a) {
 
 std::string atom_str(const Program& p, const Atom& a) { return a.is_literal() ? literal_str(a) : p.vars[a.var].name; }
 
-std::string binder_str(const Program& p, int var) { return p.vars[var].name + ":" + p.vars[var].type.str(); }
+std::string binder_str(const Program& p, int var) {
+  const Var& v = p.vars[var];
+  return v.name + ":" + (v.sharding.empty() ? v.type.str() : v.sharding);
+}
 
 std::string equation_str(const Program& p, const Equation& eqn, int indent) {
   const std::string pad(indent, ' ');

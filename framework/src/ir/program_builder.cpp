@@ -6,7 +6,7 @@ namespace rematkit {
 
 int ProgramBuilder::new_var(const std::string& name, const Type& type) {
   if (!names_.insert(name).second) fail("program builder: variable '" + name + "' is defined twice");
-  program_.vars.push_back(Var{name, type});
+  program_.vars.push_back(Var{name, type, {}});
   return static_cast<int>(program_.vars.size()) - 1;
 }
 
