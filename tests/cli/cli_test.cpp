@@ -637,6 +637,21 @@ TEST_F(CliTest, CheckReadsOlderAndNewerJaxForms) {
             std::string::npos)
       << sharded.out;
   EXPECT_EQ(run("check " + write("plain.jaxpr", kSquareSum)).out.find("note:"), std::string::npos);
+  // JAX before 0.2.22 printed no types: --arg-types gives the arguments theirs, for every command
+  // that reads a program.
+  const std::string untyped = write("untyped.jaxpr", "{ lambda  ; a b.\n  let c = sin b\n      d = mul a c\n  in (d,) }");
+  const CliRun typed = run("residuals --arg-types a:f32[3],b:f32[3] " + untyped);
+  EXPECT_EQ(typed.exit_code, 0) << typed.err;
+  // d = a * sin b: a's cotangent needs sin b, b's needs a and cos b.
+  EXPECT_EQ(typed.out, "f32[3] from the argument a\nf32[3] output of sin from " + untyped + ":2\nf32[3] output of cos from " +
+                           untyped + ":2\n");
+  const std::string inputs = write("in.json", R"({"a": [1, 2, 3], "b": [0.1, 0.2, 0.3]})");
+  for (const std::string& command : std::vector<std::string>{"check", "memory", "compare --policy nothing_saveable",
+                                                             "solve --budget min", "grad --inputs " + inputs})
+    EXPECT_EQ(run(command + " --arg-types a:f32[3],b:f32[3] " + untyped).exit_code, 0) << command;
+  expect_bad_input("residuals " + untyped, "untyped.jaxpr:1:13: binder 'a' has no type (JAX before 0.2.22 printed none): "
+                                           "give it with --arg-types a:f32[3],... or write it as a:f32[...]");
+  expect_bad_input("grad --inputs " + inputs + " --arg-types a:f32[3],b " + untyped, "--arg-types:1:11: expected ':', found end of file");
 }
 
 TEST_F(CliTest, VersionAndDefaultBackends) {

@@ -97,5 +97,54 @@ INSTANTIATE_TEST_SUITE_P(
                       MarkedType{"f32[2@x,4]{U:x, A:y, C:z}", "f32[2@x,4]{U:x, A:y, C:z}"},  // 0.4.36-0.4.38
                       MarkedType{"f32<host>[2@x,4]{V:i}", "f32<host>[2@x,4]{V:i}"}));
 
+TEST(JaxVersionForms, UntypedFormTakesArgumentTypesAndTypesEachEquation) {
+  const std::string path = form("untyped_jax0_2_0.jaxpr");
+  const ArgTypes args = parse_arg_types("a:f32[8], b:f32[8]", "--arg-types");
+  const Program p = parse_program(read_text(path), path, args);
+  ASSERT_EQ(p.eqns.size(), 4u);
+  const Type vector{DType::kF32, {8}, MemorySpace::kDevice};
+  EXPECT_EQ(p.vars[p.eqns[0].outputs[0]].type, vector);  // c = sin b
+  EXPECT_EQ(p.eqns[1].inputs[1].type, (Type{DType::kF32, {}, MemorySpace::kDevice}));  // 3.0 takes c's dtype
+  EXPECT_EQ(p.vars[p.eqns[3].outputs[0]].type, (Type{DType::kF32, {}, MemorySpace::kDevice}));  // reduce_sum
+  // sum(a + 3 sin b): sin's tangent needs cos b, and nothing else is kept.
+  EXPECT_EQ(residual_lines(linearize_with(p)), (std::vector<std::string>{"f32[8] output of cos from " + path + ":7"}));
+  // Without the types: one line naming the binder and how to give its type.
+  try {
+    parse_program(read_text(path), path);
+    ADD_FAILURE() << "read without argument types";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), path + ":6:13: binder 'a' has no type (JAX before 0.2.22 printed none): give it "
+                                            "with --arg-types a:f32[3],... or write it as a:f32[...]");
+  }
+}
+
+TEST(JaxVersionForms, UntypedCallBodyTakesItsOperandsTypes) {
+  const std::string path = form("xla_call_untyped_jax0_2_0.jaxpr");
+  const Program p = parse_program(read_text(path), path, parse_arg_types("a:f32[]", "--arg-types"));
+  ASSERT_EQ(p.eqns.size(), 3u);
+  EXPECT_EQ(p.eqns[1].prim, Prim::kPjit);
+  const Program& body = *p.eqns[1].body();
+  EXPECT_EQ(body.vars[body.invars[1]].type, (Type{DType::kF32, {}, MemorySpace::kDevice}));
+  EXPECT_EQ(p.vars[p.eqns[1].outputs[0]].type.shape, (Shape{1}));  // the body's e = b + a * ones(1)
+  EXPECT_EQ(p.vars[p.eqns[2].outputs[0]].type.shape, (Shape{1}));
+}
+
+TEST(JaxVersionForms, ArgumentTypesAreCheckedAgainstTheProgram) {
+  const std::string text = "{ lambda  ; a.\n  let b = sin a\n  in (b,) }";
+  auto error_of = [&](const std::string& arg_types) {
+    try {
+      parse_program(text, "p", parse_arg_types(arg_types, "--arg-types"));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error_of("a:f32[2],z:f32[]"), "--arg-types gives a type to 'z', which is not an untyped binder of the main jaxpr");
+  EXPECT_EQ(error_of("a:f32[2],b"), "--arg-types:1:11: expected ':', found end of file");
+  EXPECT_EQ(error_of("a:f32[2],a:f32[]"), "--arg-types:1:10: 'a' is given twice");
+  EXPECT_EQ(error_of("a:f33[2]"), "--arg-types:1:3: unknown dtype 'f33'");
+  EXPECT_EQ(error_of("a:f32[2]"), "");
+}
+
 }  // namespace
 }  // namespace rematkit::testing

@@ -41,7 +41,13 @@ const BadProgram kBadPrograms[] = {
      "preferred_element_type=int32] a b in (c,) }",
      "p:2:13: dot_general's preferred_element_type int32 is not of the operands' kind: bf16[2,3], bf16[3]"},
     {"untyped binder", "{ lambda ; a. let b = sin a in (b,) }",
-     "p:1:12: binder 'a' has no type (write it as a:f32[...]; JAX before 0.2 printed untyped binders)"},
+     "p:1:12: binder 'a' has no type (JAX before 0.2.22 printed none): give it with --arg-types a:f32[3],... or write "
+     "it as a:f32[...]"},
+    {"untyped scan outputs", "{ lambda ; a:f32[2]. let\n b = scan[jaxpr={ lambda ; c:f32[2]. let in (c,) } length=1 "
+     "linear=(False,) num_carry=1 num_consts=0 reverse=False unroll=1] a in (b,) }",
+     "p:2:6: scan's outputs have no types, which rematkit cannot work out for scan, cond or while: write them as NAME:TYPE"},
+    {"untyped broadcast_in_dim without shape", "{ lambda ; a:f32[]. let b = broadcast_in_dim a in (b,) }",
+     "p:1:29: broadcast_in_dim has no shape= and its output no type"},
     {"a problem inside remat_call's call_jaxpr is reported where it is",
      "{ lambda ; x:f32[]. let\n y:f32[] = remat_call[call_jaxpr={ lambda ; a:f32[]. let b:f32[] = frob a in (b,) } name=f] x in (y,) }",
      "p:2:68: unknown primitive 'frob'"},

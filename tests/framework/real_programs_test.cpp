@@ -30,10 +30,20 @@ std::vector<std::string> programs_in(const fs::path& dir) {
 
 const fs::path kReal = fs::path(REMATKIT_TEST_DATA_DIR) / "real";
 
+// A program, with the argument types its "# arg-types: a:f32[3],..." line gives (an untyped one).
+Program load_with_arg_types(const std::string& path) {
+  const std::string text = read_text(path);
+  const std::string marker = "# arg-types: ";
+  const size_t at = text.find(marker);
+  if (at == std::string::npos) return parse_program(text, path);
+  const size_t from = at + marker.size();
+  return parse_program(text, path, parse_arg_types(text.substr(from, text.find('\n', from) - from), path));
+}
+
 class RealProgramTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RealProgramTest, ReadsAndItsGradientMatchesFiniteDifferences) {
-  const Program program = load_program(GetParam());
+  const Program program = load_with_arg_types(GetParam());
   const Linearization lin = linearize_with(program);
   format_residual_report(lin, true);  // every residual has its origin and reason
   const RandomInputs in = random_inputs(program, 11);

@@ -29,11 +29,12 @@ struct CheckOptions {
 void run_check(const CheckOptions& o) {
   command_plugins(o.plugins);  // a --plugin that does not load is an error, not one of the program's problems
   const ProgramSource source = command_program_source(o.file);
-  std::vector<std::string> problems = program_problems(source.text, source.name);
+  const ArgTypes arg_types = command_arg_types(o.edits);
+  std::vector<std::string> problems = program_problems(source.text, source.name, arg_types);
   size_t equations = 0;
   std::vector<std::string> sharded;
   if (problems.empty()) {
-    const Program read = parse_program(source.text, source.name);
+    const Program read = parse_program(source.text, source.name, arg_types);
     equations = read.eqns.size();
     collect_sharded(read, sharded);
     try {

@@ -22,9 +22,13 @@ ProgramSource command_program_source(const std::string& file) {
   return {builtin_example_program(), kBuiltinExampleName};
 }
 
-Program command_program(const std::string& file) {
+Program command_program(const std::string& file, const ProgramEditOptions& edits) {
   const ProgramSource source = command_program_source(file);
-  return parse_program(source.text, source.name);
+  return parse_program(source.text, source.name, command_arg_types(edits));
+}
+
+ArgTypes command_arg_types(const ProgramEditOptions& edits) {
+  return edits.arg_types.empty() ? ArgTypes{} : parse_arg_types(edits.arg_types, "--arg-types");
 }
 
 void add_plugin_option(CLI::App* cmd, PluginOptions& options) {
@@ -76,6 +80,9 @@ void add_program_edit_options(CLI::App* cmd, ProgramEditOptions& options) {
       ->delimiter(',');
   cmd->add_option("--retarget-policy", options.retarget_policy,
                   "replace the policy of every checkpoint in the program by this one, keeping where they are");
+  cmd->add_option("--arg-types", options.arg_types,
+                  "types of the arguments a program printed by JAX before 0.2.22 gives without one, such as "
+                  "a:f32[3],b:i32[]");
 }
 
 Program edited_program(Program program, const ProgramEditOptions& edits) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "rematkit/linearize.hpp"
+#include "rematkit/parser.hpp"
 #include "rematkit/program.hpp"
 #include "rematkit/plugin_registry.hpp"
 
@@ -27,7 +28,9 @@ struct ProgramSource {
   std::string name;  // for messages: the path, "<stdin>" or kBuiltinExampleName
 };
 ProgramSource command_program_source(const std::string& file);
-rematkit::Program command_program(const std::string& file);
+struct ProgramEditOptions;
+// The program read with --arg-types (when `edits` has it).
+rematkit::Program command_program(const std::string& file, const ProgramEditOptions& edits);
 
 // --plugin FILE (repeatable): plugin libraries a command loads before the ones found by default.
 struct PluginOptions {
@@ -48,13 +51,17 @@ void add_fusion_option(CLI::App* cmd, bool& no_fusion);
 void add_memory_limit_option(CLI::App* cmd, std::string& text);
 std::optional<int64_t> memory_limit(const std::string& text);
 
-// --wrt NAMES|INDICES (differentiate only those arguments, as jax.grad's argnums) and
-// --retarget-policy SPEC (another policy for every checkpoint the program has).
+// --wrt NAMES|INDICES (differentiate only those arguments, as jax.grad's argnums),
+// --retarget-policy SPEC (another policy for every checkpoint the program has) and --arg-types
+// a:f32[3],b:i32[] (the types of binders JAX before 0.2.22 printed without one).
 struct ProgramEditOptions {
   std::vector<std::string> wrt;
   std::string retarget_policy;
+  std::string arg_types;
 };
 void add_program_edit_options(CLI::App* cmd, ProgramEditOptions& options);
+// --arg-types parsed (empty without it); a bad one is bad input at --arg-types:1:COL.
+rematkit::ArgTypes command_arg_types(const ProgramEditOptions& edits);
 // `program` with --retarget-policy applied.
 rematkit::Program edited_program(rematkit::Program program, const ProgramEditOptions& edits);
 

@@ -232,7 +232,7 @@ void print_json(const Comparison& c) {
 
 void run_compare(const CompareOptions& o) {
   const ProgramSource source = command_program_source(o.file);
-  const Program program = edited_program(parse_program(source.text, source.name), o.edits);
+  const Program program = edited_program(parse_program(source.text, source.name, command_arg_types(o.edits)), o.edits);
   const PluginRegistry& plugins = command_plugins(o.plugins);
   // Every spec is checked before anything is planned, so an error names the option.
   for (const std::string& policy : o.policies) plugins.policies().parse(policy, SourceLocation{"--policy", 0, 0});

@@ -74,7 +74,7 @@ void print_memory(const OneShotRunner& runner) {
 }
 
 void run_grad(const GradOptions& o) {
-  const Program program = edited_program(command_program(o.file), o.edits);
+  const Program program = edited_program(command_program(o.file, o.edits), o.edits);
   const ProgramInputs inputs = load_program_inputs(o.inputs, program);
   const PluginRegistry& plugins = command_plugins(o.plugins);
   const Linearization lin = linearize(program, linearize_options(o.plugins, o.policy, program, o.edits));

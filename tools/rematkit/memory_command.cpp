@@ -24,7 +24,7 @@ struct MemoryOptions {
 };
 
 void run_memory(const MemoryOptions& o) {
-  const Program program = edited_program(command_program(o.file), o.edits);
+  const Program program = edited_program(command_program(o.file, o.edits), o.edits);
   const PluginRegistry& plugins = command_plugins(o.plugins);
   BackendOptions backends{o.backends.empty() ? plugins.fastest_backends() : o.backends, &plugins};
   if (o.no_fusion) backends.fusion = BackendOptions::Fusion::kOff;

@@ -17,7 +17,7 @@ struct ResidualsOptions {
 };
 
 void run_residuals(const ResidualsOptions& o) {
-  const Program program = edited_program(command_program(o.file), o.edits);
+  const Program program = edited_program(command_program(o.file, o.edits), o.edits);
   const Linearization lin = linearize(program, linearize_options(o.plugins, o.policy, program, o.edits));
   std::cout << format_residual_report(lin, o.explain) << std::flush;
 }

@@ -26,7 +26,7 @@ struct SolveOptions {
 };
 
 void run_solve(const SolveOptions& o) {
-  const Program program = edited_program(command_program(o.file), o.edits);
+  const Program program = edited_program(command_program(o.file, o.edits), o.edits);
   BudgetOptions options;
   options.budget = parse_budget(o.budget, "--budget");
   options.cost = parse_recompute_cost(o.cost, "--cost");

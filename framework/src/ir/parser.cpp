@@ -40,8 +40,10 @@ DType stand_in_dtype(const std::string& name) {
 class Parser {
  public:
   // With `problems`, reading goes on past bad equations and adds each error message there.
-  Parser(std::string_view text, const std::string& file, std::vector<std::string>* problems = nullptr)
-      : lex_(text, file), problems_(problems) {}
+  // `arg_types` types the main jaxpr's binders that are written without one (JAX before 0.2.22).
+  Parser(std::string_view text, const std::string& file, std::vector<std::string>* problems = nullptr,
+         const ArgTypes* arg_types = nullptr)
+      : lex_(text, file), problems_(problems), arg_types_(arg_types) {}
 
   Program parse_file() {
     if (lex_.peek().kind == Token::Kind::kEnd) fail_at(lex_.where(lex_.peek()), "empty program: no jaxpr found");
@@ -56,14 +58,31 @@ class Parser {
         fail_at(lex_.where(name), "sub-program '" + name.text + "' is defined twice");
       expect_word("in");
     }
-    Program main = parse_jaxpr();
+    Program main = parse_jaxpr(nullptr, true);
     const Token& end = lex_.peek();
     if (end.kind != Token::Kind::kEnd)
       fail_at(lex_.where(end), "unexpected '" + end.text + "' after the program: a file holds exactly one jaxpr");
+    if (arg_types_)
+      for (const auto& [name, type] : *arg_types_)
+        if (!used_arg_types_.count(name))
+          fail("--arg-types gives a type to '" + name + "', which is not an untyped binder of the main jaxpr");
     for (const auto& [name, program] : shared_) resolve_references(*program, {name});
     resolve_references(main, {});
     verify_program(main, problems_);
     return main;
+  }
+
+  // NAME:TYPE, NAME:TYPE, ... as --arg-types gives them.
+  ArgTypes parse_arg_types() {
+    ArgTypes types;
+    while (lex_.peek().kind != Token::Kind::kEnd) {
+      Token name = lex_.next();
+      if (name.kind != Token::Kind::kIdent) error_at(name, "expected NAME:TYPE such as a:f32[3], found " + describe(name));
+      expect(':');
+      if (!types.emplace(name.text, parse_type()).second) error_at(name, "'" + name.text + "' is given twice");
+      if (lex_.peek().kind != Token::Kind::kEnd) expect(',');
+    }
+    return types;
   }
 
   ParamValue parse_lone_value() {
@@ -223,26 +242,36 @@ class Parser {
     return index;
   }
 
-  int parse_binder(Scope& scope) {
+  // A binder written without a type (JAX before 0.2.22: core.py's pp_jaxpr printed none) takes the
+  // one its caller gives: a call's operand (`given`, in binder order) or, in the main jaxpr, --arg-types.
+  int parse_binder(Scope& scope, const std::vector<Type>* given, bool main) {
     Token name = lex_.next();
     if (name.kind != Token::Kind::kIdent) error_at(name, "expected a variable, found " + describe(name));
-    if (!lex_.peek().is(':'))
-      error_at(name, "binder '" + name.text + "' has no type (write it as " + name.text +
-                         ":f32[...]; JAX before 0.2 printed untyped binders)");
+    if (!lex_.peek().is(':')) {
+      const size_t k = scope.program->constvars.size() + scope.program->invars.size();
+      if (given && k < given->size()) return bind(scope, name, (*given)[k]);
+      if (main && arg_types_ && arg_types_->count(name.text)) {
+        used_arg_types_.insert(name.text);
+        return bind(scope, name, arg_types_->at(name.text));
+      }
+      error_at(name, "binder '" + name.text + "' has no type (JAX before 0.2.22 printed none): give it with --arg-types " +
+                         name.text + ":f32[3],... or write it as " + name.text + ":f32[...]");
+    }
     lex_.next();
     std::string sharding;
     Type type = parse_type(&sharding);
     return bind(scope, name, std::move(type), std::move(sharding));
   }
 
-  Program parse_jaxpr() {
+  // `given` types untyped binders (a call's operands); `main`: the file's jaxpr, which --arg-types types.
+  Program parse_jaxpr(const std::vector<Type>* given = nullptr, bool main = false) {
     expect('{');
     expect_word("lambda");
     Program program;
     Scope scope{&program, {}};
-    while (!lex_.peek().is(';')) program.constvars.push_back(parse_binder(scope));
+    while (!lex_.peek().is(';')) program.constvars.push_back(parse_binder(scope, given, main));
     lex_.next();
-    while (!lex_.peek().is('.')) program.invars.push_back(parse_binder(scope));
+    while (!lex_.peek().is('.')) program.invars.push_back(parse_binder(scope, given, main));
     lex_.next();
     expect_word("let");
     while (!(lex_.peek().is_ident("in") && lex_.peek_second().is('('))) {
@@ -320,11 +349,12 @@ class Parser {
       Token name = lex_.next();
       if (name.kind != Token::Kind::kIdent)
         error_at(name, "expected an equation (VAR:TYPE = primitive ...), found " + describe(name));
-      if (!lex_.peek().is(':'))
-        error_at(name, "binder '" + name.text + "' has no type (write it as " + name.text + ":f32[...])");
-      lex_.next();
-      Out out{name, {}, {}};
-      out.type = parse_type(&out.sharding);
+      Out out{name, {}, {}, false};
+      if (lex_.peek().is(':')) {  // untyped before JAX 0.2.22: typed from the equation below
+        lex_.next();
+        out.type = parse_type(&out.sharding);
+        out.typed = true;
+      }
       outs.push_back(std::move(out));
     }
     if (outs.empty()) error_at(lex_.peek(), "an equation needs at least one output");
@@ -361,6 +391,7 @@ class Parser {
     Token name;
     Type type;
     std::string sharding;
+    bool typed = true;
   };
 
   void parse_equation_rhs(Scope& scope, std::vector<Out>& outs) {
@@ -371,14 +402,20 @@ class Parser {
     if (!prim) error_at(prim_token, "unknown primitive '" + prim_token.text + "'");
     Equation eqn;
     eqn.where = lex_.where(prim_token);
-    if (lex_.peek().is('[') && !lex_.peek_second().is('.')) eqn.params = parse_params(*prim);
-    // Operands run until the next binder (IDENT ':'), an 'in (' or a ';'.
+    std::vector<DeferredBody> deferred;
+    if (lex_.peek().is('[') && !lex_.peek_second().is('.')) eqn.params = parse_params(*prim, &deferred);
+    // Operands run until the next binder (IDENT ':'), an 'in (' or a ';'; in JAX's untyped form
+    // (before 0.2.22) until a name not yet defined, the next equation's first output.
+    const bool untyped_form = !outs.empty() && !outs[0].typed;
     std::vector<bool> untyped;
     while (true) {
       const Token& t = lex_.peek();
       if (t.is(';') || t.kind == Token::Kind::kEnd || t.is('}')) break;
       if (t.is_ident("in") && lex_.peek_second().is('(')) break;
       if (t.kind == Token::Kind::kIdent && lex_.peek_second().is(':')) break;
+      if (untyped_form && t.kind == Token::Kind::kIdent && !scope.vars.count(t.text) && !is_number_word(t.text) &&
+          t.text != "True" && t.text != "False")
+        break;
       bool is_untyped = false;
       eqn.inputs.push_back(parse_atom(scope, &is_untyped));
       untyped.push_back(is_untyped);
@@ -394,12 +431,18 @@ class Parser {
     if (eqn.prim == Prim::kBroadcastInDim) {
       // JAX prints no shape (the output binder has it: lax.py's _broadcast_in_dim_pp_rule), and no
       // broadcast_dimensions when they are empty.
-      if (!eqn.params.find("shape")) eqn.params.set("shape", ParamValue::of_ints(outs[0].type.shape));
+      if (!eqn.params.find("shape")) {
+        if (untyped_form) error_at(prim_token, "broadcast_in_dim has no shape= and its output no type");
+        eqn.params.set("shape", ParamValue::of_ints(outs[0].type.shape));
+      }
       if (!eqn.params.find("broadcast_dimensions")) eqn.params.set("broadcast_dimensions", ParamValue::of_tuple({}));
     }
-    type_untyped_literals(eqn, untyped, *scope.program, outs.empty() ? Type{} : outs[0].type);
+    type_untyped_literals(eqn, untyped, *scope.program,
+                          outs.empty() || untyped_form ? std::nullopt : std::optional<Type>(outs[0].type));
+    for (const DeferredBody& body : deferred) read_deferred_body(*scope.program, eqn, body);
     // Params the table does not list for the primitive are dropped; what is kept prints back.
     eqn.params = schema_params(eqn.prim, std::move(eqn.params));
+    if (untyped_form) type_outputs(*scope.program, eqn, outs);
     if (eqn.prim == Prim::kOptimizationBarrier && eqn.inputs.size() != 1) return split_barrier(scope, eqn, outs);
     if (eqn.prim == Prim::kThreefry2x32 && !eqn.params.find("output")) return one_equation_per_output(scope, eqn, outs, 2);
     if (eqn.prim == Prim::kSort && !eqn.params.find("output") && eqn.inputs.size() > 1)
@@ -441,7 +484,7 @@ class Parser {
   // An untyped literal takes the dtype of the equation's first variable operand (the predicate
   // of select_n aside), or of its output when it has no variable operand.
   void type_untyped_literals(Equation& eqn, const std::vector<bool>& untyped, const Program& program,
-                             const Type& out_type) {
+                             const std::optional<Type>& out_type) {
     std::optional<DType> context;
     for (size_t i = 0; i < eqn.inputs.size(); ++i) {
       if (eqn.prim == Prim::kSelectN && i == 0) continue;
@@ -450,7 +493,7 @@ class Parser {
         break;
       }
     }
-    if (!context) context = is_comparison(eqn.prim) ? std::nullopt : std::optional<DType>(out_type.dtype);
+    if (!context && out_type && !is_comparison(eqn.prim)) context = out_type->dtype;
     // A call's literal operand (pjit[name=_take] e 0) has the type of the binder it binds; so has
     // a loop's or a branch's (a literal initial carry, a while's counter).
     const std::vector<DType> bound = binder_dtypes(eqn);
@@ -542,10 +585,61 @@ class Parser {
     return key;
   }
 
+  // --- JAX's untyped form (before 0.2.22) ---------------------------------------------------
+  // A call's body whose binders have no types, read once the call's operands give them.
+  struct DeferredBody {
+    std::string key;
+    detail::Lexer at;
+  };
+
+  // Whether the value ahead is a jaxpr whose binders are written without types.
+  bool untyped_jaxpr_follows() const {
+    detail::Lexer look = lex_;
+    if (!look.next().is('{') || !look.next().is_ident("lambda")) return false;
+    while (look.peek().is(';')) look.next();
+    if (look.peek().kind != Token::Kind::kIdent) return false;
+    look.next();
+    return !look.peek().is(':');
+  }
+
+  void read_deferred_body(const Program& program, Equation& eqn, const DeferredBody& body) {
+    std::vector<Type> operands;
+    for (const Atom& a : eqn.inputs) operands.push_back(program.type_of(a));
+    const detail::Lexer after = lex_;
+    lex_ = body.at;
+    auto sub = std::make_shared<Program>(parse_jaxpr(&operands));
+    lex_ = after;
+    eqn.params.set(body.key, ParamValue::of_program(std::move(sub)));
+  }
+
+  // Outputs written without types take the ones the equation computes (a call's: its body's).
+  void type_outputs(const Program& program, const Equation& eqn, std::vector<Out>& outs) {
+    const std::string prim(prim_name(eqn.prim));
+    if (is_control_flow(eqn.prim))
+      fail_at(eqn.where, prim + "'s outputs have no types, which rematkit cannot work out for scan, cond or while: "
+                                "write them as NAME:TYPE");
+    std::vector<Type> types;
+    if (has_body(eqn.prim)) {
+      const Program* body = body_of(eqn.params);
+      if (!body) fail_at(eqn.where, prim + "'s outputs have no types, and its body is not written inline to give them");
+      for (const Atom& a : body->outvars) types.push_back(body->type_of(a));
+    } else {
+      std::vector<Type> inputs;
+      for (const Atom& a : eqn.inputs) inputs.push_back(program.type_of(a));
+      types = infer_types(eqn.prim, eqn.params, inputs, eqn.where);
+    }
+    if (types.size() != outs.size())
+      fail_at(eqn.where, prim + " computes " + std::to_string(types.size()) + " value(s), the equation binds " +
+                             std::to_string(outs.size()));
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (!outs[i].typed) outs[i].type = types[i];
+  }
+
   // --- params ---------------------------------------------------------------------------------
   // A param the schema keeps must read as a value; one it drops (in_shardings=..., which older JAX
   // printed as GSPMDSharding({devices=[8,1,1]0,1,...})) is skipped as raw text if it does not.
-  Params parse_params(Prim prim) {
+  // A call's untyped body goes to `deferred`, to be read once the operands are.
+  Params parse_params(Prim prim, std::vector<DeferredBody>* deferred = nullptr) {
     expect('[');
     Params params;
     while (!lex_.peek().is(']')) {
@@ -553,6 +647,12 @@ class Parser {
       if (key.kind != Token::Kind::kIdent) error_at(key, "expected a parameter name, found " + describe(key));
       key.text = param_key(prim, key.text);
       expect('=');
+      if (deferred && has_body(prim) && key.text == body_param(prim) && untyped_jaxpr_follows()) {
+        deferred->push_back({key.text, lex_});
+        lex_.skip_raw_value();
+        if (lex_.peek().is(',')) lex_.next();
+        continue;
+      }
       if (!in_schema(prim, key.text)) {
         const detail::Lexer before = lex_;
         try {
@@ -708,20 +808,26 @@ class Parser {
 
   Lexer lex_;
   std::vector<std::string>* problems_;
+  const ArgTypes* arg_types_;
+  std::set<std::string> used_arg_types_;
   std::map<std::string, std::shared_ptr<Program>> shared_;
 };
 
 }  // namespace
 
-Program parse_program(std::string_view text, const std::string& file) {
-  Parser parser(text, file);
+Program parse_program(std::string_view text, const std::string& file, const ArgTypes& arg_types) {
+  Parser parser(text, file, nullptr, &arg_types);
   return parser.parse_file();
 }
 
-std::vector<std::string> program_problems(std::string_view text, const std::string& file) {
+ArgTypes parse_arg_types(std::string_view text, const std::string& source) {
+  return Parser(text, source).parse_arg_types();
+}
+
+std::vector<std::string> program_problems(std::string_view text, const std::string& file, const ArgTypes& arg_types) {
   std::vector<std::string> problems;
   try {
-    Parser(text, file, &problems).parse_file();
+    Parser(text, file, &problems, &arg_types).parse_file();
   } catch (const Error& e) {  // one the reading cannot go on after (a missing brace)
     if (e.kind() != ErrorKind::kBadInput) throw;
     problems.push_back(e.what());
