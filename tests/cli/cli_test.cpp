@@ -651,6 +651,9 @@ TEST_F(CliTest, CheckReadsOlderAndNewerJaxForms) {
     EXPECT_EQ(run(command + " --arg-types a:f32[3],b:f32[3] " + untyped).exit_code, 0) << command;
   expect_bad_input("residuals " + untyped, "untyped.jaxpr:1:13: binder 'a' has no type (JAX before 0.2.22 printed none): "
                                            "give it with --arg-types a:f32[3],... or write it as a:f32[...]");
+  // Dynamic shapes (abstracted axes, JAX 0.2.28-0.8.1) are refused by name.
+  expect_bad_input("residuals " + write("dynamic.jaxpr", "{ lambda ; a:i32[] b:f32[a,4]. let  in (b,) }"),
+                   "dynamic.jaxpr:1:26: dynamic shapes (JAX's abstracted axes, 0.2.28-0.8.1) are not supported");
   expect_bad_input("grad --inputs " + inputs + " --arg-types a:f32[3],b " + untyped, "--arg-types:1:11: expected ':', found end of file");
 }
 

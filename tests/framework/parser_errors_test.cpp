@@ -58,6 +58,10 @@ const BadProgram kBadPrograms[] = {
      "p:1:20: expected a mesh axis name, found ','"},
     {"sharding marks not closed", "{ lambda ; a:f32[8]{V:i. let in (a,) }",
      "p:1:24: expected ',' or '}' in a sharding annotation, found '.'"},
+    // As jax-v0.4.30's tests/dynamic_api_test.py prints make_jaxpr(f, abstracted_axes={0: 'n'}).
+    {"dynamic shape", "{ lambda ; a:i32[] b:i32[a] c:f32[a,4]. let  in (b,) }",
+     "p:1:26: dynamic shapes (JAX's abstracted axes, 0.2.28-0.8.1) are not supported: the size 'a' is a variable; "
+     "print the jaxpr with concrete sizes (no abstracted_axes)"},
     {"elided constant", "{ lambda ; x:f32[3]. let y:f32[3] = add x [...]:f32[3] in (y,) }",
      "p:1:43: elided constant '[...]' (print the jaxpr with its constants inlined)"},
     {"unknown policy", "{ lambda ; x:f32[]. let\n y:f32[] = checkpoint[jaxpr={ lambda ; a:f32[]. let b:f32[] = sin a in (b,) } "

@@ -158,6 +158,10 @@ class Parser {
     if (!lex_.peek().is(']')) {
       while (true) {
         Token d = lex_.next();
+        // A size that is a variable: core.py's pp_aval of a DShapedArray (jax_dynamic_shapes).
+        if (d.kind == Token::Kind::kIdent)
+          error_at(d, "dynamic shapes (JAX's abstracted axes, 0.2.28-0.8.1) are not supported: the size '" + d.text +
+                          "' is a variable; print the jaxpr with concrete sizes (no abstracted_axes)");
         if (d.kind != Token::Kind::kNumber || d.text.find_first_of(".e-") != std::string::npos)
           error_at(d, "expected a dimension size, found " + describe(d));
         type.shape.push_back(integer_value(d));
