@@ -62,6 +62,11 @@ const BadProgram kBadPrograms[] = {
     {"dynamic shape", "{ lambda ; a:i32[] b:i32[a] c:f32[a,4]. let  in (b,) }",
      "p:1:26: dynamic shapes (JAX's abstracted axes, 0.2.28-0.8.1) are not supported: the size 'a' is a variable; "
      "print the jaxpr with concrete sizes (no abstracted_axes)"},
+    {"a primitive of some JAX versions names them", "{ lambda ; x:f32[]. let\n  y:f32[] = xmap[axis_resources=()] x in (y,) }",
+     "p:2:13: unknown primitive 'xmap' (jax.experimental.maps.xmap, JAX 0.2.7-0.4.30)"},
+    {"three-part header", "{ lambda  ;  ; a b.\n  let c = add a b\n  in [c] }",
+     "p:1:14: a second ';' in a jaxpr's binders: JAX before 0.1.59 printed constants ; free variables ; arguments, "
+     "which rematkit does not read (print it with a newer JAX)"},
     {"elided constant", "{ lambda ; x:f32[3]. let y:f32[3] = add x [...]:f32[3] in (y,) }",
      "p:1:43: elided constant '[...]' (print the jaxpr with its constants inlined)"},
     {"unknown policy", "{ lambda ; x:f32[]. let\n y:f32[] = checkpoint[jaxpr={ lambda ; a:f32[]. let b:f32[] = sin a in (b,) } "

@@ -11,6 +11,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "jax_versions.hpp"
 #include "lexer.hpp"
 #include "rematkit/tensor.hpp"
 #include "rematkit/primitive_params.hpp"
@@ -275,6 +276,10 @@ class Parser {
     Scope scope{&program, {}};
     while (!lex_.peek().is(';')) program.constvars.push_back(parse_binder(scope, given, main));
     lex_.next();
+    // jax-v0.1.58's core.py printed constvars ; freevars ; invars.
+    if (lex_.peek().is(';'))
+      error_at(lex_.peek(), "a second ';' in a jaxpr's binders: JAX before 0.1.59 printed constants ; free variables ; "
+                            "arguments, which rematkit does not read (print it with a newer JAX)");
     while (!lex_.peek().is('.')) program.invars.push_back(parse_binder(scope, given, main));
     lex_.next();
     expect_word("let");
@@ -403,7 +408,10 @@ class Parser {
     Token prim_token = lex_.next();
     if (prim_token.kind != Token::Kind::kIdent) error_at(prim_token, "expected a primitive, found " + describe(prim_token));
     auto prim = lookup_prim(prim_token.text);
-    if (!prim) error_at(prim_token, "unknown primitive '" + prim_token.text + "'");
+    if (!prim) {
+      const auto versions = detail::versioned_primitive(prim_token.text);
+      error_at(prim_token, "unknown primitive '" + prim_token.text + "'" + (versions ? " (" + std::string(*versions) + ")" : ""));
+    }
     Equation eqn;
     eqn.where = lex_.where(prim_token);
     std::vector<DeferredBody> deferred;
