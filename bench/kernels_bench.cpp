@@ -60,6 +60,21 @@ void BM_Elementwise(benchmark::State& state, const std::string& backend, Prim pr
   state.counters["GB/s"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
+// A binary op whose second operand is one value per row ([rows, 1] beside [rows, inner]): a layer
+// norm's subtraction of the mean, a softmax's of the max.
+void BM_RowBroadcast(benchmark::State& state, const std::string& backend, int64_t rows, int64_t inner) {
+  tbb::global_control threads(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(state.range(0)));
+  BackendInstance instance(rematkit::default_plugins(), backend);
+  auto kernel = instance.prepare(Prim::kSub, {}, {f32({rows, inner}), f32({rows, 1})}, {f32({rows, inner})}, "row broadcast");
+  if (!kernel) return state.SkipWithError("the backend does not run it");
+  AlignedFloats x(static_cast<size_t>(rows * inner)), m(static_cast<size_t>(rows)), z(static_cast<size_t>(rows * inner));
+  const AlignedWorkspace workspace(*kernel);
+  for (auto _ : state) {
+    kernel->execute({x.data, m.data}, {z.data}, workspace.data(), workspace.size());
+    benchmark::DoNotOptimize(z.data);
+  }
+}
+
 void register_gemm(const std::string& backend, const std::string& shape, int64_t batch, int64_t m, int64_t k, int64_t n,
                    bool a_transposed = false, bool b_transposed = false) {
   benchmark::RegisterBenchmark(("gemm/" + backend + "/" + shape).c_str(), BM_Gemm, backend, batch, m, k, n, a_transposed,
@@ -93,14 +108,21 @@ void register_all() {
     for (const std::string& backend : backends)
       if (backend != "reference" && backend != "blas") register_gemm(backend, shape, batch, m, k, n);
   // Where oneDNN's per-call cost stops mattering for elementwise kernels (the sizes a step's
-  // elementwise ops have): oneDNN and Highway side by side, 2^8 to 2^20 floats.
+  // elementwise ops have): oneDNN, Highway and (to 2^14) the reference side by side, 2^8 to 2^20
+  // floats. oneDNN's size table for the ops it declines (onednn_backend.cpp) comes from these.
   for (int64_t n = 256; n <= (int64_t{1} << 20); n *= 8)
     for (auto [name, prim] : {std::pair{"add", Prim::kAdd}, std::pair{"tanh", Prim::kTanh}})
       for (const std::string& backend : backends)
-        if (backend == "onednn" || backend == "highway")
+        if (backend == "onednn" || backend == "highway" || (backend == "reference" && n <= 16384))
           benchmark::RegisterBenchmark(("elementwise/" + backend + "/" + name + "/" + std::to_string(n)).c_str(),
                                        BM_Elementwise, backend, prim, n)
               ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+  for (auto [rows, inner] : {std::pair<int64_t, int64_t>{64, 64}, {128, 256}, {128, 768}, {512, 768}})
+    for (const std::string& backend : backends)
+      if (backend == "onednn" || backend == "highway")
+        benchmark::RegisterBenchmark(("elementwise/" + backend + "/sub_per_row/" + std::to_string(rows) + "x" + std::to_string(inner)).c_str(),
+                                     BM_RowBroadcast, backend, rows, inner)
+            ->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
   for (const std::string& backend : backends) {
     if (backend == "onednn" || backend == "blas") continue;  // large sizes: the highway and reference kernels
     // 2^24 floats is 64 MiB per array, past the 32 MiB last-level cache.

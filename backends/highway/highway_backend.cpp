@@ -19,6 +19,7 @@
 #include "highway/fused_elementwise.hpp"
 #include "highway/kernels.hpp"
 #include "highway/primitive_ops.hpp"
+#include "rematkit/plugin/measured_cost.hpp"
 #include "rematkit/plugin/plugin.hpp"
 
 namespace {
@@ -124,6 +125,11 @@ struct Kernel {
                                              // kReduceLeading over `k` rows of `n` elements
   int64_t power = 0;                         // kPow
   Dims a_shape, b_shape;                     // kBinary, kCompare: operands with size-1 dims to expand
+  // kBinary, kCompare, kBitwise over `rows` rows of `inner` elements (rows 0: not by rows), each
+  // operand read as it is, as one value per row, or as one row for all (binary_operands).
+  enum class Spread : uint8_t { kFull, kScalar, kPerRow, kEachRow };
+  size_t rows = 0, inner = 0;
+  Spread a_spread = Spread::kFull, b_spread = Spread::kFull;
   // kGatherRows, kScatterAddRows: `n` indices into a table of `m` rows of `k` floats.
   // kFused: elementwise parts over one shape, after a product when kGemm's fields are set too
   // (`after_product`). Per value of the fused equation: the input (i >= 0) or output (-2 - o) whose
@@ -278,7 +284,48 @@ bool binary_operands(const Dims& a, const Dims& b, const Dims& out, Kernel& k) {
   k.b_scalar = b.empty() && !out.empty();
   if (!a.empty() && a != out) k.a_shape = a;
   if (!b.empty() && b != out) k.b_shape = b;
+  if (k.a_shape.empty() && k.b_shape.empty()) return true;
+  // Size-1 dims that leave whole rows: a layer norm's [B, S, 1] beside [B, S, D] is one value per
+  // row, a bias's [1, 1, D] one row for all. Then each row is one call with a scalar or a pointer,
+  // and nothing is expanded; rows shorter than a few vectors are expanded as before.
+  using Spread = Kernel::Spread;
+  for (size_t j = 0; j <= out.size(); ++j) {
+    auto spread = [&](const Dims& s, Spread& how) {
+      if (s.empty()) return how = Spread::kFull, true;  // as the output, or a rank-0 scalar
+      bool per_row = true, each_row = true;
+      for (size_t i = 0; i < s.size(); ++i) {
+        per_row = per_row && (i < j ? s[i] == out[i] : s[i] == 1);
+        each_row = each_row && (i < j ? s[i] == 1 : s[i] == out[i]);
+      }
+      if (per_row) how = Spread::kPerRow;
+      else if (each_row) how = Spread::kEachRow;
+      return per_row || each_row;
+    };
+    if (!spread(k.a_shape, k.a_spread) || !spread(k.b_shape, k.b_spread)) continue;
+    const size_t inner = count(Dims(out.begin() + static_cast<long>(j), out.end()));
+    if (inner >= 32) k.rows = count(out) / inner, k.inner = inner;
+    break;
+  }
   return true;
+}
+
+// A binary, comparison or bitwise kernel row by row (Kernel::rows): operands of 4-byte elements,
+// results of `out_bytes`.
+template <class Run>
+void by_rows(const Kernel& k, const void* a, const void* b, void* y, size_t out_bytes, Run run) {
+  using Spread = Kernel::Spread;
+  auto row_of = [&](const void* data, Spread spread, bool scalar, size_t r, bool& row_scalar) {
+    const std::byte* base = static_cast<const std::byte*>(data);
+    row_scalar = scalar || spread == Spread::kPerRow;
+    if (scalar || spread == Spread::kEachRow) return static_cast<const void*>(base);
+    return static_cast<const void*>(base + 4 * (spread == Spread::kPerRow ? r : r * k.inner));
+  };
+  for (size_t r = 0; r < k.rows; ++r) {
+    bool a_scalar = false, b_scalar = false;
+    const void* ar = row_of(a, k.a_spread, k.a_scalar, r, a_scalar);
+    const void* br = row_of(b, k.b_spread, k.b_scalar, r, b_scalar);
+    run(ar, a_scalar, br, b_scalar, static_cast<std::byte*>(y) + out_bytes * r * k.inner, k.inner);
+  }
 }
 
 bool choose_kernel(const rk_equation_view* e, Kernel& k);
@@ -588,6 +635,32 @@ int32_t supports(const rk_backend*, const rk_equation_view* e) {
     return 0;
   }
 }
+// One call's time on one thread, from rematkit_kernels_bench's elementwise/highway rows (AMD EPYC,
+// AVX-512, 2026-12-05): elementwise kernels only, where a per-call cost elsewhere can outweigh the
+// loop. Exact arithmetic runs at the add's speed, transcendental functions at the tanh's; an
+// operand with size-1 dims at sub_per_row's when it leaves whole rows (else none).
+double expected_ns(const rk_backend*, const rk_equation_view* e) {
+  try {
+    Kernel k;
+    if (!choose_kernel(e, k)) return -1;
+    const double n = static_cast<double>(k.n);
+    auto pass = [&] { return rematkit::plugin::measured_ns({{256, 106}, {2048, 175}, {16384, 1450}, {131072, 18200}}, n); };
+    using Kind = Kernel::Kind;
+    if (k.kind == Kind::kBinary || k.kind == Kind::kCompare) {
+      if (k.a_shape.empty() && k.b_shape.empty()) return pass();
+      if (!k.rows) return -1;  // expanded first: slow, no estimate
+      // elementwise/highway/sub_per_row: [rows, inner] and [rows, 1], a loop call per row.
+      return rematkit::plugin::measured_ns({{4096, 446}, {32768, 2040}, {98304, 5310}, {393216, 35800}}, n);
+    }
+    if (k.kind == Kind::kSelect || k.kind == Kind::kPow) return pass();
+    if (k.kind != Kind::kUnary) return -1;
+    static constexpr Unary kExact[] = {Unary::kNeg, Unary::kSqrt, Unary::kSquare, Unary::kRelu, Unary::kCopy};
+    if (std::find(std::begin(kExact), std::end(kExact), static_cast<Unary>(k.op)) != std::end(kExact)) return pass();
+    return rematkit::plugin::measured_ns({{256, 190}, {2048, 937}, {16384, 7060}, {131072, 55600}}, n);
+  } catch (...) {
+    return -1;
+  }
+}
 rk_error* prepare(rk_backend*, const rk_equation_view* e, rk_kernel** kernel, size_t* workspace_bytes) {
   return guarded([&] {
     Kernel k;
@@ -609,6 +682,8 @@ rk_error* prepare(rk_backend*, const rk_equation_view* e, rk_kernel** kernel, si
       *workspace_bytes = 0;  // the parts' segments are on the stack
     } else if (k.kind == Kernel::Kind::kReduce)  // kReduceLeading needs none
       *workspace_bytes = k.lhs.identity() ? 0 : sizeof(float) * k.lhs.count();
+    else if (k.rows)  // run row by row: nothing to expand
+      *workspace_bytes = 0;
     else  // binary and compare operands with size-1 dims are expanded there
       *workspace_bytes = sizeof(float) * k.n * ((k.a_shape.empty() ? 0 : 1) + (k.b_shape.empty() ? 0 : 1));
     *kernel = reinterpret_cast<rk_kernel*>(new Kernel(k));
@@ -623,6 +698,27 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
       case Kernel::Kind::kUnary: rematkit::hwy_backend::unary(static_cast<Unary>(k.op), f(in[0]), f(out[0]), k.n); break;
       case Kernel::Kind::kPow: rematkit::hwy_backend::integer_pow(k.power, f(in[0]), f(out[0]), k.n); break;
       case Kernel::Kind::kBinary: case Kernel::Kind::kCompare: case Kernel::Kind::kBitwise: {
+        if (k.rows) {  // row by row, nothing expanded
+          const size_t out_bytes = k.kind == Kernel::Kind::kCompare ? 1 : 4;
+          auto f32 = [](const void* p) { return static_cast<const float*>(p); };
+          if (k.kind == Kernel::Kind::kBinary) {
+            const auto loop = rematkit::hwy_backend::binary_loop();
+            by_rows(k, in[0].data, in[1].data, out[0].data, out_bytes, [&](const void* a, bool as, const void* b, bool bs, void* y, size_t n) {
+              loop(k.op, f32(a), as, f32(b), bs, static_cast<float*>(y), n);
+            });
+          } else if (k.kind == Kernel::Kind::kCompare) {
+            const auto loop = rematkit::hwy_backend::compare_loop();
+            by_rows(k, in[0].data, in[1].data, out[0].data, out_bytes, [&](const void* a, bool as, const void* b, bool bs, void* y, size_t n) {
+              loop(k.op, f32(a), as, f32(b), bs, static_cast<uint8_t*>(y), n);
+            });
+          } else {
+            by_rows(k, in[0].data, in[1].data, out[0].data, out_bytes, [&](const void* a, bool as, const void* b, bool bs, void* y, size_t n) {
+              rematkit::hwy_backend::bitwise(static_cast<Bitwise>(k.op), static_cast<const uint32_t*>(a), as,
+                                             static_cast<const uint32_t*>(b), bs, static_cast<uint32_t*>(y), n);
+            });
+          }
+          break;
+        }
         // Size-1 dims spread in the workspace: the copies move 4-byte elements, whatever they hold.
         float* scratch = static_cast<float*>(workspace);
         const float* a = expanded(k.a_shape, k.out_shape, f(in[0]), scratch);
@@ -742,7 +838,7 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
 void kernel_destroy(rk_kernel* kernel) { delete reinterpret_cast<Kernel*>(kernel); }
 
 const rk_backend_api kBackend = {sizeof(rk_backend_api), "highway", RK_BACKEND_THREAD_SAFE, &create, &destroy,
-                                 &supports, &prepare, &execute, &kernel_destroy};
+                                 &supports, &prepare, &execute, &kernel_destroy, &expected_ns};
 const rk_backend_api* const kBackends[] = {&kBackend};
 // Says which SIMD target the kernels dispatch to on this CPU (REMATKIT_LOG=1 shows it).
 rk_error* initialize(const rk_host_api* host) {

@@ -22,6 +22,7 @@
 
 #include "onednn_recipe.hpp"
 #include "rematkit/plugin/fusion_view.hpp"
+#include "rematkit/plugin/measured_cost.hpp"
 #include "rematkit/plugin/plugin.hpp"
 
 namespace {
@@ -380,6 +381,29 @@ int32_t supports(const rk_backend* handle, const rk_equation_view* e) {
   }
 }
 
+// One call's time on one thread, from rematkit_kernels_bench's elementwise/onednn rows (AMD EPYC,
+// 2026-12-05): about 0.6 us a call before any work, so Highway takes the small ones (products,
+// convolutions and pooling: no estimate, they stay here).
+double expected_ns(const rk_backend*, const rk_equation_view* e) {
+  try {
+    const std::optional<Prim> prim = rematkit::plugin::primitive_of(e);
+    if (!prim || e->num_outputs != 1 || !all_f32_nonempty(e)) return -1;
+    const double n = static_cast<double>(count(shape_of(e->outputs[0])));
+    for (const EltwiseOp& op : kEltwise)
+      if (*prim == op.primitive) return rematkit::plugin::measured_ns({{256, 427}, {2048, 913}, {16384, 4970}, {131072, 26900}}, n);
+    bool broadcast = false;  // an operand with size-1 dims: elementwise/onednn/sub_per_row
+    for (size_t i = 0; i < e->num_inputs; ++i)
+      broadcast = broadcast || (e->inputs[i].rank > 0 && count(shape_of(e->inputs[i])) != count(shape_of(e->outputs[0])));
+    for (const auto& binary : kBinary)
+      if (*prim == binary.first)
+        return broadcast ? rematkit::plugin::measured_ns({{4096, 959}, {32768, 2540}, {98304, 8760}, {393216, 26600}}, n)
+                         : rematkit::plugin::measured_ns({{256, 622}, {2048, 710}, {16384, 2050}, {131072, 13700}}, n);
+    return -1;
+  } catch (...) {
+    return -1;
+  }
+}
+
 rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** kernel, size_t* workspace_bytes) {
   return guarded([&] {
     Backend& backend = *reinterpret_cast<Backend*>(handle);
@@ -450,7 +474,7 @@ void kernel_destroy(rk_kernel* kernel) { delete reinterpret_cast<Kernel*>(kernel
 
 // execute() may run on several threads at once: each kernel has its own stream and memories.
 const rk_backend_api kBackend = {sizeof(rk_backend_api), "onednn", RK_BACKEND_THREAD_SAFE, &create, &destroy,
-                                 &supports, &prepare, &execute, &kernel_destroy};
+                                 &supports, &prepare, &execute, &kernel_destroy, &expected_ns};
 const rk_backend_api* const kBackends[] = {&kBackend};
 const rk_plugin_api kApi = {sizeof(rk_plugin_api), {RK_ABI_MAJOR, RK_ABI_MINOR}, "onednn-backend", "0.1.0",
                             &rematkit::plugin::remember_host, 0, nullptr, 1, kBackends};

@@ -101,7 +101,7 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* inputs, size_t, const
 void kernel_destroy(rk_kernel* kernel) { delete reinterpret_cast<Kernel*>(kernel); }
 
 const rk_backend_api kBackend = {sizeof(rk_backend_api), "reference", RK_BACKEND_THREAD_SAFE, &create, &destroy,
-                                 &supports, &prepare, &execute, &kernel_destroy};
+                                 &supports, &prepare, &execute, &kernel_destroy, nullptr};  // no estimates: the preference decides
 const rk_backend_api* const kBackends[] = {&kBackend};
 const rk_plugin_api kApi = {sizeof(rk_plugin_api), {RK_ABI_MAJOR, RK_ABI_MINOR}, "reference-backend", "1.0.0",
                             &rematkit::plugin::remember_host, 0, nullptr, 1, kBackends};

@@ -173,7 +173,7 @@ rk_error* initialize(const rk_host_api* host) {
 // three pointers (it keeps no state), and libxsmm's dispatch is thread-safe ("multiple application
 // threads can call LIBXSMM's routines concurrently", its README).
 const rk_backend_api kBackend = {sizeof(rk_backend_api), "xsmm", RK_BACKEND_THREAD_SAFE, &create, &destroy,
-                                 &supports, &prepare, &execute, &kernel_destroy};
+                                 &supports, &prepare, &execute, &kernel_destroy, nullptr};  // no estimates: the preference decides
 const rk_backend_api* const kBackends[] = {&kBackend};
 const rk_plugin_api kApi = {sizeof(rk_plugin_api), {RK_ABI_MAJOR, RK_ABI_MINOR}, "xsmm-backend", "0.1.0",
                             &initialize, 0, nullptr, 1, kBackends};

@@ -34,6 +34,13 @@ const Case kCases[] = {
     {"add_same", "{ lambda ; a:f32[37] b:f32[37]. let c:f32[37] = add a b in (c,) }", 0},
     {"sub_broadcast_rank0", "{ lambda ; a:f32[5,7] b:f32[]. let c:f32[5,7] = sub a b in (c,) }", 0},
     {"mul_broadcast_size1", "{ lambda ; a:f32[5,1] b:f32[1,9]. let c:f32[5,9] = mul a b in (c,) }", 0},
+    // Size-1 dims that leave whole rows of 32 or more (Highway runs them row by row, nothing
+    // expanded): one value per row, one row for all, both in one op, beside a scalar; and in a
+    // comparison and a shift. Rows shorter than 32 are expanded first (the case above).
+    {"row_broadcasts", "{ lambda ; a:f32[3,4,40] m:f32[3,4,1] b:f32[1,1,40] u:u32[3,40] s:u32[3,1]. let "
+                       "d:f32[3,4,40] = sub a m; e:f32[3,4,40] = div b a; f:f32[3,4,40] = max m b; "
+                       "g:bool[3,4,40] = gt a m; h:u32[3,40] = shift_right_logical u s; k:f32[3,4,40] = mul d 2.0:f32[]; "
+                       "l:bool[3,4,40] = le b a in (d, e, f, g, h, k, l) }", 0},
     {"div", "{ lambda ; a:f32[33] b:f32[33]. let c:f32[33] = div a b in (c,) }", 0, true},
     {"max_min", "{ lambda ; a:f32[17] b:f32[17]. let c:f32[17] = max a b; d:f32[17] = min c 0.5 in (d,) }", 0},
     {"compare_select", "{ lambda ; a:f32[19] b:f32[19]. let p:bool[19] = ge a b; q:bool[19] = ne a 0.0; "
@@ -404,6 +411,44 @@ TEST(BackendSet, EachEquationGoesToTheFirstBackendThatRunsIt) {
   EXPECT_EQ(steps, (std::vector<std::string>{"sin@highway", "cos@highway", "gt@highway", "reduce_sum@highway", "convert_element_type@reference",
                                              "transpose@highway", "reduce_sum@highway", "dot_general@highway"}));
 }
+
+#ifdef REMATKIT_HAVE_ONEDNN
+// oneDNN is listed first, but both it and Highway estimate elementwise calls (ABI 1.7's expected_ns,
+// from their measured tables): a small add and tanh cost a oneDNN call's 0.4-0.6 us against about
+// 0.1-0.2 us on Highway, so Highway takes them; at 2^18 elements oneDNN's loops win and keep them.
+// The forward pass keeps tanh's 1 - t^2 for the backward: oneDNN takes no scalar minuend, so that
+// sub is Highway's at both sizes. Products have no estimate and stay where the preference puts
+// them; the reference backend gives
+// none, so it never takes an equation from a backend before it.
+TEST(BackendSet, AnEquationGoesToALaterBackendOnlyWhereBothEstimateAndItsIsLower) {
+  if (!backend_installed("onednn") || !backend_installed("highway")) GTEST_SKIP() << "onednn or highway is not built";
+  const Program program = parse_program(R"({ lambda ; a:f32[8,32] b:f32[512,512] w:f32[32,4]. let
+      c:f32[8,32] = add a a
+      d:f32[8,32] = tanh c
+      e:f32[512,512] = add b b
+      f:f32[512,512] = tanh e
+      g:f32[8,4] = dot_general[dimension_numbers=(([1], [0]), ([], []))] d w
+    in (f, g) })", "sizes");
+  const Linearization lin = linearize_with(program);
+  auto kernels_on = [&](const std::vector<std::string>& backends) {
+    BackendOptions options{backends, &default_plugins()};
+    options.fusion = BackendOptions::Fusion::kOff;
+    const StepProgram forward = build_step_program(lin, options, Passes::kForwardOnly, InputMode::kLoadedEachRun);
+    std::vector<std::string> steps;
+    for (const Step& step : forward.steps())
+      if (step.kind == StepKind::kKernel)
+        steps.push_back(std::string(prim_name(lin.graph.eqns[step.equation].prim)) + "@" + step.kernel->backend());
+    return steps;
+  };
+  EXPECT_EQ(kernels_on({"onednn", "highway", "reference"}),
+            (std::vector<std::string>{"add@highway", "tanh@highway", "sub@highway", "add@onednn", "tanh@onednn", "sub@highway",
+                                      "dot_general@onednn"}));
+  // The reference backend first: its missing estimate leaves every equation with it.
+  const std::vector<std::string> reference = kernels_on({"reference", "highway"});
+  EXPECT_EQ(reference.size(), 7u);
+  for (const std::string& step : reference) EXPECT_EQ(step.substr(step.find('@')), "@reference") << step;
+}
+#endif
 
 TEST(BackendSet, HighwayGathersAndScattersWholeRows) {
   // An embedding lookup and its transpose take whole rows, so Highway runs them; a gather of one

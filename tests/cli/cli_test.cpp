@@ -773,7 +773,7 @@ TEST_F(CliTest, MlpPrintsFlaxsOutput) {
 TEST_F(CliTest, PluginsListsPluginsAndProblems) {
   const CliRun r = run(std::string("plugins --plugin-path ") + REMATKIT_FIXTURE_DIR);
   EXPECT_EQ(r.exit_code, 0) << r.err;  // problems are listed, not fatal
-  EXPECT_NE(r.out.find("jax-policies 1.0.0 (ABI 1.6) "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("jax-policies 1.0.0 (ABI 1.7) "), std::string::npos) << r.out;
   // Each policy as it is called; one from a plugin built before ABI 1.1 has no signature to show.
   EXPECT_NE(r.out.find("  policies:\n    any_of(p1, p2, ...)\n    all_of(p1, p2, ...)\n    not_(p)\n"
                        "    save_if_bytes_at_least(p, N)\n  backends: -\n"),
@@ -808,7 +808,7 @@ TEST_F(CliTest, PluginOptionLoadsAPolicyOrFailsCleanly) {
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << r.out;
   EXPECT_NE(r.out.find("f32[] output of cos"), std::string::npos) << r.out;
   expect_bad_input("residuals --plugin " + std::string(REMATKIT_FIXTURE_DIR) + "/librk_fixture_abi_major_2.so " + program,
-                   "librk_fixture_abi_major_2.so: plugin ABI 2.0 is incompatible with this rematkit's ABI 1.6");
+                   "librk_fixture_abi_major_2.so: plugin ABI 2.0 is incompatible with this rematkit's ABI 1.7");
   expect_bad_input("residuals --plugin " + write("libjunk.so", "junk") + " " + program,
                    "libjunk.so: not a loadable plugin library");
 }

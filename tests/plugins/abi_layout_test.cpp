@@ -10,7 +10,7 @@
 #include "rematkit/plugin/rk_policy.h"
 
 // 1.5 added no field (the rk_fusion equation is a convention of params): the layout is 1.4's.
-static_assert(RK_ABI_MAJOR == 1 && RK_ABI_MINOR == 6);
+static_assert(RK_ABI_MAJOR == 1 && RK_ABI_MINOR == 7);
 
 static_assert(sizeof(rk_version) == 4);
 static_assert(offsetof(rk_host_api, abi) == 8 && offsetof(rk_host_api, error_new) == 16 &&
@@ -43,7 +43,7 @@ static_assert(offsetof(rk_backend_api, name) == 8 && offsetof(rk_backend_api, fl
               offsetof(rk_backend_api, create) == 24 && offsetof(rk_backend_api, destroy) == 32 &&
               offsetof(rk_backend_api, supports) == 40 && offsetof(rk_backend_api, prepare) == 48 &&
               offsetof(rk_backend_api, execute) == 56 && offsetof(rk_backend_api, kernel_destroy) == 64 &&
-              sizeof(rk_backend_api) == 72);
+              offsetof(rk_backend_api, expected_ns) == 72 && sizeof(rk_backend_api) == 80);
 // Enum values are part of the ABI too.
 static_assert(RK_SAVEABLE == 0 && RK_RECOMPUTE == 1 && RK_OFFLOADABLE == 2 && RK_MUST == 0 && RK_PREFER == 1);
 static_assert(RK_VALUE_NONE == 0 && RK_VALUE_POLICY == 6 && RK_DTYPE_F32 == 0 && RK_DTYPE_BOOL == 2 &&

@@ -62,7 +62,7 @@ static rk_error* execute(rk_kernel* k, const rk_tensor_view* in, size_t n_in, co
 static void kernel_destroy(rk_kernel* k) { (void)k; }
 
 static const rk_backend_api backend = {sizeof(rk_backend_api), FIXTURE_NAME, FIXTURE_FLAGS, create, destroy, supports,
-                                       prepare, execute, kernel_destroy};
+                                       prepare, execute, kernel_destroy, NULL};
 static const rk_backend_api* const backends[] = {&backend};
 static const rk_plugin_api plugin = {sizeof(rk_plugin_api), {RK_ABI_MAJOR, RK_ABI_MINOR}, FIXTURE_NAME, "1.0.0",
                                      initialize, 0, NULL, 1, backends};

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -72,6 +73,9 @@ class REMATKIT_CORE_EXPORT BackendInstance {
                                           const std::string& what);
   // Whether the backend would run the equation (its supports(): cheap, prepares nothing).
   bool supports(Prim prim, const Params& params, const std::vector<Type>& inputs, const std::vector<Type>& outputs) const;
+  // Its estimate of one run of the equation in nanoseconds (ABI 1.7's expected_ns), or nullopt.
+  std::optional<double> expected_ns(Prim prim, const Params& params, const std::vector<Type>& inputs,
+                                    const std::vector<Type>& outputs) const;
   const std::string& name() const { return name_; }
   // The ABI minor its plugin was built against: what the host may offer it (docs/plugin-abi.md).
   int abi_minor() const { return abi_minor_; }
@@ -89,11 +93,13 @@ class REMATKIT_CORE_EXPORT BackendSet {
  public:
   // A bad-input Error for an empty list, an unknown backend or a thread count below 0.
   explicit BackendSet(const BackendOptions& options);
-  // `eqn` of `graph` prepared on the first backend that runs it; a bad-input Error naming the
-  // equation and where it comes from if none does.
+  // `eqn` of `graph` prepared on the backend chosen() names; a bad-input Error naming the equation
+  // and where it comes from if none runs it.
   std::unique_ptr<PreparedKernel> bind(const FlatGraph& graph, const FlatEquation& eqn);
-  // The index in the preference list of the backend bind() would choose for `eqn`; -1 for none.
-  int first_running(const FlatGraph& graph, const FlatEquation& eqn) const;
+  // The index in the preference list of the backend that runs `eqn` (-1 for none): the first that
+  // supports it, unless a later one that supports it estimates it faster and the first estimates
+  // it too (rk_backend_api.expected_ns: small elementwise ops leave oneDNN for Highway).
+  int chosen(const FlatGraph& graph, const FlatEquation& eqn) const;
   size_t size() const { return backends_.size(); }
   BackendInstance& backend(size_t index) { return *backends_.at(index); }
   // Whether fusion_steps.hpp may fuse equations (BackendOptions::fusion not kOff).

@@ -1,5 +1,6 @@
 #include "rematkit/backend_kernel.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -115,6 +116,16 @@ bool BackendInstance::supports(Prim prim, const Params& params, const std::vecto
   return api_->supports(backend_, view.get()) != 0;
 }
 
+std::optional<double> BackendInstance::expected_ns(Prim prim, const Params& params, const std::vector<Type>& inputs,
+                                                   const std::vector<Type>& outputs) const {
+  if (abi_minor_ < 7 || !RK_HAS_FIELD(api_, rk_backend_api, expected_ns) || !api_->expected_ns) return std::nullopt;
+  if (!(knows_dtypes_of(inputs) && knows_dtypes_of(outputs))) return std::nullopt;
+  const plugin_host::CEquationView view(prim_name(prim), params, inputs, outputs);
+  const double ns = api_->expected_ns(backend_, view.get());
+  if (!(ns >= 0) || !std::isfinite(ns)) return std::nullopt;  // none, or an answer that is not a time
+  return ns;
+}
+
 std::unique_ptr<PreparedKernel> BackendInstance::prepare(std::string_view primitive, const Params& params,
                                                          const std::vector<Type>& inputs, const std::vector<Type>& outputs,
                                                          const std::string& what) {
@@ -158,19 +169,29 @@ void device_types_of(const FlatGraph& graph, const FlatEquation& eqn, std::vecto
 }  // namespace
 
 std::unique_ptr<PreparedKernel> BackendSet::bind(const FlatGraph& graph, const FlatEquation& eqn) {
+  const int b = chosen(graph, eqn);
+  if (b < 0) fail("no backend in the preference list supports " + where_of(eqn));
   std::vector<Type> in, out;
   device_types_of(graph, eqn, in, out);
-  for (auto& backend : backends_)
-    if (auto kernel = backend->prepare(eqn.prim, eqn.params, in, out, where_of(eqn))) return kernel;
-  fail("no backend in the preference list supports " + where_of(eqn));
+  if (auto kernel = backends_[static_cast<size_t>(b)]->prepare(eqn.prim, eqn.params, in, out, where_of(eqn))) return kernel;
+  fail("backend '" + backends_[static_cast<size_t>(b)]->name() + "' supports " + where_of(eqn) + " but prepared nothing for it");
 }
 
-int BackendSet::first_running(const FlatGraph& graph, const FlatEquation& eqn) const {
+int BackendSet::chosen(const FlatGraph& graph, const FlatEquation& eqn) const {
   std::vector<Type> in, out;
   device_types_of(graph, eqn, in, out);
-  for (size_t i = 0; i < backends_.size(); ++i)
-    if (backends_[i]->supports(eqn.prim, eqn.params, in, out)) return static_cast<int>(i);
-  return -1;
+  int first = -1;
+  for (size_t i = 0; i < backends_.size() && first < 0; ++i)
+    if (backends_[i]->supports(eqn.prim, eqn.params, in, out)) first = static_cast<int>(i);
+  if (first < 0) return -1;
+  std::optional<double> best = backends_[static_cast<size_t>(first)]->expected_ns(eqn.prim, eqn.params, in, out);
+  if (!best) return first;  // no estimate to weigh against: the preference stands
+  int choice = first;
+  for (size_t i = static_cast<size_t>(first) + 1; i < backends_.size(); ++i)
+    if (const auto ns = backends_[i]->expected_ns(eqn.prim, eqn.params, in, out);
+        ns && *ns < *best && backends_[i]->supports(eqn.prim, eqn.params, in, out))
+      best = ns, choice = static_cast<int>(i);
+  return choice;
 }
 
 }  // namespace rematkit

@@ -298,7 +298,7 @@ class PassFuser {
   // The fused equation prepared on the backend the preference list allows (see the header), or false.
   bool bind(const std::vector<size_t>& parts, const Params& params, FusedStep& step) {
     std::vector<int> own;  // the backend each part runs on alone
-    for (size_t q : parts) own.push_back(backends_.first_running(g_, eqn_at(q)));
+    for (size_t q : parts) own.push_back(backends_.chosen(g_, eqn_at(q)));
     std::vector<Type> in, out;
     for (ValueId v : step.inputs) in.push_back(device(g_.values[v].type));
     for (ValueId v : step.outputs) out.push_back(device(g_.values[v].type));

@@ -41,6 +41,12 @@ typedef struct rk_backend_api {
                        const rk_tensor_view* outputs, size_t num_outputs, void* workspace,
                        size_t workspace_bytes);
   void (*kernel_destroy)(rk_kernel* kernel); /* NULL-safe */
+  /* ABI 1.7, optional (NULL: no estimate): the nanoseconds one execute() of `eqn` is expected to
+   * take on one thread, from the backend's own measured table; negative for none. A backend later
+   * in the preference list takes an equation from an earlier one only when both estimate it and
+   * its estimate is the lower (small elementwise ops, where a per-call cost dominates). Depends on
+   * the equation alone, so that every program gives an equation the same backend. */
+  double (*expected_ns)(const rk_backend* backend, const rk_equation_view* eqn);
 } rk_backend_api;
 
 #ifdef __cplusplus

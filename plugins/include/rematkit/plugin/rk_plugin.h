@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define RK_ABI_MAJOR 1
-#define RK_ABI_MINOR 6
+#define RK_ABI_MINOR 7
 
 /* The size of struct T up to and including field `last`. */
 #define RK_STRUCT_SIZE(T, last) (offsetof(T, last) + sizeof(((T*)0)->last))
