@@ -899,16 +899,17 @@ class Search {
   }
 
   // The knapsack order at 17 points from everything saved to nothing saved, and PyTorch's
-  // knapsack_budget(f) at f = 0.1, ..., 0.9, planned: the same answers whatever the budget.
+  // knapsack_budget(f) at f = 0.05, 0.10, ..., 0.95, planned: the same answers whatever the budget.
   // (Recomputing only values that cost nothing, data movement, often plans below
-  // nothing_saveable's peak; on large/38 knapsack_budget(0.25) plans below both.)
+  // nothing_saveable's peak; on large/38 knapsack_budget(0.25) plans below both, and below
+  // every tenth's answer.)
   void knapsack_grid() {
     origin_ = "the planner's knapsack order";
     for (size_t k = 0; k <= candidates_.size() && time_for_a_judgment(); k += knapsack_grid_step())
       judge_only(knapsack_order_answer(k));
     if (!plugins_.policies().contains("knapsack_budget")) return;
-    for (int tenth = 1; tenth <= 9 && time_for_a_judgment(); ++tenth) {
-      const std::string spec = "knapsack_budget(0." + std::to_string(tenth) + ")";
+    for (int twentieth = 1; twentieth <= 19 && time_for_a_judgment(); ++twentieth) {
+      const std::string spec = "knapsack_budget(0." + std::string(twentieth < 2 ? "0" : "") + std::to_string(5 * twentieth) + ")";
       origin_ = "PyTorch's " + spec;
       judge_only(answer_of_policy(spec));
     }
