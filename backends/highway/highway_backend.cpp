@@ -111,7 +111,8 @@ struct Permutation {
 struct Kernel {
   enum class Kind {
     kUnary, kPow, kBinary, kCompare, kSelect, kGemm, kPermute, kBroadcast, kReduce, kReduceLeading, kSoftmax,
-    kGatherRows, kScatterAddRows, kFused, kReverse, kBitwise, kSplit, kPad, kIota, kRandomBits, kRandomFoldIn
+    kGatherRows, kScatterAddRows, kFused, kReverse, kBitwise, kSplit, kPad, kIota, kRandomBits, kRandomFoldIn,
+    kCompareInt, kConvertToF32
   } kind;
   int op = 0;
   bool a_scalar = false, b_scalar = false;
@@ -309,6 +310,22 @@ bool binary_operands(const Dims& a, const Dims& b, const Dims& out, Kernel& k) {
   return true;
 }
 
+// y[i] = a[i or 0] op b[i or 0] on integers, as 0 / 1 bytes (plain loops the compiler vectorizes).
+template <class T>
+void compare_ints(Compare op, const T* a, bool a_scalar, const T* b, bool b_scalar, uint8_t* y, size_t n) {
+  auto run = [&](auto cmp) {
+    for (size_t i = 0; i < n; ++i) y[i] = cmp(a[a_scalar ? 0 : i], b[b_scalar ? 0 : i]) ? 1 : 0;
+  };
+  switch (op) {
+    case Compare::kGt: return run([](T x, T z) { return x > z; });
+    case Compare::kGe: return run([](T x, T z) { return x >= z; });
+    case Compare::kLt: return run([](T x, T z) { return x < z; });
+    case Compare::kLe: return run([](T x, T z) { return x <= z; });
+    case Compare::kEq: return run([](T x, T z) { return x == z; });
+    case Compare::kNe: return run([](T x, T z) { return x != z; });
+  }
+}
+
 // A binary, comparison or bitwise kernel row by row (Kernel::rows): operands of 4-byte elements,
 // results of `out_bytes`.
 template <class Run>
@@ -400,6 +417,17 @@ bool choose_kernel(const rk_equation_view* e, Kernel& k) {
   k.out_shape = out;
   for (const auto& [name, op] : kCompares) {
     if (p != name) continue;
+    const int32_t t = e->inputs[0].dtype;
+    if ((t == RK_DTYPE_I32 || t == RK_DTYPE_U32) && e->inputs[1].dtype == t) {
+      // Integers (a causal mask's iotas, a one-hot's labels): operands as the output, or scalars.
+      const Dims a = shape_of(e->inputs[0]), b = shape_of(e->inputs[1]);
+      if ((a != out && count(a) != 1) || (b != out && count(b) != 1)) return false;
+      k.kind = Kernel::Kind::kCompareInt;
+      k.op = static_cast<int>(op);
+      k.a_scalar = a != out, k.b_scalar = b != out;
+      k.element_bytes = t == RK_DTYPE_U32 ? 0 : 4;  // 0: unsigned
+      return true;
+    }
     if (e->inputs[0].dtype != RK_DTYPE_F32 || e->inputs[1].dtype != RK_DTYPE_F32) return false;
     k.kind = Kernel::Kind::kCompare;
     k.op = static_cast<int>(op);
@@ -459,6 +487,12 @@ bool choose_kernel(const rk_equation_view* e, Kernel& k) {
     if (data != out && count(data) != 1) return false;
     k.kind = Kernel::Kind::kRandomFoldIn;
     k.a_scalar = data != out;
+    return true;
+  }
+  if (p == Prim::kConvertElementType && e->num_inputs == 1 && e->outputs[0].dtype == RK_DTYPE_F32 &&
+      (e->inputs[0].dtype == RK_DTYPE_BOOL || e->inputs[0].dtype == RK_DTYPE_I32)) {
+    k.kind = Kernel::Kind::kConvertToF32;  // a mask or a one-hot into floats: 0/1, or the nearest float
+    k.element_bytes = e->inputs[0].dtype == RK_DTYPE_BOOL ? 1 : 4;
     return true;
   }
   if (!all_f32(e)) return false;
@@ -768,9 +802,29 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
         rematkit::hwy_backend::random_fold_in(static_cast<const uint32_t*>(in[0].data), static_cast<const uint32_t*>(in[1].data),
                                               k.a_scalar, k.n, static_cast<uint32_t*>(out[0].data));
         break;
+      case Kernel::Kind::kCompareInt:
+        if (k.element_bytes == 0)
+          compare_ints(static_cast<Compare>(k.op), static_cast<const uint32_t*>(in[0].data), k.a_scalar,
+                       static_cast<const uint32_t*>(in[1].data), k.b_scalar, static_cast<uint8_t*>(out[0].data), k.n);
+        else
+          compare_ints(static_cast<Compare>(k.op), static_cast<const int32_t*>(in[0].data), k.a_scalar,
+                       static_cast<const int32_t*>(in[1].data), k.b_scalar, static_cast<uint8_t*>(out[0].data), k.n);
+        break;
+      case Kernel::Kind::kConvertToF32:
+        if (k.element_bytes == 1) {
+          const uint8_t* from = static_cast<const uint8_t*>(in[0].data);
+          for (size_t i = 0; i < k.n; ++i) f(out[0])[i] = from[i] ? 1.0f : 0.0f;
+        } else {
+          const int32_t* from = static_cast<const int32_t*>(in[0].data);
+          for (size_t i = 0; i < k.n; ++i) f(out[0])[i] = static_cast<float>(from[i]);
+        }
+        break;
       case Kernel::Kind::kIota: {
+        // Runs of out_run equal values counting 0 .. at-1, repeated: no division per element.
         int32_t* to = static_cast<int32_t*>(out[0].data);
-        for (size_t i = 0; i < k.n; ++i) to[i] = static_cast<int32_t>((i / k.out_run) % k.at);
+        for (size_t i = 0; i < k.n;)
+          for (size_t v = 0; v < k.at && i < k.n; ++v, i += k.out_run)
+            std::fill(to + i, to + std::min(k.n, i + k.out_run), static_cast<int32_t>(v));
         break;
       }
       case Kernel::Kind::kReduce: {

@@ -204,6 +204,14 @@ const Case kCases[] = {
     {"split_middle_pad_edges", "{ lambda ; a:f32[2,6,3]. let b:f32[2,2,3] c:f32[2,4,3] = split[axis=1 sizes=(2, 4)] a; "
                                "d:f32[2,9,3] = pad[padding_config=((0, 0, 0), (3, 2, 0), (0, 0, 0))] c 0.0:f32[]; "
                                "e:f32[2,2,3] = pad[padding_config=((0, 0, 0), (0, 0, 0), (0, 0, 0))] b 1.5:f32[] in (d, e) }", 0},
+    // Integer comparisons (a one-hot's labels against an iota, a causal mask) and conversions of
+    // masks and integers to floats, 2^24 + 1 and the like rounding to the nearest float.
+    {"integer_compares_to_float", "{ lambda ; a:i32[9] b:i32[9] u:u32[9] v:u32[9] m:bool[9]. let "
+                                  "c:bool[9] = gt a b; d:bool[9] = ge a 3:i32[]; e:bool[9] = lt u v; f:bool[9] = le 7:u32[] u; "
+                                  "g:bool[9] = eq a b; h:bool[9] = ne u v; k:f32[9] = convert_element_type[new_dtype=float32 weak_type=False] m; "
+                                  "l:f32[9] = convert_element_type[new_dtype=float32 weak_type=False] a; "
+                                  "n:i32[9] = mul a 16777217:i32[]; o:f32[9] = convert_element_type[new_dtype=float32 weak_type=False] n "
+                                  "in (c, d, e, f, g, h, k, l, o) }", 0},
     {"causal_mask", "{ lambda ; a:f32[4]. let i:i32[4,4] = iota[dimension=0 dtype=int32 shape=(4, 4)]; "
                     "j:i32[4,4] = iota[dimension=1 dtype=int32 shape=(4, 4)]; p:bool[4,4] = ge i j; "
                     "q:bool[2,3,4,4] = broadcast_in_dim[shape=(2, 3, 4, 4) broadcast_dimensions=(2, 3)] p; "
