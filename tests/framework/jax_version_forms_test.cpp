@@ -2,6 +2,7 @@
 // table) read as the constructs rematkit has: what each one is read as, and what it keeps.
 #include <gtest/gtest.h>
 
+#include "rematkit/control_flow_params.hpp"
 #include "rematkit/printer.hpp"
 #include "rematkit/residual_report.hpp"
 #include "support/test_support.hpp"
@@ -153,6 +154,21 @@ TEST(JaxVersionForms, BroadcastInDimTakesItsShapeFromTheBinder) {
   EXPECT_EQ(p.eqns[0].params.find("broadcast_dimensions")->str(), "(1,)");
   EXPECT_EQ(p.eqns[1].params.find("shape")->str(), "(2, 3)");
   EXPECT_EQ(p.eqns[1].params.find("broadcast_dimensions")->str(), "()");
+}
+
+TEST(JaxVersionForms, EachScanFormGivesTheSameLoop) {
+  // func11: one const (extra), one carry, two xs of 16 steps, whatever params the version prints.
+  for (const char* file : {"scan_jax0_4_13.jaxpr", "scan_jax0_4_26.jaxpr", "scan_jax0_10.jaxpr"}) {
+    const Program p = load_program(form(file));
+    ASSERT_EQ(p.eqns.size(), 2u) << file;
+    ASSERT_EQ(p.eqns[1].prim, Prim::kScan) << file;
+    const ScanParams scan = scan_params(p.eqns[1].params, p.eqns[1].where);
+    EXPECT_EQ(scan.length, 16) << file;
+    EXPECT_EQ(scan.num_consts, 1u) << file;
+    EXPECT_EQ(scan.num_carry, 1u) << file;
+    EXPECT_FALSE(scan.reverse) << file;
+    EXPECT_EQ(scan.body->eqns.size(), 5u) << file;
+  }
 }
 
 }  // namespace
