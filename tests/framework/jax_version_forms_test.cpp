@@ -131,6 +131,13 @@ TEST(JaxVersionForms, UntypedCallBodyTakesItsOperandsTypes) {
   EXPECT_EQ(p.vars[p.eqns[2].outputs[0]].type.shape, (Shape{1}));
 }
 
+TEST(JaxVersionForms, AProblemInAnUntypedBodyIsReportedOnceAndReadingGoesOn) {
+  const std::string text = "{ lambda  ; a.\n  let b = xla_call[ call_jaxpr={ lambda  ; c.\n                             let d = frob c\n"
+                           "                             in (d,) }\n                  name=f ] a\n      e = cosh a\n  in (e,) }";
+  EXPECT_EQ(program_problems(text, "p", parse_arg_types("a:f32[]", "--arg-types")),
+            (std::vector<std::string>{"p:3:38: unknown primitive 'frob'", "p:6:11: unknown primitive 'cosh'"}));
+}
+
 TEST(JaxVersionForms, ArgumentTypesAreCheckedAgainstTheProgram) {
   const std::string text = "{ lambda  ; a.\n  let b = sin a\n  in (b,) }";
   auto error_of = [&](const std::string& arg_types) {

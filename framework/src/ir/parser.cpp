@@ -619,7 +619,13 @@ class Parser {
     for (const Atom& a : eqn.inputs) operands.push_back(program.type_of(a));
     const detail::Lexer after = lex_;
     lex_ = body.at;
-    auto sub = std::make_shared<Program>(parse_jaxpr(&operands));
+    std::shared_ptr<Program> sub;
+    try {
+      sub = std::make_shared<Program>(parse_jaxpr(&operands));
+    } catch (const Error&) {
+      lex_ = after;  // so that check goes on after the equation, not inside its body
+      throw;
+    }
     lex_ = after;
     eqn.params.set(body.key, ParamValue::of_program(std::move(sub)));
   }
