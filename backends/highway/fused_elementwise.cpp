@@ -16,6 +16,23 @@ size_t count(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// The elements of a row when broadcast part `p` spreads one value per row of `out`: the operand's
+// dims other than 1 are the output's leading ones, in order (as fusion_steps.cpp fuses them).
+std::optional<size_t> row_period(const plugin::FusedPart& p, const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  std::vector<int64_t> dims;
+  for (const rk_value& param : p.params)
+    if (param.name && std::string_view(param.name) == "broadcast_dimensions") dims = plugin::ints_of(param);
+  if (dims.size() != in.size()) return std::nullopt;
+  size_t next = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == 1) continue;
+    if (dims[i] != static_cast<int64_t>(next) || next >= out.size() || in[i] != out[next]) return std::nullopt;
+    ++next;
+  }
+  if (next == 0 || next >= out.size()) return std::nullopt;
+  return count(std::vector<int64_t>(out.begin() + static_cast<long>(next), out.end()));
+}
+
 }  // namespace
 
 std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusion, size_t first) {
@@ -51,8 +68,10 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
     const plugin::FusedPart& p = fusion.parts()[j];
     if (!p.prim || p.shape != shape) return std::nullopt;
     const int value = static_cast<int>(fusion.num_inputs() + j);
+    // A per-row broadcast's operand is read its own way (below).
+    const bool spreads_rows = p.prim == Prim::kBroadcastInDim && p.operands.size() == 1 && count(fusion.shape(p.operands[0])) != 1;
     for (int64_t v : p.operands)
-      if (v < static_cast<int64_t>(fusion.num_inputs() + first) && !operand_access(v)) return std::nullopt;
+      if (!spreads_rows && v < static_cast<int64_t>(fusion.num_inputs() + first) && !operand_access(v)) return std::nullopt;
     Part part;
     part.value = value;
     part.operands.assign(p.operands.begin(), p.operands.end());
@@ -76,11 +95,22 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
     } else if (auto cop = op_of(kCompares, prim); cop && p.operands.size() == 2 && f32_operands && p.dtype == RK_DTYPE_BOOL) {
       part.kind = Kind::kCompare;
       part.op = static_cast<int>(*cop);
-    } else if (prim == Prim::kBroadcastInDim && p.operands.size() == 1 && count(fusion.shape(p.operands[0])) == 1 &&
-               f32_operands && p.dtype == RK_DTYPE_F32) {
-      part.kind = Kind::kFill;  // a scalar spread over the shape
-      if (f.access_[static_cast<size_t>(p.operands[0])].slot >= 0) return std::nullopt;  // read from a buffer
-      f.access_[static_cast<size_t>(p.operands[0])].mode = Access::Mode::kScalar;
+    } else if (prim == Prim::kBroadcastInDim && p.operands.size() == 1 && f32_operands && p.dtype == RK_DTYPE_F32) {
+      // A scalar spread over the shape, or one value per row, filled into the segment a row's
+      // run at a time.
+      part.kind = Kind::kFill;
+      Access& operand = f.access_[static_cast<size_t>(p.operands[0])];
+      if (operand.slot >= 0 || p.operands[0] >= static_cast<int64_t>(fusion.num_inputs() + first)) return std::nullopt;
+      const size_t values = count(fusion.shape(p.operands[0]));
+      if (values == 1) {
+        operand.mode = Access::Mode::kScalar;
+      } else {
+        const std::optional<size_t> period = row_period(p, fusion.shape(p.operands[0]), shape);
+        if (!period || (operand.mode != Access::Mode::kFull && operand.mode != Access::Mode::kPerRow)) return std::nullopt;
+        if (operand.mode == Access::Mode::kPerRow && operand.period != *period) return std::nullopt;
+        operand.mode = Access::Mode::kPerRow;  // read only by this fill, a run of values per row
+        operand.period = *period;
+      }
     } else if (prim == Prim::kSelectN && p.operands.size() == 3 && fusion.dtype(p.operands[0]) == RK_DTYPE_BOOL &&
                f32(p.operands[1]) && f32(p.operands[2]) && p.dtype == RK_DTYPE_F32) {
       part.kind = Kind::kSelect;
@@ -128,6 +158,7 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
       case Access::Mode::kFull: return base + begin * bytes;
       case Access::Mode::kScalar: return base;
       case Access::Mode::kRepeat: return base + (begin % a.period) * bytes;
+      case Access::Mode::kPerRow: return base;  // the fill reads it (run_segment)
     }
     return base;
   };
@@ -144,7 +175,19 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
       case Kind::kBinary: binary(static_cast<Binary>(p.op), f(x0), s0, f(x1), s1, f(y), len); break;
       case Kind::kCompare: compare(static_cast<Compare>(p.op), f(x0), s0, f(x1), s1, static_cast<uint8_t*>(y), len); break;
       case Kind::kSelect: select(static_cast<const uint8_t*>(x0), s0, f(x1), f(x2), f(y), len); break;
-      case Kind::kFill: std::fill(f(y), f(y) + len, f(x0)[0]); break;
+      case Kind::kFill: {
+        const Access& a = access_[static_cast<size_t>(p.operands[0])];
+        if (a.mode != Access::Mode::kPerRow) {
+          std::fill(f(y), f(y) + len, f(x0)[0]);
+          break;
+        }
+        for (size_t i = 0; i < len;) {
+          const size_t row = (begin + i) / a.period, end = std::min(len, (row + 1) * a.period - begin);
+          std::fill(f(y) + i, f(y) + end, f(x0)[row]);
+          i = end;
+        }
+        break;
+      }
     }
   }
 }

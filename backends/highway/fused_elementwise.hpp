@@ -39,10 +39,11 @@ class FusedElementwise {
     std::vector<int> operands;  // value numbers
     int value = 0;              // the value it defines
   };
-  // How a value is read at flat element i of the output: at i, at 0, or at i mod period (a bias
-  // [1, F] beside [B, F]); slot >= 0 for a value only the parts read, which lives in a segment buffer.
+  // How a value is read at flat element i of the output: at i, at 0, at i mod period (a bias
+  // [1, F] beside [B, F]) or at i / period (one value per row, spread by a broadcast_in_dim part:
+  // a layer norm's mean); slot >= 0 for a value only the parts read, which lives in a segment buffer.
   struct Access {
-    enum class Mode { kFull, kScalar, kRepeat } mode = Mode::kFull;
+    enum class Mode { kFull, kScalar, kRepeat, kPerRow } mode = Mode::kFull;
     size_t period = 0;
     int slot = -1;
     bool is_bool = false;

@@ -173,6 +173,56 @@ TEST_P(FusionOnCases, FusedAndUnfusedGiveTheSameBitsKeepTheSameResidualsAndMeasu
 INSTANTIATE_TEST_SUITE_P(Reference, FusionOnCases, ::testing::ValuesIn(residual_cases()),
                          [](const auto& info) { return info.param.name; });
 
+TEST(Fusion, ALayerNormsPerRowSpreadsJoinTheChainsThatReadThem) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  // Flax's LayerNorm over D = 64: the mean and the scale, one value per row, are spread back over
+  // [B, S, D] by broadcast_in_dim. Each spread goes into the chain that reads it (the subtraction,
+  // then the scaling and the affine), so no [B, S, D] buffer of repeated values is written; so does
+  // a softmax's max over rows of 8.
+  const Program program = parse_program(R"({ lambda ; x:f32[2,3,64] g:f32[64] b:f32[64] y:f32[4,8]. let
+    s:f32[2,3] = reduce_sum[axes=(2,)] x
+    m:f32[2,3] = div s 64.0:f32[]
+    mb:f32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, 1) shape=(2, 3, 1) sharding=None] m
+    ms:f32[2,3,64] = broadcast_in_dim[broadcast_dimensions=(0, 1, 2) shape=(2, 3, 64) sharding=None] mb
+    c:f32[2,3,64] = sub x ms
+    q:f32[2,3,64] = square c
+    v:f32[2,3] = reduce_sum[axes=(2,)] q
+    w:f32[2,3] = div v 64.0:f32[]
+    e:f32[2,3] = add w 1e-06:f32[]
+    r:f32[2,3] = rsqrt e
+    rs:f32[2,3,64] = broadcast_in_dim[broadcast_dimensions=(0, 1) shape=(2, 3, 64) sharding=None] r
+    n:f32[2,3,64] = mul c rs
+    gb:f32[1,1,64] = reshape[dimensions=None new_sizes=(1, 1, 64) sharding=None] g
+    gs:f32[2,3,64] = mul n gb
+    bb:f32[1,1,64] = reshape[dimensions=None new_sizes=(1, 1, 64) sharding=None] b
+    o:f32[2,3,64] = add gs bb
+    t:f32[2,3,64] = tanh o
+    l:f32[] = reduce_sum[axes=(0, 1, 2)] t
+    u:f32[4] = reduce_max[axes=(1,)] y
+    ub:f32[4,8] = broadcast_in_dim[broadcast_dimensions=(0,) shape=(4, 8) sharding=None] u
+    z:f32[4,8] = sub y ub
+    k:f32[4,8] = exp z
+    h:f32[] = reduce_sum[axes=(0, 1)] k
+    lh:f32[] = add l h
+  in (lh,) })", "layer_norm");
+  const Linearization lin = linearize_with(program);
+  const StepProgram steps = build_step_program(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways),
+                                               Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+  // (The forward pass also computes what the backward keeps of square's and tanh's JVPs: the mul
+  // and sub that end the first and third chains.)
+  const std::vector<std::string> forward = fused_steps(steps, Pass::kForward);
+  auto has = [&](const std::string& chain) {
+    return std::any_of(forward.begin(), forward.end(), [&](const std::string& f) { return f.rfind(chain, 0) == 0; });
+  };
+  EXPECT_TRUE(has("highway: broadcast_in_dim + sub + square")) << ::testing::PrintToString(forward);
+  EXPECT_TRUE(has("highway: broadcast_in_dim + mul + mul + add + tanh")) << ::testing::PrintToString(forward);
+  EXPECT_TRUE(has("highway: broadcast_in_dim + sub + exp")) << ::testing::PrintToString(forward);
+  const RandomInputs in = random_inputs(program, 7);
+  OneShotRunner fused(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways));
+  OneShotRunner unfused(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kOff));
+  expect_same_bits(fused.run(in.constants, in.arguments), unfused.run(in.constants, in.arguments));
+}
+
 TEST(Fusion, SomeCasesReallyFuse) {
   // The test above is only worth something if fused plans differ from unfused ones.
   if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "rematkit/plugin/fusion_view.hpp"  // the fused equation's name, as backends read it
+#include "rematkit/params.hpp"
 
 namespace rematkit {
 namespace {
@@ -80,16 +81,25 @@ class PassFuser {
         if (at[p] != kOnItsOwn) continue;
         const FlatEquation& seed = g_.eqns[static_cast<size_t>(eqns_[p])];
         if ((!product(seed) && !elementwise(seed)) || update_of_.count(eqns_[p])) continue;
+        auto fuse = [&](std::vector<size_t> parts) {
+          for (; parts.size() >= 2; parts.pop_back()) {  // dropping the last part keeps the rest valid
+            FusedStep step;
+            const Params params = describe(parts, step);
+            if (!bind(parts, params, step)) continue;
+            for (size_t q : parts) at[q] = static_cast<int>(fusion.steps.size());
+            fusion.steps.push_back(std::move(step));
+            parts_.push_back(parts);
+            runs_at_.push_back({2 * parts.back(), 0});
+            return true;
+          }
+          return false;
+        };
+        // A backend may decline the spreads a fusion pulled in (rows too short for it): then the
+        // chain fuses without them, reading their buffers.
         std::vector<size_t> parts = grow(p, at);
-        for (; parts.size() >= 2; parts.pop_back()) {  // dropping the last part keeps the rest valid
-          FusedStep step;
-          const Params params = describe(parts, step);
-          if (!bind(parts, params, step)) continue;
-          for (size_t q : parts) at[q] = static_cast<int>(fusion.steps.size());
-          fusion.steps.push_back(std::move(step));
-          parts_.push_back(parts);
-          runs_at_.push_back({2 * parts.back(), 0});
-          break;
+        if (!fuse(parts)) {
+          std::erase_if(parts, [&](size_t q) { return q != p && eqn_at(q).prim == Prim::kBroadcastInDim; });
+          fuse(parts);
         }
       }
       for (size_t u = 0; u < lin_.updates.size(); ++u)
@@ -111,8 +121,23 @@ class PassFuser {
   // The parts a fusion seeded at `first` may have: later elementwise equations of the seed's shape
   // that read what the fusion reads or computes, each kept only if the whole stays valid.
   std::vector<size_t> grow(size_t first, const std::vector<int>& taken) const {
-    std::vector<size_t> parts{first};
     const std::vector<int64_t>& shape = g_.values[eqn_at(first).outputs[0]].type.shape;
+    // A part's operands spread from a scalar (a relu's zeros) or from one value per row (a layer
+    // norm's mean and scale, a softmax's max and sum) come along, from before the seed too (not
+    // ahead of a product, which leads its fusion): then they fill a segment inside the kernel
+    // instead of a whole buffer before it.
+    auto with_spreads = [&](std::vector<size_t> grown, const FlatEquation& e) {
+      for (ValueId v : e.inputs)
+        if (auto d = defined_at_.find(v); d != defined_at_.end() && d->second != first &&
+                                          (d->second > first || !product(eqn_at(first))) && taken[d->second] == kOnItsOwn &&
+                                          spreads_over(eqn_at(d->second), shape) &&
+                                          std::find(grown.begin(), grown.end(), d->second) == grown.end())
+          grown.push_back(d->second);
+      std::sort(grown.begin(), grown.end());
+      return grown;
+    };
+    std::vector<size_t> parts{first};
+    if (std::vector<size_t> grown = with_spreads(parts, eqn_at(first)); grown.size() > 1 && valid(grown)) parts = std::move(grown);
     for (size_t q = first + 1; q < eqns_.size() && q <= first + kLookahead && parts.size() < kMaxParts; ++q) {
       const FlatEquation& e = eqn_at(q);
       if (taken[q] != kOnItsOwn || !elementwise(e) || update_of_.count(eqns_[q]) ||
@@ -121,23 +146,29 @@ class PassFuser {
       if (!reads_any(e, parts)) continue;
       std::vector<size_t> grown = parts;
       grown.push_back(q);
-      // Its operands spread from a scalar (a relu's zeros) come along: then they fill a segment
-      // inside the kernel instead of a whole buffer before it.
-      for (ValueId v : e.inputs)
-        if (auto d = defined_at_.find(v); d != defined_at_.end() && d->second > first && taken[d->second] == kOnItsOwn &&
-                                          spreads_a_scalar(eqn_at(d->second), shape) &&
-                                          std::find(grown.begin(), grown.end(), d->second) == grown.end())
-          grown.push_back(d->second);
-      std::sort(grown.begin(), grown.end());
+      grown = with_spreads(std::move(grown), e);
       if (valid(grown)) parts = std::move(grown);
     }
     return parts;
   }
 
-  // broadcast_in_dim of one element to `shape`.
-  bool spreads_a_scalar(const FlatEquation& e, const std::vector<int64_t>& shape) const {
-    return e.prim == Prim::kBroadcastInDim && e.outputs.size() == 1 && e.inputs.size() == 1 &&
-           g_.values[e.inputs[0]].type.num_elements() == 1 && g_.values[e.outputs[0]].type.shape == shape;
+  // broadcast_in_dim to `shape` of one element, or of one per row: an operand whose dims other
+  // than size 1 are the output's leading ones, in order ([B, S] or [B, S, 1] to [B, S, D]).
+  bool spreads_over(const FlatEquation& e, const std::vector<int64_t>& shape) const {
+    if (e.prim != Prim::kBroadcastInDim || e.outputs.size() != 1 || e.inputs.size() != 1 ||
+        g_.values[e.outputs[0]].type.shape != shape)
+      return false;
+    const std::vector<int64_t>& in = g_.values[e.inputs[0]].type.shape;
+    if (g_.values[e.inputs[0]].type.num_elements() == 1) return true;
+    const std::vector<int64_t> dims = param_ints(e.params, "broadcast_dimensions", e.where);
+    if (dims.size() != in.size()) return false;
+    int64_t next = 0;  // the output dim the next operand dim other than 1 must be
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in[i] == 1) continue;
+      if (dims[i] != next || in[i] != shape[static_cast<size_t>(next)]) return false;
+      ++next;
+    }
+    return next < static_cast<int64_t>(shape.size());
   }
 
   // Whether `e` reads a value of the fusion, or an operand of the fusion's shape that a part reads
