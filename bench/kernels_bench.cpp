@@ -22,6 +22,8 @@ namespace {
 using rematkit::BackendInstance;
 using rematkit::DType;
 using rematkit::MemorySpace;
+using rematkit::ParamValue;
+using rematkit::Params;
 using rematkit::Prim;
 using rematkit::Type;
 using rematkit::bench::AlignedFloats;
@@ -75,6 +77,25 @@ void BM_RowBroadcast(benchmark::State& state, const std::string& backend, int64_
   }
 }
 
+// Dropout's bits: random_bits of one threefry key, 32-bit words (a [B, S, D] mask's worth).
+void BM_RandomBits(benchmark::State& state, const std::string& backend, int64_t n) {
+  BackendInstance instance(rematkit::default_plugins(), backend);
+  Params params;
+  params.set("bit_width", ParamValue::of_int(32));
+  params.set("shape", ParamValue::of_ints({n}));
+  auto kernel = instance.prepare(Prim::kRandomBits, params, {Type{DType::kKeyFry, {}, MemorySpace::kDevice}},
+                                 {Type{DType::kU32, {n}, MemorySpace::kDevice}}, "random_bits");
+  if (!kernel) return state.SkipWithError("the backend does not run it");
+  AlignedFloats key(16), bits(static_cast<size_t>(n));
+  const AlignedWorkspace workspace(*kernel);
+  for (auto _ : state) {
+    kernel->execute({key.data}, {bits.data}, workspace.data(), workspace.size());
+    benchmark::DoNotOptimize(bits.data);
+  }
+  state.counters["ns/word"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
+                                                                            benchmark::Counter::kInvert);
+}
+
 void register_gemm(const std::string& backend, const std::string& shape, int64_t batch, int64_t m, int64_t k, int64_t n,
                    bool a_transposed = false, bool b_transposed = false) {
   benchmark::RegisterBenchmark(("gemm/" + backend + "/" + shape).c_str(), BM_Gemm, backend, batch, m, k, n, a_transposed,
@@ -117,6 +138,10 @@ void register_all() {
           benchmark::RegisterBenchmark(("elementwise/" + backend + "/" + name + "/" + std::to_string(n)).c_str(),
                                        BM_Elementwise, backend, prim, n)
               ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+  for (const std::string& backend : backends)
+    if (backend == "highway" || backend == "reference")
+      benchmark::RegisterBenchmark(("random_bits/" + backend + "/8192").c_str(), BM_RandomBits, backend, int64_t{8192})
+          ->UseRealTime()->Unit(benchmark::kMicrosecond);
   for (auto [rows, inner] : {std::pair<int64_t, int64_t>{64, 64}, {128, 256}, {128, 768}, {512, 768}})
     for (const std::string& backend : backends)
       if (backend == "onednn" || backend == "highway")

@@ -179,10 +179,10 @@ const Case kCases[] = {
                "i:u32[3,2] = random_unwrap h; x:u32[3] y:u32[3] = threefry2x32 d 7:u32[] d d; j:key<fry>[3] = random_clone k; "
                "l:key<fry>[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] j; m:key<fry>[] = squeeze[dimensions=(0,)] l; "
                "n:u32[2] = random_unwrap m in (c, f, g, i, x, y, n) }", 0},
-    // Bits of more words than a vector holds, a ragged tail after them (Highway hashes one vector of
-    // indices at a time), in both widths.
-    {"random_bits_long_rows", "{ lambda ; k:key<fry>[3]. let a:u32[3,37] = random_bits[bit_width=32 shape=(37,)] k; "
-                              "b:u8[3,2,19] = random_bits[bit_width=8 shape=(2, 19)] k in (a, b) }", 0},
+    // Bits of more words than Highway hashes at once (four vectors: 64 words on AVX-512), a ragged
+    // tail after them, in both widths.
+    {"random_bits_long_rows", "{ lambda ; k:key<fry>[3]. let a:u32[3,150] = random_bits[bit_width=32 shape=(150,)] k; "
+                              "b:u8[3,2,75] = random_bits[bit_width=8 shape=(2, 75)] k in (a, b) }", 0},
     {"reduce_prod", "{ lambda ; a:f32[3,5,2]. let b:f32[5] = reduce_prod[axes=(0, 2)] a; c:f32[3,5,2] = mul a a; "
                     "d:f32[] = reduce_prod[axes=(0, 1, 2)] c; e:f32[3,0,2] = slice[limit_indices=(3, 0, 2) start_indices=(0, 0, 0) "
                     "strides=None] a; f:f32[3,2] = reduce_prod[axes=(1,)] e in (b, d, f) }", 1e-5},
