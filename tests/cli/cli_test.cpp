@@ -651,13 +651,14 @@ TEST_F(CliTest, CheckReadsOlderAndNewerJaxForms) {
     EXPECT_EQ(run(command + " --arg-types a:f32[3],b:f32[3] " + untyped).exit_code, 0) << command;
   expect_bad_input("residuals " + untyped, "untyped.jaxpr:1:13: binder 'a' has no type (JAX before 0.2.22 printed none): "
                                            "give it with --arg-types a:f32[3],... or write it as a:f32[...]");
-  // check names the JAX versions a refused form comes from: jax_remat3's hijax call (0.8.0 on).
+  // check names the JAX versions a refused form comes from: jax_remat3's custom_remat (0.10.2 on).
   const std::string remat3 = write("remat3.jaxpr", "{ lambda ; a:f32[3]. let\n    b:f32[3] = call_hi_primitive[\n"
-                                                   "      _prim=RematTraced[{'policy': None}]\n    ] a\n  in (b,) }");
+                                                   "      _prim=CustomRemat[{'jaxpr': None}]\n    ] a\n  in (b,) }");
   const CliRun hi = run("check " + remat3);
   EXPECT_EQ(hi.exit_code, 2);
-  EXPECT_EQ(hi.out, remat3 + ":2:16: unknown primitive 'call_hi_primitive' (JAX's hijax primitives, such as jax_remat3's "
-                             "RematTraced, JAX 0.8.0 on)\n");
+  EXPECT_EQ(hi.out, remat3 + ":3:13: call_hi_primitive of CustomRemat is not supported: jax.custom_remat (jax_remat3, "
+                             "JAX 0.10.2 on) prints its fwd, rem and bwd rules as Python objects, not jaxprs, so the "
+                             "program does not carry the rules its gradient uses\n");
   // Dynamic shapes (abstracted axes, JAX 0.2.28-0.8.1) are refused by name.
   expect_bad_input("residuals " + write("dynamic.jaxpr", "{ lambda ; a:i32[] b:f32[a,4]. let  in (b,) }"),
                    "dynamic.jaxpr:1:26: dynamic shapes (JAX's abstracted axes, 0.2.28-0.8.1) are not supported");

@@ -178,5 +178,80 @@ TEST(JaxVersionForms, EachScanFormGivesTheSameLoop) {
   }
 }
 
+// jax_remat3 (JAX 0.10.2 on): call_hi_primitive of RematTraced is a checkpoint of its 'jaxpr', and
+// CheckpointName a name. Each expectation is what JAX's rules keep: the checkpoint's inputs, plus the
+// values its policy saves that the backward pass reads.
+TEST(JaxVersionForms, Remat3RematTracedIsACheckpoint) {
+  const std::string path = form("remat3_jax0_11.jaxpr");
+  const Program p = load_program(path);
+  ASSERT_EQ(p.eqns.size(), 2u);
+  EXPECT_EQ(p.eqns[0].prim, Prim::kCheckpoint);
+  EXPECT_EQ(p.eqns[0].params.find("policy")->kind, ParamValue::Kind::kNone);
+  // policy None (nothing_saveable): the checkpoint keeps its argument a, recomputing both sins; the
+  // sin after it needs cos b (sin's JVP).
+  EXPECT_EQ(residual_lines(linearize_with(p)),
+            (std::vector<std::string>{"f32[3] from the argument a", "f32[3] output of cos from " + path + ":9"}));
+}
+
+TEST(JaxVersionForms, Remat3DotsSaveableKeepsTheDotAndTheInputs) {
+  const std::string path = form("remat3_dots_jax0_11_1.jaxpr");
+  const Program p = load_program(path);
+  ASSERT_EQ(p.eqns.size(), 1u);
+  EXPECT_EQ(p.eqns[0].prim, Prim::kCheckpoint);
+  EXPECT_EQ(p.eqns[0].inputs.size(), 2u);  // the closed-over constant first, as the inner binders
+  // e = sin(a @ b) * b: mul's transpose needs sin c (recomputed from c) and b; sin's JVP cos c
+  // (recomputed); the dot's transpose a. DotsSaveable saves c (_dot_general_remat); the inputs a
+  // (a constant) and b are the checkpoint's.
+  EXPECT_EQ(residual_lines(linearize_with(p)),
+            (std::vector<std::string>{"f32[4,4] from a constant", "f32[4] from the argument b",
+                                      "f32[4] output of dot_general from " + path + ":11"}));
+}
+
+TEST(JaxVersionForms, Remat3SaveOnlyTheseNamesKeepsTheCheckpointName) {
+  const std::string path = form("remat3_names_jax0_11_1.jaxpr");
+  const Program p = load_program(path);
+  ASSERT_EQ(p.eqns.size(), 1u);
+  const Program& body = *p.eqns[0].params.find("jaxpr")->program;
+  ASSERT_EQ(body.eqns.size(), 3u);
+  EXPECT_EQ(body.eqns[1].prim, Prim::kName);
+  EXPECT_EQ(body.eqns[1].params.find("name")->text, "y");
+  // d = sin(sin a) with c = sin a named y: y is saved (CheckpointName.remat), so the outer sin's cos c
+  // is recomputed from it; the inner sin's cos a from the checkpoint's input a.
+  EXPECT_EQ(residual_lines(linearize_with(p)),
+            (std::vector<std::string>{"f32[3] from the argument a", "f32[3] named 'y' from " + path + ":10"}));
+}
+
+// A function policy under remat3 is never called: everything_saveable saves the named values only
+// (CheckpointName.remat's `policy is everything_saveable`), any other callable nothing.
+TEST(JaxVersionForms, Remat3FunctionPolicies) {
+  auto program = [](const std::string& policy) {
+    return parse_program("{ lambda ; a:f32[3]. let\n    b:f32[3] = call_hi_primitive[\n"
+                         "      _prim=RematTraced[{'jaxpr': { lambda ; a:f32[3]. let\n"
+                         "    b:f32[3] = sin a\n"
+                         "    c:f32[3] = call_hi_primitive[_prim=CheckpointName[{'name': 'y'}]] b\n"
+                         "    d:f32[3] = sin c\n"
+                         "  in (d,) }, 'policy': " + policy + ", 'prevent_cse': True}]\n    ] a\n  in (b,) }",
+                         "p");
+  };
+  // As save_only_these_names('y') above: the argument and y.
+  EXPECT_EQ(residual_lines(linearize_with(program("<function everything_saveable at 0xXXXXXXXXXXXX>"))),
+            (std::vector<std::string>{"f32[3] from the argument a", "f32[3] named 'y' from p:5"}));
+  // Full remat: only the argument.
+  EXPECT_EQ(residual_lines(linearize_with(program("<function f.<locals>.<lambda> at 0xXXXXXXXXXXXX>"))),
+            (std::vector<std::string>{"f32[3] from the argument a"}));
+}
+
+// checkpoint_name outside a checkpoint is a name: plain autodiff keeps what the backward reads.
+TEST(JaxVersionForms, Remat3CheckpointNameOutsideACheckpoint) {
+  const Program p = parse_program("{ lambda ; a:f32[3]. let\n    b:f32[3] = sin a\n"
+                                  "    c:f32[3] = call_hi_primitive[_prim=CheckpointName[{'name': 'y'}]] b\n"
+                                  "    d:f32[3] = sin c\n  in (d,) }", "p");
+  ASSERT_EQ(p.eqns.size(), 3u);
+  EXPECT_EQ(p.eqns[1].prim, Prim::kName);
+  // The two sins' cosines, which their JVPs compute.
+  EXPECT_EQ(residual_lines(linearize_with(p)),
+            (std::vector<std::string>{"f32[3] output of cos from p:2", "f32[3] output of cos from p:4"}));
+}
+
 }  // namespace
 }  // namespace rematkit::testing

@@ -64,6 +64,20 @@ const BadProgram kBadPrograms[] = {
      "print the jaxpr with concrete sizes (no abstracted_axes)"},
     {"a primitive of some JAX versions names them", "{ lambda ; x:f32[]. let\n  y:f32[] = xmap[axis_resources=()] x in (y,) }",
      "p:2:13: unknown primitive 'xmap' (jax.experimental.maps.xmap, JAX 0.2.7-0.4.30)"},
+    // jax_remat3's hijax forms (ad_checkpoint.py, hijax.py): CustomRemat's rules print as Python objects.
+    {"custom_remat", "{ lambda ; x:f32[3]. let\n y:f32[3] = call_hi_primitive[\n  _prim=CustomRemat[{'jaxpr': "
+     "{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }, 'f1': <function <lambda> at 0xXXXXXXXXXXXX>}]\n ] x in (y,) }",
+     "p:3:9: call_hi_primitive of CustomRemat is not supported: jax.custom_remat (jax_remat3, JAX 0.10.2 on) prints "
+     "its fwd, rem and bwd rules as Python objects, not jaxprs, so the program does not carry the rules its gradient uses"},
+    {"another hijax primitive", "{ lambda ; x:f32[1]. let\n y:f32[1] = call_hi_primitive[_prim=CustomVJPTraced] x in (y,) }",
+     "p:2:37: call_hi_primitive of CustomVJPTraced is not supported: rematkit reads only jax_remat3's RematTraced and "
+     "CheckpointName of JAX's hijax primitives (0.8.0 on)"},
+    {"RematTraced without its jaxpr", "{ lambda ; x:f32[3]. let\n y:f32[3] = call_hi_primitive[_prim=RematTraced[{'policy': None}]] x in (y,) }",
+     "p:2:37: RematTraced has no 'jaxpr'"},
+    {"RematTraced's params not a dict", "{ lambda ; x:f32[3]. let\n y:f32[3] = call_hi_primitive[_prim=RematTraced[{jaxpr: None}]] x in (y,) }",
+     "p:2:50: expected a quoted key of RematTraced's params, found 'jaxpr'"},
+    {"call_hi_primitive without _prim", "{ lambda ; x:f32[3]. let\n y:f32[3] = call_hi_primitive x in (y,) }",
+     "p:2:13: call_hi_primitive has no [_prim=...]"},
     {"three-part header", "{ lambda  ;  ; a b.\n  let c = add a b\n  in [c] }",
      "p:1:14: a second ';' in a jaxpr's binders: JAX before 0.1.59 printed constants ; free variables ; arguments, "
      "which rematkit does not read (print it with a newer JAX)"},

@@ -13,6 +13,7 @@
 
 #include "jax_versions.hpp"
 #include "lexer.hpp"
+#include "remat3_policy.hpp"
 #include "rematkit/tensor.hpp"
 #include "rematkit/primitive_params.hpp"
 #include "verifier.hpp"
@@ -407,15 +408,16 @@ class Parser {
     lex_.next();  // =
     Token prim_token = lex_.next();
     if (prim_token.kind != Token::Kind::kIdent) error_at(prim_token, "expected a primitive, found " + describe(prim_token));
-    auto prim = lookup_prim(prim_token.text);
+    Equation eqn;
+    const bool hi = prim_token.is_ident("call_hi_primitive");
+    auto prim = hi ? std::optional<Prim>(parse_hi_primitive(prim_token, eqn.params)) : lookup_prim(prim_token.text);
     if (!prim) {
       const auto versions = detail::versioned_primitive(prim_token.text);
       error_at(prim_token, "unknown primitive '" + prim_token.text + "'" + (versions ? " (" + std::string(*versions) + ")" : ""));
     }
-    Equation eqn;
     eqn.where = lex_.where(prim_token);
     std::vector<DeferredBody> deferred;
-    if (lex_.peek().is('[') && !lex_.peek_second().is('.')) eqn.params = parse_params(*prim, &deferred);
+    if (!hi && lex_.peek().is('[') && !lex_.peek_second().is('.')) eqn.params = parse_params(*prim, &deferred);
     // Operands run until the next binder (IDENT ':'), an 'in (' or a ';'; in JAX's untyped form
     // (before 0.2.22) until a name not yet defined, the next equation's first output.
     const bool untyped_form = !outs.empty() && !outs[0].typed;
@@ -463,6 +465,47 @@ class Parser {
       return one_equation_per_output(scope, eqn, outs, param_ints(eqn.params, "sizes", eqn.where).size());
     for (Out& out : outs) eqn.outputs.push_back(bind(scope, out.name, out.type, out.sharding));
     scope.program->eqns.push_back(std::move(eqn));
+  }
+
+  // call_hi_primitive (jax/_src/hijax.py, jax-v0.8.0 on) has one param, _prim, printed by
+  // VJPHiPrimitive.__repr__ as CLASS[{'key': value, ...}], its params dict in insertion order.
+  // jax_remat3 (jax/_src/ad_checkpoint.py, jax-v0.10.2 on) prints jax.checkpoint as RematTraced
+  // ('jaxpr', 'policy', and after 0.11.0 'prevent_cse'; closed-over constants are the jaxpr's
+  // leading binders, per _remat3's pe.separate_consts) and checkpoint_name as CheckpointName ('name').
+  Prim parse_hi_primitive(const Token& prim_token, Params& params) {
+    if (!lex_.peek().is('[')) error_at(prim_token, "call_hi_primitive has no [_prim=...]");
+    lex_.next();
+    const Token key = lex_.next();
+    if (!key.is_ident("_prim")) error_at(key, "expected _prim= in call_hi_primitive, found " + describe(key));
+    expect('=');
+    const Token cls = lex_.next();
+    if (cls.kind != Token::Kind::kIdent) error_at(cls, "expected a hijax primitive's class, found " + describe(cls));
+    if (const auto why = detail::refused_hi_primitive(cls.text))
+      error_at(cls, "call_hi_primitive of " + cls.text + " is not supported: " + std::string(*why));
+    Prim prim = Prim::kCheckpoint;
+    if (cls.text == "CheckpointName") prim = Prim::kName;
+    else if (cls.text != "RematTraced")
+      error_at(cls, "call_hi_primitive of " + cls.text + " is not supported: rematkit reads only jax_remat3's " +
+                        "RematTraced and CheckpointName of JAX's hijax primitives (0.8.0 on)");
+    expect('[');
+    expect('{');
+    while (!lex_.peek().is('}')) {
+      const Token k = lex_.next();
+      if (k.kind != Token::Kind::kString) error_at(k, "expected a quoted key of " + cls.text + "'s params, found " + describe(k));
+      expect(':');
+      params.set(k.text, parse_value());
+      if (lex_.peek().is(',')) lex_.next();
+      else if (!lex_.peek().is('}')) error_at(lex_.peek(), "expected ',' or '}', found " + describe(lex_.peek()));
+    }
+    lex_.next();
+    expect(']');
+    expect(']');
+    if (prim == Prim::kCheckpoint) {
+      if (!params.find("jaxpr")) error_at(cls, "RematTraced has no 'jaxpr'");
+      const ParamValue* policy = params.find("policy");
+      params.set("policy", detail::remat3_policy(policy ? *policy : ParamValue::none()));
+    }
+    return prim;
   }
 
   // optimization_barrier of n values is n identities here: it only keeps XLA from moving work
