@@ -330,13 +330,13 @@ void binary(Binary op, const float* a, bool a_scalar, const float* b, bool b_sca
     fn(static_cast<int>(op), a_scalar ? a : a + begin, a_scalar, b_scalar ? b : b + begin, b_scalar, y + begin, end - begin);
   });
 }
-BinaryLoop binary_loop() {
-  (void)HWY_DYNAMIC_DISPATCH(TargetName)();
-  return &HWY_DYNAMIC_DISPATCH(BinaryImpl);
-}
-CompareLoop compare_loop() {
-  (void)HWY_DYNAMIC_DISPATCH(TargetName)();
-  return &HWY_DYNAMIC_DISPATCH(CompareImpl);
+const Loops& loops() {
+  static const Loops chosen = [] {
+    (void)HWY_DYNAMIC_DISPATCH(TargetName)();  // chooses the target before the tables are read
+    return Loops{&HWY_DYNAMIC_DISPATCH(UnaryImpl), &HWY_DYNAMIC_DISPATCH(IntegerPowImpl), &HWY_DYNAMIC_DISPATCH(BinaryImpl),
+                 &HWY_DYNAMIC_DISPATCH(CompareImpl), &HWY_DYNAMIC_DISPATCH(SelectImpl)};
+  }();
+  return chosen;
 }
 void integer_pow(int64_t power, const float* x, float* y, size_t n) {
   (void)HWY_DYNAMIC_DISPATCH(TargetName)();

@@ -7,7 +7,7 @@
 namespace rematkit::hwy_backend {
 namespace {
 
-constexpr size_t kSegment = 256;  // elements of a segment: 1 KiB of f32 per value, in L1
+constexpr size_t kSegment = FusedElementwise::kSegment;
 constexpr int kMaxSlots = 16;
 
 size_t count(const std::vector<int64_t>& shape) {
@@ -146,7 +146,7 @@ void FusedElementwise::run(std::span<void* const> values, size_t begin, size_t e
   }
 }
 
-void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, size_t len, float (*slots)[256]) const {
+void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, size_t len, float (*slots)[kSegment]) const {
   // A value's elements for this segment, and whether the kernel reads it as a scalar.
   auto at = [&](int v, bool& scalar) -> void* {
     const Access& a = access_[static_cast<size_t>(v)];
@@ -162,6 +162,7 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
     }
     return base;
   };
+  const Loops& run = loops();  // the dispatched loops, called straight: a segment is short
   for (const Part& p : parts_) {
     bool s0 = false, s1 = false, s2 = false, unused = false;
     void* y = at(p.value, unused);
@@ -170,11 +171,11 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
     void* x2 = p.operands.size() > 2 ? at(p.operands[2], s2) : nullptr;
     auto f = [](void* v) { return static_cast<float*>(v); };
     switch (p.kind) {
-      case Kind::kUnary: unary(static_cast<Unary>(p.op), f(x0), f(y), len); break;
-      case Kind::kPow: integer_pow(p.power, f(x0), f(y), len); break;
-      case Kind::kBinary: binary(static_cast<Binary>(p.op), f(x0), s0, f(x1), s1, f(y), len); break;
-      case Kind::kCompare: compare(static_cast<Compare>(p.op), f(x0), s0, f(x1), s1, static_cast<uint8_t*>(y), len); break;
-      case Kind::kSelect: select(static_cast<const uint8_t*>(x0), s0, f(x1), f(x2), f(y), len); break;
+      case Kind::kUnary: run.unary(p.op, f(x0), f(y), len); break;
+      case Kind::kPow: run.integer_pow(p.power, f(x0), f(y), len); break;
+      case Kind::kBinary: run.binary(p.op, f(x0), s0, f(x1), s1, f(y), len); break;
+      case Kind::kCompare: run.compare(p.op, f(x0), s0, f(x1), s1, static_cast<uint8_t*>(y), len); break;
+      case Kind::kSelect: run.select(static_cast<const uint8_t*>(x0), s0, f(x1), f(x2), f(y), len); break;
       case Kind::kFill: {
         const Access& a = access_[static_cast<size_t>(p.operands[0])];
         if (a.mode != Access::Mode::kPerRow) {

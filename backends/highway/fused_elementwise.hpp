@@ -21,6 +21,9 @@ class FusedElementwise {
   // nullopt when a part or an operand's broadcast is one this backend does not run fused.
   static std::optional<FusedElementwise> of(const plugin::Fusion& fusion, size_t first);
 
+  // Elements of a segment: 4 KiB of f32 per value, so a chain of a few values stays in L1 while the
+  // calls per part stay few (256 measured slower on the gpt's [B, S, D] chains).
+  static constexpr size_t kSegment = 1024;
   // The most values (inputs and parts) a fused equation it runs may have: their buffers fit in an
   // array on the caller's stack.
   static constexpr size_t kMaxValues = 64;
@@ -49,7 +52,7 @@ class FusedElementwise {
     bool is_bool = false;
   };
 
-  void run_segment(std::span<void* const> values, size_t begin, size_t len, float (*slots)[256]) const;
+  void run_segment(std::span<void* const> values, size_t begin, size_t len, float (*slots)[kSegment]) const;
 
   std::vector<Part> parts_;
   std::vector<Access> access_;  // per value

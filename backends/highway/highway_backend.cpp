@@ -635,7 +635,7 @@ void run_product(const Kernel& k, const float* lhs, const float* rhs, float* c, 
     rhs = scratch;
   }
   float* packing = workspace + k.packing_at;
-  tbb::parallel_for(size_t{0}, k.batch, [&](size_t b) {
+  auto product = [&](size_t b) {
     // Rows of product b count from b * m in the epilogue's numbering.
     const auto shifted_rows = [&, b](size_t r0, size_t r1, size_t c0, size_t c1) {
       (*epilogue)(b * k.m + r0, b * k.m + r1, c0, c1);
@@ -643,7 +643,14 @@ void run_product(const Kernel& k, const float* lhs, const float* rhs, float* c, 
     const rematkit::hwy_backend::Epilogue shifted(shifted_rows);
     rematkit::hwy_backend::gemm(lhs + b * k.m * k.k, rhs + b * k.k * k.cols, c + b * k.m * k.cols, k.m, k.cols, k.k,
                                 k.packing ? packing + b * k.packing : nullptr, epilogue ? &shifted : nullptr);
-  });
+  };
+  // A batch of small products (attention's per head, 32x32x16) is done before oneTBB would have
+  // handed its tasks out: below 2^20 multiply-adds in all, one after another.
+  if (k.batch == 1 || k.batch * k.m * k.k * k.cols < (size_t{1} << 20)) {
+    for (size_t b = 0; b < k.batch; ++b) product(b);
+    return;
+  }
+  tbb::parallel_for(size_t{0}, k.batch, product);
 }
 
 // Elementwise parts over their whole shape: chunks in parallel on oneTBB once there are enough.
@@ -736,12 +743,12 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
           const size_t out_bytes = k.kind == Kernel::Kind::kCompare ? 1 : 4;
           auto f32 = [](const void* p) { return static_cast<const float*>(p); };
           if (k.kind == Kernel::Kind::kBinary) {
-            const auto loop = rematkit::hwy_backend::binary_loop();
+            const auto loop = rematkit::hwy_backend::loops().binary;
             by_rows(k, in[0].data, in[1].data, out[0].data, out_bytes, [&](const void* a, bool as, const void* b, bool bs, void* y, size_t n) {
               loop(k.op, f32(a), as, f32(b), bs, static_cast<float*>(y), n);
             });
           } else if (k.kind == Kernel::Kind::kCompare) {
-            const auto loop = rematkit::hwy_backend::compare_loop();
+            const auto loop = rematkit::hwy_backend::loops().compare;
             by_rows(k, in[0].data, in[1].data, out[0].data, out_bytes, [&](const void* a, bool as, const void* b, bool bs, void* y, size_t n) {
               loop(k.op, f32(a), as, f32(b), bs, static_cast<uint8_t*>(y), n);
             });

@@ -21,12 +21,17 @@ void compare(Compare op, const float* a, bool a_scalar, const float* b, bool b_s
 void select(const uint8_t* pred, bool pred_scalar, const float* on_false, const float* on_true, float* y, size_t n);
 // y[i] = op(a[i or 0], b[i or 0]) for i < n; a scalar operand is read at index 0.
 void binary(Binary op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* y, size_t n);
-// The chosen target's binary and comparison loops themselves, for a caller that runs many short
-// rows (one dispatch for all of them; the same loops, so the same bits; op as an int).
-using BinaryLoop = void (*)(int op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* y, size_t n);
-using CompareLoop = void (*)(int op, const float* a, bool a_scalar, const float* b, bool b_scalar, uint8_t* y, size_t n);
-BinaryLoop binary_loop();
-CompareLoop compare_loop();
+// The chosen target's loops themselves (what the functions above run on each chunk), for a caller
+// that runs many short pieces, rows or fused segments: one dispatch for all of them, and the same
+// loops, so the same bits. Ops as ints.
+struct Loops {
+  void (*unary)(int op, const float* x, float* y, size_t n);
+  void (*integer_pow)(int64_t power, const float* x, float* y, size_t n);
+  void (*binary)(int op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* y, size_t n);
+  void (*compare)(int op, const float* a, bool a_scalar, const float* b, bool b_scalar, uint8_t* y, size_t n);
+  void (*select)(const uint8_t* pred, bool pred_scalar, const float* on_false, const float* on_true, float* y, size_t n);
+};
+const Loops& loops();
 // y[i] = a[i or 0] op b[i or 0] on 32-bit lanes (u32, or i32's bits; bitwise.cpp): a shift by 32 or
 // more, or by a negative amount, gives 0, or the sign for the arithmetic one, as lax's shifts.
 void bitwise(Bitwise op, const uint32_t* a, bool a_scalar, const uint32_t* b, bool b_scalar, uint32_t* y, size_t n);
