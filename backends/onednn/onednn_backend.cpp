@@ -140,22 +140,36 @@ bool matmul_layouts(const Backend& backend, const rk_equation_view* e, Layout& a
   for (const Dims* shape : {&ls, &rs})
     for (int64_t d : *shape)
       if (d == 0) return false;
-  int64_t batch = 1, batch_l = 1, batch_r = 1, m = 1, n = 1, k = 1, k_r = 1;
-  int64_t sb_l, sb_r, sm, sn, sk_l, sk_r;
-  if (!collapse(ls, lb, batch_l, sb_l) || !collapse(rs, rb, batch_r, sb_r) ||
-      !collapse(ls, free_dims(ls, lc, lb), m, sm) || !collapse(rs, free_dims(rs, rc, rb), n, sn) ||
-      !collapse(ls, lc, k, sk_l) || !collapse(rs, rc, k_r, sk_r) || batch_l != batch_r || k != k_r)
+  int64_t m = 1, n = 1, k = 1, k_r = 1;
+  int64_t sm, sn, sk_l, sk_r;
+  if (!collapse(ls, free_dims(ls, lc, lb), m, sm) || !collapse(rs, free_dims(rs, rc, rb), n, sn) ||
+      !collapse(ls, lc, k, sk_l) || !collapse(rs, rc, k_r, sk_r) || k != k_r)
     return false;
-  batch = batch_l;
-  if (lb.empty()) {
-    a = {{m, k}, {sm, sk_l}};
-    b = {{k, n}, {sk_r, sn}};
-    c = {{m, n}, {n, 1}};
+  // The batch as one strided dim, or else each batch dim as its own (attention's p v with v still
+  // [B, S, H, Dh]: batch dims B and H, strides S*H*Dh and Dh, which no one stride steps through).
+  Dims batch, sb_l, sb_r;
+  int64_t batch_l = 1, batch_r = 1, stride_l = 1, stride_r = 1;
+  if (collapse(ls, lb, batch_l, stride_l) && collapse(rs, rb, batch_r, stride_r)) {
+    if (batch_l != batch_r) return false;
+    if (!lb.empty()) batch = {batch_l}, sb_l = {stride_l}, sb_r = {stride_r};
   } else {
-    a = {{batch, m, k}, {sb_l, sm, sk_l}};
-    b = {{batch, k, n}, {sb_r, sk_r, sn}};
-    c = {{batch, m, n}, {m * n, n, 1}};  // dot_general's (batch, lhs free, rhs free), row-major
+    for (size_t i = 0; i < lb.size(); ++i) {
+      collapse(ls, {lb[i]}, batch_l, stride_l);
+      collapse(rs, {rb[i]}, batch_r, stride_r);
+      if (batch_l != batch_r) return false;
+      batch.push_back(batch_l), sb_l.push_back(stride_l), sb_r.push_back(stride_r);
+    }
   }
+  auto with_batch = [&](const Dims& batch_part, Dims tail) {
+    Dims all = batch_part;
+    all.insert(all.end(), tail.begin(), tail.end());
+    return all;
+  };
+  Dims sc(batch.size(), 0);  // dot_general's (batch, lhs free, rhs free), row-major
+  for (size_t i = batch.size(); i-- > 0;) sc[i] = (i + 1 < batch.size() ? sc[i + 1] * batch[i + 1] : m * n);
+  a = {with_batch(batch, {m, k}), with_batch(sb_l, {sm, sk_l})};
+  b = {with_batch(batch, {k, n}), with_batch(sb_r, {sk_r, sn})};
+  c = {with_batch(batch, {m, n}), with_batch(sc, {n, 1})};
   return true;
 }
 
@@ -296,6 +310,10 @@ bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
   if (matmul_layouts(backend, e, a, b, c)) {
     const dt in = data_type_of(e->inputs[0].dtype), out = data_type_of(e->outputs[0].dtype);
     const dnnl::memory::desc am(a.dims, in, a.strides), bm(b.dims, in, b.strides), cm(c.dims, out, c.strides);
+    if (a.dims.size() > 3) {  // several batch dims: declined where oneDNN would run its reference code
+      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(am, bm, cm), user_scratchpad(), backend.engine);
+      if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return false;
+    }
     r = {key_of(std::string("matmul") + (in == dt::bf16 ? (out == dt::bf16 ? "-bf16" : "-bf16f32") : ""),
                 {&a.dims, &a.strides, &b.dims, &b.strides}), {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}},
          {DNNL_ARG_DST, cm}, [am, bm, cm](const dnnl::engine& eng) -> dnnl::primitive {

@@ -33,6 +33,11 @@ struct Case {
 const Case kCases[] = {
     {"add_same", "{ lambda ; a:f32[37] b:f32[37]. let c:f32[37] = add a b in (c,) }", 0},
     {"sub_broadcast_rank0", "{ lambda ; a:f32[5,7] b:f32[]. let c:f32[5,7] = sub a b in (c,) }", 0},
+    // Attention's p v with v as [B, S, H, Dh] (batch dims B and H not one stride: oneDNN takes
+    // each as its own dim) and the product's transposes.
+    {"dot_two_batch_dims", "{ lambda ; p:f32[2,4,6,6] v:f32[2,6,4,5]. let o:f32[2,4,6,5] = dot_general["
+                           "dimension_numbers=(([3], [1]), ([0, 1], [0, 2]))] p v; "
+                           "g:f32[2,4,6,6] = dot_general[dimension_numbers=(([3], [3]), ([0, 1], [0, 1]))] o o in (o, g) }", 1e-6},
     {"mul_broadcast_size1", "{ lambda ; a:f32[5,1] b:f32[1,9]. let c:f32[5,9] = mul a b in (c,) }", 0},
     // Size-1 dims that leave whole rows of 32 or more (Highway runs them row by row, nothing
     // expanded): one value per row, one row for all, both in one op, beside a scalar; and in a
@@ -596,17 +601,19 @@ std::vector<std::string> forward_kernels(const Program& program, const std::vect
 TEST(BackendInstance, OneDnnRunsProductsWhoseDimGroupsAreStrided) {
   // Activations [B, S, D] times weights, their gradient over (B, S), attention batched over (B, H):
   // each operand's batch, free and contracted dims read as one strided dim, so oneDNN takes them;
-  // contracted dims in an order memory does not have do not, and go to the next backend.
-  const Program program = parse_program(R"({ lambda ; a:f32[2,3,4] w:f32[4,5] c:f32[2,3,5] q:f32[2,3,4,5] k:f32[2,3,6,5]. let
+  // so does attention's p v with v still [B, S, H, Dh], its batch dims B and H each a dim of their
+  // own; contracted dims in an order memory does not have do not, and go to the next backend.
+  const Program program = parse_program(R"({ lambda ; a:f32[2,3,4] w:f32[4,5] c:f32[2,3,5] q:f32[2,3,4,5] k:f32[2,3,6,5] p:f32[2,4,6,6] v:f32[2,6,4,5]. let
       d:f32[2,3,5] = dot_general[dimension_numbers=(([2], [0]), ([], []))] a w
       g:f32[4,5] = dot_general[dimension_numbers=(([0, 1], [0, 1]), ([], []))] a c
       s:f32[2,3,4,6] = dot_general[dimension_numbers=(([3], [3]), ([0, 1], [0, 1]))] q k
       x:f32[4,5] = dot_general[dimension_numbers=(([1, 0], [1, 0]), ([], []))] a c
-    in (d, g, s, x) })", "products");
+      o:f32[2,4,6,5] = dot_general[dimension_numbers=(([3], [1]), ([0, 1], [0, 2]))] p v
+    in (d, g, s, x, o) })", "products");
   const std::vector<std::string> installed = default_plugins().backend_names();
   if (std::find(installed.begin(), installed.end(), "onednn") == installed.end()) GTEST_SKIP() << "no onednn backend in this build";
   const std::vector<std::string> steps = forward_kernels(program, {"onednn", "reference"});
-  EXPECT_EQ(steps, (std::vector<std::string>{"onednn", "onednn", "onednn", "reference"}));
+  EXPECT_EQ(steps, (std::vector<std::string>{"onednn", "onednn", "onednn", "reference", "onednn"}));
 }
 
 // oneDNN 2.6 runs a softmax's broadcast ([B, H, S, S] by [B, H, S, 1]) with its reference
