@@ -92,21 +92,57 @@ std::string decisions_json(const BudgetSolution& s) {
   return doc.dump(2) + "\n";
 }
 
+namespace {
+
+std::string jax_policy_header(const BudgetSolution& s) {
+  return "# A jax.checkpoint policy written by `rematkit solve --export-jax`: the cheapest decisions it found\n"
+         "# under a budget of " + std::to_string(s.budget_bytes) + " bytes (planned peak " + std::to_string(s.peak_bytes) +
+         " bytes, " + number(s.recompute_flops) + " FLOP recomputed).\n"
+         "# Use: jax.checkpoint(f, policy=policy), or flax.linen.remat(Module, policy=policy).\n";
+}
+
+std::string python_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + nlohmann::json(names[i]).dump();
+  return out;
+}
+
+// JAX's names policy (jax/_src/ad_checkpoint.py: save_only_these_names,
+// save_and_offload_only_these_names, whose names must not intersect): a dataclass, so jax_remat3
+// reads it too, where a Python function policy is never called.
+std::string names_policy_python(const BudgetSolution& s, const NamesPolicy& names) {
+  std::string py = jax_policy_header(s) +
+                   "# The answer keeps exactly the checkpoint_name values named here and recomputes the rest, so\n"
+                   "# JAX's names policy says it, with or without jax_remat3.\n\n"
+                   "import jax\n\n";
+  if (names.offloaded.empty())
+    return py + "policy = jax.checkpoint_policies.save_only_these_names(" + python_names(names.saved) + ")\n";
+  return py + "policy = jax.checkpoint_policies.save_and_offload_only_these_names(\n"
+              "    names_which_can_be_saved=[" + python_names(names.saved) + "],\n"
+              "    names_which_can_be_offloaded=[" + python_names(names.offloaded) + "],\n"
+              "    offload_src=\"device\", offload_dst=\"pinned_host\")\n";
+}
+
+}  // namespace
+
 std::string jax_policy_python(const BudgetSolution& s) {
+  const NamesPolicy names = names_policy_of(s);
+  if (names.sayable) return names_policy_python(s, names);
   std::map<std::string, bool> saved;  // by signature; the solver gave each one answer
   for (const SolvedEquation& e : s.equations) {
-    if (e.decision == Decision::kOffloadable) fail("--export jax: an offloading answer has no JAX-policy form; solve without offload");
+    if (e.decision == Decision::kOffloadable)
+      fail("--export-jax: an offloading answer has a JAX-policy form only as names, and names do not say this one (" +
+           names.why_not + "); solve without --offload");
     const auto [it, fresh] = saved.try_emplace(e.signature, e.decision == Decision::kSaveable);
     if (!fresh && it->second != (e.decision == Decision::kSaveable))
-      fail("--export jax needs an answer solved with one decision per JAX signature (solve with --export jax)");
+      fail("--export-jax needs an answer solved with one decision per JAX signature (solve with --export-jax)");
   }
   std::string py =
-      "# A jax.checkpoint policy written by `rematkit solve --export jax`: the cheapest decisions it found\n"
-      "# under a budget of " + std::to_string(s.budget_bytes) + " bytes (planned peak " + std::to_string(s.peak_bytes) +
-      " bytes, " + number(s.recompute_flops) + " FLOP recomputed).\n"
-      "# Use: jax.checkpoint(f, policy=policy), or flax.linen.remat(Module, policy=policy).\n"
+      jax_policy_header(s) +
       "# It decides by primitive, operand shapes and dtypes (and checkpoint_name's name), as rematkit's\n"
-      "# solver did; equations it has not seen are saveable.\n\n"
+      "# solver did; equations it has not seen are saveable.\n"
+      "# Not a names policy: " + names.why_not + ".\n"
+      "# Under jax_remat3 (JAX 0.10.2 on) a Python function policy is not called: everything is recomputed.\n\n"
       "_SHORT_DTYPES = {'float32': 'f32', 'bfloat16': 'bf16', 'float16': 'f16', 'float64': 'f64', 'int32': 'i32',\n"
       "                 'int64': 'i64', 'uint32': 'u32', 'uint8': 'u8', 'int8': 'i8', 'bool': 'bool'}\n\n"
       "SAVEABLE = {\n";

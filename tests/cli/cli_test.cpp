@@ -892,6 +892,49 @@ TEST_F(CliTest, SolveDecidesAScanBodyForEveryIterationAndItsDecisionsApplyInside
   EXPECT_EQ(bytes_after(program_alone.out, "peak: "), nothing_peak) << program_alone.out;
 }
 
+// A sin chain whose values are named a, b and c. sin's JVP multiplies by the cosine of its operand,
+// a coefficient equation at the sin's place, so the backward pass reads three cos values and no
+// named one; mul's JVP reads its operands, so in the mul chain it reads a and b (and the argument).
+std::string named_chain(const std::string& op) {
+  return "{ lambda ; x:f32[1024]. let\n"
+         "    a:f32[] = checkpoint[\n"
+         "      differentiated=False\n"
+         "      jaxpr={ lambda ; b:f32[1024]. let\n"
+         "          c:f32[1024] = " + op + "\n"
+         "          d:f32[1024] = name[name=a] c\n"
+         "          e:f32[1024] = " + (op == "sin b" ? std::string("sin d") : std::string("mul d d")) + "\n"
+         "          f:f32[1024] = name[name=b] e\n"
+         "          g:f32[1024] = " + (op == "sin b" ? std::string("sin f") : std::string("mul f f")) + "\n"
+         "          h:f32[1024] = name[name=c] g\n"
+         "          i:f32[] = reduce_sum[axes=(0,)] h\n"
+         "        in (i,) }\n"
+         "      policy=nothing_saveable\n"
+         "      prevent_cse=True\n"
+         "    ] x\n"
+         "  in (a,) }\n";
+}
+
+TEST_F(CliTest, SolveExportsJaxNamesPolicyWhenNamesSayTheAnswerAndSaysWhyNotOtherwise) {
+  // At a fraction's 1, everything_saveable: it recomputes nothing.
+  const std::string policy = (dir_ / "policy.py").string();
+  const CliRun named = run("solve " + write("mul.jaxpr", named_chain("mul b b")) +
+                           " --budget 1 --backend reference --export-jax " + policy);
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_TRUE(named.err.empty()) << named.err;
+  const std::string names_py = read_text(policy);
+  EXPECT_NE(names_py.find("\nimport jax\n\npolicy = jax.checkpoint_policies.save_only_these_names(\"a\", \"b\")\n"),
+            std::string::npos) << names_py;
+  const CliRun unnamed = run("solve " + write("sin.jaxpr", named_chain("sin b")) +
+                             " --budget 1 --backend reference --export-jax " + policy);
+  ASSERT_EQ(unnamed.exit_code, 0) << unnamed.err;
+  const std::string why = "the answer keeps 3 unnamed values: cos at 5:25, cos at 7:25, cos at 9:25";
+  EXPECT_EQ(unnamed.err, "rematkit: warning: --export-jax wrote a Python function policy, not a names policy: " + why +
+                             "; under jax_remat3 a function policy is not called (everything is recomputed)\n");
+  const std::string function_py = read_text(policy);
+  EXPECT_NE(function_py.find("# Not a names policy: " + why + ".\n"), std::string::npos) << function_py;
+  EXPECT_NE(function_py.find("def policy(prim, *avals, **params):"), std::string::npos) << function_py;
+}
+
 TEST_F(CliTest, ProgramPrintsASweepModelThatReadsBackIntoResidualsSolveAndMemory) {
   const CliRun printed = run("program --model gpt-small --policy dots_saveable");
   ASSERT_EQ(printed.exit_code, 0) << printed.err;

@@ -219,6 +219,7 @@ TEST(BudgetSolver, ExportingToJaxNeedsOneAnswerPerSignature) {
   a.primitive = "sin";
   a.signature = "sin f32[8]";
   a.decision = Decision::kSaveable;
+  a.read_by_backward = true;  // read and kept unnamed: no names policy says it (jax_export_test.cpp)
   SolvedEquation b = a;
   b.site = "4:5#0";
   b.decision = Decision::kRecompute;

@@ -48,6 +48,11 @@ void run_solve(const SolveOptions& o) {
   if (!o.jax_out.empty()) {
     write_text_file(o.jax_out, jax_policy_python(solution), "--export-jax");
     std::cout << "JAX policy: " << o.jax_out << " (jax.checkpoint(f, policy=policy))\n";
+    // A function policy is never called under jax_remat3 (jax/_src/ad_checkpoint.py, CheckpointName.remat).
+    const NamesPolicy names = names_policy_of(solution);
+    if (!names.sayable)
+      std::cerr << "rematkit: warning: --export-jax wrote a Python function policy, not a names policy: " << names.why_not
+                << "; under jax_remat3 a function policy is not called (everything is recomputed)\n";
   }
   std::cout << std::flush;
 }
@@ -76,8 +81,10 @@ void add_solve_command(CLI::App& app) {
   cmd->add_option("--decisions", options->decisions_out,
                   "write the decisions here, for the policy solved('FILE') (written atomically)");
   cmd->add_option("--export-jax", options->jax_out,
-                  "also write a Python policy(prim, *avals, **params) for jax.checkpoint here; the solver then "
-                  "gives equations a JAX policy cannot tell apart one answer");
+                  "also write a JAX policy for jax.checkpoint here: save_only_these_names(...) (or the "
+                  "save_and_offload form) where checkpoint_name's names say the answer, else a Python "
+                  "policy(prim, *avals, **params), which jax_remat3 does not call; the solver then gives "
+                  "equations a JAX policy cannot tell apart one answer");
   cmd->add_flag("--offload", options->offload, "may keep residuals in pinned host memory instead");
   cmd->add_flag("--no-structure", options->no_structure,
                 "no dynamic programming over alike layers and segments: the integer program alone (for comparison)");

@@ -124,8 +124,25 @@ std::string format_budget_solution(const BudgetSolution& solution);
 const char* decision_word(Decision decision);
 // The decisions file the `solved('FILE')` policy reads (format rematkit-decisions/1).
 std::string decisions_json(const BudgetSolution& solution);
-// A Python module with `policy(prim, *avals, **params)` for jax.checkpoint, deciding by signature.
-// Needs a solution solved with jax_signatures.
+// Whether JAX's names policies say the answer. They decide by checkpoint_name's name alone
+// (jax/_src/ad_checkpoint.py, SaveOnlyTheseNames and SaveAndOffloadOnlyTheseNames): a `name`
+// equation whose name is listed is saved (or offloaded), every other equation recomputed. So they
+// say it when every value the backward pass reads that the answer keeps is a `name` output and
+// every name's read values are decided alike; values it never reads are free either way.
+struct NamesPolicy {
+  bool sayable = false;
+  std::vector<std::string> saved;      // the names, sorted
+  std::vector<std::string> offloaded;  // the names kept in pinned host memory, sorted
+  std::string why_not;                 // when not sayable, one line: the values names cannot say
+};
+NamesPolicy names_policy_of(const BudgetSolution& solution);
+
+// The --export-jax file. Where names say the answer, JAX's names policy
+// (`policy = jax.checkpoint_policies.save_only_these_names(...)`, or the save_and_offload form),
+// which jax_remat3 reads too; otherwise a Python module with `policy(prim, *avals, **params)`
+// deciding by signature, which says why names do not suffice and that jax_remat3 never calls it.
+// The function needs a solution solved with jax_signatures and no offloaded value (a bad-input
+// Error otherwise).
 std::string jax_policy_python(const BudgetSolution& solution);
 
 }  // namespace rematkit
