@@ -16,21 +16,14 @@ size_t count(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// The elements of a row when broadcast part `p` spreads one value per row of `out`: the operand's
-// dims other than 1 are the output's leading ones, in order (as fusion_steps.cpp fuses them).
+// The elements of a row when broadcast part `p` spreads one value per row of `out`.
 std::optional<size_t> row_period(const plugin::FusedPart& p, const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
   std::vector<int64_t> dims;
   for (const rk_value& param : p.params)
     if (param.name && std::string_view(param.name) == "broadcast_dimensions") dims = plugin::ints_of(param);
-  if (dims.size() != in.size()) return std::nullopt;
-  size_t next = 0;
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == 1) continue;
-    if (dims[i] != static_cast<int64_t>(next) || next >= out.size() || in[i] != out[next]) return std::nullopt;
-    ++next;
-  }
-  if (next == 0 || next >= out.size()) return std::nullopt;
-  return count(std::vector<int64_t>(out.begin() + static_cast<long>(next), out.end()));
+  const size_t trailing = plugin::row_spread_trailing_dims(in, dims, out);
+  if (trailing == 0) return std::nullopt;
+  return count(std::vector<int64_t>(out.end() - static_cast<long>(trailing), out.end()));
 }
 
 }  // namespace

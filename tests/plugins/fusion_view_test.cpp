@@ -79,6 +79,21 @@ TEST(FusionView, ReadsPartsOperandsTypesAndResults) {
   EXPECT_EQ(relu.get()->num_params, 0u);
 }
 
+TEST(FusionView, ARowSpreadCoversTheOutputsTrailingDims) {
+  using rematkit::plugin::row_spread_trailing_dims;
+  // A layer norm's mean, [B, S] or [B, S, 1], spread over [B, S, D]: one value per row of D.
+  EXPECT_EQ(row_spread_trailing_dims({2, 3}, {0, 1}, {2, 3, 4}), 1u);
+  EXPECT_EQ(row_spread_trailing_dims({2, 3, 1}, {0, 1, 2}, {2, 3, 4}), 1u);
+  EXPECT_EQ(row_spread_trailing_dims({2}, {0}, {2, 3, 4}), 2u);
+  // Not one value per row: a bias's [D] over every row, dims out of order, sizes that differ, the
+  // whole output (a copy) and a scalar (no leading dim).
+  EXPECT_EQ(row_spread_trailing_dims({4}, {2}, {2, 3, 4}), 0u);
+  EXPECT_EQ(row_spread_trailing_dims({3, 2}, {1, 0}, {2, 3, 4}), 0u);
+  EXPECT_EQ(row_spread_trailing_dims({2, 5}, {0, 1}, {2, 3, 4}), 0u);
+  EXPECT_EQ(row_spread_trailing_dims({2, 3, 4}, {0, 1, 2}, {2, 3, 4}), 0u);
+  EXPECT_EQ(row_spread_trailing_dims({1, 1}, {0, 1}, {2, 3}), 0u);
+}
+
 TEST(FusionView, DeclinesWhatTheHostNeverBuilds) {
   auto declined = [](int64_t relu_reads, int64_t result, const char* primitive = "rk_fusion") {
     const DenseRelu e(relu_reads, result, primitive);

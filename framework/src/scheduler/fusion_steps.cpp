@@ -152,23 +152,14 @@ class PassFuser {
     return parts;
   }
 
-  // broadcast_in_dim to `shape` of one element, or of one per row: an operand whose dims other
-  // than size 1 are the output's leading ones, in order ([B, S] or [B, S, 1] to [B, S, D]).
+  // broadcast_in_dim to `shape` of one element, or of one per row (plugin::row_spread_trailing_dims).
   bool spreads_over(const FlatEquation& e, const std::vector<int64_t>& shape) const {
     if (e.prim != Prim::kBroadcastInDim || e.outputs.size() != 1 || e.inputs.size() != 1 ||
         g_.values[e.outputs[0]].type.shape != shape)
       return false;
-    const std::vector<int64_t>& in = g_.values[e.inputs[0]].type.shape;
-    if (g_.values[e.inputs[0]].type.num_elements() == 1) return true;
-    const std::vector<int64_t> dims = param_ints(e.params, "broadcast_dimensions", e.where);
-    if (dims.size() != in.size()) return false;
-    int64_t next = 0;  // the output dim the next operand dim other than 1 must be
-    for (size_t i = 0; i < in.size(); ++i) {
-      if (in[i] == 1) continue;
-      if (dims[i] != next || in[i] != shape[static_cast<size_t>(next)]) return false;
-      ++next;
-    }
-    return next < static_cast<int64_t>(shape.size());
+    return g_.values[e.inputs[0]].type.num_elements() == 1 ||
+           plugin::row_spread_trailing_dims(g_.values[e.inputs[0]].type.shape,
+                                            param_ints(e.params, "broadcast_dimensions", e.where), shape) > 0;
   }
 
   // Whether `e` reads a value of the fusion, or an operand of the fusion's shape that a part reads

@@ -14,6 +14,7 @@
 //            update of a param). No part after the one computing it reads the input.
 // Values are numbered: the equation's inputs 0 .. num_inputs-1, then part j's result num_inputs + j.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,6 +26,23 @@
 namespace rematkit::plugin {
 
 inline constexpr std::string_view kFusionPrimitive = "rk_fusion";
+
+// The output dims a broadcast_in_dim from `in` to `out` (broadcast_dimensions `dims`) spreads one
+// value over when it spreads one value per row: the operand's dims other than 1 are the output's
+// leading ones, in order ([B, S] or [B, S, 1] to [B, S, D]: 1, the last). 0 when it is not such a
+// spread. The host fuses these spreads into the chains that read them; a backend reads the operand
+// at element i / (the size of those trailing dims).
+inline size_t row_spread_trailing_dims(const std::vector<int64_t>& in, const std::vector<int64_t>& dims,
+                                       const std::vector<int64_t>& out) {
+  if (dims.size() != in.size()) return 0;
+  size_t next = 0;  // the output dim the next operand dim other than 1 must be
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == 1) continue;
+    if (dims[i] != static_cast<int64_t>(next) || next >= out.size() || in[i] != out[next]) return 0;
+    ++next;
+  }
+  return next == 0 || next >= out.size() ? 0 : out.size() - next;
+}
 
 struct FusedPart {
   std::string primitive;
