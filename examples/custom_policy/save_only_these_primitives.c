@@ -1,7 +1,7 @@
 /* An example rematkit policy plugin in C: save_only_these_primitives('cos', 'dot_general', ...)
  * saves the outputs of the listed primitives and recomputes everything else.
  *
- * Build it (see README.md, "Write a policy plugin"):
+ * Build it (see docs/plugins.md, "Write a policy plugin"):
  *   cc -std=c11 -O2 -shared -fPIC -I<rematkit>/plugins/include (or -I<prefix>/include once installed) save_only_these_primitives.c \
  *      -o libsave_only_these_primitives.so
  * then pass --plugin libsave_only_these_primitives.so, or put it in a folder on REMATKIT_PLUGIN_PATH. */

@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
                "rematkit"};
   app.require_subcommand(1);
   app.footer(
-      "Programs are one jaxpr each, written as jax.make_jaxpr prints them (see README.md, 'Program format').\n"
+      "Programs are one jaxpr each, written as jax.make_jaxpr prints them (see docs/program-format.md).\n"
       "Policies (--policy, or policy= in a checkpoint): everything_saveable, nothing_saveable, dots_saveable,\n"
       "dots_with_no_batch_dims_saveable, save_only_these_names('a', ...), save_any_names_but_these(...),\n"
       "save_anything_except_these_names(...), save_from_both_policies(p1, p2),\n"

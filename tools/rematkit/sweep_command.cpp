@@ -210,7 +210,7 @@ void add_sweep_command(CLI::App& app) {
       "column). `outputs: {csv: PATH, json: PATH, charts: DIR, report: DIR}` writes the rows (every column),\n"
       "DIR/MODEL.svg per model and DIR/index.html, one self-contained page; nothing else is written, and\n"
       "each file appears whole or not at all. Ctrl-C keeps the groups that finished (partial) and exits 130.");
-  cmd->add_option("FILE", options->file, "a sweep file (README.md, 'Sweeps')");
+  cmd->add_option("FILE", options->file, "a sweep file (docs/sweeps.md)");
   cmd->add_option("--shard", options->shard,
                   "I/N: run only configurations I, I+N, I+2N, ... of the grid (1-based; join with sweep-merge)");
   cmd->add_option("--csv", options->csv, "write the rows as CSV here (instead of the file's outputs.csv)");
