@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's table of the MLP training step against its peers, measured in one sitting: for each
+# The MLP training step against its peers (docs/performance.md), measured in one sitting: for each
 # (size, threads) of the table, rematkit_step_timing (everything_saveable, i.e. no recomputation, as
 # the peers' `none`), then the NumPy and PyTorch scripts of the peers' folder, then PyTorch with
 # OMP_WAIT_POLICY=PASSIVE at 2 threads, one after another, so that a slow phase of a shared machine

@@ -87,7 +87,7 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
-// Milliseconds to three significant digits, as the README's tables write them.
+// Milliseconds to three significant digits, as the tables of docs/performance.md write them.
 std::string ms_text(double ms) {
   char buf[64];
   std::snprintf(buf, sizeof buf, ms >= 100 ? "%.0f" : "%#.3g", ms);  // 11.0, not 11; 150, not 150.

@@ -25,7 +25,7 @@ struct Function {
   const char* primitive;
   double lo, hi;
   std::function<double(double)> exact;
-  int64_t max_ulp;  // measured on this machine's targets, rounded up; see the README
+  int64_t max_ulp;  // measured on this machine's targets, rounded up; see docs/backends.md
 };
 
 const Function kFunctions[] = {

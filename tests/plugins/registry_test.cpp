@@ -113,7 +113,7 @@ TEST(PluginRegistry, PluginPathComesFirst) {
 }
 
 TEST(PluginRegistry, TheDocumentedCExampleWorks) {
-  // Built by CMake from plugins/examples (the README shows the same as one compiler command).
+  // Built by CMake from plugins/examples (docs/plugins.md shows the same as one compiler command).
   PluginRegistry registry;
   registry.discover({REMATKIT_EXAMPLE_PLUGIN});
   LinearizeOptions options;
