@@ -367,23 +367,6 @@ bool fused_kernel(const rematkit::plugin::Fusion& fusion, Kernel& k) {
   k.buffer_of.assign(fusion.num_values(), Kernel::kInside);
   for (size_t i = 0; i < fusion.num_inputs(); ++i) k.buffer_of[i] = static_cast<int>(i);
   for (size_t o = 0; o < fusion.results().size(); ++o) k.buffer_of[static_cast<size_t>(fusion.results()[o])] = -2 - static_cast<int>(o);
-  // A result written over an input (in_place: a training step's update of a param) comes from an
-  // elementwise part, and nothing after that part reads the input, the product least of all (it
-  // reads every block): each segment reads the input before the result overwrites it.
-  std::vector<bool> over_input(fusion.num_values(), false);
-  for (size_t o = 0; o < fusion.results().size(); ++o) {
-    const int64_t input = fusion.in_place_input(o), v = fusion.results()[o];
-    if (input < 0) continue;
-    over_input[static_cast<size_t>(v)] = true;
-    const size_t writer = static_cast<size_t>(v) - fusion.num_inputs();
-    auto reads_input = [&](size_t j) {
-      const std::vector<int64_t>& operands = fusion.parts()[j].operands;
-      return std::find(operands.begin(), operands.end(), input) != operands.end();
-    };
-    if (after_product && (writer == 0 || reads_input(0))) return false;
-    for (size_t j = writer + 1; j < fusion.parts().size(); ++j)
-      if (reads_input(j)) return false;
-  }
   // A product only the parts read is written into a result of its shape that no part writes before
   // the last part that reads the product: each segment reads the product there before the result
   // overwrites it, and no workspace holds a second copy.
@@ -394,7 +377,7 @@ bool fused_kernel(const rematkit::plugin::Fusion& fusion, Kernel& k) {
         if (v == static_cast<int64_t>(k.product_value)) last_reader = j;
     for (size_t j = last_reader; j < fusion.parts().size() && k.product_into < 0; ++j) {
       const size_t v = fusion.num_inputs() + j;
-      if (fusion.is_result(static_cast<int64_t>(v)) && !over_input[v] && fusion.dtype(static_cast<int64_t>(v)) == RK_DTYPE_F32 &&
+      if (fusion.is_result(static_cast<int64_t>(v)) && fusion.dtype(static_cast<int64_t>(v)) == RK_DTYPE_F32 &&
           fusion.shape(static_cast<int64_t>(v)) == fusion.parts().front().shape)
         k.product_into = static_cast<int>(v);
     }

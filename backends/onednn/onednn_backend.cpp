@@ -223,7 +223,7 @@ const std::pair<Prim, dnnl::algorithm> kBinary[] = {
 // f32 accumulator and applies the post-ops to it before the one store.
 bool fused_matmul_recipe(const Backend& backend, const rk_equation_view* e, Recipe& r) {
   const auto fusion = rematkit::plugin::Fusion::of(e);
-  if (!fusion || fusion->parts().front().prim != Prim::kDotGeneral || fusion->results().size() != 1 || fusion->has_in_place() ||
+  if (!fusion || fusion->parts().front().prim != Prim::kDotGeneral || fusion->results().size() != 1 ||
       fusion->results()[0] != static_cast<int64_t>(fusion->num_values()) - 1)
     return false;
   Layout a, b, c;

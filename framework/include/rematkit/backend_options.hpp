@@ -28,12 +28,6 @@ struct BackendOptions {
   // predicted peak runs unfused.
   enum class Fusion { kOff, kUnlessPeakRises, kAlways };
   Fusion fusion = Fusion::kUnlessPeakRises;
-  // Whether a training step runs each param's SGD update inside the kernel that computes the
-  // param's gradient where a backend takes it (highway does, in the GEMM's epilogue;
-  // scheduler/sgd_updates.hpp), or as a pass of its own after the backward pass. Off by default:
-  // on highway the update inside the epilogue measured slower than the pass it saves (README,
-  // "Fused kernels"). The params come out the same bits either way. Needs fusion not kOff.
-  bool fuse_updates = false;
 };
 
 }  // namespace rematkit

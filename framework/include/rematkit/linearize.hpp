@@ -43,15 +43,6 @@ struct LinearizeOptions {
 // A program's forward pass, what it keeps (residuals) and its backward pass, as one flat graph
 // of values and equations (graph.hpp); step_program.hpp compiles it for backends, residual_report.hpp
 // prints it.
-// An update of an argument in place, run by the backward pass: a training step's SGD
-// (scheduler/sgd_updates.hpp). Its equations are in Linearization::backward; the last defines the
-// argument's next value, which is written over the argument's buffer.
-struct ArgumentUpdate {
-  size_t argument = 0;    // index into Linearization::arguments
-  std::vector<int> eqns;  // in the order they run
-  ValueId value = kNoValue;
-};
-
 struct Linearization {
   FlatGraph graph;
   std::vector<ValueId> constants;       // graph values of the program's constants, in binder order
@@ -70,10 +61,6 @@ struct Linearization {
   std::vector<int> backward;            // in order: each checkpoint's recomputation runs where the
                                         // reverse pass reaches it, just before its transposed equations
   std::vector<ValueId> gradients;       // per argument: its cotangent (kNoValue for non-floating)
-  // A training step's updates (empty for a plain gradient). A step program runs one only fused into
-  // the step that computes its gradient, with resident inputs (step_program.hpp); the caller runs
-  // the others after the backward pass.
-  std::vector<ArgumentUpdate> updates;
 };
 
 // JAX's linearize + partial eval + transpose of `program`, with checkpoints deciding by their

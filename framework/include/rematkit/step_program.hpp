@@ -107,9 +107,6 @@ class REMATKIT_CORE_EXPORT StepProgram {
   int argument_buffer(size_t index) const { return argument_buffers_.at(index); }
   // Values whose forward buffer stays alive into the backward pass: what the program really keeps.
   const std::vector<ValueId>& kept_values() const { return kept_; }
-  // The arguments whose update (Linearization::updates) a fused step writes over them; the caller
-  // updates the others after the run.
-  const std::vector<size_t>& updated_arguments() const { return updated_arguments_; }
   // Kernel steps that run several equations (Step::fused).
   size_t fused_steps() const {
     size_t n = 0;
@@ -134,7 +131,6 @@ class REMATKIT_CORE_EXPORT StepProgram {
   ArenaLayout layout_;
   std::vector<int> output_buffers_, gradient_buffers_, constant_buffers_, argument_buffers_;
   std::vector<ValueId> kept_;
-  std::vector<size_t> updated_arguments_;
 };
 
 }  // namespace rematkit

@@ -56,9 +56,9 @@ class REMATKIT_CORE_EXPORT TrainingStep {
  private:
   void update();
 
-  std::unique_ptr<Linearization> lin_;  // the caller's, with the updates (sgd_updates.hpp); the runner's
+  std::unique_ptr<Linearization> lin_;  // a copy of the caller's, which the runner reads
   std::unique_ptr<ResidentRunner> runner_;
-  std::vector<size_t> trained_;  // the arguments update() updates: those no fused step updates
+  std::vector<size_t> trained_;  // the arguments update() updates
   float learning_rate_;
 };
 

@@ -65,12 +65,6 @@ class PassFuser {
       if (v != kNoValue) escapes_.insert(v);
     if (pass == Pass::kForward)
       for (const Residual& r : lin_.residuals) escapes_.insert(r.value);
-    for (size_t u = 0; u < lin_.updates.size(); ++u)
-      for (int e : lin_.updates[u].eqns)
-        if (std::find(eqns_.begin(), eqns_.end(), e) != eqns_.end()) {
-          update_of_[e] = u;
-          escapes_.insert(lin_.updates[u].value);  // written over its param, read after the step
-        }
   }
 
   PassFusion run() {
@@ -80,7 +74,7 @@ class PassFuser {
       for (size_t p = 0; p < eqns_.size(); ++p) {
         if (at[p] != kOnItsOwn) continue;
         const FlatEquation& seed = g_.eqns[static_cast<size_t>(eqns_[p])];
-        if ((!product(seed) && !elementwise(seed)) || update_of_.count(eqns_[p])) continue;
+        if (!product(seed) && !elementwise(seed)) continue;
         auto fuse = [&](std::vector<size_t> parts) {
           for (; parts.size() >= 2; parts.pop_back()) {  // dropping the last part keeps the rest valid
             FusedStep step;
@@ -88,8 +82,7 @@ class PassFuser {
             if (!bind(parts, params, step)) continue;
             for (size_t q : parts) at[q] = static_cast<int>(fusion.steps.size());
             fusion.steps.push_back(std::move(step));
-            parts_.push_back(parts);
-            runs_at_.push_back({2 * parts.back(), 0});
+            runs_at_.push_back(parts.back());
             return true;
           }
           return false;
@@ -102,13 +95,12 @@ class PassFuser {
           fuse(parts);
         }
       }
-      for (size_t u = 0; u < lin_.updates.size(); ++u)
-        if (update_eqns_in_pass(u)) attach_update(u, at, fusion.steps);
     }
-    // The pass in order: equations on their own where they are, each fused step where it runs.
-    std::vector<std::pair<RunsAt, int>> items;
+    // The pass in order: equations on their own where they are, each fused step where its last
+    // part was.
+    std::vector<std::pair<size_t, int>> items;
     for (size_t p = 0; p < eqns_.size(); ++p)
-      if (at[p] == kOnItsOwn && !update_of_.count(eqns_[p])) items.push_back({{2 * p, 0}, eqns_[p]});
+      if (at[p] == kOnItsOwn) items.push_back({p, eqns_[p]});
     for (size_t i = 0; i < fusion.steps.size(); ++i) items.push_back({runs_at_[i], -1 - static_cast<int>(i)});
     std::sort(items.begin(), items.end());
     for (const auto& item : items) fusion.order.push_back(item.second);
@@ -140,8 +132,7 @@ class PassFuser {
     if (std::vector<size_t> grown = with_spreads(parts, eqn_at(first)); grown.size() > 1 && valid(grown)) parts = std::move(grown);
     for (size_t q = first + 1; q < eqns_.size() && q <= first + kLookahead && parts.size() < kMaxParts; ++q) {
       const FlatEquation& e = eqn_at(q);
-      if (taken[q] != kOnItsOwn || !elementwise(e) || update_of_.count(eqns_[q]) ||
-          g_.values[e.outputs[0]].type.shape != shape)
+      if (taken[q] != kOnItsOwn || !elementwise(e) || g_.values[e.outputs[0]].type.shape != shape)
         continue;
       if (!reads_any(e, parts)) continue;
       std::vector<size_t> grown = parts;
@@ -190,76 +181,6 @@ class PassFuser {
     return true;
   }
 
-  // Where a step runs, as a sort key: (2p, 0) at position p; (2p + 1, n) after position p, for
-  // the n-th fused step moved there to take a param update.
-  using RunsAt = std::pair<size_t, size_t>;
-
-  RunsAt runs_at(size_t position, const std::vector<int>& at) const {
-    return at[position] == kOnItsOwn ? RunsAt{2 * position, 0} : runs_at_[static_cast<size_t>(at[position])];
-  }
-
-  bool update_eqns_in_pass(size_t u) const {
-    for (int e : lin_.updates[u].eqns)
-      if (!update_of_.count(e)) return false;
-    return true;
-  }
-
-  // Update u (p <- p - lr * g) joins the step that computes g: that fused step, or a product or an
-  // elementwise equation on its own. The step then runs after every other reader of p, moving
-  // later if it must, so long as what reads its values still runs after it and it reads no param
-  // already updated. Where the backend declines, the update stays out (the caller runs it).
-  void attach_update(size_t u, std::vector<int>& at, std::vector<FusedStep>& steps) {
-    const ArgumentUpdate& update = lin_.updates[u];
-    const ValueId param = lin_.arguments[update.argument];
-    const ValueId grad = g_.eqns[static_cast<size_t>(update.eqns.front())].inputs[0];
-    auto defined = defined_at_.find(grad);
-    if (defined == defined_at_.end() || unfusable_.count(grad)) return;
-    const size_t producer = defined->second;
-    std::vector<size_t> parts;
-    if (at[producer] >= 0) parts = parts_[static_cast<size_t>(at[producer])];
-    else if (product(eqn_at(producer)) || elementwise(eqn_at(producer))) parts = {producer};
-    else return;
-    RunsAt when = runs_at(producer, at);
-    for (size_t q : parts)
-      for (ValueId v : eqn_at(q).inputs) {
-        if (v == param) return;  // the step itself reads the param it would overwrite
-        for (ValueId written : updated_params_)
-          if (v == written) return;
-      }
-    if (auto it = readers_.find(param); it != readers_.end())
-      for (size_t r : it->second)
-        if (!update_of_.count(eqns_[r])) when = std::max(when, runs_at(r, at));
-    if (when != runs_at(producer, at)) when = {when.first | 1, ++moved_};  // just after the last reader
-    // What reads the step's values outside it must still run after it.
-    for (size_t q : parts)
-      for (ValueId v : eqn_at(q).outputs)
-        if (auto it = readers_.find(v); it != readers_.end())
-          for (size_t r : it->second)
-            if (std::find(parts.begin(), parts.end(), r) == parts.end() && !update_of_.count(eqns_[r]) &&
-                runs_at(r, at) <= when)
-              return;
-    std::vector<size_t> grown = parts;
-    for (int e : update.eqns) grown.push_back(position_of(e));
-    FusedStep step;
-    const Params params = describe(grown, step);
-    if (!bind(grown, params, step)) return;
-    updated_params_.push_back(param);
-    size_t index = at[producer] >= 0 ? static_cast<size_t>(at[producer]) : steps.size();
-    if (index == steps.size()) {
-      steps.emplace_back();
-      parts_.emplace_back();
-      runs_at_.emplace_back();
-    }
-    steps[index] = std::move(step);
-    parts_[index] = grown;
-    runs_at_[index] = when;
-    for (size_t q : grown) at[q] = static_cast<int>(index);
-  }
-
-  size_t position_of(int e) const {
-    return static_cast<size_t>(std::find(eqns_.begin(), eqns_.end(), e) - eqns_.begin());
-  }
-
   // The step's operands (values defined outside the fusion, once each, in the order first read)
   // and results (values defined inside that something outside reads); returns the rk_fusion
   // equation's params.
@@ -291,21 +212,16 @@ class PassFuser {
       for (const auto& [key, value] : e.params.entries) call.items.push_back(keyword(key, value));
       calls.items.push_back(std::move(call));
     }
-    std::vector<int64_t> results, in_place;
+    std::vector<int64_t> results;
     for (size_t q : parts) {
       const ValueId v = eqn_at(q).outputs[0];
       if (!read_outside(v, parts)) continue;
-      if (auto u = update_of_.find(eqns_[q]); u != update_of_.end()) {  // the param's next value, over it
-        in_place.push_back(static_cast<int64_t>(results.size()));
-        in_place.push_back(number.at(lin_.arguments[lin_.updates[u->second].argument]));
-      }
       results.push_back(number.at(v));
       step.outputs.push_back(v);
     }
     Params params;
     params.set("parts", std::move(calls));
     params.set("results", ParamValue::of_ints(results));
-    if (!in_place.empty()) params.set("in_place", ParamValue::of_ints(in_place));
     return params;
   }
 
@@ -328,7 +244,6 @@ class PassFuser {
     for (size_t j = 0; j < parts.size(); ++j) what += std::string(j ? " + " : " ") + std::string(prim_name(eqn_at(parts[j]).prim));
     what += " at " + eqn_at(parts.front()).where.str();
     const bool has_product = product(eqn_at(parts.front()));
-    const bool in_place = params.find("in_place") != nullptr;
     for (size_t b = 0; b < backends_.size(); ++b) {
       bool allowed = has_product ? own.front() == static_cast<int>(b)
                                  : std::find(own.begin(), own.end(), static_cast<int>(b)) != own.end();
@@ -339,10 +254,6 @@ class PassFuser {
         allowed = own[j] == static_cast<int>(b) || same_bits_on_every_backend(eqn_at(parts[j]));
       if (!allowed) {
         if (has_product && own.front() == static_cast<int>(b)) return false;
-        continue;
-      }
-      if (in_place && backends_.backend(b).abi_minor() < 6) {  // its SDK would not keep the write in place
-        if (has_product) return false;
         continue;
       }
       if (auto kernel = backends_.backend(b).prepare(plugin::kFusionPrimitive, params, in, out, what)) {
@@ -367,12 +278,8 @@ class PassFuser {
   std::map<ValueId, int> definitions_;
   std::map<ValueId, size_t> defined_at_;  // value -> the position in the pass that defines it
   std::set<ValueId> unfusable_, escapes_;
-  std::map<int, size_t> update_of_;  // graph equation -> the param update (lin.updates) it is part of
   static constexpr int kOnItsOwn = -1;
-  std::vector<std::vector<size_t>> parts_;  // per fused step: its positions in the pass
-  std::vector<RunsAt> runs_at_;             // per fused step: where it runs
-  std::vector<ValueId> updated_params_;     // params a fused step already overwrites
-  size_t moved_ = 0;
+  std::vector<size_t> runs_at_;             // per fused step: the position of its last part, where it runs
 };
 
 }  // namespace

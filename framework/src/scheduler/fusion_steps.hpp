@@ -13,11 +13,6 @@
 // depend on the backend (a transcendental) only on the backend that runs it alone, so that every
 // value has the same bits fused or not, under every policy. Where none does, the last part is
 // dropped and the rest tried again; the dropped parts may start a fusion of their own.
-//
-// A training step's param update (Linearization::updates, sgd_updates.hpp) joins the step that
-// computes its gradient, whole or not at all, and its result is written over the param (the fused
-// equation's in_place). That step then runs after every other step that reads the param, later
-// than it would have if it must; an update no backend takes is left out of the pass.
 #pragma once
 
 #include <memory>
@@ -36,7 +31,6 @@ struct FusedStep {
 struct PassFusion {
   std::vector<FusedStep> steps;
   // What the pass runs, in order: graph equation e on its own (e >= 0), or fused step i (-1 - i).
-  // A training step's param updates (Linearization::updates) appear only inside fused steps.
   std::vector<int> order;
 };
 

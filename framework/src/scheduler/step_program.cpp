@@ -20,12 +20,7 @@ class StepProgramBuilder {
   StepProgramBuilder(const Linearization& lin, BackendSet& backends, std::vector<Step>& steps,
                      std::vector<std::unique_ptr<PreparedKernel>>& kernels, std::vector<std::unique_ptr<LoopProgram>>& loops)
       : lin_(lin), g_(lin.graph), backends_(backends), steps_(steps), kernels_(kernels), loops_(loops),
-        current_(g_.values.size(), -1) {
-    for (const ArgumentUpdate& u : lin_.updates) {
-      update_eqns_.insert(u.eqns.begin(), u.eqns.end());
-      updated_argument_[u.value] = u.argument;
-    }
-  }
+        current_(g_.values.size(), -1) {}
 
   // A loop body's given values: one whole-program buffer each (a value given twice shares one).
   std::vector<int> make_given_resident(const std::vector<ValueId>& given) {
@@ -49,17 +44,10 @@ class StepProgramBuilder {
   void make_inputs_resident(std::vector<int>& constant_buffers, std::vector<int>& argument_buffers) {
     for (ValueId v : lin_.constants) residents_.push_back(constant_buffers.emplace_back(new_buffer(v, -1)));
     for (ValueId v : lin_.arguments) residents_.push_back(argument_buffers.emplace_back(new_buffer(v, -1)));
-    argument_buffers_ = argument_buffers;
-    resident_ = true;
   }
 
   // `readout`: the values the pass's readout reads (kept by any fusion, fusion_steps.hpp).
-  // A param update (Linearization::updates) runs only fused, over its resident param, and only
-  // with resident inputs; the caller runs the rest after the pass.
-  void add_pass(Pass pass, const std::vector<int>& all_eqns, const std::vector<ValueId>& readout) {
-    std::vector<int> eqns;
-    for (int e : all_eqns)
-      if (resident_ || !update_eqns_.count(e)) eqns.push_back(e);
+  void add_pass(Pass pass, const std::vector<int>& eqns, const std::vector<ValueId>& readout) {
     PassFusion fusion = fuse_pass(lin_, eqns, pass, readout, backends_);
     for (int item : fusion.order) {
       if (item < 0) {
@@ -103,24 +91,8 @@ class StepProgramBuilder {
     kernels_.push_back(std::move(fused.kernel));
     step.kernel = kernels_.back().get();
     const int index = push(std::move(step));
-    std::set<int> overwritten;  // params this step updates: resident, and no residual for reading them here
-    for (ValueId v : fused.outputs)
-      if (auto updated = updated_argument_.find(v); updated != updated_argument_.end())
-        overwritten.insert(argument_buffers_.at(updated->second));
-    for (int b : steps_[index].inputs)
-      if (!overwritten.count(b)) extend(b, index);
-    for (ValueId v : fused.outputs) {
-      auto updated = updated_argument_.find(v);
-      if (updated == updated_argument_.end()) {
-        steps_[index].outputs.push_back(new_buffer(v, index));
-        continue;
-      }
-      // A param's next value, written over the param (the fused equation's in_place): no later
-      // step may read the param (fusion_steps.hpp runs the step after the param's last reader).
-      const int param = argument_buffers_.at(updated->second);
-      steps_[index].outputs.push_back(current_[v] = param);
-      updated_at_.emplace_back(updated->second, index);
-    }
+    for (int b : steps_[index].inputs) extend(b, index);
+    for (ValueId v : fused.outputs) steps_[index].outputs.push_back(new_buffer(v, index));
     if (steps_[index].kernel->workspace_bytes() > 0)
       steps_[index].workspace = new_workspace(static_cast<int64_t>(steps_[index].kernel->workspace_bytes()), index);
   }
@@ -150,9 +122,6 @@ class StepProgramBuilder {
       if (r.type.space != MemorySpace::kDevice) buffers_[static_cast<size_t>(buffer)].space = r.type.space;
     }
     current_ = std::move(kept);
-    for (const ArgumentUpdate& u : lin_.updates)  // an update reads its param where no residual kept it
-      if (resident_ && current_[lin_.arguments[u.argument]] < 0)
-        current_[lin_.arguments[u.argument]] = argument_buffers_[u.argument];
     std::map<ValueId, LoadSource> given_residuals;  // kept arguments the forward pass never read
     for (const Residual& r : lin_.residuals)
       if (current_[r.value] < 0 && loadable_.count(r.value)) given_residuals[r.value] = loadable_[r.value];
@@ -184,18 +153,6 @@ class StepProgramBuilder {
     for (int b : resident_outputs) buffers_[static_cast<size_t>(b)].last_step = last_step;
     for (size_t b = 0; b < buffers_.size(); ++b)
       steps_[static_cast<size_t>(buffers_[b].last_step)].release.push_back(static_cast<int>(b));
-  }
-
-  // The arguments a fused step writes their update over, each checked to be read by no later step.
-  std::vector<size_t> updated_arguments() const {
-    std::vector<size_t> arguments;
-    for (const auto& [a, at] : updated_at_) {
-      for (size_t s = static_cast<size_t>(at) + 1; s < steps_.size(); ++s)
-        if (std::find(steps_[s].inputs.begin(), steps_[s].inputs.end(), argument_buffers_[a]) != steps_[s].inputs.end())
-          internal_error("argument " + std::to_string(a) + " is read after the step that writes its update over it");
-      arguments.push_back(a);
-    }
-    return arguments;
   }
 
   const std::vector<BufferRequest>& buffers() const { return buffers_; }
@@ -266,11 +223,6 @@ class StepProgramBuilder {
   std::vector<ValueId> defined_;  // per buffer: its value
   std::vector<int> residents_;
   int backward_start_ = -1;
-  bool resident_ = false;
-  std::vector<int> argument_buffers_;                // kResident: per argument, its buffer
-  std::set<int> update_eqns_;                        // the equations of lin.updates
-  std::map<ValueId, size_t> updated_argument_;       // an update's value -> its argument
-  std::vector<std::pair<size_t, int>> updated_at_;   // (argument, the step writing its update over it)
 };
 
 }  // namespace
@@ -318,7 +270,6 @@ StepProgram build_steps(const Linearization& lin, const BackendOptions& backends
     builder.add_pass(Pass::kBackward, lin.backward, lin.gradients);
     program.gradient_buffers_ = builder.add_readout(Pass::kBackward, lin.gradients);
     program.kept_ = builder.kept_values();
-    program.updated_arguments_ = builder.updated_arguments();
   }
   builder.finish(inputs == InputMode::kResident ? program.output_buffers_ : std::vector<int>{});
   program.layout_ = layout_buffers(builder.buffers());

@@ -6,7 +6,6 @@
 #include <algorithm>
 
 #include "element_values.hpp"
-#include "sgd_updates.hpp"
 #include "rematkit/error.hpp"
 #include "rematkit/linearize.hpp"
 #include "rematkit/step_runner.hpp"
@@ -27,14 +26,8 @@ TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backe
         !is_floating(lin.graph.values[lin.arguments[a]].type.dtype))
       fail("argument " + std::to_string(a) +
            " cannot be trained: it is not a floating argument the program is differentiated with respect to");
-  // With fuse_updates, the updates as equations of the backward pass, so that a backend fuses each
-  // into the kernel computing its gradient; the step program says which it fused, update() runs
-  // the rest.
-  const bool fuse = backends.fuse_updates && backends.fusion != BackendOptions::Fusion::kOff;
-  lin_ = std::make_unique<Linearization>(fuse ? with_sgd_updates(lin, trained_, learning_rate_) : lin);
+  lin_ = std::make_unique<Linearization>(lin);  // the step's own: the caller's may go first
   runner_ = std::make_unique<ResidentRunner>(*lin_, backends);
-  const std::vector<size_t>& fused = runner_->program().updated_arguments();
-  std::erase_if(trained_, [&](size_t a) { return std::find(fused.begin(), fused.end(), a) != fused.end(); });
 }
 
 TrainingStep::~TrainingStep() = default;

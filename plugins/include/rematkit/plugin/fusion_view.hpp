@@ -9,9 +9,8 @@
 //            primitive ("dot_general", "add", "relu", ...) whose named items are the part's own params
 //            plus operands (ints), dtype (an rk_dtype) and shape (ints), the part's result type.
 //   results: ints, the values that are the equation's outputs, in output order.
-//   in_place (ABI 1.6, optional): ints in pairs (result index, input index): that output is written
-//            over that input, whose buffer the host passes as the output's too (a training step's
-//            update of a param). No part after the one computing it reads the input.
+//   (ABI 1.6's in_place, a result written over an input, is no longer sent; a fusion with it is
+//   declined.)
 // Values are numbered: the equation's inputs 0 .. num_inputs-1, then part j's result num_inputs + j.
 #pragma once
 #include <cstddef>
@@ -93,19 +92,9 @@ class Fusion {
     if (f.results_.size() != eqn->num_outputs || f.parts_.empty()) return std::nullopt;
     for (int64_t v : f.results_)
       if (v < static_cast<int64_t>(f.num_inputs_) || v >= static_cast<int64_t>(f.num_values())) return std::nullopt;
-    f.in_place_.assign(f.results_.size(), -1);
-    if (const rk_value* in_place = find_param(eqn, "in_place")) {
-      const std::vector<int64_t> pairs = ints_of(*in_place);
-      if (pairs.size() % 2 != 0) return std::nullopt;
-      for (size_t k = 0; k < pairs.size(); k += 2) {
-        const int64_t r = pairs[k], i = pairs[k + 1];
-        if (r < 0 || r >= static_cast<int64_t>(f.results_.size()) || i < 0 || i >= static_cast<int64_t>(f.num_inputs_))
-          return std::nullopt;
-        const int64_t v = f.results_[static_cast<size_t>(r)];
-        if (f.dtype(v) != f.dtype(i) || f.shape(v) != f.shape(i)) return std::nullopt;
-        f.in_place_[static_cast<size_t>(r)] = i;
-      }
-    }
+    // ABI 1.6's in_place (a result written over an input: a training step's fused SGD update),
+    // which no host sends since 1.7: declined rather than run as if the buffers were apart.
+    if (find_param(eqn, "in_place")) return std::nullopt;
     return f;
   }
 
@@ -132,14 +121,6 @@ class Fusion {
       if (r == v) return true;
     return false;
   }
-  // The input that output `result` (an index into results()) is written over, or -1.
-  int64_t in_place_input(size_t result) const { return in_place_[result]; }
-  bool has_in_place() const {
-    for (int64_t i : in_place_)
-      if (i >= 0) return true;
-    return false;
-  }
-
   // Part j as an equation of its own; valid while this Fusion and the view it came from live.
   class PartEquation {
    public:
@@ -181,7 +162,6 @@ class Fusion {
   std::vector<std::vector<int64_t>> input_shapes_;
   std::vector<FusedPart> parts_;
   std::vector<int64_t> results_;
-  std::vector<int64_t> in_place_;  // per result
 };
 
 }  // namespace rematkit::plugin
