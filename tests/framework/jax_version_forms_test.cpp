@@ -138,6 +138,49 @@ TEST(JaxVersionForms, AProblemInAnUntypedBodyIsReportedOnceAndReadingGoesOn) {
             (std::vector<std::string>{"p:3:38: unknown primitive 'frob'", "p:6:11: unknown primitive 'cosh'"}));
 }
 
+// Worked by hand: neg's typed output makes a f32[3] (its operand's type), and then select_n's cases
+// make b a's type, though b's use comes first: the second reading starts from a's type.
+constexpr const char* kInferable =
+    "{ lambda  ; a b.\n"
+    "  let c = select_n True b a\n"
+    "      d:f32[3] = neg a\n"
+    "  in (c, d) }";
+
+std::string reading_error(const std::string& text, const std::string& arg_types) {
+  try {
+    parse_program(text, "p", parse_arg_types(arg_types, "--arg-types"));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(JaxVersionForms, UntypedArgumentsTakeTheTypesTheirUsesDetermine) {
+  const Program p = parse_program(kInferable, "p");
+  const Type vector{DType::kF32, {3}, MemorySpace::kDevice};
+  EXPECT_EQ(p.vars[p.invars[0]].type, vector);
+  EXPECT_EQ(p.vars[p.invars[1]].type, vector);
+  EXPECT_EQ(p.vars[p.eqns[0].outputs[0]].type, vector);
+  EXPECT_TRUE(program_problems(kInferable, "p").empty());
+}
+
+TEST(JaxVersionForms, AnArgumentNoUseDeterminesIsRefusedByName) {
+  // a is f32[3] from neg; add leaves b f32[3], f32[1] or f32[] (scalars and 1-sized axes broadcast).
+  EXPECT_EQ(reading_error("{ lambda  ; a b.\n  let c = add b a\n      d:f32[3] = neg a\n  in (c, d) }", ""),
+            "p:1:15: binder 'b' has no type (JAX before 0.2.22 printed none): give it with --arg-types b:f32[3],... "
+            "or write it as b:f32[...]");
+  EXPECT_EQ(reading_error("{ lambda  ; a b.\n  let c = add b a\n      d:f32[3] = neg a\n  in (c, d) }", "b:f32[]"), "");
+}
+
+TEST(JaxVersionForms, GivenArgumentTypesWinAndMustAgreeWithTheirUses) {
+  // a given f32[4] makes b f32[4] by select_n; neg's output says f32[3]: refused at a's binder.
+  EXPECT_EQ(reading_error(kInferable, "a:f32[4]"),
+            "p:1:13: binder 'a' is f32[4] (given by --arg-types), but its use by neg at 3:18 makes it f32[3]");
+  EXPECT_EQ(reading_error(kInferable, "b:f32[3]"), "");
+  EXPECT_EQ(reading_error(kInferable, "b:i32[3]"),
+            "p:1:13: binder 'a' is i32[3] (inferred), but its use by neg at 3:18 makes it f32[3]");
+}
+
 TEST(JaxVersionForms, ArgumentTypesAreCheckedAgainstTheProgram) {
   const std::string text = "{ lambda  ; a.\n  let b = sin a\n  in (b,) }";
   auto error_of = [&](const std::string& arg_types) {

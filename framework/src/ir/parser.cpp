@@ -47,6 +47,17 @@ class Parser {
          const ArgTypes* arg_types = nullptr)
       : lex_(text, file), problems_(problems), arg_types_(arg_types) {}
 
+  // Inferring untyped main binders from their uses (see uses_determine): a probe reading leaves the
+  // binders nobody types pending, types each from the first use that determines it, and collects
+  // those types in `found`; the next reading takes them as `inferred`. Thrown when no binder is pending.
+  struct NothingPending {};
+  void probe(const ArgTypes* inferred) {
+    probe_ = true;
+    inferred_ = inferred;
+  }
+  void infer_with(const ArgTypes* inferred) { inferred_ = inferred; }
+  const ArgTypes& found() const { return found_; }
+
   Program parse_file() {
     if (lex_.peek().kind == Token::Kind::kEnd) fail_at(lex_.where(lex_.peek()), "empty program: no jaxpr found");
     // Shared sub-programs printed out of line: let NAME = { lambda ... } in
@@ -68,6 +79,7 @@ class Parser {
       for (const auto& [name, type] : *arg_types_)
         if (!used_arg_types_.count(name))
           fail("--arg-types gives a type to '" + name + "', which is not an untyped binder of the main jaxpr");
+    if (probe_) return main;
     for (const auto& [name, program] : shared_) resolve_references(*program, {name});
     resolve_references(main, {});
     verify_program(main, problems_);
@@ -258,7 +270,20 @@ class Parser {
       if (given && k < given->size()) return bind(scope, name, (*given)[k]);
       if (main && arg_types_ && arg_types_->count(name.text)) {
         used_arg_types_.insert(name.text);
-        return bind(scope, name, arg_types_->at(name.text));
+        const int v = bind(scope, name, arg_types_->at(name.text));
+        untyped_binders_[v] = {name, "given by --arg-types"};
+        return v;
+      }
+      if (main && inferred_ && inferred_->count(name.text)) {
+        const int v = bind(scope, name, inferred_->at(name.text));
+        untyped_binders_[v] = {name, "inferred"};
+        return v;
+      }
+      if (main && probe_) {
+        const int v = bind(scope, name, Type{});
+        untyped_binders_[v] = {name, ""};
+        pending_.insert(v);
+        return v;
       }
       error_at(name, "binder '" + name.text + "' has no type (JAX before 0.2.22 printed none): give it with --arg-types " +
                          name.text + ":f32[3],... or write it as " + name.text + ":f32[...]");
@@ -275,6 +300,7 @@ class Parser {
     expect_word("lambda");
     Program program;
     Scope scope{&program, {}};
+    if (main) main_program_ = &program;
     while (!lex_.peek().is(';')) program.constvars.push_back(parse_binder(scope, given, main));
     lex_.next();
     // jax-v0.1.58's core.py printed constvars ; freevars ; invars.
@@ -283,6 +309,7 @@ class Parser {
                             "arguments, which rematkit does not read (print it with a newer JAX)");
     while (!lex_.peek().is('.')) program.invars.push_back(parse_binder(scope, given, main));
     lex_.next();
+    if (main && probe_ && pending_.empty()) throw NothingPending{};
     expect_word("let");
     while (!(lex_.peek().is_ident("in") && lex_.peek_second().is('('))) {
       if (lex_.peek().is(';')) {
@@ -442,6 +469,10 @@ class Parser {
     }
     if (eqn.prim == Prim::kPjit && is_relu_call(eqn.params)) eqn.prim = Prim::kRelu;
     if (eqn.prim == Prim::kRelu) eqn.params = Params{};
+    if (scope.program == main_program_ && !untyped_binders_.empty() && !use_types_binders(*scope.program, eqn, outs)) {
+      for (const Out& out : outs) pending_.insert(bind(scope, out.name, out.type, out.sharding));  // a probe's only
+      return;
+    }
     if (eqn.prim == Prim::kBroadcastInDim) {
       // JAX prints no shape (the output binder has it: lax.py's _broadcast_in_dim_pp_rule), and no
       // broadcast_dimensions when they are empty.
@@ -641,6 +672,60 @@ class Parser {
   }
 
   // --- JAX's untyped form (before 0.2.22) ---------------------------------------------------
+  // The types a use of operands determines exactly, by operand position, from JAX's type rules; only
+  // where the rule leaves one type. Binary elementwise ops determine none: lax.py's
+  // _broadcasting_shape_rule (jax-v0.2.0 jax/lax/lax.py, jax-v0.2.21 jax/_src/lax/lax.py) leaves
+  // rank-0 operands out and _try_broadcast_shapes lets 1-sized axes broadcast, so `add a b` with b
+  // f32[8] leaves a f32[8], f32[1] or f32[]; and JAX of that era printed literals untyped
+  // (jax-v0.2.21 jax/core.py, Literal.__repr__). Neither do reshape, broadcast_in_dim or pad
+  // (_pad_shape_rule ignores padding_value's shape).
+  std::vector<std::pair<size_t, Type>> uses_determine(const Equation& eqn, const std::vector<Out>& outs) const {
+    std::vector<std::pair<size_t, Type>> found;
+    // standard_unop at jax-v0.2.21 jax/_src/lax/lax.py: shape rule _attrgetter('shape') and
+    // unop_dtype_rule with result_dtype _identity, so a typed output is its operand's type.
+    static constexpr Prim kSameTypeUnops[] = {Prim::kNeg,  Prim::kSign,  Prim::kFloor, Prim::kCeil,  Prim::kRound,
+                                              Prim::kExp,  Prim::kLog,   Prim::kExpm1, Prim::kLog1p, Prim::kTanh,
+                                              Prim::kSin,  Prim::kCos,   Prim::kTan,   Prim::kSqrt,  Prim::kRsqrt,
+                                              Prim::kErf,  Prim::kErfc,  Prim::kErfInv};
+    if (std::find(std::begin(kSameTypeUnops), std::end(kSameTypeUnops), eqn.prim) != std::end(kSameTypeUnops) &&
+        eqn.inputs.size() == 1 && outs.size() == 1 && outs[0].typed)
+      found.push_back({0, outs[0].type});
+    // jax/_src/lax/lax.py's _select_shape_rule and _select_dtype_rule (select at jax-v0.2.21,
+    // select_n's cases later): the cases have one shape and one dtype.
+    if (eqn.prim == Prim::kSelectN)
+      for (size_t i = 1; i < eqn.inputs.size(); ++i)
+        if (eqn.inputs[i].var >= 0 && !pending_.count(eqn.inputs[i].var)) {
+          for (size_t j = 1; j < eqn.inputs.size(); ++j)
+            if (j != i) found.push_back({j, main_program_->vars[eqn.inputs[i].var].type});
+          break;
+        }
+    return found;
+  }
+
+  // Types pending binders from what this equation determines, and checks the types of the other
+  // untyped binders against it (at the binder). False when an operand is still pending (a probe).
+  bool use_types_binders(Program& program, const Equation& eqn, const std::vector<Out>& outs) {
+    for (const auto& [i, type] : uses_determine(eqn, outs)) {
+      const int v = eqn.inputs[i].var;
+      auto binder = untyped_binders_.find(v);
+      if (binder == untyped_binders_.end()) continue;
+      if (pending_.erase(v)) {
+        program.vars[v].type = type;
+        found_[binder->second.first.text] = type;
+        binder->second.second = "inferred";
+      } else if (program.vars[v].type != type) {
+        const SourceLocation use = eqn.where;
+        error_at(binder->second.first, "binder '" + binder->second.first.text + "' is " + program.vars[v].type.str() +
+                                           " (" + binder->second.second + "), but its use by " +
+                                           std::string(prim_name(eqn.prim)) + " at " + std::to_string(use.line) + ":" +
+                                           std::to_string(use.column) + " makes it " + type.str());
+      }
+    }
+    for (const Atom& a : eqn.inputs)
+      if (a.var >= 0 && pending_.count(a.var)) return false;
+    return true;
+  }
+
   // A call's body whose binders have no types, read once the call's operands give them.
   struct DeferredBody {
     std::string key;
@@ -871,13 +956,48 @@ class Parser {
   std::vector<std::string>* problems_;
   const ArgTypes* arg_types_;
   std::set<std::string> used_arg_types_;
+  // Inference of untyped main binders (uses_determine): types found by earlier probes; whether this
+  // reading is a probe; the main program; its untyped binders (by var: name token, where the type
+  // came from); the vars of unknown type (a probe's); the types this reading found.
+  const ArgTypes* inferred_ = nullptr;
+  bool probe_ = false;
+  const Program* main_program_ = nullptr;
+  std::map<int, std::pair<Token, std::string>> untyped_binders_;
+  std::set<int> pending_;
+  ArgTypes found_;
   std::map<std::string, std::shared_ptr<Program>> shared_;
 };
 
 }  // namespace
 
+// The types of untyped main binders their uses determine, read to a fixed point: each probe reading
+// types a pending binder at the first use that determines it, and the next starts from those types,
+// so a use before that one sees them. Each round adds a binder or stops. A probe that meets a problem
+// stops there; the reading after it reports the problem.
+static ArgTypes infer_arg_types(std::string_view text, const std::string& file, const ArgTypes& arg_types) {
+  ArgTypes inferred;
+  while (true) {
+    Parser probe(text, file, nullptr, &arg_types);
+    probe.probe(&inferred);
+    bool stopped = false;
+    try {
+      probe.parse_file();
+    } catch (const Parser::NothingPending&) {
+      return inferred;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kBadInput) throw;
+      stopped = true;
+    }
+    const size_t before = inferred.size();
+    for (const auto& [name, type] : probe.found()) inferred.emplace(name, type);
+    if (stopped || inferred.size() == before) return inferred;
+  }
+}
+
 Program parse_program(std::string_view text, const std::string& file, const ArgTypes& arg_types) {
+  const ArgTypes inferred = infer_arg_types(text, file, arg_types);
   Parser parser(text, file, nullptr, &arg_types);
+  parser.infer_with(&inferred);
   return parser.parse_file();
 }
 
@@ -888,7 +1008,10 @@ ArgTypes parse_arg_types(std::string_view text, const std::string& source) {
 std::vector<std::string> program_problems(std::string_view text, const std::string& file, const ArgTypes& arg_types) {
   std::vector<std::string> problems;
   try {
-    Parser(text, file, &problems, &arg_types).parse_file();
+    const ArgTypes inferred = infer_arg_types(text, file, arg_types);
+    Parser parser(text, file, &problems, &arg_types);
+    parser.infer_with(&inferred);
+    parser.parse_file();
   } catch (const Error& e) {  // one the reading cannot go on after (a missing brace)
     if (e.kind() != ErrorKind::kBadInput) throw;
     problems.push_back(e.what());
