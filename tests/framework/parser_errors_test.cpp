@@ -64,6 +64,26 @@ const BadProgram kBadPrograms[] = {
      "print the jaxpr with concrete sizes (no abstracted_axes)"},
     {"a primitive of some JAX versions names them", "{ lambda ; x:f32[]. let\n  y:f32[] = xmap[axis_resources=()] x in (y,) }",
      "p:2:13: unknown primitive 'xmap' (jax.experimental.maps.xmap, JAX 0.2.7-0.4.30)"},
+    // A lu.WrappedFun param prints as its multi-line repr (jax/_src/linear_util.py WrappedFun.__repr__,
+    // "Wrapped function:\n<transforms>\nCore: NAME\n"): custom_vjp_call_jaxpr's bwd as JAX 0.2.22-0.4.4 prints
+    // it (jax-v0.3.16 jax/interpreters/partial_eval.py, DynamicJaxprTrace.process_custom_vjp_call; params
+    // sorted by core.pp_eqn), and custom_jvp_call's jvp_jaxpr_fun as JAX 0.5.1-0.6.0 does (jax-v0.6.0
+    // jax/_src/interpreters/partial_eval.py: lu.wrap_init of the memoized thunk, no transforms).
+    {"custom_vjp_call_jaxpr's bwd", "{ lambda ; a:f32[4]. let\n  b:f32[4] = custom_vjp_call_jaxpr[\n    bwd=Wrapped "
+     "function:\n0   : _flatten_bwd   (PyTreeDef((*,)), (ShapedArray(float32[4]),))\nCore: g_bwd\n\n"
+     "    fun_jaxpr={ lambda ; c:f32[4]. let d:f32[4] = sin c in (d,) }\n"
+     "    fwd_jaxpr_thunk=<function _memoize.<locals>.memoized at 0x7f3b2c1d5e50>\n    num_consts=0\n"
+     "    out_trees=<function transformation_with_aux.<locals>.<lambda> at 0x7f3b2c1d5f70>\n  ] a\n in (b,) }",
+     "p:3:9: bwd= is a Python function printed as its repr ('Wrapped function: .. Core: NAME', several lines), as "
+     "JAX 0.2.4-0.6.0 prints custom_vjp_call_jaxpr's bwd and 0.5.1-0.6.0 custom_jvp_call's jvp_jaxpr_fun; rematkit "
+     "does not read it: print the program with JAX 0.6.1 or later, which writes the function's name"},
+    {"custom_jvp_call's jvp_jaxpr_fun", "{ lambda ; a:f32[4]. let\n  b:f32[4] = custom_jvp_call[\n"
+     "    call_jaxpr={ lambda ; c:f32[4]. let d:f32[4] = sin c in (d,) }\n"
+     "    jvp_jaxpr_fun=Wrapped function:\n\nCore: memoized\n\n    num_consts=0\n    symbolic_zeros=False\n  ] a\n in (b,) }",
+     "p:4:19: jvp_jaxpr_fun= is a Python function printed as its repr ('Wrapped function: .. Core: NAME', several "
+     "lines), as JAX 0.2.4-0.6.0 prints custom_vjp_call_jaxpr's bwd and 0.5.1-0.6.0 custom_jvp_call's "
+     "jvp_jaxpr_fun; rematkit does not read it: print the program with JAX 0.6.1 or later, which writes the "
+     "function's name"},
     // jax_remat3's hijax forms (ad_checkpoint.py, hijax.py): CustomRemat's rules print as Python objects.
     {"custom_remat", "{ lambda ; x:f32[3]. let\n y:f32[3] = call_hi_primitive[\n  _prim=CustomRemat[{'jaxpr': "
      "{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }, 'f1': <function <lambda> at 0xXXXXXXXXXXXX>}]\n ] x in (y,) }",

@@ -25,6 +25,18 @@ inline constexpr VersionedPrimitive kRefusedHiPrimitives[] = {
                     "objects, not jaxprs, so the program does not carry the rules its gradient uses"},
 };
 
+// A param whose value is a Python lu.WrappedFun, which core.pp_kv_pair prints as str(v): its
+// __repr__ is "Wrapped function:\n<one line per transform>\nCore: NAME\n" (jax/linear_util.py
+// jax-v0.2.4 to jax/_src/linear_util.py jax-v0.6.0), lines of Python text where a value goes. JAX
+// prints one for custom_vjp_call_jaxpr's bwd (jax/_src/custom_derivatives.py, custom_vjp.__call__'s
+// flat_bwd, jax-v0.2.4-0.4.4 and jax-v0.5.1-0.6.0; 0.4.5-0.5.0 pass its bound call_wrapped) and for
+// custom_jvp_call's jvp_jaxpr_fun (jax/_src/interpreters/partial_eval.py, jax-v0.5.1-0.6.0); from
+// jax-v0.6.1 the pp rules _custom_jvp_call_pp_rule and _custom_vjp_call_pp_rule print names instead.
+inline constexpr std::string_view kWrappedFunParam =
+    "is a Python function printed as its repr ('Wrapped function: .. Core: NAME', several lines), as JAX "
+    "0.2.4-0.6.0 prints custom_vjp_call_jaxpr's bwd and 0.5.1-0.6.0 custom_jvp_call's jvp_jaxpr_fun; rematkit "
+    "does not read it: print the program with JAX 0.6.1 or later, which writes the function's name";
+
 // What prints `name`, for a primitive only some JAX versions have; nullopt for any other.
 constexpr std::optional<std::string_view> versioned_primitive(std::string_view name) {
   for (const VersionedPrimitive& p : kVersionedPrimitives)

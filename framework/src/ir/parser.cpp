@@ -793,6 +793,10 @@ class Parser {
       if (key.kind != Token::Kind::kIdent) error_at(key, "expected a parameter name, found " + describe(key));
       key.text = param_key(prim, key.text);
       expect('=');
+      if (detail::Lexer look = lex_; look.peek().is_ident("Wrapped")) {  // a copy: skip_raw_value needs lex_ unbuffered
+        const Token wrapped = look.next();
+        if (look.peek().is_ident("function")) error_at(wrapped, key.text + "= " + std::string(detail::kWrappedFunParam));
+      }
       if (deferred && has_body(prim) && key.text == body_param(prim) && untyped_jaxpr_follows()) {
         deferred->push_back({key.text, lex_});
         lex_.skip_raw_value();

@@ -275,7 +275,12 @@ inline constexpr PrimAlias kPrimAliases[] = {
     {"jit", Prim::kPjit}, {"remat", Prim::kCheckpoint}, {"remat2", Prim::kCheckpoint},
     {"xla_call", Prim::kPjit},             // jax.jit to JAX 0.4.3, with call_jaxpr for jaxpr
     {"remat_call", Prim::kCheckpoint},     // jax.checkpoint to JAX 0.3.15, with call_jaxpr for jaxpr
-    {"custom_vjp_call_jaxpr", Prim::kCustomVjpCall},  // JAX before 0.4.36, with fun_jaxpr for call_jaxpr
+    // jax.custom_vjp and jax.custom_jvp staged out, with fun_jaxpr for call_jaxpr: custom_vjp_call_jaxpr
+    // JAX 0.2.0-0.6.0 (jax-v0.6.0 jax/_src/custom_derivatives.py, custom_vjp_call_p.initial_style),
+    // custom_jvp_call_jaxpr JAX 0.2.0-0.3.16 (jax-v0.3.16 jax/interpreters/partial_eval.py,
+    // DynamicJaxprTrace.process_custom_jvp_call binds prim.initial_style; custom_jvp_call from 0.3.17).
+    {"custom_vjp_call_jaxpr", Prim::kCustomVjpCall},
+    {"custom_jvp_call_jaxpr", Prim::kCustomJvpCall},
     {"copy_p", Prim::kCopy}};                         // lax.copy_p's name in older JAX
 
 // A name or alias as programs write it; nullopt for an unknown name.
