@@ -7,7 +7,6 @@
 namespace rematkit::hwy_backend {
 namespace {
 
-constexpr size_t kSegment = FusedElementwise::kSegment;
 constexpr int kMaxSlots = 16;
 
 size_t count(const std::vector<int64_t>& shape) {
