@@ -394,9 +394,10 @@ TEST_P(BackendGradientTest, SameAsTheInterpreterAndRepeatable) {
 INSTANTIATE_TEST_SUITE_P(Reference, BackendGradientTest, ::testing::ValuesIn(residual_cases()),
                          [](const auto& info) { return info.param.name; });
 
-// "prim@backend" for each kernel of the forward pass on highway, then reference.
-std::vector<std::string> forward_kernel_backends(const Linearization& lin) {
-  BackendOptions options{{"highway", "reference"}, &default_plugins()};
+// "prim@backend" for each kernel of the forward pass on `backends` (highway, then reference).
+std::vector<std::string> forward_kernel_backends(const Linearization& lin,
+                                                 const std::vector<std::string>& backends = {"highway", "reference"}) {
+  BackendOptions options{backends, &default_plugins()};
   options.fusion = BackendOptions::Fusion::kOff;  // each equation's own binding (fusion_test.cpp has the fused ones)
   const StepProgram forward = build_step_program(lin, options, Passes::kForwardOnly, InputMode::kLoadedEachRun);
   std::vector<std::string> steps;
@@ -443,21 +444,11 @@ TEST(BackendSet, AnEquationGoesToALaterBackendOnlyWhereBothEstimateAndItsIsLower
       g:f32[8,4] = dot_general[dimension_numbers=(([1], [0]), ([], []))] d w
     in (f, g) })", "sizes");
   const Linearization lin = linearize_with(program);
-  auto kernels_on = [&](const std::vector<std::string>& backends) {
-    BackendOptions options{backends, &default_plugins()};
-    options.fusion = BackendOptions::Fusion::kOff;
-    const StepProgram forward = build_step_program(lin, options, Passes::kForwardOnly, InputMode::kLoadedEachRun);
-    std::vector<std::string> steps;
-    for (const Step& step : forward.steps())
-      if (step.kind == StepKind::kKernel)
-        steps.push_back(std::string(prim_name(lin.graph.eqns[step.equation].prim)) + "@" + step.kernel->backend());
-    return steps;
-  };
-  EXPECT_EQ(kernels_on({"onednn", "highway", "reference"}),
+  EXPECT_EQ(forward_kernel_backends(lin, {"onednn", "highway", "reference"}),
             (std::vector<std::string>{"add@highway", "tanh@highway", "sub@highway", "add@onednn", "tanh@onednn", "sub@highway",
                                       "dot_general@onednn"}));
   // The reference backend first: its missing estimate leaves every equation with it.
-  const std::vector<std::string> reference = kernels_on({"reference", "highway"});
+  const std::vector<std::string> reference = forward_kernel_backends(lin, {"reference", "highway"});
   EXPECT_EQ(reference.size(), 7u);
   for (const std::string& step : reference) EXPECT_EQ(step.substr(step.find('@')), "@reference") << step;
 }

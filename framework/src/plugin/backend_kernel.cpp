@@ -174,7 +174,7 @@ std::unique_ptr<PreparedKernel> BackendSet::bind(const FlatGraph& graph, const F
   std::vector<Type> in, out;
   device_types_of(graph, eqn, in, out);
   if (auto kernel = backends_[static_cast<size_t>(b)]->prepare(eqn.prim, eqn.params, in, out, where_of(eqn))) return kernel;
-  fail("backend '" + backends_[static_cast<size_t>(b)]->name() + "' supports " + where_of(eqn) + " but prepared nothing for it");
+  internal_error("backend '" + backends_[static_cast<size_t>(b)]->name() + "' supports " + where_of(eqn) + " but prepared nothing for it");
 }
 
 int BackendSet::chosen(const FlatGraph& graph, const FlatEquation& eqn) const {
