@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "loop_program.hpp"
+#include "../schedule/loop_program.hpp"
 
 namespace rematkit {
 

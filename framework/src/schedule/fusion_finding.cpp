@@ -1,0 +1,96 @@
+// Finding what to fuse: a chain of equations of one output shape from a seed, each kept only where
+// the fused step may still run where its last part was.
+#include <algorithm>
+#include <utility>
+
+#include "fusion_pass.hpp"
+#include "rematkit/plugin/fusion_view.hpp"  // row_spread_trailing_dims: which spreads a backend fills
+
+namespace rematkit::fusion {
+namespace {
+
+// broadcast_in_dim to `shape` of one element, or of one per row (plugin::row_spread_trailing_dims).
+bool spreads_over(const PassView& pass, const FlatEquation& e, const std::vector<int64_t>& shape) {
+  const FlatGraph& g = pass.graph;
+  if (e.prim != Prim::kBroadcastInDim || e.outputs.size() != 1 || e.inputs.size() != 1 ||
+      g.values[e.outputs[0]].type.shape != shape)
+    return false;
+  return g.values[e.inputs[0]].type.num_elements() == 1 ||
+         plugin::row_spread_trailing_dims(g.values[e.inputs[0]].type.shape,
+                                          param_ints(e.params, "broadcast_dimensions", e.where), shape) > 0;
+}
+
+// Whether `e` reads a value of the fusion, or an operand of the fusion's shape that a part reads
+// too (a relu and its mask both read the pre-activation: one pass over it instead of two).
+bool reads_any(const PassView& pass, const FlatEquation& e, const std::vector<size_t>& parts) {
+  const std::vector<int64_t>& shape = pass.graph.values[e.outputs[0]].type.shape;
+  auto reads = [&](ValueId v) { return std::find(e.inputs.begin(), e.inputs.end(), v) != e.inputs.end(); };
+  for (size_t q : parts) {
+    for (ValueId v : pass.eqn_at(q).outputs)
+      if (reads(v)) return true;
+    for (ValueId v : pass.eqn_at(q).inputs)
+      if (reads(v) && pass.graph.values[v].type.shape == shape) return true;
+  }
+  return false;
+}
+
+// The fused step runs where its last part was: every equation outside it that reads one of its
+// values must come after that, and no value it defines may be defined twice in the pass.
+bool valid(const PassView& pass, const std::vector<size_t>& parts) {
+  const size_t last = parts.back();
+  for (size_t q : parts)
+    for (ValueId v : pass.eqn_at(q).outputs) {
+      if (pass.unfusable.count(v)) return false;
+      if (auto it = pass.readers.find(v); it != pass.readers.end())
+        for (size_t r : it->second)
+          if (r < last && std::find(parts.begin(), parts.end(), r) == parts.end()) return false;
+    }
+  return true;
+}
+
+}  // namespace
+
+bool elementwise(const FlatEquation& e) {
+  if (e.scan || e.cond || e.outputs.size() != 1) return false;
+  const PrimFamily family = prim_family(e.prim);
+  return family == PrimFamily::kUnary || family == PrimFamily::kBinaryArithmetic ||
+         family == PrimFamily::kComparison || family == PrimFamily::kSelect;
+}
+
+bool product(const FlatEquation& e) { return e.prim == Prim::kDotGeneral && !e.scan && !e.cond && e.outputs.size() == 1; }
+
+// Later elementwise equations of the seed's shape that read what the fusion reads or computes.
+std::vector<size_t> find_chain(const PassView& pass, size_t first, const std::vector<int>& taken) {
+  const FlatGraph& g = pass.graph;
+  const std::vector<int64_t>& shape = g.values[pass.eqn_at(first).outputs[0]].type.shape;
+  // A part's operands spread from a scalar (a relu's zeros) or from one value per row (a layer
+  // norm's mean and scale, a softmax's max and sum) come along, from before the seed too (not
+  // ahead of a product, which leads its fusion): then they fill a segment inside the kernel
+  // instead of a whole buffer before it.
+  auto with_spreads = [&](std::vector<size_t> grown, const FlatEquation& e) {
+    for (ValueId v : e.inputs)
+      if (auto d = pass.defined_at.find(v);
+          d != pass.defined_at.end() && d->second != first &&
+          (d->second > first || !product(pass.eqn_at(first))) && taken[d->second] == kOnItsOwn &&
+          spreads_over(pass, pass.eqn_at(d->second), shape) &&
+          std::find(grown.begin(), grown.end(), d->second) == grown.end())
+        grown.push_back(d->second);
+    std::sort(grown.begin(), grown.end());
+    return grown;
+  };
+  std::vector<size_t> parts{first};
+  if (std::vector<size_t> grown = with_spreads(parts, pass.eqn_at(first)); grown.size() > 1 && valid(pass, grown))
+    parts = std::move(grown);
+  for (size_t q = first + 1; q < pass.eqns.size() && q <= first + kLookahead && parts.size() < kMaxParts; ++q) {
+    const FlatEquation& e = pass.eqn_at(q);
+    if (taken[q] != kOnItsOwn || !elementwise(e) || g.values[e.outputs[0]].type.shape != shape) continue;
+    if (!reads_any(pass, e, parts)) continue;
+    std::vector<size_t> grown = parts;
+    grown.push_back(q);
+    grown = with_spreads(std::move(grown), e);
+    if (valid(pass, grown)) parts = std::move(grown);
+  }
+  return parts;
+}
+
+}  // namespace rematkit::fusion

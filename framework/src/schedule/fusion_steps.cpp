@@ -1,0 +1,75 @@
+#include "fusion_steps.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "fusion_pass.hpp"
+
+namespace rematkit {
+namespace fusion {
+
+PassView::PassView(const Linearization& lin, const std::vector<int>& pass_eqns, Pass pass,
+                   const std::vector<ValueId>& readout)
+    : graph(lin.graph), eqns(pass_eqns) {
+  std::map<ValueId, int> definitions;
+  for (size_t p = 0; p < eqns.size(); ++p) {
+    const FlatEquation& e = eqn_at(p);
+    for (ValueId v : e.inputs) readers[v].push_back(p);
+    for (ValueId v : e.outputs) {
+      if (++definitions[v] > 1) unfusable.insert(v);
+      defined_at[v] = p;
+    }
+  }
+  for (ValueId v : readout)
+    if (v != kNoValue) escapes.insert(v);
+  if (pass == Pass::kForward)
+    for (const Residual& r : lin.residuals) escapes.insert(r.value);
+}
+
+}  // namespace fusion
+
+PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pass pass,
+                     const std::vector<ValueId>& readout, BackendSet& backends) {
+  using fusion::kOnItsOwn;
+  const fusion::PassView view(lin, eqns, pass, readout);
+  PassFusion fusion;
+  std::vector<int> at(eqns.size(), kOnItsOwn);  // per position: the fused step it is part of, or kOnItsOwn
+  std::vector<size_t> runs_at;                   // per fused step: the position of its last part, where it runs
+  if (backends.fuses()) {
+    for (size_t p = 0; p < eqns.size(); ++p) {
+      if (at[p] != kOnItsOwn) continue;
+      const FlatEquation& seed = view.eqn_at(p);
+      if (!fusion::product(seed) && !fusion::elementwise(seed)) continue;
+      auto fuse = [&](std::vector<size_t> parts) {
+        for (; parts.size() >= 2; parts.pop_back()) {  // dropping the last part keeps the rest valid
+          FusedStep step;
+          const Params params = fusion::encode(view, parts, step);
+          if (!fusion::bind_to_backend(view, parts, params, step, backends)) continue;
+          for (size_t q : parts) at[q] = static_cast<int>(fusion.steps.size());
+          fusion.steps.push_back(std::move(step));
+          runs_at.push_back(parts.back());
+          return true;
+        }
+        return false;
+      };
+      // A backend may decline the spreads a fusion pulled in (rows too short for it): then the
+      // chain fuses without them, reading their buffers.
+      std::vector<size_t> parts = fusion::find_chain(view, p, at);
+      if (!fuse(parts)) {
+        std::erase_if(parts, [&](size_t q) { return q != p && view.eqn_at(q).prim == Prim::kBroadcastInDim; });
+        fuse(parts);
+      }
+    }
+  }
+  // The pass in order: equations on their own where they are, each fused step where its last
+  // part was.
+  std::vector<std::pair<size_t, int>> items;
+  for (size_t p = 0; p < eqns.size(); ++p)
+    if (at[p] == kOnItsOwn) items.push_back({p, eqns[p]});
+  for (size_t i = 0; i < fusion.steps.size(); ++i) items.push_back({runs_at[i], -1 - static_cast<int>(i)});
+  std::sort(items.begin(), items.end());
+  for (const auto& item : items) fusion.order.push_back(item.second);
+  return fusion;
+}
+
+}  // namespace rematkit
