@@ -103,6 +103,14 @@ Instance dots(bool only_if_no_batch_dims) {
   }};
 }
 
+// DotsSaveable as jax_remat3 reads it: only dot_general's remat rule consults the policy
+// (jax/_src/lax/lax.py's _dot_general_remat at cec06d1); conv_general_dilated has no remat rule
+// there, so a convolution is recomputed even where remat2's DotsSaveable(False) saves it.
+Instance remat3_dots(bool only_if_no_batch_dims) {
+  if (only_if_no_batch_dims) return dots(true);
+  return {[](const rk_equation_view* e, rk_decision* out) { saveable(out, rematkit::plugin::primitive(e) == "dot_general"); }};
+}
+
 Instance offload_dots(int32_t src, int32_t dst) {
   return {[src, dst](const rk_equation_view* e, rk_decision* out) {
     if (!is_dot_without_batch_dims(e)) return;  // Recompute
@@ -166,6 +174,11 @@ Instance dots_class(const rk_value* args, size_t n) {
   if (a[0]->kind != RK_VALUE_BOOL) throw ArgumentError("only_if_no_batch_dims must be True or False");
   return dots(a[0]->int_value != 0);
 }
+Instance remat3_dots_class(const rk_value* args, size_t n) {
+  const auto a = bind(args, n, {"only_if_no_batch_dims"}, false);
+  if (a[0]->kind != RK_VALUE_BOOL) throw ArgumentError("only_if_no_batch_dims must be True or False");
+  return remat3_dots(a[0]->int_value != 0);
+}
 Instance offload(const rk_value* args, size_t n) {
   const auto a = bind(args, n, {"offload_src", "offload_dst"}, false);
   return offload_dots(memory_space_of(*a[0], "offload_src"), memory_space_of(*a[1], "offload_dst"));
@@ -215,6 +228,9 @@ RK_POLICY(kCheckpointDotsNoBatch, "checkpoint_dots_with_no_batch_dims",
 RK_POLICY(kDotNoBatchOld, "dot_with_no_batch_dims_saveable", "(JAX 0.4.6-0.5 name of dots_with_no_batch_dims_saveable)", dots_no_batch);
 RK_POLICY(kDotNoBatchOlder, "dot_with_no_batch_dims", "(JAX <= 0.4.1 name of dots_with_no_batch_dims_saveable)", dots_no_batch);
 RK_POLICY(kDotsClass, "DotsSaveable", "DotsSaveable(only_if_no_batch_dims=BOOL)", dots_class);
+RK_POLICY(kRemat3DotsClass, "remat3_DotsSaveable",
+          "remat3_DotsSaveable(only_if_no_batch_dims=BOOL) (DotsSaveable under jax_remat3: dot_general only)",
+          remat3_dots_class);
 RK_POLICY(kOffload, "offload_dot_with_no_batch_dims", "offload_dot_with_no_batch_dims('device', 'pinned_host')", offload);
 RK_POLICY(kOffloadClass, "OffloadDotWithNoBatchDims", "OffloadDotWithNoBatchDims(offload_src=..., offload_dst=...)", offload);
 RK_POLICY(kOnlyNames, "save_only_these_names", "save_only_these_names('a', ...)", only_names);
@@ -230,7 +246,7 @@ RK_POLICY(kBoth, "save_from_both_policies", "save_from_both_policies(p1, p2)", s
 
 const rk_policy_api* const kPolicies[] = {
     &kEverything, &kNothing, &kDots, &kCheckpointDots, &kDotsNoBatch, &kCheckpointDotsNoBatch, &kDotNoBatchOld,
-    &kDotNoBatchOlder, &kDotsClass, &kOffload, &kOffloadClass, &kOnlyNames, &kOnlyNamesClass, &kAnyNamesBut,
+    &kDotNoBatchOlder, &kDotsClass, &kRemat3DotsClass, &kOffload, &kOffloadClass, &kOnlyNames, &kOnlyNamesClass, &kAnyNamesBut,
     &kAnyNamesButClass, &kAnythingExcept, &kSaveAndOffload, &kSaveAndOffloadClass, &kBoth};
 
 const rk_plugin_api kApi = {sizeof(rk_plugin_api), {RK_ABI_MAJOR, RK_ABI_MINOR}, "jax-policies", "1.0.0",

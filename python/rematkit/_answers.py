@@ -107,13 +107,18 @@ class Solution:
     `decisions` (one per equation inside the checkpoints), `peak_bytes` (planned, what a run
     measures), `budget_bytes`, `smallest_peak`, `residual_bytes`, `recompute_flops`, `cost`,
     `method`, `proven_optimal`, `seconds`; `decisions_json` is the file solved('FILE') reads and
-    `jax_policy_text` the --export-jax file. str() is what `rematkit solve` prints."""
+    `jax_policy_text` the --export-jax file; `names_saved` and `names_offloaded` the checkpoint_name
+    names JAX's names policy would list, or `names_why_not` (non-empty) the values names cannot say.
+    str() is what `rematkit solve` prints."""
 
     def __init__(self, answer):
         self.decisions = [Decision(e) for e in answer.equations]
         for name in ('budget_bytes', 'peak_bytes', 'smallest_peak', 'residual_bytes', 'recompute_flops', 'cost',
-                     'method', 'proven_optimal', 'whole_program', 'seconds', 'decisions_json', 'jax_policy_text'):
+                     'method', 'proven_optimal', 'whole_program', 'seconds', 'decisions_json', 'jax_policy_text',
+                     'names_why_not'):
             setattr(self, name, getattr(answer, name))
+        self.names_saved = list(answer.names_saved)
+        self.names_offloaded = list(answer.names_offloaded)
         self._summary = answer.summary
 
     def __str__(self):
@@ -122,6 +127,21 @@ class Solution:
     def __repr__(self):
         return '<Solution peak %d of %d bytes, %g FLOP recomputed>' % (self.peak_bytes, self.budget_bytes,
                                                                       self.recompute_flops)
+
+    def jax_names_policy(self):
+        """JAX's own names policy for the answer: jax.checkpoint_policies.save_only_these_names(...),
+        or save_and_offload_only_these_names(...) when values are offloaded. A dataclass under
+        jax_remat3 (JAX 0.10.2 on), which reads it where it never calls a function policy. A
+        ValueError naming the values names cannot say when the answer keeps unnamed ones."""
+        if self.names_why_not:
+            raise ValueError('names do not say this answer: ' + self.names_why_not + '; use jax_policy()')
+        import jax  # only here: the rest of the package needs no JAX
+        policies = jax.checkpoint_policies
+        if not self.names_offloaded:
+            return policies.save_only_these_names(*self.names_saved)
+        return policies.save_and_offload_only_these_names(
+            names_which_can_be_saved=list(self.names_saved), names_which_can_be_offloaded=list(self.names_offloaded),
+            offload_src='device', offload_dst='pinned_host')
 
     def jax_policy(self):
         """A policy(prim, *avals, **params) for jax.checkpoint (or flax.linen.remat), built here

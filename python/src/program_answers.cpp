@@ -90,7 +90,11 @@ SolveAnswer solve(const Program& program, const SolveRequest& request, const Pro
   SolveAnswer a;
   a.summary = format_budget_solution(s);
   a.decisions_json = decisions_json(s);
-  if (request.for_jax && !request.offload) a.jax_policy = jax_policy_python(s);
+  const NamesPolicy names = names_policy_of(s);
+  a.names_saved = names.saved;
+  a.names_offloaded = names.offloaded;
+  a.names_why_not = names.sayable ? std::string() : names.why_not;
+  if (request.for_jax && (!request.offload || names.sayable)) a.jax_policy = jax_policy_python(s);
   a.budget_bytes = s.budget_bytes;
   a.peak_bytes = s.peak_bytes;
   a.smallest_peak = s.smallest_peak;

@@ -54,7 +54,11 @@ struct SolveRequest {
 struct SolveAnswer {
   std::string summary;        // what `rematkit solve` prints
   std::string decisions_json;  // the --decisions file
-  std::string jax_policy;      // the --export-jax file; empty unless for_jax (and no offload)
+  std::string jax_policy;      // the --export-jax file; empty unless for_jax (and, with offload, names say it)
+  // JAX's names policy for the answer (names_policy_of): the names saved and offloaded, or why names
+  // cannot say it (names_why_not non-empty).
+  std::vector<std::string> names_saved, names_offloaded;
+  std::string names_why_not;
   int64_t budget_bytes = 0, peak_bytes = 0, smallest_peak = 0, residual_bytes = 0;
   double recompute_flops = 0, cost = 0;
   std::string method;

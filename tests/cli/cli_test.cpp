@@ -659,6 +659,22 @@ TEST_F(CliTest, CheckReadsOlderAndNewerJaxForms) {
   EXPECT_EQ(hi.out, remat3 + ":3:13: call_hi_primitive of CustomRemat is not supported: jax.custom_remat (jax_remat3, "
                              "JAX 0.10.2 on) prints its fwd, rem and bwd rules as Python objects, not jaxprs, so the "
                              "program does not carry the rules its gradient uses\n");
+  // A function policy under jax_remat3 is never called: check and residuals say so at the checkpoint,
+  // and everything in it is recomputed (only the argument is kept; sin's cos a is recomputed).
+  const std::string lambda = write("remat3_lambda.jaxpr",
+                                   "{ lambda ; a:f32[3]. let\n    b:f32[3] = call_hi_primitive[_prim=RematTraced[{'jaxpr': "
+                                   "{ lambda ; a:f32[3]. let\n    b:f32[3] = sin a\n  in (b,) }, 'policy': <function "
+                                   "f.<locals>.<lambda> at 0x7f0000000000>, 'prevent_cse': True}]] a\n  in (b,) }");
+  const std::string note = lambda + ":2:16: note: jax_remat3 never calls a function policy (<function "
+                                    "f.<locals>.<lambda>>): everything in this checkpoint is recomputed, read as "
+                                    "nothing_saveable\n";
+  const CliRun noted = run("check " + lambda);
+  EXPECT_EQ(noted.exit_code, 0) << noted.err;
+  EXPECT_EQ(noted.out, lambda + ": ok: 1 top-level equation(s) read, verified and differentiated\n" + note);
+  const CliRun kept = run("residuals " + lambda);
+  EXPECT_EQ(kept.exit_code, 0) << kept.err;
+  EXPECT_EQ(kept.out, "f32[3] from the argument a\n");
+  EXPECT_EQ(kept.err, note);
   // Dynamic shapes (abstracted axes, JAX 0.2.28-0.8.1) are refused by name.
   expect_bad_input("residuals " + write("dynamic.jaxpr", "{ lambda ; a:i32[] b:f32[a,4]. let  in (b,) }"),
                    "dynamic.jaxpr:1:26: dynamic shapes (JAX's abstracted axes, 0.2.28-0.8.1) are not supported");

@@ -279,9 +279,40 @@ TEST(JaxVersionForms, Remat3FunctionPolicies) {
   // As save_only_these_names('y') above: the argument and y.
   EXPECT_EQ(residual_lines(linearize_with(program("<function everything_saveable at 0xXXXXXXXXXXXX>"))),
             (std::vector<std::string>{"f32[3] from the argument a", "f32[3] named 'y' from p:5"}));
+  // The callable JAX never calls is kept for the note `check` and `residuals` print.
+  EXPECT_EQ(program("<function everything_saveable at 0xXXXXXXXXXXXX>").eqns[0].params.find("ignored_callable_policy"),
+            nullptr);
+  const Program lambda = program("<function f.<locals>.<lambda> at 0xXXXXXXXXXXXX>");
+  const ParamValue* ignored = lambda.eqns[0].params.find("ignored_callable_policy");
+  ASSERT_NE(ignored, nullptr);
+  EXPECT_EQ(ignored->text, "f.<locals>.<lambda>");
   // Full remat: only the argument.
   EXPECT_EQ(residual_lines(linearize_with(program("<function f.<locals>.<lambda> at 0xXXXXXXXXXXXX>"))),
             (std::vector<std::string>{"f32[3] from the argument a"}));
+}
+
+// remat3's DotsSaveable(False) is read by dot_general's remat rule alone (lax.py's _dot_general_remat
+// at cec06d1; convolution.py has no remat rule), so a convolution's output is recomputed, where
+// remat2 calls DotsSaveable(False), which saves conv_general_dilated too (ad_checkpoint.py L92).
+TEST(JaxVersionForms, Remat3DotsSaveableRecomputesAConvolution) {
+  const std::string conv =
+      "    c:f32[1,4,4,3] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers("
+      "lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2)) feature_group_count=1 "
+      "lhs_dilation=(1, 1) padding=((1, 1), (1, 1)) precision=None preferred_element_type=None "
+      "rhs_dilation=(1, 1) window_strides=(1, 1)] a w\n"
+      "    d:f32[1,4,4,3] = sin c\n  in (d,) }";
+  const std::string header = "{ lambda ; a:f32[1,4,4,2] w:f32[3,3,2,3]. let\n";
+  const std::string remat2 = header + "    b:f32[1,4,4,3] = checkpoint[jaxpr=" + header + conv +
+                             " policy=DotsSaveable(only_if_no_batch_dims=False) prevent_cse=True] a w\n  in (b,) }";
+  const std::string remat3 = header + "    b:f32[1,4,4,3] = call_hi_primitive[_prim=RematTraced[{'jaxpr': " + header +
+                             conv + ", 'policy': DotsSaveable(only_if_no_batch_dims=False), 'prevent_cse': True}]] a w\n"
+                             "  in (b,) }";
+  // The conv's transpose reads a and w (the checkpoint's arguments); sin's JVP cos c, recomputed from c.
+  EXPECT_EQ(residual_lines(linearize_with(parse_program(remat2, "p"))),
+            (std::vector<std::string>{"f32[1,4,4,2] from the argument a", "f32[3,3,2,3] from the argument w",
+                                      "f32[1,4,4,3] output of conv_general_dilated from p:3"}));
+  EXPECT_EQ(residual_lines(linearize_with(parse_program(remat3, "p"))),
+            (std::vector<std::string>{"f32[1,4,4,2] from the argument a", "f32[3,3,2,3] from the argument w"}));
 }
 
 // checkpoint_name outside a checkpoint is a name: plain autodiff keeps what the backward reads.

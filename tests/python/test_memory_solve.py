@@ -1,6 +1,8 @@
 # The memory plan and the budget solver as objects, against the CLI's answers and their own laws.
 import importlib.util
 import json
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -89,3 +91,45 @@ def test_bytes_and_min_budgets(two_layer):
     assert two_layer.solve(budget=smallest.peak_bytes).peak_bytes <= smallest.peak_bytes
     with pytest.raises(rematkit.ProgramError, match='smallest'):
         two_layer.solve(budget=smallest.smallest_peak - 64)
+
+
+def named_chain(unary):
+    # op(b), named a; op of that, named b; op of that, named c; summed. `unary` is 'mul' (x * x) or 'sin'.
+    op = (lambda v: 'mul %s %s' % (v, v)) if unary == 'mul' else (lambda v: 'sin ' + v)
+    return ('{ lambda ; x:f32[1024]. let\n'
+            '    a:f32[] = checkpoint[\n'
+            '      differentiated=False\n'
+            '      jaxpr={ lambda ; b:f32[1024]. let\n'
+            '          c:f32[1024] = %s\n'
+            '          d:f32[1024] = name[name=a] c\n'
+            '          e:f32[1024] = %s\n'
+            '          f:f32[1024] = name[name=b] e\n'
+            '          g:f32[1024] = %s\n'
+            '          h:f32[1024] = name[name=c] g\n'
+            '          i:f32[] = reduce_sum[axes=(0,)] h\n'
+            '        in (i,) }\n'
+            '      policy=nothing_saveable\n'
+            '      prevent_cse=True\n'
+            '    ] x\n'
+            '  in (a,) }\n') % (op('b'), op('d'), op('f'))
+
+
+def test_jax_names_policy_where_names_say_the_answer(monkeypatch):
+    # At a fraction's 1 nothing is recomputed: the backward pass reads d and f (each mul's operand,
+    # which the names a and b output) and not h, so save_only_these_names('a', 'b') says it, as
+    # the CLI's --export-jax writes (cli_test's SolveExportsJaxNamesPolicy...).
+    calls = []
+    policies = types.SimpleNamespace(save_only_these_names=lambda *names: calls.append(names) or 'names-policy')
+    monkeypatch.setitem(sys.modules, 'jax', types.SimpleNamespace(checkpoint_policies=policies))
+    named = rematkit.Program.parse(named_chain('mul'))
+    solution = named.solve(budget=1, backend='reference', for_jax=True)
+    assert (solution.names_saved, solution.names_offloaded, solution.names_why_not) == (['a', 'b'], [], '')
+    assert solution.jax_names_policy() == 'names-policy'
+    assert calls == [('a', 'b')]
+    # sin's JVP keeps cos of each value, which no name outputs: names cannot say that answer.
+    unnamed = rematkit.Program.parse(named_chain('sin'))
+    why = unnamed.solve(budget=1, backend='reference', for_jax=True)
+    assert why.names_why_not.startswith('the answer keeps 3 unnamed values')
+    with pytest.raises(ValueError, match='names do not say this answer: the answer keeps 3 unnamed values'):
+        why.jax_names_policy()
+    assert calls == [('a', 'b')]

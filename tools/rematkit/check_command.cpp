@@ -1,20 +1,11 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "rematkit/control_flow_params.hpp"
 #include "rematkit/error.hpp"
 #include "rematkit/parser.hpp"
 
 namespace rematkit::cli {
 namespace {
-
-// The values of `program` and its sub-programs that carry JAX's sharding annotations, as written.
-void collect_sharded(const Program& program, std::vector<std::string>& out) {
-  for (const Var& v : program.vars)
-    if (!v.sharding.empty()) out.push_back(v.name + ":" + v.sharding);
-  for (const Equation& eqn : program.eqns)
-    for (const Program* sub : sub_programs(eqn.params)) collect_sharded(*sub, out);
-}
 
 struct CheckOptions {
   PluginOptions plugins;
@@ -32,11 +23,11 @@ void run_check(const CheckOptions& o) {
   const ArgTypes arg_types = command_arg_types(o.edits);
   std::vector<std::string> problems = program_problems(source.text, source.name, arg_types);
   size_t equations = 0;
-  std::vector<std::string> sharded;
+  std::vector<std::string> notes;
   if (problems.empty()) {
     const Program read = parse_program(source.text, source.name, arg_types);
     equations = read.eqns.size();
-    collect_sharded(read, sharded);
+    notes = program_notes(read);
     try {
       const Program program = edited_program(read, o.edits);
       linearize(program, linearize_options(o.plugins, o.policy, program, o.edits));
@@ -49,9 +40,7 @@ void run_check(const CheckOptions& o) {
   std::cout << std::flush;
   if (!problems.empty()) throw ExitCode{2};  // the problems are the output: nothing more to print
   std::cout << source.name << ": ok: " << equations << " top-level equation(s) read, verified and differentiated\n";
-  if (!sharded.empty())
-    std::cout << "note: " << sharded.size() << " value(s) carry JAX sharding annotations (" << sharded[0]
-              << (sharded.size() > 1 ? ", ..." : "") << "); each is read and computed as the whole, unsharded array\n";
+  for (const std::string& note : notes) std::cout << note << "\n";
 }
 
 }  // namespace

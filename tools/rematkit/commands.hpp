@@ -32,6 +32,10 @@ struct ProgramEditOptions;
 // The program read with --arg-types (when `edits` has it).
 rematkit::Program command_program(const std::string& file, const ProgramEditOptions& edits);
 
+// Notes on what a program read as JAX printed it is computed as (program_notes.cpp): remat3
+// function policies JAX never calls (each at its checkpoint's FILE:LINE:COL), sharding annotations.
+std::vector<std::string> program_notes(const rematkit::Program& program);
+
 // --plugin FILE (repeatable): plugin libraries a command loads before the ones found by default.
 struct PluginOptions {
   std::vector<std::string> files;

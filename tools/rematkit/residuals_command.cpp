@@ -18,6 +18,7 @@ struct ResidualsOptions {
 
 void run_residuals(const ResidualsOptions& o) {
   const Program program = edited_program(command_program(o.file, o.edits), o.edits);
+  for (const std::string& note : program_notes(program)) std::cerr << note << "\n";
   const Linearization lin = linearize(program, linearize_options(o.plugins, o.policy, program, o.edits));
   std::cout << format_residual_report(lin, o.explain) << std::flush;
 }

@@ -534,7 +534,9 @@ class Parser {
     if (prim == Prim::kCheckpoint) {
       if (!params.find("jaxpr")) error_at(cls, "RematTraced has no 'jaxpr'");
       const ParamValue* policy = params.find("policy");
-      params.set("policy", detail::remat3_policy(policy ? *policy : ParamValue::none()));
+      const ParamValue printed = policy ? *policy : ParamValue::none();
+      params.set("policy", detail::remat3_policy(printed));
+      if (detail::remat3_ignores_callable(printed)) params.set("ignored_callable_policy", printed);
     }
     return prim;
   }

@@ -8,4 +8,8 @@ namespace rematkit::detail {
 // The spec a RematTraced's printed 'policy' is read as.
 ParamValue remat3_policy(const ParamValue& printed);
 
+// Whether `printed` is a callable remat3 never calls (everything recomputed): the checkpoint keeps
+// it as the param "ignored_callable_policy", which `rematkit check` and `residuals` note.
+bool remat3_ignores_callable(const ParamValue& printed);
+
 }  // namespace rematkit::detail

@@ -198,8 +198,10 @@ inline constexpr size_t kMaxParams = 10;  // scan's
   /* threefry2x32's two outputs are two equations here, output=0 and output=1 (parser.cpp). */       \
   X(kThreefry2x32, "threefry2x32", kRandom, 4, 4, RK_OPTIONAL("output", kInt))                        \
   X(kPjit, "pjit", kCall, 0, kVariadic, RK_OPTIONAL("name", kName) RK_REQUIRED("jaxpr", kProgram))   \
+  /* ignored_callable_policy: a function policy jax_remat3 never calls, kept for a note (parser.cpp) */ \
   X(kCheckpoint, "checkpoint", kCall, 0, kVariadic, RK_REQUIRED("jaxpr", kProgram)                    \
-    RK_OPTIONAL("policy", kAny) RK_OPTIONAL("prevent_cse", kAny) RK_OPTIONAL("differentiated", kAny)) \
+    RK_OPTIONAL("policy", kAny) RK_OPTIONAL("prevent_cse", kAny) RK_OPTIONAL("differentiated", kAny)  \
+    RK_OPTIONAL("ignored_callable_policy", kAny))                                                     \
   /* jax.custom_jvp and jax.custom_vjp functions: the body is call_jaxpr; name, jvp and bwd are the */ \
   /* Python functions' names, as custom_derivatives.py's pretty-printing rules write them.         */ \
   X(kCustomJvpCall, "custom_jvp_call", kCall, 0, kVariadic, RK_REQUIRED("call_jaxpr", kProgram)       \

@@ -1,0 +1,41 @@
+// What a command says about a program it read as JAX printed it but computes differently from
+// how it is written: sharding annotations, and remat3 policies JAX never calls.
+#include "commands.hpp"
+#include "rematkit/control_flow_params.hpp"
+
+namespace rematkit::cli {
+namespace {
+
+void collect_sharded(const Program& program, std::vector<std::string>& out) {
+  for (const Var& v : program.vars)
+    if (!v.sharding.empty()) out.push_back(v.name + ":" + v.sharding);
+  for (const Equation& eqn : program.eqns)
+    for (const Program* sub : sub_programs(eqn.params)) collect_sharded(*sub, out);
+}
+
+// jax_remat3 never calls a function policy but everything_saveable (jax/_src/ad_checkpoint.py
+// at cec06d1: the policy is data, read only by the rules of dot_general and CheckpointName).
+void collect_ignored_callables(const Program& program, std::vector<std::string>& out) {
+  for (const Equation& eqn : program.eqns) {
+    if (const ParamValue* f = eqn.params.find("ignored_callable_policy"))
+      out.push_back(eqn.where.str() + ": note: jax_remat3 never calls a function policy (<function " + f->text +
+                    ">): everything in this checkpoint is recomputed, read as nothing_saveable");
+    for (const Program* sub : sub_programs(eqn.params)) collect_ignored_callables(*sub, out);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> program_notes(const Program& program) {
+  std::vector<std::string> notes;
+  collect_ignored_callables(program, notes);
+  std::vector<std::string> sharded;
+  collect_sharded(program, sharded);
+  if (!sharded.empty())
+    notes.push_back("note: " + std::to_string(sharded.size()) + " value(s) carry JAX sharding annotations (" +
+                    sharded[0] + (sharded.size() > 1 ? ", ..." : "") +
+                    "); each is read and computed as the whole, unsharded array");
+  return notes;
+}
+
+}  // namespace rematkit::cli
