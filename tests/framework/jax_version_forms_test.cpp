@@ -208,7 +208,7 @@ TEST(JaxVersionForms, BroadcastInDimTakesItsShapeFromTheBinder) {
 
 TEST(JaxVersionForms, EachScanFormGivesTheSameLoop) {
   // func11: one const (extra), one carry, two xs of 16 steps, whatever params the version prints.
-  for (const char* file : {"scan_jax0_4_13.jaxpr", "scan_jax0_4_26.jaxpr", "scan_jax0_10.jaxpr"}) {
+  for (const char* file : {"scan_jax0_4_13.jaxpr", "scan_jax0_4_26.jaxpr", "scan_jax0_10.jaxpr", "scan_jax0_11.jaxpr"}) {
     const Program p = load_program(form(file));
     ASSERT_EQ(p.eqns.size(), 2u) << file;
     ASSERT_EQ(p.eqns[1].prim, Prim::kScan) << file;
