@@ -12,7 +12,7 @@ rules=(
   framework/src/autodiff/transpose_rules.cpp  # transpose
   framework/src/reference/compute.cpp       # reference kernel
   framework/src/interpreter/apply.cpp       # the reference kernel's params (decode_params)
-  framework/src/analysis/flops.cpp          # FLOPs
+  framework/src/autodiff/equation_flops.cpp # FLOPs
 )
 status=0
 for file in "${rules[@]}"; do

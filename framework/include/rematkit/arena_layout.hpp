@@ -9,13 +9,13 @@
 #include <memory>
 #include <vector>
 
+#include "rematkit/buffer_alignment.hpp"  // kBufferAlignment
 #include "rematkit/core_export.hpp"
 #include "rematkit/types.hpp"
 
 namespace rematkit {
 
-constexpr int64_t kBufferAlignment = 64;  // every offset and size: a cache line, and AVX-512's vector
-constexpr size_t kNumMemorySpaces = 2;    // MemorySpace::kDevice, MemorySpace::kPinnedHost
+constexpr size_t kNumMemorySpaces = 2;  // MemorySpace::kDevice, MemorySpace::kPinnedHost
 
 // A buffer alive from the start of step `first_step` to the end of step `last_step` (inclusive).
 struct BufferRequest {

@@ -1,7 +1,9 @@
 // Byte sizes as people write them on a command line or in a sweep file: "64MiB", "1.5GiB", "1e9",
-// "4096", "2GB" (binary units KiB/MiB/GiB/TiB, decimal KB/MB/GB/TB, B or none for bytes).
+// "4096", "2GB" (binary units KiB/MiB/GiB/TiB, decimal KB/MB/GB/TB, B or none for bytes), and as
+// rematkit prints them.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -17,5 +19,8 @@ struct ByteSize {
 
 // nullopt for anything else (no number, an unknown unit, a negative or non-finite number).
 REMATKIT_CORE_EXPORT std::optional<ByteSize> parse_byte_size(const std::string& text);
+
+// "2.00 TiB", "3.25 GiB", "1.50 MiB", "12.0 KiB", "640 B".
+REMATKIT_CORE_EXPORT std::string human_bytes(int64_t bytes);
 
 }  // namespace rematkit

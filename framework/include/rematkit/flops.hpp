@@ -1,18 +1,15 @@
-// Floating-point work of equations and of the passes of a gradient, counted the way ML-systems
-// papers do: 2*M*N*K for a matrix product, one per output element for arithmetic elementwise
-// operations (transcendentals included), one per input element for reductions, none for data
-// movement (broadcast, reshape, transpose, squeeze, select_n, conversions, stop_gradient, name).
+// Floating-point work of the passes of a gradient: each equation's equation_flops (counted the way
+// ML-systems papers do; equation_flops.hpp, included here), summed per pass.
 #pragma once
 
 #include <cstdint>
 
 #include "rematkit/core_export.hpp"
+#include "rematkit/equation_flops.hpp"
 #include "rematkit/graph.hpp"
 #include "rematkit/linearize.hpp"
 
 namespace rematkit {
-
-REMATKIT_CORE_EXPORT int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn);
 
 struct GradientFlops {
   int64_t forward = 0;     // the forward pass, coefficients included

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "rematkit/arena_layout.hpp"
+#include "rematkit/byte_size.hpp"  // human_bytes
 #include "rematkit/core_export.hpp"
 #include "rematkit/error.hpp"
 #include "rematkit/graph.hpp"
@@ -86,8 +87,5 @@ REMATKIT_CORE_EXPORT MemoryReport build_memory_report(const StepProgram& program
 // What `rematkit memory` prints: the peak step and what it runs, every buffer alive there, the bytes
 // per kind, and the predicted against the live peak.
 REMATKIT_CORE_EXPORT std::string format_memory_report(const MemoryReport& report);
-
-// "2.00 TiB", "3.25 GiB", "1.50 MiB", "12.0 KiB", "640 B".
-REMATKIT_CORE_EXPORT std::string human_bytes(int64_t bytes);
 
 }  // namespace rematkit

@@ -9,7 +9,7 @@
 #include "passes.hpp"
 #include "cond_jvp.hpp"
 #include "scan_jvp.hpp"
-#include "rematkit/plugin_registry.hpp"
+#include "../policy/default_registry.hpp"
 
 namespace rematkit::autodiff {
 namespace {
@@ -180,7 +180,7 @@ class JvpTracer {
 }  // namespace
 
 void trace_jvp(const Program& program, const LinearizeOptions& options, Linearization& lin) {
-  const PolicyRegistry& policies = options.policies ? *options.policies : default_policies();
+  const PolicyRegistry& policies = options.policies ? *options.policies : installed_default_policies();
   const PolicyPtr whole_program_policy =
       options.policy.empty() ? nullptr : policies.parse(options.policy, {options.policy_source, 0, 0});
   for (size_t a : options.differentiate)

@@ -14,7 +14,7 @@
 #include <optional>
 
 #include "passes.hpp"
-#include "rematkit/flops.hpp"
+#include "rematkit/equation_flops.hpp"
 #include "rematkit/scan_linearization.hpp"
 
 namespace rematkit::autodiff {

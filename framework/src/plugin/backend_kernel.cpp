@@ -8,7 +8,7 @@
 
 #include "equation_view.hpp"
 #include "host_api.hpp"
-#include "rematkit/arena_layout.hpp"
+#include "rematkit/buffer_alignment.hpp"
 #include "rematkit/error.hpp"
 #include "rematkit/near_names.hpp"
 #include "rematkit/plugin/rk_backend.h"

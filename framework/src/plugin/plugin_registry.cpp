@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "../policy/default_registry.hpp"
 #include "host_api.hpp"
 #include "plugin_policy.hpp"
 #include "rematkit/plugin/rk_backend.h"
@@ -171,5 +172,8 @@ const PluginRegistry& default_plugins() {
 }
 
 const PolicyRegistry& default_policies() { return default_plugins().policies(); }
+
+// linearize() falls back on default_policies() through the policy layer (policy/default_registry.hpp).
+[[maybe_unused]] static const bool default_policies_installed = (install_default_policies(&default_policies), true);
 
 }  // namespace rematkit

@@ -4,7 +4,7 @@
 #include <limits>
 #include <sstream>
 
-#include "rematkit/memory_report.hpp"
+#include "rematkit/byte_size.hpp"
 
 namespace rematkit {
 
