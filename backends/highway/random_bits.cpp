@@ -1,5 +1,5 @@
 // jax.random's bits and fold_in on threefry keys, as the reference backend computes them
-// (framework/src/reference/random.cpp: jax/_src/random/prng.py with jax_threefry_partitionable):
+// (framework/reference_math/src/random.cpp: jax/_src/random/prng.py with jax_threefry_partitionable):
 // element i of a key's bits hashes the 64-bit index i as (high word, low word). random_bits hashes
 // four vectors of consecutive indices at once (one lane each; the rounds are adds, rotates and xors
 // on u32 lanes), compiled for every Highway target; fold_in, one block per key, stays scalar. The

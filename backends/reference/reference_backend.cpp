@@ -1,13 +1,13 @@
 // The reference backend: the oracle the other backends are checked against. It runs the core's
-// reference math (framework/src/reference, compiled into this plugin too): every value computed in
+// reference math (framework/reference_math, compiled into this plugin too): every value computed in
 // double and stored rounded to its dtype, so it agrees bit for bit with the core's interpreter in
 // f32 mode by construction.
 #include <string>
 #include <vector>
 
-#include "element_values.hpp"
-#include "reference_kernels.hpp"
 #include "rematkit/plugin/plugin.hpp"
+#include "rematkit/reference_math/element_values.hpp"
+#include "rematkit/reference_math/reference_kernels.hpp"
 
 namespace {
 

@@ -10,14 +10,14 @@ rules=(
   framework/src/ir/type_rules.cpp           # types
   framework/src/autodiff/jvp_rules.cpp      # JVP
   framework/src/autodiff/transpose_rules.cpp  # transpose
-  framework/src/reference/compute.cpp       # reference kernel
+  framework/reference_math/src/compute.cpp  # reference kernel
   framework/src/interpreter/apply.cpp       # the reference kernel's params (decode_params)
   framework/src/autodiff/equation_flops.cpp # FLOPs
 )
 status=0
 for file in "${rules[@]}"; do
   out=$(LC_ALL=C "$cxx" -std=c++20 -fsyntax-only -Werror=switch -DREMATKIT_CHECK_UNRULED_PRIMITIVE \
-        -I"$src/framework/include" -I"$generated" -I"$src/plugins/include" -I"$src/framework/src/reference" \
+        -I"$src/framework/include" -I"$generated" -I"$src/plugins/include" -I"$src/framework/reference_math/include" \
         "$src/$file" 2>&1)
   if [ $? -eq 0 ]; then
     echo "FAIL: $file compiles with a primitive it has no rule for"

@@ -1,11 +1,11 @@
-// The interpreter: each primitive through the reference math (src/reference, the same code the
+// The interpreter: each primitive through the reference math (framework/reference_math, the same code the
 // reference backend runs), rounded to its dtype under the chosen arithmetic; and whole programs.
 #include <optional>
 
 #include "control_flow.hpp"
-#include "reference_kernels.hpp"
 #include "rematkit/interpreter.hpp"
 #include "rematkit/primitive_params.hpp"
+#include "rematkit/reference_math/reference_kernels.hpp"
 
 namespace rematkit {
 namespace {

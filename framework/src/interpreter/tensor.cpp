@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "element_values.hpp"
+#include "rematkit/reference_math/element_values.hpp"
 
 namespace rematkit {
 

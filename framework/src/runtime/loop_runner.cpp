@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "../interpreter/control_flow.hpp"
-#include "element_values.hpp"
+#include "rematkit/reference_math/element_values.hpp"
 #include "step_executor.hpp"
 
 namespace rematkit {

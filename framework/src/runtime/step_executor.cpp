@@ -1,8 +1,8 @@
 #include "step_executor.hpp"
 
-#include "element_values.hpp"
 #include "loop_runner.hpp"
 #include "rematkit/error.hpp"
+#include "rematkit/reference_math/element_values.hpp"
 
 namespace rematkit {
 namespace {

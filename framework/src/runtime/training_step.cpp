@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
-#include "element_values.hpp"
 #include "rematkit/error.hpp"
 #include "rematkit/linearize.hpp"
+#include "rematkit/reference_math/element_values.hpp"
 #include "rematkit/step_runner.hpp"
 
 namespace rematkit {

@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "element_values.hpp"
 #include "loops.hpp"
+#include "rematkit/reference_math/element_values.hpp"
 
 namespace rematkit::reference {
 namespace {

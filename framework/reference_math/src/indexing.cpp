@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "element_values.hpp"
 #include "loops.hpp"
+#include "rematkit/reference_math/element_values.hpp"
 
 namespace rematkit::reference {
 namespace {

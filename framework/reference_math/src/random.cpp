@@ -4,9 +4,9 @@
 // depends only on its key and its index.
 #include <cstdint>
 
-#include "element_values.hpp"
 #include "loops.hpp"
 #include "rematkit/plugin/threefry2x32.hpp"
+#include "rematkit/reference_math/element_values.hpp"
 
 namespace rematkit::reference {
 namespace {

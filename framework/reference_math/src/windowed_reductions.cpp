@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "element_values.hpp"
 #include "loops.hpp"
+#include "rematkit/reference_math/element_values.hpp"
 
 namespace rematkit::reference {
 namespace {

@@ -5,7 +5,7 @@
 #include <span>
 #include <vector>
 
-#include "reference_kernels.hpp"
+#include "rematkit/reference_math/reference_kernels.hpp"
 
 namespace rematkit::reference {
 
