@@ -17,13 +17,13 @@
 #include <vector>
 
 #include "rematkit/budget_solver.hpp"
-#include "rematkit/error.hpp"
-#include "rematkit/flops.hpp"
-#include "rematkit/linearize.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/program_edits.hpp"
-#include "rematkit/step_program.hpp"
+#include "rematkit/ir/error.hpp"
+#include "rematkit/analysis/flops.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/ir/program_edits.hpp"
+#include "rematkit/schedule/step_program.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
 

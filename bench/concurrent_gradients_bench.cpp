@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/concurrent_gradients.hpp"
-#include "rematkit/linearize.hpp"
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/runtime/concurrent_gradients.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
 

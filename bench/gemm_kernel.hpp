@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/backend_kernel.hpp"
-#include "rematkit/primitive_params.hpp"
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/plugin_host/backend_kernel.hpp"
+#include "rematkit/ir/primitive_params.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 
 namespace rematkit::bench {
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/linearize.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/step_runner.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 
 namespace {
 

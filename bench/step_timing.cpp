@@ -27,12 +27,12 @@
 #include "interleaved_rounds.hpp"
 #include "quiet_wait.hpp"
 #include "step_workloads.hpp"
-#include "rematkit/linearize.hpp"
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 #include "rematkit/sweep/median_interval.hpp"
 #include "rematkit/sweep/peak_rss.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
-#include "rematkit/training_step.hpp"
+#include "rematkit/runtime/training_step.hpp"
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "gemm_fixture.hpp"
-#include "rematkit/backend_kernel.hpp"
-#include "rematkit/primitive_params.hpp"
+#include "rematkit/plugin_host/backend_kernel.hpp"
+#include "rematkit/ir/primitive_params.hpp"
 
 namespace {
 

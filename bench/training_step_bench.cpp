@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "gemm_fixture.hpp"
-#include "rematkit/linearize.hpp"
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
-#include "rematkit/training_step.hpp"
+#include "rematkit/runtime/training_step.hpp"
 
 namespace {
 

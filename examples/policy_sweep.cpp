@@ -2,7 +2,7 @@
 // `rematkit sweep`: each policy's median step time with its 95% interval and its verdict against
 // everything_saveable, its peak memory and what it recomputes.
 //   policy_sweep [BACKENDS]     e.g. policy_sweep highway,reference   (default: reference)
-#include <rematkit/plugin_registry.hpp>
+#include <rematkit/plugin_host/plugin_registry.hpp>
 #include <rematkit/sweep.hpp>
 
 #include <cstdio>

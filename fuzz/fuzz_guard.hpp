@@ -10,7 +10,7 @@
 #include <exception>
 #include <string>
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 
 namespace rematkit::fuzz {
 

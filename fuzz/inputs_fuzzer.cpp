@@ -6,7 +6,7 @@
 
 #include "fuzz_guard.hpp"
 #include "rematkit/io/tensor_json.hpp"
-#include "rematkit/parser.hpp"
+#include "rematkit/ir/parser.hpp"
 
 namespace {
 

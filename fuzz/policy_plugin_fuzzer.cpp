@@ -10,10 +10,10 @@
 #include <cstdlib>
 
 #include "fuzz_guard.hpp"
-#include "rematkit/linearize.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/residual_report.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 
 namespace {
 

@@ -8,11 +8,11 @@
 #include <string>
 
 #include "fuzz_guard.hpp"
-#include "rematkit/linearize.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/residual_report.hpp"
-#include "rematkit/step_runner.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "fuzz_guard.hpp"
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 #include "rematkit/sweep/sweep_checks.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_runner.hpp"

@@ -2,10 +2,9 @@
 """Lists every #include inside the framework that runs back up: a file of a lower layer including one
 of a higher layer. Exits 1 when there is one. Usage: check_layers.py [SOURCE_DIR]
 
-A source file's layer is its folder's (framework/src/<folder>/, framework/reference_math/). A public
-header (framework/include/rematkit/...) is flat, so it takes the folder of the source file that
-implements it: the .cpp of the same name, else the .cpp whose first include it is; the few headers
-that no .cpp implements are named in HEADER_LAYERS. Files of one layer may include each other."""
+A file's layer is its folder's: framework/src/<folder>/, framework/reference_math/, and for a public
+header framework/include/rematkit/<module>/ (rematkit.hpp, the umbrella, is the api's). Files of one
+layer may include each other."""
 import pathlib
 import re
 import sys
@@ -26,24 +25,15 @@ LAYERS = [
 ]
 LAYER_OF = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}
 
-# Public headers with no .cpp of their own, by the folder they belong to.
-HEADER_LAYERS = {
-    "rematkit/backend_options.hpp": "plugin",
-    "rematkit/buffer_alignment.hpp": "plugin",
-    "rematkit/cond_linearization.hpp": "autodiff",
-    "rematkit/scan_linearization.hpp": "autodiff",
-    "rematkit/gradient_result.hpp": "autodiff",
-    "rematkit/gradient.hpp": "autodiff",  # run_gradient.cpp
-    "rematkit/interpreter.hpp": "interpreter",
-    "rematkit/policy.hpp": "policy",
-    "rematkit/rematkit.hpp": "api",  # the umbrella header: everything
-}
+# Public headers sit in a folder per module (include/rematkit/<module>/), named as the source folders
+# but for plugin_host (the plugin SDK owns rematkit/plugin/); rematkit.hpp is the one umbrella.
+PUBLIC_FOLDER = {"plugin_host": "plugin"}
 
 # Known arrows, each with what removes it; the check fails on any other.
 KNOWN = {
     # round_to_dtype (interpreter, over the reference math) rounds literals as they are read: it and
     # Arithmetic belong in an ir header once the reference math sits below ir.
-    ("framework/src/ir/parser.cpp", "rematkit/tensor.hpp"),
+    ("framework/src/ir/parser.cpp", "rematkit/interpreter/tensor.hpp"),
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
@@ -56,13 +46,16 @@ def main():
     reference_public = framework / "reference_math" / "include"
     include_dirs = [public, reference_public]
 
-    def folder_of(path):
+    def folder(path):
         rel = path.relative_to(framework).parts
         if rel[0] == "src":
             return rel[1]
         if rel[0] == "reference_math":
             return "reference_math"
-        return None  # a public header
+        module = path.relative_to(public / "rematkit").parts
+        if len(module) == 1:
+            return "api"  # rematkit.hpp, the umbrella: everything
+        return PUBLIC_FOLDER.get(module[0], module[0])
 
     sources = sorted(p for p in (framework / "src").rglob("*") if p.suffix in (".cpp", ".hpp"))
     if (framework / "reference_math").is_dir():
@@ -80,24 +73,6 @@ def main():
                     yield name, target
                     break
             # otherwise a generated export header or the plugin SDK's: below every layer
-
-    # Public headers: by the .cpp of the same name, else by the .cpp whose first include they are.
-    header_folder = {}
-    for header in headers:
-        key = header.relative_to(public).as_posix()
-        if key in HEADER_LAYERS:
-            header_folder[header] = HEADER_LAYERS[key]
-            continue
-        same_name = [s for s in sources if s.suffix == ".cpp" and s.stem == header.stem]
-        first = [s for s in sources if s.suffix == ".cpp" and next(iter(includes(s)), (None, None))[1] == header]
-        owners = {folder_of(s) for s in (same_name or first)}
-        if len(owners) != 1:
-            print(f"check_layers: {key}: no single folder implements it ({sorted(owners)}); name it in HEADER_LAYERS")
-            return 2
-        header_folder[header] = owners.pop()
-
-    def folder(path):
-        return header_folder.get(path) or folder_of(path)
 
     unknown = {folder(p) for p in sources + headers} - LAYER_OF.keys()
     if unknown:

@@ -8,9 +8,9 @@
 #include "program_answers.hpp"
 #include "python_errors.hpp"
 #include "rematkit/io/program_file.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/printer.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/ir/printer.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "sweep_binding.hpp"
 

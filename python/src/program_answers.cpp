@@ -4,14 +4,14 @@
 #include <chrono>
 
 #include "rematkit/budget_solver.hpp"
-#include "rematkit/flops.hpp"
-#include "rematkit/gradient_difference.hpp"
+#include "rematkit/analysis/flops.hpp"
+#include "rematkit/analysis/gradient_difference.hpp"
 #include "rematkit/io/memory_report_json.hpp"
-#include "rematkit/linearize.hpp"
-#include "rematkit/plan.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/program_edits.hpp"
-#include "rematkit/residual_report.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/api/plan.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/ir/program_edits.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
 
 namespace rematkit::python {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/program.hpp"
-#include "rematkit/tensor.hpp"
+#include "rematkit/ir/program.hpp"
+#include "rematkit/interpreter/tensor.hpp"
 
 namespace rematkit::python {
 

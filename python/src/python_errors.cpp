@@ -2,8 +2,8 @@
 
 #include <pybind11/pybind11.h>
 
-#include "rematkit/error.hpp"
-#include "rematkit/memory_limit.hpp"
+#include "rematkit/ir/error.hpp"
+#include "rematkit/runtime/memory_limit.hpp"
 
 namespace rematkit::python {
 

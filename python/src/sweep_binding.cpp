@@ -7,7 +7,7 @@
 #include <exception>
 #include <future>
 
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 #include "rematkit/sweep/sweep_output.hpp"
 #include "rematkit/sweep/sweep_runner.hpp"
 

@@ -1,6 +1,6 @@
 #include "integer_program.hpp"
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 
 #ifdef REMATKIT_HAVE_CBC
 #include <poll.h>

@@ -5,8 +5,8 @@
 #include <memory>
 #include <new>
 
-#include "rematkit/arena_layout.hpp"
-#include "rematkit/backend_kernel.hpp"
+#include "rematkit/schedule/arena_layout.hpp"
+#include "rematkit/plugin_host/backend_kernel.hpp"
 
 namespace rematkit::solver {
 namespace {

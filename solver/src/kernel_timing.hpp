@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "rematkit/backend_options.hpp"
-#include "rematkit/graph.hpp"
+#include "rematkit/plugin_host/backend_options.hpp"
+#include "rematkit/autodiff/graph.hpp"
 
 namespace rematkit::solver {
 

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
-#include "rematkit/flops.hpp"
-#include "rematkit/program_edits.hpp"
-#include "rematkit/residual_report.hpp"
-#include "rematkit/step_program.hpp"
+#include "rematkit/analysis/flops.hpp"
+#include "rematkit/ir/program_edits.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
+#include "rematkit/schedule/step_program.hpp"
 
 namespace rematkit::solver {
 namespace {

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/backend_options.hpp"
-#include "rematkit/linearize.hpp"
-#include "rematkit/policy.hpp"
-#include "rematkit/program.hpp"
-#include "rematkit/step_program.hpp"
+#include "rematkit/plugin_host/backend_options.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/policy/policy.hpp"
+#include "rematkit/ir/program.hpp"
+#include "rematkit/schedule/step_program.hpp"
 
 namespace rematkit::solver {
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <climits>
 
-#include "rematkit/arena_layout.hpp"
-#include "rematkit/flops.hpp"
-#include "rematkit/scan_linearization.hpp"
+#include "rematkit/schedule/arena_layout.hpp"
+#include "rematkit/analysis/flops.hpp"
+#include "rematkit/autodiff/scan_linearization.hpp"
 
 namespace rematkit::solver {
 namespace {

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "planner_judge.hpp"
-#include "rematkit/linearize.hpp"
+#include "rematkit/autodiff/linearize.hpp"
 
 namespace rematkit {
 struct ScanLinearization;

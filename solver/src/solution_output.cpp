@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rematkit/budget_solver.hpp"
-#include "rematkit/memory_report.hpp"
+#include "rematkit/analysis/memory_report.hpp"
 
 namespace rematkit {
 namespace {

@@ -1,6 +1,6 @@
 #include "budget_rows.hpp"
 
-#include "rematkit/step_program.hpp"
+#include "rematkit/schedule/step_program.hpp"
 #include "rematkit/sweep/budget_answers.hpp"
 
 namespace rematkit::sweep {

@@ -1,10 +1,10 @@
 #include "rematkit/sweep/sweep_checks.hpp"
 
 #include "budget_rows.hpp"
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 #include "rematkit/io/text_file.hpp"
-#include "rematkit/near_names.hpp"
-#include "rematkit/parser.hpp"
+#include "rematkit/ir/near_names.hpp"
+#include "rematkit/ir/parser.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
 
 namespace rematkit::sweep {

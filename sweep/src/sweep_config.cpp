@@ -7,10 +7,10 @@
 #include <set>
 #include <sstream>
 
-#include "rematkit/byte_size.hpp"
-#include "rematkit/error.hpp"
+#include "rematkit/ir/byte_size.hpp"
+#include "rematkit/ir/error.hpp"
 #include "rematkit/io/text_file.hpp"
-#include "rematkit/near_names.hpp"
+#include "rematkit/ir/near_names.hpp"
 
 namespace rematkit::sweep {
 namespace {

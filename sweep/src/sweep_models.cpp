@@ -9,13 +9,13 @@
 #include "rematkit/flax/llama.hpp"
 #include "rematkit/flax/layer_scan.hpp"
 #include "rematkit/flax/model_builder.hpp"
-#include "rematkit/program_builder.hpp"
+#include "rematkit/ir/program_builder.hpp"
 #include "rematkit/io/program_file.hpp"
-#include "rematkit/program_edits.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/control_flow_params.hpp"
-#include "rematkit/memory_limit.hpp"
-#include "rematkit/primitive_params.hpp"
+#include "rematkit/ir/program_edits.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/ir/control_flow_params.hpp"
+#include "rematkit/runtime/memory_limit.hpp"
+#include "rematkit/ir/primitive_params.hpp"
 
 namespace rematkit::sweep {
 namespace {

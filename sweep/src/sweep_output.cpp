@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 
 namespace rematkit::sweep {
 namespace {

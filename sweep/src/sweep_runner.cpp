@@ -13,21 +13,21 @@
 #include <stdexcept>
 
 #include "rematkit/budget_solver.hpp"
-#include "rematkit/error.hpp"
-#include "rematkit/flops.hpp"
-#include "rematkit/gradient_difference.hpp"
-#include "rematkit/step_runner.hpp"
-#include "rematkit/linearize.hpp"
-#include "rematkit/memory_limit.hpp"
-#include "rematkit/program_edits.hpp"
-#include "rematkit/residual_report.hpp"
+#include "rematkit/ir/error.hpp"
+#include "rematkit/analysis/flops.hpp"
+#include "rematkit/analysis/gradient_difference.hpp"
+#include "rematkit/runtime/step_runner.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/runtime/memory_limit.hpp"
+#include "rematkit/ir/program_edits.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 #include "budget_rows.hpp"
 #include "rematkit/sweep/budget_answers.hpp"
 #include "rematkit/sweep/machine_load.hpp"
 #include "rematkit/sweep/median_interval.hpp"
 #include "rematkit/sweep/peak_rss.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
-#include "rematkit/training_step.hpp"
+#include "rematkit/runtime/training_step.hpp"
 
 namespace rematkit::sweep {
 namespace {

@@ -2,7 +2,7 @@
 // C++, planned, differentiated and trained, checked against gradients worked out by hand, and its
 // errors.
 #include "rematkit/flax/model_builder.hpp"
-#include "rematkit/interpreter.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
 #include "rematkit/rematkit.hpp"
 
 #include <gtest/gtest.h>

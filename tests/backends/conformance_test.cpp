@@ -13,11 +13,11 @@
 
 #include <hwy/targets.h>
 
-#include "rematkit/backend_kernel.hpp"
-#include "rematkit/gradient.hpp"
-#include "rematkit/primitive_params.hpp"
-#include "rematkit/step_runner.hpp"
-#include "rematkit/interpreter.hpp"
+#include "rematkit/plugin_host/backend_kernel.hpp"
+#include "rematkit/autodiff/gradient.hpp"
+#include "rematkit/ir/primitive_params.hpp"
+#include "rematkit/runtime/step_runner.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

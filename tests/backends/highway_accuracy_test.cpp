@@ -10,7 +10,7 @@
 #include <iostream>
 
 #include "rematkit/random/xla_math.hpp"
-#include "rematkit/step_runner.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

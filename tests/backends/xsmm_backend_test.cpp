@@ -13,11 +13,11 @@
 #include <thread>
 #include <vector>
 
-#include "rematkit/backend_kernel.hpp"
-#include "rematkit/interpreter.hpp"
-#include "rematkit/primitive_params.hpp"
-#include "rematkit/step_program.hpp"
-#include "rematkit/step_runner.hpp"
+#include "rematkit/plugin_host/backend_kernel.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/ir/primitive_params.hpp"
+#include "rematkit/schedule/step_program.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -10,9 +10,9 @@
 #include "rematkit/flax/initializers.hpp"
 #include "rematkit/flax/model_builder.hpp"
 #include "rematkit/flax/scope.hpp"
-#include "rematkit/gradient.hpp"
-#include "rematkit/primitive_params.hpp"
-#include "rematkit/printer.hpp"
+#include "rematkit/autodiff/gradient.hpp"
+#include "rematkit/ir/primitive_params.hpp"
+#include "rematkit/ir/printer.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

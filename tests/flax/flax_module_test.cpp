@@ -5,9 +5,9 @@
 #include <numeric>
 
 #include "rematkit/flax/nn_remat_policy.hpp"
-#include "rematkit/gradient.hpp"
-#include "rematkit/interpreter.hpp"
-#include "rematkit/residual_report.hpp"
+#include "rematkit/autodiff/gradient.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -7,11 +7,11 @@
 #include <set>
 
 #include "rematkit/flax/gpt.hpp"
-#include "rematkit/gradient.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/printer.hpp"
-#include "rematkit/step_runner.hpp"
-#include "rematkit/residual_report.hpp"
+#include "rematkit/autodiff/gradient.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/ir/printer.hpp"
+#include "rematkit/runtime/step_runner.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

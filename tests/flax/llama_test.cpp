@@ -9,13 +9,13 @@
 #include <set>
 
 #include "rematkit/flax/llama.hpp"
-#include "rematkit/gradient.hpp"
-#include "rematkit/interpreter.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/printer.hpp"
-#include "rematkit/residual_report.hpp"
-#include "rematkit/step_runner.hpp"
+#include "rematkit/autodiff/gradient.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/ir/printer.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "rematkit/flax/model_builder.hpp"
-#include "rematkit/gradient.hpp"
-#include "rematkit/step_runner.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/residual_report.hpp"
+#include "rematkit/autodiff/gradient.hpp"
+#include "rematkit/runtime/step_runner.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -7,10 +7,10 @@
 
 #include <cmath>
 
-#include "rematkit/gradient.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/residual_report.hpp"
-#include "rematkit/step_runner.hpp"
+#include "rematkit/autodiff/gradient.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

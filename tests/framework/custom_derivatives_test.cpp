@@ -7,8 +7,8 @@
 #include <cmath>
 #include <regex>
 
-#include "rematkit/gradient.hpp"
-#include "rematkit/residual_report.hpp"
+#include "rematkit/autodiff/gradient.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "rematkit/gradient.hpp"
+#include "rematkit/autodiff/gradient.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "rematkit/interpreter.hpp"
-#include "rematkit/parser.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/ir/parser.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

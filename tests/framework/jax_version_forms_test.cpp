@@ -2,9 +2,9 @@
 // table) read as the constructs rematkit has: what each one is read as, and what it keeps.
 #include <gtest/gtest.h>
 
-#include "rematkit/control_flow_params.hpp"
-#include "rematkit/printer.hpp"
-#include "rematkit/residual_report.hpp"
+#include "rematkit/ir/control_flow_params.hpp"
+#include "rematkit/ir/printer.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

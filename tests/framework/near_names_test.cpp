@@ -1,5 +1,5 @@
 // Suggestions for misspelt names: edit distances worked out by hand, and what is near enough.
-#include "rematkit/near_names.hpp"
+#include "rematkit/ir/near_names.hpp"
 
 #include <gtest/gtest.h>
 

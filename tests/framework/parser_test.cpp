@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "rematkit/primitive_params.hpp"
-#include "rematkit/printer.hpp"
-#include "rematkit/residual_report.hpp"
+#include "rematkit/ir/primitive_params.hpp"
+#include "rematkit/ir/printer.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -1,8 +1,8 @@
 // JAX's policies: predicates on single equations, and their argument checks.
 #include <gtest/gtest.h>
 
-#include "rematkit/primitive_params.hpp"
-#include "rematkit/residual_report.hpp"
+#include "rematkit/ir/primitive_params.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -8,8 +8,8 @@
 #include <limits>
 #include <numbers>
 
-#include "rematkit/interpreter.hpp"
-#include "rematkit/parser.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/ir/parser.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -1,5 +1,5 @@
 // Building programs from C++: a caller's mistakes are bad-input errors naming what is wrong.
-#include "rematkit/program_builder.hpp"
+#include "rematkit/ir/program_builder.hpp"
 
 #include <gtest/gtest.h>
 

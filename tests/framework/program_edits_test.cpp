@@ -1,10 +1,10 @@
 // --wrt and --retarget-policy: which arguments are differentiated, and checkpoints given another
 // policy in place; residuals worked out by hand from JAX's rules.
-#include "rematkit/program_edits.hpp"
+#include "rematkit/ir/program_edits.hpp"
 
 #include <gtest/gtest.h>
 
-#include "rematkit/residual_report.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

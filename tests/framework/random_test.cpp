@@ -7,10 +7,10 @@
 #include <cmath>
 #include <cstdint>
 
-#include "rematkit/gradient.hpp"
-#include "rematkit/interpreter.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/residual_report.hpp"
+#include "rematkit/autodiff/gradient.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

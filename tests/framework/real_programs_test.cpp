@@ -7,12 +7,12 @@
 #include <cmath>
 #include <filesystem>
 
-#include "rematkit/gradient.hpp"
-#include "rematkit/interpreter.hpp"
-#include "rematkit/step_runner.hpp"
+#include "rematkit/autodiff/gradient.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 #include "rematkit/io/program_file.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/residual_report.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

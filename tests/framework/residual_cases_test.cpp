@@ -4,7 +4,7 @@
 
 #include <regex>
 
-#include "rematkit/residual_report.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "rematkit/gradient.hpp"
+#include "rematkit/autodiff/gradient.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

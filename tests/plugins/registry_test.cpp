@@ -6,10 +6,10 @@
 #include <fstream>
 #include <thread>
 
-#include "rematkit/backend_kernel.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/primitive_params.hpp"
-#include "rematkit/residual_report.hpp"
+#include "rematkit/plugin_host/backend_kernel.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/ir/primitive_params.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -34,10 +34,10 @@
 #include <string>
 
 #include "rematkit/flax/model_builder.hpp"
-#include "rematkit/plan.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/step_program.hpp"
-#include "rematkit/step_runner.hpp"
+#include "rematkit/api/plan.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/schedule/step_program.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 
 extern "C" {
 void* __libc_malloc(size_t);

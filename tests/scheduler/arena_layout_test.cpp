@@ -1,6 +1,6 @@
 // Arena layouts and the arena that runs them. Expected arena sizes come from
 // interval arithmetic done by hand; random layouts are checked against brute-force liveness.
-#include "rematkit/arena_layout.hpp"
+#include "rematkit/schedule/arena_layout.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <random>
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 
 namespace rematkit {
 namespace {

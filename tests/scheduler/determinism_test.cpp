@@ -5,9 +5,9 @@
 #include <cmath>
 #include <limits>
 
-#include "rematkit/concurrent_gradients.hpp"
-#include "rematkit/gradient_difference.hpp"
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/runtime/concurrent_gradients.hpp"
+#include "rematkit/analysis/gradient_difference.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

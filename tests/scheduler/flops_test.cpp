@@ -1,5 +1,5 @@
 // FLOP counts of the passes of a gradient, against counts worked out by hand.
-#include "rematkit/flops.hpp"
+#include "rematkit/analysis/flops.hpp"
 
 #include <gtest/gtest.h>
 

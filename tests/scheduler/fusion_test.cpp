@@ -9,11 +9,11 @@
 #include <cmath>
 #include <set>
 
-#include "rematkit/parser.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/step_program.hpp"
-#include "rematkit/step_runner.hpp"
-#include "rematkit/training_step.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/schedule/step_program.hpp"
+#include "rematkit/runtime/step_runner.hpp"
+#include "rematkit/runtime/training_step.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/step_program.hpp"
-#include "rematkit/step_runner.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/schedule/step_program.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -1,15 +1,15 @@
 // The memory limit: a step over it is refused before its arena is allocated, with one line naming
 // the peak and the limit; a step at the limit runs, and its measured peak is the predicted one.
-#include "rematkit/memory_limit.hpp"
+#include "rematkit/runtime/memory_limit.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "rematkit/byte_size.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/step_runner.hpp"
+#include "rematkit/ir/byte_size.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -2,7 +2,7 @@
 // everything_saveable and nothing_saveable; a tanh MLP whose peak is the same under both, explained;
 // and, over every residual case, per-step bytes summed again from the layout by brute force, kinds
 // checked against the linearization and the steps, and the peak's buffers adding up to the live peak.
-#include "rematkit/memory_report.hpp"
+#include "rematkit/analysis/memory_report.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 
 #include "rematkit/flax/model_builder.hpp"
 #include "rematkit/io/svg_text.hpp"
-#include "rematkit/plan.hpp"
-#include "rematkit/step_program.hpp"
+#include "rematkit/api/plan.hpp"
+#include "rematkit/schedule/step_program.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

@@ -1,15 +1,15 @@
 // Step programs over the reference residual cases: the buffers that outlive the forward pass are
 // exactly the residuals JAX reports, and running one reaches exactly the peak its arena layout
 // predicts, on every backend.
-#include "rematkit/step_program.hpp"
+#include "rematkit/schedule/step_program.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
 
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/step_runner.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

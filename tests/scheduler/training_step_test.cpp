@@ -1,11 +1,11 @@
 // SGD training steps on least squares, against the gradient worked out by hand: 2 X^T (X w - y).
-#include "rematkit/training_step.hpp"
+#include "rematkit/runtime/training_step.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {

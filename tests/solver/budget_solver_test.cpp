@@ -13,12 +13,12 @@
 #include <random>
 
 #include "rematkit/flax/model_builder.hpp"
-#include "rematkit/flops.hpp"
-#include "rematkit/program_edits.hpp"
-#include "rematkit/linearize.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/residual_report.hpp"
-#include "rematkit/step_runner.hpp"
+#include "rematkit/analysis/flops.hpp"
+#include "rematkit/ir/program_edits.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "rematkit/budget_solver.hpp"
-#include "rematkit/parser.hpp"
+#include "rematkit/ir/parser.hpp"
 
 namespace rematkit {
 namespace {

@@ -13,9 +13,9 @@
 
 #include "chain_dp.hpp"
 #include "remat_model.hpp"
-#include "rematkit/linearize.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 #include "segment_dp.hpp"
 
 namespace rematkit::solver {

@@ -17,8 +17,8 @@
 #include <string>
 
 #include "rematkit/budget_solver.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 
 namespace rematkit {
 namespace {

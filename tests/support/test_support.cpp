@@ -11,10 +11,10 @@
 
 #include <gtest/gtest.h>
 
-#include "rematkit/gradient.hpp"
-#include "rematkit/interpreter.hpp"
-#include "rematkit/step_program.hpp"
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/autodiff/gradient.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/schedule/step_program.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 
 namespace rematkit::testing {
 

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/backend_options.hpp"
+#include "rematkit/plugin_host/backend_options.hpp"
 #include "rematkit/io/program_file.hpp"
-#include "rematkit/linearize.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/tensor.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/interpreter/tensor.hpp"
 
 namespace rematkit::testing {
 

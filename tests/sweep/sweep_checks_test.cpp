@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::sweep {

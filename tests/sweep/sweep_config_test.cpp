@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 
 namespace rematkit::sweep {
 namespace {

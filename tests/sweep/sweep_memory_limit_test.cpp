@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_output.hpp"
 #include "rematkit/sweep/sweep_runner.hpp"

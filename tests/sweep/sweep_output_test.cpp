@@ -6,7 +6,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 #include "rematkit/sweep/sweep_output.hpp"
 
 namespace rematkit::sweep {

@@ -3,13 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "rematkit/budget_solver.hpp"
-#include "rematkit/linearize.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/printer.hpp"
-#include "rematkit/program_edits.hpp"
-#include "rematkit/residual_report.hpp"
-#include "rematkit/step_runner.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/ir/printer.hpp"
+#include "rematkit/ir/program_edits.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
 

@@ -10,7 +10,7 @@
 #include <regex>
 #include <sstream>
 
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_output.hpp"
 #include "rematkit/sweep/sweep_runner.hpp"

@@ -1,8 +1,8 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "rematkit/error.hpp"
-#include "rematkit/parser.hpp"
+#include "rematkit/ir/error.hpp"
+#include "rematkit/ir/parser.hpp"
 
 namespace rematkit::cli {
 namespace {

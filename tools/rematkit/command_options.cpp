@@ -5,10 +5,10 @@
 #include <optional>
 
 #include "commands.hpp"
-#include "rematkit/byte_size.hpp"
+#include "rematkit/ir/byte_size.hpp"
 #include "rematkit/io/program_file.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/program_edits.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/ir/program_edits.hpp"
 
 namespace rematkit::cli {
 

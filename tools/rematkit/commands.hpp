@@ -5,10 +5,10 @@
 #include <optional>
 #include <string>
 
-#include "rematkit/linearize.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/program.hpp"
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/ir/program.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 
 namespace rematkit::cli {
 

@@ -9,13 +9,13 @@
 
 #include "commands.hpp"
 #include "kept_values.hpp"
-#include "rematkit/concurrent_gradients.hpp"
-#include "rematkit/flops.hpp"
-#include "rematkit/gradient_difference.hpp"
-#include "rematkit/memory_report.hpp"
+#include "rematkit/runtime/concurrent_gradients.hpp"
+#include "rematkit/analysis/flops.hpp"
+#include "rematkit/analysis/gradient_difference.hpp"
+#include "rematkit/analysis/memory_report.hpp"
 #include "rematkit/io/tensor_json.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/plan.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/api/plan.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
 
 namespace rematkit::cli {

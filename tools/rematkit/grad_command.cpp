@@ -1,11 +1,11 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "rematkit/scan_linearization.hpp"
-#include "rematkit/flops.hpp"
-#include "rematkit/memory_report.hpp"
-#include "rematkit/step_runner.hpp"
-#include "rematkit/parser.hpp"
+#include "rematkit/autodiff/scan_linearization.hpp"
+#include "rematkit/analysis/flops.hpp"
+#include "rematkit/analysis/memory_report.hpp"
+#include "rematkit/runtime/step_runner.hpp"
+#include "rematkit/ir/parser.hpp"
 #include "rematkit/io/tensor_json.hpp"
 
 namespace rematkit::cli {

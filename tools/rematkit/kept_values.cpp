@@ -4,7 +4,7 @@
 #include <set>
 #include <tuple>
 
-#include "rematkit/residual_report.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 
 namespace rematkit::cli {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/linearize.hpp"
+#include "rematkit/autodiff/linearize.hpp"
 
 namespace rematkit::cli {
 

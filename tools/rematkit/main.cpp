@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"rematkit: what a checkpoint policy saves for the backward pass, and the gradients, for programs "

@@ -6,8 +6,8 @@
 #include "rematkit/io/memory_report_json.hpp"
 #include "rematkit/io/memory_timeline.hpp"
 #include "rematkit/io/text_file.hpp"
-#include "rematkit/memory_report.hpp"
-#include "rematkit/step_program.hpp"
+#include "rematkit/analysis/memory_report.hpp"
+#include "rematkit/schedule/step_program.hpp"
 
 namespace rematkit::cli {
 namespace {

@@ -9,8 +9,8 @@
 #include "rematkit/flax/nn_remat_policy.hpp"
 #include "rematkit/io/tensor_json.hpp"
 #include "rematkit/io/text_file.hpp"
-#include "rematkit/printer.hpp"
-#include "rematkit/residual_report.hpp"
+#include "rematkit/ir/printer.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 
 namespace rematkit::cli {
 namespace {

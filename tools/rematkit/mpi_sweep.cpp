@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 #include "rematkit/sweep/budget_answers.hpp"
 #include "rematkit/sweep/sweep_output.hpp"
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_runner.hpp"
 

@@ -4,8 +4,8 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "rematkit/near_names.hpp"
-#include "rematkit/printer.hpp"
+#include "rematkit/ir/near_names.hpp"
+#include "rematkit/ir/printer.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
 

@@ -1,7 +1,7 @@
 // What a command says about a program it read as JAX printed it but computes differently from
 // how it is written: sharding annotations, and remat3 policies JAX never calls.
 #include "commands.hpp"
-#include "rematkit/control_flow_params.hpp"
+#include "rematkit/ir/control_flow_params.hpp"
 
 namespace rematkit::cli {
 namespace {

@@ -1,9 +1,9 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "rematkit/linearize.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/residual_report.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 
 namespace rematkit::cli {
 namespace {

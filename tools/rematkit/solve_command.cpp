@@ -5,7 +5,7 @@
 #include "commands.hpp"
 #include "rematkit/budget_solver.hpp"
 #include "rematkit/io/text_file.hpp"
-#include "rematkit/program_edits.hpp"
+#include "rematkit/ir/program_edits.hpp"
 
 namespace rematkit::cli {
 namespace {

@@ -12,15 +12,15 @@
 //
 // Beside it: rematkit/flax/model_builder.hpp builds models as Flax does (rematkit::flax);
 // rematkit/io/program_file.hpp and rematkit/io/tensor_json.hpp read and write files
-// (rematkit::io); rematkit/linearize.hpp, step_program.hpp and step_runner.hpp are the layers
+// (rematkit::io); rematkit/autodiff/linearize.hpp, step_program.hpp and step_runner.hpp are the layers
 // under a Plan, for tools and research.
 #pragma once
 
-#include "rematkit/error.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/plan.hpp"
-#include "rematkit/program.hpp"
-#include "rematkit/program_builder.hpp"
-#include "rematkit/tensor.hpp"
-#include "rematkit/training_step.hpp"
-#include "rematkit/types.hpp"
+#include "rematkit/ir/error.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/api/plan.hpp"
+#include "rematkit/ir/program.hpp"
+#include "rematkit/ir/program_builder.hpp"
+#include "rematkit/interpreter/tensor.hpp"
+#include "rematkit/runtime/training_step.hpp"
+#include "rematkit/ir/types.hpp"

@@ -1,7 +1,7 @@
-#include "rematkit/flops.hpp"
+#include "rematkit/analysis/flops.hpp"
 
-#include "rematkit/cond_linearization.hpp"
-#include "rematkit/scan_linearization.hpp"
+#include "rematkit/autodiff/cond_linearization.hpp"
+#include "rematkit/autodiff/scan_linearization.hpp"
 
 namespace rematkit {
 

@@ -1,10 +1,10 @@
-#include "rematkit/gradient_difference.hpp"
+#include "rematkit/analysis/gradient_difference.hpp"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 
 namespace rematkit {
 

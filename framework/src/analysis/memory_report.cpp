@@ -1,10 +1,10 @@
-#include "rematkit/memory_report.hpp"
+#include "rematkit/analysis/memory_report.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <set>
 
-#include "rematkit/step_program.hpp"
+#include "rematkit/schedule/step_program.hpp"
 
 namespace rematkit {
 namespace {

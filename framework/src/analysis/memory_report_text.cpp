@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "rematkit/memory_report.hpp"
+#include "rematkit/analysis/memory_report.hpp"
 
 namespace rematkit {
 namespace {

@@ -1,12 +1,12 @@
-#include "rematkit/plan.hpp"
+#include "rematkit/api/plan.hpp"
 
 #include <algorithm>
 
-#include "rematkit/error.hpp"
-#include "rematkit/plugin_registry.hpp"
-#include "rematkit/linearize.hpp"
-#include "rematkit/residual_report.hpp"
-#include "rematkit/step_runner.hpp"
+#include "rematkit/ir/error.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 
 namespace rematkit {
 

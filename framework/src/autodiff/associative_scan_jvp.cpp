@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "jvp_rules.hpp"
-#include "rematkit/primitive_params.hpp"
+#include "rematkit/ir/primitive_params.hpp"
 
 namespace rematkit::autodiff {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "emitter.hpp"
 #include "passes.hpp"
-#include "rematkit/cond_linearization.hpp"
-#include "rematkit/control_flow_params.hpp"
+#include "rematkit/autodiff/cond_linearization.hpp"
+#include "rematkit/ir/control_flow_params.hpp"
 
 namespace rematkit::autodiff {
 ScanTrace trace_cond(FlatGraph& graph, const PolicyRegistry& policies, const Equation& eqn, const std::vector<ValueId>& x,

@@ -2,8 +2,8 @@
 #pragma once
 #include <vector>
 
-#include "rematkit/graph.hpp"
-#include "rematkit/program.hpp"
+#include "rematkit/autodiff/graph.hpp"
+#include "rematkit/ir/program.hpp"
 #include "scan_jvp.hpp"
 
 namespace rematkit::autodiff {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "emitter.hpp"
-#include "rematkit/program.hpp"
+#include "rematkit/ir/program.hpp"
 
 namespace rematkit::autodiff {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "rematkit/interpreter.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
 
 namespace rematkit::autodiff {
 

@@ -3,8 +3,8 @@
 #pragma once
 #include <vector>
 
-#include "rematkit/graph.hpp"
-#include "rematkit/primitive_params.hpp"
+#include "rematkit/autodiff/graph.hpp"
+#include "rematkit/ir/primitive_params.hpp"
 
 namespace rematkit::autodiff {
 

@@ -1,10 +1,10 @@
-#include "rematkit/equation_flops.hpp"
+#include "rematkit/autodiff/equation_flops.hpp"
 
 #include <algorithm>
 
-#include "rematkit/cond_linearization.hpp"
-#include "rematkit/primitive_params.hpp"
-#include "rematkit/scan_linearization.hpp"
+#include "rematkit/autodiff/cond_linearization.hpp"
+#include "rematkit/ir/primitive_params.hpp"
+#include "rematkit/autodiff/scan_linearization.hpp"
 
 namespace rematkit {
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "../interpreter/control_flow.hpp"
-#include "rematkit/cond_linearization.hpp"
-#include "rematkit/interpreter.hpp"
-#include "rematkit/scan_linearization.hpp"
+#include "rematkit/autodiff/cond_linearization.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/autodiff/scan_linearization.hpp"
 
 namespace rematkit::autodiff {
 namespace {

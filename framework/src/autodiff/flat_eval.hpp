@@ -5,8 +5,8 @@
 #include <optional>
 #include <vector>
 
-#include "rematkit/graph.hpp"
-#include "rematkit/tensor.hpp"
+#include "rematkit/autodiff/graph.hpp"
+#include "rematkit/interpreter/tensor.hpp"
 
 namespace rematkit::autodiff {
 

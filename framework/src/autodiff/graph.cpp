@@ -1,4 +1,4 @@
-#include "rematkit/graph.hpp"
+#include "rematkit/autodiff/graph.hpp"
 
 #include <map>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "rematkit/linearize.hpp"
+#include "rematkit/autodiff/linearize.hpp"
 
 #include "passes.hpp"
 

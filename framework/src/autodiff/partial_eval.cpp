@@ -14,8 +14,8 @@
 #include <optional>
 
 #include "passes.hpp"
-#include "rematkit/equation_flops.hpp"
-#include "rematkit/scan_linearization.hpp"
+#include "rematkit/autodiff/equation_flops.hpp"
+#include "rematkit/autodiff/scan_linearization.hpp"
 
 namespace rematkit::autodiff {
 namespace {

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "rematkit/linearize.hpp"
+#include "rematkit/autodiff/linearize.hpp"
 
 namespace rematkit::autodiff {
 

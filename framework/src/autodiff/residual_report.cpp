@@ -1,4 +1,4 @@
-#include "rematkit/residual_report.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 
 #include <map>
 

@@ -1,10 +1,10 @@
-#include "rematkit/gradient.hpp"
+#include "rematkit/autodiff/gradient.hpp"
 
 #include <functional>
 
 #include "flat_eval.hpp"
-#include "rematkit/interpreter.hpp"
-#include "rematkit/residual_report.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
 
 namespace rematkit {
 namespace {

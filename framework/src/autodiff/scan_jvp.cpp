@@ -17,8 +17,8 @@
 
 #include "emitter.hpp"
 #include "passes.hpp"
-#include "rematkit/control_flow_params.hpp"
-#include "rematkit/scan_linearization.hpp"
+#include "rematkit/ir/control_flow_params.hpp"
+#include "rematkit/autodiff/scan_linearization.hpp"
 
 namespace rematkit::autodiff {
 namespace {

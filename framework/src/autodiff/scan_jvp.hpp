@@ -3,8 +3,8 @@
 #pragma once
 #include <vector>
 
-#include "rematkit/graph.hpp"
-#include "rematkit/program.hpp"
+#include "rematkit/autodiff/graph.hpp"
+#include "rematkit/ir/program.hpp"
 
 namespace rematkit::autodiff {
 

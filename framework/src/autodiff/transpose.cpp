@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 #include "passes.hpp"
-#include "rematkit/scan_linearization.hpp"
+#include "rematkit/autodiff/scan_linearization.hpp"
 #include "cond_jvp.hpp"
 #include "scan_jvp.hpp"
 #include "transpose_rules.hpp"

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 #include "rematkit/random/samplers.hpp"
 
 namespace rematkit::flax {

@@ -2,7 +2,7 @@
 
 #include "layers.hpp"
 
-#include "rematkit/primitive_params.hpp"
+#include "rematkit/ir/primitive_params.hpp"
 #include "rematkit/random/threefry.hpp"
 
 namespace rematkit::flax {

@@ -9,7 +9,7 @@
 
 #include "rematkit/flax/initializers.hpp"
 #include "rematkit/flax/model_builder.hpp"
-#include "rematkit/program_builder.hpp"
+#include "rematkit/ir/program_builder.hpp"
 
 namespace rematkit::flax {
 

@@ -2,8 +2,8 @@
 
 #include <memory>
 
-#include "rematkit/control_flow_params.hpp"
-#include "rematkit/parser.hpp"
+#include "rematkit/ir/control_flow_params.hpp"
+#include "rematkit/ir/parser.hpp"
 
 namespace rematkit {
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <numbers>
 
-#include "rematkit/primitive_params.hpp"
+#include "rematkit/ir/primitive_params.hpp"
 
 namespace rematkit::flax {
 namespace {

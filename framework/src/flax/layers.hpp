@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "rematkit/plugin/dimension_numbers.hpp"
-#include "rematkit/program_builder.hpp"
+#include "rematkit/ir/program_builder.hpp"
 
 namespace rematkit::flax {
 

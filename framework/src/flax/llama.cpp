@@ -5,11 +5,11 @@
 #include "language_model.hpp"
 #include "layers.hpp"
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 #include "rematkit/flax/layer_scan.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/primitive_params.hpp"
-#include "rematkit/printer.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/ir/primitive_params.hpp"
+#include "rematkit/ir/printer.hpp"
 
 namespace rematkit {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <random>
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 #include "layers.hpp"
 #include "rematkit/flax/module.hpp"
 #include "rematkit/random/threefry.hpp"

@@ -5,10 +5,10 @@
 #include <optional>
 #include <tuple>
 
-#include "rematkit/control_flow_params.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/primitive_params.hpp"
-#include "rematkit/printer.hpp"
+#include "rematkit/ir/control_flow_params.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/ir/primitive_params.hpp"
+#include "rematkit/ir/printer.hpp"
 
 namespace rematkit::flax {
 

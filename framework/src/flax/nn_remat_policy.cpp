@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "rematkit/step_runner.hpp"
-#include "rematkit/interpreter.hpp"
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/runtime/step_runner.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 
 namespace rematkit::flax {
 namespace {

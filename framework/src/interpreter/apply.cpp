@@ -3,8 +3,8 @@
 #include <optional>
 
 #include "control_flow.hpp"
-#include "rematkit/interpreter.hpp"
-#include "rematkit/primitive_params.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/ir/primitive_params.hpp"
 #include "rematkit/reference_math/reference_kernels.hpp"
 
 namespace rematkit {

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "rematkit/control_flow_params.hpp"
-#include "rematkit/interpreter.hpp"
+#include "rematkit/ir/control_flow_params.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
 
 namespace rematkit::interpreter {
 namespace {

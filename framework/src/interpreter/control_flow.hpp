@@ -2,8 +2,8 @@
 #pragma once
 #include <vector>
 
-#include "rematkit/program.hpp"
-#include "rematkit/tensor.hpp"
+#include "rematkit/ir/program.hpp"
+#include "rematkit/interpreter/tensor.hpp"
 
 namespace rematkit::interpreter {
 

@@ -1,4 +1,4 @@
-#include "rematkit/tensor.hpp"
+#include "rematkit/interpreter/tensor.hpp"
 
 #include <cmath>
 

@@ -3,9 +3,9 @@
 #include <iostream>
 #include <iterator>
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 #include "rematkit/io/text_file.hpp"
-#include "rematkit/parser.hpp"
+#include "rematkit/ir/parser.hpp"
 
 namespace rematkit {
 

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 
 namespace rematkit {
 

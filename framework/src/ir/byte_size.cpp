@@ -1,4 +1,4 @@
-#include "rematkit/byte_size.hpp"
+#include "rematkit/ir/byte_size.hpp"
 
 #include <cmath>
 #include <cstdlib>

@@ -1,8 +1,8 @@
-#include "rematkit/control_flow_params.hpp"
+#include "rematkit/ir/control_flow_params.hpp"
 
 #include <string>
 
-#include "rematkit/program.hpp"
+#include "rematkit/ir/program.hpp"
 
 namespace rematkit {
 namespace {

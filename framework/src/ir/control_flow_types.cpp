@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "rematkit/control_flow_params.hpp"
-#include "rematkit/program.hpp"
+#include "rematkit/ir/control_flow_params.hpp"
+#include "rematkit/ir/program.hpp"
 
 namespace rematkit::ir {
 namespace {

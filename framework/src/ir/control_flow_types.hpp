@@ -3,8 +3,8 @@
 #pragma once
 #include <vector>
 
-#include "rematkit/params.hpp"
-#include "rematkit/types.hpp"
+#include "rematkit/ir/params.hpp"
+#include "rematkit/ir/types.hpp"
 
 namespace rematkit::ir {
 

@@ -1,4 +1,4 @@
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 
 namespace rematkit {
 

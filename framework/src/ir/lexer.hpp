@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 
 namespace rematkit::detail {
 

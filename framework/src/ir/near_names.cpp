@@ -1,4 +1,4 @@
-#include "rematkit/near_names.hpp"
+#include "rematkit/ir/near_names.hpp"
 
 #include <algorithm>
 #include <numeric>

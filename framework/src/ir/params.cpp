@@ -1,10 +1,10 @@
-#include "rematkit/params.hpp"
+#include "rematkit/ir/params.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
-#include "rematkit/printer.hpp"
-#include "rematkit/program.hpp"
+#include "rematkit/ir/printer.hpp"
+#include "rematkit/ir/program.hpp"
 
 namespace rematkit {
 

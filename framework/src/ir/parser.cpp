@@ -1,6 +1,6 @@
 // Recursive-descent parser for programs in jaxpr syntax. Each jaxpr has its own variable scope
 // (sub-programs are closed); equations are type-checked as soon as they are read.
-#include "rematkit/parser.hpp"
+#include "rematkit/ir/parser.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -14,8 +14,8 @@
 #include "jax_versions.hpp"
 #include "lexer.hpp"
 #include "remat3_policy.hpp"
-#include "rematkit/tensor.hpp"
-#include "rematkit/primitive_params.hpp"
+#include "rematkit/interpreter/tensor.hpp"
+#include "rematkit/ir/primitive_params.hpp"
 #include "verifier.hpp"
 
 namespace rematkit {

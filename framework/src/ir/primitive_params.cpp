@@ -1,4 +1,4 @@
-#include "rematkit/primitive_params.hpp"
+#include "rematkit/ir/primitive_params.hpp"
 
 #include <cmath>
 

@@ -1,9 +1,9 @@
-#include "rematkit/printer.hpp"
+#include "rematkit/ir/printer.hpp"
 
 #include <cmath>
 #include <cstdio>
 
-#include "rematkit/program.hpp"
+#include "rematkit/ir/program.hpp"
 
 namespace rematkit {
 namespace {

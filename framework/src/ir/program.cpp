@@ -1,4 +1,4 @@
-#include "rematkit/program.hpp"
+#include "rematkit/ir/program.hpp"
 
 namespace rematkit {
 

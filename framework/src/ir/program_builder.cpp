@@ -1,6 +1,6 @@
-#include "rematkit/program_builder.hpp"
+#include "rematkit/ir/program_builder.hpp"
 
-#include "rematkit/params.hpp"
+#include "rematkit/ir/params.hpp"
 
 namespace rematkit {
 

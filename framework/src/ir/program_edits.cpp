@@ -1,9 +1,9 @@
-#include "rematkit/program_edits.hpp"
+#include "rematkit/ir/program_edits.hpp"
 
 #include <algorithm>
 #include <charconv>
 
-#include "rematkit/parser.hpp"
+#include "rematkit/ir/parser.hpp"
 
 namespace rematkit {
 namespace {

@@ -1,7 +1,7 @@
 // jax_remat3's checkpoint policy, as RematTraced prints it, read as the policy spec rematkit's
 // checkpoint takes. Internal to the parser.
 #pragma once
-#include "rematkit/params.hpp"
+#include "rematkit/ir/params.hpp"
 
 namespace rematkit::detail {
 

@@ -6,9 +6,9 @@
 #include <set>
 #include <string>
 
-#include "rematkit/primitive.hpp"
+#include "rematkit/ir/primitive.hpp"
 #include "control_flow_types.hpp"
-#include "rematkit/primitive_params.hpp"
+#include "rematkit/ir/primitive_params.hpp"
 #include "window_type_rules.hpp"
 
 namespace rematkit {

@@ -1,6 +1,6 @@
-#include "rematkit/types.hpp"
+#include "rematkit/ir/types.hpp"
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 
 namespace rematkit {
 

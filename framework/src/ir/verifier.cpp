@@ -1,7 +1,7 @@
 #include "verifier.hpp"
 
-#include "rematkit/control_flow_params.hpp"
-#include "rematkit/primitive_params.hpp"
+#include "rematkit/ir/control_flow_params.hpp"
+#include "rematkit/ir/primitive_params.hpp"
 
 namespace rematkit {
 namespace {

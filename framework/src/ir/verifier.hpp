@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/program.hpp"
+#include "rematkit/ir/program.hpp"
 
 namespace rematkit {
 

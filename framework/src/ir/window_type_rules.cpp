@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "rematkit/primitive_params.hpp"
+#include "rematkit/ir/primitive_params.hpp"
 
 namespace rematkit {
 namespace {

@@ -3,8 +3,8 @@
 #pragma once
 #include <vector>
 
-#include "rematkit/params.hpp"
-#include "rematkit/primitive.hpp"
+#include "rematkit/ir/params.hpp"
+#include "rematkit/ir/primitive.hpp"
 
 namespace rematkit {
 

@@ -1,4 +1,4 @@
-#include "rematkit/backend_kernel.hpp"
+#include "rematkit/plugin_host/backend_kernel.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -8,9 +8,9 @@
 
 #include "equation_view.hpp"
 #include "host_api.hpp"
-#include "rematkit/buffer_alignment.hpp"
-#include "rematkit/error.hpp"
-#include "rematkit/near_names.hpp"
+#include "rematkit/plugin_host/buffer_alignment.hpp"
+#include "rematkit/ir/error.hpp"
+#include "rematkit/ir/near_names.hpp"
 #include "rematkit/plugin/rk_backend.h"
 
 namespace rematkit {

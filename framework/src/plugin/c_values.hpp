@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "rematkit/plugin/rk_plugin.h"
-#include "rematkit/policy.hpp"
+#include "rematkit/policy/policy.hpp"
 
 namespace rematkit::plugin_host {
 

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "c_values.hpp"
-#include "rematkit/params.hpp"
+#include "rematkit/ir/params.hpp"
 #include "rematkit/plugin/rk_plugin.h"
-#include "rematkit/types.hpp"
+#include "rematkit/ir/types.hpp"
 
 namespace rematkit::plugin_host {
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "rematkit/plugin/rk_policy.h"
-#include "rematkit/policy.hpp"
+#include "rematkit/policy/policy.hpp"
 
 namespace rematkit::plugin_host {
 

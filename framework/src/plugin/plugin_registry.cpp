@@ -1,4 +1,4 @@
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>

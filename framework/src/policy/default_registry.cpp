@@ -1,6 +1,6 @@
 #include "default_registry.hpp"
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 
 namespace rematkit {
 namespace {

@@ -1,6 +1,6 @@
-#include "rematkit/near_names.hpp"
-#include "rematkit/parser.hpp"
-#include "rematkit/policy.hpp"
+#include "rematkit/ir/near_names.hpp"
+#include "rematkit/ir/parser.hpp"
+#include "rematkit/policy/policy.hpp"
 
 namespace rematkit {
 

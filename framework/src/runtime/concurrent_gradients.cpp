@@ -1,8 +1,8 @@
-#include "rematkit/concurrent_gradients.hpp"
+#include "rematkit/runtime/concurrent_gradients.hpp"
 
 #include <tbb/task_group.h>
 
-#include "rematkit/step_runner.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 
 namespace rematkit {
 

@@ -1,10 +1,10 @@
-#include "rematkit/memory_limit.hpp"
+#include "rematkit/runtime/memory_limit.hpp"
 
 #include <fstream>
 #include <limits>
 #include <sstream>
 
-#include "rematkit/byte_size.hpp"
+#include "rematkit/ir/byte_size.hpp"
 
 namespace rematkit {
 

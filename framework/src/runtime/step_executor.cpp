@@ -1,7 +1,7 @@
 #include "step_executor.hpp"
 
 #include "loop_runner.hpp"
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 #include "rematkit/reference_math/element_values.hpp"
 
 namespace rematkit {

@@ -7,9 +7,9 @@
 #include <memory>
 #include <vector>
 
-#include "rematkit/gradient_result.hpp"
-#include "rematkit/step_program.hpp"
-#include "rematkit/tensor.hpp"
+#include "rematkit/autodiff/gradient_result.hpp"
+#include "rematkit/schedule/step_program.hpp"
+#include "rematkit/interpreter/tensor.hpp"
 
 namespace rematkit {
 

@@ -1,10 +1,10 @@
-#include "rematkit/step_runner.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 
 #include <tbb/task_arena.h>
 
 #include "step_executor.hpp"
-#include "rematkit/error.hpp"
-#include "rematkit/memory_limit.hpp"
+#include "rematkit/ir/error.hpp"
+#include "rematkit/runtime/memory_limit.hpp"
 
 namespace rematkit {
 namespace {

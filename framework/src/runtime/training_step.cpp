@@ -1,14 +1,14 @@
-#include "rematkit/training_step.hpp"
+#include "rematkit/runtime/training_step.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
 
-#include "rematkit/error.hpp"
-#include "rematkit/linearize.hpp"
+#include "rematkit/ir/error.hpp"
+#include "rematkit/autodiff/linearize.hpp"
 #include "rematkit/reference_math/element_values.hpp"
-#include "rematkit/step_runner.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 
 namespace rematkit {
 

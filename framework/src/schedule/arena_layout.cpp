@@ -1,4 +1,4 @@
-#include "rematkit/arena_layout.hpp"
+#include "rematkit/schedule/arena_layout.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -7,7 +7,7 @@
 #include <string>
 #include <tuple>
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 
 namespace rematkit {
 namespace {

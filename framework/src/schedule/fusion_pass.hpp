@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "fusion_steps.hpp"
-#include "rematkit/params.hpp"
+#include "rematkit/ir/params.hpp"
 
 namespace rematkit::fusion {
 

@@ -18,7 +18,7 @@
 #include <memory>
 #include <vector>
 
-#include "rematkit/step_program.hpp"
+#include "rematkit/schedule/step_program.hpp"
 
 namespace rematkit {
 

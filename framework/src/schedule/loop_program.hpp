@@ -6,10 +6,10 @@
 #include <memory>
 #include <vector>
 
-#include "rematkit/cond_linearization.hpp"
-#include "rematkit/program.hpp"
-#include "rematkit/scan_linearization.hpp"
-#include "rematkit/step_program.hpp"
+#include "rematkit/autodiff/cond_linearization.hpp"
+#include "rematkit/ir/program.hpp"
+#include "rematkit/autodiff/scan_linearization.hpp"
+#include "rematkit/schedule/step_program.hpp"
 
 namespace rematkit {
 

@@ -1,4 +1,4 @@
-#include "rematkit/step_program.hpp"
+#include "rematkit/schedule/step_program.hpp"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,7 @@
 
 #include "fusion_steps.hpp"
 #include "loop_program.hpp"
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 
 namespace rematkit {
 namespace {

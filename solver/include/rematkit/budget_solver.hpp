@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/error.hpp"
-#include "rematkit/policy.hpp"
-#include "rematkit/program.hpp"
+#include "rematkit/ir/error.hpp"
+#include "rematkit/policy/policy.hpp"
+#include "rematkit/ir/program.hpp"
 
 namespace rematkit {
 

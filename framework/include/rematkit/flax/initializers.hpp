@@ -6,7 +6,7 @@
 
 #include "rematkit/flax/export.hpp"
 #include "rematkit/random/threefry.hpp"
-#include "rematkit/types.hpp"
+#include "rematkit/ir/types.hpp"
 
 namespace rematkit::flax {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "rematkit/flax/export.hpp"
-#include "rematkit/program_builder.hpp"
+#include "rematkit/ir/program_builder.hpp"
 
 namespace rematkit {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "rematkit/flax/export.hpp"
-#include "rematkit/program.hpp"
-#include "rematkit/tensor.hpp"
+#include "rematkit/ir/program.hpp"
+#include "rematkit/interpreter/tensor.hpp"
 
 namespace rematkit {
 namespace flax {

@@ -9,8 +9,8 @@
 #include "rematkit/flax/export.hpp"
 #include "rematkit/flax/initializers.hpp"
 #include "rematkit/flax/scope.hpp"
-#include "rematkit/program.hpp"
-#include "rematkit/program_builder.hpp"
+#include "rematkit/ir/program.hpp"
+#include "rematkit/ir/program_builder.hpp"
 
 namespace rematkit::flax {
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/backend_kernel.hpp"
+#include "rematkit/plugin_host/backend_kernel.hpp"
 #include "rematkit/flax/export.hpp"
 #include "rematkit/flax/module.hpp"
-#include "rematkit/tensor.hpp"
+#include "rematkit/interpreter/tensor.hpp"
 
 namespace rematkit::flax {
 

@@ -1,10 +1,10 @@
-// A MemoryReport (rematkit/memory_report.hpp) as JSON, for scripts: what `rematkit memory --json` prints.
+// A MemoryReport (rematkit/analysis/memory_report.hpp) as JSON, for scripts: what `rematkit memory --json` prints.
 #pragma once
 
 #include <string>
 
 #include "rematkit/io/export.hpp"
-#include "rematkit/memory_report.hpp"
+#include "rematkit/analysis/memory_report.hpp"
 
 namespace rematkit {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "rematkit/io/export.hpp"
-#include "rematkit/memory_report.hpp"
+#include "rematkit/analysis/memory_report.hpp"
 
 namespace rematkit {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "rematkit/io/export.hpp"
-#include "rematkit/program.hpp"
+#include "rematkit/ir/program.hpp"
 
 namespace rematkit {
 

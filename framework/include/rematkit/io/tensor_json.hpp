@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "rematkit/io/export.hpp"
-#include "rematkit/program.hpp"
-#include "rematkit/tensor.hpp"
+#include "rematkit/ir/program.hpp"
+#include "rematkit/interpreter/tensor.hpp"
 
 namespace rematkit {
 

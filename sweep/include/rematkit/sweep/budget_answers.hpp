@@ -9,9 +9,9 @@
 #include <tuple>
 #include <vector>
 
-#include "rematkit/backend_options.hpp"
+#include "rematkit/plugin_host/backend_options.hpp"
 #include "rematkit/budget_solver.hpp"
-#include "rematkit/linearize.hpp"
+#include "rematkit/autodiff/linearize.hpp"
 #include "rematkit/sweep/export.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/error.hpp"
+#include "rematkit/ir/error.hpp"
 #include "rematkit/sweep/export.hpp"
 
 namespace rematkit::sweep {

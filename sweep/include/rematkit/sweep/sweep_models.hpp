@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/program.hpp"
+#include "rematkit/ir/program.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
-#include "rematkit/tensor.hpp"
+#include "rematkit/interpreter/tensor.hpp"
 #include "rematkit/sweep/export.hpp"
 
 namespace rematkit::sweep {

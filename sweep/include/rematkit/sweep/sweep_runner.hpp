@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "rematkit/arena_layout.hpp"
-#include "rematkit/memory_report.hpp"
-#include "rematkit/plugin_registry.hpp"
+#include "rematkit/schedule/arena_layout.hpp"
+#include "rematkit/analysis/memory_report.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/export.hpp"
 
@@ -37,7 +37,7 @@ struct SweepRow {
   double machine_load = 0;
   std::array<int64_t, kNumMemorySpaces> predicted_peak{}, measured_peak{};  // bytes per memory space
   int64_t residual_bytes = 0;
-  // Where the device peak comes from (rematkit/memory_report.hpp): the pass of the peak step
+  // Where the device peak comes from (rematkit/analysis/memory_report.hpp): the pass of the peak step
   // ("forward", "recompute", "backward") and the bytes alive there per buffer kind.
   std::string peak_pass;
   std::array<int64_t, kNumBufferKinds> peak_bytes{};

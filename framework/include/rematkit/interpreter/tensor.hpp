@@ -1,0 +1,44 @@
+// Tensor: a host array of the reference interpreter. Elements are held as doubles whose values
+// are exactly representable in the tensor's dtype (f32 values are rounded to float).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rematkit/core_export.hpp"
+#include "rematkit/ir/types.hpp"
+
+namespace rematkit {
+
+// A value held by the host: its type and its elements as doubles (f32 values are exact in a
+// double; i32 and bool as whole numbers).
+struct REMATKIT_CORE_EXPORT Tensor {
+  Type type;
+  std::vector<double> data;  // row-major, type.num_elements() entries
+
+  // Every element `value` / a rank-0 tensor.
+  static Tensor filled(const Type& type, double value);
+  static Tensor scalar(double value, DType dtype = DType::kF32);
+  int64_t size() const { return static_cast<int64_t>(data.size()); }
+};
+
+// How the interpreter rounds: kFloat32 rounds every f32 result to float, as f32 hardware does;
+// kFloat64 keeps exact doubles (for finite-difference gradient checks).
+enum class Arithmetic { kFloat32, kFloat64 };
+
+// Rounds `value` to what `dtype` holds under `arithmetic`.
+REMATKIT_CORE_EXPORT double round_to_dtype(double value, DType dtype, Arithmetic arithmetic);
+
+// A key<fry> element (a threefry key: jax.random.key's two u32 words, as random_unwrap gives them)
+// is held in its double's 64 bits; these make one and read its words back.
+REMATKIT_CORE_EXPORT double key_element(uint32_t word0, uint32_t word1);
+REMATKIT_CORE_EXPORT uint32_t key_word(double key, int word);  // word 0 or 1
+
+// Row `i` of a tensor stacked along its leading dim (a scan's x slice, a stacked residual's row).
+REMATKIT_CORE_EXPORT Tensor leading_row(const Tensor& stacked, int64_t i);
+
+// Row-major strides of `shape` (in elements).
+REMATKIT_CORE_EXPORT std::vector<int64_t> row_major_strides(const Shape& shape);
+
+}  // namespace rematkit

@@ -1,0 +1,65 @@
+// A training step for a program with a scalar loss: the forward pass, the backward pass, and a
+// plain SGD update of the trained arguments in place (p <- p - learning_rate * dloss/dp, in f32).
+// The params, the data and the constants live in the step's arena between steps (a ResidentRunner),
+// so a step converts nothing and allocates nothing.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "rematkit/schedule/arena_layout.hpp"
+#include "rematkit/plugin_host/backend_options.hpp"
+#include "rematkit/core_export.hpp"
+#include "rematkit/interpreter/tensor.hpp"
+
+namespace rematkit {
+
+struct Linearization;
+class ResidentRunner;
+
+// Built by Plan::training_step, or directly from a Linearization; keeps its arena across steps.
+class REMATKIT_CORE_EXPORT TrainingStep {
+ public:
+  // `trained`: indices of the arguments SGD updates (the params; not the data). A bad-input Error
+  // if the program's output is not one f32 scalar, or a trained argument has no gradient in `lin`
+  // (not floating, or left out of LinearizeOptions::differentiate). The step keeps its own copy of `lin`.
+  TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
+               double learning_rate);
+  // The same, starting from these arguments and constants.
+  TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
+               double learning_rate, const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants = {});
+  ~TrainingStep();
+  TrainingStep(TrainingStep&&) noexcept;  // the arena stays where it is
+  TrainingStep& operator=(TrainingStep&&) noexcept;
+
+  // The starting values: every constant and argument, in binder order (shape-checked).
+  void set_constants(const std::vector<Tensor>& constants);
+  void set_arguments(const std::vector<Tensor>& arguments);
+  void set_argument(size_t index, const Tensor& value);
+  // An f32 argument's buffer, to write the next batch in place. A bad-input Error for other dtypes.
+  float* argument_f32(size_t index);
+
+  // One step: returns the loss, computed before the update.
+  float run();
+
+  // A trained argument's current value; the gradient the last step applied.
+  Tensor argument(size_t index) const;
+  std::optional<Tensor> gradient(size_t index) const;
+  // The step's memory: its arena layout, the peak it predicts and the peak the last step reached.
+  const ArenaLayout& layout() const;
+  int64_t predicted_peak(MemorySpace space = MemorySpace::kDevice) const { return layout().arena(space); }
+  int64_t measured_peak(MemorySpace space = MemorySpace::kDevice) const;
+  // What runs the step (rematkit/runtime/step_runner.hpp has the type).
+  const ResidentRunner& runner() const { return *runner_; }
+
+ private:
+  void update();
+
+  std::unique_ptr<Linearization> lin_;  // a copy of the caller's, which the runner reads
+  std::unique_ptr<ResidentRunner> runner_;
+  std::vector<size_t> trained_;  // the arguments update() updates
+  float learning_rate_;
+};
+
+}  // namespace rematkit
