@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
     }
     rematkit::BackendOptions b{preference, &plugins};
     b.threads = 1;
-    const rematkit::StepProgram step = rematkit::build_step_program(lin, b, rematkit::Passes::kForwardAndBackward,
+    const rematkit::StepProgram step = rematkit::build_step_program(lin, b, rematkit::Pass::kBackward,
                                                                     rematkit::InputMode::kLoadedEachRun);
     const int64_t knapsack_peak = step.layout().arena(rematkit::MemorySpace::kDevice);
     const double knapsack_flops = static_cast<double>(rematkit::gradient_flops(lin).recompute);

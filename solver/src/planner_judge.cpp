@@ -92,7 +92,7 @@ StepProfile profile_of(const StepProgram& program) {
 Verdict PlannerJudge::judge(const DecisionTable& table) {
   ++calls_;
   auto lin = std::make_shared<const Linearization>(linearize_with(table));
-  const StepProgram program = build_step_program(*lin, backends_, Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+  const StepProgram program = build_step_program(*lin, backends_, Pass::kBackward, InputMode::kLoadedEachRun);
   Verdict v;
   v.steps = profile_of(program);
   v.arena_peak = v.steps.arena;

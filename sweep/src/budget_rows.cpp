@@ -13,7 +13,7 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 int64_t planned_peak(const Linearization& lin, const BackendOptions& backends) {
-  return build_step_program(lin, backends, Passes::kForwardAndBackward, InputMode::kLoadedEachRun)
+  return build_step_program(lin, backends, Pass::kBackward, InputMode::kLoadedEachRun)
       .layout()
       .arena(MemorySpace::kDevice);
 }

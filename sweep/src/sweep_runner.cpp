@@ -146,7 +146,7 @@ void describe(SweepRow& row, const TimedStep& t) {
   }
   row.residual_bytes = residual_bytes(t.model->lin);
   auto memory = std::make_shared<MemoryReport>(build_memory_report(step.runner().program()));
-  row.peak_pass = memory->peak_step >= 0 ? step_phase_name(memory->steps[static_cast<size_t>(memory->peak_step)].phase) : "";
+  row.peak_pass = memory->peak_step >= 0 ? pass_name(memory->steps[static_cast<size_t>(memory->peak_step)].pass) : "";
   row.peak_bytes = memory->peak_bytes;
   row.memory = std::move(memory);
   const GradientFlops flops = gradient_flops(t.model->lin);

@@ -307,14 +307,14 @@ TEST(BackendSet, OneDnnRunsTheTransposesOfAStridedConvolutionOnAnEvenSize) {
     in (t,) })", "downsample");
   const Linearization lin = linearize_with(program);
   const BackendOptions options{{"onednn", "reference"}, &default_plugins()};
-  const StepProgram steps = build_step_program(lin, options, Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+  const StepProgram steps = build_step_program(lin, options, Pass::kBackward, InputMode::kLoadedEachRun);
   std::vector<std::string> convolutions;
   for (const Step& step : steps.steps())
     if (step.kind == StepKind::kKernel && lin.graph.eqns[step.equation].prim == Prim::kConvGeneralDilated)
       convolutions.push_back(step.kernel->backend());
   EXPECT_EQ(convolutions, (std::vector<std::string>{"onednn", "onednn", "onednn"}));
   const RandomInputs in = random_inputs(program, 5);
-  const GradientResult expected = run_gradient(lin, in.constants, in.arguments, Arithmetic::kFloat32);
+  const GradientResult expected = interpret_gradient(lin, in.constants, in.arguments, Arithmetic::kFloat32);
   expect_gradients_near(run_gradient(lin, in.constants, in.arguments, options), expected);
 }
 
@@ -370,7 +370,7 @@ TEST_P(BackendGradientTest, SameAsTheInterpreterAndRepeatable) {
   const Program program = load_program(GetParam().program_path);
   const RandomInputs in = random_inputs(program, 5);
   const Linearization lin = linearize_with(program);
-  const GradientResult expected = run_gradient(lin, in.constants, in.arguments, Arithmetic::kFloat32);
+  const GradientResult expected = interpret_gradient(lin, in.constants, in.arguments, Arithmetic::kFloat32);
   for (const std::string& backend : default_plugins().backend_names()) {
     SCOPED_TRACE(backend);
     const BackendOptions options = preferring(backend);
@@ -399,7 +399,7 @@ std::vector<std::string> forward_kernel_backends(const Linearization& lin,
                                                  const std::vector<std::string>& backends = {"highway", "reference"}) {
   BackendOptions options{backends, &default_plugins()};
   options.fusion = BackendOptions::Fusion::kOff;  // each equation's own binding (fusion_test.cpp has the fused ones)
-  const StepProgram forward = build_step_program(lin, options, Passes::kForwardOnly, InputMode::kLoadedEachRun);
+  const StepProgram forward = build_step_program(lin, options, Pass::kForward, InputMode::kLoadedEachRun);
   std::vector<std::string> steps;
   for (const Step& step : forward.steps())
     if (step.kind == StepKind::kKernel)
@@ -497,7 +497,7 @@ TEST(BackendSet, OneDnnRunsConvolutionsTheirTransposesAndPools) {
     in (m, s) })", "cnn");
   const Linearization lin = linearize_with(program);
   const BackendOptions options{{"onednn", "reference"}, &default_plugins()};
-  const StepProgram steps = build_step_program(lin, options, Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+  const StepProgram steps = build_step_program(lin, options, Pass::kBackward, InputMode::kLoadedEachRun);
   std::multiset<std::string> on_onednn, on_reference;
   for (const Step& step : steps.steps()) {
     if (step.kind != StepKind::kKernel) continue;
@@ -520,7 +520,7 @@ TEST(BackendSet, OneDnnRunsConvolutionsTheirTransposesAndPools) {
   // The max pool's transpose; its JVP, select_and_gather_add, is transposed, never run.
   EXPECT_EQ(on_reference, (std::multiset<std::string>{"select_and_scatter_add"}));
   const RandomInputs in = random_inputs(program, 11);
-  const GradientResult expected = run_gradient(lin, in.constants, in.arguments, Arithmetic::kFloat32);
+  const GradientResult expected = interpret_gradient(lin, in.constants, in.arguments, Arithmetic::kFloat32);
   expect_gradients_near(run_gradient(lin, in.constants, in.arguments, options), expected);
 }
 
@@ -579,7 +579,7 @@ TEST(BackendInstance, OneDnnMultipliesBf16) {
 // `named`), in step order.
 std::vector<std::string> forward_kernels(const Program& program, const std::vector<std::string>& backends, bool named = false) {
   const Linearization lin = linearize_with(program);
-  const StepProgram forward = build_step_program(lin, BackendOptions{backends, &default_plugins()}, Passes::kForwardOnly,
+  const StepProgram forward = build_step_program(lin, BackendOptions{backends, &default_plugins()}, Pass::kForward,
                                                  InputMode::kLoadedEachRun);
   std::vector<std::string> steps;
   for (const Step& step : forward.steps())

@@ -103,7 +103,7 @@ TEST(XsmmBackend, FusedStepsGoToTheNextBackend) {
   const Linearization lin = linearize_with(program);
   BackendOptions options{{"xsmm", "highway", "reference"}, &default_plugins()};
   options.fusion = BackendOptions::Fusion::kAlways;
-  const StepProgram steps = build_step_program(lin, options, Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+  const StepProgram steps = build_step_program(lin, options, Pass::kBackward, InputMode::kLoadedEachRun);
   size_t on_xsmm = 0;
   for (const Step& step : steps.steps()) {
     if (step.kind != StepKind::kKernel) continue;

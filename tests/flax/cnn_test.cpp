@@ -90,7 +90,7 @@ TEST(Cnn, ParamsAreFlaxsTreeDrawnFromEachConvsScope) {
 
 TEST(Cnn, GradientMatchesFiniteDifferences) {
   const Model m = tiny_cnn("nothing_saveable", true, 5);
-  const GradientResult ad = run_gradient(linearize_with(m.program), {}, m.arguments, Arithmetic::kFloat64);
+  const GradientResult ad = interpret_gradient(linearize_with(m.program), {}, m.arguments, Arithmetic::kFloat64);
   const std::vector<Tensor> fd = finite_difference_gradients(m.program, RandomInputs{{}, m.arguments}, 1e-6);
   for (size_t p : m.params) {
     ASSERT_TRUE(ad.gradients[p].has_value());
@@ -102,12 +102,12 @@ TEST(Cnn, GradientMatchesFiniteDifferences) {
 
 TEST(Cnn, GradientsAreBitIdenticalUnderEveryPolicyAndWithoutCheckpoints) {
   const Model plain = tiny_cnn("", /*remat=*/false);
-  const GradientResult expected = run_gradient(linearize_with(plain.program), {}, plain.arguments, Arithmetic::kFloat32);
+  const GradientResult expected = interpret_gradient(linearize_with(plain.program), {}, plain.arguments, Arithmetic::kFloat32);
   for (const char* policy : {"everything_saveable", "nothing_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable",
                              "save_if_bytes_at_least(everything_saveable, 256)"}) {
     SCOPED_TRACE(policy);
     const Model m = tiny_cnn(policy);
-    const GradientResult g = run_gradient(linearize_with(m.program), {}, m.arguments, Arithmetic::kFloat32);
+    const GradientResult g = interpret_gradient(linearize_with(m.program), {}, m.arguments, Arithmetic::kFloat32);
     EXPECT_EQ(g.outputs[0].data, expected.outputs[0].data);
     for (size_t p : m.params) EXPECT_EQ(g.gradients[p]->data, expected.gradients[p]->data) << "argument " << p;
   }

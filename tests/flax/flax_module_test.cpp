@@ -86,7 +86,7 @@ TEST(FlaxMlp, GradientsAreIdenticalUnderEveryPolicy) {
     NnRematPolicyOptions options;
     options.policy = policy;
     const flax::InitializedModule m = flax::init_remat_mlp(setup, 5, options, true);
-    results.push_back(run_gradient(linearize_with(m.apply), {}, flax::apply_arguments(m, kX), Arithmetic::kFloat32));
+    results.push_back(interpret_gradient(linearize_with(m.apply), {}, flax::apply_arguments(m, kX), Arithmetic::kFloat32));
   }
   for (size_t p = 1; p < results.size(); ++p) {
     EXPECT_EQ(results[p].outputs[0].data, results[0].outputs[0].data);

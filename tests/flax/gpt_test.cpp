@@ -65,7 +65,7 @@ TEST(Gpt, DropoutGradientsAreBitIdenticalUnderEveryPolicy) {
   for (const char* policy : {"everything_saveable", "nothing_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable"}) {
     SCOPED_TRACE(policy);
     const Model m = build_gpt(c, policy);
-    const GradientResult g = run_gradient(linearize_with(m.program), {}, m.arguments, Arithmetic::kFloat32);
+    const GradientResult g = interpret_gradient(linearize_with(m.program), {}, m.arguments, Arithmetic::kFloat32);
     if (!first) {
       first = g;
       continue;
@@ -161,16 +161,16 @@ TEST(Gpt, ScannedBlocksWithDropoutSplitTheKeyPerBlock) {
     }
     EXPECT_EQ(count("key<fry>[4]") + count("key<fry>[2]"), lengths.size()) << text;  // the split keys, one binder per scan
     if (lengths.size() == 2) expect_gradient_matches_finite_differences(m.program, m.arguments, m.params);  // both splits
-    const GradientResult kept = run_gradient(linearize_with(build_gpt(c, "everything_saveable", 3).program), {}, m.arguments,
+    const GradientResult kept = interpret_gradient(linearize_with(build_gpt(c, "everything_saveable", 3).program), {}, m.arguments,
                                              Arithmetic::kFloat32);
-    const GradientResult recomputed = run_gradient(linearize_with(m.program), {}, m.arguments, Arithmetic::kFloat32);
+    const GradientResult recomputed = interpret_gradient(linearize_with(m.program), {}, m.arguments, Arithmetic::kFloat32);
     EXPECT_EQ(kept.outputs[0].data, recomputed.outputs[0].data);
     for (size_t p : m.params) EXPECT_EQ(kept.gradients[p]->data, recomputed.gradients[p]->data) << "argument " << p;
     GptConfig plain = c;
     plain.dropout = 0;
     const Model without = build_gpt(plain, "nothing_saveable", 3);
     std::vector<Tensor> same_params = without.arguments;  // the model without its key argument
-    const GradientResult undropped = run_gradient(linearize_with(without.program), {}, same_params, Arithmetic::kFloat32);
+    const GradientResult undropped = interpret_gradient(linearize_with(without.program), {}, same_params, Arithmetic::kFloat32);
     EXPECT_NE(undropped.outputs[0].data, recomputed.outputs[0].data);
   }
 }

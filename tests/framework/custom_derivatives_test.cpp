@@ -202,7 +202,7 @@ void expect_gradients_match_finite_differences(const char* text, bool positive) 
   const Program program = parse_program(text, "p");
   for (const char* policy : {"", "nothing_saveable"}) {
     const RandomInputs in = random_inputs(program, 3, 0.3, 1.2, !positive);
-    const GradientResult ad = run_gradient(linearize_with(program, policy), in.constants, in.arguments, Arithmetic::kFloat64);
+    const GradientResult ad = interpret_gradient(linearize_with(program, policy), in.constants, in.arguments, Arithmetic::kFloat64);
     const std::vector<Tensor> fd = finite_difference_gradients(program, in);
     ASSERT_TRUE(ad.gradients[0].has_value());
     for (size_t i = 0; i < fd[0].data.size(); ++i)
@@ -223,7 +223,7 @@ TEST(CustomDerivatives, MaskedSoftmaxGradientMatchesFiniteDifferences) {
   const Program program = parse_program(kMaskedSoftmax, "p");
   RandomInputs in = random_inputs(program, 4);
   in.arguments[1] = Tensor{program.vars[program.invars[1]].type, {1, 0, 1, 0, 1, 1}};
-  const GradientResult ad = run_gradient(linearize_with(program), in.constants, in.arguments, Arithmetic::kFloat64);
+  const GradientResult ad = interpret_gradient(linearize_with(program), in.constants, in.arguments, Arithmetic::kFloat64);
   const std::vector<Tensor> fd = finite_difference_gradients(program, in);
   ASSERT_TRUE(ad.gradients[0].has_value());
   for (size_t i = 0; i < fd[0].data.size(); ++i) EXPECT_NEAR(ad.gradients[0]->data[i], fd[0].data[i], 1e-6) << i;

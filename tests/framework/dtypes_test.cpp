@@ -162,7 +162,7 @@ TEST(Dtypes, TheTransposeConvertsAPreferredCotangentBack) {
       "{ lambda ; x:bf16[2] w:bf16[2,3]. let y:f32[3] = dot_general[dimension_numbers=(([0], [0]), ([], [])) "
       "preferred_element_type=float32] x w; z:f32[] = reduce_sum[axes=(0,)] y in (z,) }",
       "t");
-  const GradientResult g = run_gradient(linearize_with(p), {},
+  const GradientResult g = interpret_gradient(linearize_with(p), {},
                                         {tensor_of({2}, {1.0, 2.0}, DType::kBF16),
                                          tensor_of({2, 3}, {1, 2, 3, 4, 5, 6}, DType::kBF16)},
                                         Arithmetic::kFloat32);

@@ -179,7 +179,7 @@ void check_against_finite_differences(const Program& program, bool positive, con
   for (unsigned seed : {1u, 2u}) {
     const RandomInputs in = random_inputs(program, seed, 0.3, 1.2, !positive);
     const GradientResult ad =
-        run_gradient(linearize_with(program, policy), in.constants, in.arguments, Arithmetic::kFloat64);
+        interpret_gradient(linearize_with(program, policy), in.constants, in.arguments, Arithmetic::kFloat64);
     const std::vector<Tensor> fd = finite_difference_gradients(program, in);
     for (size_t a = 0; a < fd.size(); ++a) {
       if (!is_floating(program.vars[program.invars[a]].type.dtype)) {
@@ -219,11 +219,11 @@ const char* kPolicies[] = {
 TEST_P(ProgramGradientTest, BitIdenticalAcrossPolicies) {
   const Program program = load_program(GetParam().program_path);
   const RandomInputs in = random_inputs(program, 7);
-  const GradientResult baseline = run_gradient(linearize_with(program), in.constants, in.arguments, Arithmetic::kFloat32);
+  const GradientResult baseline = interpret_gradient(linearize_with(program), in.constants, in.arguments, Arithmetic::kFloat32);
   for (const char* policy : kPolicies) {
     SCOPED_TRACE(policy);
     const Linearization lin = linearize_with(program, policy);
-    const GradientResult r = run_gradient(lin, in.constants, in.arguments, Arithmetic::kFloat32);
+    const GradientResult r = interpret_gradient(lin, in.constants, in.arguments, Arithmetic::kFloat32);
     for (size_t i = 0; i < r.outputs.size(); ++i) EXPECT_EQ(r.outputs[i].data, baseline.outputs[i].data);
     for (size_t a = 0; a < r.gradients.size(); ++a) {
       ASSERT_EQ(r.gradients[a].has_value(), baseline.gradients[a].has_value());
@@ -243,7 +243,7 @@ TEST(Gradient, StopGradientBlocksTheGradient) {
   const Program p = parse_program(
       "{ lambda ; a:f32[3]. let b:f32[3] = stop_gradient a; c:f32[3] = mul b a in (c,) }", "p");
   const RandomInputs in = random_inputs(p, 3);
-  const GradientResult r = run_gradient(linearize_with(p), in.constants, in.arguments, Arithmetic::kFloat64);
+  const GradientResult r = interpret_gradient(linearize_with(p), in.constants, in.arguments, Arithmetic::kFloat64);
   ASSERT_TRUE(r.gradients[0].has_value());
   EXPECT_EQ(r.gradients[0]->data, in.arguments[0].data);
 }
@@ -293,8 +293,8 @@ TEST(Gradient, DifferentiatesOnlyTheArgumentsAsked) {
   EXPECT_EQ(only_w.residuals.size(), 1u);  // sin(x) alone; both keep cos(x) and w as well
   EXPECT_EQ(both.residuals.size(), 3u);
   const RandomInputs in = random_inputs(p, 5);
-  const GradientResult a = run_gradient(only_w, in.constants, in.arguments, Arithmetic::kFloat64);
-  const GradientResult b = run_gradient(both, in.constants, in.arguments, Arithmetic::kFloat64);
+  const GradientResult a = interpret_gradient(only_w, in.constants, in.arguments, Arithmetic::kFloat64);
+  const GradientResult b = interpret_gradient(both, in.constants, in.arguments, Arithmetic::kFloat64);
   EXPECT_FALSE(a.gradients[0].has_value());
   ASSERT_TRUE(a.gradients[1].has_value());
   EXPECT_EQ(a.gradients[1]->data, b.gradients[1]->data);

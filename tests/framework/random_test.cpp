@@ -125,7 +125,7 @@ TEST(Random, DropoutGradientsAreBitIdenticalUnderEveryPolicy) {
                              "dots_with_no_batch_dims_saveable", "save_only_these_names('none')"}) {
     SCOPED_TRACE(policy);
     const Linearization lin = linearize_with(program, policy);
-    const GradientResult g = run_gradient(lin, {}, args, Arithmetic::kFloat32);
+    const GradientResult g = interpret_gradient(lin, {}, args, Arithmetic::kFloat32);
     EXPECT_FALSE(g.gradients[0].has_value());  // keys are not differentiated
     ASSERT_TRUE(g.gradients[1].has_value() && g.gradients[2].has_value());
     if (!first) {
@@ -146,7 +146,7 @@ TEST(Random, DropoutGradientMatchesFiniteDifferences) {
   const Program program = parse_program(kDropout, "dropout");
   RandomInputs in = random_inputs(program, 5, 0.1, 1.0, true);
   in.arguments[0] = Tensor::scalar(0, DType::kKeyFry);
-  const GradientResult ad = run_gradient(linearize_with(program, "nothing_saveable"), {}, in.arguments, Arithmetic::kFloat64);
+  const GradientResult ad = interpret_gradient(linearize_with(program, "nothing_saveable"), {}, in.arguments, Arithmetic::kFloat64);
   const std::vector<Tensor> fd = finite_difference_gradients(program, in);
   for (size_t a = 1; a < 3; ++a)
     for (size_t i = 0; i < fd[a].data.size(); ++i)

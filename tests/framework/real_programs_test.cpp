@@ -47,7 +47,7 @@ TEST_P(RealProgramTest, ReadsAndItsGradientMatchesFiniteDifferences) {
   const Linearization lin = linearize_with(program);
   format_residual_report(lin, true);  // every residual has its origin and reason
   const RandomInputs in = random_inputs(program, 11);
-  const GradientResult ad = run_gradient(lin, in.constants, in.arguments, Arithmetic::kFloat64);
+  const GradientResult ad = interpret_gradient(lin, in.constants, in.arguments, Arithmetic::kFloat64);
   const std::vector<Tensor> fd = finite_difference_gradients(program, in);
   for (size_t a = 0; a < fd.size(); ++a) {
     if (!ad.gradients[a]) continue;  // integer and bool arguments

@@ -118,7 +118,7 @@ TEST(WindowSemantics, MaxPoolGradientGoesToEachWindowsMax) {
   const Program p = parse_program(R"({ lambda ; x:f32[6]. let
       m:f32[3] = reduce_window_max[base_dilation=(1,) padding=((0, 0),) window_dilation=(1,) window_dimensions=(2,) window_strides=(2,)] x
     in (m,) })", "max_pool");
-  const GradientResult r = run_gradient(linearize_with(p), {}, {tensor_of({6}, {1, 5, 2, 4, 3, 0})}, Arithmetic::kFloat64);
+  const GradientResult r = interpret_gradient(linearize_with(p), {}, {tensor_of({6}, {1, 5, 2, 4, 3, 0})}, Arithmetic::kFloat64);
   ASSERT_TRUE(r.gradients[0].has_value());
   EXPECT_EQ(r.gradients[0]->data, (Values{0, 1, 0, 1, 1, 0}));
 }

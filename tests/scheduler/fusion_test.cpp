@@ -62,7 +62,7 @@ TEST(Fusion, ADenseLayerWithItsActivationIsOneHighwayKernel) {
   const Program program = parse_program(kDenseLayers, "dense");
   const Linearization lin = linearize_with(program);
   const StepProgram steps = build_step_program(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways),
-                                               Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+                                               Pass::kBackward, InputMode::kLoadedEachRun);
   // Forward: the first product, its bias add, the relu and relu's JVP mask (gt d 0, which reads the
   // same d) are one kernel; the second product and its bias add another. The reshapes of the biases
   // are layout ops, left alone; the sum reads h, the last value, alone.
@@ -96,7 +96,7 @@ TEST(Fusion, OneDnnTakesTheBiasAndHighwayTheActivationWithItsMask) {
   const Linearization lin = linearize_with(parse_program(kDenseLayers, "dense"));
   const StepProgram steps =
       build_step_program(lin, fused_on({"onednn", "highway", "reference"}, BackendOptions::Fusion::kAlways),
-                         Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+                         Pass::kBackward, InputMode::kLoadedEachRun);
   // oneDNN's matmul takes the bias and post-ops, but has one output: the relu and its mask both
   // read d, so d must be written, and the relu goes with the mask to highway (the backend that runs
   // gt alone), as one pass over d.
@@ -119,10 +119,10 @@ TEST(Fusion, ATranscendentalIsFusedOnlyOnTheBackendThatRunsItAlone) {
   in (l,) })", "tanh_chain");
   const Linearization lin = linearize_with(program);
   const StepProgram steps = build_step_program(lin, fused_on({"onednn", "highway", "reference"}, BackendOptions::Fusion::kAlways),
-                                               Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+                                               Pass::kBackward, InputMode::kLoadedEachRun);
   for (const std::string& fused : fused_steps(steps, Pass::kForward)) EXPECT_EQ(fused.find("tanh"), std::string::npos) << fused;
   const StepProgram highway_only = build_step_program(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways),
-                                                      Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+                                                      Pass::kBackward, InputMode::kLoadedEachRun);
   bool tanh_fused = false;
   for (const std::string& fused : fused_steps(highway_only, Pass::kForward)) tanh_fused |= fused.find("tanh") != std::string::npos;
   EXPECT_TRUE(tanh_fused) << "on Highway alone the tanh is its own and fuses";
@@ -132,7 +132,7 @@ TEST(Fusion, ReferenceFirstFusesNothing) {
   // Every part runs on reference alone, which runs no fused equation: nothing may move to highway.
   const Linearization lin = linearize_with(parse_program(kDenseLayers, "dense"));
   const StepProgram steps = build_step_program(lin, fused_on({"reference", "highway"}, BackendOptions::Fusion::kAlways),
-                                               Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+                                               Pass::kBackward, InputMode::kLoadedEachRun);
   EXPECT_EQ(steps.fused_steps(), 0u);
 }
 
@@ -207,7 +207,7 @@ TEST(Fusion, ALayerNormsPerRowSpreadsJoinTheChainsThatReadThem) {
   in (lh,) })", "layer_norm");
   const Linearization lin = linearize_with(program);
   const StepProgram steps = build_step_program(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways),
-                                               Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+                                               Pass::kBackward, InputMode::kLoadedEachRun);
   // (The forward pass also computes what the backward keeps of square's and tanh's JVPs: the mul
   // and sub that end the first and third chains.)
   const std::vector<std::string> forward = fused_steps(steps, Pass::kForward);
@@ -230,7 +230,7 @@ TEST(Fusion, SomeCasesReallyFuse) {
   for (const ResidualCase& c : residual_cases()) {
     const Linearization lin = linearize_with(load_program(c.program_path));
     fusing += build_step_program(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways),
-                                 Passes::kForwardAndBackward, InputMode::kLoadedEachRun)
+                                 Pass::kBackward, InputMode::kLoadedEachRun)
                           .fused_steps() > 0
                   ? 1
                   : 0;

@@ -27,7 +27,7 @@ TEST(KernelWorkspace, IsABufferOfItsStepAloneAndCountsInThePeak) {
   for (const char* backend : {"highway", "reference"}) {
     SCOPED_TRACE(backend);
     const bool expands = std::string(backend) == "highway";
-    OneShotRunner runner(lin, BackendOptions{{backend}, &default_plugins()}, Passes::kForwardOnly);
+    OneShotRunner runner(lin, BackendOptions{{backend}, &default_plugins()}, Pass::kForward);
     const StepProgram& program = runner.program();
     // Steps: load a, load b, the add, the readout.
     ASSERT_EQ(program.steps().size(), 4u);
@@ -70,7 +70,7 @@ TEST(KernelWorkspace, InsideALoopBodyIsPartOfTheBodysArena) {
       Tensor{Type{DType::kF32, {2, 4, 3}}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24}}};
   for (const char* backend : {"highway", "reference"}) {
     SCOPED_TRACE(backend);
-    OneShotRunner runner(lin, BackendOptions{{backend}, &default_plugins()}, Passes::kForwardOnly);
+    OneShotRunner runner(lin, BackendOptions{{backend}, &default_plugins()}, Pass::kForward);
     const StepProgram& program = runner.program();
     const auto loop = std::find_if(program.steps().begin(), program.steps().end(),
                                    [](const Step& s) { return s.kind == StepKind::kLoop; });

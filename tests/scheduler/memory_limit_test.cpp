@@ -21,7 +21,7 @@ const char* kSinSum = "{ lambda ; a:f32[1000]. let\n"
                       "  in (c,) }\n";
 
 int64_t predicted_arena(const Linearization& lin, const BackendOptions& backends) {
-  const StepProgram program = build_step_program(lin, backends, Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+  const StepProgram program = build_step_program(lin, backends, Pass::kBackward, InputMode::kLoadedEachRun);
   return program.layout().arena(MemorySpace::kDevice) + program.layout().arena(MemorySpace::kPinnedHost);
 }
 

@@ -59,7 +59,7 @@ TEST(MemoryReport, SinTimesWEverythingSaveableKeepsSinAndCos) {
   const MemoryReport& r = plan.memory_report();
   ASSERT_EQ(r.steps.size(), 11u);
   EXPECT_EQ(r.peak_step, 7);
-  EXPECT_EQ(r.steps[7].phase, StepPhase::kBackward);
+  EXPECT_EQ(r.steps[7].pass, Pass::kBackward);
   EXPECT_EQ(r.steps[7].what, "mul (transposed mul) at p.jaxpr:3:18");
   EXPECT_EQ(r.steps[7].where.line, 3);
   EXPECT_EQ(peak_kinds(r), (std::multiset<std::string>{"saved residual", "saved residual", "parameter", "cotangent",
@@ -73,7 +73,7 @@ TEST(MemoryReport, SinTimesWEverythingSaveableKeepsSinAndCos) {
   EXPECT_EQ(r.live_peak[kDevice], 5 * 1024);
   EXPECT_GE(r.predicted_peak[kDevice], r.live_peak[kDevice]);
   for (size_t s = 0; s < r.steps.size(); ++s)
-    EXPECT_EQ(r.steps[s].phase, s < 6 ? StepPhase::kForward : StepPhase::kBackward) << s;
+    EXPECT_EQ(r.steps[s].pass, s < 6 ? Pass::kForward : Pass::kBackward) << s;
   // Lifetimes and sources.
   const BufferMemory& w = buffer_from(r, "argument w");
   EXPECT_EQ(w.kind, BufferKind::kParameter);
@@ -98,10 +98,10 @@ TEST(MemoryReport, SinTimesWNothingSaveableRecomputesEachValueWhereItIsRead) {
   const MemoryReport& r = plan.memory_report();
   ASSERT_EQ(r.steps.size(), 12u);
   EXPECT_EQ(r.peak_step, 7);
-  EXPECT_EQ(r.steps[7].phase, StepPhase::kBackward);
-  EXPECT_EQ(r.steps[5].phase, StepPhase::kRecompute);
-  EXPECT_EQ(r.steps[6].phase, StepPhase::kBackward);  // a load in the backward pass
-  EXPECT_EQ(r.steps[9].phase, StepPhase::kRecompute);
+  EXPECT_EQ(r.steps[7].pass, Pass::kBackward);
+  EXPECT_EQ(r.steps[5].pass, Pass::kRecompute);
+  EXPECT_EQ(r.steps[6].pass, Pass::kBackward);  // a load in the backward pass
+  EXPECT_EQ(r.steps[9].pass, Pass::kRecompute);
   EXPECT_EQ(peak_kinds(r), (std::multiset<std::string>{"parameter", "parameter", "recomputed", "cotangent", "gradient"}));
   EXPECT_EQ(r.peak_bytes_of(BufferKind::kRecomputed), 1024);
   EXPECT_EQ(r.peak_bytes_of(BufferKind::kSavedResidual), 0);
@@ -125,7 +125,7 @@ TEST(MemoryReport, TheSameEveryCallAndBeforeAndAfterARun) {
   plan.gradient(in.arguments);
   EXPECT_EQ(plan.memory_report(), before);
   EXPECT_EQ(plan.measured_peak(), before.predicted_peak[kDevice]);
-  EXPECT_EQ(build_memory_report(build_step_program(plan.linearization(), BackendOptions{}, Passes::kForwardAndBackward,
+  EXPECT_EQ(build_memory_report(build_step_program(plan.linearization(), BackendOptions{}, Pass::kBackward,
                                                    InputMode::kLoadedEachRun)),
             before);
 }
@@ -152,7 +152,7 @@ TEST(MemoryReport, TanhMlpPeakIsMostlyParamsAndGradientsUnderBothPolicies) {
   const int64_t activation = 64 * 256 * 4, w2 = 256 * 256 * 4;
   const int64_t gradients = w2 + 256 * 64 * 4 + 256 * 4 + 64 * 4;
   for (const MemoryReport* r : {&saved, &recomputed}) {
-    EXPECT_EQ(r->steps[static_cast<size_t>(r->peak_step)].phase, StepPhase::kBackward);
+    EXPECT_EQ(r->steps[static_cast<size_t>(r->peak_step)].pass, Pass::kBackward);
     EXPECT_EQ(r->peak_bytes_of(BufferKind::kParameter), w2);
     EXPECT_EQ(r->peak_bytes_of(BufferKind::kGradient), gradients);
     EXPECT_EQ(r->peak_bytes_of(BufferKind::kCotangent), 2 * activation);
@@ -197,7 +197,7 @@ TEST_P(MemoryReportInvariants, AgreeWithTheLayoutAndTheLinearization) {
   const Linearization lin = linearize_with(load_program(GetParam()));
   for (InputMode mode : {InputMode::kLoadedEachRun, InputMode::kResident}) {
     SCOPED_TRACE(mode == InputMode::kResident ? "resident" : "loaded each run");
-    const StepProgram program = build_step_program(lin, BackendOptions{}, Passes::kForwardAndBackward, mode);
+    const StepProgram program = build_step_program(lin, BackendOptions{}, Pass::kBackward, mode);
     const MemoryReport r = build_memory_report(program);
     const ArenaLayout& layout = program.layout();
     ASSERT_EQ(r.buffers.size(), layout.buffers.size());
@@ -243,12 +243,12 @@ TEST_P(MemoryReportInvariants, AgreeWithTheLayoutAndTheLinearization) {
         EXPECT_NE(lin.argument_tangents[static_cast<size_t>(lin.graph.values[m.value].binder)], kNoValue);
       }
       // A buffer's first step defines it (resident inputs aside): the pass that made it.
-      const StepPhase made_in = r.steps[static_cast<size_t>(m.first_step)].phase;
+      const Pass made_in = r.steps[static_cast<size_t>(m.first_step)].pass;
       if (m.kind == BufferKind::kRecomputed) {
-        EXPECT_EQ(made_in, StepPhase::kRecompute) << b;
+        EXPECT_EQ(made_in, Pass::kRecompute) << b;
       }
       if (m.kind == BufferKind::kSavedResidual || m.kind == BufferKind::kForwardTemporary) {
-        EXPECT_EQ(made_in, StepPhase::kForward) << b;
+        EXPECT_EQ(made_in, Pass::kForward) << b;
       }
     }
     // The residual buffers are the kept values that an equation computed (inputs kept are inputs).

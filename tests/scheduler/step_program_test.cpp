@@ -19,7 +19,7 @@ class StepProgramTest : public ::testing::TestWithParam<ResidualCase> {};
 
 TEST_P(StepProgramTest, KeepsExactlyTheResidualsAcrossThePasses) {
   const Linearization lin = linearize_with(load_program(GetParam().program_path));
-  const StepProgram program = build_step_program(lin, BackendOptions{}, Passes::kForwardAndBackward, InputMode::kLoadedEachRun);
+  const StepProgram program = build_step_program(lin, BackendOptions{}, Pass::kBackward, InputMode::kLoadedEachRun);
   // Literals are loaded again where they are read; every other residual stays in its buffer.
   std::multiset<ValueId> expected, kept(program.kept_values().begin(), program.kept_values().end());
   for (const Residual& r : lin.residuals)
@@ -100,9 +100,9 @@ TEST(StepProgram, AChainOfSinesKeepsOneCosinePerLayerUnlessRecomputed) {
       d:f32[64] = sin c
     in (d,) })", "chain");
   const Linearization saved = linearize_with(program), recomputed = linearize_with(program, "nothing_saveable");
-  const StepProgram save_program = build_step_program(saved, BackendOptions{}, Passes::kForwardAndBackward,
+  const StepProgram save_program = build_step_program(saved, BackendOptions{}, Pass::kBackward,
                                                      InputMode::kLoadedEachRun);
-  const StepProgram remat_program = build_step_program(recomputed, BackendOptions{}, Passes::kForwardAndBackward,
+  const StepProgram remat_program = build_step_program(recomputed, BackendOptions{}, Pass::kBackward,
                                                       InputMode::kLoadedEachRun);
   auto primitives = [](const Linearization& lin, const std::vector<ValueId>& values) {
     std::multiset<std::string> out;

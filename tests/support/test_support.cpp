@@ -83,7 +83,7 @@ bool backend_installed(const std::string& name) {
 }
 
 std::vector<std::string> forward_step_backends(const Linearization& lin, const BackendOptions& options) {
-  const StepProgram forward = build_step_program(lin, options, Passes::kForwardOnly, InputMode::kLoadedEachRun);
+  const StepProgram forward = build_step_program(lin, options, Pass::kForward, InputMode::kLoadedEachRun);
   std::vector<std::string> backends;
   for (const Step& step : forward.steps())
     if (step.kind == StepKind::kKernel) backends.push_back(step.kernel->backend());
@@ -161,7 +161,7 @@ Tensor tensor_of(Shape shape, std::vector<double> data, DType dtype) {
 
 void expect_gradient_matches_finite_differences(const Program& program, const std::vector<Tensor>& arguments,
                                                 const std::vector<size_t>& checked) {
-  const GradientResult ad = run_gradient(linearize_with(program), {}, arguments, Arithmetic::kFloat64);
+  const GradientResult ad = interpret_gradient(linearize_with(program), {}, arguments, Arithmetic::kFloat64);
   const std::vector<Tensor> fd = finite_difference_gradients(program, RandomInputs{{}, arguments}, 1e-6);
   for (size_t p : checked) {
     ASSERT_TRUE(ad.gradients[p].has_value()) << "argument " << p;

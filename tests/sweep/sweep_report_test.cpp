@@ -109,11 +109,11 @@ TEST(SweepReport, EveryTextIsEscaped) {
 // A report with two steps: a forward step holding `bytes` of saved residuals, a backward step half.
 std::shared_ptr<const MemoryReport> memory_of(int64_t bytes) {
   auto report = std::make_shared<MemoryReport>();
-  for (StepPhase phase : {StepPhase::kForward, StepPhase::kBackward}) {
+  for (Pass phase : {Pass::kForward, Pass::kBackward}) {
     StepMemory s;
-    s.phase = phase;
+    s.pass = phase;
     s.what = "step";
-    const int64_t alive = phase == StepPhase::kForward ? bytes : bytes / 2;
+    const int64_t alive = phase == Pass::kForward ? bytes : bytes / 2;
     s.live_bytes[0] = alive;
     s.device_bytes[static_cast<size_t>(BufferKind::kSavedResidual)] = alive;
     report->steps.push_back(s);

@@ -109,7 +109,7 @@ void print_live_at_peak(const Plan& plan) {
   const MemoryReport& report = plan.memory_report();
   if (report.peak_step < 0) return;
   const StepMemory& step = report.steps[static_cast<size_t>(report.peak_step)];
-  std::cout << "   alive at its peak, step " << report.peak_step << " (" << step_phase_name(step.phase) << ": " << step.what
+  std::cout << "   alive at its peak, step " << report.peak_step << " (" << pass_name(step.pass) << ": " << step.what
             << "):\n";
   for (int b : report.peak_buffers) {
     const BufferMemory& m = report.buffers[static_cast<size_t>(b)];

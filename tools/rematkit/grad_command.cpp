@@ -66,7 +66,7 @@ void print_memory(const OneShotRunner& runner) {
   const MemoryReport report = build_memory_report(runner.program());
   if (report.peak_step < 0) return;
   const StepMemory& peak = report.steps[static_cast<size_t>(report.peak_step)];
-  std::cout << "memory peak: step " << report.peak_step << " (" << step_phase_name(peak.phase) << "), " << peak.what;
+  std::cout << "memory peak: step " << report.peak_step << " (" << pass_name(peak.pass) << "), " << peak.what;
   for (size_t k = 0; k < kNumBufferKinds; ++k)
     if (report.peak_bytes[k] > 0)
       std::cout << "; " << buffer_kind_name(static_cast<BufferKind>(k)) << " " << report.peak_bytes[k];

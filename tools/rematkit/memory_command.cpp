@@ -34,7 +34,7 @@ void run_memory(const MemoryOptions& o) {
   for (const std::string& policy : policies) {
     const Linearization lin = linearize(program, linearize_options(o.plugins, policy, program, o.edits));
     reports.push_back(
-        build_memory_report(build_step_program(lin, backends, Passes::kForwardAndBackward, InputMode::kLoadedEachRun)));
+        build_memory_report(build_step_program(lin, backends, Pass::kBackward, InputMode::kLoadedEachRun)));
   }
   if (!o.timeline.empty()) {
     std::vector<TimelinePanel> panels;

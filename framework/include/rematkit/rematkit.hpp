@@ -12,8 +12,8 @@
 //
 // Beside it: rematkit/flax/model_builder.hpp builds models as Flax does (rematkit::flax);
 // rematkit/io/program_file.hpp and rematkit/io/tensor_json.hpp read and write files
-// (rematkit::io); rematkit/autodiff/linearize.hpp, step_program.hpp and step_runner.hpp are the layers
-// under a Plan, for tools and research.
+// (rematkit::io); rematkit/autodiff/linearize.hpp, rematkit/schedule/step_program.hpp and
+// rematkit/runtime/step_runner.hpp are the layers under a Plan, for tools and research.
 #pragma once
 
 #include "rematkit/ir/error.hpp"

@@ -69,17 +69,17 @@ class ReportBuilder {
   }
 
  private:
-  StepPhase phase(const Step& step) const {
-    if (step.pass == Pass::kForward) return StepPhase::kForward;
+  Pass pass_of(const Step& step) const {
+    if (step.pass == Pass::kForward) return Pass::kForward;
     const bool runs_equation = step.kind == StepKind::kKernel || step.kind == StepKind::kLoop;
     if (runs_equation && (recomputed_.count(step.equation) || g_.is_known(g_.eqns[static_cast<size_t>(step.equation)])))
-      return StepPhase::kRecompute;
-    return StepPhase::kBackward;
+      return Pass::kRecompute;
+    return Pass::kBackward;
   }
 
   StepMemory step_memory(const Step& step) const {
     StepMemory m;
-    m.phase = phase(step);
+    m.pass = pass_of(step);
     switch (step.kind) {
       case StepKind::kKernel: case StepKind::kLoop: {
         const FlatEquation& eqn = g_.eqns[static_cast<size_t>(step.equation)];
@@ -146,7 +146,7 @@ class ReportBuilder {
                                                         : BufferKind::kOffloadedResidual;
       return m;
     }
-    m.kind = phase(*definer) == StepPhase::kRecompute ? BufferKind::kRecomputed : BufferKind::kCotangent;
+    m.kind = pass_of(*definer) == Pass::kRecompute ? BufferKind::kRecomputed : BufferKind::kCotangent;
     return m;
   }
 
@@ -223,11 +223,11 @@ std::string buffer_kind_key(BufferKind kind) {
   return key;
 }
 
-std::string_view step_phase_name(StepPhase phase) {
-  switch (phase) {
-    case StepPhase::kForward: return "forward";
-    case StepPhase::kRecompute: return "recompute";
-    case StepPhase::kBackward: return "backward";
+std::string_view pass_name(Pass pass) {
+  switch (pass) {
+    case Pass::kForward: return "forward";
+    case Pass::kRecompute: return "recompute";
+    case Pass::kBackward: return "backward";
   }
   return "?";
 }

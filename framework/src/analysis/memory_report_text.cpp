@@ -34,7 +34,7 @@ std::string format_memory_report(const MemoryReport& r) {
   if (r.peak_step < 0) return "no steps: nothing is allocated\n";
   const StepMemory& peak = r.steps[static_cast<size_t>(r.peak_step)];
   std::string out = "peak: step " + std::to_string(r.peak_step) + " (of 0.." + std::to_string(r.steps.size() - 1) +
-                    "), in the " + std::string(step_phase_name(peak.phase)) + " pass: " + peak.what + "\n";
+                    "), in the " + std::string(pass_name(peak.pass)) + " pass: " + peak.what + "\n";
   out += "device memory alive there: " + with_exact(peak.live_bytes[device]) + " in " +
          std::to_string(r.peak_buffers.size()) + " buffer(s)\n";
   std::vector<std::vector<std::string>> rows{{"kind", "bytes", "exact", "holds", "steps", "source"}};

@@ -61,7 +61,7 @@ void Plan::check_inputs(const std::vector<Tensor>& arguments, const std::vector<
 
 std::vector<Tensor> Plan::forward(const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants) {
   check_inputs(arguments, constants);
-  if (!forward_) forward_ = std::make_unique<OneShotRunner>(*lin_, backends_, Passes::kForwardOnly);
+  if (!forward_) forward_ = std::make_unique<OneShotRunner>(*lin_, backends_, Pass::kForward);
   return forward_->run(constants, arguments).outputs;
 }
 

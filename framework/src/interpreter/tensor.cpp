@@ -21,10 +21,6 @@ Tensor Tensor::filled(const Type& type, double value) {
 
 Tensor Tensor::scalar(double value, DType dtype) { return filled(Type{dtype, {}, MemorySpace::kDevice}, value); }
 
-double round_to_dtype(double value, DType dtype, Arithmetic arithmetic) {
-  return reference::round_to_code(value, dtype_code(dtype), arithmetic == Arithmetic::kFloat64);
-}
-
 double key_element(uint32_t word0, uint32_t word1) { return reference::key_element(word0, word1); }
 
 uint32_t key_word(double key, int word) { return reference::key_word(key, word); }

@@ -27,7 +27,7 @@ std::string memory_report_json(const MemoryReport& report) {
   out["peak_step"] = report.peak_step;
   if (report.peak_step >= 0) {
     const StepMemory& peak = report.steps[static_cast<size_t>(report.peak_step)];
-    out["peak_pass"] = std::string(step_phase_name(peak.phase));
+    out["peak_pass"] = std::string(pass_name(peak.pass));
     out["peak_runs"] = peak.what;
   }
   out["predicted_peak"] = per_space(report.predicted_peak);
@@ -47,7 +47,7 @@ std::string memory_report_json(const MemoryReport& report) {
   out["buffers"] = std::move(buffers);
   nlohmann::json steps = nlohmann::json::array();
   for (const StepMemory& s : report.steps)
-    steps.push_back({{"pass", std::string(step_phase_name(s.phase))},
+    steps.push_back({{"pass", std::string(pass_name(s.pass))},
                      {"runs", s.what},
                      {"where", where_text(s.where)},
                      {"live_bytes", per_space(s.live_bytes)},

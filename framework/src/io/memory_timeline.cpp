@@ -50,7 +50,7 @@ class TimelineWriter {
       most = std::max(most, mib(p.report->live_peak[kDevice]));
       for (const StepMemory& s : p.report->steps)
         for (size_t k = 0; k < kNumBufferKinds; ++k) used_kinds_[k] = used_kinds_[k] || s.device_bytes[k] > 0;
-      for (const StepMemory& s : p.report->steps) used_phases_[static_cast<size_t>(s.phase)] = true;
+      for (const StepMemory& s : p.report->steps) used_phases_[static_cast<size_t>(s.pass)] = true;
     }
     const double room = most * 1.08;  // above the highest peak, for its label
     tick_mib_ = round_tick_step(room, 5);
@@ -91,16 +91,16 @@ class TimelineWriter {
     // The passes, shaded behind: one band per run of steps of one phase, named where there is room.
     for (size_t a = 0; a < r.steps.size();) {
       size_t b = a;
-      while (b + 1 < r.steps.size() && r.steps[b + 1].phase == r.steps[a].phase) ++b;
-      const size_t phase = static_cast<size_t>(r.steps[a].phase);
+      while (b + 1 < r.steps.size() && r.steps[b + 1].pass == r.steps[a].pass) ++b;
+      const size_t phase = static_cast<size_t>(r.steps[a].pass);
       out_ += "<rect x=\"" + num(x(a)) + "\" y=\"" + num(kTop) + "\" width=\"" + num(x(b + 1) - x(a)) + "\" height=\"" +
               num(kPlotHeight) + "\" fill=\"" + kPhaseShades[phase] + "\"><title>" +
-              std::string(step_phase_name(r.steps[a].phase)) + ": steps " + std::to_string(a) + ".." +
+              std::string(pass_name(r.steps[a].pass)) + ": steps " + std::to_string(a) + ".." +
               std::to_string(b) + "</title></rect>\n";
       if (x(b + 1) - x(a) > 64)
         out_ += "<text x=\"" + num((x(a) + x(b + 1)) / 2) + "\" y=\"" + num(kTop - 6) +
                 "\" text-anchor=\"middle\" font-size=\"10\" fill=\"#666\">" +
-                std::string(step_phase_name(r.steps[a].phase)) + "</text>\n";
+                std::string(pass_name(r.steps[a].pass)) + "</text>\n";
       a = b + 1;
     }
     // Grid lines and ticks: MiB on the left of the first panel, steps under every panel.
@@ -152,14 +152,14 @@ class TimelineWriter {
     const double py = y(mib(peak.live_bytes[kDevice]));
     const bool left_half = px < left + kPanelWidth / 2;
     out_ += "<g><title>" + xml_escape("peak: step " + std::to_string(r.peak_step) + " (" +
-                                      std::string(step_phase_name(peak.phase)) + "), " + peak.what + ", " +
+                                      std::string(pass_name(peak.pass)) + "), " + peak.what + ", " +
                                       std::to_string(peak.live_bytes[kDevice]) + " bytes") +
             "</title><line x1=\"" + num(px) + "\" y1=\"" + num(bottom) + "\" x2=\"" + num(px) + "\" y2=\"" + num(py) +
             "\" stroke=\"black\" stroke-dasharray=\"4 3\"/><circle cx=\"" + num(px) + "\" cy=\"" + num(py) +
             "\" r=\"4\" fill=\"black\"/><text x=\"" + num(px + (left_half ? 8 : -8)) + "\" y=\"" +
             num(std::max(py - 8, kTop + 12)) + "\" text-anchor=\"" + (left_half ? "start" : "end") + "\">peak " +
             human_bytes(peak.live_bytes[kDevice]) + ", step " + std::to_string(r.peak_step) + " (" +
-            std::string(step_phase_name(peak.phase)) + ")</text></g>\n";
+            std::string(pass_name(peak.pass)) + ")</text></g>\n";
   }
 
   void legend(double top, size_t per_row) {
@@ -175,7 +175,7 @@ class TimelineWriter {
     for (size_t k = 0; k < kNumBufferKinds; ++k)
       if (used_kinds_[k]) add(kKindColors[k], std::string(buffer_kind_name(static_cast<BufferKind>(k))));
     for (size_t p = 0; p < std::size(kPhaseShades); ++p)
-      if (used_phases_[p]) add(kPhaseShades[p], std::string(step_phase_name(static_cast<StepPhase>(p))) + " pass");
+      if (used_phases_[p]) add(kPhaseShades[p], std::string(pass_name(static_cast<Pass>(p))) + " pass");
   }
 
   const std::vector<TimelinePanel>& panels_;

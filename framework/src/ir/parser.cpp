@@ -14,7 +14,7 @@
 #include "jax_versions.hpp"
 #include "lexer.hpp"
 #include "remat3_policy.hpp"
-#include "rematkit/interpreter/tensor.hpp"
+#include "rematkit/ir/rounding.hpp"
 #include "rematkit/ir/primitive_params.hpp"
 #include "verifier.hpp"
 

@@ -70,8 +70,8 @@ void StepRunner::run_steps(const RunIo& io, const std::function<void()>& then) {
   else work();
 }
 
-OneShotRunner::OneShotRunner(const Linearization& lin, const BackendOptions& backends, Passes passes)
-    : StepRunner(build_step_program(lin, backends, passes, InputMode::kLoadedEachRun), backends) {}
+OneShotRunner::OneShotRunner(const Linearization& lin, const BackendOptions& backends, Pass last_pass)
+    : StepRunner(build_step_program(lin, backends, last_pass, InputMode::kLoadedEachRun), backends) {}
 
 GradientResult OneShotRunner::run(const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments,
                                   const std::vector<Tensor>* cotangents) {
@@ -85,7 +85,7 @@ GradientResult OneShotRunner::run(const std::vector<Tensor>& constants, const st
 }
 
 ResidentRunner::ResidentRunner(const Linearization& lin, const BackendOptions& backends)
-    : StepRunner(build_step_program(lin, backends, Passes::kForwardAndBackward, InputMode::kResident), backends) {}
+    : StepRunner(build_step_program(lin, backends, Pass::kBackward, InputMode::kResident), backends) {}
 
 namespace {
 
@@ -147,7 +147,7 @@ std::optional<Tensor> ResidentRunner::read_gradient(size_t index) const {
 
 std::vector<Tensor> run_forward(const Linearization& lin, const std::vector<Tensor>& constants,
                                 const std::vector<Tensor>& arguments, const BackendOptions& backends) {
-  return OneShotRunner(lin, backends, Passes::kForwardOnly).run(constants, arguments).outputs;
+  return OneShotRunner(lin, backends, Pass::kForward).run(constants, arguments).outputs;
 }
 
 GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,

@@ -239,25 +239,25 @@ int64_t arena_total(const ArenaLayout& layout) {
 
 }  // namespace
 
-StepProgram build_steps(const Linearization& lin, const BackendOptions& backends, Passes passes, InputMode inputs);
+StepProgram build_steps(const Linearization& lin, const BackendOptions& backends, Pass last_pass, InputMode inputs);
 
-StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Passes passes, InputMode inputs) {
-  if (backends.fusion != BackendOptions::Fusion::kUnlessPeakRises) return build_steps(lin, backends, passes, inputs);
+StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Pass last_pass, InputMode inputs) {
+  if (backends.fusion != BackendOptions::Fusion::kUnlessPeakRises) return build_steps(lin, backends, last_pass, inputs);
   // A fused step runs where its last part was, so the values it reads can live longer than they
   // would part by part: where that makes the peak higher, the program runs unfused.
-  StepProgram fused = build_steps(lin, backends, passes, inputs);
+  StepProgram fused = build_steps(lin, backends, last_pass, inputs);
   if (fused.fused_steps() == 0) return fused;
   BackendOptions unfused_options = backends;
   unfused_options.fusion = BackendOptions::Fusion::kOff;
-  StepProgram unfused = build_steps(lin, unfused_options, passes, inputs);
+  StepProgram unfused = build_steps(lin, unfused_options, last_pass, inputs);
   return arena_total(fused.layout()) <= arena_total(unfused.layout()) ? std::move(fused) : std::move(unfused);
 }
 
 // The program fused exactly as backends.fusion allows, without comparing peaks.
-StepProgram build_steps(const Linearization& lin, const BackendOptions& backends, Passes passes, InputMode inputs) {
+StepProgram build_steps(const Linearization& lin, const BackendOptions& backends, Pass last_pass, InputMode inputs) {
   StepProgram program;
   program.lin_ = &lin;
-  program.passes_ = passes;
+  program.last_pass_ = last_pass;
   program.inputs_ = inputs;
   BackendSet backend_set(backends);
   StepProgramBuilder builder(lin, backend_set, program.steps_, program.kernels_, program.loops_);
@@ -265,7 +265,7 @@ StepProgram build_steps(const Linearization& lin, const BackendOptions& backends
   else builder.load_inputs_where_read();
   builder.add_pass(Pass::kForward, lin.forward, lin.outputs);
   program.output_buffers_ = builder.add_readout(Pass::kForward, lin.outputs);
-  if (passes == Passes::kForwardAndBackward) {
+  if (last_pass == Pass::kBackward) {
     builder.start_backward();
     builder.add_pass(Pass::kBackward, lin.backward, lin.gradients);
     program.gradient_buffers_ = builder.add_readout(Pass::kBackward, lin.gradients);
@@ -283,7 +283,7 @@ StepProgram build_body_program(const Linearization& lin, BackendSet& backends, c
                                std::vector<int>& given_buffers) {
   StepProgram program;
   program.lin_ = &lin;
-  program.passes_ = Passes::kForwardOnly;
+  program.last_pass_ = Pass::kForward;
   program.inputs_ = InputMode::kResident;
   StepProgramBuilder builder(lin, backends, program.steps_, program.kernels_, program.loops_);
   given_buffers = builder.make_given_resident(given);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "rematkit/schedule/arena_layout.hpp"
+#include "rematkit/schedule/step_program.hpp"  // Pass
 #include "rematkit/ir/byte_size.hpp"  // human_bytes
 #include "rematkit/core_export.hpp"
 #include "rematkit/ir/error.hpp"
@@ -40,10 +41,8 @@ constexpr size_t kNumBufferKinds = 9;
 REMATKIT_CORE_EXPORT std::string_view buffer_kind_name(BufferKind kind);
 REMATKIT_CORE_EXPORT std::string buffer_kind_key(BufferKind kind);
 
-// The part of the training step a step belongs to: a backward-pass step that runs a program
-// equation (not a transposed one) is the recomputation.
-enum class StepPhase { kForward, kRecompute, kBackward };
-REMATKIT_CORE_EXPORT std::string_view step_phase_name(StepPhase phase);  // "forward", "recompute", "backward"
+// "forward", "recompute", "backward".
+REMATKIT_CORE_EXPORT std::string_view pass_name(Pass pass);
 
 struct BufferMemory {
   BufferKind kind = BufferKind::kForwardTemporary;
@@ -59,7 +58,9 @@ struct BufferMemory {
 };
 
 struct StepMemory {
-  StepPhase phase = StepPhase::kForward;
+  // The part of the training step it belongs to: a backward-pass step that runs a program
+  // equation (not a transposed one) is the recomputation (kRecompute).
+  Pass pass = Pass::kForward;
   std::string what;      // "sin at FILE:LINE:COL", "load argument x", "forward readout", ...
   SourceLocation where;  // the equation it runs; empty for a load or readout
   std::array<int64_t, kNumMemorySpaces> live_bytes{};  // bytes of the buffers alive at it, per space

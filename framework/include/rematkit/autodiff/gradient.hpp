@@ -14,8 +14,9 @@ namespace rematkit {
 
 // Evaluates the program's value and the gradient of sum(output_i * cotangent_i) with respect to
 // every floating argument, on the core's interpreter. `cotangents` default to ones of each output's shape.
-REMATKIT_CORE_EXPORT GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
-                            const std::vector<Tensor>& arguments, Arithmetic arithmetic,
-                            const std::vector<Tensor>* cotangents = nullptr);
+// (run_gradient, step_runner.hpp, runs it on backends.)
+REMATKIT_CORE_EXPORT GradientResult interpret_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
+                                                       const std::vector<Tensor>& arguments, Arithmetic arithmetic,
+                                                       const std::vector<Tensor>* cotangents = nullptr);
 
 }  // namespace rematkit

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "rematkit/core_export.hpp"
+#include "rematkit/ir/rounding.hpp"  // Arithmetic, round_to_dtype
 #include "rematkit/ir/types.hpp"
 
 namespace rematkit {
@@ -23,12 +24,6 @@ struct REMATKIT_CORE_EXPORT Tensor {
   int64_t size() const { return static_cast<int64_t>(data.size()); }
 };
 
-// How the interpreter rounds: kFloat32 rounds every f32 result to float, as f32 hardware does;
-// kFloat64 keeps exact doubles (for finite-difference gradient checks).
-enum class Arithmetic { kFloat32, kFloat64 };
-
-// Rounds `value` to what `dtype` holds under `arithmetic`.
-REMATKIT_CORE_EXPORT double round_to_dtype(double value, DType dtype, Arithmetic arithmetic);
 
 // A key<fry> element (a threefry key: jax.random.key's two u32 words, as random_unwrap gives them)
 // is held in its double's 64 bits; these make one and read its words back.

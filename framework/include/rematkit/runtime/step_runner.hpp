@@ -59,7 +59,7 @@ class REMATKIT_CORE_EXPORT OneShotRunner : public StepRunner {
  public:
   // A bad-input Error if a backend is unknown or none in `backends` runs an equation.
   // `lin` must outlive the runner.
-  OneShotRunner(const Linearization& lin, const BackendOptions& backends, Passes passes = Passes::kForwardAndBackward);
+  OneShotRunner(const Linearization& lin, const BackendOptions& backends, Pass last_pass = Pass::kBackward);
 
   // The program's outputs and (unless forward-only) the gradient of sum(output_i * cotangent_i) with
   // respect to every floating argument; `cotangents` default to ones. Inputs cross into f32/i32/u8

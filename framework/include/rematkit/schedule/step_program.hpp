@@ -18,9 +18,6 @@
 
 namespace rematkit {
 
-// Which passes a program runs.
-enum class Passes { kForwardAndBackward, kForwardOnly };
-
 // Where constants and arguments come from.
 enum class InputMode {
   kLoadedEachRun,  // load steps convert the given tensors on the step that first reads them (one-off runs)
@@ -36,7 +33,11 @@ enum class StepKind {
   kReadout,  // the end of a pass: the buffers holding its results (outputs, then gradients)
 };
 
-enum class Pass { kForward, kBackward };
+// The parts of a training step. A step program runs the forward pass, then (unless it is built
+// to stop after the forward) the backward pass; a Step's pass is one of those two. kRecompute is
+// how the analysis names a backward-pass step that runs a program equation again (the
+// recomputation: memory_report.hpp's StepMemory::pass).
+enum class Pass { kForward, kRecompute, kBackward };
 
 // What a load step fills its buffer with.
 struct LoadSource {
@@ -69,7 +70,8 @@ class StepProgram;
 // pass), and lays out the buffers by their lifetimes. A bad-input Error if a backend is unknown or
 // none runs an equation. `lin` must outlive the program.
 // Chains of equations a backend runs as one become one step as backends.fusion says (fusion_steps.hpp).
-REMATKIT_CORE_EXPORT StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Passes passes,
+// `last_pass`: kBackward for both passes, kForward for the forward pass alone.
+REMATKIT_CORE_EXPORT StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Pass last_pass,
                                                     InputMode inputs);
 
 // One pass of a loop body on its own (loop_program.hpp): `given` values are buffers for the whole
@@ -91,7 +93,7 @@ class REMATKIT_CORE_EXPORT StepProgram {
   ~StepProgram();
 
   const Linearization& linearization() const { return *lin_; }
-  Passes passes() const { return passes_; }
+  Pass last_pass() const { return last_pass_; }
   InputMode input_mode() const { return inputs_; }
   const std::vector<Step>& steps() const { return steps_; }
   const ArenaLayout& layout() const { return layout_; }
@@ -115,13 +117,13 @@ class REMATKIT_CORE_EXPORT StepProgram {
   }
 
  private:
-  friend StepProgram build_steps(const Linearization&, const BackendOptions&, Passes, InputMode);
+  friend StepProgram build_steps(const Linearization&, const BackendOptions&, Pass, InputMode);
   friend StepProgram build_body_program(const Linearization&, BackendSet&, const std::vector<ValueId>&,
                                         const std::vector<int>&, const std::vector<ValueId>&, std::vector<int>&);
   StepProgram() = default;
 
   const Linearization* lin_ = nullptr;
-  Passes passes_ = Passes::kForwardAndBackward;
+  Pass last_pass_ = Pass::kBackward;
   InputMode inputs_ = InputMode::kLoadedEachRun;
   std::vector<std::unique_ptr<PreparedKernel>> kernels_;  // the kernel steps point at these
   std::vector<std::unique_ptr<LoopProgram>> loops_;       // the loop steps point at these

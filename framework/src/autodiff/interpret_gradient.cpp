@@ -66,8 +66,8 @@ GradientResult run_passes(const Linearization& lin, const std::vector<Tensor>& c
 
 }  // namespace
 
-GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
-                            const std::vector<Tensor>& arguments, Arithmetic arithmetic,
+GradientResult interpret_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
+                                  const std::vector<Tensor>& arguments, Arithmetic arithmetic,
                             const std::vector<Tensor>* cotangents) {
   return run_passes(
       lin, constants, arguments,
