@@ -7,12 +7,6 @@ namespace rematkit {
 
 namespace {
 
-int64_t flops_of(const FlatGraph& graph, const std::vector<int>& eqns) {
-  int64_t total = 0;
-  for (int e : eqns) total += equation_flops(graph, graph.eqns[static_cast<size_t>(e)]);
-  return total;
-}
-
 GradientFlops& operator+=(GradientFlops& a, const GradientFlops& b) {
   a.forward += b.forward;
   a.recompute += b.recompute;
@@ -42,7 +36,7 @@ GradientFlops backward_flops(const FlatGraph& graph, const FlatEquation& eqn, bo
     for (size_t i = 0; i < eqn.cond->branches.size(); ++i) {  // the costliest branch
       const Linearization& branch = eqn.cond->branches[i];
       GradientFlops b = split(branch);
-      b.recompute += flops_of(branch.graph, eqn.cond->recompute_eqns[i]);  // inside a checkpoint
+      b.recompute += equations_flops(branch.graph, eqn.cond->recompute_eqns[i]);  // inside a checkpoint
       if (b.recompute + b.backward > f.recompute + f.backward) f = b;
     }
     return f;

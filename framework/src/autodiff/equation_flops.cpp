@@ -10,12 +10,6 @@ namespace rematkit {
 
 namespace {
 
-int64_t flops_of(const FlatGraph& graph, const std::vector<int>& eqns) {
-  int64_t total = 0;
-  for (int e : eqns) total += equation_flops(graph, graph.eqns[static_cast<size_t>(e)]);
-  return total;
-}
-
 // A scan's part: its body's pass once per iteration. A cond's: its costliest branch (which one runs
 // is known only when it runs). A while's trip count is not known: 0.
 int64_t control_flow_flops(const FlatEquation& eqn) {
@@ -23,16 +17,16 @@ int64_t control_flow_flops(const FlatEquation& eqn) {
     const ScanLinearization& s = *eqn.scan;
     const FlatGraph& body = s.body.graph;
     switch (eqn.part) {
-      case ControlFlowPart::kForward: return s.length * flops_of(body, s.forward_eqns);
-      case ControlFlowPart::kRecompute: return s.length * flops_of(body, s.recompute_eqns);
-      case ControlFlowPart::kTranspose: return s.length * flops_of(body, s.body.backward);
+      case ControlFlowPart::kForward: return s.length * equations_flops(body, s.forward_eqns);
+      case ControlFlowPart::kRecompute: return s.length * equations_flops(body, s.recompute_eqns);
+      case ControlFlowPart::kTranspose: return s.length * equations_flops(body, s.body.backward);
       case ControlFlowPart::kTangent: case ControlFlowPart::kNone: return 0;
     }
   }
   int64_t most = 0;
   if (eqn.cond)
     for (const Linearization& branch : eqn.cond->branches)
-      most = std::max(most, flops_of(branch.graph, eqn.part == ControlFlowPart::kTranspose ? branch.backward : branch.forward));
+      most = std::max(most, equations_flops(branch.graph, eqn.part == ControlFlowPart::kTranspose ? branch.backward : branch.forward));
   return most;
 }
 
@@ -98,6 +92,12 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
       return 0;  // a while (the others are counted above, through their bodies)
   }
   return 0;
+}
+
+int64_t equations_flops(const FlatGraph& graph, const std::vector<int>& eqns) {
+  int64_t total = 0;
+  for (int e : eqns) total += equation_flops(graph, graph.eqns[static_cast<size_t>(e)]);
+  return total;
 }
 
 }  // namespace rematkit

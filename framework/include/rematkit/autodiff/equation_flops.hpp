@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "rematkit/core_export.hpp"
 #include "rematkit/autodiff/graph.hpp"
@@ -13,5 +14,7 @@
 namespace rematkit {
 
 REMATKIT_CORE_EXPORT int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn);
+// The sum over the equations `eqns` (indices into graph.eqns).
+REMATKIT_CORE_EXPORT int64_t equations_flops(const FlatGraph& graph, const std::vector<int>& eqns);
 
 }  // namespace rematkit
