@@ -13,6 +13,7 @@
 
 #include "rematkit/autodiff/gradient.hpp"
 #include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 #include "rematkit/schedule/step_program.hpp"
 #include "rematkit/plugin_host/plugin_registry.hpp"
 
@@ -179,6 +180,17 @@ std::set<std::string> primitives_of(const Program& program) {
       for (const std::string& inner : primitives_of(*body)) seen.insert(inner);
   }
   return seen;
+}
+
+std::vector<Tensor> run_forward(const Linearization& lin, const std::vector<Tensor>& constants,
+                                const std::vector<Tensor>& arguments, const BackendOptions& backends) {
+  return OneShotRunner(lin, backends, Pass::kForward).run(constants, arguments).outputs;
+}
+
+GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
+                            const std::vector<Tensor>& arguments, const BackendOptions& backends,
+                            const std::vector<Tensor>* cotangents) {
+  return OneShotRunner(lin, backends).run(constants, arguments, cotangents);
 }
 
 }  // namespace rematkit::testing

@@ -8,6 +8,7 @@
 
 #include "rematkit/plugin_host/backend_options.hpp"
 #include "rematkit/io/program_file.hpp"
+#include "rematkit/autodiff/gradient_result.hpp"
 #include "rematkit/autodiff/linearize.hpp"
 #include "rematkit/ir/parser.hpp"
 #include "rematkit/interpreter/tensor.hpp"
@@ -35,6 +36,15 @@ const PolicyRegistry& test_policies();
 std::string temp_dir();
 
 Linearization linearize_with(const Program& program, const std::string& whole_program_policy = "");
+
+// One run of a linearization on backends, as a Plan's forward() and gradient() run it (a
+// OneShotRunner): the outputs alone, or the outputs and the gradient of sum(output_i *
+// cotangent_i) (cotangents default to ones).
+std::vector<Tensor> run_forward(const Linearization& lin, const std::vector<Tensor>& constants,
+                                const std::vector<Tensor>& arguments, const BackendOptions& backends);
+GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
+                            const std::vector<Tensor>& arguments, const BackendOptions& backends,
+                            const std::vector<Tensor>* cotangents = nullptr);
 
 // Whether the default plugins hold a backend of this name (an AUTO part may not be built).
 bool backend_installed(const std::string& name);

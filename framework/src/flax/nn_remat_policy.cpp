@@ -75,7 +75,8 @@ std::vector<float> apply_module(const InitializedModule& module, std::span<const
   LinearizeOptions linearize_options;
   linearize_options.policies = &plugins.policies();
   const Linearization lin = linearize(module.apply, linearize_options);
-  const std::vector<Tensor> out = run_forward(lin, {}, apply_arguments(module, x), BackendOptions{options.backends, &plugins});
+  OneShotRunner forward(lin, BackendOptions{options.backends, &plugins}, Pass::kForward);
+  const std::vector<Tensor> out = forward.run({}, apply_arguments(module, x)).outputs;
   return std::vector<float>(out.at(0).data.begin(), out.at(0).data.end());
 }
 

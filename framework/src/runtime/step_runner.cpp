@@ -145,15 +145,4 @@ std::optional<Tensor> ResidentRunner::read_gradient(size_t index) const {
   return read_buffer(b);
 }
 
-std::vector<Tensor> run_forward(const Linearization& lin, const std::vector<Tensor>& constants,
-                                const std::vector<Tensor>& arguments, const BackendOptions& backends) {
-  return OneShotRunner(lin, backends, Pass::kForward).run(constants, arguments).outputs;
-}
-
-GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
-                            const std::vector<Tensor>& arguments, const BackendOptions& backends,
-                            const std::vector<Tensor>* cotangents) {
-  return OneShotRunner(lin, backends).run(constants, arguments, cotangents);
-}
-
 }  // namespace rematkit

@@ -92,13 +92,4 @@ class REMATKIT_CORE_EXPORT ResidentRunner : public StepRunner {
   std::optional<Tensor> read_gradient(size_t index) const;
 };
 
-// The program's outputs alone: the forward pass on backends, run once.
-REMATKIT_CORE_EXPORT std::vector<Tensor> run_forward(const Linearization& lin, const std::vector<Tensor>& constants,
-                                const std::vector<Tensor>& arguments, const BackendOptions& backends);
-
-// Outputs and gradients on backends, run once (both passes planned once).
-REMATKIT_CORE_EXPORT GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
-                            const std::vector<Tensor>& arguments, const BackendOptions& backends,
-                            const std::vector<Tensor>* cotangents = nullptr);
-
 }  // namespace rematkit
