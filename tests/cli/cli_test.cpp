@@ -217,7 +217,7 @@ bool well_formed_xml(const std::string& xml) {
 }
 
 TEST_F(CliTest, MemoryExplainsThePeakPerPolicyAndDrawsTheTimeline) {
-  // y = sin(x) * w on f32[256] (1024 bytes a buffer): tests/scheduler/memory_report_test.cpp works
+  // y = sin(x) * w on f32[256] (1024 bytes a buffer): tests/analysis/memory_report_test.cpp works
   // out both peaks, 5 buffers each: step 7 of 11 steps with sin and cos saved, step 7 of 12 with
   // them recomputed where each is read (sin alone is alive at the peak).
   const std::string program = write("p.jaxpr", "{ lambda ; x:f32[256] w:f32[256]. let\n"
