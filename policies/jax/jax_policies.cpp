@@ -169,16 +169,14 @@ Instance everything(const rk_value*, size_t n) { expect_no_args(n); return {[](c
 Instance nothing(const rk_value*, size_t n) { expect_no_args(n); return {[](const rk_equation_view*, rk_decision* o) { saveable(o, false); }}; }
 Instance dots_any(const rk_value*, size_t n) { expect_no_args(n); return dots(false); }
 Instance dots_no_batch(const rk_value*, size_t n) { expect_no_args(n); return dots(true); }
-Instance dots_class(const rk_value* args, size_t n) {
+// DotsSaveable's one field, as remat2's and remat3's readings both take it.
+bool only_if_no_batch_dims(const rk_value* args, size_t n) {
   const auto a = bind(args, n, {"only_if_no_batch_dims"}, false);
   if (a[0]->kind != RK_VALUE_BOOL) throw ArgumentError("only_if_no_batch_dims must be True or False");
-  return dots(a[0]->int_value != 0);
+  return a[0]->int_value != 0;
 }
-Instance remat3_dots_class(const rk_value* args, size_t n) {
-  const auto a = bind(args, n, {"only_if_no_batch_dims"}, false);
-  if (a[0]->kind != RK_VALUE_BOOL) throw ArgumentError("only_if_no_batch_dims must be True or False");
-  return remat3_dots(a[0]->int_value != 0);
-}
+Instance dots_class(const rk_value* args, size_t n) { return dots(only_if_no_batch_dims(args, n)); }
+Instance remat3_dots_class(const rk_value* args, size_t n) { return remat3_dots(only_if_no_batch_dims(args, n)); }
 Instance offload(const rk_value* args, size_t n) {
   const auto a = bind(args, n, {"offload_src", "offload_dst"}, false);
   return offload_dots(memory_space_of(*a[0], "offload_src"), memory_space_of(*a[1], "offload_dst"));
