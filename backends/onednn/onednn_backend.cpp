@@ -60,6 +60,7 @@ struct Kernel {
   std::vector<dnnl_exec_arg_t> args;   // (DNNL_ARG_*, memory) of each
   int staged = -1;  // an input read from the workspace, where stage() rearranges it (Recipe::stage)
   std::function<void(const void*, void*)> stage;
+  std::function<void(void*, void*)> unstage;  // the output, written in the workspace (Recipe::unstage)
   size_t scratchpad_at = 0, scratchpad = 0;  // where oneDNN's scratchpad lies in the workspace, its bytes
 };
 
@@ -447,6 +448,7 @@ rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** ker
     k->output = r.output;
     k->staged = r.staged;
     k->stage = r.stage;
+    k->unstage = r.unstage;
     std::lock_guard<std::mutex> lock(backend.mutex);
     auto [it, fresh] = backend.cache.try_emplace(r.key);
     if (fresh) it->second = r.make(backend.engine);
@@ -482,10 +484,11 @@ rk_error* execute(rk_kernel* handle, const rk_tensor_view* in, size_t, const rk_
       k.stage(in[k.staged].data, workspace);
       k.memories[static_cast<size_t>(k.staged)].set_data_handle(workspace);
     }
-    k.memories[k.inputs.size()].set_data_handle(out[0].data);
+    k.memories[k.inputs.size()].set_data_handle(k.unstage ? workspace : out[0].data);
     if (k.scratchpad) k.memories.back().set_data_handle(static_cast<std::byte*>(workspace) + k.scratchpad_at);
     rematkit_onednn::execute(k.primitive, k.stream, k.args);
     k.stream.wait();
+    if (k.unstage) k.unstage(workspace, out[0].data);
   });
 }
 void kernel_destroy(rk_kernel* kernel) { delete reinterpret_cast<Kernel*>(kernel); }

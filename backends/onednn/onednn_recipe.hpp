@@ -27,6 +27,10 @@ struct Recipe {
   int staged = -1;
   size_t workspace_bytes = 0;
   std::function<void(const void* input, void* workspace)> stage = nullptr;
+  // An output oneDNN writes in a layout of its choosing (a backward-weights convolution's kernel
+  // gradient, blocked): the primitive writes it at the workspace's start, and `unstage` reorders
+  // it from there into the output's buffer after each run. Never together with `stage`.
+  std::function<void(void* workspace, void* output)> unstage = nullptr;
 };
 
 // The attributes of every primitive the backend makes: oneDNN's scratchpad is the caller's (a part

@@ -11,9 +11,10 @@
 // included) scaled back by the window's size; two dims the window leaves alone are batch and
 // channels. Whatever does not fit (lhs dilation with strides, batch groups outside a kernel's
 // gradient, negative padding, base or window dilation of a pool, other dtypes) is declined.
-#include <string>
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include "onednn_recipe.hpp"
 
@@ -109,34 +110,71 @@ Dims dense_strides(const Dims& dims) {
   return strides;
 }
 
-// The kernel in the layout a convolution's JIT implementation wants (format_tag::any, then
-// `chosen`): before each run, `arrange` writes the equation's kernel into `plain` (dense, in the
-// workspace after the chosen layout's bytes), and a oneDNN reorder (its scratchpad after that)
-// turns it into the chosen layout at the workspace's start, which the convolution reads. The
-// reorder's memories and stream are made here, once: a run only points them at the workspace (the
-// kernel runs one execute at a time, so they are never shared by two).
-void stage_in_chosen_layout(const dnnl::engine& engine, const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen,
+// A oneDNN reorder from `from` to `to`, made once with its memories and stream: a run only points
+// them at the buffers (`scratchpad` after `scratchpad_bytes()` of the caller's), as the kernel runs
+// one execute at a time, so they are never shared by two.
+class Reordering {
+ public:
+  Reordering(const dnnl::engine& engine, const dnnl::memory::desc& from, const dnnl::memory::desc& to)
+      : reorder_(dnnl::reorder::primitive_desc(engine, from, engine, to, user_scratchpad())),
+        from_(from, engine, nullptr),
+        to_(to, engine, nullptr),
+        stream_(engine) {
+    const dnnl::memory::desc scratchpad = scratchpad_desc(reorder_);
+    args_ = {{DNNL_ARG_FROM, from_.get()}, {DNNL_ARG_TO, to_.get()}};
+    if (scratchpad.get_size()) {
+      scratch_ = dnnl::memory(scratchpad, engine, nullptr);
+      args_.push_back({DNNL_ARG_SCRATCHPAD, scratch_.get()});
+    }
+  }
+  size_t scratchpad_bytes() const { return scratch_ ? scratch_.get_desc().get_size() : 0; }
+  void run(const void* from, void* to, void* scratchpad) {
+    from_.set_data_handle(const_cast<void*>(from));
+    to_.set_data_handle(to);
+    if (scratch_) scratch_.set_data_handle(scratchpad);
+    execute(reorder_, stream_, args_);
+    stream_.wait();
+  }
+
+ private:
+  dnnl::reorder reorder_;
+  dnnl::memory from_, to_, scratch_;
+  dnnl::stream stream_;
+  std::vector<dnnl_exec_arg_t> args_;
+};
+
+// An input in the layout a convolution's JIT implementation wants (format_tag::any, then
+// `chosen`): before each run a oneDNN reorder writes it at the workspace's start, which the
+// convolution reads, from the input's buffer as `lies` describes it; or, with `arrange` (a
+// rearrangement no strides express: a kernel reversed in space), from a dense `lies` that
+// `arrange` first writes into the workspace after the chosen layout's bytes. The reorder's
+// scratchpad follows.
+void stage_in_chosen_layout(const dnnl::engine& engine, const dnnl::memory::desc& lies, const dnnl::memory::desc& chosen,
                             std::function<void(const void*, void*)> arrange, Recipe& r, int input) {
-  const dnnl::reorder reorder(dnnl::reorder::primitive_desc(engine, plain, engine, chosen, user_scratchpad()));
-  const dnnl::memory::desc scratchpad = scratchpad_desc(reorder);
-  const size_t plain_at = cache_lines(chosen.get_size());
-  const size_t scratchpad_at = cache_lines(plain_at + plain.get_size());
-  const dnnl::memory src(plain, engine, nullptr), dst(chosen, engine, nullptr);
-  const dnnl::memory scratch = scratchpad.get_size() ? dnnl::memory(scratchpad, engine, nullptr) : dnnl::memory();
-  std::vector<dnnl_exec_arg_t> args = {{DNNL_ARG_FROM, src.get()}, {DNNL_ARG_TO, dst.get()}};
-  if (scratchpad.get_size()) args.push_back({DNNL_ARG_SCRATCHPAD, scratch.get()});
-  dnnl::stream stream(engine);  // not const: waiting on it is not
+  auto reordering = std::make_shared<Reordering>(engine, lies, chosen);
+  const size_t arranged_at = cache_lines(chosen.get_size());
+  const size_t scratchpad_at = arrange ? cache_lines(arranged_at + lies.get_size()) : arranged_at;
   r.staged = input;
-  r.workspace_bytes = scratchpad.get_size() ? scratchpad_at + scratchpad.get_size() : plain_at + plain.get_size();
-  r.stage = [reorder, src, dst, scratch, args, stream, plain_at, scratchpad_at, arrange](const void* from,
-                                                                                         void* workspace) mutable {
+  r.workspace_bytes = scratchpad_at + reordering->scratchpad_bytes();
+  r.stage = [reordering, arrange, arranged_at, scratchpad_at](const void* from, void* workspace) {
     std::byte* base = static_cast<std::byte*>(workspace);
-    arrange(from, base + plain_at);
-    src.set_data_handle(base + plain_at);
-    dst.set_data_handle(base);
-    if (scratch) scratch.set_data_handle(base + scratchpad_at);
-    execute(reorder, stream, args);
-    stream.wait();
+    if (arrange) {
+      arrange(from, base + arranged_at);
+      from = base + arranged_at;
+    }
+    reordering->run(from, base, base + scratchpad_at);
+  };
+}
+
+// The output in the layout the convolution chose (`chosen`), written at the workspace's start and
+// reordered after each run into the output's buffer, as `lies` describes it.
+void unstage_from_chosen_layout(const dnnl::engine& engine, const dnnl::memory::desc& chosen, const dnnl::memory::desc& lies,
+                                Recipe& r) {
+  auto reordering = std::make_shared<Reordering>(engine, chosen, lies);
+  const size_t scratchpad_at = cache_lines(chosen.get_size());
+  r.workspace_bytes = scratchpad_at + reordering->scratchpad_bytes();
+  r.unstage = [reordering, scratchpad_at](void* workspace, void* output) {
+    reordering->run(workspace, output, static_cast<std::byte*>(workspace) + scratchpad_at);
   };
 }
 
@@ -228,13 +266,18 @@ bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, R
       if (s.padding_r.back() < 0) return false;
     }
     s.src = src.desc();
-    s.weights = diff_weights.desc();
     s.dst = diff_dst.desc();
+    // The kernel's gradient in the layout oneDNN chooses, reordered into the output after: with
+    // it as it lies (HWIO from Flax) oneDNN 2.6 falls back to im2col and a GEMM, 5-9x slower at
+    // the CNN's shapes than its blocked JIT kernel, reorder included.
+    s.weights = dnnl::memory::desc(diff_weights.dims, dt::f32, dnnl::memory::format_tag::any);
     const auto hint = forward_pd(engine, s, dnnl::prop_kind::forward_training);
     const dnnl::convolution_backward_weights::primitive_desc pd(
         dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, s.src, s.weights, s.dst, s.strides,
                                                  s.dilates, s.padding_l, s.padding_r),
         user_scratchpad(), engine, hint);
+    s.weights = pd.diff_weights_desc();
+    if (s.weights != diff_weights.desc()) unstage_from_chosen_layout(engine, s.weights, diff_weights.desc(), r);
     r.key = key_of("conv-bwd-weights", {&src.dims, &src.strides, &diff_dst.dims, &diff_dst.strides, &diff_weights.dims,
                                         &diff_weights.strides, &s.strides, &s.dilates, &s.padding_l, &s.padding_r});
     r.inputs = {{DNNL_ARG_SRC, s.src}, {DNNL_ARG_DIFF_DST, s.dst}};
@@ -296,25 +339,7 @@ bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, R
   s.weights = dnnl::memory::desc(weights.dims, dt::f32, dnnl::memory::format_tag::any);
   auto pd = forward_pd(engine, s, dnnl::prop_kind::forward_inference);
   s.weights = pd.weights_desc();
-  if (s.weights != as_it_lies) {  // read in place when oneDNN takes the layout as it lies
-    int64_t count = 1;
-    for (int64_t x : weights.dims) count *= x;
-    const dnnl::memory::desc plain(weights.dims, dt::f32, dense_strides(weights.dims));
-    // The kernel as it lies, gathered dense (the reorder then blocks it as oneDNN chose).
-    const View kernel = weights;
-    stage_in_chosen_layout(engine, plain, s.weights, [kernel, count](const void* from, void* to) {
-      const float* in = static_cast<const float*>(from);
-      float* out = static_cast<float*>(to);
-      for (int64_t flat = 0; flat < count; ++flat) {
-        int64_t rest = flat, at = 0;
-        for (int d = static_cast<int>(kernel.dims.size()) - 1; d >= 0; --d) {
-          at += (rest % kernel.dims[d]) * kernel.strides[d];
-          rest /= kernel.dims[d];
-        }
-        out[flat] = in[at];
-      }
-    }, r, 1);
-  }
+  if (s.weights != as_it_lies) stage_in_chosen_layout(engine, as_it_lies, s.weights, nullptr, r, 1);
   // oneDNN's reference forward convolution on layouts as they lie is far slower than rematkit's own
   // reference kernel (3.2 s over 14 runs, against 50 ms for all the JIT ones, on the cnn example):
   // decline it. Its backward ones cost less than ours and stay.
