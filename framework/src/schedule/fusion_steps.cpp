@@ -29,13 +29,13 @@ PassView::PassView(const Linearization& lin, const std::vector<int>& pass_eqns, 
 }  // namespace fusion
 
 PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pass pass,
-                     const std::vector<ValueId>& readout, BackendSet& backends) {
+                     const std::vector<ValueId>& readout, BackendSet& backends, bool fuse) {
   using fusion::kOnItsOwn;
   const fusion::PassView view(lin, eqns, pass, readout);
   PassFusion fusion;
   std::vector<int> at(eqns.size(), kOnItsOwn);  // per position: the fused step it is part of, or kOnItsOwn
   std::vector<size_t> runs_at;                   // per fused step: the position of its last part, where it runs
-  if (backends.fuses()) {
+  if (fuse && backends.fuses()) {
     for (size_t p = 0; p < eqns.size(); ++p) {
       if (at[p] != kOnItsOwn) continue;
       const FlatEquation& seed = view.eqn_at(p);

@@ -35,8 +35,8 @@ struct PassFusion {
 };
 
 // The fusions of `eqns`, one pass of `lin` whose readout reads `readout`; in the forward pass the
-// residuals are read later too. Where !backends.fuses(), every equation runs on its own.
+// residuals are read later too. Where !fuse or !backends.fuses(), every equation runs on its own.
 PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pass pass,
-                     const std::vector<ValueId>& readout, BackendSet& backends);
+                     const std::vector<ValueId>& readout, BackendSet& backends, bool fuse);
 
 }  // namespace rematkit

@@ -109,6 +109,12 @@ class REMATKIT_CORE_EXPORT StepProgram {
   int argument_buffer(size_t index) const { return argument_buffers_.at(index); }
   // Values whose forward buffer stays alive into the backward pass: what the program really keeps.
   const std::vector<ValueId>& kept_values() const { return kept_; }
+  // The passes build_steps fuses (as backends.fusion allows): build_step_program tries both, then
+  // one, then none.
+  struct FusedPasses {
+    bool forward = true, backward = true;
+  };
+
   // Kernel steps that run several equations (Step::fused).
   size_t fused_steps() const {
     size_t n = 0;
@@ -117,7 +123,7 @@ class REMATKIT_CORE_EXPORT StepProgram {
   }
 
  private:
-  friend StepProgram build_steps(const Linearization&, const BackendOptions&, Pass, InputMode);
+  friend StepProgram build_steps(const Linearization&, const BackendOptions&, Pass, InputMode, FusedPasses);
   friend StepProgram build_body_program(const Linearization&, BackendSet&, const std::vector<ValueId>&,
                                         const std::vector<int>&, const std::vector<ValueId>&, std::vector<int>&);
   StepProgram() = default;
