@@ -77,6 +77,19 @@ void BM_RowBroadcast(benchmark::State& state, const std::string& backend, int64_
   }
 }
 
+// A bias added to each row (NHWC's [B*H*W, C] beside [1, C]): short rows, one value per column.
+void BM_EachRowBroadcast(benchmark::State& state, const std::string& backend, int64_t rows, int64_t inner) {
+  BackendInstance instance(rematkit::default_plugins(), backend);
+  auto kernel = instance.prepare(Prim::kAdd, {}, {f32({rows, inner}), f32({1, inner})}, {f32({rows, inner})}, "bias add");
+  if (!kernel) return state.SkipWithError("the backend does not run it");
+  AlignedFloats x(static_cast<size_t>(rows * inner)), bias(static_cast<size_t>(inner)), z(static_cast<size_t>(rows * inner));
+  const AlignedWorkspace workspace(*kernel);
+  for (auto _ : state) {
+    kernel->execute({x.data, bias.data}, {z.data}, workspace.data(), workspace.size());
+    benchmark::DoNotOptimize(z.data);
+  }
+}
+
 // Dropout's bits: random_bits of one threefry key, 32-bit words (a [B, S, D] mask's worth).
 void BM_RandomBits(benchmark::State& state, const std::string& backend, int64_t n) {
   BackendInstance instance(rematkit::default_plugins(), backend);
@@ -148,6 +161,12 @@ void register_all() {
         benchmark::RegisterBenchmark(("elementwise/" + backend + "/sub_per_row/" + std::to_string(rows) + "x" + std::to_string(inner)).c_str(),
                                      BM_RowBroadcast, backend, rows, inner)
             ->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
+  for (auto [rows, inner] : {std::pair<int64_t, int64_t>{256, 16}, {2048, 16}, {3072, 32}, {12288, 32}})
+    for (const std::string& backend : backends)
+      if (backend == "onednn" || backend == "highway")
+        benchmark::RegisterBenchmark(("elementwise/" + backend + "/add_each_row/" + std::to_string(rows) + "x" + std::to_string(inner)).c_str(),
+                                     BM_EachRowBroadcast, backend, rows, inner)
+            ->UseRealTime()->Unit(benchmark::kMicrosecond);
   for (const std::string& backend : backends) {
     if (backend == "onednn" || backend == "blas") continue;  // large sizes: the highway and reference kernels
     // 2^24 floats is 64 MiB per array, past the 32 MiB last-level cache.

@@ -150,20 +150,28 @@ HWY_INLINE auto compare_mask(V a, V b) {
   return hn::Ne(a, b);
 }
 
-// Masks become 1.0f / 0.0f lanes, then bytes.
+// Masks become 1 / 0 int32 lanes, then bytes (a saturating demotion); the tail one at a time.
 template <Compare op>
 void compare_loop(const float* a, bool a_scalar, const float* b, bool b_scalar, uint8_t* y, size_t n) {
+  if (n == 0) return;
   const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::Rebind<uint8_t, decltype(d)> du8;
   const size_t lanes = hn::Lanes(d);
-  HWY_ALIGN float va[hn::MaxLanes(d)], vb[hn::MaxLanes(d)], out[hn::MaxLanes(d)];
-  for (size_t i = 0; i < n; i += lanes) {
-    const size_t count = std::min(lanes, n - i);
-    for (size_t j = 0; j < count; ++j) va[j] = a[a_scalar ? 0 : i + j], vb[j] = b[b_scalar ? 0 : i + j];
-    for (size_t j = count; j < lanes; ++j) va[j] = vb[j] = 0.0f;
-    const auto mask = compare_mask<op>(hn::Load(d, va), hn::Load(d, vb));
-    hn::Store(hn::IfThenElseZero(mask, hn::Set(d, 1.0f)), d, out);
-    for (size_t j = 0; j < count; ++j) y[i + j] = out[j] != 0.0f;
+  const auto one = hn::Set(di, 1);
+  const auto sa = hn::Set(d, a[0]), sb = hn::Set(d, b[0]);
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto mask = compare_mask<op>(a_scalar ? sa : hn::LoadU(d, a + i), b_scalar ? sb : hn::LoadU(d, b + i));
+    hn::StoreU(hn::DemoteTo(du8, hn::IfThenElseZero(hn::RebindMask(di, mask), one)), du8, y + i);
   }
+  if (i == n) return;
+  HWY_ALIGN float va[hn::MaxLanes(d)], vb[hn::MaxLanes(d)];
+  HWY_ALIGN int32_t out[hn::MaxLanes(d)];
+  const size_t count = n - i;
+  for (size_t j = 0; j < lanes; ++j) va[j] = j < count ? a[a_scalar ? 0 : i + j] : 0.0f, vb[j] = j < count ? b[b_scalar ? 0 : i + j] : 0.0f;
+  hn::Store(hn::IfThenElseZero(hn::RebindMask(di, compare_mask<op>(hn::Load(d, va), hn::Load(d, vb))), one), di, out);
+  for (size_t j = 0; j < count; ++j) y[i + j] = static_cast<uint8_t>(out[j]);
 }
 
 void CompareImpl(int op, const float* a, bool a_scalar, const float* b, bool b_scalar, uint8_t* y, size_t n) {
@@ -206,22 +214,39 @@ float MaxOfLanesWithInfinity(D d, V v) {
   return max;
 }
 
-// y[j] = sum (or max) over r of x[r * len + j], for the columns j in [begin, end): the block of y
-// stays in L1 while the rows stream past it in order, so a column's result does not depend on how
-// the columns are split between threads.
+// y[j] = sum (or max) over r of x[r * len + j], for the columns j in [begin, end), the rows added
+// in order: a column's result does not depend on how the columns are split between threads. Four
+// vectors of columns at a time stay in registers while the rows stream past (a bias's 16 columns
+// over 2048 rows would otherwise wait on a store and a load per row).
 void ReduceLeadingImpl(bool is_max, const float* x, float* y, size_t rows, size_t len, size_t begin, size_t end) {
   const hn::ScalableTag<float> d;
   const size_t lanes = hn::Lanes(d);
   const float init = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
-  std::fill(y + begin, y + end, init);
-  for (size_t r = 0; r < rows; ++r) {
-    const float* row = x + r * len;
-    size_t j = begin;
-    for (; j + lanes <= end; j += lanes) {
-      const auto acc = hn::LoadU(d, y + j), v = hn::LoadU(d, row + j);
-      hn::StoreU(is_max ? hn::Max(acc, v) : hn::Add(acc, v), d, y + j);
+  const auto combine = [is_max](auto acc, auto v) { return is_max ? hn::Max(acc, v) : hn::Add(acc, v); };
+  size_t j = begin;
+  for (; j + 4 * lanes <= end; j += 4 * lanes) {
+    auto a0 = hn::Set(d, init), a1 = a0, a2 = a0, a3 = a0;
+    for (size_t r = 0; r < rows; ++r) {
+      const float* row = x + r * len + j;
+      a0 = combine(a0, hn::LoadU(d, row));
+      a1 = combine(a1, hn::LoadU(d, row + lanes));
+      a2 = combine(a2, hn::LoadU(d, row + 2 * lanes));
+      a3 = combine(a3, hn::LoadU(d, row + 3 * lanes));
     }
-    for (; j < end; ++j) y[j] = is_max ? std::max(y[j], row[j]) : y[j] + row[j];
+    hn::StoreU(a0, d, y + j);
+    hn::StoreU(a1, d, y + j + lanes);
+    hn::StoreU(a2, d, y + j + 2 * lanes);
+    hn::StoreU(a3, d, y + j + 3 * lanes);
+  }
+  for (; j + lanes <= end; j += lanes) {
+    auto acc = hn::Set(d, init);
+    for (size_t r = 0; r < rows; ++r) acc = combine(acc, hn::LoadU(d, x + r * len + j));
+    hn::StoreU(acc, d, y + j);
+  }
+  for (; j < end; ++j) {
+    float acc = init;
+    for (size_t r = 0; r < rows; ++r) acc = is_max ? std::max(acc, x[r * len + j]) : acc + x[r * len + j];
+    y[j] = acc;
   }
 }
 

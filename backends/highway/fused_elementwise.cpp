@@ -7,8 +7,6 @@
 namespace rematkit::hwy_backend {
 namespace {
 
-constexpr int kMaxSlots = 16;
-
 size_t count(const std::vector<int64_t>& shape) {
   size_t n = 1;
   for (int64_t d : shape) n *= static_cast<size_t>(d);
@@ -51,9 +49,17 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
       leading = false;
       if (!matches) return false;
     }
+    if (a.mode == Access::Mode::kRepeat) return true;  // read by an earlier part too
     a.mode = Access::Mode::kRepeat;
     a.period = count(s);
-    f.periods_.push_back(a.period);
+    // A bias's [1, 1, 1, C] beside [B, H, W, C] would cut segments to C elements, a loop call per
+    // part each: a tile of it keeps them whole.
+    if (!a.is_bool && a.period <= kSegment / 2 && f.tiled_.size() < static_cast<size_t>(kMaxTiles)) {
+      a.tile = static_cast<int>(f.tiled_.size());
+      f.tiled_.push_back(static_cast<int>(v));
+    } else {
+      f.periods_.push_back(a.period);
+    }
     return true;
   };
   for (size_t j = first; j < fusion.parts().size(); ++j) {
@@ -129,21 +135,27 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
 }
 
 void FusedElementwise::run(std::span<void* const> values, size_t begin, size_t end) const {
-  alignas(64) float slots[kMaxSlots][kSegment];
+  Scratch scratch;
+  for (size_t t = 0; t < tiled_.size(); ++t) {
+    const size_t v = static_cast<size_t>(tiled_[t]), period = access_[v].period;
+    const float* from = static_cast<const float*>(values[v]);
+    for (size_t i = 0; i < kSegment + period; i += period) std::copy(from, from + period, scratch.tiles[t] + i);
+  }
   while (begin < end) {
     size_t len = std::min(kSegment, end - begin);
     for (size_t period : periods_) len = std::min(len, period - begin % period);  // stay inside one repeat
-    run_segment(values, begin, len, slots);
+    run_segment(values, begin, len, scratch);
     begin += len;
   }
 }
 
-void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, size_t len, float (*slots)[kSegment]) const {
+void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const {
   // A value's elements for this segment, and whether the kernel reads it as a scalar.
   auto at = [&](int v, bool& scalar) -> void* {
     const Access& a = access_[static_cast<size_t>(v)];
     scalar = a.mode == Access::Mode::kScalar;
-    if (a.slot >= 0) return slots[a.slot];
+    if (a.slot >= 0) return scratch.slots[a.slot];
+    if (a.tile >= 0) return scratch.tiles[a.tile] + begin % a.period;
     const size_t bytes = a.is_bool ? 1 : sizeof(float);
     std::byte* base = static_cast<std::byte*>(values[static_cast<size_t>(v)]);
     switch (a.mode) {

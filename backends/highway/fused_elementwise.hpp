@@ -45,20 +45,31 @@ class FusedElementwise {
   // How a value is read at flat element i of the output: at i, at 0, at i mod period (a bias
   // [1, F] beside [B, F]) or at i / period (one value per row, spread by a broadcast_in_dim part:
   // a layer norm's mean); slot >= 0 for a value only the parts read, which lives in a segment buffer.
+  // A repeated f32 operand with a short period has a tile (tile >= 0): its values repeated over a
+  // segment and one period more (periods up to half a segment), so a segment reads it from any
+  // start without stopping at a period.
   struct Access {
     enum class Mode { kFull, kScalar, kRepeat, kPerRow } mode = Mode::kFull;
     size_t period = 0;
     int slot = -1;
+    int tile = -1;
     bool is_bool = false;
   };
+  static constexpr int kMaxSlots = 16, kMaxTiles = 4;
+  // A run's buffers on the caller's stack: the values only the parts read, and the tiles.
+  struct Scratch {
+    alignas(64) float slots[kMaxSlots][kSegment];
+    alignas(64) float tiles[kMaxTiles][2 * kSegment];
+  };
 
-  void run_segment(std::span<void* const> values, size_t begin, size_t len, float (*slots)[kSegment]) const;
+  void run_segment(std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const;
 
   std::vector<Part> parts_;
   std::vector<Access> access_;  // per value
   size_t elements_ = 0;
   int num_slots_ = 0;
-  std::vector<size_t> periods_;  // of the kRepeat operands: segments never cross a multiple of one
+  std::vector<size_t> periods_;  // of the kRepeat operands without a tile: segments never cross a multiple of one
+  std::vector<int> tiled_;       // the values with a tile, in tile order
 };
 
 }  // namespace rematkit::hwy_backend

@@ -123,13 +123,18 @@ struct Kernel {
                                              // the floats each product of the batch gets there
   Dims in_shape, out_shape, dims;            // kBroadcast: broadcast_dimensions
   bool is_max = false;                       // kReduce over `n` rows of `k` trailing elements;
-                                             // kReduceLeading over `k` rows of `n` elements
+                                             // kReduceLeading over `k` rows of `n / outer` elements
+                                             // in each of `outer` blocks (the field below)
   int64_t power = 0;                         // kPow
   Dims a_shape, b_shape;                     // kBinary, kCompare: operands with size-1 dims to expand
   // kBinary, kCompare, kBitwise over `rows` rows of `inner` elements (rows 0: not by rows), each
   // operand read as it is, as one value per row, or as one row for all (binary_operands).
   enum class Spread : uint8_t { kFull, kScalar, kPerRow, kEachRow };
   size_t rows = 0, inner = 0;
+  // Short rows grouped: each row of `inner` is `group` of the operands' rows, and an each-row
+  // operand is read from its row repeated `group` times in the workspace (a bias's [1, 1, 1, C]
+  // beside NHWC: one call per 1024 elements, not per C).
+  size_t group = 1;
   Spread a_spread = Spread::kFull, b_spread = Spread::kFull;
   // kGatherRows, kScatterAddRows: `n` indices into a table of `m` rows of `k` floats.
   // kFused: elementwise parts over one shape, after a product when kGemm's fields are set too
@@ -270,6 +275,9 @@ bool all_f32(const rk_equation_view* e) {
   return true;
 }
 
+// The most elements short rows are grouped into (Kernel::group): a Highway loop call's worth.
+constexpr size_t kGroupedRow = 1024;
+
 // Two operands of a binary op: direct (same shape as the output, or rank 0), or of the output's
 // rank with size-1 dims, which execute() expands into the workspace first.
 bool binary_operands(const Dims& a, const Dims& b, const Dims& out, Kernel& k) {
@@ -305,6 +313,11 @@ bool binary_operands(const Dims& a, const Dims& b, const Dims& out, Kernel& k) {
     if (!spread(k.a_shape, k.a_spread) || !spread(k.b_shape, k.b_spread)) continue;
     const size_t inner = count(Dims(out.begin() + static_cast<long>(j), out.end()));
     if (inner >= 32) k.rows = count(out) / inner, k.inner = inner;
+    if (k.a_spread != Spread::kPerRow && k.b_spread != Spread::kPerRow && inner > 0) {
+      const size_t rows = count(out) / inner;
+      while (k.group * 2 * inner <= kGroupedRow && rows % (k.group * 2) == 0) k.group *= 2;
+      if (k.group > 1) k.rows = rows / k.group, k.inner = inner * k.group;
+    }
     break;
   }
   return true;
@@ -329,8 +342,21 @@ void compare_ints(Compare op, const T* a, bool a_scalar, const T* b, bool b_scal
 // A binary, comparison or bitwise kernel row by row (Kernel::rows): operands of 4-byte elements,
 // results of `out_bytes`.
 template <class Run>
-void by_rows(const Kernel& k, const void* a, const void* b, void* y, size_t out_bytes, Run run) {
+void by_rows(const Kernel& k, const void* a, const void* b, void* y, size_t out_bytes, void* workspace, Run run) {
   using Spread = Kernel::Spread;
+  if (k.group > 1) {  // each-row operands repeated over a group of rows (Kernel::group)
+    uint32_t* tile = static_cast<uint32_t*>(workspace);
+    const size_t row = k.inner / k.group;
+    for (const void** operand : {&a, &b}) {
+      const Spread spread = operand == &a ? k.a_spread : k.b_spread;
+      const bool scalar = operand == &a ? k.a_scalar : k.b_scalar;
+      if (spread != Spread::kEachRow || scalar) continue;
+      const uint32_t* from = static_cast<const uint32_t*>(*operand);
+      for (size_t g = 0; g < k.group; ++g) std::copy(from, from + row, tile + g * row);
+      *operand = tile;
+      tile += k.inner;
+    }
+  }
   auto row_of = [&](const void* data, Spread spread, bool scalar, size_t r, bool& row_scalar) {
     const std::byte* base = static_cast<const std::byte*>(data);
     row_scalar = scalar || spread == Spread::kPerRow;
@@ -570,10 +596,16 @@ bool choose_kernel(const rk_equation_view* e, Kernel& k) {
     k.lhs.perm.insert(k.lhs.perm.end(), sorted.begin(), sorted.end());
     k.k = 1;
     for (int64_t a : axes) k.k *= static_cast<size_t>(in_shape[a]);
-    // Leading axes reduced (a bias's gradient sums over the batch): rows added to rows, no copy.
-    bool leading = !sorted.empty() && sorted.size() < in_shape.size();
-    for (size_t i = 0; i < sorted.size(); ++i) leading = leading && sorted[i] == static_cast<int64_t>(i);
-    if (leading) k.kind = Kernel::Kind::kReduceLeading;
+    // Adjacent axes reduced with kept axes after them (a bias's gradient sums over the batch, a
+    // global average pool over H and W of NHWC): rows added to rows within each block of the axes
+    // before them, no copy.
+    bool adjacent = !sorted.empty() && sorted.back() + 1 < static_cast<int64_t>(in_shape.size());
+    for (size_t i = 1; i < sorted.size(); ++i) adjacent = adjacent && sorted[i] == sorted[i - 1] + 1;
+    if (adjacent) {
+      k.kind = Kernel::Kind::kReduceLeading;
+      k.outer = 1;
+      for (int64_t d = 0; d < sorted.front(); ++d) k.outer *= static_cast<size_t>(in_shape[d]);
+    }
     return true;
   }
   if (p == Prim::kDotGeneral) {
@@ -673,6 +705,8 @@ double expected_ns(const rk_backend*, const rk_equation_view* e) {
     if (k.kind == Kind::kBinary || k.kind == Kind::kCompare) {
       if (k.a_shape.empty() && k.b_shape.empty()) return pass();
       if (!k.rows) return -1;  // expanded first: slow, no estimate
+      // elementwise/highway/add_each_row: [rows, C] and [1, C], short rows grouped.
+      if (k.group > 1) return rematkit::plugin::measured_ns({{4096, 476}, {32768, 2080}, {98304, 6460}, {393216, 37900}}, n);
       // elementwise/highway/sub_per_row: [rows, inner] and [rows, 1], a loop call per row.
       return rematkit::plugin::measured_ns({{4096, 446}, {32768, 2040}, {98304, 5310}, {393216, 35800}}, n);
     }
@@ -706,8 +740,10 @@ rk_error* prepare(rk_backend*, const rk_equation_view* e, rk_kernel** kernel, si
       *workspace_bytes = 0;  // the parts' segments are on the stack
     } else if (k.kind == Kernel::Kind::kReduce)  // kReduceLeading needs none
       *workspace_bytes = k.lhs.identity() ? 0 : sizeof(float) * k.lhs.count();
-    else if (k.rows)  // run row by row: nothing to expand
-      *workspace_bytes = 0;
+    else if (k.rows)  // run row by row: nothing to expand, the each-row operands repeated over a group
+      *workspace_bytes = k.group == 1 ? 0
+                                      : 4 * k.inner * ((k.a_spread == Kernel::Spread::kEachRow && !k.a_scalar ? 1 : 0) +
+                                                       (k.b_spread == Kernel::Spread::kEachRow && !k.b_scalar ? 1 : 0));
     else  // binary and compare operands with size-1 dims are expanded there
       *workspace_bytes = sizeof(float) * k.n * ((k.a_shape.empty() ? 0 : 1) + (k.b_shape.empty() ? 0 : 1));
     *kernel = reinterpret_cast<rk_kernel*>(new Kernel(k));
@@ -727,16 +763,16 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
           auto f32 = [](const void* p) { return static_cast<const float*>(p); };
           if (k.kind == Kernel::Kind::kBinary) {
             const auto loop = rematkit::hwy_backend::loops().binary;
-            by_rows(k, in[0].data, in[1].data, out[0].data, out_bytes, [&](const void* a, bool as, const void* b, bool bs, void* y, size_t n) {
+            by_rows(k, in[0].data, in[1].data, out[0].data, out_bytes, workspace, [&](const void* a, bool as, const void* b, bool bs, void* y, size_t n) {
               loop(k.op, f32(a), as, f32(b), bs, static_cast<float*>(y), n);
             });
           } else if (k.kind == Kernel::Kind::kCompare) {
             const auto loop = rematkit::hwy_backend::loops().compare;
-            by_rows(k, in[0].data, in[1].data, out[0].data, out_bytes, [&](const void* a, bool as, const void* b, bool bs, void* y, size_t n) {
+            by_rows(k, in[0].data, in[1].data, out[0].data, out_bytes, workspace, [&](const void* a, bool as, const void* b, bool bs, void* y, size_t n) {
               loop(k.op, f32(a), as, f32(b), bs, static_cast<uint8_t*>(y), n);
             });
           } else {
-            by_rows(k, in[0].data, in[1].data, out[0].data, out_bytes, [&](const void* a, bool as, const void* b, bool bs, void* y, size_t n) {
+            by_rows(k, in[0].data, in[1].data, out[0].data, out_bytes, workspace, [&](const void* a, bool as, const void* b, bool bs, void* y, size_t n) {
               rematkit::hwy_backend::bitwise(static_cast<Bitwise>(k.op), static_cast<const uint32_t*>(a), as,
                                              static_cast<const uint32_t*>(b), bs, static_cast<uint32_t*>(y), n);
             });
@@ -829,9 +865,12 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
       case Kernel::Kind::kSoftmax:
         rematkit::hwy_backend::softmax_rows(f(in[0]), f(out[0]), k.k == 0 ? 0 : k.n / k.k, k.k);
         break;
-      case Kernel::Kind::kReduceLeading:
-        rematkit::hwy_backend::reduce_leading(k.is_max, f(in[0]), f(out[0]), k.k, k.n);
+      case Kernel::Kind::kReduceLeading: {
+        const size_t len = k.n / k.outer;
+        for (size_t o = 0; o < k.outer; ++o)
+          rematkit::hwy_backend::reduce_leading(k.is_max, f(in[0]) + o * k.k * len, f(out[0]) + o * len, k.k, len);
         break;
+      }
       case Kernel::Kind::kGatherRows:
         for (size_t r = 0; r < k.n; ++r) {
           const int64_t row = row_of(k, in[1].data, r);

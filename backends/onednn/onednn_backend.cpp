@@ -410,13 +410,23 @@ double expected_ns(const rk_backend*, const rk_equation_view* e) {
     const double n = static_cast<double>(count(shape_of(e->outputs[0])));
     for (const EltwiseOp& op : kEltwise)
       if (*prim == op.primitive) return rematkit::plugin::measured_ns({{256, 427}, {2048, 913}, {16384, 4970}, {131072, 26900}}, n);
-    bool broadcast = false;  // an operand with size-1 dims: elementwise/onednn/sub_per_row
-    for (size_t i = 0; i < e->num_inputs; ++i)
-      broadcast = broadcast || (e->inputs[i].rank > 0 && count(shape_of(e->inputs[i])) != count(shape_of(e->outputs[0])));
+    // An operand with size-1 dims: one value per row (elementwise/onednn/sub_per_row), or one row
+    // for all, the last dim kept (elementwise/onednn/add_each_row: a bias beside NHWC, which
+    // oneDNN 2.6's binary runs 7-10x slower).
+    bool broadcast = false, each_row = false;
+    const Dims out_shape = shape_of(e->outputs[0]);
+    for (size_t i = 0; i < e->num_inputs; ++i) {
+      const Dims in_shape = shape_of(e->inputs[i]);
+      if (e->inputs[i].rank == 0 || count(in_shape) == count(out_shape)) continue;
+      broadcast = true;
+      each_row = each_row || (in_shape.back() == out_shape.back() && in_shape.back() > 1);
+    }
     for (const auto& binary : kBinary)
-      if (*prim == binary.first)
+      if (*prim == binary.first) {
+        if (each_row) return rematkit::plugin::measured_ns({{4096, 3320}, {32768, 22100}, {98304, 50900}, {393216, 174000}}, n);
         return broadcast ? rematkit::plugin::measured_ns({{4096, 959}, {32768, 2540}, {98304, 8760}, {393216, 26600}}, n)
                          : rematkit::plugin::measured_ns({{256, 622}, {2048, 710}, {16384, 2050}, {131072, 13700}}, n);
+      }
     return -1;
   } catch (...) {
     return -1;

@@ -174,6 +174,35 @@ TEST_P(FusionOnCases, FusedAndUnfusedGiveTheSameBitsKeepTheSameResidualsAndMeasu
 INSTANTIATE_TEST_SUITE_P(Reference, FusionOnCases, ::testing::ValuesIn(residual_cases()),
                          [](const auto& info) { return info.param.name; });
 
+// A bias of 10 values beside [8, 16, 10]: its period divides no segment of a fused chain (1024
+// elements) and no group of rows of an add alone, so each must read it from where the segment or
+// row starts; the sum over the middle axis runs block by block. Fused and unfused on highway, both
+// against the reference backend.
+TEST(Fusion, ABiasIsReadFromItsPlaceWhateverItsPeriod) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  const Program program = parse_program(R"({ lambda ; x:f32[8,16,10] b:f32[10] y:f32[8,16,10]. let
+    bb:f32[1,1,10] = reshape[new_sizes=(1, 1, 10) dimensions=None] b
+    a:f32[8,16,10] = add x bb
+    r:f32[8,16,10] = relu a
+    m:f32[8,16,10] = mul r y
+    s:f32[8,10] = reduce_sum[axes=(1,)] m
+  in (m, s) })", "bias");
+  const Linearization lin = linearize_with(program);
+  const RandomInputs in = random_inputs(program, 7);
+  const GradientResult expected = run_gradient(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
+  for (BackendOptions::Fusion fusion : {BackendOptions::Fusion::kAlways, BackendOptions::Fusion::kOff}) {
+    SCOPED_TRACE(fusion == BackendOptions::Fusion::kAlways ? "fused" : "unfused");
+    const BackendOptions options = fused_on({"highway", "reference"}, fusion);
+    EXPECT_EQ(forward_step_backends(lin, options).back(), "highway");
+    const GradientResult got = run_gradient(lin, in.constants, in.arguments, options);
+    expect_outputs_near(got.outputs, expected.outputs, 1e-6);
+    for (size_t i = 0; i < got.gradients.size(); ++i) {
+      ASSERT_TRUE(got.gradients[i] && expected.gradients[i]);
+      expect_outputs_near({*got.gradients[i]}, {*expected.gradients[i]}, 1e-6);
+    }
+  }
+}
+
 // A ResNet's relu chains fused in both passes raise its peak a little (each fused step holds its
 // operands and its results at once); fused in one pass they need not. The default then fuses the
 // one pass rather than nothing, still with no higher a peak than unfused.
