@@ -75,6 +75,17 @@ TEST(ArenaLayout, ASmallBufferFillsTheGapALargerOneLeft) {
   EXPECT_EQ(layout.offsets[1], 0);
 }
 
+TEST(ArenaLayout, AmongBuffersOfOneSizeTheLongestLivedMayGoFirst) {
+  // a [0,1] 128, b [3,5] 128, c [2,3] 64, d [0,2] 128. Earliest first among the 128s: a at 0, d at
+  // 128, b at 0; c overlaps b and d, whose places leave it no gap below 256: 320 bytes. Longest
+  // lived first: d at 0, b at 0, a at 128, and c fits at 128 once a is dead: 256, the live peak
+  // (a and d at step 0).
+  const ArenaLayout layout = layout_buffers({buffer(128, 0, 1), buffer(128, 3, 5), buffer(64, 2, 3), buffer(128, 0, 2)});
+  EXPECT_EQ(layout.arena(MemorySpace::kDevice), 256);
+  EXPECT_EQ(layout.live_peak(MemorySpace::kDevice), 256);
+  EXPECT_EQ(layout.offsets, (std::vector<int64_t>{128, 0, 128, 0}));
+}
+
 TEST(ArenaLayout, EachMemorySpaceHasItsOwnArena) {
   const ArenaLayout layout = layout_buffers({buffer(128, 0, 1), buffer(64, 0, 1, MemorySpace::kPinnedHost),
                                        buffer(64, 1, 1, MemorySpace::kPinnedHost)});

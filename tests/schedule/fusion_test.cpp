@@ -9,6 +9,7 @@
 #include <cmath>
 #include <set>
 
+#include "rematkit/flax/gpt.hpp"
 #include "rematkit/flax/model_builder.hpp"
 #include "rematkit/ir/parser.hpp"
 #include "rematkit/plugin_host/plugin_registry.hpp"
@@ -226,6 +227,33 @@ TEST(Fusion, WhereFusingBothPassesRaisesThePeakOnePassStillFuses) {
   ASSERT_GT(everywhere, unfused) << "the case this test is about: fusing both passes raises this CNN's peak";
   EXPECT_LE(chosen, unfused);
   EXPECT_GT(fused_steps, 0u);
+}
+
+// The sweep's gpt-small under dots_with_no_batch_dims_saveable: fused everywhere, its plan's peak
+// is above the unfused one's, and fusing its backward pass (the recompute) at all raised it too.
+// With the fusions live at the peak held apart, the rest fuse in both passes, at the unfused
+// plan's live peak and no higher an arena.
+TEST(Fusion, ABlocksRecomputeFusesWithTheFusionsAtThePeakHeldApart) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  GptConfig config;
+  config.vocab = 128;
+  config.sequence = 32;
+  config.model = 64;
+  config.mlp = 256;
+  config.dropout = 0.1;
+  const Model gpt = build_gpt(config, "dots_with_no_batch_dims_saveable");
+  const Linearization lin = linearize_with(gpt.program);
+  auto program = [&](BackendOptions::Fusion fusion) {
+    return build_step_program(lin, fused_on({"highway", "reference"}, fusion), Pass::kBackward, InputMode::kLoadedEachRun);
+  };
+  auto arena = [](const StepProgram& p) {
+    return p.layout().arena(MemorySpace::kDevice) + p.layout().arena(MemorySpace::kPinnedHost);
+  };
+  const StepProgram unfused = program(BackendOptions::Fusion::kOff), chosen = program(BackendOptions::Fusion::kUnlessPeakRises);
+  EXPECT_LE(arena(chosen), arena(unfused));
+  EXPECT_EQ(chosen.layout().live_peak(MemorySpace::kDevice), unfused.layout().live_peak(MemorySpace::kDevice));
+  EXPECT_FALSE(fused_steps(chosen, Pass::kBackward).empty());
+  EXPECT_FALSE(fused_steps(chosen, Pass::kForward).empty());
 }
 
 TEST(Fusion, ALayerNormsPerRowSpreadsJoinTheChainsThatReadThem) {

@@ -40,7 +40,8 @@ bool elementwise(const FlatEquation& e);
 bool product(const FlatEquation& e);
 
 // The parts a fusion seeded at position `first` may have, in pass order; `taken` holds per
-// position the fused step it is already part of, or kOnItsOwn.
+// position the fused step it is already part of, kOnItsOwn, or another negative mark (an equation
+// held apart: never a part).
 std::vector<size_t> find_chain(const PassView& pass, size_t first, const std::vector<int>& taken);
 
 // Fills the step's equations, operands and results; returns the rk_fusion equation's params.

@@ -29,12 +29,16 @@ PassView::PassView(const Linearization& lin, const std::vector<int>& pass_eqns, 
 }  // namespace fusion
 
 PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pass pass,
-                     const std::vector<ValueId>& readout, BackendSet& backends, bool fuse) {
+                     const std::vector<ValueId>& readout, BackendSet& backends, bool fuse,
+                     const std::set<int>& held_apart) {
   using fusion::kOnItsOwn;
   const fusion::PassView view(lin, eqns, pass, readout);
   PassFusion fusion;
   std::vector<int> at(eqns.size(), kOnItsOwn);  // per position: the fused step it is part of, or kOnItsOwn
   std::vector<size_t> runs_at;                   // per fused step: the position of its last part, where it runs
+  constexpr int kHeldApart = -2;  // neither a seed nor a part: a chain stops before it
+  for (size_t p = 0; p < eqns.size(); ++p)
+    if (held_apart.count(eqns[p])) at[p] = kHeldApart;
   if (fuse && backends.fuses()) {
     for (size_t p = 0; p < eqns.size(); ++p) {
       if (at[p] != kOnItsOwn) continue;
@@ -65,7 +69,7 @@ PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pas
   // part was.
   std::vector<std::pair<size_t, int>> items;
   for (size_t p = 0; p < eqns.size(); ++p)
-    if (at[p] == kOnItsOwn) items.push_back({p, eqns[p]});
+    if (at[p] == kOnItsOwn || at[p] == kHeldApart) items.push_back({p, eqns[p]});
   for (size_t i = 0; i < fusion.steps.size(); ++i) items.push_back({runs_at[i], -1 - static_cast<int>(i)});
   std::sort(items.begin(), items.end());
   for (const auto& item : items) fusion.order.push_back(item.second);

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "rematkit/schedule/step_program.hpp"
@@ -35,8 +36,10 @@ struct PassFusion {
 };
 
 // The fusions of `eqns`, one pass of `lin` whose readout reads `readout`; in the forward pass the
-// residuals are read later too. Where !fuse or !backends.fuses(), every equation runs on its own.
+// residuals are read later too. Where !fuse or !backends.fuses(), every equation runs on its own;
+// so does every equation of `held_apart` (graph equation numbers).
 PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pass pass,
-                     const std::vector<ValueId>& readout, BackendSet& backends, bool fuse);
+                     const std::vector<ValueId>& readout, BackendSet& backends, bool fuse,
+                     const std::set<int>& held_apart);
 
 }  // namespace rematkit

@@ -47,9 +47,10 @@ class StepProgramBuilder {
   }
 
   // `readout`: the values the pass's readout reads (kept by any fusion, fusion_steps.hpp).
-  // `fuse`: whether chains of it may run as fused steps.
-  void add_pass(Pass pass, const std::vector<int>& eqns, const std::vector<ValueId>& readout, bool fuse = true) {
-    PassFusion fusion = fuse_pass(lin_, eqns, pass, readout, backends_, fuse);
+  // `fuse`: whether chains of it may run as fused steps, but for the equations `held_apart`.
+  void add_pass(Pass pass, const std::vector<int>& eqns, const std::vector<ValueId>& readout, bool fuse = true,
+                const std::set<int>& held_apart = {}) {
+    PassFusion fusion = fuse_pass(lin_, eqns, pass, readout, backends_, fuse, held_apart);
     for (int item : fusion.order) {
       if (item < 0) {
         add_fused(pass, fusion.steps[static_cast<size_t>(-1 - item)]);
@@ -241,32 +242,75 @@ int64_t arena_total(const ArenaLayout& layout) {
 }  // namespace
 
 StepProgram build_steps(const Linearization& lin, const BackendOptions& backends, Pass last_pass, InputMode inputs,
-                        StepProgram::FusedPasses fused);
+                        const StepProgram::FusionChoice& fusion);
+
+namespace {
+
+// The fused steps that keep the most bytes alive where `p` has the most: the one running at that
+// step, and those whose operands live through it only to be read by them.
+std::set<int> fused_at_the_peak(const StepProgram& p) {
+  const ArenaLayout& layout = p.layout();
+  const int steps = static_cast<int>(p.steps().size());
+  std::vector<int64_t> change(static_cast<size_t>(steps) + 1, 0);
+  for (const BufferRequest& b : layout.buffers) {
+    change[static_cast<size_t>(b.first_step)] += aligned_bytes(b.bytes);
+    change[static_cast<size_t>(b.last_step) + 1] -= aligned_bytes(b.bytes);
+  }
+  int peak_step = 0;
+  int64_t live = 0, most = -1;
+  for (int s = 0; s < steps; ++s) {
+    live += change[static_cast<size_t>(s)];
+    if (live > most) most = live, peak_step = s;
+  }
+  std::set<int> blamed;
+  for (int s = peak_step; s < steps; ++s) {
+    const Step& step = p.steps()[static_cast<size_t>(s)];
+    bool through = s == peak_step;
+    for (int b : step.inputs)
+      through = through || (b >= 0 && layout.buffers[static_cast<size_t>(b)].first_step <= peak_step &&
+                            layout.buffers[static_cast<size_t>(b)].last_step == s);
+    if (through) blamed.insert(step.fused.begin(), step.fused.end());
+  }
+  return blamed;
+}
+
+}  // namespace
 
 StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Pass last_pass, InputMode inputs) {
   if (backends.fusion != BackendOptions::Fusion::kUnlessPeakRises) return build_steps(lin, backends, last_pass, inputs, {});
   // A fused step runs where its last part was, so the values it reads can live longer than they
   // would part by part, and its operands and results are all live at once. Where that makes the
-  // peak higher, fewer passes fuse: both, else the forward or the backward alone (the peak of a
-  // training step is usually in one of them: a CNN's relu chains raise it by 2% fused in both),
-  // else none. Every candidate's plan is exact, so the promise is only a comparison of plans.
+  // peak higher than unfused, the fusions live at the peak are held apart, a few times over (the
+  // peak may move), then only one pass is fused, then none. Every candidate's plan is exact, so
+  // the promise is only a comparison of plans. (The sweep's gpt-small under
+  // dots_with_no_batch_dims_saveable on highway,reference: its backward pass, the recompute, did
+  // not fuse at all; with a few fusions held apart the rest do.)
   StepProgram fused = build_steps(lin, backends, last_pass, inputs, {});
   if (fused.fused_steps() == 0) return fused;
-  StepProgram unfused = build_steps(lin, backends, last_pass, inputs, {false, false});
+  StepProgram unfused = build_steps(lin, backends, last_pass, inputs, {false, false, {}});
   const int64_t unfused_peak = arena_total(unfused.layout());
   if (arena_total(fused.layout()) <= unfused_peak) return fused;
+  StepProgram::FusionChoice choice;
+  for (int tries = 0; tries < 4; ++tries) {
+    const size_t before = choice.held_apart.size();
+    choice.held_apart.merge(fused_at_the_peak(fused));
+    if (choice.held_apart.size() == before) break;
+    fused = build_steps(lin, backends, last_pass, inputs, choice);
+    if (fused.fused_steps() == 0) break;
+    if (arena_total(fused.layout()) <= unfused_peak) return fused;
+  }
   if (last_pass == Pass::kBackward)
-    for (const StepProgram::FusedPasses one : {StepProgram::FusedPasses{true, false}, StepProgram::FusedPasses{false, true}}) {
+    for (const StepProgram::FusionChoice& one : {StepProgram::FusionChoice{true, false, {}}, StepProgram::FusionChoice{false, true, {}}}) {
       StepProgram partly = build_steps(lin, backends, last_pass, inputs, one);
       if (partly.fused_steps() > 0 && arena_total(partly.layout()) <= unfused_peak) return partly;
     }
   return unfused;
 }
 
-// The program fused exactly as backends.fusion allows in the passes `fused` names, without
-// comparing peaks.
+// The program fused as backends.fusion allows, in the passes and but for the equations `fusion`
+// names, without comparing peaks.
 StepProgram build_steps(const Linearization& lin, const BackendOptions& backends, Pass last_pass, InputMode inputs,
-                        StepProgram::FusedPasses fused) {
+                        const StepProgram::FusionChoice& fusion) {
   StepProgram program;
   program.lin_ = &lin;
   program.last_pass_ = last_pass;
@@ -275,11 +319,11 @@ StepProgram build_steps(const Linearization& lin, const BackendOptions& backends
   StepProgramBuilder builder(lin, backend_set, program.steps_, program.kernels_, program.loops_);
   if (inputs == InputMode::kResident) builder.make_inputs_resident(program.constant_buffers_, program.argument_buffers_);
   else builder.load_inputs_where_read();
-  builder.add_pass(Pass::kForward, lin.forward, lin.outputs, fused.forward);
+  builder.add_pass(Pass::kForward, lin.forward, lin.outputs, fusion.forward, fusion.held_apart);
   program.output_buffers_ = builder.add_readout(Pass::kForward, lin.outputs);
   if (last_pass == Pass::kBackward) {
     builder.start_backward();
-    builder.add_pass(Pass::kBackward, lin.backward, lin.gradients, fused.backward);
+    builder.add_pass(Pass::kBackward, lin.backward, lin.gradients, fusion.backward, fusion.held_apart);
     program.gradient_buffers_ = builder.add_readout(Pass::kBackward, lin.gradients);
     program.kept_ = builder.kept_values();
   }

@@ -24,8 +24,8 @@ struct BackendOptions {
   // Whether a step program runs chains of equations as one fused kernel where a backend offers one
   // (a product with its bias and activation, elementwise ops over one shape: fusion_steps.hpp). The
   // results are those of the parts run one by one. A fused step runs where its last part was, so
-  // what it reads may live longer: by default a program whose fused plan would have a higher
-  // predicted peak runs unfused.
+  // what it reads may live longer: by default, where fusing would give a higher predicted peak
+  // than no fusion, the fusions live at the peak run apart, else one pass alone fuses, else none.
   enum class Fusion { kOff, kUnlessPeakRises, kAlways };
   Fusion fusion = Fusion::kUnlessPeakRises;
 };

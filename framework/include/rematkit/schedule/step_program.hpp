@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "rematkit/schedule/arena_layout.hpp"
@@ -109,10 +110,11 @@ class REMATKIT_CORE_EXPORT StepProgram {
   int argument_buffer(size_t index) const { return argument_buffers_.at(index); }
   // Values whose forward buffer stays alive into the backward pass: what the program really keeps.
   const std::vector<ValueId>& kept_values() const { return kept_; }
-  // The passes build_steps fuses (as backends.fusion allows): build_step_program tries both, then
-  // one, then none.
-  struct FusedPasses {
+  // What build_steps fuses (as backends.fusion allows): the passes, less the graph equations held
+  // apart (build_step_program's ways of keeping fusion from raising the peak).
+  struct FusionChoice {
     bool forward = true, backward = true;
+    std::set<int> held_apart;
   };
 
   // Kernel steps that run several equations (Step::fused).
@@ -123,7 +125,7 @@ class REMATKIT_CORE_EXPORT StepProgram {
   }
 
  private:
-  friend StepProgram build_steps(const Linearization&, const BackendOptions&, Pass, InputMode, FusedPasses);
+  friend StepProgram build_steps(const Linearization&, const BackendOptions&, Pass, InputMode, const FusionChoice&);
   friend StepProgram build_body_program(const Linearization&, BackendSet&, const std::vector<ValueId>&,
                                         const std::vector<int>&, const std::vector<ValueId>&, std::vector<int>&);
   StepProgram() = default;
