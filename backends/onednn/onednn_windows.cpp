@@ -1,7 +1,9 @@
 // conv_general_dilated and the window reductions on oneDNN 2.6, f32, 1 to 3 spatial dims. Each
-// operand is read where it lies: its (batch, feature, spatial...) dims, in whatever order the
-// dimension numbers put them (Flax's NHWC and HWIO included), are strides of a oneDNN memory
-// descriptor, never a copy. A convolution equation runs as one of oneDNN's three convolutions:
+// activation is read and written where it lies: its (batch, feature, spatial...) dims, in whatever
+// order the dimension numbers put them (Flax's NHWC included), are strides of a oneDNN memory
+// descriptor, never a copy. A kernel (HWIO from Flax) is reordered into the blocked layout oneDNN's
+// JIT convolutions choose, and a kernel's gradient out of it: as it lies, oneDNN 2.6 falls back to
+// slower implementations. A convolution equation runs as one of oneDNN's three convolutions:
 //  - backward weights when it is a kernel's gradient as JAX builds it (_conv_general_dilated_
 //    transpose_rhs: the lhs's batch is contracted, so its "feature" dim is the outermost in memory);
 //  - backward data when it dilates its lhs (_conv_general_dilated_transpose_lhs of a strided
