@@ -67,7 +67,7 @@ struct Permutation {
   }
   void apply(const float* in, float* out) const {
     const size_t rank = shape.size();
-    if (rank >= 2 && swaps_last_two()) return transpose_last_two(in, out);
+    if (const std::optional<Matrices> m = as_matrices()) return transpose(*m, in, out);
     Index in_strides, out_shape;
     if (rank > 0) in_strides[rank - 1] = 1;
     for (int i = static_cast<int>(rank) - 2; i >= 0; --i) in_strides[i] = in_strides[i + 1] * shape[i + 1];
@@ -87,20 +87,34 @@ struct Permutation {
   }
 
  private:
-  // The common case (a weight's or a batch of matrices' transpose): leading dims in place, the
-  // last two swapped.
-  bool swaps_last_two() const {
+  // A batch of matrices to transpose: leading dims in place, then two groups of adjacent dims
+  // swapped. A weight's transpose (the last two dims), and attention's heads moved past the
+  // sequence ([B, H, Dh, S] to [B, S, H, Dh]: rows of H*Dh, columns of S).
+  struct Matrices {
+    size_t count, rows, cols;
+  };
+  std::optional<Matrices> as_matrices() const {
     const size_t rank = perm.size();
-    for (size_t i = 0; i + 2 < rank; ++i)
-      if (perm[i] != static_cast<int64_t>(i)) return false;
-    return perm[rank - 2] == static_cast<int64_t>(rank - 1) && perm[rank - 1] == static_cast<int64_t>(rank - 2);
+    size_t kept = 0;
+    while (kept < rank && perm[kept] == static_cast<int64_t>(kept)) ++kept;
+    if (rank - kept < 2) return std::nullopt;
+    // The rest is dims [split, rank) then [kept, split): a rotation.
+    const size_t split = static_cast<size_t>(perm[kept]);
+    for (size_t i = kept; i < rank; ++i) {
+      const size_t from = i - kept < rank - split ? split + (i - kept) : kept + (i - kept) - (rank - split);
+      if (perm[i] != static_cast<int64_t>(from)) return std::nullopt;
+    }
+    Matrices m{1, 1, 1};
+    for (size_t d = 0; d < kept; ++d) m.count *= static_cast<size_t>(shape[d]);
+    for (size_t d = kept; d < split; ++d) m.rows *= static_cast<size_t>(shape[d]);
+    for (size_t d = split; d < rank; ++d) m.cols *= static_cast<size_t>(shape[d]);
+    return m;
   }
   // Tile by tile, so that both the rows read and the rows written stay in cache.
-  void transpose_last_two(const float* in, float* out) const {
+  static void transpose(const Matrices& m, const float* in, float* out) {
     constexpr size_t kTile = 32;
-    const size_t rows = static_cast<size_t>(shape[shape.size() - 2]), cols = static_cast<size_t>(shape.back());
-    const size_t matrices = rows * cols == 0 ? 0 : count() / (rows * cols);
-    for (size_t m = 0; m < matrices; ++m, in += rows * cols, out += rows * cols)
+    const size_t rows = m.rows, cols = m.cols;
+    for (size_t b = 0; b < m.count; ++b, in += rows * cols, out += rows * cols)
       for (size_t r0 = 0; r0 < rows; r0 += kTile)
         for (size_t c0 = 0; c0 < cols; c0 += kTile)
           for (size_t c = c0; c < std::min(cols, c0 + kTile); ++c)
