@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <tuple>
+
 #include "rematkit/ir/error.hpp"
 
 namespace rematkit::sweep {
@@ -165,6 +168,19 @@ TEST(SweepConfig, TheCnnExampleParses) {
   ASSERT_EQ(c.models.size(), 1u);
   EXPECT_EQ(c.models[0].kind, ModelSpec::Kind::kCnn);
   EXPECT_EQ(c.models[0].cnn.widths, (std::vector<int64_t>{16, 32}));
+}
+
+// bench/policy_flops_bound.py's sweep times the default sweep's gpt-small: the same model.
+TEST(SweepConfig, TheFlopsBoundExampleIsTheDefaultSweepsGptSmall) {
+  const SweepConfig example = load_sweep(REMATKIT_EXAMPLES_DIR "/gpt_small_flops_bound.yaml");
+  const SweepConfig defaults = parse_sweep(default_sweep_yaml(), "<default sweep>");
+  ASSERT_EQ(example.models.size(), 1u);
+  auto gpt_small = std::find_if(defaults.models.begin(), defaults.models.end(), [](const ModelSpec& m) { return m.name == "gpt-small"; });
+  ASSERT_NE(gpt_small, defaults.models.end());
+  const GptModel &a = example.models[0].gpt, &b = gpt_small->gpt;
+  EXPECT_EQ(example.models[0].kind, ModelSpec::Kind::kGpt);
+  EXPECT_EQ(std::tie(a.layers, a.batch, a.sequence, a.model, a.heads, a.mlp, a.vocab, a.dropout, a.dtype, a.remat),
+            std::tie(b.layers, b.batch, b.sequence, b.model, b.heads, b.mlp, b.vocab, b.dropout, b.dtype, b.remat));
 }
 
 TEST(SweepConfig, TheDefaultSweepParses) {
