@@ -86,6 +86,15 @@ TEST(ArenaLayout, AmongBuffersOfOneSizeTheLongestLivedMayGoFirst) {
   EXPECT_EQ(layout.offsets, (std::vector<int64_t>{128, 0, 128, 0}));
 }
 
+TEST(ArenaLayout, TheMostLiveStepCountsEverySpace) {
+  // Device: a [0,1] 128, c [1,2] 128, b [3,3] 64: 128, 256, 128, 64 bytes. Pinned host: d [3,3]
+  // 256: step 3 holds 320 bytes in all, the most.
+  EXPECT_EQ(most_live_step(layout_buffers({buffer(128, 0, 1), buffer(128, 1, 2), buffer(64, 3, 3)})), 1);
+  EXPECT_EQ(most_live_step(layout_buffers({buffer(128, 0, 1), buffer(128, 1, 2), buffer(64, 3, 3),
+                                           buffer(256, 3, 3, MemorySpace::kPinnedHost)})),
+            3);
+}
+
 TEST(ArenaLayout, EachMemorySpaceHasItsOwnArena) {
   const ArenaLayout layout = layout_buffers({buffer(128, 0, 1), buffer(64, 0, 1, MemorySpace::kPinnedHost),
                                        buffer(64, 1, 1, MemorySpace::kPinnedHost)});

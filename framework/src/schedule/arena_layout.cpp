@@ -18,19 +18,27 @@ bool ranges_overlap(int64_t a_offset, int64_t a_bytes, int64_t b_offset, int64_t
   return a_offset < b_offset + b_bytes && b_offset < a_offset + a_bytes;
 }
 
-// The most bytes alive at one step, per space: a sweep over the steps where lifetimes start and end.
-std::array<int64_t, kNumMemorySpaces> live_peaks(const std::vector<BufferRequest>& buffers) {
-  std::array<std::vector<std::pair<int, int64_t>>, kNumMemorySpaces> events;  // (step, +-bytes)
+// The bytes alive at each step, per space: each lifetime's bytes added where it starts and taken
+// away after it ends, summed over the steps.
+std::array<std::vector<int64_t>, kNumMemorySpaces> live_bytes(const std::vector<BufferRequest>& buffers) {
+  int steps = 0;
+  for (const BufferRequest& b : buffers) steps = std::max(steps, b.last_step + 1);
+  std::array<std::vector<int64_t>, kNumMemorySpaces> live;
+  for (std::vector<int64_t>& l : live) l.assign(static_cast<size_t>(steps) + 1, 0);
   for (const BufferRequest& b : buffers) {
-    events[index_of(b.space)].emplace_back(b.first_step, aligned_bytes(b.bytes));
-    events[index_of(b.space)].emplace_back(b.last_step + 1, -aligned_bytes(b.bytes));
+    live[index_of(b.space)][static_cast<size_t>(b.first_step)] += aligned_bytes(b.bytes);
+    live[index_of(b.space)][static_cast<size_t>(b.last_step) + 1] -= aligned_bytes(b.bytes);
   }
+  for (std::vector<int64_t>& l : live) std::partial_sum(l.begin(), l.end(), l.begin());
+  return live;
+}
+
+// The most bytes alive at one step, per space.
+std::array<int64_t, kNumMemorySpaces> live_peaks(const std::vector<BufferRequest>& buffers) {
+  const std::array<std::vector<int64_t>, kNumMemorySpaces> live = live_bytes(buffers);
   std::array<int64_t, kNumMemorySpaces> peaks{};
-  for (size_t s = 0; s < kNumMemorySpaces; ++s) {
-    std::sort(events[s].begin(), events[s].end());  // at one step, releases (negative) come first
-    int64_t live = 0;
-    for (const auto& [step, delta] : events[s]) peaks[s] = std::max(peaks[s], live += delta);
-  }
+  for (size_t s = 0; s < kNumMemorySpaces; ++s)
+    for (int64_t bytes : live[s]) peaks[s] = std::max(peaks[s], bytes);
   return peaks;
 }
 
@@ -118,6 +126,18 @@ ArenaLayout layout_buffers(std::vector<BufferRequest> buffers) {
   layout.live_peak_bytes = live_peaks(buffers);
   layout.buffers = std::move(buffers);
   return layout;
+}
+
+int most_live_step(const ArenaLayout& layout) {
+  const std::array<std::vector<int64_t>, kNumMemorySpaces> live = live_bytes(layout.buffers);
+  int most_at = 0;
+  int64_t most = -1;
+  for (size_t step = 0; step < live[0].size(); ++step) {
+    int64_t bytes = 0;
+    for (const std::vector<int64_t>& l : live) bytes += l[step];
+    if (bytes > most) most = bytes, most_at = static_cast<int>(step);
+  }
+  return most_at;
 }
 
 Arena::Arena(const ArenaLayout& layout, bool check_overlaps) : Arena(layout, nullptr, check_overlaps) {}

@@ -251,17 +251,7 @@ namespace {
 std::set<int> fused_at_the_peak(const StepProgram& p) {
   const ArenaLayout& layout = p.layout();
   const int steps = static_cast<int>(p.steps().size());
-  std::vector<int64_t> change(static_cast<size_t>(steps) + 1, 0);
-  for (const BufferRequest& b : layout.buffers) {
-    change[static_cast<size_t>(b.first_step)] += aligned_bytes(b.bytes);
-    change[static_cast<size_t>(b.last_step) + 1] -= aligned_bytes(b.bytes);
-  }
-  int peak_step = 0;
-  int64_t live = 0, most = -1;
-  for (int s = 0; s < steps; ++s) {
-    live += change[static_cast<size_t>(s)];
-    if (live > most) most = live, peak_step = s;
-  }
+  const int peak_step = most_live_step(layout);
   std::set<int> blamed;
   for (int s = peak_step; s < steps; ++s) {
     const Step& step = p.steps()[static_cast<size_t>(s)];

@@ -43,8 +43,12 @@ REMATKIT_CORE_EXPORT int64_t aligned_bytes(int64_t bytes);
 
 // Greedy by size, as TFLite's arena planner and XLA's heap simulator do: the largest buffers are
 // placed first, each in the smallest gap left between the buffers whose lifetimes overlap its own.
-// Deterministic: ties break by first step, then by request order.
+// Deterministic: done twice, ties broken by first step and then by longest lifetime first (each
+// then by request order), and the smaller arena kept.
 REMATKIT_CORE_EXPORT ArenaLayout layout_buffers(std::vector<BufferRequest> buffers);
+
+// The first step at which the most bytes are alive, every memory space together.
+REMATKIT_CORE_EXPORT int most_live_step(const ArenaLayout& layout);
 
 // The arenas of a layout, allocated once and reused by every run. acquire/release follow the
 // program's steps and record the high-water marks; a buffer acquired twice or released while not
