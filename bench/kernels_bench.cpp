@@ -62,30 +62,21 @@ void BM_Elementwise(benchmark::State& state, const std::string& backend, Prim pr
   state.counters["GB/s"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
-// A binary op whose second operand is one value per row ([rows, 1] beside [rows, inner]): a layer
-// norm's subtraction of the mean, a softmax's of the max.
-void BM_RowBroadcast(benchmark::State& state, const std::string& backend, int64_t rows, int64_t inner) {
+// A binary op on [rows, inner] whose second operand is spread over it: one value per row
+// ([rows, 1]: a layer norm's subtraction of the mean, a softmax's of the max), or one row for all
+// ([1, inner]: a bias beside NHWC's [B*H*W, C], short rows).
+void BM_SpreadOperand(benchmark::State& state, const std::string& backend, Prim prim, int64_t rows, int64_t inner,
+                      bool per_row) {
   tbb::global_control threads(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(state.range(0)));
   BackendInstance instance(rematkit::default_plugins(), backend);
-  auto kernel = instance.prepare(Prim::kSub, {}, {f32({rows, inner}), f32({rows, 1})}, {f32({rows, inner})}, "row broadcast");
+  const std::vector<int64_t> spread = per_row ? std::vector<int64_t>{rows, 1} : std::vector<int64_t>{1, inner};
+  auto kernel = instance.prepare(prim, {}, {f32({rows, inner}), f32(spread)}, {f32({rows, inner})}, "spread operand");
   if (!kernel) return state.SkipWithError("the backend does not run it");
-  AlignedFloats x(static_cast<size_t>(rows * inner)), m(static_cast<size_t>(rows)), z(static_cast<size_t>(rows * inner));
+  AlignedFloats x(static_cast<size_t>(rows * inner)), y(static_cast<size_t>(per_row ? rows : inner)),
+      z(static_cast<size_t>(rows * inner));
   const AlignedWorkspace workspace(*kernel);
   for (auto _ : state) {
-    kernel->execute({x.data, m.data}, {z.data}, workspace.data(), workspace.size());
-    benchmark::DoNotOptimize(z.data);
-  }
-}
-
-// A bias added to each row (NHWC's [B*H*W, C] beside [1, C]): short rows, one value per column.
-void BM_EachRowBroadcast(benchmark::State& state, const std::string& backend, int64_t rows, int64_t inner) {
-  BackendInstance instance(rematkit::default_plugins(), backend);
-  auto kernel = instance.prepare(Prim::kAdd, {}, {f32({rows, inner}), f32({1, inner})}, {f32({rows, inner})}, "bias add");
-  if (!kernel) return state.SkipWithError("the backend does not run it");
-  AlignedFloats x(static_cast<size_t>(rows * inner)), bias(static_cast<size_t>(inner)), z(static_cast<size_t>(rows * inner));
-  const AlignedWorkspace workspace(*kernel);
-  for (auto _ : state) {
-    kernel->execute({x.data, bias.data}, {z.data}, workspace.data(), workspace.size());
+    kernel->execute({x.data, y.data}, {z.data}, workspace.data(), workspace.size());
     benchmark::DoNotOptimize(z.data);
   }
 }
@@ -159,14 +150,14 @@ void register_all() {
     for (const std::string& backend : backends)
       if (backend == "onednn" || backend == "highway")
         benchmark::RegisterBenchmark(("elementwise/" + backend + "/sub_per_row/" + std::to_string(rows) + "x" + std::to_string(inner)).c_str(),
-                                     BM_RowBroadcast, backend, rows, inner)
+                                     BM_SpreadOperand, backend, Prim::kSub, rows, inner, true)
             ->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
   for (auto [rows, inner] : {std::pair<int64_t, int64_t>{256, 16}, {2048, 16}, {3072, 32}, {12288, 32}})
     for (const std::string& backend : backends)
       if (backend == "onednn" || backend == "highway")
         benchmark::RegisterBenchmark(("elementwise/" + backend + "/add_each_row/" + std::to_string(rows) + "x" + std::to_string(inner)).c_str(),
-                                     BM_EachRowBroadcast, backend, rows, inner)
-            ->UseRealTime()->Unit(benchmark::kMicrosecond);
+                                     BM_SpreadOperand, backend, Prim::kAdd, rows, inner, false)
+            ->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
   for (const std::string& backend : backends) {
     if (backend == "onednn" || backend == "blas") continue;  // large sizes: the highway and reference kernels
     // 2^24 floats is 64 MiB per array, past the 32 MiB last-level cache.
