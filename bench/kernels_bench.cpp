@@ -136,7 +136,7 @@ void register_all() {
   // elementwise ops have): oneDNN, Highway and (to 2^14) the reference side by side, 2^8 to 2^20
   // floats. oneDNN's size table for the ops it declines (onednn_backend.cpp) comes from these.
   for (int64_t n = 256; n <= (int64_t{1} << 20); n *= 8)
-    for (auto [name, prim] : {std::pair{"add", Prim::kAdd}, std::pair{"tanh", Prim::kTanh}})
+    for (auto [name, prim] : {std::pair{"add", Prim::kAdd}, std::pair{"tanh", Prim::kTanh}, std::pair{"exp", Prim::kExp}})
       for (const std::string& backend : backends)
         if (backend == "onednn" || backend == "highway" || (backend == "reference" && n <= 16384))
           benchmark::RegisterBenchmark(("elementwise/" + backend + "/" + name + "/" + std::to_string(n)).c_str(),

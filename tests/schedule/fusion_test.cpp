@@ -108,13 +108,13 @@ TEST(Fusion, OneDnnTakesTheBiasAndHighwayTheActivationWithItsMask) {
 
 TEST(Fusion, ATranscendentalIsFusedOnlyOnTheBackendThatRunsItAlone) {
   if (!backend_installed("onednn") || !backend_installed("highway")) GTEST_SKIP() << "onednn or highway is not built";
-  // oneDNN runs the tanh alone (at 4096 elements its estimate beats Highway's), so Highway, which
-  // takes the chain for its comparison (oneDNN has none), may not take the tanh into it: its tanh
-  // differs from oneDNN's in the last bit, and a policy that keeps u would run the tanh alone. The
+  // oneDNN runs the exp alone (at 4096 elements its estimate beats Highway's), so Highway, which
+  // takes the chain for its comparison (oneDNN has none), may not take the exp into it: its exp
+  // differs from oneDNN's in the last bit, and a policy that keeps u would run the exp alone. The
   // correctly rounded mul around it may move.
   const Program program = parse_program(R"({ lambda ; x:f32[64,64]. let
     u:f32[64,64] = mul x 0.5:f32[]
-    t:f32[64,64] = tanh u
+    t:f32[64,64] = exp u
     g:bool[64,64] = gt t 0.0:f32[]
     s:f32[64,64] = select_n g u t
     l:f32[] = reduce_sum[axes=(0, 1)] s
@@ -122,12 +122,39 @@ TEST(Fusion, ATranscendentalIsFusedOnlyOnTheBackendThatRunsItAlone) {
   const Linearization lin = linearize_with(program);
   const StepProgram steps = build_step_program(lin, fused_on({"onednn", "highway", "reference"}, BackendOptions::Fusion::kAlways),
                                                Pass::kBackward, InputMode::kLoadedEachRun);
-  for (const std::string& fused : fused_steps(steps, Pass::kForward)) EXPECT_EQ(fused.find("tanh"), std::string::npos) << fused;
+  for (const std::string& fused : fused_steps(steps, Pass::kForward)) EXPECT_EQ(fused.find("exp"), std::string::npos) << fused;
   const StepProgram highway_only = build_step_program(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways),
                                                       Pass::kBackward, InputMode::kLoadedEachRun);
-  bool tanh_fused = false;
-  for (const std::string& fused : fused_steps(highway_only, Pass::kForward)) tanh_fused |= fused.find("tanh") != std::string::npos;
-  EXPECT_TRUE(tanh_fused) << "on Highway alone the tanh is its own and fuses";
+  bool exp_fused = false;
+  for (const std::string& fused : fused_steps(highway_only, Pass::kForward)) exp_fused |= fused.find("exp") != std::string::npos;
+  EXPECT_TRUE(exp_fused) << "on Highway alone the exp is its own and fuses";
+}
+
+TEST(Fusion, AGeluWithItsTanhIsOneHighwayStepWithOneDnnListedFirst) {
+  if (!backend_installed("onednn") || !backend_installed("highway")) GTEST_SKIP() << "onednn or highway is not built";
+  // Flax's tanh gelu. Highway's tanh (XLA's rational one) is estimated below oneDNN's at every size,
+  // so the tanh is Highway's alone and the whole chain is one pass on Highway, not a Highway chain,
+  // a oneDNN tanh and a second Highway chain.
+  const Program program = parse_program(R"({ lambda ; x:f32[64,256]. let
+    p:f32[64,256] = integer_pow[y=3] x
+    q:f32[64,256] = mul 0.044715:f32[] p
+    r:f32[64,256] = add x q
+    s:f32[64,256] = mul 0.7978846:f32[] r
+    t:f32[64,256] = tanh s
+    u:f32[64,256] = add 1.0:f32[] t
+    v:f32[64,256] = mul 0.5:f32[] u
+    y:f32[64,256] = mul x v
+    l:f32[] = reduce_sum[axes=(0, 1)] y
+  in (l,) })", "gelu");
+  const Linearization lin = linearize_with(program);
+  const StepProgram steps = build_step_program(lin, fused_on({"onednn", "highway", "reference"}, BackendOptions::Fusion::kAlways),
+                                               Pass::kBackward, InputMode::kLoadedEachRun);
+  // One fused step (with the JVP's coefficients, x^2 and 1 - t^2, beside the values), on Highway,
+  // holding the tanh.
+  const std::vector<std::string> fused = fused_steps(steps, Pass::kForward);
+  ASSERT_EQ(fused.size(), 1u);
+  EXPECT_EQ(fused[0].rfind("highway: ", 0), 0u) << fused[0];
+  EXPECT_NE(fused[0].find(" tanh "), std::string::npos) << fused[0];
 }
 
 TEST(Fusion, ReferenceFirstFusesNothing) {
