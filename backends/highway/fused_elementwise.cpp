@@ -23,6 +23,31 @@ std::optional<size_t> row_period(const plugin::FusedPart& p, const std::vector<i
   return count(std::vector<int64_t>(out.end() - static_cast<long>(trailing), out.end()));
 }
 
+// f32, u32 and i32 values share the segment buffers: the kernels read their 32 bits as they are.
+bool four_bytes(int32_t dtype) { return dtype == RK_DTYPE_F32 || dtype == RK_DTYPE_U32 || dtype == RK_DTYPE_I32; }
+
+// The elements of a row when `s` is `out`'s leading dims followed by size-1 dims (at least one
+// trailing dim of `out` over 1); else 0.
+size_t per_row_period(const std::vector<int64_t>& s, const std::vector<int64_t>& out) {
+  if (s.size() != out.size()) return 0;
+  size_t kept = 0;
+  while (kept < s.size() && s[kept] == out[kept]) ++kept;
+  for (size_t d = kept; d < s.size(); ++d)
+    if (s[d] != 1) return 0;
+  const size_t period = count(std::vector<int64_t>(out.begin() + static_cast<long>(kept), out.end()));
+  return period > 1 ? period : 0;
+}
+
+// Values from[r] for the rows that elements [begin, begin + len) of the output fall in, each
+// repeated over its row's elements there.
+void fill_rows(const float* from, size_t period, size_t begin, size_t len, float* y) {
+  for (size_t i = 0; i < len;) {
+    const size_t row = (begin + i) / period, end = std::min(len, (row + 1) * period - begin);
+    std::fill(y + i, y + end, from[row]);
+    i = end;
+  }
+}
+
 }  // namespace
 
 std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusion, size_t first) {
@@ -36,9 +61,20 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
     Access& a = f.access_[static_cast<size_t>(v)];
     const std::vector<int64_t>& s = fusion.shape(v);
     a.is_bool = fusion.dtype(v) == RK_DTYPE_BOOL;
-    if (fusion.dtype(v) != RK_DTYPE_F32 && !a.is_bool) return false;
+    if (!four_bytes(fusion.dtype(v)) && !a.is_bool) return false;
     if (s == shape) return true;
     if (count(s) == 1) return a.mode = Access::Mode::kScalar, true;
+    // The output's leading dims, then size-1 dims: one value per row (a layer norm's [B, S, 1] mean
+    // beside [B, S, D], a softmax's row max). Spread into a slot at each segment's start.
+    if (const size_t period = per_row_period(s, shape); period > 0 && fusion.dtype(v) == RK_DTYPE_F32) {
+      if (a.mode == Access::Mode::kPerRow) return a.slot >= 0;  // a fill reads it otherwise: decline
+      if (f.num_slots_ == kMaxSlots) return false;
+      a.mode = Access::Mode::kPerRow;
+      a.period = period;
+      a.slot = f.num_slots_++;
+      f.spread_.push_back(static_cast<int>(v));
+      return true;
+    }
     // Size-1 leading dims, then the output's trailing dims: element i reads i mod count(s).
     if (s.size() > shape.size()) return false;
     const size_t offset = shape.size() - s.size();
@@ -74,9 +110,11 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
     part.value = value;
     part.operands.assign(p.operands.begin(), p.operands.end());
     auto f32 = [&](int64_t v) { return fusion.dtype(v) == RK_DTYPE_F32; };
+    auto int32 = [&](int64_t v) { return fusion.dtype(v) == RK_DTYPE_U32 || fusion.dtype(v) == RK_DTYPE_I32; };
     const Prim prim = *p.prim;
-    bool f32_operands = true;
-    for (int64_t v : p.operands) f32_operands = f32_operands && f32(v);
+    bool f32_operands = true, int32_operands = true;
+    for (int64_t v : p.operands) f32_operands = f32_operands && f32(v), int32_operands = int32_operands && int32(v);
+    const std::optional<Bitwise> wop = op_of(kBitwises, prim);
     if (auto op = op_of(kUnaries, prim); op && p.operands.size() == 1 && f32_operands && p.dtype == RK_DTYPE_F32) {
       part.kind = Kind::kUnary;
       part.op = static_cast<int>(*op);
@@ -109,6 +147,15 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
         operand.mode = Access::Mode::kPerRow;  // read only by this fill, a run of values per row
         operand.period = *period;
       }
+    } else if (wop && p.operands.size() == 2 && int32_operands && p.dtype == fusion.dtype(p.operands[0]) &&
+               (*wop != Bitwise::kShiftRightArithmetic || p.dtype == RK_DTYPE_I32)) {
+      // Dropout's recipe: random bits shifted and or-ed into a float's mantissa, as in bitwise.cpp.
+      part.kind = Kind::kBitwise;
+      part.op = static_cast<int>(*wop);
+    } else if (prim == Prim::kBitcastConvertType && p.operands.size() == 1 && four_bytes(fusion.dtype(p.operands[0])) &&
+               four_bytes(p.dtype)) {
+      part.kind = Kind::kUnary;  // the same 32 bits, read as another dtype
+      part.op = static_cast<int>(Unary::kCopy);
     } else if (prim == Prim::kSelectN && p.operands.size() == 3 && fusion.dtype(p.operands[0]) == RK_DTYPE_BOOL &&
                f32(p.operands[1]) && f32(p.operands[2]) && p.dtype == RK_DTYPE_F32) {
       part.kind = Kind::kSelect;
@@ -120,7 +167,7 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
     for (size_t o = 0; o < part.operands.size(); ++o) {
       const Access& a = f.access_[static_cast<size_t>(part.operands[o])];
       const bool takes_scalar = part.kind == Kind::kBinary || part.kind == Kind::kCompare || part.kind == Kind::kFill ||
-                                (part.kind == Kind::kSelect && o == 0);
+                                part.kind == Kind::kBitwise || (part.kind == Kind::kSelect && o == 0);
       if (a.mode == Access::Mode::kScalar && !takes_scalar) return std::nullopt;
     }
     Access& mine = f.access_[static_cast<size_t>(value)];
@@ -166,6 +213,10 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
     }
     return base;
   };
+  for (int v : spread_) {
+    const Access& a = access_[static_cast<size_t>(v)];
+    fill_rows(static_cast<const float*>(values[static_cast<size_t>(v)]), a.period, begin, len, scratch.slots[a.slot]);
+  }
   const Loops& run = loops();  // the dispatched loops, called straight: a segment is short
   for (const Part& p : parts_) {
     bool s0 = false, s1 = false, s2 = false, unused = false;
@@ -179,6 +230,11 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
       case Kind::kPow: run.integer_pow(p.power, f(x0), f(y), len); break;
       case Kind::kBinary: run.binary(p.op, f(x0), s0, f(x1), s1, f(y), len); break;
       case Kind::kCompare: run.compare(p.op, f(x0), s0, f(x1), s1, static_cast<uint8_t*>(y), len); break;
+      case Kind::kBitwise: {
+        auto u = [](void* v) { return static_cast<uint32_t*>(v); };
+        bitwise(static_cast<Bitwise>(p.op), u(x0), s0, u(x1), s1, u(y), len);
+        break;
+      }
       case Kind::kSelect: run.select(static_cast<const uint8_t*>(x0), s0, f(x1), f(x2), f(y), len); break;
       case Kind::kFill: {
         const Access& a = access_[static_cast<size_t>(p.operands[0])];
@@ -186,11 +242,7 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
           std::fill(f(y), f(y) + len, f(x0)[0]);
           break;
         }
-        for (size_t i = 0; i < len;) {
-          const size_t row = (begin + i) / a.period, end = std::min(len, (row + 1) * a.period - begin);
-          std::fill(f(y) + i, f(y) + end, f(x0)[row]);
-          i = end;
-        }
+        fill_rows(f(x0), a.period, begin, len, f(y));
         break;
       }
     }

@@ -34,7 +34,7 @@ class FusedElementwise {
   size_t elements() const { return elements_; }
 
  private:
-  enum class Kind { kUnary, kPow, kBinary, kCompare, kSelect, kFill };
+  enum class Kind { kUnary, kPow, kBinary, kCompare, kSelect, kFill, kBitwise };
   struct Part {
     Kind kind = Kind::kUnary;
     int op = 0;
@@ -43,8 +43,10 @@ class FusedElementwise {
     int value = 0;              // the value it defines
   };
   // How a value is read at flat element i of the output: at i, at 0, at i mod period (a bias
-  // [1, F] beside [B, F]) or at i / period (one value per row, spread by a broadcast_in_dim part:
-  // a layer norm's mean); slot >= 0 for a value only the parts read, which lives in a segment buffer.
+  // [1, F] beside [B, F]) or at i / period (one value per row: a layer norm's mean, spread by a
+  // broadcast_in_dim part, or an operand of shape [B, S, 1] beside [B, S, D], spread into its
+  // slot); slot >= 0 for a value that lives in a segment buffer: one
+  // only the parts read, or a per-row operand spread there.
   // A repeated f32 operand with a short period has a tile (tile >= 0): its values repeated over a
   // segment and one period more (periods up to half a segment), so a segment reads it from any
   // start without stopping at a period.
@@ -70,6 +72,7 @@ class FusedElementwise {
   int num_slots_ = 0;
   std::vector<size_t> periods_;  // of the kRepeat operands without a tile: segments never cross a multiple of one
   std::vector<int> tiled_;       // the values with a tile, in tile order
+  std::vector<int> spread_;      // the per-row operands spread into their slots at each segment's start
 };
 
 }  // namespace rematkit::hwy_backend

@@ -231,6 +231,68 @@ TEST(Fusion, ABiasIsReadFromItsPlaceWhateverItsPeriod) {
   }
 }
 
+// Dropout's recipe from random bits (jax.random.bernoulli through uniform: a shift and an or into a
+// float's mantissa, a bitcast, a sub and the comparison) is one Highway pass over 32-bit lanes;
+// the mask and the output have the reference's bits. 300 elements: a partial last vector.
+TEST(Fusion, DropoutsBitsBecomeItsMaskInOneHighwayPass) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  const Program program = parse_program(R"({ lambda ; r:u32[2] x:f32[6,50]. let
+    k:key<fry>[] = random_wrap[impl=fry] r
+    b:u32[6,50] = random_bits[bit_width=32 shape=(6, 50)] k
+    g:u32[6,50] = shift_right_logical b 9:u32[]
+    h:u32[6,50] = or g 1065353216:u32[]
+    i:f32[6,50] = bitcast_convert_type[new_dtype=float32] h
+    j:f32[6,50] = sub i 1.0:f32[]
+    m:bool[6,50] = lt j 0.9:f32[]
+    d:f32[6,50] = div x 0.9:f32[]
+    z:f32[6,50] = broadcast_in_dim[shape=(6, 50) broadcast_dimensions=()] 0.0:f32[]
+    y:f32[6,50] = select_n m z d
+  in (m, y) })", "dropout");
+  const Linearization lin = linearize_with(program);
+  const RandomInputs in = random_inputs(program, 11, 1, 1e6, false);
+  const std::vector<Tensor> expected = run_forward(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
+  const BackendOptions options = fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways);
+  const StepProgram steps = build_step_program(lin, options, Pass::kBackward, InputMode::kLoadedEachRun);
+  bool recipe_fused = false;
+  for (const std::string& fused : fused_steps(steps, Pass::kForward))
+    recipe_fused |= fused.rfind("highway: shift_right_logical + or + bitcast_convert_type + sub + lt", 0) == 0;
+  EXPECT_TRUE(recipe_fused) << "the bits' recipe is one fused step";
+  const std::vector<Tensor> got = run_forward(lin, in.constants, in.arguments, options);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t o = 0; o < got.size(); ++o) EXPECT_EQ(got[o].data, expected[o].data) << "output " << o;
+  double kept = 0;
+  for (double v : got[0].data) kept += v;
+  EXPECT_GT(kept, 0.8 * 300);  // about 90% kept: the bits became uniform floats
+  EXPECT_LT(kept, 0.97 * 300);
+}
+
+// A value per row beside the row's elements ([B, S, 1] beside [B, S, D]: a layer norm's mean and
+// scale, a softmax's max and sum) is read from its own buffer inside the fused pass, rows of 50
+// crossing the segments' ends; the results are the reference's.
+TEST(Fusion, AValuePerRowIsReadBesideItsRowInsideTheFusedPass) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  const Program program = parse_program(R"({ lambda ; x:f32[4,30,50] m:f32[4,30,1] s:f32[4,30,1] g:f32[1,1,50]. let
+    c:f32[4,30,50] = sub x m
+    n:f32[4,30,50] = mul c s
+    y:f32[4,30,50] = mul n g
+    l:f32[] = reduce_sum[axes=(0, 1, 2)] y
+  in (l,) })", "rows");
+  const Linearization lin = linearize_with(program);
+  const RandomInputs in = random_inputs(program, 5);
+  const GradientResult expected = run_gradient(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
+  const BackendOptions options = fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways);
+  const StepProgram steps = build_step_program(lin, options, Pass::kBackward, InputMode::kLoadedEachRun);
+  const std::vector<std::string> fused = fused_steps(steps, Pass::kForward);
+  ASSERT_FALSE(fused.empty());
+  EXPECT_EQ(fused[0].rfind("highway: sub + mul + mul", 0), 0u) << fused[0];
+  const GradientResult got = run_gradient(lin, in.constants, in.arguments, options);
+  expect_outputs_near(got.outputs, expected.outputs, 1e-5);
+  for (size_t i = 0; i < got.gradients.size(); ++i) {
+    ASSERT_TRUE(got.gradients[i] && expected.gradients[i]);
+    expect_outputs_near({*got.gradients[i]}, {*expected.gradients[i]}, 1e-5);
+  }
+}
+
 // A ResNet's relu chains fused in both passes raise its peak a little (each fused step holds its
 // operands and its results at once); fused in one pass they need not. The default then fuses the
 // one pass rather than nothing, still with no higher a peak than unfused.

@@ -53,7 +53,7 @@ bool valid(const PassView& pass, const std::vector<size_t>& parts) {
 bool elementwise(const FlatEquation& e) {
   if (e.scan || e.cond || e.outputs.size() != 1) return false;
   const PrimFamily family = prim_family(e.prim);
-  return family == PrimFamily::kUnary || family == PrimFamily::kBinaryArithmetic ||
+  return family == PrimFamily::kUnary || family == PrimFamily::kBinaryArithmetic || family == PrimFamily::kBitwise ||
          family == PrimFamily::kComparison || family == PrimFamily::kSelect;
 }
 
