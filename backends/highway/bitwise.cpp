@@ -1,6 +1,7 @@
 // Bitwise kernels on 32-bit integer lanes (u32, i32), compiled for every Highway target and
 // dispatched once per call: a PRNG's bit twiddling (dropout turns random_bits into floats with a
-// shift and an or) stays on SIMD instead of going to the reference backend. Out-of-range shift
+// shift and an or) stays on SIMD instead of going to the reference backend; and filling 32-bit lanes
+// with one value (a broadcast scalar, an iota's runs), in whole vectors. Out-of-range shift
 // amounts follow lax's shifts (jax/_src/lax/lax.py: shift_left, shift_right_logical give 0,
 // shift_right_arithmetic the sign), as the reference backend computes them.
 #undef HWY_TARGET_INCLUDE
@@ -64,6 +65,15 @@ void BitwiseImpl(int op, const uint32_t* a, bool a_scalar, const uint32_t* b, bo
   }
 }
 
+void Fill32Impl(uint32_t bits, uint32_t* y, size_t n) {
+  const hn::ScalableTag<uint32_t> d;
+  const size_t lanes = hn::Lanes(d);
+  const auto v = hn::Set(d, bits);
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(v, d, y + i);
+  for (; i < n; ++i) y[i] = bits;
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace rematkit::hwy_backend
 HWY_AFTER_NAMESPACE();
@@ -72,10 +82,16 @@ HWY_AFTER_NAMESPACE();
 namespace rematkit::hwy_backend {
 
 HWY_EXPORT(BitwiseImpl);
+HWY_EXPORT(Fill32Impl);
 
 void bitwise(Bitwise op, const uint32_t* a, bool a_scalar, const uint32_t* b, bool b_scalar, uint32_t* y, size_t n) {
   (void)chosen_target();  // chooses the target before the table is read below
   HWY_DYNAMIC_DISPATCH(BitwiseImpl)(static_cast<int>(op), a, a_scalar, b, b_scalar, y, n);
+}
+
+void fill32(uint32_t bits, uint32_t* y, size_t n) {
+  (void)chosen_target();
+  HWY_DYNAMIC_DISPATCH(Fill32Impl)(bits, y, n);
 }
 
 }  // namespace rematkit::hwy_backend

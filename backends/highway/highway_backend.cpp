@@ -8,6 +8,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <bit>
 #include <array>
 #include <limits>
 #include <optional>
@@ -213,37 +214,56 @@ int64_t row_of(const Kernel& k, const void* indices, size_t r) {
   return k.drop_out_of_bounds ? -1 : std::clamp<int64_t>(i, 0, last);
 }
 
-// broadcast_in_dim of `in` (shape in_shape, placed at output dims `dims`) to out_shape: whole rows are
-// copied when the innermost output dim is the operand's innermost dim at full size; otherwise one
-// element at a time.
+// n copies of the 4-byte (or bool) value v.
+template <typename T>
+void fill(T v, T* out, size_t n) {
+  if constexpr (sizeof(T) == 4) rematkit::hwy_backend::fill32(std::bit_cast<uint32_t>(v), reinterpret_cast<uint32_t*>(out), n);
+  else std::fill(out, out + n, v);
+}
+
+// broadcast_in_dim of `in` (shape in_shape, placed at output dims `dims`) to out_shape. Blocks are
+// copied whole: the output's trailing dims that are the operand's trailing dims in order, at full
+// size (a causal mask's [S, S] under [B, H, S, S]: one block per (b, h)); otherwise one element at
+// a time.
 template <typename T>
 void broadcast(const Dims& in_shape, std::span<const int64_t> dims, const Dims& out_shape, const T* in, T* out) {
-  if (count(in_shape) == 1) return std::fill(out, out + count(out_shape), in[0]);  // zeros, a seed of ones
+  const size_t n_in = count(in_shape), n_out = count(out_shape);
+  if (n_in == 1) return fill(in[0], out, n_out);  // zeros, a seed of ones
+  bool in_order = true;  // then equal counts mean only size-1 dims were added: the same elements
+  for (size_t i = 1; i < dims.size(); ++i) in_order = in_order && dims[i] > dims[i - 1];
+  if (in_order && n_in == n_out) return void(std::memcpy(out, in, n_out * sizeof(T)));
   // The operand's dims lead the output unchanged and new dims trail (a softmax sum spread over its
   // row): each element fills a run.
   bool leading = dims.size() < out_shape.size();
   for (size_t i = 0; i < dims.size() && leading; ++i)
     leading = dims[i] == static_cast<int64_t>(i) && in_shape[i] == out_shape[i];
   if (leading) {
-    const size_t run = count(out_shape) / std::max<size_t>(count(in_shape), 1);
-    for (size_t i = 0, n = count(in_shape); i < n; ++i) std::fill(out + i * run, out + (i + 1) * run, in[i]);
+    const size_t run = n_out / std::max<size_t>(n_in, 1);
+    for (size_t i = 0; i < n_in; ++i) fill(in[i], out + i * run, run);
     return;
   }
   const size_t rank = out_shape.size();
   Index in_strides;
   if (!in_shape.empty()) in_strides[in_shape.size() - 1] = 1;
   for (int i = static_cast<int>(in_shape.size()) - 2; i >= 0; --i) in_strides[i] = in_strides[i + 1] * in_shape[i + 1];
-  const bool rows = rank > 0 && !dims.empty() && dims.back() == static_cast<int64_t>(rank) - 1 &&
-                    in_shape.back() == out_shape.back();
-  const int64_t row = rows ? out_shape.back() : 1;
+  // The trailing output dims copied as one block: operand dims from the last back, each mapped to
+  // the output dim before the last one taken, at full size (size-1 operand dims skipped).
+  size_t block_dims = 0;
+  int64_t block = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    if (in_shape[i] == 1 && out_shape[static_cast<size_t>(dims[i])] != 1) break;
+    if (dims[i] != static_cast<int64_t>(rank - 1 - block_dims) || in_shape[i] != out_shape[static_cast<size_t>(dims[i])]) break;
+    block *= in_shape[i];
+    ++block_dims;
+  }
   Index coord{};
-  for (size_t o = 0, n = count(out_shape); o < n; o += static_cast<size_t>(row)) {
+  for (size_t o = 0; o < n_out; o += static_cast<size_t>(block)) {
     int64_t offset = 0;
     for (size_t i = 0; i < dims.size(); ++i)
       if (in_shape[i] != 1) offset += coord[dims[i]] * in_strides[i];
-    if (rows) std::copy(in + offset, in + offset + row, out + o);
+    if (block > 1) std::memcpy(out + o, in + offset, static_cast<size_t>(block) * sizeof(T));
     else out[o] = in[offset];
-    for (int i = static_cast<int>(rank) - (rows ? 2 : 1); i >= 0 && ++coord[i] == out_shape[i]; --i) coord[i] = 0;
+    for (int i = static_cast<int>(rank - block_dims) - 1; i >= 0 && ++coord[i] == out_shape[i]; --i) coord[i] = 0;
   }
 }
 
@@ -866,11 +886,13 @@ rk_error* execute(rk_kernel* kernel, const rk_tensor_view* in, size_t, const rk_
         }
         break;
       case Kernel::Kind::kIota: {
-        // Runs of out_run equal values counting 0 .. at-1, repeated: no division per element.
-        int32_t* to = static_cast<int32_t*>(out[0].data);
-        for (size_t i = 0; i < k.n;)
-          for (size_t v = 0; v < k.at && i < k.n; ++v, i += k.out_run)
-            std::fill(to + i, to + std::min(k.n, i + k.out_run), static_cast<int32_t>(v));
+        // Runs of out_run equal values counting 0 .. at-1, written once, then that period copied:
+        // no division per element, and no call per element when the runs are single (the last dim).
+        uint32_t* to = static_cast<uint32_t*>(out[0].data);
+        const size_t period = std::min(k.n, k.at * k.out_run);
+        for (size_t v = 0, i = 0; i < period; ++v, i += k.out_run)
+          fill(static_cast<uint32_t>(v), to + i, std::min(k.out_run, period - i));
+        for (size_t i = period; i < k.n; i += period) std::memcpy(to + i, to, std::min(period, k.n - i) * sizeof(uint32_t));
         break;
       }
       case Kernel::Kind::kReduce: {

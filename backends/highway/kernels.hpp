@@ -35,6 +35,8 @@ const Loops& loops();
 // y[i] = a[i or 0] op b[i or 0] on 32-bit lanes (u32, or i32's bits; bitwise.cpp): a shift by 32 or
 // more, or by a negative amount, gives 0, or the sign for the arithmetic one, as lax's shifts.
 void bitwise(Bitwise op, const uint32_t* a, bool a_scalar, const uint32_t* b, bool b_scalar, uint32_t* y, size_t n);
+// y[i] = bits for i < n (any 4-byte dtype's bits), in whole vectors.
+void fill32(uint32_t bits, uint32_t* y, size_t n);
 // y[r] = sum (or max) of x[r * len .. r * len + len) for r < rows; an empty row gives 0 (or -inf).
 void reduce_rows(bool is_max, const float* x, float* y, size_t rows, size_t len);
 // y[j] = sum (or max) over r < rows of x[r * len + j], for j < len (a reduction over leading axes,

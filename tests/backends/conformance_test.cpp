@@ -82,6 +82,12 @@ const Case kCases[] = {
     {"broadcast_in_dim", "{ lambda ; a:f32[3] b:f32[1,4]. let c:f32[2,3,5] = broadcast_in_dim[shape=(2, 3, 5) "
                          "broadcast_dimensions=(1,)] a; d:f32[6,4] = broadcast_in_dim[shape=(6, 4) broadcast_dimensions=(0, 1)] b "
                          "in (c, d) }", 0},
+    // Size-1 dims added (a copy), and trailing dims copied as one block through size-1 dims on both
+    // sides; an iota over a middle dim, its period repeated.
+    {"broadcast_blocks", "{ lambda ; a:f32[2,3] b:f32[3,1,4]. let c:f32[2,3,1] = broadcast_in_dim[shape=(2, 3, 1) "
+                         "broadcast_dimensions=(0, 1)] a; d:f32[2,3,1,4] = broadcast_in_dim[shape=(2, 3, 1, 4) "
+                         "broadcast_dimensions=(1, 2, 3)] b; i:i32[2,3,4] = iota[dimension=1 dtype=int32 shape=(2, 3, 4) "
+                         "sharding=None]; e:f32[2,3,4] = convert_element_type[new_dtype=float32 weak_type=False] i in (c, d, e) }", 0},
     {"reshape_squeeze_transpose", "{ lambda ; a:f32[2,3,4]. let b:f32[4,3,2] = transpose[permutation=(2, 1, 0)] a; "
                                   "c:f32[1,24] = reshape[new_sizes=(1, 24) dimensions=None] b; "
                                   "d:f32[24] = squeeze[dimensions=(0,)] c in (d,) }", 0},
