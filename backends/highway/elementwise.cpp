@@ -322,6 +322,20 @@ void SoftmaxRowsImpl(const float* x, float* y, size_t rows, size_t len) {
   }
 }
 
+// y[i] = from[(begin + i) / period] for i < len: values per row spread over their rows' elements,
+// each row's run in whole vectors (a fused segment's rows of 32-64 floats: a call per row cost
+// more than the stores).
+void SpreadRowsImpl(const float* from, size_t period, size_t begin, size_t len, float* y) {
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  for (size_t i = 0; i < len;) {
+    const size_t row = (begin + i) / period, end = std::min(len, (row + 1) * period - begin);
+    const auto v = hn::Set(d, from[row]);
+    for (; i + lanes <= end; i += lanes) hn::StoreU(v, d, y + i);
+    for (; i < end; ++i) y[i] = from[row];
+  }
+}
+
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace HWY_NAMESPACE
@@ -343,6 +357,7 @@ HWY_EXPORT(SoftmaxRowsImpl);
 HWY_EXPORT(IntegerPowImpl);
 HWY_EXPORT(CompareImpl);
 HWY_EXPORT(SelectImpl);
+HWY_EXPORT(SpreadRowsImpl);
 
 namespace {
 
@@ -377,7 +392,8 @@ const Loops& loops() {
   static const Loops chosen = [] {
     (void)HWY_DYNAMIC_DISPATCH(TargetName)();  // chooses the target before the tables are read
     return Loops{&HWY_DYNAMIC_DISPATCH(UnaryImpl), &HWY_DYNAMIC_DISPATCH(IntegerPowImpl), &HWY_DYNAMIC_DISPATCH(BinaryImpl),
-                 &HWY_DYNAMIC_DISPATCH(CompareImpl), &HWY_DYNAMIC_DISPATCH(SelectImpl)};
+                 &HWY_DYNAMIC_DISPATCH(CompareImpl), &HWY_DYNAMIC_DISPATCH(SelectImpl),
+                 &HWY_DYNAMIC_DISPATCH(ReduceRowsImpl), &HWY_DYNAMIC_DISPATCH(SpreadRowsImpl)};
   }();
   return chosen;
 }

@@ -38,16 +38,6 @@ size_t per_row_period(const std::vector<int64_t>& s, const std::vector<int64_t>&
   return period > 1 ? period : 0;
 }
 
-// Values from[r] for the rows that elements [begin, begin + len) of the output fall in, each
-// repeated over its row's elements there.
-void fill_rows(const float* from, size_t period, size_t begin, size_t len, float* y) {
-  for (size_t i = 0; i < len;) {
-    const size_t row = (begin + i) / period, end = std::min(len, (row + 1) * period - begin);
-    std::fill(y + i, y + end, from[row]);
-    i = end;
-  }
-}
-
 }  // namespace
 
 std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusion, size_t first) {
@@ -100,7 +90,10 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
   };
   for (size_t j = first; j < fusion.parts().size(); ++j) {
     const plugin::FusedPart& p = fusion.parts()[j];
-    if (!p.prim || p.shape != shape) return std::nullopt;
+    const bool reduces = p.prim == Prim::kReduceSum || p.prim == Prim::kReduceMax;
+    if (!p.prim || (p.shape != shape && !reduces)) return std::nullopt;
+    for (int64_t v : p.operands)
+      if (std::find(f.reduced_.begin(), f.reduced_.end(), v) != f.reduced_.end()) return std::nullopt;
     const int value = static_cast<int>(fusion.num_inputs() + j);
     // A per-row broadcast's operand is read its own way (below).
     const bool spreads_rows = p.prim == Prim::kBroadcastInDim && p.operands.size() == 1 && count(fusion.shape(p.operands[0])) != 1;
@@ -156,6 +149,19 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
                four_bytes(p.dtype)) {
       part.kind = Kind::kUnary;  // the same 32 bits, read as another dtype
       part.op = static_cast<int>(Unary::kCopy);
+    } else if ((prim == Prim::kReduceSum || prim == Prim::kReduceMax) && first == 0 && p.operands.size() == 1 &&
+               f32_operands && p.dtype == RK_DTYPE_F32 && fusion.is_result(value)) {
+      // Its rows are the output's trailing dims it drops; read from a full buffer or a slot.
+      const Access& operand = f.access_[static_cast<size_t>(p.operands[0])];
+      if (operand.mode != Access::Mode::kFull || operand.tile >= 0 || p.shape.size() >= shape.size() ||
+          !std::equal(p.shape.begin(), p.shape.end(), shape.begin()))
+        return std::nullopt;
+      const size_t row = count(std::vector<int64_t>(shape.begin() + static_cast<long>(p.shape.size()), shape.end()));
+      if (row > kSegment || (f.row_ != 1 && f.row_ != row)) return std::nullopt;
+      f.row_ = row;
+      part.kind = Kind::kReduceRows;
+      part.op = prim == Prim::kReduceMax ? 1 : 0;
+      f.reduced_.push_back(value);
     } else if (prim == Prim::kSelectN && p.operands.size() == 3 && fusion.dtype(p.operands[0]) == RK_DTYPE_BOOL &&
                f32(p.operands[1]) && f32(p.operands[2]) && p.dtype == RK_DTYPE_F32) {
       part.kind = Kind::kSelect;
@@ -178,6 +184,8 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
     }
     f.parts_.push_back(std::move(part));
   }
+  // Segments that stop at a repeat's period would cut rows.
+  if (f.row_ > 1 && !f.periods_.empty()) return std::nullopt;
   return f;
 }
 
@@ -188,8 +196,9 @@ void FusedElementwise::run(std::span<void* const> values, size_t begin, size_t e
     const float* from = static_cast<const float*>(values[v]);
     for (size_t i = 0; i < kSegment + period; i += period) std::copy(from, from + period, scratch.tiles[t] + i);
   }
+  const size_t segment = kSegment / row_ * row_;  // whole rows
   while (begin < end) {
-    size_t len = std::min(kSegment, end - begin);
+    size_t len = std::min(segment, end - begin);
     for (size_t period : periods_) len = std::min(len, period - begin % period);  // stay inside one repeat
     run_segment(values, begin, len, scratch);
     begin += len;
@@ -213,11 +222,11 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
     }
     return base;
   };
+  const Loops& run = loops();  // the dispatched loops, called straight: a segment is short
   for (int v : spread_) {
     const Access& a = access_[static_cast<size_t>(v)];
-    fill_rows(static_cast<const float*>(values[static_cast<size_t>(v)]), a.period, begin, len, scratch.slots[a.slot]);
+    run.spread_rows(static_cast<const float*>(values[static_cast<size_t>(v)]), a.period, begin, len, scratch.slots[a.slot]);
   }
-  const Loops& run = loops();  // the dispatched loops, called straight: a segment is short
   for (const Part& p : parts_) {
     bool s0 = false, s1 = false, s2 = false, unused = false;
     void* y = at(p.value, unused);
@@ -235,14 +244,17 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
         bitwise(static_cast<Bitwise>(p.op), u(x0), s0, u(x1), s1, u(y), len);
         break;
       }
+      case Kind::kReduceRows:
+        run.reduce_rows(p.op == 1, f(x0), static_cast<float*>(values[static_cast<size_t>(p.value)]) + begin / row_, len / row_, row_);
+        break;
       case Kind::kSelect: run.select(static_cast<const uint8_t*>(x0), s0, f(x1), f(x2), f(y), len); break;
       case Kind::kFill: {
         const Access& a = access_[static_cast<size_t>(p.operands[0])];
         if (a.mode != Access::Mode::kPerRow) {
-          std::fill(f(y), f(y) + len, f(x0)[0]);
+          run.spread_rows(f(x0), len, 0, len, f(y));  // one row: the scalar
           break;
         }
-        fill_rows(f(x0), a.period, begin, len, f(y));
+        run.spread_rows(f(x0), a.period, begin, len, f(y));
         break;
       }
     }

@@ -1,7 +1,8 @@
-// A chain of elementwise parts of a fused equation (rematkit/plugin/fusion_view.hpp), run over one
-// segment of the output shape at a time: each part's kernel from kernels.hpp runs on a few hundred
-// elements that stay in L1, so the values between parts never go to memory. The same kernels as the
-// parts run alone, element by element, so the results are the same bits. SIMD-free.
+// A chain of elementwise parts of a fused equation (rematkit/plugin/fusion_view.hpp), and sums or
+// maxima of its rows, run over one segment of the output shape at a time: each part's kernel from
+// kernels.hpp runs on a few hundred elements that stay in L1, so the values between parts never go
+// to memory. The same kernels as the parts run alone, element by element (a row at once for a
+// reduction), so the results are the same bits. SIMD-free.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -29,12 +30,16 @@ class FusedElementwise {
   static constexpr size_t kMaxValues = 64;
 
   // Buffers: per fused-equation value, the input's data or the result's output buffer (null for a
-  // value only the parts read). Runs elements [begin, end) of the output shape.
+  // value only the parts read). Runs elements [begin, end) of the output shape; begin a multiple of
+  // alignment().
   void run(std::span<void* const> values, size_t begin, size_t end) const;
   size_t elements() const { return elements_; }
+  // The elements of a row that reduction parts reduce (1 when there are none): a run covers whole
+  // rows, so each row is summed at once, as reduce_rows sums it alone (the same bits).
+  size_t alignment() const { return row_; }
 
  private:
-  enum class Kind { kUnary, kPow, kBinary, kCompare, kSelect, kFill, kBitwise };
+  enum class Kind { kUnary, kPow, kBinary, kCompare, kSelect, kFill, kBitwise, kReduceRows };
   struct Part {
     Kind kind = Kind::kUnary;
     int op = 0;
@@ -73,6 +78,8 @@ class FusedElementwise {
   std::vector<size_t> periods_;  // of the kRepeat operands without a tile: segments never cross a multiple of one
   std::vector<int> tiled_;       // the values with a tile, in tile order
   std::vector<int> spread_;      // the per-row operands spread into their slots at each segment's start
+  size_t row_ = 1;               // the rows reduction parts reduce (kReduceRows), 1 without any
+  std::vector<int64_t> reduced_;  // the values reduction parts define: results, which no part reads
 };
 
 }  // namespace rematkit::hwy_backend

@@ -702,13 +702,15 @@ void run_product(const Kernel& k, const float* lhs, const float* rhs, float* c, 
   tbb::parallel_for(size_t{0}, k.batch, product);
 }
 
-// Elementwise parts over their whole shape: chunks in parallel on oneTBB once there are enough.
+// Elementwise parts over their whole shape: chunks in parallel on oneTBB once there are enough,
+// each of whole rows where parts reduce rows.
 void run_in_chunks(const rematkit::hwy_backend::FusedElementwise& parts, std::span<void* const> values) {
-  constexpr size_t kChunk = size_t{1} << 14, kParallelFrom = size_t{1} << 17;
-  const size_t n = parts.elements();
+  constexpr size_t kParallelFrom = size_t{1} << 17;
+  const size_t n = parts.elements(), row = parts.alignment();
+  const size_t chunk = std::max<size_t>(1, (size_t{1} << 14) / row) * row;
   if (n < kParallelFrom) return parts.run(values, 0, n);
-  tbb::parallel_for(size_t{0}, (n + kChunk - 1) / kChunk,
-                    [&](size_t c) { parts.run(values, c * kChunk, std::min(n, (c + 1) * kChunk)); });
+  tbb::parallel_for(size_t{0}, (n + chunk - 1) / chunk,
+                    [&](size_t c) { parts.run(values, c * chunk, std::min(n, (c + 1) * chunk)); });
 }
 
 rk_error* create(const rk_value*, size_t, rk_backend** out) {

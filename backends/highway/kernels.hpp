@@ -30,6 +30,9 @@ struct Loops {
   void (*binary)(int op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* y, size_t n);
   void (*compare)(int op, const float* a, bool a_scalar, const float* b, bool b_scalar, uint8_t* y, size_t n);
   void (*select)(const uint8_t* pred, bool pred_scalar, const float* on_false, const float* on_true, float* y, size_t n);
+  void (*reduce_rows)(bool is_max, const float* x, float* y, size_t rows, size_t len);  // on one thread
+  // y[i] = from[(begin + i) / period] for i < len (a value per row spread over its row's elements).
+  void (*spread_rows)(const float* from, size_t period, size_t begin, size_t len, float* y);
 };
 const Loops& loops();
 // y[i] = a[i or 0] op b[i or 0] on 32-bit lanes (u32, or i32's bits; bitwise.cpp): a shift by 32 or

@@ -293,6 +293,45 @@ TEST(Fusion, AValuePerRowIsReadBesideItsRowInsideTheFusedPass) {
   }
 }
 
+// A chain's rows summed or maxed as its segments pass (a softmax's exponentials and their sum, a
+// layer norm's sum of squares): one step, with the unfused plan's bits, whole rows per segment and
+// per thread's chunk (153600 elements, rows of 60: chunks run in parallel).
+TEST(Fusion, AChainsRowsAreReducedInsideItsFusedStep) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  const Program program = parse_program(R"({ lambda ; x:f32[64,40,60] m:f32[64,40]. let
+    b:f32[64,40,60] = broadcast_in_dim[shape=(64, 40, 60) broadcast_dimensions=(0, 1)] m
+    c:f32[64,40,60] = sub x b
+    e:f32[64,40,60] = exp c
+    s:f32[64,40] = reduce_sum[axes=(2,)] e
+    q:f32[64,40,60] = square x
+    u:f32[64,40] = reduce_sum[axes=(2,)] q
+    t:f32[64] = reduce_max[axes=(1, 2)] q
+  in (e, s, t, u) })", "rows");
+  const Linearization lin = linearize_with(program);
+  const RandomInputs in = random_inputs(program, 3);
+  const BackendOptions fused = fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways);
+  const StepProgram steps = build_step_program(lin, fused, Pass::kBackward, InputMode::kLoadedEachRun);
+  const std::vector<std::string> chains = fused_steps(steps, Pass::kForward);
+  ASSERT_FALSE(chains.empty());
+  // Both sums (beside the JVP's coefficients); not the max over two axes, whose rows of 2400 are
+  // longer than a segment.
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = chains[0].find(what); at != std::string::npos; at = chains[0].find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(chains[0].rfind("highway: broadcast_in_dim + sub + exp + reduce_sum", 0), 0u) << chains[0];
+  EXPECT_EQ(count("reduce_sum"), 2u) << chains[0];
+  EXPECT_EQ(count("reduce_max"), 0u) << chains[0];
+  const std::vector<Tensor> got = run_forward(lin, in.constants, in.arguments, fused);
+  const std::vector<Tensor> unfused =
+      run_forward(lin, in.constants, in.arguments, fused_on({"highway", "reference"}, BackendOptions::Fusion::kOff));
+  const std::vector<Tensor> reference = run_forward(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
+  ASSERT_EQ(got.size(), 4u);
+  for (size_t o = 0; o < got.size(); ++o) EXPECT_EQ(got[o].data, unfused[o].data) << "output " << o;
+  expect_outputs_near(got, reference, 1e-4);
+}
+
 // A ResNet's relu chains fused in both passes raise its peak a little (each fused step holds its
 // operands and its results at once); fused in one pass they need not. The default then fuses the
 // one pass rather than nothing, still with no higher a peak than unfused.

@@ -13,9 +13,11 @@ namespace {
 
 // Whether every backend computes the same bits for `e`: IEEE's correctly rounded operations, and
 // those that only compare, select or move values. A transcendental (tanh, exp, rsqrt, ...) is each
-// backend's own approximation: oneDNN's tanh and Highway's differ in the last bit.
+// backend's own approximation: oneDNN's tanh and Highway's differ in the last bit; a reduction's
+// sum depends on the order it adds in.
 bool same_bits_on_every_backend(const FlatEquation& e) {
   const PrimFamily family = prim_family(e.prim);
+  if (family == PrimFamily::kReduction) return false;  // each backend adds in its own order
   if (family != PrimFamily::kUnary && family != PrimFamily::kBinaryArithmetic) return true;
   static constexpr Prim kExact[] = {Prim::kAdd,      Prim::kSub,    Prim::kMul,          Prim::kDiv,  Prim::kMax,
                                     Prim::kMin,      Prim::kAddAny, Prim::kNeg,          Prim::kSqrt, Prim::kSquare,

@@ -1,5 +1,5 @@
-// Finding what to fuse: a chain of equations of one output shape from a seed, each kept only where
-// the fused step may still run where its last part was.
+// Finding what to fuse: a chain of equations of one output shape from a seed (and reductions of its
+// rows), each kept only where the fused step may still run where its last part was.
 #include <algorithm>
 #include <utility>
 
@@ -22,8 +22,8 @@ bool spreads_over(const PassView& pass, const FlatEquation& e, const std::vector
 
 // Whether `e` reads a value of the fusion, or an operand of the fusion's shape that a part reads
 // too (a relu and its mask both read the pre-activation: one pass over it instead of two).
-bool reads_any(const PassView& pass, const FlatEquation& e, const std::vector<size_t>& parts) {
-  const std::vector<int64_t>& shape = pass.graph.values[e.outputs[0]].type.shape;
+bool reads_any(const PassView& pass, const FlatEquation& e, const std::vector<size_t>& parts,
+               const std::vector<int64_t>& shape) {
   auto reads = [&](ValueId v) { return std::find(e.inputs.begin(), e.inputs.end(), v) != e.inputs.end(); };
   for (size_t q : parts) {
     for (ValueId v : pass.eqn_at(q).outputs)
@@ -45,6 +45,21 @@ bool valid(const PassView& pass, const std::vector<size_t>& parts) {
         for (size_t r : it->second)
           if (r < last && std::find(parts.begin(), parts.end(), r) == parts.end()) return false;
     }
+  return true;
+}
+
+// A sum or max over the trailing axes of `shape`, of a value of that shape (a layer norm's sum of
+// squares, a softmax's max and sum): a fused step's part whose rows are reduced as the segments
+// pass, which no later part reads (its result leaves the step).
+bool reduces_rows(const PassView& pass, const FlatEquation& e, const std::vector<int64_t>& shape) {
+  if (e.scan || e.cond || e.outputs.size() != 1 || e.inputs.size() != 1) return false;
+  if ((e.prim != Prim::kReduceSum && e.prim != Prim::kReduceMax) || pass.graph.values[e.inputs[0]].type.shape != shape)
+    return false;
+  std::vector<int64_t> axes = param_ints(e.params, "axes", e.where);
+  std::sort(axes.begin(), axes.end());
+  if (axes.empty()) return false;
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] != static_cast<int64_t>(shape.size() - axes.size() + i)) return false;
   return true;
 }
 
@@ -83,8 +98,9 @@ std::vector<size_t> find_chain(const PassView& pass, size_t first, const std::ve
     parts = std::move(grown);
   for (size_t q = first + 1; q < pass.eqns.size() && q <= first + kLookahead && parts.size() < kMaxParts; ++q) {
     const FlatEquation& e = pass.eqn_at(q);
-    if (taken[q] != kOnItsOwn || !elementwise(e) || g.values[e.outputs[0]].type.shape != shape) continue;
-    if (!reads_any(pass, e, parts)) continue;
+    if (taken[q] != kOnItsOwn) continue;
+    if (!reduces_rows(pass, e, shape) && (!elementwise(e) || g.values[e.outputs[0]].type.shape != shape)) continue;
+    if (!reads_any(pass, e, parts, shape)) continue;
     std::vector<size_t> grown = parts;
     grown.push_back(q);
     grown = with_spreads(std::move(grown), e);
