@@ -147,7 +147,15 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
       part.op = static_cast<int>(*wop);
     } else if (prim == Prim::kBitcastConvertType && p.operands.size() == 1 && four_bytes(fusion.dtype(p.operands[0])) &&
                four_bytes(p.dtype)) {
-      part.kind = Kind::kUnary;  // the same 32 bits, read as another dtype
+      // The same 32 bits read as another dtype: where only the parts read it, the operand's own
+      // place (no pass); a result is copied out.
+      if (!fusion.is_result(value) && f.access_[static_cast<size_t>(p.operands[0])].mode != Access::Mode::kPerRow) {
+        const Access& operand = f.access_[static_cast<size_t>(p.operands[0])];
+        f.access_[static_cast<size_t>(value)] = operand;
+        f.access_[static_cast<size_t>(value)].same_as = operand.same_as >= 0 ? operand.same_as : static_cast<int>(p.operands[0]);
+        continue;
+      }
+      part.kind = Kind::kUnary;
       part.op = static_cast<int>(Unary::kCopy);
     } else if ((prim == Prim::kReduceSum || prim == Prim::kReduceMax) && first == 0 && p.operands.size() == 1 &&
                f32_operands && p.dtype == RK_DTYPE_F32 && fusion.is_result(value)) {
@@ -209,6 +217,7 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
   // A value's elements for this segment, and whether the kernel reads it as a scalar.
   auto at = [&](int v, bool& scalar) -> void* {
     const Access& a = access_[static_cast<size_t>(v)];
+    if (a.same_as >= 0) v = a.same_as;
     scalar = a.mode == Access::Mode::kScalar;
     if (a.slot >= 0) return scratch.slots[a.slot];
     if (a.tile >= 0) return scratch.tiles[a.tile] + begin % a.period;

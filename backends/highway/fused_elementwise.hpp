@@ -60,6 +60,7 @@ class FusedElementwise {
     size_t period = 0;
     int slot = -1;
     int tile = -1;
+    int same_as = -1;  // a bitcast's value: read where this value (its operand) is
     bool is_bool = false;
   };
   static constexpr int kMaxSlots = 16, kMaxTiles = 4;
