@@ -8,8 +8,10 @@
 #include <hwy/contrib/math/math-inl.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "highway/kernels.hpp"
 
@@ -137,6 +139,42 @@ void BinaryImpl(int op, const float* a, bool a_scalar, const float* b, bool b_sc
     case Binary::kMax: return binary_loop<Binary::kMax>(a, a_scalar, b, b_scalar, y, n);
     case Binary::kMin: return binary_loop<Binary::kMin>(a, a_scalar, b, b_scalar, y, n);
   }
+}
+
+// y = op2(op1(a, b), c), or op2(c, op1(a, b)) when the inner result is op2's right operand: two
+// binary parts of a fused chain in one pass, the value between them in a register. The same two
+// IEEE operations in the same order (no contraction into a fused multiply-add: ISO C++'s default
+// -ffp-contract=off), so the same bits as two passes.
+template <Binary op1, Binary op2, bool inner_left>
+void binary2_loop(const float* a, bool as, const float* b, bool bs, const float* c, bool cs, float* y, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  auto load = [&](const float* p, bool scalar, size_t i) { return scalar ? hn::Set(d, p[0]) : hn::LoadU(d, p + i); };
+  auto both = [&](auto va, auto vb, auto vc) {
+    const auto inner = apply<op1>(va, vb);
+    return inner_left ? apply<op2>(inner, vc) : apply<op2>(vc, inner);
+  };
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(both(load(a, as, i), load(b, bs, i), load(c, cs, i)), d, y + i);
+  if (i < n) {
+    HWY_ALIGN float ba[hn::MaxLanes(d)] = {}, bb[hn::MaxLanes(d)] = {}, bc[hn::MaxLanes(d)] = {};
+    for (size_t j = i; j < n; ++j) ba[j - i] = a[as ? 0 : j], bb[j - i] = b[bs ? 0 : j], bc[j - i] = c[cs ? 0 : j];
+    hn::Store(both(hn::Load(d, ba), hn::Load(d, bb), hn::Load(d, bc)), d, ba);
+    std::memcpy(y + i, ba, (n - i) * sizeof(float));
+  }
+}
+
+using Binary2Loop = void (*)(const float*, bool, const float*, bool, const float*, bool, float*, size_t);
+constexpr size_t kBinaries = 6;  // Binary's values
+template <size_t... I>
+constexpr std::array<Binary2Loop, sizeof...(I)> binary2_table(std::index_sequence<I...>) {
+  return {&binary2_loop<static_cast<Binary>(I / (2 * kBinaries)), static_cast<Binary>(I / 2 % kBinaries), I % 2 == 0>...};
+}
+
+void Binary2Impl(int op1, int op2, bool inner_left, const float* a, bool as, const float* b, bool bs, const float* c,
+                 bool cs, float* y, size_t n) {
+  static constexpr auto kTable = binary2_table(std::make_index_sequence<2 * kBinaries * kBinaries>());
+  kTable[(static_cast<size_t>(op1) * kBinaries + static_cast<size_t>(op2)) * 2 + (inner_left ? 0 : 1)](a, as, b, bs, c, cs, y, n);
 }
 
 void IntegerPowImpl(int64_t power, const float* x, float* y, size_t n) {
@@ -358,6 +396,7 @@ HWY_EXPORT(IntegerPowImpl);
 HWY_EXPORT(CompareImpl);
 HWY_EXPORT(SelectImpl);
 HWY_EXPORT(SpreadRowsImpl);
+HWY_EXPORT(Binary2Impl);
 
 namespace {
 
@@ -393,7 +432,8 @@ const Loops& loops() {
     (void)HWY_DYNAMIC_DISPATCH(TargetName)();  // chooses the target before the tables are read
     return Loops{&HWY_DYNAMIC_DISPATCH(UnaryImpl), &HWY_DYNAMIC_DISPATCH(IntegerPowImpl), &HWY_DYNAMIC_DISPATCH(BinaryImpl),
                  &HWY_DYNAMIC_DISPATCH(CompareImpl), &HWY_DYNAMIC_DISPATCH(SelectImpl),
-                 &HWY_DYNAMIC_DISPATCH(ReduceRowsImpl), &HWY_DYNAMIC_DISPATCH(SpreadRowsImpl)};
+                 &HWY_DYNAMIC_DISPATCH(ReduceRowsImpl), &HWY_DYNAMIC_DISPATCH(SpreadRowsImpl),
+                 &HWY_DYNAMIC_DISPATCH(Binary2Impl)};
   }();
   return chosen;
 }

@@ -194,7 +194,41 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
   }
   // Segments that stop at a repeat's period would cut rows.
   if (f.row_ > 1 && !f.periods_.empty()) return std::nullopt;
+  f.pair_binaries();
   return f;
+}
+
+void FusedElementwise::pair_binaries() {
+  // How many times the parts read value v (a bitcast's reads are its operand's).
+  auto reads = [&](int v) {
+    int n = 0;
+    for (const Part& p : parts_)
+      for (int o : p.operands) n += (access_[static_cast<size_t>(o)].same_as >= 0 ? access_[static_cast<size_t>(o)].same_as : o) == v;
+    return n;
+  };
+  std::vector<Part> paired;
+  for (size_t j = 0; j < parts_.size(); ++j) {
+    const Part& p = parts_[j];
+    if (j + 1 < parts_.size() && p.kind == Kind::kBinary && parts_[j + 1].kind == Kind::kBinary &&
+        access_[static_cast<size_t>(p.value)].slot >= 0 && reads(p.value) == 1) {
+      const Part& q = parts_[j + 1];
+      const size_t at = q.operands[0] == p.value ? 0 : 1;
+      if (q.operands[at] == p.value) {
+        Part both;
+        both.kind = Kind::kBinary2;
+        both.op = p.op;
+        both.op2 = q.op;
+        both.inner_left = at == 0;
+        both.operands = {p.operands[0], p.operands[1], q.operands[1 - at]};
+        both.value = q.value;
+        paired.push_back(std::move(both));
+        ++j;
+        continue;
+      }
+    }
+    paired.push_back(p);
+  }
+  parts_ = std::move(paired);
 }
 
 void FusedElementwise::run(std::span<void* const> values, size_t begin, size_t end) const {
@@ -247,6 +281,7 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
       case Kind::kUnary: run.unary(p.op, f(x0), f(y), len); break;
       case Kind::kPow: run.integer_pow(p.power, f(x0), f(y), len); break;
       case Kind::kBinary: run.binary(p.op, f(x0), s0, f(x1), s1, f(y), len); break;
+      case Kind::kBinary2: run.binary2(p.op, p.op2, p.inner_left, f(x0), s0, f(x1), s1, f(x2), s2, f(y), len); break;
       case Kind::kCompare: run.compare(p.op, f(x0), s0, f(x1), s1, static_cast<uint8_t*>(y), len); break;
       case Kind::kBitwise: {
         auto u = [](void* v) { return static_cast<uint32_t*>(v); };

@@ -39,12 +39,14 @@ class FusedElementwise {
   size_t alignment() const { return row_; }
 
  private:
-  enum class Kind { kUnary, kPow, kBinary, kCompare, kSelect, kFill, kBitwise, kReduceRows };
+  enum class Kind { kUnary, kPow, kBinary, kBinary2, kCompare, kSelect, kFill, kBitwise, kReduceRows };
   struct Part {
     Kind kind = Kind::kUnary;
     int op = 0;
     int64_t power = 0;
-    std::vector<int> operands;  // value numbers
+    int op2 = 0;                // kBinary2: two binary parts, op then op2, in one pass
+    bool inner_left = true;     // kBinary2: op's result is op2's left operand (else its right)
+    std::vector<int> operands;  // value numbers (kBinary2: op's two, then op2's other)
     int value = 0;              // the value it defines
   };
   // How a value is read at flat element i of the output: at i, at 0, at i mod period (a bias
@@ -71,6 +73,8 @@ class FusedElementwise {
   };
 
   void run_segment(std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const;
+  // Binary parts in pairs where the second alone reads the first: one pass, one store fewer.
+  void pair_binaries();
 
   std::vector<Part> parts_;
   std::vector<Access> access_;  // per value

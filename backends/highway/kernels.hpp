@@ -33,6 +33,10 @@ struct Loops {
   void (*reduce_rows)(bool is_max, const float* x, float* y, size_t rows, size_t len);  // on one thread
   // y[i] = from[(begin + i) / period] for i < len (a value per row spread over its row's elements).
   void (*spread_rows)(const float* from, size_t period, size_t begin, size_t len, float* y);
+  // y[i] = op2(op1(a[i], b[i]), c[i]) (the inner result op2's left operand), or op2(c[i], op1(...))
+  // (its right); each operand at 0 where scalar.
+  void (*binary2)(int op1, int op2, bool inner_left, const float* a, bool a_scalar, const float* b, bool b_scalar,
+                  const float* c, bool c_scalar, float* y, size_t n);
 };
 const Loops& loops();
 // y[i] = a[i or 0] op b[i or 0] on 32-bit lanes (u32, or i32's bits; bitwise.cpp): a shift by 32 or

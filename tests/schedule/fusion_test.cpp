@@ -332,6 +332,31 @@ TEST(Fusion, AChainsRowsAreReducedInsideItsFusedStep) {
   expect_outputs_near(got, reference, 1e-4);
 }
 
+// Two binary parts where the second alone reads the first run as one pass on Highway, the value
+// between them in a register: the same bits as the parts alone, whichever side of the second the
+// first's value is on (sub and div care), and a mul then an add not contracted into one rounding.
+TEST(Fusion, TwoBinaryPartsInOnePassRoundAsTwoPasses) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  const Program program = parse_program(R"({ lambda ; x:f32[8,300] y:f32[8,300] z:f32[8,300]. let
+    a:f32[8,300] = mul x y
+    b:f32[8,300] = sub z a
+    c:f32[8,300] = add x 1.5:f32[]
+    d:f32[8,300] = div c y
+    e:f32[8,300] = mul b d
+    f:f32[8,300] = add e z
+  in (f,) })", "pairs");
+  const Linearization lin = linearize_with(program);
+  const RandomInputs in = random_inputs(program, 9, 0.5, 2.0);
+  const std::vector<Tensor> fused =
+      run_forward(lin, in.constants, in.arguments, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways));
+  const std::vector<Tensor> unfused =
+      run_forward(lin, in.constants, in.arguments, fused_on({"highway", "reference"}, BackendOptions::Fusion::kOff));
+  const std::vector<Tensor> reference = run_forward(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
+  ASSERT_EQ(fused.size(), 1u);
+  EXPECT_EQ(fused[0].data, unfused[0].data);
+  EXPECT_EQ(fused[0].data, reference[0].data) << "correctly rounded steps: the reference's bits too";
+}
+
 // A ResNet's relu chains fused in both passes raise its peak a little (each fused step holds its
 // operands and its results at once); fused in one pass they need not. The default then fuses the
 // one pass rather than nothing, still with no higher a peak than unfused.
