@@ -272,7 +272,7 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
   }
   for (const Part& p : parts_) {
     bool s0 = false, s1 = false, s2 = false, unused = false;
-    void* y = at(p.value, unused);
+    void* y = p.kind == Kind::kReduceRows ? nullptr : at(p.value, unused);  // a reduction writes by rows (below)
     void* x0 = at(p.operands[0], s0);
     void* x1 = p.operands.size() > 1 ? at(p.operands[1], s1) : nullptr;
     void* x2 = p.operands.size() > 2 ? at(p.operands[2], s2) : nullptr;
