@@ -52,6 +52,16 @@ std::vector<std::string> fused_steps(const StepProgram& program, Pass pass) {
   return out;
 }
 
+// Outputs and every gradient within `relative` of the expected run's.
+void expect_gradient_near(const GradientResult& got, const GradientResult& expected, double relative) {
+  expect_outputs_near(got.outputs, expected.outputs, relative);
+  ASSERT_EQ(got.gradients.size(), expected.gradients.size());
+  for (size_t i = 0; i < got.gradients.size(); ++i) {
+    ASSERT_TRUE(got.gradients[i] && expected.gradients[i]);
+    expect_outputs_near({*got.gradients[i]}, {*expected.gradients[i]}, relative);
+  }
+}
+
 // Values some step's buffer holds.
 std::set<ValueId> buffered(const StepProgram& program) {
   std::set<ValueId> values;
@@ -222,12 +232,7 @@ TEST(Fusion, ABiasIsReadFromItsPlaceWhateverItsPeriod) {
     SCOPED_TRACE(fusion == BackendOptions::Fusion::kAlways ? "fused" : "unfused");
     const BackendOptions options = fused_on({"highway", "reference"}, fusion);
     EXPECT_EQ(forward_step_backends(lin, options).back(), "highway");
-    const GradientResult got = run_gradient(lin, in.constants, in.arguments, options);
-    expect_outputs_near(got.outputs, expected.outputs, 1e-6);
-    for (size_t i = 0; i < got.gradients.size(); ++i) {
-      ASSERT_TRUE(got.gradients[i] && expected.gradients[i]);
-      expect_outputs_near({*got.gradients[i]}, {*expected.gradients[i]}, 1e-6);
-    }
+    expect_gradient_near(run_gradient(lin, in.constants, in.arguments, options), expected, 1e-6);
   }
 }
 
@@ -285,12 +290,7 @@ TEST(Fusion, AValuePerRowIsReadBesideItsRowInsideTheFusedPass) {
   const std::vector<std::string> fused = fused_steps(steps, Pass::kForward);
   ASSERT_FALSE(fused.empty());
   EXPECT_EQ(fused[0].rfind("highway: sub + mul + mul", 0), 0u) << fused[0];
-  const GradientResult got = run_gradient(lin, in.constants, in.arguments, options);
-  expect_outputs_near(got.outputs, expected.outputs, 1e-5);
-  for (size_t i = 0; i < got.gradients.size(); ++i) {
-    ASSERT_TRUE(got.gradients[i] && expected.gradients[i]);
-    expect_outputs_near({*got.gradients[i]}, {*expected.gradients[i]}, 1e-5);
-  }
+  expect_gradient_near(run_gradient(lin, in.constants, in.arguments, options), expected, 1e-5);
 }
 
 // A chain's rows summed or maxed as its segments pass (a softmax's exponentials and their sum, a
