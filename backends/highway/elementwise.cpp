@@ -143,8 +143,8 @@ void BinaryImpl(int op, const float* a, bool a_scalar, const float* b, bool b_sc
 
 // y = op2(op1(a, b), c), or op2(c, op1(a, b)) when the inner result is op2's right operand: two
 // binary parts of a fused chain in one pass, the value between them in a register. The same two
-// IEEE operations in the same order (no contraction into a fused multiply-add: ISO C++'s default
-// -ffp-contract=off), so the same bits as two passes.
+// IEEE operations in the same order, so the same bits as two passes: this file is compiled with
+// -ffp-contract=off (backends/CMakeLists.txt), or GCC would fuse a mul and an add into one rounding.
 template <Binary op1, Binary op2, bool inner_left>
 void binary2_loop(const float* a, bool as, const float* b, bool bs, const float* c, bool cs, float* y, size_t n) {
   const hn::ScalableTag<float> d;

@@ -1,6 +1,7 @@
 #include "highway/fused_elementwise.hpp"
 
 #include <algorithm>
+#include <bit>
 
 #include "highway/primitive_ops.hpp"
 
@@ -295,7 +296,7 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
       case Kind::kFill: {
         const Access& a = access_[static_cast<size_t>(p.operands[0])];
         if (a.mode != Access::Mode::kPerRow) {
-          run.spread_rows(f(x0), len, 0, len, f(y));  // one row: the scalar
+          fill32(std::bit_cast<uint32_t>(f(x0)[0]), static_cast<uint32_t*>(y), len);
           break;
         }
         run.spread_rows(f(x0), a.period, begin, len, f(y));

@@ -247,11 +247,10 @@ void broadcast(const Dims& in_shape, std::span<const int64_t> dims, const Dims& 
   if (!in_shape.empty()) in_strides[in_shape.size() - 1] = 1;
   for (int i = static_cast<int>(in_shape.size()) - 2; i >= 0; --i) in_strides[i] = in_strides[i + 1] * in_shape[i + 1];
   // The trailing output dims copied as one block: operand dims from the last back, each mapped to
-  // the output dim before the last one taken, at full size (size-1 operand dims skipped).
+  // the output dim before the last one taken, at full size.
   size_t block_dims = 0;
   int64_t block = 1;
   for (size_t i = dims.size(); i-- > 0;) {
-    if (in_shape[i] == 1 && out_shape[static_cast<size_t>(dims[i])] != 1) break;
     if (dims[i] != static_cast<int64_t>(rank - 1 - block_dims) || in_shape[i] != out_shape[static_cast<size_t>(dims[i])]) break;
     block *= in_shape[i];
     ++block_dims;
