@@ -1,5 +1,6 @@
 #include "rematkit/sweep/sweep_config.hpp"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -9,6 +10,7 @@
 
 #include "rematkit/ir/byte_size.hpp"
 #include "rematkit/ir/error.hpp"
+#include "rematkit/ir/nesting_limit.hpp"
 #include "rematkit/io/text_file.hpp"
 #include "rematkit/ir/near_names.hpp"
 
@@ -409,13 +411,44 @@ SweepConfig read_sweep(const YAML::Node& root, const std::string& source) {
 
 }  // namespace
 
+namespace {
+
+// The document's depth, walked with a stack of its own. An alias is the node it names, so each
+// node (told apart by its place) is walked once, however many aliases repeat it.
+void check_nesting(const YAML::Node& root, const std::string& source) {
+  std::vector<std::pair<YAML::Node, int>> open{{root, 1}};
+  std::set<std::pair<int, int>> walked;
+  while (!open.empty()) {
+    auto [node, depth] = open.back();
+    open.pop_back();
+    if (!node.IsSequence() && !node.IsMap()) continue;
+    const YAML::Mark mark = node.Mark();
+    if (!walked.insert({mark.line, mark.column}).second) continue;
+    if (depth > kMaxDocumentNesting)
+      fail_too_deep(SourceLocation{source, mark.line + 1, mark.column + 1}, "YAML collections", kMaxDocumentNesting);
+    for (const auto& item : node) {
+      if (node.IsMap()) {
+        open.emplace_back(item.first, depth + 1);
+        open.emplace_back(item.second, depth + 1);
+      } else {
+        open.emplace_back(item, depth + 1);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 SweepConfig parse_sweep(const std::string& yaml, const std::string& source) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml);
+  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's own bound lies past ours
+    fail_too_deep(SourceLocation{source, e.mark.line + 1, e.mark.column + 1}, "YAML collections", kMaxDocumentNesting);
   } catch (const YAML::Exception& e) {
     fail_at(SourceLocation{source, e.mark.line + 1, e.mark.column + 1}, "not valid YAML: " + e.msg);
   }
+  check_nesting(root, source);
   // The reader checks each node's kind before it converts it; what it still cannot convert (a
   // map used as a key, say, found by fuzzing) is yaml-cpp's exception, told at its place.
   try {

@@ -1033,5 +1033,42 @@ TEST_F(CliLimitsTest, MaxMemoryRefusesAStepBeforeItRuns) {
                    "--max-memory: '0' is not a size in bytes");
 }
 
+// Input nested past rematkit's limits, however deep, is one line and exit code 2 in every reader
+// (the three jaxprs and the policy spec crashed the reader before: issue 42).
+TEST_F(CliTest, InputNestedPastTheLimitsIsOneLineInEveryReader) {
+  auto repeat = [](const std::string& s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  const std::string limit = " deep (rematkit's limit, docs/program-format.md#limits)";
+  const std::string braces = write("braces.jaxpr", "{ lambda ; a:f32[]. let b:f32[] = checkpoint[jaxpr=" + repeat("{", 50000));
+  expect_bad_input("residuals " + braces, "braces.jaxpr:1:562: brackets nested more than 512" + limit);
+  const std::string unclosed = write("unclosed.jaxpr", "{ lambda ; a:f32[]. let\n" +
+                                     repeat("b:f32[] = checkpoint[jaxpr={ lambda ; c:f32[]. let\n", 20000));
+  // The 129th program opens on line 129 (line 1 holds the main one), after "b:f32[] = checkpoint[jaxpr=".
+  expect_bad_input("memory " + unclosed, "unclosed.jaxpr:129:28: programs nested more than 128" + limit);
+  const std::string program = write("p.jaxpr", "{ lambda ; a:f32[]. let b:f32[] = sin a in (b,) }\n");
+  // 20,000 deep would not fit one command-line argument (128 KiB); the unit tests read that many.
+  const std::string nots = repeat("not_(", 5000) + "dots_saveable" + repeat(")", 5000);
+  expect_bad_input("residuals " + program + " --retarget-policy '" + nots + "'",
+                   "--retarget-policy:1:2565: brackets nested more than 512" + limit);
+  expect_bad_input("residuals " + program + " --policy '" + nots + "'", "--policy:1:2565: brackets nested more than 512" + limit);
+
+  // The 256th '[' after `{"a": ` opens the 257th level.
+  const std::string inputs = write("deep.json", "{\"a\": " + repeat("[", 100000) + repeat("]", 100000) + "}");
+  expect_bad_input("grad " + program + " --inputs " + inputs,
+                   "deep.json:1:262: JSON arrays and objects nested more than 256" + limit);
+  // Past yaml-cpp's own bound the place is where its parser stopped.
+  const std::string yaml = write("deep.yaml", "models: " + repeat("[", 100000) + "\n");
+  expect_bad_input("sweep " + yaml, "deep.yaml:2:1: YAML collections nested more than 256" + limit);
+  const std::string closed = write("closed.yaml", "models: " + repeat("[", 300) + repeat("]", 300) + "\n");
+  // The root map is level 1: the 256th '[' after "models: " opens the 257th.
+  expect_bad_input("sweep " + closed, "closed.yaml:1:264: YAML collections nested more than 256" + limit);
+  const std::string sweep = write("policy.yaml", "models:\n  - mlp: {input: 3, widths: [2], batch: 2}\npolicies: [\"" +
+                                                     nots + "\"]\nbackends: [reference]\n");
+  expect_bad_input("sweep " + sweep, "brackets nested more than 512" + limit);
+}
+
 }  // namespace
 }  // namespace rematkit::testing

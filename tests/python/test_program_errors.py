@@ -56,3 +56,25 @@ def test_a_step_over_the_memory_limit_is_a_memory_limit_error():
     with pytest.raises(rematkit.MemoryLimitError) as caught:
         p.grad({'w': np.zeros((3, 2)), 'x': np.zeros((4, 3))}, max_memory=64)
     assert caught.value.limit == 64 and caught.value.needed > 64
+
+
+def test_input_nested_past_the_limits_is_a_program_error_not_a_dead_kernel():
+    # The inputs that overflowed the reader's stack (issue 42): a Python kernel must survive them.
+    braces = '{ lambda ; a:f32[]. let b:f32[] = checkpoint[jaxpr=' + '{' * 50000
+    with pytest.raises(rematkit.ProgramError) as caught:
+        rematkit.Program.parse(braces, name='braces.jaxpr')
+    # The main jaxpr's { and the params' [ open two; the 511th { of the run opens the 513th.
+    assert (caught.value.line, caught.value.col) == (1, 51 + 511)
+    assert 'brackets nested more than 512 deep' in str(caught.value)
+    unclosed = '{ lambda ; a:f32[]. let\n' + 'b:f32[] = checkpoint[jaxpr={ lambda ; c:f32[]. let\n' * 20000
+    with pytest.raises(rematkit.ProgramError) as caught:
+        rematkit.Program.parse(unclosed, name='unclosed.jaxpr')
+    assert (caught.value.line, caught.value.col) == (129, 28)
+    assert 'programs nested more than 128 deep' in str(caught.value)
+    p = rematkit.Program.parse(MLP, name='mlp.jaxpr')
+    nots = 'not_(' * 20000 + 'dots_saveable' + ')' * 20000
+    for kw in ('policy', 'retarget_policy'):
+        with pytest.raises(rematkit.ProgramError) as caught:
+            p.residuals(**{kw: nots})
+        assert (caught.value.line, caught.value.col) == (1, 5 * 513)
+    assert len(p.residuals(policy='dots_saveable')) > 0  # the kernel goes on

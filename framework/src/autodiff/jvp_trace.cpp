@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "custom_jvp_rules.hpp"
+#include "rematkit/ir/nesting_limit.hpp"
 #include "jvp_rules.hpp"
 #include "passes.hpp"
 #include "cond_jvp.hpp"
@@ -19,6 +20,10 @@ struct Slot {
   ValueId tangent = kNoValue;  // kNoValue: symbolically zero
 };
 
+// Sub-programs open on this thread: calls recurse through trace, scan and cond bodies through
+// linearize, which partial evaluation, transposition and the planner then follow as nested.
+thread_local int trace_depth = 0;
+
 class JvpTracer {
  public:
   JvpTracer(FlatGraph& graph, const PolicyRegistry& policies) : graph_(graph), policies_(policies) {}
@@ -26,6 +31,7 @@ class JvpTracer {
   // `region`: the outermost checkpoint around the program (its policy governs the forward pass);
   // `scope`: the innermost one.
   std::vector<Slot> trace(const Program& program, const std::vector<Slot>& inputs, int region, int scope, int jit) {
+    const NestingGuard nesting(trace_depth, "programs (in linearize)", program);
     std::vector<Slot> env(program.vars.size());
     size_t i = 0;
     for (int v : program.constvars) env[v] = inputs.at(i++);

@@ -4,6 +4,7 @@
 
 #include "control_flow.hpp"
 #include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/ir/nesting_limit.hpp"
 #include "rematkit/ir/primitive_params.hpp"
 #include "rematkit/reference_math/reference_kernels.hpp"
 
@@ -50,6 +51,8 @@ std::vector<Tensor> apply_primitive(Prim prim, const Params& params, const std::
 
 std::vector<Tensor> evaluate_program(const Program& program, const std::vector<Tensor>& consts,
                                      const std::vector<Tensor>& args, Arithmetic arithmetic) {
+  static thread_local int depth = 0;  // calls recurse here, control flow through control_flow.cpp
+  const NestingGuard nesting(depth, "programs (in the interpreter)", program);
   if (consts.size() != program.constvars.size() || args.size() != program.invars.size())
     fail("evaluate_program: the program takes " + std::to_string(program.constvars.size()) + " constants and " +
          std::to_string(program.invars.size()) + " arguments, not " + std::to_string(consts.size()) + " and " +

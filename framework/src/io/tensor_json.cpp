@@ -1,5 +1,6 @@
 #include "rematkit/io/tensor_json.hpp"
 #include "rematkit/io/text_file.hpp"
+#include "rematkit/ir/nesting_limit.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -84,9 +85,33 @@ void write_json(std::string& out, const Tensor& t, size_t d, int64_t& index) {
   out += "]";
 }
 
+// Refuses arrays and objects nested past kMaxDocumentNesting at the bracket that goes past it.
+// nlohmann-json parses any depth without recursing; this keeps the reader's promise (one limit for
+// every document) and names the place, which its parser callback cannot.
+void check_nesting(const std::string& text, const std::string& source) {
+  int depth = 0, line = 1, column = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    ++column;
+    if (c == '\n') ++line, column = 0;
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if ((c == '[' || c == '{') && ++depth > kMaxDocumentNesting) {
+      fail_too_deep(SourceLocation{source, line, column}, "JSON arrays and objects", kMaxDocumentNesting);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
 // `text` read as JSON. Not only a syntax error: a number past a double's range is
 // nlohmann-json's out_of_range (found by fuzzing), and both are bad input.
 Json parsed_json(const std::string& text, const std::string& source) {
+  check_nesting(text, source);
   try {
     return Json::parse(text);
   } catch (const Json::exception& e) {

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "rematkit/ir/nesting_limit.hpp"
+
 namespace rematkit::detail {
 namespace {
 
@@ -123,7 +125,11 @@ Token Lexer::next() {
   Token t = std::move(lookahead_[0]);
   if (buffered_ == 2) lookahead_[0] = std::move(lookahead_[1]);
   --buffered_;
-  if (t.is('(') || t.is('[') || t.is('{')) ++depth_;
+  if (t.is('(') || t.is('[') || t.is('{')) {
+    // The parser recurses once per open bracket: bounded here, before the stack is.
+    if (depth_ == kMaxBracketNesting) fail_too_deep(where(t), "brackets", kMaxBracketNesting);
+    ++depth_;
+  }
   if (t.is(')') || t.is(']') || t.is('}')) --depth_;
   return t;
 }

@@ -14,6 +14,7 @@
 #include "jax_versions.hpp"
 #include "lexer.hpp"
 #include "remat3_policy.hpp"
+#include "rematkit/ir/nesting_limit.hpp"
 #include "rematkit/ir/rounding.hpp"
 #include "rematkit/ir/primitive_params.hpp"
 #include "verifier.hpp"
@@ -69,6 +70,7 @@ class Parser {
       auto program = std::make_shared<Program>(parse_jaxpr());
       if (!shared_.emplace(name.text, program).second)
         fail_at(lex_.where(name), "sub-program '" + name.text + "' is defined twice");
+      shared_where_.emplace(name.text, lex_.where(name));
       expect_word("in");
     }
     Program main = parse_jaxpr(nullptr, true);
@@ -80,8 +82,11 @@ class Parser {
         if (!used_arg_types_.count(name))
           fail("--arg-types gives a type to '" + name + "', which is not an untyped binder of the main jaxpr");
     if (probe_) return main;
-    for (const auto& [name, program] : shared_) resolve_references(*program, {name});
-    resolve_references(main, {});
+    // From the main program first, so that its depth counts on the way down; then what it never calls.
+    std::set<std::string> active;
+    resolve_references(main, active, lex_.where(end));
+    for (const auto& [name, where] : shared_where_) resolve_shared(where, name, active);
+    if (!shared_.empty()) check_inlined_size(main);
     verify_program(main, problems_);
     return main;
   }
@@ -296,6 +301,7 @@ class Parser {
 
   // `given` types untyped binders (a call's operands); `main`: the file's jaxpr, which --arg-types types.
   Program parse_jaxpr(const std::vector<Type>* given = nullptr, bool main = false) {
+    const NestingGuard nesting(jaxpr_depth_, kMaxProgramNesting, "programs", lex_.where(lex_.peek()));
     expect('{');
     expect_word("lambda");
     Program program;
@@ -910,15 +916,11 @@ class Parser {
 
   // A sub-program param of a control-flow equation (scan's jaxpr, each of cond's branches, while's
   // cond_jaxpr and body_jaxpr): written inline, or a shared sub-program's name.
-  void resolve_program_value(const Equation& eqn, const std::string& key, ParamValue& v, const std::set<std::string>& active) {
+  void resolve_program_value(const Equation& eqn, const std::string& key, ParamValue& v, std::set<std::string>& active) {
     if (v.kind == ParamValue::Kind::kIdent && shared_.count(v.text)) {
-      if (active.count(v.text)) fail_at(eqn.where, "sub-program '" + v.text + "' calls itself");
-      auto next = active;
-      next.insert(v.text);
-      resolve_references(*shared_.at(v.text), next);
-      v = ParamValue::of_program(shared_.at(v.text));
+      v = ParamValue::of_program(resolve_shared(eqn.where, v.text, active));
     } else if (v.kind == ParamValue::Kind::kProgram) {
-      resolve_references(const_cast<Program&>(*v.program), active);
+      resolve_references(const_cast<Program&>(*v.program), active, eqn.where);
     } else if (v.is_sequence()) {
       for (ParamValue& item : v.items) resolve_program_value(eqn, key, item, active);
     } else if (v.kind == ParamValue::Kind::kIdent) {
@@ -926,8 +928,24 @@ class Parser {
     }
   }
 
-  // jaxpr=NAME refers to a shared sub-program defined with `let NAME = {...} in`.
-  void resolve_references(Program& program, std::set<std::string> active) {
+  // A shared sub-program with its own references resolved, once however often it is named (a
+  // depth-first walk: `active` holds the names being resolved, so a cycle is found the first time).
+  std::shared_ptr<Program> resolve_shared(const SourceLocation& where, const std::string& name,
+                                          std::set<std::string>& active) {
+    const std::shared_ptr<Program>& shared = shared_.at(name);
+    if (resolved_.count(name)) return shared;
+    if (active.count(name)) fail_at(where, "sub-program '" + name + "' calls itself");
+    active.insert(name);
+    resolve_references(*shared, active, where);
+    active.erase(name);
+    resolved_.insert(name);
+    return shared;
+  }
+
+  // jaxpr=NAME refers to a shared sub-program defined with `let NAME = {...} in`. Names can chain
+  // without brackets, so this walk has its own bound.
+  void resolve_references(Program& program, std::set<std::string>& active, const SourceLocation& where) {
+    const NestingGuard nesting(resolve_depth_, kMaxProgramNesting, "programs", where);
     for (Equation& eqn : program.eqns) {
       if (is_control_flow(eqn.prim)) {
         for (auto& [key, value] : eqn.params.entries)
@@ -942,19 +960,52 @@ class Parser {
         if (k == key) body = &v;
       if (!body) fail_at(eqn.where, std::string(prim_name(eqn.prim)) + " has no " + std::string(key) + " parameter");
       if (body->kind == ParamValue::Kind::kIdent) {
-        auto it = shared_.find(body->text);
-        if (it == shared_.end()) fail_at(eqn.where, "undefined sub-program '" + body->text + "'");
-        if (active.count(body->text)) fail_at(eqn.where, "sub-program '" + body->text + "' calls itself");
-        auto next = active;
-        next.insert(body->text);
-        resolve_references(*it->second, next);
-        *body = ParamValue::of_program(it->second);
+        if (!shared_.count(body->text)) fail_at(eqn.where, "undefined sub-program '" + body->text + "'");
+        *body = ParamValue::of_program(resolve_shared(eqn.where, body->text, active));
       } else if (body->kind == ParamValue::Kind::kProgram) {
-        resolve_references(const_cast<Program&>(*body->program), active);
+        resolve_references(const_cast<Program&>(*body->program), active, eqn.where);
       } else {
         fail_at(eqn.where, std::string(prim_name(eqn.prim)) + ": " + std::string(key) + " must be a sub-program, got " +
                                body->str());
       }
+    }
+  }
+
+  // Equations `eqn` stands for with its calls inlined, as linearize inlines them: a sub-program
+  // counted at each call, a control-flow body once (traced once, not per iteration). Saturates
+  // past the limit; `memo` counts each sub-program once.
+  using InlinedSizes = std::map<const Program*, int64_t>;
+  static int64_t inlined_equations(const Equation& eqn, InlinedSizes& memo) {
+    int64_t total = 1;
+    std::vector<const ParamValue*> values;
+    for (const auto& entry : eqn.params.entries) values.push_back(&entry.second);
+    while (!values.empty()) {
+      const ParamValue* v = values.back();
+      values.pop_back();
+      if (v->kind == ParamValue::Kind::kProgram) total = saturated(total + inlined_equations(*v->program, memo));
+      for (const ParamValue& item : v->items) values.push_back(&item);
+    }
+    return total;
+  }
+  static int64_t inlined_equations(const Program& program, InlinedSizes& memo) {
+    if (auto it = memo.find(&program); it != memo.end()) return it->second;
+    int64_t total = 0;
+    for (const Equation& eqn : program.eqns) total = saturated(total + inlined_equations(eqn, memo));
+    return memo[&program] = total;
+  }
+  static int64_t saturated(int64_t n) { return std::min(n, kMaxInlinedEquations + 1); }
+
+  // Shared sub-programs that call each other many times a level multiply: refused at the
+  // equation of the main program that goes past the limit.
+  static void check_inlined_size(const Program& main) {
+    InlinedSizes memo;
+    int64_t total = 0;
+    for (const Equation& eqn : main.eqns) {
+      total += inlined_equations(eqn, memo);
+      if (total > kMaxInlinedEquations)
+        fail_at(eqn.where, "the program inlines to more than " + std::to_string(kMaxInlinedEquations) +
+                               " equations: its shared sub-programs call each other too many times (rematkit's "
+                               "limit, docs/program-format.md#limits)");
     }
   }
 
@@ -972,6 +1023,11 @@ class Parser {
   std::set<int> pending_;
   ArgTypes found_;
   std::map<std::string, std::shared_ptr<Program>> shared_;
+  std::map<std::string, SourceLocation> shared_where_;  // where each is named
+  std::set<std::string> resolved_;                      // those whose references are resolved
+  // Sub-programs open in parse_jaxpr and in resolve_references (each bounded: NestingGuard).
+  int jaxpr_depth_ = 0;
+  int resolve_depth_ = 0;
 };
 
 }  // namespace

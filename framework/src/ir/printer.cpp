@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "rematkit/ir/nesting_limit.hpp"
 #include "rematkit/ir/program.hpp"
 
 namespace rematkit {
@@ -58,6 +59,8 @@ std::string equation_str(const Program& p, const Equation& eqn, int indent) {
 }  // namespace
 
 std::string print_program(const Program& p, int indent) {
+  static thread_local int depth = 0;  // sub-programs print inside their equations' params
+  const NestingGuard nesting(depth, "programs (in the printer)", p);
   const std::string pad(indent, ' ');
   std::string out = "{ lambda";
   for (int v : p.constvars) out += " " + binder_str(p, v);

@@ -1,6 +1,7 @@
 #include "verifier.hpp"
 
 #include "rematkit/ir/control_flow_params.hpp"
+#include "rematkit/ir/nesting_limit.hpp"
 #include "rematkit/ir/primitive_params.hpp"
 
 namespace rematkit {
@@ -65,6 +66,8 @@ void verify_equation(const Program& program, const Equation& eqn, std::vector<st
 }  // namespace
 
 void verify_program(const Program& program, std::vector<std::string>* problems) {
+  static thread_local int depth = 0;  // sub-programs are verified before the equation that holds them
+  const NestingGuard nesting(depth, "programs (in the verifier)", program);
   for (const Equation& eqn : program.eqns) {
     if (!problems) {
       verify_equation(program, eqn, nullptr);
