@@ -109,8 +109,14 @@ void print_live_at_peak(const Plan& plan) {
   const MemoryReport& report = plan.memory_report();
   if (report.peak_step < 0) return;
   const StepMemory& step = report.steps[static_cast<size_t>(report.peak_step)];
-  std::cout << "   alive at its peak, step " << report.peak_step << " (" << pass_name(step.pass) << ": " << step.what
-            << "):\n";
+  const std::string head = "   alive at its peak, step " + std::to_string(report.peak_step) + " (" +
+                           std::string(pass_name(step.pass)) + ": ";
+  std::string what = step.what;  // within the table's 120 columns: a long path loses its middle
+  if (head.size() + what.size() + 2 > 120) {
+    const size_t keep = 120 - head.size() - 2 - 3;
+    what = what.substr(0, keep / 2) + "..." + what.substr(what.size() - (keep - keep / 2));
+  }
+  std::cout << head << what << "):\n";
   for (int b : report.peak_buffers) {
     const BufferMemory& m = report.buffers[static_cast<size_t>(b)];
     std::cout << "     " << buffer_kind_name(m.kind) << " " << human_bytes(m.bytes) << "  " << m.source << "\n";
