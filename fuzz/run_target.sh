@@ -9,7 +9,7 @@ rm -rf "$work"
 mkdir -p "$work/corpus" "$work/crashes"
 seeds=()
 for d in "$@"; do [ -d "$d" ] && seeds+=("$d"); done
-flags=(-seed=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1
+flags=(-seed=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 -print_final_stats=1
        -artifact_prefix="$work/crashes/")
 [ -n "$dict" ] && flags+=("$dict")
 cd "$work"

@@ -24,7 +24,7 @@ for line in "${plan[@]}"; do
   mkdir -p "$corpus" "$crashes" "$root/build-fuzz/logs"
   existing=()
   for d in "${seeds[@]}"; do [ -d "$d" ] && existing+=("$d"); done
-  flags=(-max_total_time="$each" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1
+  flags=(-max_total_time="$each" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 -print_final_stats=1
          -artifact_prefix="$crashes/")
   [ -n "${dict:-}" ] && flags+=(-dict="$dict")
   echo "== $name: ${each} s" >&2

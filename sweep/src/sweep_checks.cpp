@@ -45,7 +45,9 @@ void check_sweep(const SweepConfig& config, const PluginRegistry& plugins) {
       try {
         spec = parse_param_value(policy, "policy");
       } catch (const Error& e) {
-        fail("cannot read the policy '" + policy + "': " + e.what());
+        // The message names the place in the spec; a long spec is shown by its start.
+        const std::string shown = policy.size() <= 60 ? policy : policy.substr(0, 57) + "...";
+        fail("cannot read the policy '" + shown + "': " + e.what());
       }
       plugins.policies().make(spec, where);
     } catch (const Error& e) {
