@@ -32,6 +32,10 @@ struct Case {
 
 const Case kCases[] = {
     {"add_same", "{ lambda ; a:f32[37] b:f32[37]. let c:f32[37] = add a b in (c,) }", 0},
+    // A debug print has no kernel (the step executor runs it): what it reads is still computed,
+    // and the results around it are those of the program without it.
+    {"debug_print_between", "{ lambda ; a:f32[37]. let b:f32[37] = add a a; debug_callback[effect=Debug] b a; "
+                            "c:f32[37] = mul b a in (c,) }", 0},
     {"sub_broadcast_rank0", "{ lambda ; a:f32[5,7] b:f32[]. let c:f32[5,7] = sub a b in (c,) }", 0},
     // Attention's p v with v as [B, S, H, Dh] (batch dims B and H not one stride: oneDNN takes
     // each as its own dim) and the product's transposes.

@@ -1070,5 +1070,27 @@ TEST_F(CliTest, InputNestedPastTheLimitsIsOneLineInEveryReader) {
   expect_bad_input("sweep " + sweep, "brackets nested more than 512" + limit);
 }
 
+// A debug print runs as a no-op, or prints with --debug-prints: once without a checkpoint, and
+// again where the checkpoint's policy (None: nothing_saveable) recomputes it (debugging.py).
+TEST_F(CliTest, DebugPrintsPrintWhereTheyRun) {
+  const std::string program = write("p.jaxpr", R"({ lambda ; a:f32[2]. let
+    b:f32[2] = checkpoint[jaxpr={ lambda ; c:f32[2]. let
+        d:f32[2] = mul c 3.0:f32[]
+        debug_print[fmt=d is {} has_placeholders=True ordered=False partitioned=False static_args=()] d
+        e:f32[2] = sin d
+      in (e,) } policy=None prevent_cse=True differentiated=False] a
+    debug_callback[callback=<function f at 0x7f> effect=Debug] a
+    f:f32[] = reduce_sum[axes=(0,)] b
+  in (f,) })");
+  const std::string inputs = write("in.json", R"({"a": [1, -0.5]})");
+  const CliRun quiet = run("grad " + program + " --inputs " + inputs + " --backend reference");
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  const CliRun loud = run("grad " + program + " --inputs " + inputs + " --backend reference --debug-prints");
+  ASSERT_EQ(loud.exit_code, 0) << loud.err;
+  EXPECT_EQ(loud.out, quiet.out);
+  EXPECT_EQ(loud.err, "d is [3 -1.5]\ndebug_callback at " + program + ":7:5: [1 -0.5]\nd is [3 -1.5]\n");
+}
+
 }  // namespace
 }  // namespace rematkit::testing

@@ -20,6 +20,7 @@ struct GradOptions {
   std::vector<std::string> backends;  // empty: the fastest installed
   bool plan = false;
   bool no_fusion = false;
+  bool debug_prints = false;
   int threads = 0;
   std::string max_memory;
 };
@@ -28,7 +29,7 @@ struct GradOptions {
 void print_steps(const StepProgram& program) {
   const Linearization& lin = program.linearization();
   for (const Step& step : program.steps()) {
-    if (step.kind != StepKind::kKernel && step.kind != StepKind::kLoop) continue;
+    if (step.kind != StepKind::kKernel && step.kind != StepKind::kLoop && step.kind != StepKind::kEffect) continue;
     const FlatEquation& eqn = lin.graph.eqns[static_cast<size_t>(step.equation)];
     const bool backward = step.pass == Pass::kBackward;
     const char* role = eqn.role == EqnRole::kBackward ? "transposed" : backward ? "recomputed" : "forward";
@@ -45,6 +46,10 @@ void print_steps(const StepProgram& program) {
     std::cout << prim_name(eqn.prim) << " (" << role << ") at " << eqn.where.str();
     if (step.kind == StepKind::kKernel) {
       std::cout << " on " << step.kernel->backend() << "\n";
+      continue;
+    }
+    if (step.kind == StepKind::kEffect) {
+      std::cout << (step.prints ? ": prints its operands\n" : ": a no-op (--debug-prints prints)\n");
       continue;
     }
     // A loop's body runs its own steps, planned once: say how many, in the workspace of how many bytes.
@@ -82,6 +87,7 @@ void run_grad(const GradOptions& o) {
   backends.threads = o.threads;
   backends.max_memory = memory_limit(o.max_memory);
   if (o.no_fusion) backends.fusion = BackendOptions::Fusion::kOff;
+  backends.debug_prints = o.debug_prints;
   OneShotRunner runner(lin, backends);
   const GradientResult result = runner.run(inputs.constants, inputs.arguments);
 
@@ -135,6 +141,9 @@ void add_grad_command(CLI::App& app) {
   cmd->add_option("--threads", options->threads, "threads a step may use (0: every core)")->check(CLI::Range(0, 1024));
   add_memory_limit_option(cmd, options->max_memory);
   add_fusion_option(cmd, options->no_fusion);
+  cmd->add_flag("--debug-prints", options->debug_prints,
+                "print the program's debug prints (jax.debug.print, debug_callback) to stderr as they run, again\n"
+                "where a checkpoint recomputes them (otherwise they run as no-ops)");
   cmd->add_flag("--plan", options->plan,
                 "before the JSON line, print the memory plan (predicted and measured peak bytes, the peak step and\n"
                 "its bytes per kind), the FLOPs of each pass, and each step with the backend it runs on");

@@ -71,7 +71,7 @@ class ReportBuilder {
  private:
   Pass pass_of(const Step& step) const {
     if (step.pass == Pass::kForward) return Pass::kForward;
-    const bool runs_equation = step.kind == StepKind::kKernel || step.kind == StepKind::kLoop;
+    const bool runs_equation = step.kind == StepKind::kKernel || step.kind == StepKind::kLoop || step.kind == StepKind::kEffect;
     if (runs_equation && (recomputed_.count(step.equation) || g_.is_known(g_.eqns[static_cast<size_t>(step.equation)])))
       return Pass::kRecompute;
     return Pass::kBackward;
@@ -81,7 +81,7 @@ class ReportBuilder {
     StepMemory m;
     m.pass = pass_of(step);
     switch (step.kind) {
-      case StepKind::kKernel: case StepKind::kLoop: {
+      case StepKind::kKernel: case StepKind::kLoop: case StepKind::kEffect: {
         const FlatEquation& eqn = g_.eqns[static_cast<size_t>(step.equation)];
         m.what = equation_text(eqn);
         m.where = eqn.where;

@@ -34,6 +34,7 @@ int64_t control_flow_flops(const FlatEquation& eqn) {
 
 int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
   if (eqn.scan || eqn.cond) return control_flow_flops(eqn);
+  if (eqn.outputs.empty()) return 0;  // an effect (debug_callback) computes nothing
   const int64_t out = graph.values[eqn.outputs.at(0)].type.num_elements();
   switch (eqn.prim) {
     case Prim::kDotGeneral: {  // a multiply and an add per contracted element of each output
@@ -88,6 +89,8 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     case Prim::kDynamicUpdateSlice: case Prim::kPad: case Prim::kRev: case Prim::kCopy: case Prim::kGather:
     case Prim::kOptimizationBarrier: case Prim::kBitcastConvertType:
       return 0;
+    case Prim::kDebugCallback:
+      return 0;  // it computes nothing
     case Prim::kScan: case Prim::kCond: case Prim::kWhile:
       return 0;  // a while (the others are counted above, through their bodies)
   }

@@ -406,6 +406,8 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
       break;  // inlined by jvp_trace before any rule runs
     case Prim::kScan: case Prim::kCond: case Prim::kWhile:
       break;  // linearized whole by jvp_trace (control_flow_jvp.cpp)
+    case Prim::kDebugCallback:
+      break;  // debugging.py, debug_callback_jvp_rule: the primal alone, no outputs to give a tangent
   }
   internal_error("no JVP rule for " + std::string(prim_name(prim)));
 }

@@ -9,6 +9,13 @@
 // a child checkpoint, it runs that child's backward pass in place, with the child's policy. So the
 // outermost policy decides what the forward pass keeps, and inner policies decide when the
 // enclosing backward pass recomputes (jax-checkpoint.md section 2.4).
+//
+// An effect (debug_callback) has no outputs for anything to need: every level's phase runs the
+// effects it may compute, the forward pass all of them, in program order. Inside child C it runs
+// again in C's backward pass unless C's policy saves it and it reads a value C saves
+// (debugging.py, _debug_callback_partial_eval_custom), before C's transposition, as remat's
+// rematerialized jaxpr runs first (ad_checkpoint.py, remat_transpose); what it reads is then
+// recomputed or kept as any read of C's backward pass is.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -109,12 +116,19 @@ class PartialEvaluator {
 
     // Walk back over this level's tangent equations and its children's recomputations.
     size_t next_tangent = tangents.size();
-    const int last = tangents.empty() ? -1 : tangents.back();
+    int last = tangents.empty() ? -1 : tangents.back();
+    for (int e = static_cast<int>(g_.eqns.size()) - 1; e > last; --e)
+      if (computable[e] && is_effect(g_.eqns[e].prim)) last = e;
     for (int e = last; e >= 0; --e) {
       const FlatEquation& eqn = g_.eqns[e];
       if (!g_.within(eqn.scope, scope)) continue;
       const int child = g_.child_of(scope, eqn.scope);
-      if (next_tangent > 0 && tangents[next_tangent - 1] == e) {
+      if (child >= 0 && computable[e] && is_effect(eqn.prim) && runs_again_in(child, e, computable)) {
+        auto& mine = child_computable[child];
+        if (mine.empty()) mine.assign(g_.eqns.size(), 0);
+        mine[e] = 1;
+        for (ValueId v : eqn.inputs) use_in_child(child, v, e);
+      } else if (next_tangent > 0 && tangents[next_tangent - 1] == e) {
         --next_tangent;
         if (child >= 0) child_tangents[child].push_back(e);
         for (ValueId v : eqn.inputs) {
@@ -135,7 +149,8 @@ class PartialEvaluator {
     for (int e = static_cast<int>(g_.eqns.size()) - 1; e >= 0; --e) {
       const FlatEquation& eqn = g_.eqns[e];
       if (!computable[e] || !g_.within(eqn.scope, scope)) continue;
-      if (std::none_of(eqn.outputs.begin(), eqn.outputs.end(), [&](ValueId v) { return needed[v]; })) continue;
+      if (!is_effect(eqn.prim) && std::none_of(eqn.outputs.begin(), eqn.outputs.end(), [&](ValueId v) { return needed[v]; }))
+        continue;
       phase.push_back(e);
       for (ValueId v : eqn.inputs) needed[v] = 1;
     }
@@ -159,6 +174,12 @@ class PartialEvaluator {
       for (int e : phase)
         if (pending[static_cast<size_t>(e)]) recompute_what(g_.eqns[static_cast<size_t>(e)].outputs, pending);
     };
+    for (int e : phase)  // a checkpoint's effects run again first, in program order
+      if (pending[static_cast<size_t>(e)] && is_effect(g_.eqns[static_cast<size_t>(e)].prim)) {
+        recompute_for(g_.eqns[static_cast<size_t>(e)].inputs);
+        pending[static_cast<size_t>(e)] = 0;
+        steps_.push_back(BackwardStep{true, e});
+      }
 
     // Transpose in reverse; a child checkpoint's backward pass runs where the reverse pass reaches it.
     std::vector<char> done(g_.regions.size(), 0);
@@ -178,6 +199,21 @@ class PartialEvaluator {
       }
     }
     recompute_rest();
+  }
+
+  // debugging.py, _debug_callback_partial_eval_custom, with its operands known: the effect is
+  // staged into checkpoint `child`'s backward pass unless `child`'s policy saves it and one of its
+  // operands is not instantiated there, that is, computed inside `child` by an equation the policy
+  // does not recompute (the checkpoint's own inputs, and what it recomputes, are instantiated).
+  bool runs_again_in(int child, int e, const std::vector<char>& computable) {
+    if (decide(child, e).decision == Decision::kRecompute) return true;
+    return std::all_of(g_.eqns[e].inputs.begin(), g_.eqns[e].inputs.end(), [&](ValueId v) {
+      const Value& value = g_.values[v];
+      if (value.origin != ValueOrigin::kEquation) return true;
+      const int p = value.producer;
+      if (!computable[p] || !g_.within(g_.eqns[p].scope, child)) return true;
+      return decide(child, p).decision == Decision::kRecompute;
+    });
   }
 
   // Runs the pending recomputations that `reads` depend on, each after those it reads.

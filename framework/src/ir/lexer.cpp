@@ -152,6 +152,31 @@ std::string Lexer::read_angle_text() {
   fail_at(where(open), "unterminated '<...>'");
 }
 
+bool Lexer::string_follows() const {
+  const size_t at = text_.find_first_not_of(" \t\r\n", pos_);
+  return at != std::string_view::npos && (text_[at] == '\'' || text_[at] == '"');
+}
+
+std::string Lexer::read_raw_until(std::string_view marker) {
+  if (buffered_ != 0) internal_error("read_raw_until with buffered tokens");
+  skip_space_and_comments();
+  const SourceLocation start{file_, line_, column_};
+  size_t end = pos_;
+  while (true) {
+    end = text_.find(marker, end);
+    if (end == std::string_view::npos) fail_at(start, "no " + std::string(marker) + " after this bare string");
+    if (end > pos_ && (text_[end - 1] == ' ' || text_[end - 1] == '\n')) break;
+    ++end;
+  }
+  std::string text(text_.substr(pos_, end - pos_));
+  for (; pos_ < end; ++pos_) {
+    if (text_[pos_] == '\n') ++line_, column_ = 1;
+    else ++column_;
+  }
+  text.erase(text.find_last_not_of(" \n") + 1);
+  return text;
+}
+
 void Lexer::skip_raw_value() {
   if (buffered_ != 0) internal_error("skip_raw_value with buffered tokens");
   skip_space_and_comments();

@@ -31,6 +31,12 @@ class Lexer {
   // Skips the raw text of a param value the parser cannot read: up to the next ' ' or ']' outside
   // brackets, (, [, { and < balanced. Starts at the next token, which must not be buffered past.
   void skip_raw_value();
+  // Reads the raw text up to the next `marker` that follows a space or a line break (the next
+  // param), trimmed: a param JAX prints as a bare string, such as
+  // debug_print's fmt=. Starts at the next token, which must not be buffered past.
+  std::string read_raw_until(std::string_view marker);
+  // Whether the next token is a quoted string, looking past spaces only. Unbuffered, like the above.
+  bool string_follows() const;
   SourceLocation where(const Token& token) const { return {file_, token.line, token.column}; }
   // How many brackets ((, [, {) the tokens consumed so far leave open.
   int depth() const { return depth_; }

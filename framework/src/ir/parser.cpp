@@ -386,9 +386,20 @@ class Parser {
     return atom;
   }
 
+  // An equation with no outputs starts with its primitive: JAX 0.4.22 on prints no '=' for it
+  // (core.py, _pp_eqn), earlier JAX a bare '='.
+  bool no_outputs_follow() {
+    const Token& t = lex_.peek();
+    return t.is('=') || (t.kind == Token::Kind::kIdent && lex_.peek_second().is('[') && lookup_prim(t.text));
+  }
+
   void parse_equation(Scope& scope) {
     std::vector<Out> outs;
-    while (!lex_.peek().is('=')) {
+    if (lex_.peek().kind == Token::Kind::kIdent && lex_.peek_second().is('[') && scope.vars.count(lex_.peek().text))
+      error_at(lex_.peek(), "a ref store ('" + lex_.peek().text + "[...] <- v' or '+= v', jax/_src/state/primitives.py): "
+                            "rematkit does not read programs with mutable arrays");
+    while (!no_outputs_follow() || !outs.empty()) {
+      if (lex_.peek().is('=')) break;
       Token name = lex_.next();
       if (name.kind != Token::Kind::kIdent)
         error_at(name, "expected an equation (VAR:TYPE = primitive ...), found " + describe(name));
@@ -400,7 +411,6 @@ class Parser {
       }
       outs.push_back(std::move(out));
     }
-    if (outs.empty()) error_at(lex_.peek(), "an equation needs at least one output");
     if (!problems_) return parse_equation_rhs(scope, outs);
     const int depth = lex_.depth();
     try {
@@ -438,7 +448,7 @@ class Parser {
   };
 
   void parse_equation_rhs(Scope& scope, std::vector<Out>& outs) {
-    lex_.next();  // =
+    if (lex_.peek().is('=')) lex_.next();
     Token prim_token = lex_.next();
     if (prim_token.kind != Token::Kind::kIdent) error_at(prim_token, "expected a primitive, found " + describe(prim_token));
     Equation eqn;
@@ -449,6 +459,7 @@ class Parser {
       error_at(prim_token, "unknown primitive '" + prim_token.text + "'" + (versions ? " (" + std::string(*versions) + ")" : ""));
     }
     eqn.where = lex_.where(prim_token);
+    if (outs.empty() && !is_effect(*prim)) error_at(prim_token, "an equation needs at least one output");
     std::vector<DeferredBody> deferred;
     if (!hi && lex_.peek().is('[') && !lex_.peek_second().is('.')) eqn.params = parse_params(*prim, &deferred);
     // Operands run until the next binder (IDENT ':'), an 'in (' or a ';'; in JAX's untyped form
@@ -460,6 +471,7 @@ class Parser {
       if (t.is(';') || t.kind == Token::Kind::kEnd || t.is('}')) break;
       if (t.is_ident("in") && lex_.peek_second().is('(')) break;
       if (t.kind == Token::Kind::kIdent && lex_.peek_second().is(':')) break;
+      if (t.is('=') || (t.kind == Token::Kind::kIdent && !scope.vars.count(t.text) && no_outputs_follow())) break;
       if (untyped_form && t.kind == Token::Kind::kIdent && !scope.vars.count(t.text) && !is_number_word(t.text) &&
           t.text != "True" && t.text != "False")
         break;
@@ -801,6 +813,11 @@ class Parser {
       if (key.kind != Token::Kind::kIdent) error_at(key, "expected a parameter name, found " + describe(key));
       key.text = param_key(prim, key.text);
       expect('=');
+      // debugging.py prints debug_print's format string bare; rematkit prints it back quoted.
+      if (prim == Prim::kDebugCallback && key.text == "fmt" && !lex_.string_follows()) {
+        params.entries.emplace_back(key.text, ParamValue::of_string(lex_.read_raw_until("has_placeholders=")));
+        continue;
+      }
       if (detail::Lexer look = lex_; look.peek().is_ident("Wrapped")) {  // a copy: skip_raw_value needs lex_ unbuffered
         const Token wrapped = look.next();
         if (look.peek().is_ident("function")) error_at(wrapped, key.text + "= " + std::string(detail::kWrappedFunParam));

@@ -39,7 +39,8 @@ std::string equation_str(const Program& p, const Equation& eqn, int indent) {
   const std::string pad(indent, ' ');
   std::string line = pad;
   for (size_t i = 0; i < eqn.outputs.size(); ++i) line += (i ? " " : "") + binder_str(p, eqn.outputs[i]);
-  line += " = " + std::string(prim_name(eqn.prim));
+  // No outputs, no '=' (JAX 0.4.22 on: core.py, _pp_eqn).
+  line += (eqn.outputs.empty() ? "" : " = ") + std::string(prim_name(eqn.prim));
   if (!eqn.params.entries.empty()) {
     // Calls print one param a line, as JAX does, so their bodies stay readable.
     const bool multiline = eqn.body() != nullptr || is_control_flow(eqn.prim);

@@ -693,6 +693,7 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
     case Prim::kScan: return ir::scan_result(params, in, where);
     case Prim::kCond: return ir::cond_result(params, in, where);
     case Prim::kWhile: return ir::while_result(params, in, where);
+    case Prim::kDebugCallback: return {};  // debugging.py, debug_callback_abstract_eval: no outputs
     case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
       break;  // typed by their body (verifier.cpp)
   }

@@ -148,7 +148,8 @@ std::unique_ptr<PreparedKernel> BackendInstance::prepare(std::string_view primit
   return k;
 }
 
-BackendSet::BackendSet(const BackendOptions& options) : fuse_(options.fusion != BackendOptions::Fusion::kOff) {
+BackendSet::BackendSet(const BackendOptions& options)
+    : fuse_(options.fusion != BackendOptions::Fusion::kOff), debug_prints_(options.debug_prints) {
   const PluginRegistry& plugins = options.plugins ? *options.plugins : default_plugins();
   if (options.preference.empty()) fail("no backend given");
   if (options.threads < 0)

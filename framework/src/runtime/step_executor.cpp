@@ -1,5 +1,8 @@
 #include "step_executor.hpp"
 
+#include <iostream>
+
+#include "debug_print.hpp"
 #include "loop_runner.hpp"
 #include "rematkit/ir/error.hpp"
 #include "rematkit/reference_math/element_values.hpp"
@@ -96,6 +99,14 @@ void StepExecutor::run(const StepIo& io) {
         else fill_buffer(type, load.kind == LoadSource::Kind::kLiteral ? load.literal : 1.0, output_data_[s][0]);
         break;
       }
+      case StepKind::kEffect:
+        if (step.prints) {
+          std::vector<Tensor> operands;
+          for (int b : step.inputs) operands.push_back(read(b));
+          std::cerr << format_debug_print(program_.linearization().graph.eqns[static_cast<size_t>(step.equation)], operands)
+                    << std::endl;
+        }
+        break;
       case StepKind::kReadout:
         if (io.results) {
           for (int b : step.inputs) {

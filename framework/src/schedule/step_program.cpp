@@ -63,6 +63,13 @@ class StepProgramBuilder {
       step.pass = pass;
       step.equation = e;
       for (ValueId v : eqn.inputs) step.inputs.push_back(read(v, pass));
+      if (is_effect(eqn.prim)) {  // no backend runs it: the executor does, and its operands live until then
+        step.kind = StepKind::kEffect;
+        step.prints = backends_.debug_prints();
+        const int index = push(std::move(step));
+        for (int b : steps_[index].inputs) extend(b, index);
+        continue;
+      }
       if (eqn.scan || is_control_flow(eqn.prim)) {
         loops_.push_back(build_loop_program(g_, eqn, backends_));
         step.kind = StepKind::kLoop;

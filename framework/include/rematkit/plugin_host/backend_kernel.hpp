@@ -104,9 +104,12 @@ class REMATKIT_CORE_EXPORT BackendSet {
   BackendInstance& backend(size_t index) { return *backends_.at(index); }
   // Whether fusion_steps.hpp may fuse equations (BackendOptions::fusion not kOff).
   bool fuses() const { return fuse_; }
+  // BackendOptions::debug_prints.
+  bool debug_prints() const { return debug_prints_; }
 
  private:
   bool fuse_ = true;
+  bool debug_prints_ = false;
   std::vector<std::unique_ptr<BackendInstance>> backends_;  // in preference order
 };
 

@@ -28,6 +28,9 @@ struct BackendOptions {
   // than no fusion, the fusions live at the peak run apart, else one pass alone fuses, else none.
   enum class Fusion { kOff, kUnlessPeakRises, kAlways };
   Fusion fusion = Fusion::kUnlessPeakRises;
+  // Whether a program's debug prints (debug_callback, debug_print) print their operands to
+  // standard error as their steps run; otherwise those steps do nothing (the CLI's --debug-prints).
+  bool debug_prints = false;
 };
 
 }  // namespace rematkit

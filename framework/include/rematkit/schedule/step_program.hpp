@@ -32,6 +32,7 @@ enum class StepKind {
   kKernel,   // runs one equation's prepared kernel
   kLoop,     // runs a loop body's own step program once per iteration (loop_program.hpp)
   kReadout,  // the end of a pass: the buffers holding its results (outputs, then gradients)
+  kEffect,   // an equation run for its effect (debug_callback): reads its operands, writes nothing
 };
 
 // The parts of a training step. A step program runs the forward pass, then (unless it is built
@@ -52,7 +53,8 @@ struct Step {
   StepKind kind = StepKind::kKernel;
   Pass pass = Pass::kForward;
   LoadSource load;                        // kLoad: what fills outputs[0]
-  int equation = -1;                      // kKernel: the graph equation it runs (a fused one's first)
+  int equation = -1;                      // kKernel, kEffect: the graph equation it runs (a fused one's first)
+  bool prints = false;                    // kEffect: whether it prints its operands (debug_prints)
   std::vector<int> fused;                 // kKernel of a fusion: the graph equations it runs, in order
                                           // (fusion_steps.hpp); empty for a kernel of one equation
   const PreparedKernel* kernel = nullptr; // kKernel: owned by the program

@@ -55,6 +55,7 @@ enum class PrimFamily {
   kRandom,            // PRNG keys and random bits: integer and key typed, a zero derivative
   kCall,              // has a sub-program (jaxpr=..., call_jaxpr=...): inlined by autodiff, checked against its body
   kControlFlow,       // runs sub-programs as a loop or a branch (scan, cond, while): never inlined
+  kEffect,            // runs for what it does, not for a value: no outputs (debug_callback)
 };
 
 inline constexpr int kVariadic = -1;  // any number of operands
@@ -220,6 +221,11 @@ inline constexpr size_t kMaxParams = 10;  // scan's
   /* lax.while_loop: cond_nconsts consts, body_nconsts consts, then the carries. */                   \
   X(kWhile, "while", kControlFlow, 0, kVariadic, RK_REQUIRED("body_jaxpr", kProgram)                  \
     RK_REQUIRED("body_nconsts", kInt) RK_REQUIRED("cond_jaxpr", kProgram) RK_REQUIRED("cond_nconsts", kInt)) \
+  /* jax.debug.print and jax.debug.callback (jax/_src/debugging.py): no outputs, an effect. JAX  */ \
+  /* 0.7.2 on prints debug_print (fmt=... raw), an alias here; fmt is kept for --debug-prints.   */ \
+  X(kDebugCallback, "debug_callback", kEffect, 0, kVariadic, RK_OPTIONAL("callback", kAny)             \
+    RK_OPTIONAL("effect", kAny) RK_OPTIONAL("fmt", kAny) RK_OPTIONAL("ordered", kAny)                 \
+    RK_OPTIONAL("partitioned", kAny))                                                                 \
   RK_PRIMITIVE_FOR_RULE_CHECK(X)
 
 // Only tests/rules/unruled_primitive_test.sh defines this, to show that a row without rules fails
@@ -283,7 +289,8 @@ inline constexpr PrimAlias kPrimAliases[] = {
     // DynamicJaxprTrace.process_custom_jvp_call binds prim.initial_style; custom_jvp_call from 0.3.17).
     {"custom_vjp_call_jaxpr", Prim::kCustomVjpCall},
     {"custom_jvp_call_jaxpr", Prim::kCustomJvpCall},
-    {"copy_p", Prim::kCopy}};                         // lax.copy_p's name in older JAX
+    {"copy_p", Prim::kCopy},  // lax.copy_p's name in older JAX
+    {"debug_print", Prim::kDebugCallback}};  // jax.debug.print from JAX 0.7.2 (debugging.py)
 
 // A name or alias as programs write it; nullopt for an unknown name.
 constexpr std::optional<Prim> lookup_prim(std::string_view name) {
@@ -303,6 +310,8 @@ constexpr bool is_binary_elementwise(Prim prim) {
 constexpr bool is_unary_elementwise(Prim prim) { return prim_family(prim) == PrimFamily::kUnary; }
 constexpr bool has_body(Prim prim) { return prim_family(prim) == PrimFamily::kCall; }
 constexpr bool is_control_flow(Prim prim) { return prim_family(prim) == PrimFamily::kControlFlow; }
+// Run for an effect, with no outputs: kept in order, never dead code (debugging.py).
+constexpr bool is_effect(Prim prim) { return prim_family(prim) == PrimFamily::kEffect; }
 // The param that holds a call's sub-program.
 constexpr std::string_view body_param(Prim prim) {
   return prim == Prim::kCustomJvpCall || prim == Prim::kCustomVjpCall ? "call_jaxpr" : "jaxpr";

@@ -136,13 +136,14 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
     case Prim::kTan: case Prim::kErf: case Prim::kErfc: case Prim::kErfInv: case Prim::kNot: case Prim::kClamp:
     case Prim::kDynamicSlice: case Prim::kDynamicUpdateSlice: case Prim::kCopy: case Prim::kOptimizationBarrier:
     case Prim::kBitcastConvertType: case Prim::kRandomSeed: case Prim::kRandomWrap: case Prim::kRandomUnwrap:
-    case Prim::kRandomFoldIn: case Prim::kRandomClone:
+    case Prim::kRandomFoldIn: case Prim::kRandomClone: case Prim::kDebugCallback:
       break;  // nothing to read (convert_element_type's dtype and dynamic_slice's sizes are the output's)
   }
   return p;
 }
 
-// Whether `prim` has a kernel here (calls are inlined before anything runs, so they have none).
+// Whether `prim` has a kernel here (calls are inlined before anything runs, so they have none;
+// an effect computes nothing).
 bool has_kernel(Prim prim);
 
 // Computes `prim` into `out`, unrounded: the caller rounds each element to out's dtype as it
