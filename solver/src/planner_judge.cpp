@@ -79,9 +79,7 @@ StepProfile profile_of(const StepProgram& program) {
   p.arena = layout.arena(MemorySpace::kDevice);
   p.live_peak = layout.live_peak(MemorySpace::kDevice);
   for (const Step& step : program.steps()) {
-    p.equation.push_back(step.kind == StepKind::kKernel || step.kind == StepKind::kLoop || step.kind == StepKind::kEffect
-                             ? step.equation
-                             : -1);
+    p.equation.push_back(step.runs_equation() ? step.equation : -1);
     p.backward.push_back(step.pass == Pass::kBackward);
     const bool device = step.workspace >= 0 && layout.buffers[static_cast<size_t>(step.workspace)].space == MemorySpace::kDevice;
     p.workspace.push_back(device ? aligned_bytes(layout.buffers[static_cast<size_t>(step.workspace)].bytes) : 0);

@@ -29,7 +29,7 @@ struct GradOptions {
 void print_steps(const StepProgram& program) {
   const Linearization& lin = program.linearization();
   for (const Step& step : program.steps()) {
-    if (step.kind != StepKind::kKernel && step.kind != StepKind::kLoop && step.kind != StepKind::kEffect) continue;
+    if (!step.runs_equation()) continue;
     const FlatEquation& eqn = lin.graph.eqns[static_cast<size_t>(step.equation)];
     const bool backward = step.pass == Pass::kBackward;
     const char* role = eqn.role == EqnRole::kBackward ? "transposed" : backward ? "recomputed" : "forward";
@@ -50,6 +50,10 @@ void print_steps(const StepProgram& program) {
     }
     if (step.kind == StepKind::kEffect) {
       std::cout << (step.prints ? ": prints its operands\n" : ": a no-op (--debug-prints prints)\n");
+      continue;
+    }
+    if (step.kind == StepKind::kHostCall) {
+      std::cout << ": a host call\n";
       continue;
     }
     // A loop's body runs its own steps, planned once: say how many, in the workspace of how many bytes.

@@ -109,7 +109,7 @@ void copy(const Input& x, const Output& out) {
 
 }  // namespace
 
-bool has_kernel(Prim prim) { return !has_body(prim) && !is_control_flow(prim) && !is_effect(prim); }
+bool has_kernel(Prim prim) { return !has_body(prim) && !is_control_flow(prim) && !is_effect(prim) && !is_host_call(prim); }
 
 void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const Output& out) {
   switch (prim) {
@@ -243,6 +243,7 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
     case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
     case Prim::kScan: case Prim::kCond: case Prim::kWhile:
     case Prim::kDebugCallback:  // no output to compute: the step executor runs it (--debug-prints)
+    case Prim::kPureCallback: case Prim::kIoCallback:  // Python functions the program does not carry
       break;
   }
   throw std::invalid_argument("no reference kernel for " + std::string(prim_name(prim)) +

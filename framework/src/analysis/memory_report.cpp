@@ -71,8 +71,7 @@ class ReportBuilder {
  private:
   Pass pass_of(const Step& step) const {
     if (step.pass == Pass::kForward) return Pass::kForward;
-    const bool runs_equation = step.kind == StepKind::kKernel || step.kind == StepKind::kLoop || step.kind == StepKind::kEffect;
-    if (runs_equation && (recomputed_.count(step.equation) || g_.is_known(g_.eqns[static_cast<size_t>(step.equation)])))
+    if (step.runs_equation() && (recomputed_.count(step.equation) || g_.is_known(g_.eqns[static_cast<size_t>(step.equation)])))
       return Pass::kRecompute;
     return Pass::kBackward;
   }
@@ -81,7 +80,7 @@ class ReportBuilder {
     StepMemory m;
     m.pass = pass_of(step);
     switch (step.kind) {
-      case StepKind::kKernel: case StepKind::kLoop: case StepKind::kEffect: {
+      case StepKind::kKernel: case StepKind::kLoop: case StepKind::kEffect: case StepKind::kHostCall: {
         const FlatEquation& eqn = g_.eqns[static_cast<size_t>(step.equation)];
         m.what = equation_text(eqn);
         m.where = eqn.where;
@@ -114,7 +113,7 @@ class ReportBuilder {
     const Value& v = g_.values[static_cast<size_t>(m.value)];
     const int defined_at = defined_at_[b];
     const Step* definer = defined_at >= 0 ? &steps_[static_cast<size_t>(defined_at)] : nullptr;
-    if (definer && (definer->kind == StepKind::kKernel || definer->kind == StepKind::kLoop)) {
+    if (definer && definer->runs_equation()) {
       m.where = g_.eqns[static_cast<size_t>(definer->equation)].where;
       m.source = equation_text(g_.eqns[static_cast<size_t>(definer->equation)]);
     }

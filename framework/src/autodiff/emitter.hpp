@@ -10,6 +10,8 @@ namespace rematkit::autodiff {
 
 class Emitter {
  public:
+  // The program equation whose rule is emitting (for a rule's errors).
+  const SourceLocation& where() const { return where_; }
   Emitter(FlatGraph& graph, int region, int scope, int jit, Prim origin, SourceLocation where)
       : graph_(graph), region_(region), scope_(scope), jit_(jit), origin_(origin), where_(std::move(where)) {}
 

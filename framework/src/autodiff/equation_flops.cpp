@@ -91,6 +91,8 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
       return 0;
     case Prim::kDebugCallback:
       return 0;  // it computes nothing
+    case Prim::kPureCallback: case Prim::kIoCallback:
+      return 0;  // on the host, outside the program: nothing rematkit can count
     case Prim::kScan: case Prim::kCond: case Prim::kWhile:
       return 0;  // a while (the others are counted above, through their bodies)
   }

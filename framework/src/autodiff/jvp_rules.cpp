@@ -408,6 +408,11 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
       break;  // linearized whole by jvp_trace (control_flow_jvp.cpp)
     case Prim::kDebugCallback:
       break;  // debugging.py, debug_callback_jvp_rule: the primal alone, no outputs to give a tangent
+    case Prim::kPureCallback:  // callback.py, pure_callback_jvp_rule
+      fail_at(em.where(), "Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use callbacks while "
+                          "taking gradients. (jax/_src/callback.py: differentiate with --wrt around it)");
+    case Prim::kIoCallback:  // callback.py, io_callback_jvp_rule
+      fail_at(em.where(), "IO callbacks do not support JVP. (jax/_src/callback.py: differentiate with --wrt around it)");
   }
   internal_error("no JVP rule for " + std::string(prim_name(prim)));
 }

@@ -136,6 +136,10 @@ class JvpTracer {
       return out;
     }
     if (eqn.prim == Prim::kWhile) return trace_while(em, eqn, x, t, any_tangent, region, scope, jit);
+    // ad_checkpoint.py, remat_partial_eval: an IO effect is not in remat_allowed_effects.
+    if (eqn.prim == Prim::kIoCallback && region != 0)
+      fail_at(eqn.where, "Effects not supported in AD of `checkpoint`/`remat`: [IO] (an io_callback inside a "
+                         "checkpoint, as jax/_src/ad_checkpoint.py refuses it)");
     std::vector<ValueId> y = em.emit_all(EqnRole::kPrimal, eqn.prim, x, eqn.params);
     std::vector<ValueId> ty(y.size(), kNoValue);
     bool floating_out = false;

@@ -316,6 +316,7 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
     case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
     case Prim::kScan: case Prim::kCond: case Prim::kWhile:  // the transposer runs a loop's own backward
     case Prim::kDebugCallback:  // never linear: its JVP emits no tangent equation
+    case Prim::kPureCallback: case Prim::kIoCallback:  // their JVP refuses
       break;
   }
   internal_error("no transpose rule for a linear " + std::string(prim_name(eqn.prim)));

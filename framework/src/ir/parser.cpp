@@ -813,6 +813,11 @@ class Parser {
       if (key.kind != Token::Kind::kIdent) error_at(key, "expected a parameter name, found " + describe(key));
       key.text = param_key(prim, key.text);
       expect('=');
+      if (is_host_call(prim) && key.text == "result_avals") {
+        params.entries.emplace_back(key.text, parse_result_avals());
+        if (lex_.peek().is(',')) lex_.next();
+        continue;
+      }
       // debugging.py prints debug_print's format string bare; rematkit prints it back quoted.
       if (prim == Prim::kDebugCallback && key.text == "fmt" && !lex_.string_follows()) {
         params.entries.emplace_back(key.text, ParamValue::of_string(lex_.read_raw_until("has_placeholders=")));
@@ -844,6 +849,44 @@ class Parser {
     }
     lex_.next();
     return params;
+  }
+
+  // callback.py prints result_avals as (ShapedArray(float32[3]), ShapedArray(int32[], weak_type=True)),
+  // which is no param value: read as ((float32, (3,)), (int32, ())), the form printed back.
+  ParamValue parse_result_avals() {
+    expect('(');
+    ParamValue avals = ParamValue::of_tuple({});
+    while (!lex_.peek().is(')')) {
+      if (!lex_.peek().is_ident("ShapedArray")) {
+        avals.items.push_back(parse_value());
+      } else {
+        lex_.next();
+        expect('(');
+        const Token dtype = lex_.next();
+        if (dtype.kind != Token::Kind::kIdent) error_at(dtype, "expected a dtype in ShapedArray(..), found " + describe(dtype));
+        expect('[');
+        std::vector<int64_t> dims;
+        while (!lex_.peek().is(']')) {
+          const Token dim = lex_.next();
+          if (dim.kind != Token::Kind::kNumber) error_at(dim, "expected a dimension, found " + describe(dim));
+          dims.push_back(integer_value(dim));
+          if (lex_.peek().is(',')) lex_.next();
+        }
+        lex_.next();
+        if (lex_.peek().is(',')) {  // weak_type=True
+          lex_.next();
+          expect_word("weak_type");
+          expect('=');
+          parse_value();
+        }
+        expect(')');
+        avals.items.push_back(ParamValue::of_tuple({ParamValue::of_ident(dtype.text), ParamValue::of_ints(dims)}));
+      }
+      if (lex_.peek().is(',')) lex_.next();
+      else if (!lex_.peek().is(')')) error_at(lex_.peek(), "expected ',' or ')', found " + describe(lex_.peek()));
+    }
+    lex_.next();
+    return avals;
   }
 
   ParamValue parse_value() {

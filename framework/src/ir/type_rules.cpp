@@ -593,6 +593,19 @@ Type sort_result(const Params& params, const std::vector<Type>& in, const Source
   return in[static_cast<size_t>(output)];
 }
 
+// callback.py, pure_callback_abstract_eval and io_callback_abstract_eval: the result_avals given,
+// read as ((dtype, (dims...)), ...) (parser.cpp turns JAX's ShapedArray reprs into that).
+static std::vector<Type> host_call_results(const Params& params, const SourceLocation& where) {
+  std::vector<Type> out;
+  for (const ParamValue& aval : params.find("result_avals")->items) {
+    const bool pair = aval.kind == ParamValue::Kind::kTuple && aval.items.size() == 2;
+    const std::optional<DType> dtype = pair ? parse_dtype(aval.items[0].text) : std::nullopt;
+    if (!dtype) fail_at(where, "result_avals: expected ShapedArray(DTYPE[DIMS]) or (DTYPE, (DIMS)), got " + aval.str());
+    out.push_back(Type{*dtype, ints_of(aval.items[1], "result_avals", where), MemorySpace::kDevice});
+  }
+  return out;
+}
+
 std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector<Type>& in,
                               const SourceLocation& where) {
   if (has_body(prim))
@@ -694,6 +707,7 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
     case Prim::kCond: return ir::cond_result(params, in, where);
     case Prim::kWhile: return ir::while_result(params, in, where);
     case Prim::kDebugCallback: return {};  // debugging.py, debug_callback_abstract_eval: no outputs
+    case Prim::kPureCallback: case Prim::kIoCallback: return host_call_results(params, where);
     case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
       break;  // typed by their body (verifier.cpp)
   }

@@ -107,6 +107,12 @@ void StepExecutor::run(const StepIo& io) {
                     << std::endl;
         }
         break;
+      case StepKind::kHostCall: {
+        const FlatEquation& eqn = program_.linearization().graph.eqns[static_cast<size_t>(step.equation)];
+        fail_at(eqn.where, "cannot run " + std::string(prim_name(eqn.prim)) +
+                               ": it calls a Python function the program does not carry (residuals, memory and "
+                               "solve read it as an opaque host call)");
+      }
       case StepKind::kReadout:
         if (io.results) {
           for (int b : step.inputs) {

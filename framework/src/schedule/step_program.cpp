@@ -63,11 +63,12 @@ class StepProgramBuilder {
       step.pass = pass;
       step.equation = e;
       for (ValueId v : eqn.inputs) step.inputs.push_back(read(v, pass));
-      if (is_effect(eqn.prim)) {  // no backend runs it: the executor does, and its operands live until then
-        step.kind = StepKind::kEffect;
-        step.prints = backends_.debug_prints();
+      if (is_effect(eqn.prim) || is_host_call(eqn.prim)) {  // no backend runs it: the executor does
+        step.kind = is_effect(eqn.prim) ? StepKind::kEffect : StepKind::kHostCall;
+        step.prints = is_effect(eqn.prim) && backends_.debug_prints();
         const int index = push(std::move(step));
         for (int b : steps_[index].inputs) extend(b, index);
+        for (ValueId v : eqn.outputs) steps_[index].outputs.push_back(new_buffer(v, index));
         continue;
       }
       if (eqn.scan || is_control_flow(eqn.prim)) {

@@ -33,6 +33,8 @@ enum class StepKind {
   kLoop,     // runs a loop body's own step program once per iteration (loop_program.hpp)
   kReadout,  // the end of a pass: the buffers holding its results (outputs, then gradients)
   kEffect,   // an equation run for its effect (debug_callback): reads its operands, writes nothing
+  kHostCall, // a call back into Python (pure_callback, io_callback): its buffers are planned, but
+             // running it is refused (the program does not carry the function)
 };
 
 // The parts of a training step. A step program runs the forward pass, then (unless it is built
@@ -53,7 +55,7 @@ struct Step {
   StepKind kind = StepKind::kKernel;
   Pass pass = Pass::kForward;
   LoadSource load;                        // kLoad: what fills outputs[0]
-  int equation = -1;                      // kKernel, kEffect: the graph equation it runs (a fused one's first)
+  int equation = -1;                      // the graph equation a step that runs one runs (a fused one's first)
   bool prints = false;                    // kEffect: whether it prints its operands (debug_prints)
   std::vector<int> fused;                 // kKernel of a fusion: the graph equations it runs, in order
                                           // (fusion_steps.hpp); empty for a kernel of one equation
@@ -64,6 +66,9 @@ struct Step {
   std::vector<int> inputs;                // buffers read; a readout's results (-1: no gradient)
   std::vector<int> outputs;               // buffers written
   std::vector<int> acquire, release;      // buffers whose lifetime starts / ends at this step
+
+  // Whether it runs an equation of the graph (`equation`), not a load or a readout.
+  bool runs_equation() const { return kind != StepKind::kLoad && kind != StepKind::kReadout; }
 };
 
 class StepProgram;

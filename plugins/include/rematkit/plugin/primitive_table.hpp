@@ -56,6 +56,7 @@ enum class PrimFamily {
   kCall,              // has a sub-program (jaxpr=..., call_jaxpr=...): inlined by autodiff, checked against its body
   kControlFlow,       // runs sub-programs as a loop or a branch (scan, cond, while): never inlined
   kEffect,            // runs for what it does, not for a value: no outputs (debug_callback)
+  kHostCall,          // calls a Python function the program does not carry (pure_callback, io_callback)
 };
 
 inline constexpr int kVariadic = -1;  // any number of operands
@@ -221,11 +222,18 @@ inline constexpr size_t kMaxParams = 10;  // scan's
   /* lax.while_loop: cond_nconsts consts, body_nconsts consts, then the carries. */                   \
   X(kWhile, "while", kControlFlow, 0, kVariadic, RK_REQUIRED("body_jaxpr", kProgram)                  \
     RK_REQUIRED("body_nconsts", kInt) RK_REQUIRED("cond_jaxpr", kProgram) RK_REQUIRED("cond_nconsts", kInt)) \
-  /* jax.debug.print and jax.debug.callback (jax/_src/debugging.py): no outputs, an effect. JAX  */ \
-  /* 0.7.2 on prints debug_print (fmt=... raw), an alias here; fmt is kept for --debug-prints.   */ \
-  X(kDebugCallback, "debug_callback", kEffect, 0, kVariadic, RK_OPTIONAL("callback", kAny)             \
-    RK_OPTIONAL("effect", kAny) RK_OPTIONAL("fmt", kAny) RK_OPTIONAL("ordered", kAny)                 \
-    RK_OPTIONAL("partitioned", kAny))                                                                 \
+  /* jax.debug.print and jax.debug.callback (jax/_src/debugging.py): no outputs, an effect. JAX */     \
+  /* 0.7.2 on prints debug_print (fmt=... raw), an alias here; fmt is kept for --debug-prints.   */    \
+  X(kDebugCallback, "debug_callback", kEffect, 0, kVariadic, RK_OPTIONAL("effect", kAny)               \
+    RK_OPTIONAL("fmt", kAny) RK_OPTIONAL("ordered", kAny) RK_OPTIONAL("partitioned", kAny))            \
+  /* jax.pure_callback and jax.experimental.io_callback (jax/_src/callback.py): results typed by  */   \
+  /* result_avals, read as ((dtype, shape), ...) from ShapedArray(float32[3]) reprs (parser.cpp).  */  \
+  /* Their callback= (from 0.4.26 a _FlatCallback repr with a PyTreeDef) is dropped, as is         */  \
+  /* debug_callback's.                                                                             */  \
+  X(kPureCallback, "pure_callback", kHostCall, 0, kVariadic, RK_REQUIRED("result_avals", kAny)         \
+    RK_OPTIONAL("sharding", kAny) RK_OPTIONAL("vectorized", kAny) RK_OPTIONAL("vmap_method", kAny))    \
+  X(kIoCallback, "io_callback", kHostCall, 0, kVariadic, RK_OPTIONAL("ordered", kAny)                  \
+    RK_REQUIRED("result_avals", kAny) RK_OPTIONAL("sharding", kAny))                                   \
   RK_PRIMITIVE_FOR_RULE_CHECK(X)
 
 // Only tests/rules/unruled_primitive_test.sh defines this, to show that a row without rules fails
@@ -312,6 +320,8 @@ constexpr bool has_body(Prim prim) { return prim_family(prim) == PrimFamily::kCa
 constexpr bool is_control_flow(Prim prim) { return prim_family(prim) == PrimFamily::kControlFlow; }
 // Run for an effect, with no outputs: kept in order, never dead code (debugging.py).
 constexpr bool is_effect(Prim prim) { return prim_family(prim) == PrimFamily::kEffect; }
+// A call back into Python: analysed as an opaque host call, never run (callback.py).
+constexpr bool is_host_call(Prim prim) { return prim_family(prim) == PrimFamily::kHostCall; }
 // The param that holds a call's sub-program.
 constexpr std::string_view body_param(Prim prim) {
   return prim == Prim::kCustomJvpCall || prim == Prim::kCustomVjpCall ? "call_jaxpr" : "jaxpr";

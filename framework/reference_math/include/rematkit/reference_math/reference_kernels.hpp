@@ -136,7 +136,8 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
     case Prim::kTan: case Prim::kErf: case Prim::kErfc: case Prim::kErfInv: case Prim::kNot: case Prim::kClamp:
     case Prim::kDynamicSlice: case Prim::kDynamicUpdateSlice: case Prim::kCopy: case Prim::kOptimizationBarrier:
     case Prim::kBitcastConvertType: case Prim::kRandomSeed: case Prim::kRandomWrap: case Prim::kRandomUnwrap:
-    case Prim::kRandomFoldIn: case Prim::kRandomClone: case Prim::kDebugCallback:
+    case Prim::kRandomFoldIn: case Prim::kRandomClone: case Prim::kDebugCallback: case Prim::kPureCallback:
+    case Prim::kIoCallback:
       break;  // nothing to read (convert_element_type's dtype and dynamic_slice's sizes are the output's)
   }
   return p;
