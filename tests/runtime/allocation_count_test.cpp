@@ -280,20 +280,21 @@ TEST_P(AllocationCount, WarmTrainingStepsAllocateNothingAndReachThePredictedPeak
   const Plan plan(model.program, options);
   TrainingStep step = plan.training_step(model.arguments, model.params, 1e-3);
 
-  // Every top-level kernel step runs on a listed backend, and some have a workspace in the arena
-  // (the GEMMs' packed panels at least), so the predicted peak below counts them.
-  int with_workspace = 0, loops = 0;
+  // Every top-level kernel step runs on a listed backend, and each that asks for scratch (oneDNN's
+  // GEMMs' packed panels where its kernel for this CPU packs) has it in the arena, so the predicted
+  // peak below counts it. Which kernels ask depends on the CPU: with AVX-512 some do, on an AVX2
+  // AMD EPYC none did.
+  int loops = 0;
   for (const Step& s : step.runner().program().steps()) {
     if (s.kind == StepKind::kLoop) ++loops;
     if (s.kind != StepKind::kKernel) continue;
     EXPECT_NE(std::find(c.backends.begin(), c.backends.end(), s.kernel->backend()), c.backends.end());
+    EXPECT_EQ(s.workspace >= 0, s.kernel->workspace_bytes() > 0);
     if (s.workspace >= 0) {
-      ++with_workspace;
       EXPECT_GE(step.layout().buffers[static_cast<size_t>(s.workspace)].bytes,
                 static_cast<int64_t>(s.kernel->workspace_bytes()));
     }
   }
-  EXPECT_GT(with_workspace, 0);
   EXPECT_EQ(loops, std::string(c.model) == "mlp" ? 0 : std::string(c.model) == "scan" ? 2 : 3);
 
   const float first_loss = step.run();  // warm-up: thread pools, oneDNN's JIT, per-thread views
