@@ -3,7 +3,6 @@
 // where a gradient would go through them, or a run would call them.
 #include <gtest/gtest.h>
 
-#include <functional>
 
 #include "rematkit/ir/printer.hpp"
 #include "rematkit/autodiff/residual_report.hpp"
@@ -24,15 +23,6 @@ std::string program(const std::string& prim, const std::string& params, const st
          "  in (e,) }\n";
 }
 
-std::string error_of(const std::function<void()>& work) {
-  try {
-    work();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kBadInput) << e.what();
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // The params each version binds, printed sorted (callback.py at the tags named).
 const std::pair<const char*, const char*> kForms[] = {
@@ -64,7 +54,7 @@ TEST(HostCallback, EveryFormIsReadWithTheTypesItsResultAvalsGive) {
     EXPECT_EQ(parse_program(print_program(p), "again"), p);  // result_avals print back as ((float32, (3,)),)
   }
   // A declared type the result_avals do not give is the verifier's error, as any other equation's.
-  EXPECT_EQ(error_of([] { parse_program(program("pure_callback", "result_avals=(ShapedArray(int32[3]),)"), "p"); }),
+  EXPECT_EQ(usage_error([] { parse_program(program("pure_callback", "result_avals=(ShapedArray(int32[3]),)"), "p"); }),
             "p:3:16: pure_callback of i32[3] computes i32[3] but 'c' is declared f32[3]");
 }
 
@@ -87,18 +77,18 @@ TEST(HostCallback, ItsResultsAreKeptAsAnyValueTheBackwardPassReads) {
   EXPECT_EQ(calls, 1);
   const Tensor a{Type{DType::kF32, {3}, MemorySpace::kDevice}, {0.5, 1, 2}};
   const Tensor n{Type{DType::kI32, {3}, MemorySpace::kDevice}, {1, 2, 3}};
-  EXPECT_EQ(error_of([&] { run_gradient(lin, {}, {a, n}, reference); }),
+  EXPECT_EQ(usage_error([&] { run_gradient(lin, {}, {a, n}, reference); }),
             "p:3:16: cannot run pure_callback: it calls a Python function the program does not carry (residuals, "
             "memory and solve read it as an opaque host call)");
 }
 
 TEST(HostCallback, AGradientThroughOneIsRefusedAsJaxRefusesIt) {
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(usage_error([] {
               linearize_with(parse_program(program("pure_callback", "result_avals=(ShapedArray(float32[3]),)", "b"), "p"));
             }),
             "p:3:16: Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use callbacks while taking "
             "gradients. (jax/_src/callback.py: differentiate with --wrt around it)");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(usage_error([] {
               linearize_with(parse_program(program("io_callback", "ordered=False result_avals=(ShapedArray(float32[3]),)", "b"), "p"));
             }),
             "p:3:16: IO callbacks do not support JVP. (jax/_src/callback.py: differentiate with --wrt around it)");
@@ -109,7 +99,7 @@ TEST(HostCallback, AGradientThroughOneIsRefusedAsJaxRefusesIt) {
         e:f32[3] = mul c d
       in (e,) } policy=None prevent_cse=True differentiated=False] a n
   in (b,) })";
-  EXPECT_EQ(error_of([&] { linearize_with(parse_program(inside, "p")); }),
+  EXPECT_EQ(usage_error([&] { linearize_with(parse_program(inside, "p")); }),
             "p:3:20: Effects not supported in AD of `checkpoint`/`remat`: [IO] (an io_callback inside a checkpoint, "
             "as jax/_src/ad_checkpoint.py refuses it)");
 }

@@ -55,15 +55,6 @@ std::string place_of(const std::string& text, const std::string& needle, int n) 
 
 const BackendOptions kReference{{"reference"}, &default_plugins()};
 
-std::string error_of(const std::function<void()>& work) {
-  try {
-    work();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kBadInput) << e.what();
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(NestingLimit, ProgramsAtTheLimitAreReadDifferentiatedAndRunEveryWay) {
   for (const char* wrap : {kPjit, kCheckpoint, kScan, kCond}) {
@@ -89,7 +80,7 @@ TEST(NestingLimit, OneProgramPastTheLimitIsRefusedAtItsOpeningBrace) {
     const std::string expected = "deep.jaxpr:" + place_of(text, "{ lambda", kMaxProgramNesting + 1) +
                                  ": programs nested more than 128 deep (rematkit's limit, "
                                  "docs/program-format.md#limits)";
-    EXPECT_EQ(error_of([&] { parse_program(text, "deep.jaxpr"); }), expected);
+    EXPECT_EQ(usage_error([&] { parse_program(text, "deep.jaxpr"); }), expected);
     EXPECT_EQ(program_problems(text, "deep.jaxpr"), std::vector<std::string>{expected});
   }
 }
@@ -98,21 +89,21 @@ TEST(NestingLimit, OneProgramPastTheLimitIsRefusedAtItsOpeningBrace) {
 TEST(NestingLimit, TheInputsThatOverflowedTheStackAreOneLineErrors) {
   const std::string braces = "{ lambda ; a:f32[]. let b:f32[] = checkpoint[jaxpr=" + repeat("{", 50000);
   // The 512 brackets before it: the main jaxpr's {, the params' [, and 510 of the run.
-  EXPECT_EQ(error_of([&] { parse_program(braces, "b.jaxpr"); }),
+  EXPECT_EQ(usage_error([&] { parse_program(braces, "b.jaxpr"); }),
             "b.jaxpr:1:" + std::to_string(51 + 511) +
                 ": brackets nested more than 512 deep (rematkit's limit, docs/program-format.md#limits)");
 
   const std::string unclosed =
       "{ lambda ; a:f32[]. let\n" + repeat("b:f32[] = checkpoint[jaxpr={ lambda ; c:f32[]. let\n", 20000);
-  EXPECT_EQ(error_of([&] { parse_program(unclosed, "u.jaxpr"); }),
+  EXPECT_EQ(usage_error([&] { parse_program(unclosed, "u.jaxpr"); }),
             "u.jaxpr:" + place_of(unclosed, "{ lambda", 129) +
                 ": programs nested more than 128 deep (rematkit's limit, docs/program-format.md#limits)");
 
   const std::string nots = repeat("not_(", 20000) + "dots_saveable" + repeat(")", 20000);
-  EXPECT_EQ(error_of([&] { parse_param_value(nots, "--retarget-policy"); }),
+  EXPECT_EQ(usage_error([&] { parse_param_value(nots, "--retarget-policy"); }),
             "--retarget-policy:1:" + std::to_string(5 * 513) +
                 ": brackets nested more than 512 deep (rematkit's limit, docs/program-format.md#limits)");
-  EXPECT_NE(error_of([&] { linearize_with(parse_program(nested_programs(2, kPjit), "p"), nots); })
+  EXPECT_NE(usage_error([&] { linearize_with(parse_program(nested_programs(2, kPjit), "p"), nots); })
                 .find("brackets nested more than 512 deep"),
             std::string::npos);
 }
@@ -146,7 +137,7 @@ TEST(NestingLimit, SharedSubProgramsChainedByNameAreBoundedToo) {
   EXPECT_NEAR(evaluate_program(at_limit, {}, {Tensor::filled(Type{DType::kF32, {}, MemorySpace::kDevice}, 0.5)},
                                Arithmetic::kFloat64)[0].data[0],
               std::sin(0.5), 1e-12);
-  EXPECT_NE(error_of([&] { parse_program(shared_chain(kMaxProgramNesting, 1), "chain.jaxpr"); })
+  EXPECT_NE(usage_error([&] { parse_program(shared_chain(kMaxProgramNesting, 1), "chain.jaxpr"); })
                 .find("programs nested more than 128 deep"),
             std::string::npos);
 }
@@ -157,7 +148,7 @@ TEST(NestingLimit, SharedSubProgramsThatMultiplyAreRefusedBeforeTheyAreInlined) 
   EXPECT_EQ(under.eqns.size(), 1u);
   // Over 40 levels, 2^40: refused at the main program's call, without inlining it.
   const std::string text = shared_chain(40, 2);
-  EXPECT_EQ(error_of([&] { parse_program(text, "laughs.jaxpr"); }),
+  EXPECT_EQ(usage_error([&] { parse_program(text, "laughs.jaxpr"); }),
             "laughs.jaxpr:" + place_of(text, "pjit[jaxpr=f1 ", 1) +
                 ": the program inlines to more than 4194304 equations: its shared sub-programs call each other too "
                 "many times (rematkit's limit, docs/program-format.md#limits)");
@@ -185,7 +176,7 @@ TEST(NestingLimit, EveryPassBoundsAProgramBuiltPastTheLimit) {
            {"the interpreter", [&] { evaluate_program(p, {}, {x}, Arithmetic::kFloat64); }},
            {"the printer", [&] { print_program(p); }},
        }) {
-    EXPECT_EQ(error_of(work), "<builder>:1: programs (in " + pass +
+    EXPECT_EQ(usage_error(work), "<builder>:1: programs (in " + pass +
                                   ") nested more than 128 deep (rematkit's limit, docs/program-format.md#limits)");
   }
   // One level less runs.
