@@ -8,6 +8,7 @@
 
 #include "rematkit/analysis/memory_report.hpp"
 #include "rematkit/autodiff/residual_report.hpp"
+#include "rematkit/autodiff/scan_linearization.hpp"
 #include "rematkit/ir/printer.hpp"
 #include "rematkit/runtime/step_runner.hpp"
 #include "rematkit/schedule/step_program.hpp"
@@ -143,6 +144,25 @@ TEST(DebugPrint, ItsOperandsLiveUntilItRunsAndTheGradientIsThePrograms) {
   const GradientResult a = run_gradient(printed, {}, {x}, reference), b = run_gradient(plain, {}, {x}, reference);
   EXPECT_EQ(a.outputs[0].data, b.outputs[0].data);
   EXPECT_EQ(a.gradients[0]->data, b.gradients[0]->data);
+}
+
+TEST(DebugPrint, InAScanBodyItRunsEachIteration) {
+  const Linearization lin = linearize_with(parse_program(R"({ lambda ; a:f32[] xs:f32[3]. let
+    c:f32[] ys:f32[3] = scan[jaxpr={ lambda ; h:f32[] x:f32[]. let
+        y:f32[] = mul h x
+        debug_callback[effect=Debug] y
+        z:f32[] = sin y
+      in (z, y) } length=3 linear=(False, False) num_carry=1 num_consts=0 reverse=False unroll=1] a xs
+  in (c,) })", "p"));
+  int forward_scans = 0;
+  for (int e : lin.forward) {
+    const FlatEquation& eqn = lin.graph.eqns[static_cast<size_t>(e)];
+    if (!eqn.scan || eqn.part != ControlFlowPart::kForward) continue;
+    ++forward_scans;
+    const std::vector<int>& body = eqn.scan->forward_eqns;
+    EXPECT_TRUE(runs(eqn.scan->body, body, Prim::kDebugCallback));  // its body's pass, once an iteration
+  }
+  EXPECT_EQ(forward_scans, 1);
 }
 
 }  // namespace

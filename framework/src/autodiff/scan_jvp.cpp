@@ -228,7 +228,8 @@ class ScanTracer {
     }
   }
 
-  // The forward equations of the body that compute `results` from the arguments and `given`.
+  // The forward equations of the body that compute `results` from the arguments and `given`, and
+  // its effects (a debug print runs each iteration) with what they read.
   static std::vector<int> needed_eqns(const ScanLinearization& s, const std::vector<ValueId>& results,
                                       const std::vector<ValueId>& given) {
     const FlatGraph& bg = s.body.graph;
@@ -238,7 +239,8 @@ class ScanTracer {
     std::vector<int> eqns;
     for (auto it = s.body.forward.rbegin(); it != s.body.forward.rend(); ++it) {
       const FlatEquation& eqn = bg.eqns[*it];
-      if (std::none_of(eqn.outputs.begin(), eqn.outputs.end(), [&](ValueId v) { return needed[v] && !is_given[v]; }))
+      if (!is_effect(eqn.prim) &&
+          std::none_of(eqn.outputs.begin(), eqn.outputs.end(), [&](ValueId v) { return needed[v] && !is_given[v]; }))
         continue;
       eqns.push_back(*it);
       for (ValueId v : eqn.inputs) needed[v] = 1;
