@@ -78,3 +78,19 @@ def test_input_nested_past_the_limits_is_a_program_error_not_a_dead_kernel():
             p.residuals(**{kw: nots})
         assert (caught.value.line, caught.value.col) == (1, 5 * 513)
     assert len(p.residuals(policy='dots_saveable')) > 0  # the kernel goes on
+
+
+def test_a_sweep_nested_past_the_limit_is_a_program_error(tmp_path):
+    path = tmp_path / 'deep.yaml'
+    path.write_text('models: ' + '[' * 300 + ']' * 300 + '\n')
+    with pytest.raises(rematkit.ProgramError) as caught:
+        rematkit.sweep(path)
+    # The root map is level 1: the 256th '[' after "models: " (column 9 on) opens the 257th.
+    assert (caught.value.line, caught.value.col) == (1, 8 + 256)
+    assert 'YAML collections nested more than 256 deep' in str(caught.value)
+    deep = 'x'
+    for _ in range(300):
+        deep = {'a': deep}
+    with pytest.raises(rematkit.ProgramError) as caught:
+        rematkit.sweep({'models': [deep]})
+    assert 'YAML collections nested more than 256 deep' in str(caught.value)
