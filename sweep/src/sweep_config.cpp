@@ -409,10 +409,6 @@ SweepConfig read_sweep(const YAML::Node& root, const std::string& source) {
   return config;
 }
 
-}  // namespace
-
-namespace {
-
 // The document's depth, walked with a stack of its own. An alias is the node it names, so each
 // node (told apart by its place) is walked once, however many aliases repeat it.
 void check_nesting(const YAML::Node& root, const std::string& source) {

@@ -5,12 +5,12 @@
 #include <algorithm>
 
 #include "custom_jvp_rules.hpp"
-#include "rematkit/ir/nesting_limit.hpp"
 #include "jvp_rules.hpp"
 #include "passes.hpp"
 #include "cond_jvp.hpp"
 #include "scan_jvp.hpp"
 #include "../policy/default_registry.hpp"
+#include "rematkit/ir/nesting_limit.hpp"
 
 namespace rematkit::autodiff {
 namespace {

@@ -38,6 +38,8 @@ struct ParamsReader {
 std::vector<Tensor> apply_primitive(Prim prim, const Params& params, const std::vector<const Tensor*>& in,
                                     const std::vector<Type>& out_types, Arithmetic arithmetic) {
   if (is_effect(prim)) return {};  // a debug print computes nothing: a no-op here (the step executor prints)
+  if (is_host_call(prim))
+    fail("cannot run " + std::string(prim_name(prim)) + ": it calls a Python function the program does not carry");
   if (!reference::has_kernel(prim))
     fail("apply_primitive: " + std::string(prim_name(prim)) + " has a sub-program; evaluate the program instead");
   const reference::KernelParams decoded = reference::decode_params(prim, ParamsReader{params, {}});

@@ -12,15 +12,17 @@
 
 namespace rematkit {
 
-// Brackets ((, [, {) open at once in a program or policy spec. A jaxpr level opens two or three (checkpoint[jaxpr={ ... }], cond's branches=( ... )).
+// Brackets ((, [, {) open at once in a program or policy spec. A jaxpr level opens two or three
+// (checkpoint[jaxpr={ ... }], cond's branches=( ... )).
 inline constexpr int kMaxBracketNesting = 512;
 
 // Levels of a YAML or JSON document (a sweep file, an inputs file): its readers read a fixed
 // schema a few levels deep, so anything near this is not what they take.
 inline constexpr int kMaxDocumentNesting = 256;
 
-// Programs inside one another, the outermost counted: checkpoint, jit, scan, cond, while and custom-rule bodies. Real
-// programs stay near ten (Flax's remat_scan nests one scan a level; jit-in-jit-in-scan a few more).
+// Programs inside one another, the outermost counted: checkpoint, jit, scan, cond, while and
+// custom-rule bodies. Real programs stay near ten (Flax's remat_scan nests one scan a level;
+// jit-in-jit-in-scan a few more).
 inline constexpr int kMaxProgramNesting = 128;
 
 // Equations a program holds once its calls are inlined. Shared sub-programs that call each other
