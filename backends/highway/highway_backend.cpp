@@ -721,6 +721,7 @@ void destroy(rk_backend*) {}
 int32_t supports(const rk_backend*, const rk_equation_view* e) {
   try {  // supports() never fails: an equation it cannot read is one it does not run
     Kernel k;
+    if (rematkit::plugin::has_complex_operand(e)) return 0;  // real arithmetic only
     return choose_kernel(e, k) ? 1 : 0;
   } catch (...) {
     return 0;

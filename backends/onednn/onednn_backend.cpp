@@ -394,6 +394,7 @@ void destroy(rk_backend* backend) { delete reinterpret_cast<Backend*>(backend); 
 int32_t supports(const rk_backend* handle, const rk_equation_view* e) {
   try {  // supports() never fails: an equation it cannot read is one it does not run
     Recipe r;
+    if (rematkit::plugin::has_complex_operand(e)) return 0;  // real arithmetic only
     return recipe_for(*reinterpret_cast<const Backend*>(handle), e, r) ? 1 : 0;
   } catch (...) {
     return 0;

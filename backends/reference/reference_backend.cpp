@@ -35,6 +35,7 @@ struct ViewReader {
   rematkit::ConvParams conv_params() const { return rematkit::plugin::conv_params(eqn); }
   rematkit::WindowParams window_params() const { return rematkit::plugin::window_params(eqn); }
   bool selects_max() const { return rematkit::plugin::selects_max(eqn); }
+  rematkit::FftKind fft_kind() const { return rematkit::plugin::fft_kind(eqn); }
 };
 
 struct Operand {
@@ -64,17 +65,41 @@ std::optional<Prim> runnable(const rk_equation_view* e) {
 }
 
 
+// A buffer's elements as the reference math holds them: the values, or a complex buffer's real and
+// imaginary parts.
+struct Elements {
+  std::vector<double> values, imag;
+};
+
+Elements load(const void* data, const Operand& o) {
+  Elements e;
+  e.values.resize(o.count());
+  const bool complex = reference::is_complex_code(o.dtype);
+  if (complex) e.imag.resize(o.count());
+  for (size_t j = 0; j < e.values.size(); ++j) {
+    e.values[j] = reference::load_element(data, o.dtype, j);
+    if (complex) e.imag[j] = reference::load_complex_part(data, o.dtype, j, 1);
+  }
+  return e;
+}
+
 void run(const Kernel& k, const rk_tensor_view* in_views, const rk_tensor_view* out_view) {
-  std::vector<std::vector<double>> values(k.inputs.size());
+  std::vector<Elements> values;
+  values.reserve(k.inputs.size());
   std::vector<reference::Input> inputs;
   for (size_t i = 0; i < k.inputs.size(); ++i) {
-    values[i].resize(k.inputs[i].count());
-    for (size_t j = 0; j < values[i].size(); ++j) values[i][j] = reference::load_element(in_views[i].data, k.inputs[i].dtype, j);
-    inputs.push_back({values[i], k.inputs[i].shape, k.inputs[i].dtype});
+    values.push_back(load(in_views[i].data, k.inputs[i]));
+    inputs.push_back({values[i].values, k.inputs[i].shape, k.inputs[i].dtype, values[i].imag});
   }
-  std::vector<double> result(k.output.count());
-  reference::compute(k.prim, k.params, inputs, {result, k.output.shape, k.output.dtype});
-  for (size_t j = 0; j < result.size(); ++j) reference::store_element(out_view->data, k.output.dtype, j, result[j]);
+  Elements result;
+  result.values.resize(k.output.count());
+  const bool complex = reference::is_complex_code(k.output.dtype);
+  if (complex) result.imag.resize(k.output.count());
+  reference::compute(k.prim, k.params, inputs, {result.values, k.output.shape, k.output.dtype, result.imag});
+  for (size_t j = 0; j < result.values.size(); ++j) {
+    reference::store_element(out_view->data, k.output.dtype, j, result.values[j]);
+    if (complex) reference::store_complex_part(out_view->data, k.output.dtype, j, 1, result.imag[j]);
+  }
 }
 
 rk_error* create(const rk_value*, size_t, rk_backend** out) {

@@ -132,6 +132,7 @@ void destroy(rk_backend* backend) { delete reinterpret_cast<Backend*>(backend); 
 // would generate no kernel for is declined, not failed at prepare().
 int32_t supports(const rk_backend*, const rk_equation_view* e) {
   try {  // supports() never fails: an equation it cannot read is one it does not run
+    if (rematkit::plugin::has_complex_operand(e)) return 0;  // real arithmetic only
     return gemm_for(e) ? 1 : 0;
   } catch (...) {
     return 0;

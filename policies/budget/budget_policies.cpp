@@ -25,7 +25,7 @@ using Instance = rematkit::plugin::DecisionFunction;
 
 // JAX's short dtype names, by rk_dtype code (aval.str_short() spells them the same).
 const char* dtype_short_name(int32_t code) {
-  static const char* const kNames[] = {"f32", "i32", "bool", "bf16", "f16", "f64", "i64", "u32", "u8", "i8", "key<fry>"};
+  static const char* const kNames[] = {"f32", "i32", "bool", "bf16", "f16", "f64", "i64", "u32", "u8", "i8", "key<fry>", "c64", "c128"};
   return code >= 0 && code < static_cast<int32_t>(std::size(kNames)) ? kNames[code] : "?";
 }
 
@@ -39,7 +39,8 @@ int64_t element_bytes(int32_t code) {
   switch (code) {
     case RK_DTYPE_BOOL: case RK_DTYPE_U8: case RK_DTYPE_I8: return 1;
     case RK_DTYPE_BF16: case RK_DTYPE_F16: return 2;
-    case RK_DTYPE_F64: case RK_DTYPE_I64: case RK_DTYPE_KEY_FRY: return 8;
+    case RK_DTYPE_F64: case RK_DTYPE_I64: case RK_DTYPE_KEY_FRY: case RK_DTYPE_C64: return 8;
+    case RK_DTYPE_C128: return 16;
     default: return 4;
   }
 }

@@ -264,6 +264,20 @@ const Case kCases[] = {
      "{ lambda ; n:i32[] v:i32[5]. let _:i32[] w:i32[5] = while[body_jaxpr={ lambda ; i:i32[] x:i32[5]. let "
      "j:i32[] = add i 1; y:i32[5] = add x i in (j, y) } body_nconsts=0 cond_jaxpr={ lambda ; i:i32[] x:i32[5]. let "
      "p:bool[] = lt i 6 in (p,) } cond_nconsts=0] 0 v in (w,) }", 0},
+    // Complex numbers: every backend but the reference declines them, so each runs there (0 tolerance).
+    {"complex_parts", "{ lambda ; a:f32[6] b:f32[6]. let c:c64[6] = complex a b; d:c64[6] = conj[input_dtype=complex64] c; "
+                      "e:c64[6] = conj[input_dtype=float32] a; f:f32[6] = real d; g:f32[6] = imag d; "
+                      "h:f32[6] = abs c in (c, d, e, f, g, h) }", 0},
+    {"fft_four_kinds", "{ lambda ; x:f32[3,8] z:c64[2,4,6]. let r:c64[3,5] = fft[fft_lengths=(8,) fft_type=FftType.RFFT] x; "
+                       "y:f32[3,8] = fft[fft_lengths=(8,) fft_type=3] r; f:c64[2,4,6] = fft[fft_lengths=(4, 6) "
+                       "fft_type=jax.lax.FftType.FFT] z; g:c64[2,4,6] = fft[fft_lengths=(6,) fft_type=1] z; "
+                       "h:f32[2,4,10] = fft[fft_lengths=(4, 10) fft_type=IRFFT] z in (r, y, f, g, h) }", 0},
+    {"complex_arithmetic", "{ lambda ; a:c64[4,3] b:c64[3,2] s:c64[]. let c:c64[4,2] = dot_general["
+                           "dimension_numbers=(([1], [0]), ([], []))] a b; d:c64[4,2] = mul c (1-2j); "
+                           "e:c64[4,2] = div d s; f:c64[4,2] = exp e; g:c64[4,2] = add f 1j:c64[]; "
+                           "h:c64[4,2] = sqrt g; i:c64[2] = reduce_sum[axes=(0,)] h; k:c64[2] = integer_pow[y=3] i; "
+                           "l:c64[2] = log k; m:bool[2] = ne l l; n:c128[2] = convert_element_type[new_dtype=complex128] l "
+                           "in (c, f, h, k, l, m, n) }", 0},
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
@@ -347,6 +361,7 @@ TEST_P(ConformanceTest, EveryBackendAgreesWithTheInterpreter) {
       double scale = 0;
       for (double v : expected[o].data) scale = std::max(scale, std::fabs(v));
       const double tolerance = backend == "reference" ? 0.0 : c.simd_tolerance * std::max(scale, 1.0);
+      ASSERT_EQ(got[o].imag.size(), expected[o].imag.size());
       for (size_t i = 0; i < got[o].data.size(); ++i) {
         if (std::isinf(expected[o].data[i])) {
           EXPECT_EQ(got[o].data[i], expected[o].data[i]);
@@ -354,6 +369,8 @@ TEST_P(ConformanceTest, EveryBackendAgreesWithTheInterpreter) {
           EXPECT_NEAR(got[o].data[i], expected[o].data[i], tolerance) << "output " << o << " element " << i;
         }
       }
+      for (size_t i = 0; i < got[o].imag.size(); ++i)  // a complex output's imaginary parts: reference's alone
+        EXPECT_EQ(got[o].imag[i], expected[o].imag[i]) << "output " << o << " element " << i << " (imaginary part)";
     }
   }
 }

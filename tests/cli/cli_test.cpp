@@ -600,21 +600,21 @@ TEST_F(CliTest, ProgramsComeFromStandardInputWhenPipedOrNamedDash) {
 }
 
 TEST_F(CliTest, CheckListsEveryProblemAtOnce) {
-  // Line 2: an unknown primitive (its output stays f32[4,8]); line 3: c64 (f32 stands in); line 4:
-  // c64 again and a second unknown primitive; line 5: a shape error in an equation that reads the
+  // Line 2: an unknown primitive (its output stays f32[4,8]); line 3: f8_e5m2 (f32 stands in); line 4:
+  // f8_e5m2 again and a second unknown primitive; line 5: a shape error in an equation that reads the
   // outputs of the skipped ones.
   const std::string program = write("many.jaxpr", R"({ lambda ; a:i32[4] b:f32[4,8]. let
     d:f32[4,8] = lgamma b
-    e:c64[4,8] = convert_element_type[new_dtype=float32] d
-    f:c64[4,8] = cosh e
+    e:f8_e5m2[4,8] = convert_element_type[new_dtype=float32] d
+    f:f8_e5m2[4,8] = cosh e
     g:f32[4,9] = sin d
   in (g, f) })");
   const CliRun r = run("check " + program);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out, program + ":2:18: unknown primitive 'lgamma'\n" +
-                       program + ":3:7: unsupported dtype 'c64' (rematkit supports f32, bf16, f16, f64, i8, i32, i64, u8, u32, bool and key<fry>) (also on line 4)\n" +
-                       program + ":4:18: unknown primitive 'cosh'\n" +
+                       program + ":3:7: unsupported dtype 'f8_e5m2' (rematkit supports f32, bf16, f16, f64, c64, c128, i8, i32, i64, u8, u32, bool and key<fry>) (also on line 4)\n" +
+                       program + ":4:22: unknown primitive 'cosh'\n" +
                        program + ":5:18: sin of f32[4,8] computes f32[4,8] but 'g' is declared f32[4,9]\n");
   const CliRun ok = run("check " + write("ok.jaxpr", kSquareSum));
   EXPECT_EQ(ok.exit_code, 0) << ok.out;
@@ -790,7 +790,7 @@ TEST_F(CliTest, MlpPrintsFlaxsOutput) {
 TEST_F(CliTest, PluginsListsPluginsAndProblems) {
   const CliRun r = run(std::string("plugins --plugin-path ") + REMATKIT_FIXTURE_DIR);
   EXPECT_EQ(r.exit_code, 0) << r.err;  // problems are listed, not fatal
-  EXPECT_NE(r.out.find("jax-policies 1.0.0 (ABI 1.7) "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("jax-policies 1.0.0 (ABI 1.8) "), std::string::npos) << r.out;
   // Each policy as it is called; one from a plugin built before ABI 1.1 has no signature to show.
   EXPECT_NE(r.out.find("  policies:\n    any_of(p1, p2, ...)\n    all_of(p1, p2, ...)\n    not_(p)\n"
                        "    save_if_bytes_at_least(p, N)\n  backends: -\n"),
@@ -825,7 +825,7 @@ TEST_F(CliTest, PluginOptionLoadsAPolicyOrFailsCleanly) {
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << r.out;
   EXPECT_NE(r.out.find("f32[] output of cos"), std::string::npos) << r.out;
   expect_bad_input("residuals --plugin " + std::string(REMATKIT_FIXTURE_DIR) + "/librk_fixture_abi_major_2.so " + program,
-                   "librk_fixture_abi_major_2.so: plugin ABI 2.0 is incompatible with this rematkit's ABI 1.7");
+                   "librk_fixture_abi_major_2.so: plugin ABI 2.0 is incompatible with this rematkit's ABI 1.8");
   expect_bad_input("residuals --plugin " + write("libjunk.so", "junk") + " " + program,
                    "libjunk.so: not a loadable plugin library");
 }

@@ -86,15 +86,15 @@ TEST(Random, KeysAreNotNumbers) {
             "p:1:40: sin does not take a PRNG key (key<fry>[]): a key is not a number; random_bits or random_unwrap give "
             "numbers from it");
   EXPECT_EQ(error_of("{ lambda ; k:key<rbg>[]. let in (k,) }"),
-            "p:1:14: unsupported dtype 'key<rbg>' (rematkit supports f32, bf16, f16, f64, i8, i32, i64, u8, u32, bool and "
+            "p:1:14: unsupported dtype 'key<rbg>' (rematkit supports f32, bf16, f16, f64, c64, c128, i8, i32, i64, u8, u32, bool and "
             "key<fry>)");
   EXPECT_EQ(error_of("{ lambda ; r:u32[3]. let k:key<fry>[] = random_wrap[impl=fry] r in (k,) }"),
             "p:1:41: random_wrap needs u32 key data whose last dim is 2 (a threefry key's two words), got u32[3]");
   EXPECT_EQ(error_of("{ lambda ; k:key<fry>[]. let b:u16[2] = random_bits[bit_width=16 shape=(2,)] k in (b,) }"),
-            "p:1:32: unsupported dtype 'u16' (rematkit supports f32, bf16, f16, f64, i8, i32, i64, u8, u32, bool and "
+            "p:1:32: unsupported dtype 'u16' (rematkit supports f32, bf16, f16, f64, c64, c128, i8, i32, i64, u8, u32, bool and "
             "key<fry>)");
   EXPECT_EQ(error_of("{ lambda ; s:i32[]. let k:key<rbg>[] = random_seed[impl=rbg] s in (k,) }"),
-            "p:1:27: unsupported dtype 'key<rbg>' (rematkit supports f32, bf16, f16, f64, i8, i32, i64, u8, u32, bool and "
+            "p:1:27: unsupported dtype 'key<rbg>' (rematkit supports f32, bf16, f16, f64, c64, c128, i8, i32, i64, u8, u32, bool and "
             "key<fry>)");
 }
 

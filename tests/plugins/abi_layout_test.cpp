@@ -10,7 +10,9 @@
 #include "rematkit/plugin/rk_policy.h"
 
 // 1.5 added no field (the rk_fusion equation is a convention of params): the layout is 1.4's.
-static_assert(RK_ABI_MAJOR == 1 && RK_ABI_MINOR == 7);
+// 1.8 added the dtype codes RK_DTYPE_C64 and RK_DTYPE_C128, no field.
+static_assert(RK_ABI_MAJOR == 1 && RK_ABI_MINOR == 8);
+static_assert(RK_DTYPE_C64 == 11 && RK_DTYPE_C128 == 12);
 
 static_assert(sizeof(rk_version) == 4);
 static_assert(offsetof(rk_host_api, abi) == 8 && offsetof(rk_host_api, error_new) == 16 &&

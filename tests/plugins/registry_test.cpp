@@ -53,7 +53,7 @@ TEST(PluginRegistry, EachFailureModeHasItsMessage) {
             fixture("no_entry") + ": no rk_plugin_get_api symbol, so it is not a rematkit plugin");
   EXPECT_EQ(load_error(registry, fixture("null_table")), fixture("null_table") + ": rk_plugin_get_api returned no plugin table");
   EXPECT_EQ(load_error(registry, fixture("abi_major_2")),
-            fixture("abi_major_2") + ": plugin ABI 2.0 is incompatible with this rematkit's ABI 1.7 (the major "
+            fixture("abi_major_2") + ": plugin ABI 2.0 is incompatible with this rematkit's ABI 1.8 (the major "
                                      "versions differ; rebuild the plugin against these headers)");
   EXPECT_EQ(load_error(registry, fixture("init_error")),
             fixture("init_error") + ": plugin 'fixture-init-error' failed to initialize: failed precondition: needs a "

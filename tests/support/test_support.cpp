@@ -116,10 +116,11 @@ RandomInputs random_inputs(const Program& program, unsigned seed, double lo, dou
   auto make = [&](int var) {
     const Type& t = program.vars[var].type;
     Tensor tensor = Tensor::filled(t, 0.0);
-    for (double& v : tensor.data) {
-      double x = magnitude(rng) * (signed_values && sign(rng) ? -1.0 : 1.0);
-      v = round_to_dtype(is_floating(t.dtype) ? x : std::round(x * 3), t.dtype, Arithmetic::kFloat32);
-    }
+    for (std::vector<double>* part : {&tensor.data, &tensor.imag})  // imag: a complex tensor's
+      for (double& v : *part) {
+        double x = magnitude(rng) * (signed_values && sign(rng) ? -1.0 : 1.0);
+        v = round_to_dtype(is_inexact(t.dtype) ? x : std::round(x * 3), t.dtype, Arithmetic::kFloat32);
+      }
     return tensor;
   };
   RandomInputs in;
@@ -139,12 +140,14 @@ std::vector<Tensor> finite_difference_gradients(const Program& program, const Ra
   std::vector<Tensor> grads;
   for (size_t a = 0; a < inputs.arguments.size(); ++a) {
     Tensor g = Tensor::filled(inputs.arguments[a].type, 0.0);
-    if (is_floating(g.type.dtype)) {
-      for (int64_t i = 0; i < g.size(); ++i) {
+    // A complex argument x + iy gets JAX's gradient, df/dx - i df/dy (jax.grad's convention).
+    for (auto [part, sign] : {std::pair{&Tensor::data, 1.0}, std::pair{&Tensor::imag, -1.0}}) {
+      if (!is_inexact(g.type.dtype)) break;
+      for (size_t i = 0; i < (g.*part).size(); ++i) {
         std::vector<Tensor> plus = inputs.arguments, minus = inputs.arguments;
-        plus[a].data[i] += h;
-        minus[a].data[i] -= h;
-        g.data[i] = (loss(plus) - loss(minus)) / (2 * h);
+        (plus[a].*part)[i] += h;
+        (minus[a].*part)[i] -= h;
+        (g.*part)[i] = sign * (loss(plus) - loss(minus)) / (2 * h);
       }
     }
     grads.push_back(std::move(g));
@@ -169,6 +172,10 @@ void expect_gradient_matches_finite_differences(const Program& program, const st
     for (size_t i = 0; i < fd[p].data.size(); ++i)
       EXPECT_NEAR(ad.gradients[p]->data[i], fd[p].data[i], 1e-6 + 1e-5 * std::fabs(fd[p].data[i]))
           << "argument " << p << " element " << i;
+    ASSERT_EQ(ad.gradients[p]->imag.size(), fd[p].imag.size()) << "argument " << p;
+    for (size_t i = 0; i < fd[p].imag.size(); ++i)
+      EXPECT_NEAR(ad.gradients[p]->imag[i], fd[p].imag[i], 1e-6 + 1e-5 * std::fabs(fd[p].imag[i]))
+          << "argument " << p << " element " << i << " (imaginary part)";
   }
 }
 

@@ -112,6 +112,9 @@ void copy(const Input& x, const Output& out) {
 bool has_kernel(Prim prim) { return !has_body(prim) && !is_control_flow(prim) && !is_effect(prim) && !is_host_call(prim); }
 
 void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const Output& out) {
+  bool complex = is_complex_code(out.dtype);
+  for (const Input& x : in) complex |= is_complex_code(x.dtype);
+  if (complex) return compute_complex(prim, p, in, out);
   switch (prim) {
     case Prim::kAdd: return map_binary(in[0], in[1], out, [](double a, double b) { return a + b; });
     case Prim::kSub: return map_binary(in[0], in[1], out, [](double a, double b) { return a - b; });
@@ -244,6 +247,7 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
     case Prim::kScan: case Prim::kCond: case Prim::kWhile:
     case Prim::kDebugCallback:  // no output to compute: the step executor runs it (--debug-prints)
     case Prim::kPureCallback: case Prim::kIoCallback:  // Python functions the program does not carry
+    case Prim::kReal: case Prim::kImag: case Prim::kComplex: case Prim::kConj: case Prim::kFft:  // complex_kernels.cpp
       break;
   }
   throw std::invalid_argument("no reference kernel for " + std::string(prim_name(prim)) +

@@ -69,6 +69,9 @@ void map_ternary(const Input& a, const Input& b, const Input& c, const Output& o
   for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = fn(at(a, i), at(b, i), at(c, i));
 }
 
+// Every primitive with a complex operand or result (complex_kernels.cpp).
+void compute_complex(Prim prim, const KernelParams& params, std::span<const Input> in, const Output& out);
+
 // Kernels with more than an elementwise formula (structural.cpp, dot_general.cpp, indexing.cpp).
 void select_n(std::span<const Input> in, const Output& out);
 void dot_general(const DotDims& dims, const Input& lhs, const Input& rhs, const Output& out);

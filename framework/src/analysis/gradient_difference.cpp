@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "rematkit/ir/error.hpp"
 
@@ -22,21 +23,20 @@ std::vector<ArgumentDifference> gradient_differences(const GradientResult& a, co
       d.max_abs_diff = d.identical ? 0 : std::numeric_limits<double>::infinity();
       continue;
     }
-    if (x->data.size() != y->data.size())
+    if (x->data.size() != y->data.size() || x->imag.size() != y->imag.size())
       internal_error("gradients of " + std::to_string(x->data.size()) + " and " + std::to_string(y->data.size()) +
                      " elements compared");
-    d.identical = std::memcmp(x->data.data(), y->data.data(), x->data.size() * sizeof(double)) == 0;
+    // A complex gradient's imaginary parts are compared as its real parts are.
+    d.identical = std::memcmp(x->data.data(), y->data.data(), x->data.size() * sizeof(double)) == 0 &&
+                  std::memcmp(x->imag.data(), y->imag.data(), x->imag.size() * sizeof(double)) == 0;
     if (d.identical) continue;
-    for (size_t k = 0; k < x->data.size(); ++k) {
-      const double u = x->data[k], v = y->data[k];
-      if (std::isnan(u) && std::isnan(v)) continue;
-      const double diff = std::fabs(u - v);  // NaN when exactly one is NaN
-      if (std::isnan(diff)) {
-        d.max_abs_diff = diff;
-        break;
+    for (auto [us, vs] : {std::pair{&x->data, &y->data}, std::pair{&x->imag, &y->imag}})
+      for (size_t k = 0; k < us->size() && !std::isnan(d.max_abs_diff); ++k) {
+        const double u = (*us)[k], v = (*vs)[k];
+        if (std::isnan(u) && std::isnan(v)) continue;
+        const double diff = std::fabs(u - v);  // NaN when exactly one is NaN
+        d.max_abs_diff = std::isnan(diff) ? diff : std::max(d.max_abs_diff, diff);
       }
-      d.max_abs_diff = std::max(d.max_abs_diff, diff);
-    }
   }
   return out;
 }

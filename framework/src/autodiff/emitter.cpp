@@ -18,7 +18,7 @@ std::vector<ValueId> Emitter::emit_all(EqnRole role, Prim prim, std::vector<Valu
     std::vector<Tensor> operands;
     std::vector<Type> in_types;
     for (ValueId v : inputs) {
-      operands.push_back(Tensor::filled(type(v), graph_.values[v].literal));
+      operands.push_back(Tensor::filled(type(v), graph_.values[v].literal, graph_.values[v].literal_imag));
       in_types.push_back(type(v));
     }
     const std::vector<Type> out_types = infer_types(prim, params, in_types, where_);
@@ -27,7 +27,7 @@ std::vector<ValueId> Emitter::emit_all(EqnRole role, Prim prim, std::vector<Valu
       for (const Tensor& t : operands) pointers.push_back(&t);
       std::vector<ValueId> out;
       for (const Tensor& t : apply_primitive(prim, params, pointers, out_types, Arithmetic::kFloat32))
-        out.push_back(literal(t.data.at(0), t.type.dtype));
+        out.push_back(literal(t.data.at(0), t.type.dtype, t.imag.empty() ? 0.0 : t.imag.at(0)));
       return out;
     }
   }
@@ -58,11 +58,12 @@ std::vector<ValueId> Emitter::emit_part(EqnRole role, ControlFlowPart part, std:
   return graph_.add_equation(std::move(eqn), out_types).outputs;
 }
 
-ValueId Emitter::literal(double value, DType dtype) {
+ValueId Emitter::literal(double value, DType dtype, double imag) {
   Value v;
   v.type = Type{dtype, {}, MemorySpace::kDevice};
   v.origin = ValueOrigin::kLiteral;
   v.literal = round_to_dtype(value, dtype, Arithmetic::kFloat32);  // a literal holds a value of its dtype
+  if (is_complex(dtype)) v.literal_imag = round_to_dtype(imag, dtype, Arithmetic::kFloat32);
   return graph_.add_value(std::move(v));
 }
 

@@ -29,7 +29,7 @@ class Emitter {
   std::vector<ValueId> emit_part(EqnRole role, ControlFlowPart part, std::shared_ptr<const ScanLinearization> scan,
                                  std::shared_ptr<const CondLinearization> cond, std::vector<ValueId> inputs,
                                  const Params& params, const std::vector<Type>& out_types);
-  ValueId literal(double value, DType dtype);
+  ValueId literal(double value, DType dtype, double imag = 0);  // imag: a complex literal's
   // full_like: `value` broadcast to the shape of `like` (lax.full_like), with the given role.
   ValueId full(double value, ValueId like, EqnRole role);
   // `x` made the shape `shape` by lax broadcasting (a no-op when it already is).

@@ -1,6 +1,7 @@
 #include "rematkit/autodiff/equation_flops.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "rematkit/autodiff/cond_linearization.hpp"
 #include "rematkit/ir/primitive_params.hpp"
@@ -75,6 +76,16 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     case Prim::kReducePrecision:
       return out;
     case Prim::kClamp: return 2 * out;  // a max and a min
+    case Prim::kConj: return out;  // a negation per element
+    case Prim::kFft: {  // the usual 5 n log2 n of an n-point complex transform, per transform
+      const Shape lengths = param_ints(eqn.params, "fft_lengths", eqn.where);
+      const Shape& x = graph.values[eqn.inputs[0]].type.shape;
+      int64_t n = 1, transforms = 1;
+      for (int64_t d : lengths) n *= d;
+      for (size_t d = 0; d + lengths.size() < x.size(); ++d) transforms *= x[d];
+      return static_cast<int64_t>(5.0 * static_cast<double>(n) * std::log2(static_cast<double>(std::max<int64_t>(n, 1)))) *
+             transforms;
+    }
     // Bitwise and logical ops: integer work, not floating point.
     case Prim::kAnd: case Prim::kOr: case Prim::kXor: case Prim::kNot: case Prim::kShiftLeft:
     case Prim::kShiftRightLogical: case Prim::kShiftRightArithmetic:
@@ -87,7 +98,8 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall: case Prim::kIota:
     case Prim::kConcatenate: case Prim::kSlice: case Prim::kSplit: case Prim::kSort: case Prim::kDynamicSlice:
     case Prim::kDynamicUpdateSlice: case Prim::kPad: case Prim::kRev: case Prim::kCopy: case Prim::kGather:
-    case Prim::kOptimizationBarrier: case Prim::kBitcastConvertType:
+    case Prim::kOptimizationBarrier: case Prim::kBitcastConvertType: case Prim::kReal: case Prim::kImag:
+    case Prim::kComplex:
       return 0;
     case Prim::kDebugCallback:
       return 0;  // it computes nothing

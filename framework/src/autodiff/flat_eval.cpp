@@ -14,11 +14,7 @@ using Values = std::vector<std::optional<Tensor>>;
 
 Tensor empty_stack(Type row, int64_t length) {
   row.shape.insert(row.shape.begin(), length);
-  return Tensor{row, std::vector<double>(static_cast<size_t>(row.num_elements()), 0.0)};
-}
-
-void put_row(Tensor& stacked, int64_t i, const Tensor& row) {
-  std::copy(row.data.begin(), row.data.end(), stacked.data.begin() + i * row.size());
+  return Tensor::filled(row, 0.0);
 }
 
 std::vector<Tensor> scan_part(const FlatEquation& eqn, const std::vector<const Tensor*>& in, Arithmetic arithmetic) {
@@ -53,7 +49,7 @@ std::vector<Tensor> scan_part(const FlatEquation& eqn, const std::vector<const T
       if (!forward)
         for (size_t k = 0; k < s.saved.size(); ++k) values[s.saved[k]] = leading_row(*in[n_args + s.hoisted.size() + k], r);
       evaluate_flat(bg, forward ? s.forward_eqns : s.recompute_eqns, values, arithmetic, "scan");
-      for (size_t k = 0; k < stacked_values.size(); ++k) put_row(stacks[k], r, read_value(bg, values, stacked_values[k], "scan"));
+      for (size_t k = 0; k < stacked_values.size(); ++k) set_leading_row(stacks[k], r, read_value(bg, values, stacked_values[k], "scan"));
       for (size_t j = 0; j < s.num_carry; ++j) carry[j] = read_value(bg, values, body.outputs[j], "scan");
     }
     std::vector<Tensor> out;
@@ -93,12 +89,13 @@ std::vector<Tensor> scan_part(const FlatEquation& eqn, const std::vector<const T
       if (i < s.num_consts) {
         if (!const_ct[i]) const_ct[i] = g;
         else
-          for (size_t e = 0; e < g.data.size(); ++e)
-            const_ct[i]->data[e] = round_to_dtype(const_ct[i]->data[e] + g.data[e], g.type.dtype, arithmetic);
+          for (auto [sum, term] : {std::pair{&const_ct[i]->data, &g.data}, std::pair{&const_ct[i]->imag, &g.imag}})
+            for (size_t e = 0; e < term->size(); ++e)
+              (*sum)[e] = round_to_dtype((*sum)[e] + (*term)[e], g.type.dtype, arithmetic);
       } else if (i < s.num_consts + s.num_carry) {
         carry_ct[i - s.num_consts] = g;
       } else {
-        put_row(*xs_ct[i - s.num_consts - s.num_carry], r, g);
+        set_leading_row(*xs_ct[i - s.num_consts - s.num_carry], r, g);
       }
     }
   }
@@ -155,7 +152,7 @@ const Tensor& read_value(const FlatGraph& g, Values& values, ValueId v, const ch
     if (value.origin != ValueOrigin::kLiteral)
       internal_error(std::string("the ") + pass + " pass reads a value of type " + value.type.str() +
                      " that it neither computed nor was given");
-    values[v] = Tensor::filled(value.type, value.literal);
+    values[v] = Tensor::filled(value.type, value.literal, value.literal_imag);
   }
   return *values[v];
 }

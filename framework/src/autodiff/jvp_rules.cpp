@@ -192,6 +192,17 @@ ValueId select_n_jvp(Emitter& em, const std::vector<ValueId>& x, const std::vect
   return em.linear(Prim::kSelectN, inputs);
 }
 
+// lax._abs_jvp_rule on a complex operand: real(g * conj(x) / ans), where an ans of 0 divides by 1
+// (_replace_zero), so the tangent at 0 is 0.
+ValueId complex_abs_jvp(Emitter& em, ValueId x, ValueId ans, ValueId g) {
+  const DType dt = em.type(x).dtype;
+  const ValueId widened = em.known(Prim::kConvertElementType, {ans}, convert_element_type_params(dt));
+  const ValueId is_zero = em.known(Prim::kEq, {widened, em.literal(0.0, dt)});
+  const ValueId divisor = em.known(Prim::kSelectN, {is_zero, widened, em.full(1.0, widened, EqnRole::kCoefficient)});
+  const ValueId ratio = em.known(Prim::kDiv, {em.known(Prim::kConj, {x}), divisor});
+  return em.linear(Prim::kReal, {scale(em, g, ratio)});
+}
+
 // ad.linear_jvp (deflinear, deflinear2): a linear primitive applied to its operands' tangents, the
 // zero ones instantiated as zeros (known values). Operands [kept_begin, kept_end) are indices
 // (dynamic_update_slice's starts, scatter-add's indices) and pass as they are.
@@ -335,6 +346,7 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
       return scale(em, g, em.known(Prim::kMul, {em.literal(static_cast<double>(power), dt), p}));
     }
     case Prim::kAbs: {  // select(x >= 0, g, -g)
+      if (is_complex(dt)) return complex_abs_jvp(em, x[0], y[0], g);
       ValueId non_negative = em.known(Prim::kGe, {x[0], em.literal(0.0, dt)});
       ValueId minus_g = em.linear(Prim::kNeg, {g});
       return em.linear(Prim::kSelectN, {non_negative, minus_g, g});
@@ -367,7 +379,7 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
     case Prim::kName: return g;  // the tangent passes through, unnamed
     case Prim::kStopGradient: return kZero;
     case Prim::kConvertElementType: {  // converted like the primal; nothing flows into integers
-      if (!is_floating(dtype_param(params, "new_dtype", {}))) return kZero;
+      if (!is_inexact(dtype_param(params, "new_dtype", {}))) return kZero;
       return em.linear(Prim::kConvertElementType, {g}, params);
     }
     case Prim::kSelectN: return select_n_jvp(em, x, t);
@@ -389,7 +401,10 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
     case Prim::kReduceSum: case Prim::kBroadcastInDim: case Prim::kReshape: case Prim::kTranspose:
     case Prim::kSqueeze: case Prim::kSlice: case Prim::kSplit: case Prim::kRev: case Prim::kCopy: case Prim::kReducePrecision:
     case Prim::kCumsum: case Prim::kOptimizationBarrier:  // lax._opt_barrier_jvp: the barrier on the tangent
+    case Prim::kReal: case Prim::kImag: case Prim::kConj:  // lax.py: deflinear2, conj ad.linear_jvp
+    case Prim::kFft:  // fft.py: ad.deflinear2(fft_p, ...)
       return em.linear(prim, {g}, params);  // linear: the same operation on the tangent
+    case Prim::kComplex: return linear_jvp(em, prim, params, x, t, 0, 0);  // lax.py: deflinear2
     case Prim::kReduceMax: case Prim::kReduceMin: return reduce_chooser_jvp(em, params, x[0], y[0], g);
     case Prim::kReduceProd: return reduce_prod_jvp(em, params, x[0], g);
     case Prim::kCumprod: case Prim::kCummax: case Prim::kCummin: case Prim::kCumlogsumexp:  // loops.py

@@ -42,6 +42,7 @@ class JvpTracer {
       lit.type = a.type;
       lit.origin = ValueOrigin::kLiteral;
       lit.literal = a.literal;
+      lit.literal_imag = a.literal_imag;
       return Slot{graph_.add_value(std::move(lit)), kNoValue};
     };
     for (const Equation& eqn : program.eqns) {
@@ -143,7 +144,7 @@ class JvpTracer {
     std::vector<ValueId> y = em.emit_all(EqnRole::kPrimal, eqn.prim, x, eqn.params);
     std::vector<ValueId> ty(y.size(), kNoValue);
     bool floating_out = false;
-    for (ValueId v : y) floating_out |= is_floating(graph_.values[v].type.dtype);
+    for (ValueId v : y) floating_out |= is_inexact(graph_.values[v].type.dtype);
     if (any_tangent && floating_out) ty = jvp_rule(em, eqn.prim, eqn.params, x, y, t);
     std::vector<Slot> out;
     for (size_t k = 0; k < y.size(); ++k) out.push_back(Slot{y[k], ty[k]});
@@ -173,7 +174,7 @@ class JvpTracer {
     std::vector<Type> types;
     std::vector<size_t> floating;
     for (size_t k = 0; k < y.size(); ++k)
-      if (is_floating(graph_.values[y[k]].type.dtype)) {
+      if (is_inexact(graph_.values[y[k]].type.dtype)) {
         types.push_back(graph_.values[y[k]].type);
         floating.push_back(k);
       }
@@ -221,7 +222,7 @@ void trace_jvp(const Program& program, const LinearizeOptions& options, Lineariz
     ValueId tangent = kNoValue;
     const bool wanted = !options.differentiate_nothing && (options.differentiate.empty() ||
                         std::find(options.differentiate.begin(), options.differentiate.end(), i) != options.differentiate.end());
-    if (wanted && is_floating(g.values[a].type.dtype)) {
+    if (wanted && is_inexact(g.values[a].type.dtype)) {
       Value t;
       t.type = g.values[a].type;
       t.origin = ValueOrigin::kTangentInput;

@@ -3,7 +3,8 @@
 // _reshape_transpose_rule, _transpose_transpose_rule, _convert_element_type_transpose_rule,
 // _select_transpose_rule, _concatenate_transpose_rule, _pad_transpose), jax/_src/lax/slicing.py
 // (slice, dynamic_slice, dynamic_update_slice, gather, scatter-add), loops.py (cumsum), and
-// convolution.py and windowed_reductions.py (window_transpose_rules.cpp): one case per primitive.
+// convolution.py and windowed_reductions.py (window_transpose_rules.cpp), and fft.py: one case per
+// primitive.
 #include "transpose_rules.hpp"
 
 #include <algorithm>
@@ -126,6 +127,36 @@ ValueId unslice(Emitter& em, ValueId ct, const Params& params, const Shape& x_sh
   return em.linear(Prim::kPad, {ct, em.literal(0.0, em.type(ct).dtype)}, pad_params(config));
 }
 
+// fft.py's _fft_transpose_rule. FFT and IFFT transpose to themselves (the DFT matrix is symmetric).
+// RFFT, as _rfft_transpose through JAX 0.9.0 linear-transposes fft(complex(x))[..., :n // 2 + 1]:
+// ct padded with zeros to n, an FFT, its real part. IRFFT, as _irfft_transpose: an RFFT of ct,
+// each bin weighted by 2 (1 at the zero bin and, for an even n, the last) over prod(fft_lengths),
+// then conjugated.
+ValueId fft_transpose(Emitter& em, ValueId ct, const Params& params, const SourceLocation& where) {
+  const FftKind kind = fft_kind(params, where);
+  const Shape lengths = param_ints(params, "fft_lengths", where);
+  if (kind == FftKind::kFft || kind == FftKind::kIfft) return em.linear(Prim::kFft, {ct}, params);
+  const int64_t n = lengths.back();
+  if (kind == FftKind::kRfft) {
+    const Shape ct_shape = em.shape(ct);
+    std::vector<PaddingDim> config(ct_shape.size());
+    config.back().high = n - ct_shape.back();
+    const ValueId padded = em.linear(Prim::kPad, {ct, em.literal(0.0, em.type(ct).dtype)}, pad_params(config));
+    return em.linear(Prim::kReal, {em.linear(Prim::kFft, {padded}, fft_params(FftKind::kFft, lengths))});
+  }
+  const ValueId x = em.linear(Prim::kFft, {ct}, fft_params(FftKind::kRfft, lengths));
+  const Type xt = em.type(x);
+  const int64_t bins = xt.shape.back(), twos = bins - 1 - (n % 2 == 0 ? 1 : 0);
+  const ValueId inner = em.linear(Prim::kBroadcastInDim, {em.literal(2.0, xt.dtype)}, broadcast_in_dim_params({twos}, {}));
+  const ValueId mask = em.linear(Prim::kPad, {inner, em.literal(1.0, xt.dtype)},
+                                 pad_params({PaddingDim{1, bins - 1 - twos, 0}}));
+  const ValueId spread = em.linear(Prim::kBroadcastInDim, {mask}, broadcast_in_dim_params(xt.shape, {xt.rank() - 1}));
+  double total = 1;
+  for (int64_t d : lengths) total *= static_cast<double>(d);
+  const ValueId weighted = em.linear(Prim::kMul, {em.literal(1.0 / total, xt.dtype), em.linear(Prim::kMul, {spread, x})});
+  return em.linear(Prim::kConj, {weighted});
+}
+
 // The sum of all of `v`'s elements, a scalar.
 ValueId total(Emitter& em, ValueId v) {
   std::vector<int64_t> axes;
@@ -197,6 +228,20 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
         give(i, em.linear(Prim::kSelectN, cases));
       }
       return;
+    // lax.py: real's ct is complex(ct, 0), imag's complex(0, -ct); complex(x, y) gives x real(ct)
+    // and y imag(-ct); conj gives conj(ct), or real(ct) to a real operand (_conj_transpose_rule).
+    case Prim::kReal: give(0, em.linear(Prim::kComplex, {ct, em.literal(0.0, em.type(ct).dtype)})); return;
+    case Prim::kImag:
+      give(0, em.linear(Prim::kComplex, {em.literal(0.0, em.type(ct).dtype), em.linear(Prim::kNeg, {ct})}));
+      return;
+    case Prim::kComplex:
+      if (linear_input(0)) give(0, em.unbroadcast(em.linear(Prim::kReal, {ct}), shape_of(0)));
+      if (linear_input(1)) give(1, em.unbroadcast(em.linear(Prim::kImag, {em.linear(Prim::kNeg, {ct})}), shape_of(1)));
+      return;
+    case Prim::kConj:
+      give(0, em.linear(is_complex(g.values[in[0]].type.dtype) ? Prim::kConj : Prim::kReal, {ct}));
+      return;
+    case Prim::kFft: give(0, fft_transpose(em, ct, eqn.params, eqn.where)); return;
     case Prim::kCumsum: {  // loops._cumsum_transpose_rule: the running sum from the other end
       const bool reverse = eqn.params.find("reverse") && param_bool(eqn.params, "reverse", eqn.where);
       give(0, em.linear(Prim::kCumsum, {ct}, cumsum_params(param_int(eqn.params, "axis", eqn.where), !reverse)));

@@ -31,6 +31,7 @@ struct ParamsReader {
   ConvParams conv_params() const { return rematkit::conv_params(params, where); }
   WindowParams window_params() const { return rematkit::window_params(params, where); }
   bool selects_max() const { return select_prim(params, where) == Prim::kGe; }
+  FftKind fft_kind() const { return rematkit::fft_kind(params, where); }
 };
 
 }  // namespace
@@ -44,11 +45,12 @@ std::vector<Tensor> apply_primitive(Prim prim, const Params& params, const std::
     fail("apply_primitive: " + std::string(prim_name(prim)) + " has a sub-program; evaluate the program instead");
   const reference::KernelParams decoded = reference::decode_params(prim, ParamsReader{params, {}});
   std::vector<reference::Input> inputs;
-  for (const Tensor* t : in) inputs.push_back({t->data, t->type.shape, dtype_code(t->type.dtype)});
+  for (const Tensor* t : in) inputs.push_back({t->data, t->type.shape, dtype_code(t->type.dtype), t->imag});
   const Type& type = out_types.at(0);
-  Tensor out{type, std::vector<double>(static_cast<size_t>(type.num_elements()))};
-  reference::compute(prim, decoded, inputs, {out.data, type.shape, dtype_code(type.dtype)});
+  Tensor out = Tensor::filled(type, 0.0);
+  reference::compute(prim, decoded, inputs, {out.data, type.shape, dtype_code(type.dtype), out.imag});
   for (double& v : out.data) v = round_to_dtype(v, type.dtype, arithmetic);
+  for (double& v : out.imag) v = round_to_dtype(v, type.dtype, arithmetic);
   return {std::move(out)};
 }
 
@@ -64,7 +66,7 @@ std::vector<Tensor> evaluate_program(const Program& program, const std::vector<T
   for (size_t i = 0; i < consts.size(); ++i) env[program.constvars[i]] = consts[i];
   for (size_t i = 0; i < args.size(); ++i) env[program.invars[i]] = args[i];
   auto value_of = [&](const Atom& a) {
-    return a.is_literal() ? Tensor::filled(a.type, a.literal) : *env[a.var];
+    return a.is_literal() ? Tensor::filled(a.type, a.literal, a.literal_imag) : *env[a.var];
   };
   for (const Equation& eqn : program.eqns) {
     std::vector<Tensor> inputs;

@@ -21,7 +21,7 @@ std::vector<Tensor> scan(const Equation& eqn, const std::vector<Tensor>& in, Ari
   for (size_t j = s.num_carry; j < s.body->outvars.size(); ++j) {
     Type t = s.body->type_of(s.body->outvars[j]);
     t.shape.insert(t.shape.begin(), s.length);
-    ys.push_back(Tensor{t, std::vector<double>(static_cast<size_t>(t.num_elements()))});
+    ys.push_back(Tensor::filled(t, 0.0));
   }
   for (int64_t step = 0; step < s.length; ++step) {
     const int64_t i = s.reverse ? s.length - 1 - step : step;
@@ -30,10 +30,7 @@ std::vector<Tensor> scan(const Equation& eqn, const std::vector<Tensor>& in, Ari
     for (size_t k = 0; k < n_xs; ++k) args.push_back(leading_row(in[s.num_consts + s.num_carry + k], i));
     std::vector<Tensor> out = evaluate_program(*s.body, {}, args, arithmetic);
     for (size_t j = 0; j < s.num_carry; ++j) carry[j] = std::move(out[j]);
-    for (size_t k = 0; k < ys.size(); ++k) {
-      const Tensor& y = out[s.num_carry + k];
-      std::copy(y.data.begin(), y.data.end(), ys[k].data.begin() + i * y.size());
-    }
+    for (size_t k = 0; k < ys.size(); ++k) set_leading_row(ys[k], i, out[s.num_carry + k]);
   }
   carry.insert(carry.end(), ys.begin(), ys.end());
   return carry;

@@ -44,6 +44,20 @@ Tensor read_binder(const Json& j, const Var& var, const std::string& source) {
       t.data.push_back(key_element(static_cast<uint32_t>(words[i]), static_cast<uint32_t>(words[i + 1])));
     return t;
   }
+  if (is_complex(var.type.dtype)) {  // each element as [real, imaginary]
+    Shape parts_shape = var.type.shape;
+    parts_shape.push_back(2);
+    std::vector<double> parts;
+    flatten(j, parts_shape, 0, parts, what, "");
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const double stored = round_to_dtype(parts[i], var.type.dtype, Arithmetic::kFloat32);
+      if (!std::isfinite(stored))
+        fail(what + " element " + std::to_string(i / 2) + " has a part that is not a finite " +
+             std::string(dtype_name(complex_part_dtype(var.type.dtype))) + " value");
+      (i % 2 ? t.imag : t.data).push_back(stored);
+    }
+    return t;
+  }
   flatten(j, var.type.shape, 0, t.data, what, "");
   for (size_t i = 0; i < t.data.size(); ++i) {
     double v = t.data[i];
@@ -59,10 +73,22 @@ Tensor read_binder(const Json& j, const Var& var, const std::string& source) {
   return t;
 }
 
+// A real number with the digits that read `dtype` back exactly (9 for f32 and narrower, 17 for f64);
+// null for NaN and infinities, which JSON lacks.
+std::string json_number(double v, DType dtype) {
+  if (!std::isfinite(v)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, dtype == DType::kF64 ? "%.17g" : "%.9g", v);
+  return buf;
+}
+
 void write_json(std::string& out, const Tensor& t, size_t d, int64_t& index) {
   if (d == t.type.shape.size()) {
     double v = t.data[static_cast<size_t>(index++)];
-    if (t.type.dtype == DType::kKeyFry) {
+    if (is_complex(t.type.dtype)) {
+      const DType part = complex_part_dtype(t.type.dtype);
+      out += "[" + json_number(v, part) + ", " + json_number(t.imag[static_cast<size_t>(index - 1)], part) + "]";
+    } else if (t.type.dtype == DType::kKeyFry) {
       out += "[" + std::to_string(key_word(v, 0)) + ", " + std::to_string(key_word(v, 1)) + "]";
     } else if (t.type.dtype == DType::kBool) {
       out += v != 0 ? "true" : "false";
@@ -71,9 +97,7 @@ void write_json(std::string& out, const Tensor& t, size_t d, int64_t& index) {
     } else if (is_integer(t.type.dtype)) {
       out += std::to_string(static_cast<int64_t>(v));
     } else {
-      char buf[32];  // enough digits to read the value back exactly: 9 for f32 (and narrower), 17 for f64
-      std::snprintf(buf, sizeof buf, t.type.dtype == DType::kF64 ? "%.17g" : "%.9g", v);
-      out += buf;
+      out += json_number(v, t.type.dtype);
     }
     return;
   }

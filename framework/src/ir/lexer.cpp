@@ -10,7 +10,44 @@ namespace {
 bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
+// The length of a real number as Python prints one (12, -0.5, 1e-05, inf, nan) at `pos`; 0 if none.
+size_t real_number_length(std::string_view text, size_t pos) {
+  const size_t start = pos;
+  auto digit = [&](size_t i) { return i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); };
+  if (pos < text.size() && (text[pos] == '-' || text[pos] == '+')) ++pos;
+  if (text.substr(pos, 3) == "inf" || text.substr(pos, 3) == "nan") return pos + 3 - start;
+  if (!digit(pos)) return 0;
+  while (digit(pos)) ++pos;
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    while (digit(pos)) ++pos;
+  }
+  if (pos < text.size() && (text[pos] == 'e' || text[pos] == 'E')) {
+    size_t p = pos + 1;
+    if (p < text.size() && (text[p] == '+' || text[p] == '-')) ++p;
+    if (digit(p)) {
+      pos = p;
+      while (digit(pos)) ++pos;
+    }
+  }
+  return pos - start;
+}
+
 }  // namespace
+
+size_t complex_literal_length(std::string_view text, size_t pos) {
+  if (pos >= text.size() || text[pos] != '(') return 0;
+  size_t p = pos + 1;
+  const size_t real = real_number_length(text, p);
+  if (real == 0) return 0;
+  p += real;
+  if (p >= text.size() || (text[p] != '+' && text[p] != '-')) return 0;
+  const size_t imag = real_number_length(text, p);
+  if (imag == 0) return 0;
+  p += imag;
+  if (text.substr(p, 2) != "j)") return 0;
+  return p + 2 - pos;
+}
 
 Lexer::Lexer(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {
   for (size_t i = 0; i < text_.size(); ++i) {
@@ -57,6 +94,12 @@ Token Lexer::scan() {
     t.text = std::string(text_.substr(start, pos_ - start));
     return t;
   }
+  if (const size_t n = complex_literal_length(text_, pos_)) {  // (1+2j), as Python prints a complex
+    advance(n);
+    t.kind = Token::Kind::kNumber;
+    t.text = std::string(text_.substr(start, n));
+    return t;
+  }
   if (digit_at(pos_) || (c == '-' && (digit_at(pos_ + 1) || text_.substr(pos_ + 1, 3) == "inf"))) {
     if (c == '-') advance(1);
     if (text_.substr(pos_, 3) == "inf") {
@@ -80,6 +123,9 @@ Token Lexer::scan() {
         }
       }
     }
+    // 2j, -1.5j, infj: an imaginary number (Python's complex repr with a zero real part).
+    if (pos_ < text_.size() && text_[pos_] == 'j' && (pos_ + 1 >= text_.size() || !ident_char(text_[pos_ + 1])))
+      advance(1);
     t.kind = Token::Kind::kNumber;
     t.text = std::string(text_.substr(start, pos_ - start));
     return t;

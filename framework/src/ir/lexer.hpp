@@ -18,6 +18,10 @@ struct Token {
   bool is_ident(std::string_view word) const { return kind == Kind::kIdent && text == word; }
 };
 
+// The length of a parenthesized complex number as Python prints one, (1+2j) or (-0-1.5e-05j), at
+// `pos` of `text`; 0 if there is none there.
+size_t complex_literal_length(std::string_view text, size_t pos);
+
 class Lexer {
  public:
   Lexer(std::string_view text, std::string file);

@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "jax_versions.hpp"
 #include "lexer.hpp"
@@ -26,11 +28,27 @@ using detail::Lexer;
 using detail::Token;
 
 // Dtypes JAX prints that rematkit does not support, so the message can name them.
-const std::set<std::string> kUnsupportedDtypes = {"u16", "u64", "i16", "i4", "u4", "c64", "c128", "key",
+const std::set<std::string> kUnsupportedDtypes = {"u16", "u64", "i16", "i4", "u4", "key",
                                                   "f8_e4m3fn", "f8_e5m2", "f8_e4m3fnuz", "f8_e5m2fnuz",
                                                   "float0"};
 
-bool is_number_word(const std::string& w) { return w == "inf" || w == "nan"; }
+bool is_number_word(const std::string& w) { return w == "inf" || w == "nan" || w == "infj" || w == "nanj"; }
+
+// Whether a number token is a complex literal: 2j, infj, (1+2j), as Python's complex repr prints.
+bool is_complex_literal(const std::string& text) { return !text.empty() && (text.back() == 'j' || text.front() == '('); }
+
+// A complex literal's parts. Python prints the real part only when it is not +0: (1-2j), (-0+1j), 3j.
+std::pair<double, double> complex_parts(const std::string& text) {
+  std::string body = text.front() == '(' ? text.substr(1, text.size() - 3) : text.substr(0, text.size() - 1);
+  if (text.front() != '(') return {0.0, std::strtod(body.c_str(), nullptr)};
+  size_t split = body.size();
+  for (size_t i = body.size(); i-- > 1;)
+    if ((body[i] == '+' || body[i] == '-') && body[i - 1] != 'e' && body[i - 1] != 'E') {
+      split = i;
+      break;
+    }
+  return {std::strtod(body.substr(0, split).c_str(), nullptr), std::strtod(body.substr(split).c_str(), nullptr)};
+}
 
 // What an unsupported dtype stands in for while a program is checked, so that what follows is
 // checked too (one problem reported for the dtype, not one per equation that reads it).
@@ -359,7 +377,11 @@ class Parser {
       return Atom::of_var(it->second);
     }
     Atom atom;
-    if (t.kind == Token::Kind::kNumber || (t.kind == Token::Kind::kIdent && is_number_word(t.text))) {
+    const bool complex_literal = (t.kind == Token::Kind::kNumber || is_number_word(t.text)) && is_complex_literal(t.text);
+    if (complex_literal) {  // a weak Python complex is c64 with x64 off, as JAX runs by default
+      std::tie(atom.literal, atom.literal_imag) = complex_parts(t.text);
+      atom.type = Type{DType::kC64, {}, MemorySpace::kDevice};
+    } else if (t.kind == Token::Kind::kNumber || (t.kind == Token::Kind::kIdent && is_number_word(t.text))) {
       atom.literal = t.text == "nan" ? NAN : t.text == "inf" ? INFINITY : t.text == "-inf" ? -INFINITY
                                                                                         : float_value(t);
       bool integral = t.text.find_first_of(".eEn") == std::string::npos;
@@ -375,14 +397,18 @@ class Parser {
       Token type_start = lex_.peek();
       atom.type = parse_type();
       if (!atom.type.shape.empty()) error_at(type_start, "a literal must have a scalar type");
+      if (complex_literal && !is_complex(atom.type.dtype))
+        error_at(type_start, "the complex literal " + t.text + " needs a complex type (c64 or c128), not " +
+                                 atom.type.str());
     } else if (untyped && (t.kind == Token::Kind::kNumber || is_number_word(t.text))) {
       *untyped = true;
       atom.type.shape.clear();
       atom.type.space = MemorySpace::kDevice;
-      atom.type.dtype = DType::kF32;  // provisional; typed from the equation below
+      atom.type.dtype = complex_literal ? DType::kC64 : DType::kF32;  // provisional; typed from the equation below
       atom.var = -2;                  // marks "untyped" until typed
     }
     atom.literal = round_to_dtype(atom.literal, atom.type.dtype, Arithmetic::kFloat32);
+    atom.literal_imag = round_to_dtype(atom.literal_imag, atom.type.dtype, Arithmetic::kFloat32);
     return atom;
   }
 
@@ -607,9 +633,12 @@ class Parser {
       Atom& a = eqn.inputs[i];
       if (!untyped[i]) continue;
       a.var = -1;
-      if (i < bound.size()) a.type.dtype = bound[i];
-      else if (context) a.type.dtype = *context;
+      // A complex literal keeps a complex dtype: where its context is real, the type rule names both.
+      auto fits = [&](DType d) { return !is_complex(a.type.dtype) || is_complex(d); };
+      if (i < bound.size() && fits(bound[i])) a.type.dtype = bound[i];
+      else if (context && fits(*context)) a.type.dtype = *context;
       a.literal = round_to_dtype(a.literal, a.type.dtype, Arithmetic::kFloat32);
+      a.literal_imag = round_to_dtype(a.literal_imag, a.type.dtype, Arithmetic::kFloat32);
     }
   }
 
@@ -918,6 +947,7 @@ class Parser {
     ParamValue v;
     switch (tok.kind) {
       case Token::Kind::kNumber:
+        if (is_complex_literal(tok.text)) return ParamValue::of_ident(tok.text);  // kept as written
         if (tok.text.find_first_of(".eEn") == std::string::npos) {
           v.kind = ParamValue::Kind::kInt;
           v.integer = integer_value(tok);

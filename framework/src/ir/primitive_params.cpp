@@ -338,6 +338,23 @@ std::optional<double> fill_value(const Params& p, const SourceLocation& where) {
   fail_at(where, "fill_value must be a number or None, got " + v->str());
 }
 
+FftKind fft_kind(const Params& p, const SourceLocation& where) {
+  const ParamValue* v = p.find("fft_type");
+  if (!v) fail_at(where, "missing parameter 'fft_type'");
+  int code = -1;
+  if (v->kind == ParamValue::Kind::kInt) code = v->integer >= 0 && v->integer <= 3 ? static_cast<int>(v->integer) : -1;
+  else if (v->kind == ParamValue::Kind::kIdent || v->kind == ParamValue::Kind::kString) code = fft_kind_code(v->text);
+  if (code < 0) fail_at(where, "fft_type must be FftType.FFT, IFFT, RFFT or IRFFT (or 0-3), got " + v->str());
+  return static_cast<FftKind>(code);
+}
+
+Params fft_params(FftKind kind, const Shape& fft_lengths) {
+  Params p;
+  p.set("fft_lengths", ParamValue::of_ints(fft_lengths));
+  p.set("fft_type", ParamValue::of_int(static_cast<int64_t>(kind)));
+  return p;
+}
+
 std::vector<PaddingDim> padding_config(const Params& p, const SourceLocation& where) {
   const ParamValue* v = p.find("padding_config");
   if (!v) fail_at(where, "missing parameter 'padding_config'");

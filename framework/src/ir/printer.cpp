@@ -9,9 +9,36 @@
 namespace rematkit {
 namespace {
 
+// A real number as Python's repr writes it, to the digits that round-trip `dtype` (9 for f32 and
+// narrower, 17 for f64): 2.0, -0.5, inf, nan.
+std::string float_str(double v, DType dtype) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, dtype == DType::kF64 ? "%.17g" : "%.9g", v);
+  std::string value = buf;
+  if (value.find_first_of(".e") == std::string::npos) value += ".0";
+  return value;
+}
+
+// A complex literal as Python's complex repr writes it: 2j when the real part is +0, else
+// (1+2j), (-0-1j); parts drop a trailing ".0" as Python does.
+std::string complex_str(double re, double im, DType dtype) {
+  auto part = [&](double v) {
+    std::string t = float_str(v, complex_part_dtype(dtype));
+    if (t.size() > 2 && t.compare(t.size() - 2, 2, ".0") == 0) t.resize(t.size() - 2);
+    return t;
+  };
+  if (re == 0 && !std::signbit(re)) return part(im) + "j";
+  const std::string imag = part(im);
+  return "(" + part(re) + (imag[0] == '-' ? "" : "+") + imag + "j)";
+}
+
 std::string literal_str(const Atom& a) {
   std::string value;
-  if (a.type.dtype == DType::kBool) {
+  if (is_complex(a.type.dtype)) {
+    value = complex_str(a.literal, a.literal_imag, a.type.dtype);
+  } else if (a.type.dtype == DType::kBool) {
     value = a.literal != 0 ? "True" : "False";
   } else if (std::isnan(a.literal)) {
     value = "nan";
@@ -20,10 +47,7 @@ std::string literal_str(const Atom& a) {
   } else if (is_integer(a.type.dtype)) {
     value = std::to_string(static_cast<int64_t>(a.literal));
   } else {
-    char buf[64];  // 9 digits round-trip any f32 (and bf16, f16); 17 any f64
-    std::snprintf(buf, sizeof buf, a.type.dtype == DType::kF64 ? "%.17g" : "%.9g", a.literal);
-    value = buf;
-    if (value.find_first_of(".e") == std::string::npos) value += ".0";
+    value = float_str(a.literal, a.type.dtype);
   }
   return value + ":" + a.type.str();
 }

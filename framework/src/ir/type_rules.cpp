@@ -14,6 +14,11 @@
 namespace rematkit {
 namespace {
 
+// What the refusal of a complex operand lists.
+constexpr const char* kComplexPrimitives =
+    "add, sub, mul, div, neg, abs, exp, log, sin, cos, sqrt, square, integer_pow, eq, ne, dot_general, reduce_sum, "
+    "cumsum, the primitives that move elements, real, imag, complex, conj and fft";
+
 // The table's operand count.
 void check_operand_count(Prim prim, const std::vector<Type>& in, const SourceLocation& where) {
   const PrimInfo& info = prim_info(prim);
@@ -102,6 +107,8 @@ Type clamp_result(const std::vector<Type>& in, const SourceLocation& where) {
 // mantissa bits, width, signedness; the higher one is the product's dtype.
 std::array<int, 4> precision_rank(DType dtype) {
   switch (dtype) {
+    case DType::kC128: return {1024, 52, 128, 1};
+    case DType::kC64: return {128, 23, 64, 1};
     case DType::kF64: return {1024, 52, 64, 1};
     case DType::kF32: return {128, 23, 32, 1};
     case DType::kBF16: return {128, 7, 16, 1};
@@ -124,7 +131,7 @@ Type dot_general_result(const Params& params, const std::vector<Type>& in, const
   // in the transpose of a mixed-precision product); two of one rank must be the same dtype.
   const std::array<int, 4> lhs_rank = precision_rank(in[0].dtype), rhs_rank = precision_rank(in[1].dtype);
   if ((lhs_rank == rhs_rank && in[0].dtype != in[1].dtype) || in[0].dtype == DType::kBool || in[1].dtype == DType::kBool ||
-      is_floating(in[0].dtype) != is_floating(in[1].dtype))
+      is_floating(in[0].dtype) != is_floating(in[1].dtype) || is_complex(in[0].dtype) != is_complex(in[1].dtype))
     fail_at(where, "dot_general operands must share a numeric dtype: " + types_str(in));
   const DType product = lhs_rank >= rhs_rank ? in[0].dtype : in[1].dtype;
   if (d.lhs_contract.size() != d.rhs_contract.size() || d.lhs_batch.size() != d.rhs_batch.size())
@@ -489,6 +496,75 @@ bool takes_keys(Prim prim) {
   return false;
 }
 
+// The primitives that take complex operands here: those lax defines on complex numbers that the
+// reference math computes on them (complex_kernels.cpp). Others refuse c64/c128 in one line.
+bool takes_complex(Prim prim) {
+  static constexpr Prim kTakers[] = {
+      Prim::kAdd, Prim::kSub, Prim::kMul, Prim::kDiv, Prim::kAddAny, Prim::kEq, Prim::kNe, Prim::kNeg, Prim::kAbs,
+      Prim::kExp, Prim::kLog, Prim::kSin, Prim::kCos, Prim::kSqrt, Prim::kSquare, Prim::kIntegerPow,
+      Prim::kStopGradient, Prim::kName, Prim::kConvertElementType, Prim::kSelectN, Prim::kDotGeneral,
+      Prim::kReduceSum, Prim::kBroadcastInDim, Prim::kReshape, Prim::kTranspose, Prim::kSqueeze, Prim::kConcatenate,
+      Prim::kSlice, Prim::kPad, Prim::kRev, Prim::kCopy, Prim::kOptimizationBarrier, Prim::kDynamicSlice,
+      Prim::kDynamicUpdateSlice, Prim::kCumsum, Prim::kSplit, Prim::kGather, Prim::kScatterAdd, Prim::kDebugCallback,
+      Prim::kPureCallback, Prim::kIoCallback};
+  if (prim_family(prim) == PrimFamily::kComplexPart || prim_family(prim) == PrimFamily::kFourier ||
+      is_control_flow(prim))
+    return true;
+  return std::find(std::begin(kTakers), std::end(kTakers), prim) != std::end(kTakers);
+}
+
+// lax.py's real, imag, complex and conj: real_p and imag_p take complex (_complex_basetype gives
+// the part dtype); complex_p takes two f32 or f64 of one dtype; conj_p takes f32, f64 or complex
+// and gives complex (_complex_dtype).
+Type complex_part_result(Prim prim, const std::vector<Type>& in, const SourceLocation& where) {
+  const std::string name(prim_name(prim));
+  if (prim == Prim::kReal || prim == Prim::kImag) {
+    if (!is_complex(in[0].dtype)) fail_at(where, name + " needs a complex operand (c64 or c128), got " + in[0].str());
+    return Type{complex_part_dtype(in[0].dtype), in[0].shape, MemorySpace::kDevice};
+  }
+  const std::optional<DType> made = is_complex(in[0].dtype) ? in[0].dtype : complex_dtype_of(in[0].dtype);
+  if (prim == Prim::kConj) {
+    if (!made) fail_at(where, "conj needs an f32, f64 or complex operand, got " + in[0].str());
+    return Type{*made, in[0].shape, MemorySpace::kDevice};
+  }
+  if (in[0].dtype != in[1].dtype || is_complex(in[0].dtype) || !made)
+    fail_at(where, "complex needs two operands of one dtype, f32 or f64: " + types_str(in));
+  auto shape = broadcast_shapes(in[0].shape, in[1].shape);
+  if (!shape) fail_at(where, "complex operand shapes do not match: " + types_str(in));
+  return Type{*made, *shape, MemorySpace::kDevice};
+}
+
+// fft.py's fft_abstract_eval, over the last L = len(fft_lengths) dims: FFT and IFFT keep a complex
+// operand's type; RFFT takes f32 or f64 and halves the last length (n // 2 + 1, complex); IRFFT
+// takes complex and gives the real lengths (its operand's last dim is not checked, as in JAX).
+Type fft_result(const Params& params, const Type& x, const SourceLocation& where) {
+  const FftKind kind = fft_kind(params, where);
+  const Shape lengths = param_ints(params, "fft_lengths", where);
+  const size_t rank = x.shape.size(), n = lengths.size();
+  if (n == 0 || n > 3 || n > rank)
+    fail_at(where, "fft: fft_lengths " + shape_str(lengths) + " must name 1 to 3 of the operand's last dims, for " + x.str());
+  for (int64_t d : lengths)
+    if (d < 1) fail_at(where, "fft: fft_lengths " + shape_str(lengths) + " must be positive");
+  const size_t checked = kind == FftKind::kIrfft ? n - 1 : n;
+  for (size_t i = 0; i < checked; ++i)
+    if (x.shape[rank - n + i] != lengths[i])
+      fail_at(where, "fft: the operand's last dims " + x.str() + " must be fft_lengths " + shape_str(lengths));
+  Type t = x;
+  if (kind == FftKind::kRfft) {
+    const std::optional<DType> made = complex_dtype_of(x.dtype);
+    if (!made) fail_at(where, "fft: an RFFT needs an f32 or f64 operand, got " + x.str());
+    t.dtype = *made;
+    t.shape.back() = lengths.back() / 2 + 1;
+    return t;
+  }
+  if (!is_complex(x.dtype)) fail_at(where, "fft: an FFT, IFFT or IRFFT needs a complex operand, got " + x.str());
+  if (kind == FftKind::kIrfft) {
+    t.dtype = complex_part_dtype(x.dtype);
+    t.shape.back() = lengths.back();
+  }
+  return t;
+}
+
 // jax/_src/random/prng.py: the impl must be threefry's ("fry"), the one rematkit implements.
 void expect_threefry(Prim prim, const Params& params, const SourceLocation& where) {
   const std::string impl = param_name(params, "impl", where);
@@ -617,6 +693,11 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
       if (t.dtype == DType::kKeyFry)
         fail_at(where, std::string(prim_name(prim)) + " does not take a PRNG key (" + t.str() +
                            "): a key is not a number; random_bits or random_unwrap give numbers from it");
+  if (!takes_complex(prim))
+    for (const Type& t : in)
+      if (is_complex(t.dtype))
+        fail_at(where, std::string(prim_name(prim)) + " of a complex operand (" + t.str() +
+                           ") is not supported: rematkit computes complex numbers through " + kComplexPrimitives);
   switch (prim) {
     case Prim::kAdd: case Prim::kSub: case Prim::kMul: case Prim::kDiv: case Prim::kMax: case Prim::kMin:
     case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:
@@ -630,7 +711,10 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
     case Prim::kShiftLeft: case Prim::kShiftRightLogical: case Prim::kShiftRightArithmetic:
       return {bitwise_result(prim, in, where, true)};
     case Prim::kClamp: return {clamp_result(in, where)};
-    case Prim::kNeg: case Prim::kAbs: case Prim::kSign:
+    case Prim::kAbs:
+      if (is_complex(in[0].dtype)) return {Type{complex_part_dtype(in[0].dtype), in[0].shape, MemorySpace::kDevice}};
+      [[fallthrough]];
+    case Prim::kNeg: case Prim::kSign:
       expect_not_bool(prim, in[0], where);
       return {in[0]};
     case Prim::kNot:
@@ -651,7 +735,7 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
     }
     case Prim::kExp: case Prim::kLog: case Prim::kSin: case Prim::kCos: case Prim::kTanh: case Prim::kLogistic:
     case Prim::kSqrt: case Prim::kRsqrt: case Prim::kSquare: case Prim::kRelu: case Prim::kIntegerPow:
-      expect_floating(prim, in[0], where);
+      if (!is_complex(in[0].dtype)) expect_floating(prim, in[0], where);  // takes_complex has said which take c64
       return {in[0]};
     case Prim::kStopGradient: case Prim::kName: return {in[0]};
     case Prim::kConvertElementType: {
@@ -708,6 +792,9 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
     case Prim::kWhile: return ir::while_result(params, in, where);
     case Prim::kDebugCallback: return {};  // debugging.py, debug_callback_abstract_eval: no outputs
     case Prim::kPureCallback: case Prim::kIoCallback: return host_call_results(params, where);
+    case Prim::kReal: case Prim::kImag: case Prim::kComplex: case Prim::kConj:
+      return {complex_part_result(prim, in, where)};
+    case Prim::kFft: return {fft_result(params, in[0], where)};
     case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
       break;  // typed by their body (verifier.cpp)
   }

@@ -14,7 +14,8 @@ constexpr DTypeNames kNames[] = {
     {DType::kF32, "f32", "float32"}, {DType::kI32, "i32", "int32"}, {DType::kBool, "bool", "bool"},
     {DType::kBF16, "bf16", "bfloat16"}, {DType::kF16, "f16", "float16"}, {DType::kF64, "f64", "float64"},
     {DType::kI64, "i64", "int64"}, {DType::kU32, "u32", "uint32"}, {DType::kU8, "u8", "uint8"},
-    {DType::kI8, "i8", "int8"}, {DType::kKeyFry, "key<fry>", "key<fry>"},
+    {DType::kI8, "i8", "int8"}, {DType::kKeyFry, "key<fry>", "key<fry>"}, {DType::kC64, "c64", "complex64"},
+    {DType::kC128, "c128", "complex128"},
 };
 
 const DTypeNames& names_of(DType dtype) {
@@ -43,9 +44,22 @@ bool is_integer(DType dtype) {
          dtype == DType::kI8;
 }
 
+bool is_complex(DType dtype) { return dtype == DType::kC64 || dtype == DType::kC128; }
+
+bool is_inexact(DType dtype) { return is_floating(dtype) || is_complex(dtype); }
+
+DType complex_part_dtype(DType complex) { return complex == DType::kC128 ? DType::kF64 : DType::kF32; }
+
+std::optional<DType> complex_dtype_of(DType part) {
+  if (part == DType::kF32) return DType::kC64;
+  if (part == DType::kF64) return DType::kC128;
+  return std::nullopt;
+}
+
 int64_t dtype_bytes(DType dtype) {
   switch (dtype) {
-    case DType::kF64: case DType::kI64: case DType::kKeyFry: return 8;
+    case DType::kC128: return 16;
+    case DType::kC64: case DType::kF64: case DType::kI64: case DType::kKeyFry: return 8;
     case DType::kF32: case DType::kI32: case DType::kU32: return 4;
     case DType::kBF16: case DType::kF16: return 2;
     case DType::kBool: case DType::kU8: case DType::kI8: return 1;

@@ -43,6 +43,21 @@ bool knows_dtypes_of(const std::vector<Type>& types) {
   return true;
 }
 
+// The ABI minor that brought a dtype's rk_dtype code (rk_plugin.h): f32, i32 and bool 1.0, the
+// others to key<fry> 1.3, c64 and c128 1.8.
+int minor_introducing(DType dtype) {
+  if (is_complex(dtype)) return 8;
+  return dtype == DType::kF32 || dtype == DType::kI32 || dtype == DType::kBool ? 0 : 3;
+}
+
+// Whether a plugin of `abi_minor` knows every dtype of an equation's operands and results.
+bool knows_dtypes(int abi_minor, const std::vector<Type>& inputs, const std::vector<Type>& outputs) {
+  for (const std::vector<Type>* types : {&inputs, &outputs})
+    for (const Type& t : *types)
+      if (minor_introducing(t.dtype) > abi_minor) return false;
+  return true;
+}
+
 }  // namespace
 
 PreparedKernel::~PreparedKernel() {
@@ -111,7 +126,7 @@ std::unique_ptr<PreparedKernel> BackendInstance::prepare(Prim prim, const Params
 
 bool BackendInstance::supports(Prim prim, const Params& params, const std::vector<Type>& inputs,
                                const std::vector<Type>& outputs) const {
-  if (abi_minor_ < 3 && !(knows_dtypes_of(inputs) && knows_dtypes_of(outputs))) return false;
+  if (!knows_dtypes(abi_minor_, inputs, outputs)) return false;
   const plugin_host::CEquationView view(prim_name(prim), params, inputs, outputs);
   return api_->supports(backend_, view.get()) != 0;
 }
@@ -129,7 +144,7 @@ std::optional<double> BackendInstance::expected_ns(Prim prim, const Params& para
 std::unique_ptr<PreparedKernel> BackendInstance::prepare(std::string_view primitive, const Params& params,
                                                          const std::vector<Type>& inputs, const std::vector<Type>& outputs,
                                                          const std::string& what) {
-  if (abi_minor_ < 3 && !(knows_dtypes_of(inputs) && knows_dtypes_of(outputs))) return nullptr;
+  if (!knows_dtypes(abi_minor_, inputs, outputs)) return nullptr;
   const plugin_host::CEquationView view(primitive, params, inputs, outputs);
   if (!api_->supports(backend_, view.get())) return nullptr;
   std::unique_ptr<PreparedKernel> k(new PreparedKernel());

@@ -7,7 +7,8 @@ static_assert(static_cast<int32_t>(DType::kF32) == RK_DTYPE_F32 && static_cast<i
               static_cast<int32_t>(DType::kF16) == RK_DTYPE_F16 && static_cast<int32_t>(DType::kF64) == RK_DTYPE_F64 &&
               static_cast<int32_t>(DType::kI64) == RK_DTYPE_I64 && static_cast<int32_t>(DType::kU32) == RK_DTYPE_U32 &&
               static_cast<int32_t>(DType::kU8) == RK_DTYPE_U8 && static_cast<int32_t>(DType::kI8) == RK_DTYPE_I8 &&
-                  static_cast<int32_t>(DType::kKeyFry) == RK_DTYPE_KEY_FRY,
+                  static_cast<int32_t>(DType::kKeyFry) == RK_DTYPE_KEY_FRY &&
+                  static_cast<int32_t>(DType::kC64) == RK_DTYPE_C64 && static_cast<int32_t>(DType::kC128) == RK_DTYPE_C128,
               "DType's values are the ABI's rk_dtype codes");
 
 rk_type c_type(const Type& t) {

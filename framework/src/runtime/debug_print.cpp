@@ -8,9 +8,10 @@ namespace {
 // NumPy's way with an array: nested brackets, elements apart by spaces; scalars bare.
 void append_value(std::string& out, const Tensor& t, size_t dim, size_t& index) {
   if (dim == t.type.shape.size()) {
-    char text[32];
+    char text[64];
     const double v = t.data[index++];
-    if (t.type.dtype == DType::kBool) std::snprintf(text, sizeof text, "%s", v != 0 ? "True" : "False");
+    if (is_complex(t.type.dtype)) std::snprintf(text, sizeof text, "%.8g%+.8gj", v, t.imag[index - 1]);
+    else if (t.type.dtype == DType::kBool) std::snprintf(text, sizeof text, "%s", v != 0 ? "True" : "False");
     else if (is_floating(t.type.dtype)) std::snprintf(text, sizeof text, "%.8g", v);
     else std::snprintf(text, sizeof text, "%lld", static_cast<long long>(v));
     out += text;

@@ -35,6 +35,10 @@ void add_into(T* sum, const T* term, int64_t n) {
 // sum += term, elementwise in `type`'s dtype, rounded as the reference add rounds (a float sum
 // rounded from double is the float sum: double holds it exactly).
 void accumulate(const Type& type, void* sum, const void* term) {
+  if (is_complex(type.dtype)) {  // a complex sum adds each part: the part dtype's elements, twice as many
+    Type parts{complex_part_dtype(type.dtype), {2 * type.num_elements()}, type.space};
+    return accumulate(parts, sum, term);
+  }
   if (type.dtype == DType::kF32) return add_into(static_cast<float*>(sum), static_cast<const float*>(term), type.num_elements());
   if (type.dtype == DType::kF64) return add_into(static_cast<double*>(sum), static_cast<const double*>(term), type.num_elements());
   const int code = dtype_code(type.dtype);
@@ -159,14 +163,10 @@ void LoopRunner::run(const std::vector<const void*>& in, const std::vector<void*
 void LoopRunner::run_interpreted(const std::vector<const void*>& in, const std::vector<void*>& out) {
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < in.size(); ++i) {
-    const Type& type = loop_.in_types[i];
-    Tensor& t = inputs.emplace_back(Tensor{type, std::vector<double>(static_cast<size_t>(type.num_elements()))});
-    for (size_t k = 0; k < t.data.size(); ++k) t.data[k] = reference::load_element(in[i], dtype_code(type.dtype), k);
+    inputs.push_back(read_buffer(loop_.in_types[i], in[i]));
   }
   const std::vector<Tensor> outputs = interpreter::evaluate_control_flow(loop_.interpreted, inputs, Arithmetic::kFloat32);
-  for (size_t j = 0; j < out.size(); ++j)
-    for (size_t k = 0; k < outputs[j].data.size(); ++k)
-      reference::store_element(out[j], dtype_code(loop_.out_types[j].dtype), k, outputs[j].data[k]);
+  for (size_t j = 0; j < out.size(); ++j) write_buffer(outputs[j], out[j]);
 }
 
 // cond's index selects the branch, clamped into range as cond_p's impl clamps it.

@@ -18,17 +18,7 @@ constexpr bool kCheckArenaOverlaps = false;
 constexpr bool kCheckArenaOverlaps = true;
 #endif
 
-void fill_buffer(const Type& type, double value, void* data) {
-  for (int64_t i = 0; i < type.num_elements(); ++i)
-    reference::store_element(data, dtype_code(type.dtype), static_cast<size_t>(i), value);
-}
-
 }  // namespace
-
-void write_tensor(const Tensor& t, void* data) {
-  for (int64_t i = 0; i < t.size(); ++i)
-    reference::store_element(data, dtype_code(t.type.dtype), static_cast<size_t>(i), t.data[static_cast<size_t>(i)]);
-}
 
 StepExecutor::StepExecutor(const StepProgram& program, std::byte* device_memory) : program_(program) {
   arena_ = std::make_unique<Arena>(program_.layout(), device_memory, kCheckArenaOverlaps);
@@ -64,14 +54,7 @@ void StepExecutor::bind(int buffer, std::byte* at) {
 
 StepExecutor::~StepExecutor() = default;
 
-Tensor StepExecutor::read(int buffer) const {
-  const Type& type = program_.buffer_type(buffer);
-  Tensor t{type, std::vector<double>(static_cast<size_t>(type.num_elements()))};
-  const void* data = this->data(buffer);
-  for (int64_t i = 0; i < t.size(); ++i)
-    t.data[static_cast<size_t>(i)] = reference::load_element(data, dtype_code(type.dtype), static_cast<size_t>(i));
-  return t;
-}
+Tensor StepExecutor::read(int buffer) const { return read_buffer(program_.buffer_type(buffer), data(buffer)); }
 
 void StepExecutor::run(const StepIo& io) {
   const std::vector<Step>& steps = program_.steps();
@@ -95,8 +78,9 @@ void StepExecutor::run(const StepIo& io) {
           case LoadSource::Kind::kCotangentSeed: given = io.cotangents ? &io.cotangents->at(load.index) : nullptr; break;
           case LoadSource::Kind::kLiteral: break;
         }
-        if (given) write_tensor(*given, output_data_[s][0]);
-        else fill_buffer(type, load.kind == LoadSource::Kind::kLiteral ? load.literal : 1.0, output_data_[s][0]);
+        if (given) write_buffer(*given, output_data_[s][0]);
+        else if (load.kind == LoadSource::Kind::kLiteral) write_buffer(Tensor::filled(type, load.literal, load.literal_imag), output_data_[s][0]);
+        else write_buffer(Tensor::filled(type, 1.0), output_data_[s][0]);
         break;
       }
       case StepKind::kEffect:

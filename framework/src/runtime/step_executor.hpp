@@ -23,9 +23,6 @@ struct StepIo {
   GradientResult* results = nullptr;                // null: results stay in the arena
 };
 
-// A tensor's elements stored into a buffer of its dtype (rounded as the dtype stores them).
-void write_tensor(const Tensor& t, void* data);
-
 class StepExecutor {
  public:
   // `device_memory`: where the device arena lives (a loop's workspace), or null to allocate it.

@@ -93,7 +93,7 @@ void write_resident(const Type& planned, const char* what, size_t index, const T
   if (value.type.shape != planned.shape || value.size() != planned.num_elements())
     fail(std::string(what) + " " + std::to_string(index) + " has shape " + value.type.str() + " where the program has " +
          planned.str());
-  write_tensor(value, data);
+  write_buffer(value, data);
 }
 
 }  // namespace

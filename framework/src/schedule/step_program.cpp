@@ -211,7 +211,8 @@ class StepProgramBuilder {
     Step load;
     load.kind = StepKind::kLoad;
     load.pass = pass;
-    if (value.origin == ValueOrigin::kLiteral) load.load = {LoadSource::Kind::kLiteral, 0, value.literal};
+    if (value.origin == ValueOrigin::kLiteral)
+      load.load = {LoadSource::Kind::kLiteral, 0, value.literal, value.literal_imag};
     else if (auto it = loadable_.find(v); it != loadable_.end()) load.load = it->second;
     else
       internal_error(std::string("the ") + (pass == Pass::kForward ? "forward" : "backward") +

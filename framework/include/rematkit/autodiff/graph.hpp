@@ -46,7 +46,8 @@ struct Value {
   int producer = -1;       // equation index, for kEquation
   int binder = -1;         // position among arguments/constants/outputs, for those origins
   std::string name;        // binder name of an argument or constant
-  double literal = 0.0;    // for kLiteral
+  double literal = 0.0;    // for kLiteral (a complex literal's real part)
+  double literal_imag = 0.0;  // a complex literal's imaginary part
   bool is_tangent = false; // a tangent (linear) value of the JVP, or a cotangent
 };
 

@@ -69,6 +69,9 @@ REMATKIT_CORE_EXPORT IndexingDims indexing_dims(Prim prim, const Params& params,
 REMATKIT_CORE_EXPORT IndexMode index_mode(const Params& params, const SourceLocation& where);
 // gather's fill_value: a number, or nullopt for None (the dtype's default).
 REMATKIT_CORE_EXPORT std::optional<double> fill_value(const Params& params, const SourceLocation& where);
+// fft's fft_type: FftType.FFT ... IRFFT, or its value 0-3 (jax/_src/lax/fft.py).
+REMATKIT_CORE_EXPORT FftKind fft_kind(const Params& params, const SourceLocation& where);
+REMATKIT_CORE_EXPORT Params fft_params(FftKind kind, const Shape& fft_lengths);
 REMATKIT_CORE_EXPORT DType dtype_param(const Params& params, const std::string& key, const SourceLocation& where);
 // An optional dtype param: nullopt when absent or None (dot_general's preferred_element_type).
 REMATKIT_CORE_EXPORT std::optional<DType> optional_dtype_param(const Params& params, const std::string& key,

@@ -26,11 +26,12 @@ struct Var {
 // An equation operand or a program output: a variable (index into Program::vars) or a literal.
 struct Atom {
   int var = -1;        // >= 0: a variable
-  double literal = 0;  // the value when var < 0 (booleans are 0/1)
+  double literal = 0;  // the value when var < 0 (booleans are 0/1; a complex literal's real part)
   Type type;           // the literal's type (rank 0); unused for variables
+  double literal_imag = 0;  // a complex literal's imaginary part
   bool is_literal() const { return var < 0; }
-  static Atom of_var(int index) { return Atom{index, 0.0, {}}; }
-  static Atom of_literal(double value, Type type) { return Atom{-1, value, std::move(type)}; }
+  static Atom of_var(int index) { return Atom{index, 0.0, {}, 0.0}; }
+  static Atom of_literal(double value, Type type, double imag = 0) { return Atom{-1, value, std::move(type), imag}; }
   friend bool operator==(const Atom&, const Atom&) = default;
 };
 

@@ -48,7 +48,8 @@ struct LoadSource {
   enum class Kind { kConstant, kArgument, kCotangentSeed, kLiteral };
   Kind kind = Kind::kLiteral;
   size_t index = 0;     // into the constants, arguments or outputs (whose cotangent it is)
-  double literal = 0.0;  // kLiteral's value, for every element
+  double literal = 0.0;  // kLiteral's value, for every element (a complex literal's real part)
+  double literal_imag = 0.0;
 };
 
 struct Step {

@@ -6,6 +6,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace rematkit {
@@ -18,6 +19,19 @@ struct DotDims {
            a.rhs_batch == b.rhs_batch;
   }
 };
+
+// lax.fft's fft_type (jax/_src/lax/fft.py, FftType): the values JAX 0.4.35 on prints.
+enum class FftKind { kFft = 0, kIfft = 1, kRfft = 2, kIrfft = 3 };
+
+// An fft_type as printed: "FftType.IRFFT" (any qualifier before the name) or "3"; -1 for neither.
+inline int fft_kind_code(std::string_view text) {
+  const size_t dot = text.rfind('.');
+  const std::string_view name = dot == std::string_view::npos ? text : text.substr(dot + 1);
+  constexpr std::string_view kNames[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+  for (int i = 0; i < 4; ++i)
+    if (name == kNames[i] || (text.size() == 1 && text[0] == static_cast<char>('0' + i))) return i;
+  return -1;
+}
 
 // One dim of pad's padding_config: elements added before and after (negative: removed), and between
 // neighbours.

@@ -119,6 +119,17 @@ inline std::string_view primitive(const rk_equation_view* eqn) { return eqn->pri
 // (a newer rematkit's primitive), which a plugin declines.
 inline std::optional<Prim> primitive_of(const rk_equation_view* eqn) { return lookup_prim(eqn->primitive); }
 
+// Whether any operand or result of the equation is complex (c64, c128: ABI 1.8). A backend that
+// runs real arithmetic only declines these, whatever their element size suggests.
+inline bool has_complex_operand(const rk_equation_view* eqn) {
+  auto complex = [](const rk_type& t) { return t.dtype == RK_DTYPE_C64 || t.dtype == RK_DTYPE_C128; };
+  for (size_t i = 0; i < eqn->num_inputs; ++i)
+    if (complex(eqn->inputs[i])) return true;
+  for (size_t i = 0; i < eqn->num_outputs; ++i)
+    if (complex(eqn->outputs[i])) return true;
+  return false;
+}
+
 // The equation param called `name`, or nullptr.
 inline const rk_value* find_param(const rk_equation_view* eqn, std::string_view name) {
   for (size_t i = 0; i < eqn->num_params; ++i)
@@ -260,6 +271,14 @@ inline IndexMode index_mode(const rk_equation_view* eqn) {
   if (text.find("PROMISE_IN_BOUNDS") != std::string_view::npos) return IndexMode::kPromiseInBounds;
   if (text.find("CLIP") != std::string_view::npos) return IndexMode::kClip;
   return IndexMode::kFillOrDrop;
+}
+// fft's fft_type: FftType.X or its value (the host has checked it is one of the four).
+inline FftKind fft_kind(const rk_equation_view* eqn) {
+  const rk_value& v = required_param(eqn, "fft_type");
+  const int code = v.kind == RK_VALUE_INT ? static_cast<int>(v.int_value)
+                                         : v.kind == RK_VALUE_STRING ? fft_kind_code(v.string_value) : -1;
+  if (code < 0 || code > 3) throw ArgumentError("fft_type is not FftType.FFT, IFFT, RFFT or IRFFT");
+  return static_cast<FftKind>(code);
 }
 // gather's fill_value: a number, or nullopt for None.
 inline std::optional<double> fill_value(const rk_equation_view* eqn) {

@@ -57,6 +57,8 @@ enum class PrimFamily {
   kControlFlow,       // runs sub-programs as a loop or a branch (scan, cond, while): never inlined
   kEffect,            // runs for what it does, not for a value: no outputs (debug_callback)
   kHostCall,          // calls a Python function the program does not carry (pure_callback, io_callback)
+  kComplexPart,       // between complex numbers and their real parts, elementwise (real, imag, complex, conj)
+  kFourier,           // discrete Fourier transforms over trailing dims (fft)
 };
 
 inline constexpr int kVariadic = -1;  // any number of operands
@@ -234,6 +236,15 @@ inline constexpr size_t kMaxParams = 10;  // scan's
     RK_OPTIONAL("sharding", kAny) RK_OPTIONAL("vectorized", kAny) RK_OPTIONAL("vmap_method", kAny))    \
   X(kIoCallback, "io_callback", kHostCall, 0, kVariadic, RK_OPTIONAL("ordered", kAny)                  \
     RK_REQUIRED("result_avals", kAny) RK_OPTIONAL("sharding", kAny))                                   \
+  /* Complex numbers' parts (jax/_src/lax/lax.py): real and imag of c64 are f32, complex(f32, f32)  */ \
+  /* is c64, conj of f32 or c64 is c64 (input_dtype, printed complex64, is the operand's dtype).   */ \
+  X(kReal, "real", kComplexPart, 1, 1, RK_NO_PARAMS)                                                  \
+  X(kImag, "imag", kComplexPart, 1, 1, RK_NO_PARAMS)                                                  \
+  X(kComplex, "complex", kComplexPart, 2, 2, RK_NO_PARAMS)                                            \
+  X(kConj, "conj", kComplexPart, 1, 1, RK_OPTIONAL("input_dtype", kAny))                             \
+  /* lax.fft (jax/_src/lax/fft.py) over the last len(fft_lengths) dims. fft_type prints as        */ \
+  /* FftType.FFT (JAX to 0.4.34, and on Python 3.10) or as its value 0-3 (FFT, IFFT, RFFT, IRFFT). */ \
+  X(kFft, "fft", kFourier, 1, 1, RK_REQUIRED("fft_type", kAny) RK_REQUIRED("fft_lengths", kInts))     \
   RK_PRIMITIVE_FOR_RULE_CHECK(X)
 
 // Only tests/rules/unruled_primitive_test.sh defines this, to show that a row without rules fails

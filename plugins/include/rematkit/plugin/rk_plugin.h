@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define RK_ABI_MAJOR 1
-#define RK_ABI_MINOR 7
+#define RK_ABI_MINOR 8
 
 /* The size of struct T up to and including field `last`. */
 #define RK_STRUCT_SIZE(T, last) (offsetof(T, last) + sizeof(((T*)0)->last))
@@ -97,8 +97,9 @@ typedef struct rk_value {
 /* ---- what a policy or a backend sees of one equation -------------------------------------- */
 
 /* Buffers hold each dtype in its own size: bf16 and f16 2 bytes, f64 and i64 8, bool, u8 and i8 1.
- * A key<fry> element is 8 bytes: its two u32 words. The values from BF16 on came in ABI 1.3; the
- * host offers them only to plugins of 1.3 or later. */
+ * A key<fry> element is 8 bytes: its two u32 words. A c64 element is its real part then its
+ * imaginary part, two f32 (8 bytes); c128 two f64 (16). The values from BF16 on came in ABI 1.3,
+ * C64 and C128 in 1.8; the host offers an equation only to a plugin of the ABI its dtypes came in. */
 typedef enum rk_dtype {
   RK_DTYPE_F32 = 0,
   RK_DTYPE_I32 = 1,
@@ -110,7 +111,9 @@ typedef enum rk_dtype {
   RK_DTYPE_U32 = 7,
   RK_DTYPE_U8 = 8,
   RK_DTYPE_I8 = 9,
-  RK_DTYPE_KEY_FRY = 10 /* a threefry PRNG key, key<fry>: two u32 words, as random_unwrap gives them */
+  RK_DTYPE_KEY_FRY = 10, /* a threefry PRNG key, key<fry>: two u32 words, as random_unwrap gives them */
+  RK_DTYPE_C64 = 11,
+  RK_DTYPE_C128 = 12
 } rk_dtype;
 typedef enum rk_memory_space { RK_MEMORY_DEVICE = 0, RK_MEMORY_PINNED_HOST = 1 } rk_memory_space;
 

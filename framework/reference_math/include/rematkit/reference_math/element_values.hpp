@@ -34,9 +34,14 @@ inline IntegerFormat integer_format(int32_t dtype) {
 }
 inline bool is_integer_code(int32_t dtype) { return integer_format(dtype).bits != 0; }
 
+inline bool is_complex_code(int32_t dtype) { return dtype == RK_DTYPE_C64 || dtype == RK_DTYPE_C128; }
+// The dtype of a complex dtype's parts: c64's f32, c128's f64.
+inline int32_t complex_part_code(int32_t dtype) { return dtype == RK_DTYPE_C128 ? RK_DTYPE_F64 : RK_DTYPE_F32; }
+
 inline int element_bytes(int32_t dtype) {
   switch (dtype) {
-    case RK_DTYPE_F64: case RK_DTYPE_I64: case RK_DTYPE_KEY_FRY: return 8;
+    case RK_DTYPE_C128: return 16;
+    case RK_DTYPE_C64: case RK_DTYPE_F64: case RK_DTYPE_I64: case RK_DTYPE_KEY_FRY: return 8;
     case RK_DTYPE_BF16: case RK_DTYPE_F16: return 2;
     case RK_DTYPE_BOOL: case RK_DTYPE_U8: case RK_DTYPE_I8: return 1;
     default: return 4;
@@ -117,22 +122,24 @@ inline double saturate_to_integer(double v, IntegerFormat format) {
 }
 
 // `v` rounded to what `dtype` holds. With `exact_floats`, floating values stay exact doubles (the
-// f64 arithmetic of finite-difference checks).
+// f64 arithmetic of finite-difference checks). A complex dtype rounds each part as its part dtype.
 inline double round_to_code(double v, int32_t dtype, bool exact_floats) {
   switch (dtype) {
-    case RK_DTYPE_F32: return exact_floats ? v : static_cast<double>(static_cast<float>(v));
+    case RK_DTYPE_F32: case RK_DTYPE_C64: return exact_floats ? v : static_cast<double>(static_cast<float>(v));
     case RK_DTYPE_BF16: return exact_floats ? v : static_cast<double>(bf16_value(bf16_bits(static_cast<float>(v))));
     case RK_DTYPE_F16: return exact_floats ? v : static_cast<double>(f16_value(f16_bits(static_cast<float>(v))));
-    case RK_DTYPE_F64: case RK_DTYPE_KEY_FRY: return v;
+    case RK_DTYPE_F64: case RK_DTYPE_C128: case RK_DTYPE_KEY_FRY: return v;
     case RK_DTYPE_BOOL: return v != 0 ? 1.0 : 0.0;
     default: return wrap_integer(v, integer_format(dtype));
   }
 }
 
 // The element at `i` of a buffer of `dtype`, and its store (rounded as round_to_code in f32
-// arithmetic).
+// arithmetic). For a complex dtype these are its real part: complex_part reads and writes either.
 inline double load_element(const void* data, int32_t dtype, size_t i) {
   switch (dtype) {
+    case RK_DTYPE_C64: return static_cast<const float*>(data)[2 * i];
+    case RK_DTYPE_C128: return static_cast<const double*>(data)[2 * i];
     case RK_DTYPE_F32: return static_cast<const float*>(data)[i];
     case RK_DTYPE_BF16: return bf16_value(static_cast<const uint16_t*>(data)[i]);
     case RK_DTYPE_F16: return f16_value(static_cast<const uint16_t*>(data)[i]);
@@ -156,6 +163,8 @@ inline void store_element(void* data, int32_t dtype, size_t i, double v) {
     case RK_DTYPE_BF16: static_cast<uint16_t*>(data)[i] = bf16_bits(static_cast<float>(r)); break;
     case RK_DTYPE_F16: static_cast<uint16_t*>(data)[i] = f16_bits(static_cast<float>(r)); break;
     case RK_DTYPE_F64: static_cast<double*>(data)[i] = r; break;
+    case RK_DTYPE_C64: static_cast<float*>(data)[2 * i] = static_cast<float>(r); break;
+    case RK_DTYPE_C128: static_cast<double*>(data)[2 * i] = r; break;
     case RK_DTYPE_I32: static_cast<int32_t*>(data)[i] = static_cast<int32_t>(r); break;
     case RK_DTYPE_I64:  // 2^63 is the one double in range after wrapping that int64 cannot hold
       static_cast<int64_t*>(data)[i] = r >= 9223372036854775807.0 ? INT64_MAX : static_cast<int64_t>(r);
@@ -169,6 +178,14 @@ inline void store_element(void* data, int32_t dtype, size_t i, double v) {
       break;
     default: static_cast<uint8_t*>(data)[i] = r != 0 ? 1 : 0;  // bool
   }
+}
+
+// Part `part` (0 real, 1 imaginary) of complex element `i`: its part dtype's element 2i + part.
+inline double load_complex_part(const void* data, int32_t dtype, size_t i, int part) {
+  return load_element(data, complex_part_code(dtype), 2 * i + static_cast<size_t>(part));
+}
+inline void store_complex_part(void* data, int32_t dtype, size_t i, int part, double v) {
+  store_element(data, complex_part_code(dtype), 2 * i + static_cast<size_t>(part), v);
 }
 
 // Two's-complement bits of an integer value (exact in its dtype), in the dtype's width.

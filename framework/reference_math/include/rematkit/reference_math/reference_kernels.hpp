@@ -15,17 +15,20 @@
 
 namespace rematkit::reference {
 
-// An operand: row-major elements as doubles (exact values of its dtype), its shape and dtype.
+// An operand: row-major elements as doubles (exact values of its dtype), its shape and dtype. A
+// complex operand's real parts are `data` and its imaginary parts `imag`; `imag` is empty otherwise.
 struct Input {
   std::span<const double> data;
   std::span<const int64_t> shape;
   int32_t dtype = RK_DTYPE_F32;  // an rk_dtype
+  std::span<const double> imag;
 };
 
 struct Output {
   std::span<double> data;
   std::span<const int64_t> shape;
   int32_t dtype = RK_DTYPE_F32;
+  std::span<double> imag;  // a complex result's imaginary parts
 };
 
 // An equation's params, decoded once (when the backend prepares it).
@@ -36,7 +39,7 @@ struct KernelParams {
   DotDims dims;  // dot_general
   // random_split, random_bits: shape; random_bits: bit_width; split: sizes and axis; sort: dimension
   // integer_pow: y; softmax, cumsum: axis; round: 1 for to-nearest-even, 0 away from zero;
-  // concatenate, iota: dimension; reduce_precision: exponent_bits
+  // concatenate, iota: dimension; reduce_precision: exponent_bits; fft: its FftKind (fft_lengths in axes)
   int64_t integer = 0;
   int64_t mantissa_bits = 0;                     // reduce_precision
   bool reverse = false;                          // cumsum
@@ -55,8 +58,8 @@ struct KernelParams {
 
 // Reads what `prim`'s kernel needs through `reader`, which has integer(name), integer_or(name, default), ints(name),
 // ints_or_none(name), boolean(name), dot_dims(), padding_config(), indexing_dims(prim), index_mode(),
-// fill_value() (nullopt for None), rounds_to_nearest_even(), conv_params(), window_params() and
-// selects_max() (the core reads Params, the backend the C ABI's values).
+// fill_value() (nullopt for None), rounds_to_nearest_even(), conv_params(), window_params(),
+// selects_max() and fft_kind() (the core reads Params, the backend the C ABI's values).
 template <typename Reader>
 KernelParams decode_params(Prim prim, const Reader& reader) {
   KernelParams p;
@@ -122,6 +125,11 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
       p.window = reader.window_params();
       p.selects_max = reader.selects_max();
       break;
+    case Prim::kFft:
+      p.integer = static_cast<int64_t>(reader.fft_kind());
+      p.axes = reader.ints("fft_lengths");
+      break;
+    case Prim::kReal: case Prim::kImag: case Prim::kComplex: case Prim::kConj:
     case Prim::kAdd: case Prim::kSub: case Prim::kMul: case Prim::kDiv: case Prim::kMax: case Prim::kMin:
     case Prim::kGt: case Prim::kGe: case Prim::kLt: case Prim::kLe: case Prim::kEq: case Prim::kNe:
     case Prim::kNeg: case Prim::kExp: case Prim::kLog: case Prim::kSin: case Prim::kCos: case Prim::kTanh:
