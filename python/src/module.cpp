@@ -41,22 +41,37 @@ py::list binders(const Program& p, const std::vector<int>& vars) {
   return out;
 }
 
-// A float64 array as a tensor of `type` (shape checked by the plan), rounded to its dtype.
+// A float64 array as a tensor of `type` (shape checked by the plan), rounded to its dtype. A complex
+// tensor comes as its real and imaginary parts side by side, a last dim of 2 (_arrays.py makes it).
 Tensor tensor_of(const py::array_t<double, py::array::c_style | py::array::forcecast>& values, const Type& type,
                  const std::string& what) {
   const py::buffer_info info = values.request();
-  if (info.size != type.num_elements())
-    fail(what + " has " + std::to_string(info.size) + " elements where the program's " + type.str() + " has " +
+  const int64_t parts = is_complex(type.dtype) ? 2 : 1;
+  if (info.size != parts * type.num_elements())
+    fail(what + " has " + std::to_string(info.size / parts) + " elements where the program's " + type.str() + " has " +
          std::to_string(type.num_elements()));
-  Tensor t{type, std::vector<double>(static_cast<size_t>(info.size))};
+  Tensor t = Tensor::filled(type, 0.0);
   const double* data = static_cast<const double*>(info.ptr);
-  for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = round_to_dtype(data[i], type.dtype, Arithmetic::kFloat32);
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    t.data[i] = round_to_dtype(data[parts * i], type.dtype, Arithmetic::kFloat32);
+    if (parts == 2) t.imag[i] = round_to_dtype(data[2 * i + 1], type.dtype, Arithmetic::kFloat32);
+  }
   return t;
 }
 
 py::array_t<double> array_of(const Tensor& t) {
-  py::array_t<double> out(std::vector<py::ssize_t>(t.type.shape.begin(), t.type.shape.end()));
-  std::copy(t.data.begin(), t.data.end(), out.mutable_data());
+  std::vector<py::ssize_t> shape(t.type.shape.begin(), t.type.shape.end());
+  if (is_complex(t.type.dtype)) shape.push_back(2);  // real and imaginary parts, as tensor_of takes them
+  py::array_t<double> out(shape);
+  double* data = out.mutable_data();
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    if (t.imag.empty()) {
+      data[i] = t.data[i];
+    } else {
+      data[2 * i] = t.data[i];
+      data[2 * i + 1] = t.imag[i];
+    }
+  }
   return out;
 }
 

@@ -1092,5 +1092,27 @@ TEST_F(CliTest, DebugPrintsPrintWhereTheyRun) {
   EXPECT_EQ(loud.err, "d is [3 -1.5]\ndebug_callback at " + program + ":7:5: [1 -0.5]\nd is [3 -1.5]\n");
 }
 
+// A complex argument and output: each element [re, im] in and out; z * conj(z) = |z|^2 and its
+// gradient by JAX's convention, 2x - 2iy (worked out by hand). Bad complex input is one line.
+TEST_F(CliTest, ComplexValuesAreRealImaginaryPairs) {
+  const std::string program = write("p.jaxpr", R"({ lambda ; z:c64[2]. let
+    c:c64[2] = conj[input_dtype=complex64] z
+    m:c64[2] = mul z c
+    r:f32[2] = real m
+    s:f32[] = reduce_sum[axes=(0,)] r
+  in (s, c) })");
+  const CliRun ok = run("grad " + program + " --inputs " + write("in.json", R"({"z": [[3, 4], [-1, 0.5]]})"));
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  // The gradient of s + Re(sum(conj z)): 2 conj(z) + 1 (conj's transpose, of the real cotangent 1 + 0j).
+  EXPECT_EQ(ok.out, "{\"value\": [26.25, [[3, -4], [-1, -0.5]]], \"grads\": {\"z\": [[7, -8], [-1, -1]]}}\n");
+  const CliRun bad = run("grad " + program + " --inputs " + write("bad.json", R"({"z": [3, 4]})"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "rematkit: " + (dir_ / "bad.json").string() + ": input 'z'[0] must be a list of 2 (the binder's shape is [2,2]), got number\n");
+  const CliRun refused = run("residuals " + write("tanh.jaxpr", "{ lambda ; z:c64[2]. let y:c64[2] = tanh z in (y,) }"));
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("tanh.jaxpr:1:37: tanh of a complex operand (c64[2]) is not supported"), std::string::npos)
+      << refused.err;
+}
+
 }  // namespace
 }  // namespace rematkit::testing

@@ -76,7 +76,7 @@ std::optional<int64_t> memory_limit(const std::string& text) {
 void add_program_edit_options(CLI::App* cmd, ProgramEditOptions& options) {
   cmd->add_option("--wrt", options.wrt,
                   "differentiate only these arguments, by name or index (as jax.grad's argnums); default: every "
-                  "floating argument")
+                  "floating or complex argument")
       ->delimiter(',');
   cmd->add_option("--retarget-policy", options.retarget_policy,
                   "replace the policy of every checkpoint in the program by this one, keeping where they are");

@@ -128,12 +128,15 @@ void add_grad_command(CLI::App& app) {
   auto options = std::make_shared<GradOptions>();
   CLI::App* cmd = app.add_subcommand("grad", "evaluate FILE and its gradient on inputs from a JSON file");
   cmd->footer(
-      "Evaluates FILE and its gradient with respect to every floating argument, with a cotangent of ones of\n"
-      "each output's shape (the gradient of the sum of the outputs). Prints one JSON line\n"
+      "Evaluates FILE and its gradient with respect to every floating or complex argument, with a cotangent\n"
+      "of ones of each output's shape (the gradient of the sum of the outputs; of a complex output, of its\n"
+      "real parts, as jax.vjp with ones). A complex argument's gradient is JAX's, df/dx - i df/dy. Prints\n"
+      "one JSON line\n"
       "  {\"value\": ..., \"grads\": {\"NAME\": ...}}\n"
-      "with nested lists and 9 significant digits (the last line, after what --plan prints); value is a list\n"
-      "of values when the program has several outputs. Integer and bool arguments get no gradient, nor do\n"
-      "those --wrt leaves out. The gradient is the same, bit for bit, under every policy.");
+      "with nested lists and 9 significant digits (the last line, after what --plan prints), a complex\n"
+      "element as [re, im] (as --inputs gives one); value is a list of values when the program has several\n"
+      "outputs. Integer and bool arguments get no gradient, nor do those --wrt leaves out. The gradient is\n"
+      "the same, bit for bit, under every policy.");
   cmd->add_option("FILE", options->file, "a program in jaxpr syntax; '-' reads standard input")->required();
   cmd->add_option("--inputs", options->inputs,
                   "a JSON object mapping every argument and constant name to a number or nested list")

@@ -29,9 +29,9 @@ void add_residuals_command(CLI::App& app) {
   auto options = std::make_shared<ResidualsOptions>();
   CLI::App* cmd = app.add_subcommand("residuals", "print what the backward pass of FILE's gradient keeps");
   cmd->footer(
-      "Prints the residuals that the gradient of FILE with respect to every floating argument keeps for the\n"
-      "backward pass, in jax.ad_checkpoint.print_saved_residuals format, one line each: literals, constants,\n"
-      "arguments in binder order, then equation outputs in program order, e.g.\n"
+      "Prints the residuals that the gradient of FILE with respect to every floating or complex argument\n"
+      "keeps for the backward pass, in jax.ad_checkpoint.print_saved_residuals format, one line each:\n"
+      "literals, constants, arguments in binder order, then equation outputs in program order, e.g.\n"
       "  f32[5,4] from the argument W1\n"
       "  f32[5] output of dot_general from FILE:LINE\n"
       "  f32<host>[16] named 'a' from FILE:LINE      (an offloaded residual)\n"
