@@ -1,5 +1,5 @@
 // An inputs JSON file (what `rematkit grad --inputs` reads) against a program with an argument of
-// each kind of element: f32 of rank 2, bf16 scalar, i32 vector, bool, and a PRNG key.
+// each kind of element: f32 of rank 2, bf16 scalar, i32 vector, bool, a PRNG key and a complex vector.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -12,7 +12,7 @@ namespace {
 
 const rematkit::Program& program() {
   static const rematkit::Program p = rematkit::parse_program(
-      "{ lambda c:f32[2]; w:f32[2,3] s:bf16[] n:i32[3] m:bool[2] k:key<fry>[]. let\n"
+      "{ lambda c:f32[2]; w:f32[2,3] s:bf16[] n:i32[3] m:bool[2] k:key<fry>[] z:c64[2]. let\n"
       "    a:f32[2] = reduce_sum[axes=(1,)] w\n"
       "    b:f32[2] = add a c\n"
       "  in (b,) }\n",

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "rematkit/ir/control_flow_params.hpp"
+#include "rematkit/ir/primitive_params.hpp"
 #include "rematkit/ir/printer.hpp"
 #include "rematkit/autodiff/residual_report.hpp"
 #include "support/test_support.hpp"
@@ -325,6 +326,30 @@ TEST(JaxVersionForms, Remat3CheckpointNameOutsideACheckpoint) {
   // The two sins' cosines, which their JVPs compute.
   EXPECT_EQ(residual_lines(linearize_with(p)),
             (std::vector<std::string>{"f32[3] output of cos from p:2", "f32[3] output of cos from p:4"}));
+}
+
+// fft_type as an enum's name (to 0.4.34) and as its value (from 0.4.35) is one transform; the complex
+// literal is c64 (1+2j), untyped or typed. Residuals: mul by a literal keeps nothing, sin its cos,
+// and in the newer form k * l keeps both parts (each the other's coefficient).
+TEST(JaxVersionForms, FftTypeByNameOrValueIsOneTransform) {
+  for (const char* file : {"fft_jax0_4_30.jaxpr", "fft_jax0_7.jaxpr"}) {
+    SCOPED_TRACE(file);
+    const Program p = load_program(form(file));
+    const Program* rfft = p.eqns[0].body();
+    ASSERT_NE(rfft, nullptr);
+    EXPECT_EQ(fft_kind(rfft->eqns[0].params, {}), FftKind::kRfft);
+    EXPECT_EQ(fft_kind(p.eqns[2].body()->eqns[0].params, {}), FftKind::kIrfft);
+    const Atom& literal = p.eqns[1].inputs[1];
+    EXPECT_EQ(literal.type.dtype, DType::kC64);
+    EXPECT_EQ(literal.literal, 1);
+    EXPECT_EQ(literal.literal_imag, 2);
+  }
+  EXPECT_EQ(residual_lines(linearize_with(load_program(form("fft_jax0_4_30.jaxpr")))),
+            (std::vector<std::string>{"f32[8] output of cos from " + form("fft_jax0_4_30.jaxpr") + ":20"}));
+  EXPECT_EQ(residual_lines(linearize_with(load_program(form("fft_jax0_7.jaxpr")))),
+            (std::vector<std::string>{"f32[8] output of cos from " + form("fft_jax0_7.jaxpr") + ":19",
+                                      "f32[5] output of real from " + form("fft_jax0_7.jaxpr") + ":21",
+                                      "f32[5] output of imag from " + form("fft_jax0_7.jaxpr") + ":22"}));
 }
 
 }  // namespace
