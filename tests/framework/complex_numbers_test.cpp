@@ -126,7 +126,8 @@ TEST(ComplexNumbers, FourierTransformsAreTheDftsWorkedOutByHand) {
 }
 
 TEST(ComplexNumbers, ArithmeticIsComplexArithmetic) {
-  // (1+2i)(3-i) = 5+5i; (5+5i)/(1+2i) = 3-i; |3+4i| = 5; e^{i pi} = -1; sqrt(-4) = 2i; (1+i)^3 = -2+2i.
+  // (1+2i)(3-i) = 5+5i; (5+5i)/(1+2i) = 3-i; |3+4i| = 5; e^{i pi} = -1; sqrt(-4) = 2i; (1+i)^3 = -2+2i;
+  // conj(1+2i) = 1-2i.
   const std::vector<Tensor> out = evaluate_f64(R"({ lambda ; a:c128[] b:c128[] c:c128[] d:c128[]. let
       p:c128[] = mul a b
       q:c128[] = div p a
@@ -135,7 +136,9 @@ TEST(ComplexNumbers, ArithmeticIsComplexArithmetic) {
       t:c128[] = sqrt (-4+0j):c128[]
       u:c128[] = integer_pow[y=3] (1+1j):c128[]
       v:c128[] = conj[input_dtype=complex128] a
-    in (p, q, r, s, t, u, v) })", {complex_of({}, {1}, {2}, DType::kC128), complex_of({}, {3}, {-1}, DType::kC128),
+      w:i32[] = convert_element_type[new_dtype=int32 weak_type=False] (3.7-1j):c128[]
+      x:i32[] = convert_element_type[new_dtype=int32 weak_type=False] (-3e+10+0j):c128[]
+    in (p, q, r, s, t, u, v, w, x) })", {complex_of({}, {1}, {2}, DType::kC128), complex_of({}, {3}, {-1}, DType::kC128),
                                    complex_of({}, {3}, {4}, DType::kC128), complex_of({}, {0}, {M_PI}, DType::kC128)});
   expect_complex(out[0], {5}, {5});
   expect_complex(out[1], {3}, {-1});
@@ -144,6 +147,9 @@ TEST(ComplexNumbers, ArithmeticIsComplexArithmetic) {
   expect_complex(out[4], {0}, {2});
   expect_complex(out[5], {-2}, {2});
   expect_complex(out[6], {1}, {-2});
+  // To an integer, the real part as XLA converts a float: toward zero, saturating.
+  EXPECT_EQ(out[7].data[0], 3);
+  EXPECT_EQ(out[8].data[0], -2147483648.0);
 }
 
 // jax.grad of a real function of z = x + iy is df/dx - i df/dy (the autodiff cookbook: f = |z|^2
@@ -161,7 +167,8 @@ TEST(ComplexNumbers, GradientOfAComplexArgumentIsJaxsConjugateConvention) {
 }
 
 // Every complex rule in one program of real and complex arguments, its gradient against central
-// differences in f64 (a complex argument's as df/dx - i df/dy).
+// differences in f64 (a complex argument's as df/dx - i df/dy), from the interpreter in f64 and from
+// the reference backend in f32.
 TEST(ComplexNumbers, GradientsThroughEveryRuleMatchFiniteDifferences) {
   const Program p = parse_program(R"({ lambda ; a:f32[8] b:f32[8] w:c64[3,8] z:c64[3]. let
       c:c64[8] = complex a b
@@ -195,6 +202,16 @@ TEST(ComplexNumbers, GradientsThroughEveryRuleMatchFiniteDifferences) {
     in (u2,) })", "every_rule");
   const RandomInputs in = random_inputs(p, 7, 0.1, 0.5);
   expect_gradient_matches_finite_differences(p, in.arguments, {0, 1, 2, 3});
+  // The same gradient run on the reference backend, in f32: within f32's rounding of the differences.
+  const GradientResult ran = run_gradient(linearize_with(p), {}, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
+  const std::vector<Tensor> fd = finite_difference_gradients(p, in, 1e-6);
+  for (size_t a = 0; a < 4; ++a) {
+    double scale = 1;
+    for (double v : fd[a].data) scale = std::max(scale, std::fabs(v));
+    for (double v : fd[a].imag) scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < fd[a].data.size(); ++i) EXPECT_NEAR(ran.gradients[a]->data[i], fd[a].data[i], 1e-4 * scale);
+    for (size_t i = 0; i < fd[a].imag.size(); ++i) EXPECT_NEAR(ran.gradients[a]->imag[i], fd[a].imag[i], 1e-4 * scale);
+  }
 }
 
 // Residuals by hand from JAX's rules: mul keeps both operands' known values (a tangent's product

@@ -48,7 +48,8 @@ void compute_part(Prim prim, const KernelParams& p, std::span<const Input> in, c
     if (!is_complex_code(x.dtype)) continue;
     x = Input{part == 0 ? x.data : x.imag, x.shape, complex_part_code(x.dtype), {}};
   }
-  compute(prim, p, parts, Output{part == 0 ? out.data : out.imag, out.shape, complex_part_code(out.dtype), {}});
+  const int32_t out_code = is_complex_code(out.dtype) ? complex_part_code(out.dtype) : out.dtype;
+  compute(prim, p, parts, Output{part == 0 ? out.data : out.imag, out.shape, out_code, {}});
 }
 
 template <typename Fn>

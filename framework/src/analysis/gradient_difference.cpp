@@ -27,8 +27,10 @@ std::vector<ArgumentDifference> gradient_differences(const GradientResult& a, co
       internal_error("gradients of " + std::to_string(x->data.size()) + " and " + std::to_string(y->data.size()) +
                      " elements compared");
     // A complex gradient's imaginary parts are compared as its real parts are.
-    d.identical = std::memcmp(x->data.data(), y->data.data(), x->data.size() * sizeof(double)) == 0 &&
-                  std::memcmp(x->imag.data(), y->imag.data(), x->imag.size() * sizeof(double)) == 0;
+    auto same_bits = [](const std::vector<double>& u, const std::vector<double>& v) {
+      return u.empty() || std::memcmp(u.data(), v.data(), u.size() * sizeof(double)) == 0;  // empty: no pointer
+    };
+    d.identical = same_bits(x->data, y->data) && same_bits(x->imag, y->imag);
     if (d.identical) continue;
     for (auto [us, vs] : {std::pair{&x->data, &y->data}, std::pair{&x->imag, &y->imag}})
       for (size_t k = 0; k < us->size() && !std::isnan(d.max_abs_diff); ++k) {

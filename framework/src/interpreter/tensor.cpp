@@ -19,7 +19,7 @@ Tensor leading_row(const Tensor& stacked, int64_t i) {
 
 void set_leading_row(Tensor& stacked, int64_t i, const Tensor& row) {
   std::copy(row.data.begin(), row.data.end(), stacked.data.begin() + i * row.size());
-  std::copy(row.imag.begin(), row.imag.end(), stacked.imag.begin() + i * row.size());
+  if (!row.imag.empty()) std::copy(row.imag.begin(), row.imag.end(), stacked.imag.begin() + i * row.size());
 }
 
 Tensor Tensor::filled(const Type& type, double value, double imag) {
