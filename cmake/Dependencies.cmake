@@ -130,10 +130,21 @@ endif()
 
 # The Python package (python/) needs the tools' libraries, pybind11 and Python's headers; it is built
 # for Debian's python3 (the interpreter apt's numpy, pytest and pybind11 serve) unless
-# Python3_EXECUTABLE names another. Not in a sanitizer build: a plain interpreter cannot load it.
+# Python3_EXECUTABLE names another. A plain interpreter loads it from an AddressSanitizer build only
+# with clang's shared ASan runtime preloaded (REMATKIT_ASAN_RUNTIME, which the tests preload); other
+# sanitizer builds (the fuzz preset's) leave it out.
+set(REMATKIT_ASAN_RUNTIME "")
+if("address" IN_LIST REMATKIT_SANITIZE AND NOT "fuzzer-no-link" IN_LIST REMATKIT_SANITIZE
+   AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libclang_rt.asan-${CMAKE_SYSTEM_PROCESSOR}.so
+                  OUTPUT_VARIABLE _rk_asan_so OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(IS_ABSOLUTE "${_rk_asan_so}" AND EXISTS "${_rk_asan_so}")
+    set(REMATKIT_ASAN_RUNTIME "${_rk_asan_so}")
+  endif()
+endif()
 set(_rk_python_found FALSE)
 string(TOUPPER "${REMATKIT_PYTHON}" _rk_python)
-if(REMATKIT_TOOLS_ENABLED AND NOT REMATKIT_SANITIZE AND NOT _rk_python MATCHES "^(OFF|FALSE|0)$")
+if(REMATKIT_TOOLS_ENABLED AND (NOT REMATKIT_SANITIZE OR REMATKIT_ASAN_RUNTIME) AND NOT _rk_python MATCHES "^(OFF|FALSE|0)$")
   if(NOT Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
     set(Python3_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "the Python the rematkit package is built for")
   endif()
@@ -144,7 +155,7 @@ if(REMATKIT_TOOLS_ENABLED AND NOT REMATKIT_SANITIZE AND NOT _rk_python MATCHES "
     set(_rk_python_found TRUE)
   endif()
 endif()
-rematkit_decide(REMATKIT_PYTHON "${_rk_python_found}" "pybind11 and Python 3 headers (pybind11-dev, python3-dev), the tools, and no sanitizer")
+rematkit_decide(REMATKIT_PYTHON "${_rk_python_found}" "pybind11 and Python 3 headers (pybind11-dev, python3-dev), the tools, and no sanitizer but clang's AddressSanitizer")
 
 if(REMATKIT_BUILD_BENCH)
   find_package(benchmark 1.7 CONFIG REQUIRED)  # benchmark::benchmark_main
