@@ -278,6 +278,9 @@ const Case kCases[] = {
                            "h:c64[4,2] = sqrt g; i:c64[2] = reduce_sum[axes=(0,)] h; k:c64[2] = integer_pow[y=3] i; "
                            "l:c64[2] = log k; m:bool[2] = ne l l; n:c128[2] = convert_element_type[new_dtype=complex128] l "
                            "in (c, f, h, k, l, m, n) }", 0},
+    {"complex_scan", "{ lambda ; w:c64[3] c:c64[3] xs:c64[4,3]. let d:c64[3] ys:c64[4,3] = scan[jaxpr={ lambda ; "
+                     "v:c64[3] a:c64[3] x:c64[3]. let e:c64[3] = mul a x; f:c64[3] = add e v in (f, e) } length=4 "
+                     "num_carry=1 num_consts=1 reverse=False] w c xs in (d, ys) }", 0},
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }

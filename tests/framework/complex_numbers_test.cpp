@@ -214,6 +214,25 @@ TEST(ComplexNumbers, GradientsThroughEveryRuleMatchFiniteDifferences) {
   }
 }
 
+// A scan whose carry, constant and stacked inputs are complex: the constant's cotangent sums over the
+// iterations in both parts.
+TEST(ComplexNumbers, GradientsThroughAComplexScanMatchFiniteDifferences) {
+  const Program p = parse_program(R"({ lambda ; w:c64[3] c:c64[3] xs:c64[4,3]. let
+      d:c64[3] ys:c64[4,3] = scan[jaxpr={ lambda ; v:c64[3] a:c64[3] x:c64[3]. let
+          e:c64[3] = mul a x
+          f:c64[3] = add e v
+          g:c64[3] = sin f
+        in (g, e) } length=4 num_carry=1 num_consts=1 reverse=False] w c xs
+      r:f32[3] = real d
+      i:f32[4,3] = imag ys
+      s:f32[] = reduce_sum[axes=(0,)] r
+      t:f32[] = reduce_sum[axes=(0, 1)] i
+      u:f32[] = add s t
+    in (u,) })", "complex_scan");
+  const RandomInputs in = random_inputs(p, 11, 0.2, 0.8);
+  expect_gradient_matches_finite_differences(p, in.arguments, {0, 1, 2});
+}
+
 // Residuals by hand from JAX's rules: mul keeps both operands' known values (a tangent's product
 // with the other), fft, complex, real and reduce_sum are linear and keep nothing, and abs keeps
 // the div of its complex rule (real(g * conj(x) / ans)). Under nothing_saveable only the arguments.
