@@ -352,5 +352,19 @@ TEST(JaxVersionForms, FftTypeByNameOrValueIsOneTransform) {
                                       "f32[5] output of imag from " + form("fft_jax0_7.jaxpr") + ":22"}));
 }
 
+// Refs read and written whole, in the forms before 0.8.0 ('[:,:]', '[]', mutable_array) and after
+// ('[...]', new_ref): the pure program's residuals by hand. In each, f = e * b with e the ref's value
+// after the accumulation keeps b and that add; sin keeps its cos, tanh its answer and 1 - answer.
+TEST(JaxVersionForms, RefsReadWholeAreTheirValues) {
+  const std::string old_form = form("mutable_array_jax0_6.jaxpr"), new_form = form("new_ref_jax0_8.jaxpr");
+  EXPECT_EQ(residual_lines(linearize_with(load_program(old_form))),
+            (std::vector<std::string>{"f32[2,3] from the argument b", "f32[2,3] output of cos from " + old_form + ":9",
+                                      "f32[2,3] output of add from " + old_form + ":11"}));
+  EXPECT_EQ(residual_lines(linearize_with(load_program(new_form))),
+            (std::vector<std::string>{"f32[4] from the argument b", "f32[4] output of tanh from " + new_form + ":7",
+                                      "f32[4] output of sub from " + new_form + ":7",
+                                      "f32[4] output of add from " + new_form + ":8"}));
+}
+
 }  // namespace
 }  // namespace rematkit::testing

@@ -145,6 +145,13 @@ Token Lexer::scan() {
     t.text = std::move(contents);
     return t;
   }
+  // `<-` and `+=`: a ref's store and its accumulation (jax/_src/state/primitives.py's pp rules).
+  if (text_.substr(pos_, 2) == "<-" || text_.substr(pos_, 2) == "+=") {
+    advance(2);
+    t.kind = Token::Kind::kPunct;
+    t.text = std::string(text_.substr(start, 2));
+    return t;
+  }
   static constexpr std::string_view kPunct = "{}()[],;:.=<>*@";  // @: a dim's mesh axes, f32[8@x]
   if (kPunct.find(c) != std::string_view::npos) {
     advance(1);

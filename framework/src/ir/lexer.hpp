@@ -16,6 +16,7 @@ struct Token {
 
   bool is(char punct) const { return kind == Kind::kPunct && text.size() == 1 && text[0] == punct; }
   bool is_ident(std::string_view word) const { return kind == Kind::kIdent && text == word; }
+  bool is_op(std::string_view op) const { return kind == Kind::kPunct && text == op; }  // `<-`, `+=`
 };
 
 // The length of a parenthesized complex number as Python prints one, (1+2j) or (-0-1.5e-05j), at

@@ -167,9 +167,23 @@ class Parser {
 
   // --- types --------------------------------------------------------------------------------
   // `sharding`, when given, gets the type as written when it carries JAX's sharding annotations.
-  Type parse_type(std::string* sharding = nullptr) {
+  // `is_ref`, when given, accepts a mutable array's type, Ref{f32[3]} (state/types.py's
+  // AbstractRef.str_short, Ref<space>{..} with a memory space), and says whether it was one: the
+  // type returned is then its element type.
+  Type parse_type(std::string* sharding = nullptr, bool* is_ref = nullptr) {
     Token dt = lex_.next();
     if (dt.kind != Token::Kind::kIdent) error_at(dt, "expected a type such as f32[4], found " + describe(dt));
+    if (dt.is_ident("Ref") && (lex_.peek().is('{') || lex_.peek().is('<'))) {
+      if (!is_ref)
+        error_at(dt, "a mutable array (Ref{..}) here is not supported: rematkit reads refs the program makes "
+                     "(mutable_array, new_ref), read and written whole, not refs as arguments or binders");
+      if (lex_.peek().is('<')) lex_.read_angle_text();  // the ref's memory space
+      expect('{');
+      Type element = parse_type(sharding);
+      expect('}');
+      *is_ref = true;
+      return element;
+    }
     std::string name = dt.text;
     if (name == "key" && lex_.peek().is('<')) name += "<" + lex_.read_angle_text() + ">";  // key<fry>, key<rbg>
     auto dtype = parse_dtype(name);
@@ -269,9 +283,18 @@ class Parser {
   }
 
   // --- one jaxpr and its scope ----------------------------------------------------------------
+  // A mutable array the program made (mutable_array, new_ref): its element type and the value it
+  // holds at this point of the program. Reads and writes of the whole array are read as JAX's
+  // discharge_state (jax/_src/state/discharge.py) turns them into values: the program becomes pure.
+  struct RefState {
+    Type type;
+    Atom value;
+  };
+
   struct Scope {
     Program* program;
     std::unordered_map<std::string, int> vars;
+    std::unordered_map<std::string, RefState> refs;
   };
 
   int bind(Scope& scope, const Token& name, Type type, std::string sharding = "") {
@@ -323,7 +346,7 @@ class Parser {
     expect('{');
     expect_word("lambda");
     Program program;
-    Scope scope{&program, {}};
+    Scope scope{&program, {}, {}};
     if (main) main_program_ = &program;
     while (!lex_.peek().is(';')) program.constvars.push_back(parse_binder(scope, given, main));
     lex_.next();
@@ -372,6 +395,9 @@ class Parser {
     Token t = lex_.next();
     if (t.is('[')) error_at(t, "elided constant '[...]' (print the jaxpr with its constants inlined)");
     if (t.kind == Token::Kind::kIdent && !is_number_word(t.text) && t.text != "True" && t.text != "False") {
+      if (scope.refs.count(t.text) && !scope.vars.count(t.text))
+        error_at(t, "the ref '" + t.text + "' is an operand here; rematkit reads refs only whole, through " + t.text +
+                        "[...] and freeze, as discharge_state does");
       auto it = scope.vars.find(t.text);
       if (it == scope.vars.end()) error_at(t, "undefined variable '" + t.text + "'");
       return Atom::of_var(it->second);
@@ -421,26 +447,33 @@ class Parser {
 
   void parse_equation(Scope& scope) {
     std::vector<Out> outs;
-    if (lex_.peek().kind == Token::Kind::kIdent && lex_.peek_second().is('[') && scope.vars.count(lex_.peek().text))
-      error_at(lex_.peek(), "a ref store ('" + lex_.peek().text + "[...] <- v' or '+= v', jax/_src/state/primitives.py): "
-                            "rematkit does not read programs with mutable arrays");
-    while (!no_outputs_follow() || !outs.empty()) {
-      if (lex_.peek().is('=')) break;
+    const bool ref_update = lex_.peek().kind == Token::Kind::kIdent && lex_.peek_second().is('[') &&
+                            (scope.refs.count(lex_.peek().text) || scope.vars.count(lex_.peek().text));
+    while (!ref_update && (!no_outputs_follow() || !outs.empty())) {
+      if (lex_.peek().is('=') || lex_.peek().is_op("<-") || lex_.peek().is(',')) break;
       Token name = lex_.next();
       if (name.kind != Token::Kind::kIdent)
         error_at(name, "expected an equation (VAR:TYPE = primitive ...), found " + describe(name));
       Out out{name, {}, {}, false};
       if (lex_.peek().is(':')) {  // untyped before JAX 0.2.22: typed from the equation below
         lex_.next();
-        out.type = parse_type(&out.sharding);
+        out.type = parse_type(&out.sharding, &out.ref);
         out.typed = true;
       }
       outs.push_back(std::move(out));
     }
-    if (!problems_) return parse_equation_rhs(scope, outs);
+    auto rhs = [&] {
+      if (ref_update || lex_.peek().is_op("<-") || lex_.peek().is(',') || refs_form_follows(outs))
+        return parse_ref_equation(scope, outs);
+      for (const Out& out : outs)
+        if (out.ref) error_at(out.name, "a ref as the output of '" + lex_.peek_second().text + "' is not supported (only "
+                                        "mutable_array and new_ref make one here)");
+      parse_equation_rhs(scope, outs);
+    };
+    if (!problems_) return rhs();
     const int depth = lex_.depth();
     try {
-      parse_equation_rhs(scope, outs);
+      rhs();
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::kBadInput) throw;
       problems_->push_back(e.what());
@@ -471,7 +504,162 @@ class Parser {
     Type type;
     std::string sharding;
     bool typed = true;
+    bool ref = false;  // typed Ref{..}: `type` is its element type
   };
+
+  // --- mutable arrays ------------------------------------------------------------------------
+  // state/primitives.py's pp rules print a whole-array read `c:f32[3] <- a[...]`, a store
+  // `a[...] <- b`, a swap keeping the old value `d:f32[3], a[...] <- a[...], b`, and an accumulation
+  // `a[...] += b` (`[...]` from 0.8.0; `[:, :]` per dim, `[]` for a scalar, before). They are read
+  // as discharge_state reads them: the ref's current value flows on, an accumulation is an add.
+
+  // Whether the equation after `outs` makes or freezes a ref: `= mutable_array ..`, `= new_ref ..`,
+  // `= freeze a`.
+  bool refs_form_follows(const std::vector<Out>& outs) {
+    if (!lex_.peek().is('=') || outs.size() != 1) return false;
+    const Token& prim = lex_.peek_second();
+    return prim.is_ident("mutable_array") || prim.is_ident("new_ref") || prim.is_ident("freeze") ||
+           prim.is_ident("empty_ref");
+  }
+
+  RefState& ref_named(Scope& scope, const Token& name) {
+    auto it = scope.refs.find(name.text);
+    if (it == scope.refs.end())
+      error_at(name, "'" + name.text + "' is not a ref (" + (scope.vars.count(name.text) ? "a value" : "undefined") +
+                         "), so it has no [...] to read or write");
+    return it->second;
+  }
+
+  // `[...]`, or `[:, ..]` with one ':' per dim, after a ref's name: the whole array. An index that
+  // picks part of it (a[1], a[:, 2:4]) is refused.
+  void expect_whole_index(const Token& name, const RefState& ref) {
+    expect('[');
+    std::string index;
+    int colons = 0;
+    bool other = false;
+    while (!lex_.peek().is(']')) {
+      const Token t = lex_.next();
+      if (t.kind == Token::Kind::kEnd) error_at(t, "unexpected end of file in the index of ref '" + name.text + "'");
+      index += t.text;
+      colons += t.is(':');
+      other |= !t.is(':') && !t.is(',') && !t.is('.');
+    }
+    lex_.next();
+    const bool whole = !other && (index == "..." || (colons == ref.type.rank() && index.find('.') == std::string::npos));
+    if (!whole)
+      error_at(name, "'" + name.text + "[" + index + "]' reads or writes part of a ref; rematkit reads refs whole "
+                     "(" + name.text + "[...]), as discharge_state does");
+  }
+
+  // A value for a ref of `type`: an operand of that type (an untyped literal takes it).
+  Atom ref_operand(Scope& scope, const Type& type, const std::string& what) {
+    const Token at = lex_.peek();
+    bool untyped = false;
+    Atom a = parse_atom(scope, &untyped);
+    if (untyped) {
+      a.var = -1;
+      a.type.dtype = type.dtype;
+      a.literal = round_to_dtype(a.literal, a.type.dtype, Arithmetic::kFloat32);
+      a.literal_imag = round_to_dtype(a.literal_imag, a.type.dtype, Arithmetic::kFloat32);
+    }
+    const Type& got = scope.program->type_of(a);
+    if (got.dtype != type.dtype || got.shape != type.shape)
+      error_at(at, what + " " + got.str() + " where the ref holds " + type.str());
+    return a;
+  }
+
+  // An output that names the value `v` (what a read gives), checked against its declared type.
+  void name_value(Scope& scope, const Out& out, const Atom& v, const Type& type, const SourceLocation& where) {
+    if (out.ref) error_at(out.name, "a read of a ref gives its value, not a ref: '" + out.name.text + "' is typed Ref{..}");
+    if (out.typed && (out.type.dtype != type.dtype || out.type.shape != type.shape))
+      error_at(out.name, "'" + out.name.text + "' is declared " + out.type.str() + " but the ref holds " + type.str());
+    if (out.name.text == "_") return;
+    if (v.is_literal()) {  // a ref made from a literal: its value becomes a variable through a copy
+      Equation copy;
+      copy.prim = Prim::kCopy;
+      copy.inputs = {v};
+      copy.where = where;
+      copy.outputs = {bind(scope, out.name, type)};
+      scope.program->eqns.push_back(std::move(copy));
+      return;
+    }
+    if (scope.vars.count(out.name.text) || scope.refs.count(out.name.text))
+      error_at(out.name, "variable '" + out.name.text + "' is defined twice");
+    scope.vars[out.name.text] = v.var;
+  }
+
+  void parse_ref_equation(Scope& scope, std::vector<Out>& outs) {
+    if (lex_.peek().is('=')) {  // r:Ref{T} = mutable_array[..] v, c:T = freeze r
+      lex_.next();
+      const Token prim = lex_.next();
+      if (lex_.peek().is('[')) skip_bracketed();  // memory_space=None kind=.. : no bearing on the values
+      if (prim.is_ident("empty_ref"))
+        error_at(prim, "empty_ref makes a ref with no value yet; rematkit reads refs made from a value (new_ref)");
+      if (prim.is_ident("freeze")) {
+        const Token name = lex_.next();
+        const RefState& ref = ref_named(scope, name);
+        return name_value(scope, outs[0], ref.value, ref.type, lex_.where(prim));
+      }
+      if (!outs[0].ref) error_at(outs[0].name, prim.text + " makes a ref: '" + outs[0].name.text + "' should be typed Ref{..}");
+      if (scope.vars.count(outs[0].name.text) || scope.refs.count(outs[0].name.text))
+        error_at(outs[0].name, "variable '" + outs[0].name.text + "' is defined twice");
+      const Atom init = ref_operand(scope, outs[0].type, "the initial value is");
+      scope.refs[outs[0].name.text] = RefState{outs[0].type, init};
+      return;
+    }
+    if (lex_.peek().is_op("<-")) {  // c:T <- r[...]
+      lex_.next();
+      if (outs.size() != 1) error_at(lex_.peek(), "a ref read gives one value");
+      const Token name = lex_.next();
+      const RefState& ref = ref_named(scope, name);
+      expect_whole_index(name, ref);
+      return name_value(scope, outs[0], ref.value, ref.type, lex_.where(name));
+    }
+    const bool keeps_old = lex_.peek().is(',');  // d:T, r[...] <- r[...], v
+    if (keeps_old) {
+      lex_.next();
+      if (outs.size() != 1) error_at(lex_.peek(), "a ref swap gives one value");
+    }
+    const Token name = lex_.next();
+    RefState& ref = ref_named(scope, name);
+    expect_whole_index(name, ref);
+    const Token op = lex_.next();
+    if (!op.is_op("<-") && !(op.is_op("+=") && !keeps_old))
+      error_at(op, "expected '<-' or '+=' after '" + name.text + "[...]', found " + describe(op));
+    if (keeps_old) {
+      const Token again = lex_.next();
+      if (again.text != name.text) error_at(again, "a swap reads the ref it writes, '" + name.text + "'");
+      expect_whole_index(again, ref);
+      expect(',');
+      name_value(scope, outs[0], ref.value, ref.type, lex_.where(name));
+    }
+    const Atom v = ref_operand(scope, ref.type, op.is_op("+=") ? "adding" : "storing");
+    if (op.is_op("<-")) {
+      ref.value = v;
+      return;
+    }
+    Equation add;  // discharge_state's addupdate: the ref's value plus v
+    add.prim = Prim::kAdd;
+    add.inputs = {ref.value, v};
+    add.where = lex_.where(name);
+    Token sum = name;
+    for (int n = 1; sum.text == name.text || scope.vars.count(sum.text) || scope.refs.count(sum.text); ++n)
+      sum.text = name.text + "_" + std::to_string(n);
+    add.outputs = {bind(scope, sum, ref.type)};
+    ref.value = Atom::of_var(add.outputs[0]);
+    scope.program->eqns.push_back(std::move(add));
+  }
+
+  // Skips a balanced [..] (params the parser does not keep).
+  void skip_bracketed() {
+    const int depth = lex_.depth();
+    expect('[');
+    while (lex_.depth() > depth) {
+      if (lex_.peek().kind == Token::Kind::kEnd) error_at(lex_.peek(), "unexpected end of file inside [..]");
+      lex_.next();
+    }
+  }
+
 
   void parse_equation_rhs(Scope& scope, std::vector<Out>& outs) {
     if (lex_.peek().is('=')) lex_.next();
@@ -498,6 +686,7 @@ class Parser {
       if (t.is_ident("in") && lex_.peek_second().is('(')) break;
       if (t.kind == Token::Kind::kIdent && lex_.peek_second().is(':')) break;
       if (t.is('=') || (t.kind == Token::Kind::kIdent && !scope.vars.count(t.text) && no_outputs_follow())) break;
+      if (t.kind == Token::Kind::kIdent && scope.refs.count(t.text) && lex_.peek_second().is('[')) break;  // r[...] <- v
       if (untyped_form && t.kind == Token::Kind::kIdent && !scope.vars.count(t.text) && !is_number_word(t.text) &&
           t.text != "True" && t.text != "False")
         break;
