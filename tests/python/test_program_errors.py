@@ -94,3 +94,24 @@ def test_a_sweep_nested_past_the_limit_is_a_program_error(tmp_path):
     with pytest.raises(rematkit.ProgramError) as caught:
         rematkit.sweep({'models': [deep]})
     assert 'YAML collections nested more than 256 deep' in str(caught.value)
+
+
+def test_effects_refs_and_complex_numbers_read_or_refused_in_one_line():
+    # What issue 42 added to the reader, from Python: a ref read whole is its value, a ref indexed in
+    # part a ProgramError at its place, a complex program's residuals its bytes (c64: 8 an element).
+    refs = '''{ lambda ; a:f32[3]. let
+    r:Ref{f32[3]} = new_ref[memory_space=None] a
+    r[...] += a
+    c:f32[3] <- r[...]
+    d:f32[3] = sin c
+  in (d,) }'''
+    assert [r.nbytes for r in rematkit.Program.parse(refs).residuals()] == [12]  # sin's cos
+    with pytest.raises(rematkit.ProgramError) as caught:
+        rematkit.Program.parse(refs.replace('r[...] += a', 'r[1] += a'), name='refs.jaxpr')
+    assert (caught.value.line, caught.value.col) == (3, 5) and 'part of a ref' in str(caught.value)
+    spectral = '''{ lambda ; x:f32[8]. let
+    y:c64[5] = fft[fft_lengths=(8,) fft_type=2] x
+    z:c64[5] = mul y y
+    w:f32[5] = real z
+  in (w,) }'''
+    assert [(r.dtype, r.nbytes) for r in rematkit.Program.parse(spectral).residuals()] == [('c64', 40)]
