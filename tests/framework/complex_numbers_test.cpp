@@ -152,6 +152,17 @@ TEST(ComplexNumbers, ArithmeticIsComplexArithmetic) {
   EXPECT_EQ(out[8].data[0], -2147483648.0);
 }
 
+// slicing.py's _gather_fill: a window FILL_OR_DROP drops is NaN for an inexact dtype, and a complex
+// NaN is nan + 0j.
+TEST(ComplexNumbers, ADroppedGatherWindowIsNanPlusZeroI) {
+  const std::vector<Tensor> out = evaluate_f64(R"({ lambda ; x:c128[3] i:i32[2,1]. let y:c128[2] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=()) fill_value=None mode=GatherScatterMode.FILL_OR_DROP slice_sizes=(1,)] x i in (y,) })",
+                                               {complex_of({3}, {1, 2, 3}, {4, 5, 6}, DType::kC128), tensor_of({2, 1}, {2, 7}, DType::kI32)});
+  EXPECT_EQ(out[0].data[0], 3);
+  EXPECT_EQ(out[0].imag[0], 6);
+  EXPECT_TRUE(std::isnan(out[0].data[1]));
+  EXPECT_EQ(out[0].imag[1], 0);
+}
+
 // jax.grad of a real function of z = x + iy is df/dx - i df/dy (the autodiff cookbook: f = |z|^2
 // gives 2x - 2iy, the conjugate of 2z).
 TEST(ComplexNumbers, GradientOfAComplexArgumentIsJaxsConjugateConvention) {

@@ -150,6 +150,12 @@ void fft(FftKind kind, const Dims& lengths, const Input& x, const Output& out) {
 }  // namespace
 
 void compute_complex(Prim prim, const KernelParams& p, std::span<const Input> in, const Output& out) {
+  if (prim == Prim::kGather && !p.fill) {  // slicing.py's _gather_fill: a dropped window is nan + 0j
+    KernelParams zero_fill = p;
+    zero_fill.fill = 0.0;
+    compute_part(prim, p, in, out, 0);
+    return compute_part(prim, zero_fill, in, out, 1);
+  }
   if (acts_on_each_part(prim)) {
     compute_part(prim, p, in, out, 0);
     compute_part(prim, p, in, out, 1);
