@@ -55,7 +55,7 @@ check "residual_report explains the residuals" grep -q "bytes" "$work/report.txt
 
 # The custom policy, built out of tree with rematkit_add_plugin(), loads in the installed program.
 "$prefix/bin/rematkit" plugins --plugin "$ex/libsave_only_these_primitives.so" >"$work/custom.txt"
-check "the custom policy loads" grep -q "^example-primitives 1.0.0 (ABI 1.7) " "$work/custom.txt"
+check "the custom policy loads" grep -q "^example-primitives 1.0.0 (ABI 1.8) " "$work/custom.txt"
 "$prefix/bin/rematkit" residuals --plugin "$ex/libsave_only_these_primitives.so" \
   --policy "save_only_these_primitives('dot_general')" "$source_dir/examples/two_layer.jaxpr" >"$work/custom_residuals.txt"
 check "the custom policy decides" test -s "$work/custom_residuals.txt"

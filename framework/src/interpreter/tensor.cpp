@@ -43,6 +43,15 @@ void write_buffer(const Tensor& t, void* data) {
   for (size_t i = 0; i < t.imag.size(); ++i) reference::store_complex_part(data, code, i, 1, t.imag[i]);
 }
 
+void fill_buffer(const Type& type, double value, double imag, void* data) {
+  const int32_t code = dtype_code(type.dtype);
+  const bool complex = is_complex(type.dtype);
+  for (size_t i = 0; i < static_cast<size_t>(type.num_elements()); ++i) {
+    reference::store_element(data, code, i, value);
+    if (complex) reference::store_complex_part(data, code, i, 1, imag);
+  }
+}
+
 double key_element(uint32_t word0, uint32_t word1) { return reference::key_element(word0, word1); }
 
 uint32_t key_word(double key, int word) { return reference::key_word(key, word); }

@@ -79,8 +79,8 @@ void StepExecutor::run(const StepIo& io) {
           case LoadSource::Kind::kLiteral: break;
         }
         if (given) write_buffer(*given, output_data_[s][0]);
-        else if (load.kind == LoadSource::Kind::kLiteral) write_buffer(Tensor::filled(type, load.literal, load.literal_imag), output_data_[s][0]);
-        else write_buffer(Tensor::filled(type, 1.0), output_data_[s][0]);
+        else if (load.kind == LoadSource::Kind::kLiteral) fill_buffer(type, load.literal, load.literal_imag, output_data_[s][0]);
+        else fill_buffer(type, 1.0, 0.0, output_data_[s][0]);
         break;
       }
       case StepKind::kEffect:

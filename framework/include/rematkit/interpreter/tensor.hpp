@@ -40,6 +40,9 @@ REMATKIT_CORE_EXPORT uint32_t key_word(double key, int word);  // word 0 or 1
 // as the C ABI lays them out) read into a tensor, and a tensor written into one.
 REMATKIT_CORE_EXPORT Tensor read_buffer(const Type& type, const void* data);
 REMATKIT_CORE_EXPORT void write_buffer(const Tensor& t, void* data);
+// Every element of a buffer of `type` set to `value` (+ `imag` i for a complex type), allocating
+// nothing (a step's loads of literals and seeds).
+REMATKIT_CORE_EXPORT void fill_buffer(const Type& type, double value, double imag, void* data);
 
 // Row `i` of a tensor stacked along its leading dim (a scan's x slice, a stacked residual's row).
 REMATKIT_CORE_EXPORT Tensor leading_row(const Tensor& stacked, int64_t i);
