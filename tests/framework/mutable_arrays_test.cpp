@@ -55,6 +55,8 @@ TEST(MutableArrays, WhatIsNotReadWholeIsRefusedAtItsPlace) {
             "discharge_state does");
   EXPECT_EQ(error("r:Ref{f32[2,3]} = mutable_array a\nr[...] <- 1.0:f32[]"),
             "p:3:11: storing f32[] where the ref holds f32[2,3]");
+  EXPECT_EQ(error("r:Ref{f32[]} = mutable_array 1.0\nr[] <- 2j", "a:f32[2,3]"),
+            "p:3:8: storing c64[] where the ref holds f32[]");  // an imaginary part is never dropped
   EXPECT_EQ(error("r:Ref{f32[2,3]} = empty_ref[dtype=float32 shape=(2, 3)]"),
             "p:2:19: empty_ref makes a ref with no value yet; rematkit reads refs made from a value (new_ref)");
   EXPECT_EQ(error("c:f32[2,3] <- a[...]"), "p:2:15: 'a' is not a ref (a value), so it has no [...] to read or write");

@@ -50,6 +50,16 @@ std::pair<double, double> complex_parts(const std::string& text) {
   return {std::strtod(body.substr(0, split).c_str(), nullptr), std::strtod(body.substr(split).c_str(), nullptr)};
 }
 
+// A literal's value (both parts of a complex one) rounded to what its dtype holds.
+void round_literal(Atom& a) {
+  a.literal = round_to_dtype(a.literal, a.type.dtype, Arithmetic::kFloat32);
+  a.literal_imag = round_to_dtype(a.literal_imag, a.type.dtype, Arithmetic::kFloat32);
+}
+
+// Whether an untyped literal may take `dtype` from its context: a complex one keeps a complex
+// dtype, so that a real context is a type error naming both, not a dropped imaginary part.
+bool literal_fits(const Atom& a, DType dtype) { return !is_complex(a.type.dtype) || is_complex(dtype); }
+
 // What an unsupported dtype stands in for while a program is checked, so that what follows is
 // checked too (one problem reported for the dtype, not one per equation that reads it).
 DType stand_in_dtype(const std::string& name) {
@@ -433,8 +443,7 @@ class Parser {
       atom.type.dtype = complex_literal ? DType::kC64 : DType::kF32;  // provisional; typed from the equation below
       atom.var = -2;                  // marks "untyped" until typed
     }
-    atom.literal = round_to_dtype(atom.literal, atom.type.dtype, Arithmetic::kFloat32);
-    atom.literal_imag = round_to_dtype(atom.literal_imag, atom.type.dtype, Arithmetic::kFloat32);
+    round_literal(atom);
     return atom;
   }
 
@@ -558,9 +567,8 @@ class Parser {
     Atom a = parse_atom(scope, &untyped);
     if (untyped) {
       a.var = -1;
-      a.type.dtype = type.dtype;
-      a.literal = round_to_dtype(a.literal, a.type.dtype, Arithmetic::kFloat32);
-      a.literal_imag = round_to_dtype(a.literal_imag, a.type.dtype, Arithmetic::kFloat32);
+      if (literal_fits(a, type.dtype)) a.type.dtype = type.dtype;
+      round_literal(a);
     }
     const Type& got = scope.program->type_of(a);
     if (got.dtype != type.dtype || got.shape != type.shape)
@@ -822,12 +830,9 @@ class Parser {
       Atom& a = eqn.inputs[i];
       if (!untyped[i]) continue;
       a.var = -1;
-      // A complex literal keeps a complex dtype: where its context is real, the type rule names both.
-      auto fits = [&](DType d) { return !is_complex(a.type.dtype) || is_complex(d); };
-      if (i < bound.size() && fits(bound[i])) a.type.dtype = bound[i];
-      else if (context && fits(*context)) a.type.dtype = *context;
-      a.literal = round_to_dtype(a.literal, a.type.dtype, Arithmetic::kFloat32);
-      a.literal_imag = round_to_dtype(a.literal_imag, a.type.dtype, Arithmetic::kFloat32);
+      if (i < bound.size() && literal_fits(a, bound[i])) a.type.dtype = bound[i];
+      else if (context && literal_fits(a, *context)) a.type.dtype = *context;
+      round_literal(a);
     }
   }
 
