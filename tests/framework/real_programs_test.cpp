@@ -130,7 +130,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, UnsupportedRealProgramTest, ::testing::ValuesIn
 
 TEST(RealPrograms, TheCorpusIsThere) {
   EXPECT_GE(programs_in(kReal).size(), 20u);
-  EXPECT_GE(programs_in(kReal / "unsupported").size(), 2u);
+  EXPECT_GE(programs_in(kReal / "unsupported").size(), 1u);  // xmap's; pmap's reads since issue 43
   EXPECT_GE(programs_in(kReal / "forward-only").size(), 2u);
   EXPECT_GE(programs_in(kJaxForms).size(), 4u);
 }

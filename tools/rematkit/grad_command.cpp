@@ -1,9 +1,11 @@
 #include <iostream>
+#include <optional>
 
 #include "commands.hpp"
 #include "rematkit/autodiff/scan_linearization.hpp"
 #include "rematkit/analysis/flops.hpp"
 #include "rematkit/analysis/memory_report.hpp"
+#include "rematkit/autodiff/gradient.hpp"
 #include "rematkit/runtime/step_runner.hpp"
 #include "rematkit/ir/parser.hpp"
 #include "rematkit/io/tensor_json.hpp"
@@ -92,8 +94,13 @@ void run_grad(const GradOptions& o) {
   backends.max_memory = memory_limit(o.max_memory);
   if (o.no_fusion) backends.fusion = BackendOptions::Fusion::kOff;
   backends.debug_prints = o.debug_prints;
-  OneShotRunner runner(lin, backends);
-  const GradientResult result = runner.run(inputs.constants, inputs.arguments);
+  // A program with shard_maps or pmaps runs on a simulated mesh, a thread per device, in the
+  // reference interpreter (its steps do not run on backends yet: docs/status.md).
+  if (lin.graph.mesh && o.plan) fail("--plan: a program on a mesh (" + lin.graph.mesh->str() + ") runs in the reference interpreter, which has no step plan");
+  std::optional<OneShotRunner> runner;
+  if (!lin.graph.mesh) runner.emplace(lin, backends);
+  const GradientResult result = lin.graph.mesh ? interpret_gradient(lin, inputs.constants, inputs.arguments, Arithmetic::kFloat32)
+                                               : runner->run(inputs.constants, inputs.arguments);
 
   std::string out = "{\"value\": ";
   if (result.outputs.size() == 1) {
@@ -113,11 +120,11 @@ void run_grad(const GradOptions& o) {
   // The plan comes before the JSON line, which can be megabytes: its memory summary first, then the
   // FLOPs and each step; the JSON line is always the last.
   if (o.plan) {
-    print_memory(runner);
+    print_memory(*runner);
     const GradientFlops flops = gradient_flops(lin);
     std::cout << "flops: forward " << flops.forward << ", recomputed " << flops.recompute << ", backward "
               << flops.backward << "\n";
-    print_steps(runner.program());
+    print_steps(runner->program());
   }
   std::cout << out << "}}\n" << std::flush;
 }

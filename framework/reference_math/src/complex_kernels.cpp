@@ -36,7 +36,8 @@ bool acts_on_each_part(Prim prim) {
       Prim::kName,    Prim::kReshape,   Prim::kSqueeze,        Prim::kBroadcastInDim, Prim::kTranspose,
       Prim::kSlice,   Prim::kPad,       Prim::kConcatenate,    Prim::kRev,          Prim::kCopy,
       Prim::kOptimizationBarrier, Prim::kDynamicSlice, Prim::kDynamicUpdateSlice, Prim::kReduceSum,
-      Prim::kCumsum,  Prim::kSplit,     Prim::kGather,         Prim::kScatterAdd,   Prim::kSelectN};
+      Prim::kCumsum,  Prim::kSplit,     Prim::kGather,         Prim::kScatterAdd,   Prim::kSelectN,
+      Prim::kShardingConstraint, Prim::kReshard};
   return std::find(std::begin(kPartwise), std::end(kPartwise), prim) != std::end(kPartwise);
 }
 

@@ -109,7 +109,10 @@ void copy(const Input& x, const Output& out) {
 
 }  // namespace
 
-bool has_kernel(Prim prim) { return !has_body(prim) && !is_control_flow(prim) && !is_effect(prim) && !is_host_call(prim); }
+bool has_kernel(Prim prim) {
+  return !has_body(prim) && !is_control_flow(prim) && !is_effect(prim) && !is_host_call(prim) && !is_mapped_call(prim) &&
+         !is_collective(prim);
+}
 
 void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const Output& out) {
   bool complex = is_complex_code(out.dtype);
@@ -196,7 +199,8 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
       return map_unary(in[0], out, [&](double x) { return convert(x, in[0].dtype, out.dtype); });
     case Prim::kReducePrecision:
       return map_unary(in[0], out, [&p](double x) { return reduce_precision(x, p.integer, p.mantissa_bits); });
-    case Prim::kCopy: case Prim::kOptimizationBarrier: return copy(in[0], out);
+    case Prim::kCopy: case Prim::kOptimizationBarrier: case Prim::kShardingConstraint: case Prim::kReshard:
+      return copy(in[0], out);
     case Prim::kBitcastConvertType: return map_unary(in[0], out, [&](double x) { return bitcast(x, in[0].dtype, out.dtype); });
     case Prim::kSelectN: return select_n(in, out);
     case Prim::kDotGeneral: return dot_general(p.dims, in[0], in[1], out);
@@ -247,6 +251,10 @@ void compute(Prim prim, const KernelParams& p, std::span<const Input> in, const 
     case Prim::kScan: case Prim::kCond: case Prim::kWhile:
     case Prim::kDebugCallback:  // no output to compute: the step executor runs it (--debug-prints)
     case Prim::kPureCallback: case Prim::kIoCallback:  // Python functions the program does not carry
+    case Prim::kShardMap: case Prim::kXlaPmap:  // a body per device: interpreter/mesh_evaluation.cpp
+    case Prim::kShardMapIn: case Prim::kShardMapOut: case Prim::kPsum: case Prim::kPmax: case Prim::kPmin:
+    case Prim::kAllGather: case Prim::kReduceScatter: case Prim::kPpermute: case Prim::kAllToAll:
+    case Prim::kAxisIndex: case Prim::kPbroadcast: case Prim::kPvary:  // between devices: interpreter/collectives.cpp
     case Prim::kReal: case Prim::kImag: case Prim::kComplex: case Prim::kConj: case Prim::kFft:  // complex_kernels.cpp
       break;
   }

@@ -99,8 +99,14 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     case Prim::kConcatenate: case Prim::kSlice: case Prim::kSplit: case Prim::kSort: case Prim::kDynamicSlice:
     case Prim::kDynamicUpdateSlice: case Prim::kPad: case Prim::kRev: case Prim::kCopy: case Prim::kGather:
     case Prim::kOptimizationBarrier: case Prim::kBitcastConvertType: case Prim::kReal: case Prim::kImag:
-    case Prim::kComplex:
+    case Prim::kComplex: case Prim::kShardingConstraint: case Prim::kReshard: case Prim::kShardMapIn:
+    case Prim::kShardMapOut: case Prim::kAllGather: case Prim::kPpermute: case Prim::kAllToAll: case Prim::kAxisIndex:
+    case Prim::kPbroadcast: case Prim::kPvary: case Prim::kShardMap: case Prim::kXlaPmap:
       return 0;
+    // A device's share of a sum over devices: XLA's reduce-scatter then all-gather adds each element
+    // once per other device, of which a device does 1/N of the work; counted as one add per element.
+    case Prim::kPsum: case Prim::kPmax: case Prim::kPmin: case Prim::kReduceScatter:
+      return out;
     case Prim::kDebugCallback:
       return 0;  // it computes nothing
     case Prim::kPureCallback: case Prim::kIoCallback:

@@ -4,6 +4,7 @@
 
 #include "flat_eval.hpp"
 #include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/interpreter/simulated_mesh.hpp"
 #include "rematkit/autodiff/residual_report.hpp"
 
 namespace rematkit {
@@ -69,10 +70,21 @@ GradientResult run_passes(const Linearization& lin, const std::vector<Tensor>& c
 GradientResult interpret_gradient(const Linearization& lin, const std::vector<Tensor>& constants,
                                   const std::vector<Tensor>& arguments, Arithmetic arithmetic,
                             const std::vector<Tensor>* cotangents) {
-  return run_passes(
-      lin, constants, arguments,
-      [arithmetic](const std::vector<int>& eqns, Environment& env, const char* pass) { env.run(eqns, arithmetic, pass); },
-      cotangents);
+  auto run = [&] {
+    return run_passes(
+        lin, constants, arguments,
+        [arithmetic](const std::vector<int>& eqns, Environment& env, const char* pass) { env.run(eqns, arithmetic, pass); },
+        cotangents);
+  };
+  if (!lin.graph.mesh) return run();
+  // Every device runs the whole step: a value outside the shard_maps is the same on each, its
+  // cotangent the whole one (collective_transpose_rules.hpp), so the first device's is the answer.
+  GradientResult result;
+  run_on_simulated_mesh(*lin.graph.mesh, [&](int64_t device) {
+    GradientResult mine = run();
+    if (device == 0) result = std::move(mine);
+  });
+  return result;
 }
 
 }  // namespace rematkit

@@ -403,6 +403,12 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
     case Prim::kCumsum: case Prim::kOptimizationBarrier:  // lax._opt_barrier_jvp: the barrier on the tangent
     case Prim::kReal: case Prim::kImag: case Prim::kConj:  // lax.py: deflinear2, conj ad.linear_jvp
     case Prim::kFft:  // fft.py: ad.deflinear2(fft_p, ...)
+    // pjit.py: sharding_constraint and reshard are deflinear2; parallel.py: psum, all_gather,
+    // reduce_scatter, ppermute, all_to_all, pbroadcast and pvary are linear; shard_map_in and
+    // shard_map_out move blocks.
+    case Prim::kShardingConstraint: case Prim::kReshard: case Prim::kPsum: case Prim::kAllGather:
+    case Prim::kReduceScatter: case Prim::kPpermute: case Prim::kAllToAll: case Prim::kPbroadcast: case Prim::kPvary:
+    case Prim::kShardMapIn: case Prim::kShardMapOut:
       return em.linear(prim, {g}, params);  // linear: the same operation on the tangent
     case Prim::kComplex: return linear_jvp(em, prim, params, x, t, 0, 0);  // lax.py: deflinear2
     case Prim::kReduceMax: case Prim::kReduceMin: return reduce_chooser_jvp(em, params, x[0], y[0], g);
@@ -421,6 +427,12 @@ ValueId output_tangent(Emitter& em, Prim prim, const Params& params, const std::
       break;  // inlined by jvp_trace before any rule runs
     case Prim::kScan: case Prim::kCond: case Prim::kWhile:
       break;  // linearized whole by jvp_trace (control_flow_jvp.cpp)
+    case Prim::kShardMap: case Prim::kXlaPmap:
+      break;  // traced into shard_map_in, the body and shard_map_out by jvp_trace
+    case Prim::kAxisIndex: return kZero;  // an integer
+    case Prim::kPmax: case Prim::kPmin:  // parallel.py registers no JVP for them
+      fail_at(em.where(), "Differentiation rule for '" + std::string(prim_name(prim)) +
+                              "' not implemented (jax/_src/lax/parallel.py has none: differentiate with --wrt around it)");
     case Prim::kDebugCallback:
       break;  // debugging.py, debug_callback_jvp_rule: the primal alone, no outputs to give a tangent
     case Prim::kPureCallback:  // callback.py, pure_callback_jvp_rule

@@ -3,6 +3,7 @@
 // JAX's rule where rematkit has it), and every primitive emits its primal equation followed by its
 // JVP rule's equations.
 #include <algorithm>
+#include <utility>
 
 #include "custom_jvp_rules.hpp"
 #include "jvp_rules.hpp"
@@ -23,6 +24,18 @@ struct Slot {
 // Sub-programs open on this thread: calls recurse through trace, scan and cond bodies through
 // linearize, which partial evaluation, transposition and the planner then follow as nested.
 thread_local int trace_depth = 0;
+
+// The mesh met so far by the trace on this thread (a loop's body is traced into its own graph,
+// which passes what it met on to the graph around it).
+thread_local std::optional<Mesh> traced_mesh;
+
+void meet_mesh(const Mesh& mesh, const SourceLocation& where) {
+  if (traced_mesh && !(*traced_mesh == mesh))
+    fail_at(where, "a second mesh (" + mesh.str() + ") in a program that runs on " + traced_mesh->str() +
+                       ": rematkit runs a program on one mesh");
+  traced_mesh = mesh;
+}
+
 
 class JvpTracer {
  public:
@@ -48,8 +61,9 @@ class JvpTracer {
     for (const Equation& eqn : program.eqns) {
       std::vector<Slot> in;
       for (const Atom& a : eqn.inputs) in.push_back(slot_of(a));
-      std::vector<Slot> out =
-          eqn.body() ? trace_call(eqn, in, region, scope, jit) : trace_primitive(eqn, in, region, scope, jit);
+      std::vector<Slot> out = eqn.body()                 ? trace_call(eqn, in, region, scope, jit)
+                              : is_mapped_call(eqn.prim) ? trace_mapped_call(eqn, in, region, scope, jit)
+                                                         : trace_primitive(eqn, in, region, scope, jit);
       for (size_t k = 0; k < eqn.outputs.size(); ++k) env[eqn.outputs[k]] = out[k];
     }
     std::vector<Slot> outs;
@@ -77,6 +91,45 @@ class JvpTracer {
       jit = static_cast<int>(graph_.jit_names.size()) - 1;
     }
     return trace(*eqn.body(), in, region, scope, jit);
+  }
+
+  // shard_map and xla_pmap: each operand split into the device's block (shard_map_in; pmap's
+  // mapped dim then dropped), the body traced as the device's code, each result joined from the
+  // devices' blocks (shard_map_out). The graph then runs once per device; its collectives and
+  // blocks find the device's place on the mesh as they run.
+  std::vector<Slot> trace_mapped_call(const Equation& eqn, const std::vector<Slot>& in, int region, int scope, int jit) {
+    const Mesh mesh = mapped_call_mesh(eqn);
+    meet_mesh(mesh, eqn.where);
+    const Program& body = *eqn.params.find(std::string(body_param(eqn.prim)))->program;
+    const std::vector<MappedValue> ins = mapped_call_values(eqn, false, in.size());
+    auto step = [&](Prim prim, const Slot& s, Params params) {
+      Equation one;
+      one.prim = prim;
+      one.params = std::move(params);
+      one.where = eqn.where;
+      return trace_primitive(one, {s}, region, scope, jit).at(0);
+    };
+    std::vector<Slot> local;
+    for (size_t i = 0; i < in.size(); ++i) {
+      Slot s = step(Prim::kShardMapIn, in[i], mapped_value_params(ins[i], mesh, eqn.where));
+      if (ins[i].squeezed >= 0) {
+        Shape shape = graph_.values[s.primal].type.shape;
+        shape.erase(shape.begin() + ins[i].squeezed);
+        s = step(Prim::kReshape, s, reshape_params(shape));
+      }
+      local.push_back(s);
+    }
+    std::vector<Slot> out = trace(body, local, region, scope, jit);
+    const std::vector<MappedValue> outs = mapped_call_values(eqn, true, out.size());
+    for (size_t k = 0; k < out.size(); ++k) {
+      if (outs[k].squeezed >= 0) {
+        Shape shape = graph_.values[out[k].primal].type.shape;
+        shape.insert(shape.begin() + outs[k].squeezed, 1);
+        out[k] = step(Prim::kReshape, out[k], reshape_params(shape));
+      }
+      out[k] = step(Prim::kShardMapOut, out[k], mapped_value_params(outs[k], mesh, eqn.where));
+    }
+    return out;
   }
 
   // A custom_jvp_call with JAX's rule for its function runs its body primal-only and takes the
@@ -200,6 +253,7 @@ void trace_jvp(const Program& program, const LinearizeOptions& options, Lineariz
            std::to_string(program.invars.size()) + " arguments");
   FlatGraph& g = lin.graph;
   g.site_prefix = options.site_prefix;
+  const std::optional<Mesh> outer_mesh = std::exchange(traced_mesh, std::nullopt);
   JvpTracer tracer(g, policies);
   std::vector<Slot> inputs;
   auto binder_value = [&](int var, ValueOrigin origin, int position) {
@@ -234,10 +288,18 @@ void trace_jvp(const Program& program, const LinearizeOptions& options, Lineariz
     inputs.push_back(Slot{a, tangent});
   }
   const int region = whole_program_policy ? tracer.open_region(whole_program_policy, {}, 0) : 0;
-  for (const Slot& s : tracer.trace(program, inputs, region, region, -1)) {
-    lin.outputs.push_back(s.primal);
-    lin.output_tangents.push_back(s.tangent);
+  try {
+    for (const Slot& s : tracer.trace(program, inputs, region, region, -1)) {
+      lin.outputs.push_back(s.primal);
+      lin.output_tangents.push_back(s.tangent);
+    }
+  } catch (...) {
+    traced_mesh = outer_mesh;
+    throw;
   }
+  g.mesh = traced_mesh;
+  const std::optional<Mesh> inner = std::exchange(traced_mesh, outer_mesh);
+  if (inner && trace_depth > 0) meet_mesh(*inner, {});  // a loop's body: the graph around it runs on the mesh too
 }
 
 }  // namespace rematkit::autodiff

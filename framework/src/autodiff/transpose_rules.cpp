@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "collective_transpose_rules.hpp"
 #include "window_transpose_rules.hpp"
 
 namespace rematkit::autodiff {
@@ -242,6 +243,14 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
       give(0, em.linear(is_complex(g.values[in[0]].type.dtype) ? Prim::kConj : Prim::kReal, {ct}));
       return;
     case Prim::kFft: give(0, fft_transpose(em, ct, eqn.params, eqn.where)); return;
+    case Prim::kShardingConstraint:  // pjit.py: deflinear2, the same constraint on the cotangent
+      give(0, em.linear(eqn.prim, {ct}, eqn.params));
+      return;
+    case Prim::kReshard: give(0, ct); return;  // the value is unchanged: so is its cotangent
+    case Prim::kPsum: case Prim::kAllGather: case Prim::kReduceScatter: case Prim::kPpermute: case Prim::kAllToAll:
+    case Prim::kPbroadcast: case Prim::kPvary: case Prim::kShardMapIn: case Prim::kShardMapOut:
+      give(0, collective_transpose(em, eqn.prim, eqn.params, ct, g.values[in[0]].type));
+      return;
     case Prim::kCumsum: {  // loops._cumsum_transpose_rule: the running sum from the other end
       const bool reverse = eqn.params.find("reverse") && param_bool(eqn.params, "reverse", eqn.where);
       give(0, em.linear(Prim::kCumsum, {ct}, cumsum_params(param_int(eqn.params, "axis", eqn.where), !reverse)));
@@ -362,6 +371,8 @@ void transpose_rule(Emitter& em, const FlatGraph& g, const FlatEquation& eqn, Va
     case Prim::kScan: case Prim::kCond: case Prim::kWhile:  // the transposer runs a loop's own backward
     case Prim::kDebugCallback:  // never linear: its JVP emits no tangent equation
     case Prim::kPureCallback: case Prim::kIoCallback:  // their JVP refuses
+    case Prim::kPmax: case Prim::kPmin: case Prim::kAxisIndex:  // no JVP, or an integer
+    case Prim::kShardMap: case Prim::kXlaPmap:  // traced through their body
       break;
   }
   internal_error("no transpose rule for a linear " + std::string(prim_name(eqn.prim)));

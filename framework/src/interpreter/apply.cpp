@@ -3,6 +3,8 @@
 #include <optional>
 
 #include "control_flow.hpp"
+#include "mapped_call.hpp"
+#include "rematkit/interpreter/simulated_mesh.hpp"
 #include "rematkit/interpreter/interpreter.hpp"
 #include "rematkit/ir/nesting_limit.hpp"
 #include "rematkit/ir/primitive_params.hpp"
@@ -39,6 +41,7 @@ struct ParamsReader {
 std::vector<Tensor> apply_primitive(Prim prim, const Params& params, const std::vector<const Tensor*>& in,
                                     const std::vector<Type>& out_types, Arithmetic arithmetic) {
   if (is_effect(prim)) return {};  // a debug print computes nothing: a no-op here (the step executor prints)
+  if (is_collective(prim)) return {run_collective(prim, params, in, out_types.at(0), arithmetic)};
   if (is_host_call(prim))
     fail("cannot run " + std::string(prim_name(prim)) + ": it calls a Python function the program does not carry");
   if (!reference::has_kernel(prim))
@@ -74,6 +77,8 @@ std::vector<Tensor> evaluate_program(const Program& program, const std::vector<T
     std::vector<Tensor> outputs;
     if (is_control_flow(eqn.prim)) {
       outputs = interpreter::evaluate_control_flow(eqn, inputs, arithmetic);
+    } else if (is_mapped_call(eqn.prim)) {
+      outputs = interpreter::evaluate_mapped_call(eqn, inputs, arithmetic);
     } else if (const Program* body = eqn.body()) {
       const size_t n_consts = body->constvars.size();
       std::vector<Tensor> body_consts(inputs.begin(), inputs.begin() + static_cast<long>(n_consts));

@@ -230,21 +230,47 @@ std::string Lexer::read_raw_until(std::string_view marker) {
   return text;
 }
 
-void Lexer::skip_raw_value() {
-  if (buffered_ != 0) internal_error("skip_raw_value with buffered tokens");
+std::string Lexer::read_raw_value() {
+  if (buffered_ != 0) internal_error("read_raw_value with buffered tokens");
   skip_space_and_comments();
   const SourceLocation start{file_, line_, column_};
-  int depth = 0;
-  while (pos_ < text_.size()) {
-    const char c = text_[pos_];
-    if (depth == 0 && (c == ' ' || c == '\n' || c == ']')) return;
-    if (c == '(' || c == '[' || c == '{' || c == '<') ++depth;
-    if (c == ')' || c == ']' || c == '}' || c == '>') --depth;
+  std::string raw;
+  std::string open;  // the closers awaited, innermost last
+  char quote = 0;
+  auto advance = [&](char c) {
     ++pos_;
     if (c == '\n') ++line_, column_ = 1;
     else ++column_;
+    // Runs of spaces and line breaks (a numpy array's repr spans lines) are kept as one space.
+    if (c == ' ' || c == '\n') {
+      if (!raw.empty() && raw.back() != ' ') raw += ' ';
+    } else {
+      raw += c;
+    }
+  };
+  while (pos_ < text_.size()) {
+    const char c = text_[pos_];
+    if (quote) {
+      if (c == '\n') fail_at(start, "unterminated string in a parameter value");
+      if (c == quote) quote = 0;
+      advance(c);
+      continue;
+    }
+    if (open.empty() && (c == ' ' || c == '\n' || c == ']')) return raw;
+    if (c == '\'' || c == '"') quote = c;
+    // '<' opens a repr (<function f at 0x..>) only before a letter: HloSharding's iota tiles
+    // ({devices=[2,4]<=[8]}) have a bare '<='.
+    if (c == '<' && pos_ + 1 < text_.size() && std::isalpha(static_cast<unsigned char>(text_[pos_ + 1]))) open += '>';
+    else if (c == '(') open += ')';
+    else if (c == '[') open += ']';
+    else if (c == '{') open += '}';
+    // A closer that closes nothing open is kept as text: printed reprs are not always balanced.
+    else if (!open.empty() && c == open.back()) open.pop_back();
+    advance(c);
   }
   fail_at(start, "unterminated parameter value");
 }
+
+void Lexer::skip_raw_value() { (void)read_raw_value(); }
 
 }  // namespace rematkit::detail

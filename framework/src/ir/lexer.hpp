@@ -36,6 +36,8 @@ class Lexer {
   // Skips the raw text of a param value the parser cannot read: up to the next ' ' or ']' outside
   // brackets, (, [, { and < balanced. Starts at the next token, which must not be buffered past.
   void skip_raw_value();
+  // The same text, read: runs of spaces and line breaks become one space.
+  std::string read_raw_value();
   // Reads the raw text up to the next `marker` that follows a space or a line break (the next
   // param), trimmed: a param JAX prints as a bare string, such as
   // debug_print's fmt=. Starts at the next token, which must not be buffered past.

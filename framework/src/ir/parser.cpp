@@ -233,8 +233,16 @@ class Parser {
           sharded = true;
         }
         if (lex_.peek().is(']')) break;
+        if (lex_.peek().is(';')) {  // f32[4,512;x:8]: named axes (core.py's named_shape, JAX to 0.4.30)
+          dims += ";" + parse_named_shape();
+          sharded = true;
+          break;
+        }
         expect(',');
       }
+    } else if (lex_.peek().is(';')) {
+      dims += ";" + parse_named_shape();
+      sharded = true;
     }
     expect(']');
     std::string marks;
@@ -250,6 +258,22 @@ class Parser {
       error_at(dt, e.what());
     }
     return type;
+  }
+
+  // The named axes after ';' in a type, x:8,y:2 (a value per index of each, not a bigger array).
+  std::string parse_named_shape() {
+    expect(';');
+    std::string named;
+    while (!lex_.peek().is(']')) {
+      const std::string axis = mesh_axis();
+      expect(':');
+      const Token size = lex_.next();
+      if (size.kind != Token::Kind::kNumber) error_at(size, "expected a named axis size, found " + describe(size));
+      named += (named.empty() ? "" : ",") + axis + ":" + std::to_string(integer_value(size));
+      if (lex_.peek().is(',')) lex_.next();
+      else if (!lex_.peek().is(']')) error_at(lex_.peek(), "expected ',' or ']' in a named shape, found " + describe(lex_.peek()));
+    }
+    return named;
   }
 
   // A dim's mesh axes after '@' (f32[8@x,4], f32[8@(x,y)]), as core.py's _get_shape_sharding_str
@@ -284,7 +308,9 @@ class Parser {
         marks += lex_.next().text + ":";
         lex_.next();
       }
-      marks += parse_mesh_axes();
+      // {x: 0}: a named axis and the dim it maps (xmap's axes, as JAX 0.4.27's sharded-types tests write them).
+      if (lex_.peek().kind == Token::Kind::kNumber) marks += " " + std::to_string(integer_value(lex_.next()));
+      else marks += parse_mesh_axes();
       if (lex_.peek().is(',')) lex_.next();
       else if (!lex_.peek().is('}')) error_at(lex_.peek(), "expected ',' or '}' in a sharding annotation, found " + describe(lex_.peek()));
     }
@@ -729,7 +755,13 @@ class Parser {
     // Params the table does not list for the primitive are dropped; what is kept prints back.
     eqn.params = schema_params(eqn.prim, std::move(eqn.params));
     if (untyped_form) type_outputs(*scope.program, eqn, outs);
-    if (eqn.prim == Prim::kOptimizationBarrier && eqn.inputs.size() != 1) return split_barrier(scope, eqn, outs);
+    if (eqn.prim == Prim::kAllToAll && !eqn.params.find("axis_size") && !untyped_form) read_all_to_all_size(*scope.program, eqn, outs);
+    // An optimization_barrier of n values, and psum and its kin of n (multiple_results to JAX
+    // 0.8.1), are n equations here: each output depends on its own operand only.
+    const bool elementwise_collective = eqn.prim == Prim::kPsum || eqn.prim == Prim::kPmax || eqn.prim == Prim::kPmin ||
+                                        eqn.prim == Prim::kPvary || eqn.prim == Prim::kPbroadcast;
+    if ((eqn.prim == Prim::kOptimizationBarrier || elementwise_collective) && eqn.inputs.size() != 1)
+      return split_barrier(scope, eqn, outs);
     if (eqn.prim == Prim::kThreefry2x32 && !eqn.params.find("output")) return one_equation_per_output(scope, eqn, outs, 2);
     if (eqn.prim == Prim::kSort && !eqn.params.find("output") && eqn.inputs.size() > 1)
       return one_equation_per_output(scope, eqn, outs, eqn.inputs.size());
@@ -783,17 +815,33 @@ class Parser {
   }
 
   // optimization_barrier of n values is n identities here: it only keeps XLA from moving work
-  // across it, and rematkit moves nothing; each output still prints as the barrier's.
+  // across it, and rematkit moves nothing; each output still prints as the barrier's. So is a
+  // psum of n values n psums (parallel.py binds one for all to save launches, not to mix them).
   void split_barrier(Scope& scope, const Equation& eqn, const std::vector<Out>& outs) {
     if (outs.size() != eqn.inputs.size())
-      fail_at(eqn.where, "optimization_barrier of " + std::to_string(eqn.inputs.size()) + " operand(s) binds " +
-                             std::to_string(outs.size()) + " output(s)");
+      fail_at(eqn.where, std::string(prim_name(eqn.prim)) + " of " + std::to_string(eqn.inputs.size()) +
+                             " operand(s) binds " + std::to_string(outs.size()) + " output(s)");
     for (size_t i = 0; i < outs.size(); ++i) {
       Equation one = eqn;
       one.inputs = {eqn.inputs[i]};
       one.outputs = {bind(scope, outs[i].name, outs[i].type, outs[i].sharding)};
       scope.program->eqns.push_back(std::move(one));
     }
+  }
+
+  // all_to_all prints no axis size (parallel.py binds axis_name only): the typed result has it,
+  // as the concat dim's growth.
+  void read_all_to_all_size(const Program& program, Equation& eqn, const std::vector<Out>& outs) {
+    const ParamValue* concat = eqn.params.find("concat_axis");
+    if (outs.size() != 1 || eqn.inputs.size() != 1 || !concat || concat->kind != ParamValue::Kind::kInt) return;
+    const Type& in = program.type_of(eqn.inputs[0]);
+    const Type& out = outs[0].type;
+    const int64_t d = concat->integer;
+    if (d < 0 || d >= in.rank() || in.rank() != out.rank() || in.shape[static_cast<size_t>(d)] == 0) return;
+    if (out.shape[static_cast<size_t>(d)] % in.shape[static_cast<size_t>(d)] != 0)
+      fail_at(eqn.where, "all_to_all's result " + out.str() + " does not grow its concat_axis " + std::to_string(d) +
+                             " of " + in.str() + " by a whole number of blocks");
+    eqn.params.set("axis_size", ParamValue::of_int(out.shape[static_cast<size_t>(d)] / in.shape[static_cast<size_t>(d)]));
   }
 
   // threefry2x32's two words and split's pieces: here one equation per output (output=0, 1, ...),
@@ -840,6 +888,14 @@ class Parser {
     const PrimInfo& info = prim_info(prim);
     for (size_t i = 0; i < info.num_params; ++i)
       if (info.params[i].name == key) return true;
+    return false;
+  }
+
+  // A param the schema keeps as its printed text (a Mesh or HloSharding repr).
+  static bool raw_in_schema(Prim prim, const std::string& key) {
+    const PrimInfo& info = prim_info(prim);
+    for (size_t i = 0; i < info.num_params; ++i)
+      if (info.params[i].name == key) return info.params[i].kind == ParamKind::kRaw;
     return false;
   }
 
@@ -1067,7 +1123,8 @@ class Parser {
         if (lex_.peek().is(',')) lex_.next();
         continue;
       }
-      params.entries.emplace_back(key.text, parse_value());
+      if (raw_in_schema(prim, key.text)) params.entries.emplace_back(key.text, ParamValue::of_raw(lex_.read_raw_value()));
+      else params.entries.emplace_back(key.text, parse_value());
       if (lex_.peek().is(',')) lex_.next();
     }
     lex_.next();

@@ -449,7 +449,7 @@ void check_params(Prim prim, const Params& params, const SourceLocation& where) 
         if (!programs) fail_at(where, std::string(info.name) + ": " + key + " must be sub-programs, got " + value->str());
         break;
       }
-      case ParamKind::kAny: break;
+      case ParamKind::kAny: case ParamKind::kRaw: break;
     }
   }
 }

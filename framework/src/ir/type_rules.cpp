@@ -9,6 +9,7 @@
 #include "rematkit/ir/primitive.hpp"
 #include "control_flow_types.hpp"
 #include "rematkit/ir/primitive_params.hpp"
+#include "collective_type_rules.hpp"
 #include "window_type_rules.hpp"
 
 namespace rematkit {
@@ -508,7 +509,7 @@ bool takes_complex(Prim prim) {
       Prim::kDynamicUpdateSlice, Prim::kCumsum, Prim::kSplit, Prim::kGather, Prim::kScatterAdd, Prim::kDebugCallback,
       Prim::kPureCallback, Prim::kIoCallback};
   if (prim_family(prim) == PrimFamily::kComplexPart || prim_family(prim) == PrimFamily::kFourier ||
-      is_control_flow(prim))
+      prim_family(prim) == PrimFamily::kSharding || is_collective(prim) || is_control_flow(prim))
     return true;
   return std::find(std::begin(kTakers), std::end(kTakers), prim) != std::end(kTakers);
 }
@@ -684,7 +685,7 @@ static std::vector<Type> host_call_results(const Params& params, const SourceLoc
 
 std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector<Type>& in,
                               const SourceLocation& where) {
-  if (has_body(prim))
+  if (has_body(prim) || is_mapped_call(prim))
     fail_at(where, std::string(prim_name(prim)) + "'s types come from its sub-program (build it with ProgramBuilder::call)");
   check_operand_count(prim, in, where);
   check_params(prim, params, where);
@@ -795,7 +796,13 @@ std::vector<Type> infer_types(Prim prim, const Params& params, const std::vector
     case Prim::kReal: case Prim::kImag: case Prim::kComplex: case Prim::kConj:
       return {complex_part_result(prim, in, where)};
     case Prim::kFft: return {fft_result(params, in[0], where)};
+    case Prim::kShardingConstraint: case Prim::kReshard: return {in[0]};  // pjit.py: the value's aval
+    case Prim::kShardMapIn: case Prim::kShardMapOut: case Prim::kPsum: case Prim::kPmax: case Prim::kPmin:
+    case Prim::kAllGather: case Prim::kReduceScatter: case Prim::kPpermute: case Prim::kAllToAll:
+    case Prim::kAxisIndex: case Prim::kPbroadcast: case Prim::kPvary:
+      return {collective_result(prim, params, in, where)};
     case Prim::kPjit: case Prim::kCheckpoint: case Prim::kCustomJvpCall: case Prim::kCustomVjpCall:
+    case Prim::kShardMap: case Prim::kXlaPmap:
       break;  // typed by their body (verifier.cpp)
   }
   internal_error("no type rule for " + std::string(prim_name(prim)));

@@ -1,6 +1,7 @@
 #include "verifier.hpp"
 
 #include "rematkit/ir/control_flow_params.hpp"
+#include "rematkit/ir/mesh.hpp"
 #include "rematkit/ir/nesting_limit.hpp"
 #include "rematkit/ir/primitive_params.hpp"
 
@@ -35,6 +36,117 @@ void verify_call(const Program& program, const Equation& eqn) {
   }
 }
 
+// The meshes of the shard_maps and pmaps being verified, innermost last: a collective works over
+// their axes (shard_map.py, parallel.py: an unbound axis name is an error).
+thread_local std::vector<Mesh> enclosing_meshes;
+
+struct MeshScope {
+  explicit MeshScope(Mesh mesh) { enclosing_meshes.push_back(std::move(mesh)); }
+  ~MeshScope() { enclosing_meshes.pop_back(); }
+  MeshScope(const MeshScope&) = delete;
+  MeshScope& operator=(const MeshScope&) = delete;
+};
+
+void check_collective_axes(const Equation& eqn) {
+  const std::vector<std::string> axes = collective_axes(eqn.params, eqn.where);
+  const std::string name(prim_name(eqn.prim));
+  if (enclosing_meshes.empty()) {
+    if (eqn.prim == Prim::kShardMapIn || eqn.prim == Prim::kShardMapOut) return;
+    fail_at(eqn.where, name + " over mesh axis '" + (axes.empty() ? std::string() : axes[0]) +
+                           "' outside any shard_map or pmap: no mesh names the axis");
+  }
+  for (const std::string& a : axes)
+    if (enclosing_meshes.back().index_of(a) < 0)
+      fail_at(eqn.where, name + " over mesh axis '" + a + "', which the mesh (" + enclosing_meshes.back().str() +
+                             ") does not have");
+  if (const ParamValue* size = eqn.params.find("axis_size"); size && size->kind == ParamValue::Kind::kInt) {
+    const int64_t n = axes_size(enclosing_meshes.back(), axes, eqn.where);
+    if (size->integer != n)
+      fail_at(eqn.where, name + "'s axis_size=" + std::to_string(size->integer) + " but its mesh axes have " +
+                             std::to_string(n) + " devices");
+  }
+}
+
+// A body's binder per device from the operand's whole type: each dim divided by its mesh axes
+// (shard_map.py's _shard_aval), pmap's mapped dim dropped; or back (_unshard_aval).
+Type device_type(const Type& whole, const MappedValue& v, const Mesh& mesh, bool to_device, const SourceLocation& where,
+                 const std::string& what) {
+  Type t = whole;
+  if (v.squeezed >= 0) {
+    const int64_t n = mesh.axes[0].size;
+    if (to_device) {
+      if (v.squeezed >= t.rank() || t.shape[static_cast<size_t>(v.squeezed)] != n)
+        fail_at(where, what + " is " + whole.str() + ": pmap maps its dim " + std::to_string(v.squeezed) +
+                           ", which must have axis_size " + std::to_string(n));
+      t.shape.erase(t.shape.begin() + v.squeezed);
+    } else {
+      if (v.squeezed > t.rank()) fail_at(where, what + ": out_axes " + std::to_string(v.squeezed) + " is past its dims");
+      t.shape.insert(t.shape.begin() + v.squeezed, n);
+    }
+    return t;
+  }
+  if (static_cast<int>(v.dims.size()) > t.rank())
+    fail_at(where, what + " is " + whole.str() + " but its spec names " + std::to_string(v.dims.size()) + " dims");
+  for (size_t d = 0; d < v.dims.size(); ++d) {
+    const int64_t n = axes_size(mesh, v.dims[d], where);
+    if (!to_device) {
+      t.shape[d] *= n;
+    } else if (t.shape[d] % n != 0) {
+      std::string axes;
+      for (const std::string& a : v.dims[d]) axes += (axes.empty() ? "" : ",") + a;
+      fail_at(where, what + " is " + whole.str() + ": mesh axes " + axes + " (" + std::to_string(n) +
+                         " devices) do not divide its dim " + std::to_string(d) + " of size " + std::to_string(t.shape[d]));
+    } else {
+      t.shape[d] /= n;
+    }
+  }
+  return t;
+}
+
+// shard_map and xla_pmap: the body, typed per device, against the operands and results split and
+// joined over the mesh.
+void verify_mapped_call(const Program& program, const Equation& eqn, std::vector<std::string>* problems) {
+  check_params(eqn.prim, eqn.params, eqn.where);
+  const std::string name(prim_name(eqn.prim));
+  const ParamValue* b = eqn.params.find(std::string(body_param(eqn.prim)));
+  if (!b || b->kind != ParamValue::Kind::kProgram)
+    fail_at(eqn.where, name + " needs a " + std::string(body_param(eqn.prim)) + "={...} parameter");
+  const Program& body = *b->program;
+  Mesh mesh = mapped_call_mesh(eqn);
+  if (!enclosing_meshes.empty())
+    fail_at(eqn.where, name + " inside a shard_map or pmap is not supported: rematkit runs one mesh level");
+  {
+    const MeshScope scope(mesh);
+    verify_program(body, problems);
+  }
+  const size_t n_in = body.constvars.size() + body.invars.size();
+  if (eqn.inputs.size() != n_in)
+    fail_at(eqn.where, name + " passes " + std::to_string(eqn.inputs.size()) + " operand(s) to a jaxpr that takes " +
+                           std::to_string(n_in));
+  const std::vector<MappedValue> ins = mapped_call_values(eqn, false, n_in);
+  for (size_t i = 0; i < n_in; ++i) {
+    const int binder = i < body.constvars.size() ? body.constvars[i] : body.invars[i - body.constvars.size()];
+    const Type& want = body.vars[binder].type;
+    const Type got = device_type(program.type_of(eqn.inputs[i]), ins[i], mesh, true, eqn.where,
+                                 "operand " + std::to_string(i + 1) + " of " + name);
+    if (want.dtype != got.dtype || want.shape != got.shape)
+      fail_at(eqn.where, "operand " + std::to_string(i + 1) + " of " + name + " is " +
+                             program.type_of(eqn.inputs[i]).str() + ", " + got.str() + " per device, but its jaxpr's binder '" +
+                             body.vars[binder].name + "' is " + want.str());
+  }
+  if (eqn.outputs.size() != body.outvars.size())
+    fail_at(eqn.where, name + " binds " + std::to_string(eqn.outputs.size()) + " output(s) but its jaxpr returns " +
+                           std::to_string(body.outvars.size()));
+  const std::vector<MappedValue> outs = mapped_call_values(eqn, true, eqn.outputs.size());
+  for (size_t i = 0; i < eqn.outputs.size(); ++i) {
+    const Var& out = program.vars[eqn.outputs[i]];
+    const Type want = device_type(body.type_of(body.outvars[i]), outs[i], mesh, false, eqn.where, "result '" + out.name + "'");
+    if (want.dtype != out.type.dtype || want.shape != out.type.shape)
+      fail_at(eqn.where, "output '" + out.name + "' is declared " + out.type.str() + " but " + name + " joins its jaxpr's " +
+                             body.type_of(body.outvars[i]).str() + " per device into " + want.str());
+  }
+}
+
 // One equation's output types against what its primitive computes (a call: against its body,
 // which is verified first).
 void verify_equation(const Program& program, const Equation& eqn, std::vector<std::string>* problems) {
@@ -43,6 +155,11 @@ void verify_equation(const Program& program, const Equation& eqn, std::vector<st
   if (is_control_flow(eqn.prim)) {  // its sub-programs first: the type rule reads their binders
     check_params(eqn.prim, eqn.params, eqn.where);
     for (const Program* sub : sub_programs(eqn.params)) verify_program(*sub, problems);
+  }
+  if (is_mapped_call(eqn.prim)) return verify_mapped_call(program, eqn, problems);
+  if (is_collective(eqn.prim)) {
+    check_params(eqn.prim, eqn.params, eqn.where);
+    check_collective_axes(eqn);
   }
   if (has_body(eqn.prim)) {
     check_params(eqn.prim, eqn.params, eqn.where);

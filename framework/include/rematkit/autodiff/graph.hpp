@@ -4,10 +4,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "rematkit/core_export.hpp"
+#include "rematkit/ir/mesh.hpp"
 #include "rematkit/ir/params.hpp"
 #include "rematkit/policy/policy.hpp"
 #include "rematkit/ir/primitive.hpp"
@@ -105,6 +107,9 @@ struct REMATKIT_CORE_EXPORT FlatGraph {
   // Prepended to every site (equation_sites): a scan body's graph names its equations after the
   // scan, "LINE:COL#N/" (scan_jvp.cpp), so that a site is unique across the whole program.
   std::string site_prefix;
+  // The mesh of the shard_maps and pmaps traced into this graph or the loops and branches inside
+  // it: a graph with one runs once per device (interpreter/mesh_evaluation.hpp).
+  std::optional<Mesh> mesh;
 
   ValueId add_value(Value value);
   // Appends an equation, infers its output types and creates its output values.

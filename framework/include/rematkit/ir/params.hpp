@@ -49,6 +49,9 @@ struct REMATKIT_CORE_EXPORT ParamValue {
   static ParamValue of_ints(const std::vector<int64_t>& values);  // a tuple of ints
   static ParamValue of_tuple(std::vector<ParamValue> items);
   static ParamValue of_program(std::shared_ptr<const Program> program);
+  // A Python repr jaxpr syntax has no value for (Mesh('x': 4)): an identifier holding its text,
+  // printed back as read.
+  static ParamValue of_raw(std::string text) { return of_ident(std::move(text)); }
 
   bool is_sequence() const { return kind == Kind::kTuple || kind == Kind::kList || kind == Kind::kSet; }
   // Printed as jaxpr prints it (sub-programs inline at `indent`).

@@ -32,6 +32,7 @@ enum class ParamKind {
   kProgram,  // a sub-program { lambda ... }
   kPrograms, // a tuple of sub-programs (cond's branches)
   kAny,      // kept and printed back, never read by a rule
+  kRaw,      // a Python repr the jaxpr syntax cannot hold (Mesh('x': 4), {0: ('x',)}): kept as its text
 };
 
 struct ParamSpec {
@@ -59,10 +60,13 @@ enum class PrimFamily {
   kHostCall,          // calls a Python function the program does not carry (pure_callback, io_callback)
   kComplexPart,       // between complex numbers and their real parts, elementwise (real, imag, complex, conj)
   kFourier,           // discrete Fourier transforms over trailing dims (fft)
+  kSharding,          // says where a value lives, not what it is: the value unchanged (sharding_constraint)
+  kMappedCall,        // a body run once per device of a mesh (shard_map, xla_pmap), its types per device
+  kCollective,        // moves values between the devices of a mesh: run by the mesh runtime (psum, all_gather)
 };
 
 inline constexpr int kVariadic = -1;  // any number of operands
-inline constexpr size_t kMaxParams = 10;  // scan's
+inline constexpr size_t kMaxParams = 12;  // shard_map's
 
 // A row's PARAMS: RK_NO_PARAMS, or RK_REQUIRED/RK_OPTIONAL(name, kind) one after another (each
 // brings its own leading comma, so the list is one macro argument in C++17 as well).
@@ -245,6 +249,59 @@ inline constexpr size_t kMaxParams = 10;  // scan's
   /* lax.fft (jax/_src/lax/fft.py) over the last len(fft_lengths) dims. fft_type prints as        */ \
   /* FftType.FFT (JAX to 0.4.34, and on Python 3.10) or as its value 0-3 (FFT, IFFT, RFFT, IRFFT). */ \
   X(kFft, "fft", kFourier, 1, 1, RK_REQUIRED("fft_type", kAny) RK_REQUIRED("fft_lengths", kInts))     \
+  /* Sharding annotations (jax/_src/pjit.py): the value unchanged. sharding_constraint's params   */ \
+  /* changed with JAX (resource_env to 0.5.0, context_mesh and layout later); reshard (0.5.1 on)   */ \
+  /* is also read for mesh_cast (0.5.1-0.7.1) and sharding_cast (0.4.38-0.5.0).                  */ \
+  X(kShardingConstraint, "sharding_constraint", kSharding, 1, 1, RK_OPTIONAL("sharding", kRaw)        \
+    RK_OPTIONAL("resource_env", kRaw) RK_OPTIONAL("context_mesh", kRaw) RK_OPTIONAL("layout", kRaw)  \
+    RK_OPTIONAL("unconstrained_dims", kRaw))                                                          \
+  X(kReshard, "reshard", kSharding, 1, 1, RK_OPTIONAL("dst_sharding", kRaw) RK_OPTIONAL("src_sharding", kRaw) \
+    RK_OPTIONAL("concrete_mesh", kRaw))                                                               \
+  /* shard_map (jax/_src/shard_map.py; jax/experimental/shard_map.py to 0.6.0): the body per device, */ \
+  /* its operands split by in_specs (in_names to 0.6.0) over mesh's axes, its results joined by     */ \
+  /* out_specs (out_names). xla_pmap (pxla.py, to 0.9.2): call_jaxpr per index of axis_name.        */ \
+  X(kShardMap, "shard_map", kMappedCall, 0, kVariadic, RK_REQUIRED("jaxpr", kProgram) RK_REQUIRED("mesh", kRaw) \
+    RK_OPTIONAL("in_specs", kRaw) RK_OPTIONAL("out_specs", kRaw) RK_OPTIONAL("in_names", kRaw)         \
+    RK_OPTIONAL("out_names", kRaw) RK_OPTIONAL("auto", kRaw) RK_OPTIONAL("manual_axes", kRaw)          \
+    RK_OPTIONAL("newly_manual_axes", kRaw))                                                           \
+  X(kXlaPmap, "xla_pmap", kMappedCall, 0, kVariadic, RK_REQUIRED("call_jaxpr", kProgram)             \
+    RK_REQUIRED("axis_name", kAny) RK_REQUIRED("axis_size", kInt) RK_OPTIONAL("in_axes", kAny)         \
+    RK_OPTIONAL("out_axes", kAny) RK_OPTIONAL("mapped_invars", kRaw) RK_OPTIONAL("global_arg_shapes", kRaw) \
+    RK_OPTIONAL("devices", kRaw) RK_OPTIONAL("backend", kRaw))                                        \
+  /* What shard_map and xla_pmap are traced into for autodiff (jvp_trace.cpp): a device's block of  */ \
+  /* a whole operand, and the whole result gathered from the devices' blocks. dim_axes holds each   */ \
+  /* dim's mesh axes, dim_sizes their product (the dim's number of blocks); replicated_axes the     */ \
+  /* mesh axes no dim names, over which the value is the same on every device, replicated_size the */ \
+  /* product of their sizes.                                                                        */ \
+  X(kShardMapIn, "shard_map_in", kCollective, 1, 1, RK_REQUIRED("dim_axes", kAny) RK_REQUIRED("dim_sizes", kInts)     \
+    RK_OPTIONAL("replicated_axes", kAny) RK_OPTIONAL("replicated_size", kInt))                        \
+  X(kShardMapOut, "shard_map_out", kCollective, 1, 1, RK_REQUIRED("dim_axes", kAny) RK_REQUIRED("dim_sizes", kInts) \
+    RK_OPTIONAL("replicated_axes", kAny) RK_OPTIONAL("replicated_size", kInt))                        \
+  /* Collectives (jax/_src/lax/parallel.py), one operand an equation (the parser splits psum's     */ \
+  /* several). axes/axis_name: mesh axis names, bare (x) or a tuple. psum2 and psum_invariant are  */ \
+  /* psum's names under shard_map's replication checks; pbroadcast with axes= is shard_map's no-op  */ \
+  /* cast (0.4.16-0.5.3), with axis_name= and source= lax's broadcast from one device.             */ \
+  X(kPsum, "psum", kCollective, 1, 1, RK_OPTIONAL("axes", kAny) RK_OPTIONAL("axis_name", kAny)        \
+    RK_OPTIONAL("axis_index_groups", kAny))                                                           \
+  X(kPmax, "pmax", kCollective, 1, 1, RK_OPTIONAL("axes", kAny) RK_OPTIONAL("axis_name", kAny)        \
+    RK_OPTIONAL("axis_index_groups", kAny))                                                           \
+  X(kPmin, "pmin", kCollective, 1, 1, RK_OPTIONAL("axes", kAny) RK_OPTIONAL("axis_name", kAny)        \
+    RK_OPTIONAL("axis_index_groups", kAny))                                                           \
+  X(kAllGather, "all_gather", kCollective, 1, 1, RK_REQUIRED("all_gather_dimension", kInt)           \
+    RK_REQUIRED("axis_name", kAny) RK_REQUIRED("axis_size", kInt) RK_OPTIONAL("tiled", kBool)          \
+    RK_OPTIONAL("axis_index_groups", kAny))                                                           \
+  X(kReduceScatter, "reduce_scatter", kCollective, 1, 1, RK_REQUIRED("scatter_dimension", kInt)      \
+    RK_REQUIRED("axis_name", kAny) RK_REQUIRED("axis_size", kInt) RK_OPTIONAL("tiled", kBool)          \
+    RK_OPTIONAL("axis_index_groups", kAny))                                                           \
+  X(kPpermute, "ppermute", kCollective, 1, 1, RK_REQUIRED("axis_name", kAny) RK_REQUIRED("perm", kAny)) \
+  /* all_to_all's axis_size is not printed: the parser reads it off the typed result. */              \
+  X(kAllToAll, "all_to_all", kCollective, 1, 1, RK_REQUIRED("axis_name", kAny) RK_REQUIRED("split_axis", kInt) \
+    RK_REQUIRED("concat_axis", kInt) RK_OPTIONAL("tiled", kBool) RK_OPTIONAL("axis_index_groups", kAny) \
+    RK_OPTIONAL("axis_size", kInt))                                                                   \
+  X(kAxisIndex, "axis_index", kCollective, 0, 0, RK_REQUIRED("axis_name", kAny))                     \
+  X(kPbroadcast, "pbroadcast", kCollective, 1, 1, RK_OPTIONAL("axes", kAny) RK_OPTIONAL("axis_index_groups", kAny) \
+    RK_OPTIONAL("axis_name", kAny) RK_OPTIONAL("source", kInt))                                       \
+  X(kPvary, "pvary", kCollective, 1, 1, RK_OPTIONAL("axes", kAny) RK_OPTIONAL("axis_index_groups", kAny)) \
   RK_PRIMITIVE_FOR_RULE_CHECK(X)
 
 // Only tests/rules/unruled_primitive_test.sh defines this, to show that a row without rules fails
@@ -309,7 +366,12 @@ inline constexpr PrimAlias kPrimAliases[] = {
     {"custom_vjp_call_jaxpr", Prim::kCustomVjpCall},
     {"custom_jvp_call_jaxpr", Prim::kCustomJvpCall},
     {"copy_p", Prim::kCopy},  // lax.copy_p's name in older JAX
-    {"debug_print", Prim::kDebugCallback}};  // jax.debug.print from JAX 0.7.2 (debugging.py)
+    {"debug_print", Prim::kDebugCallback},  // jax.debug.print from JAX 0.7.2 (debugging.py)
+    // Sharding's older and newer names (pjit.py, shard_map.py, parallel.py at the JAX tags named
+    // in docs/program-format.md): each moves data as its canonical primitive does.
+    {"mesh_cast", Prim::kReshard}, {"sharding_cast", Prim::kReshard}, {"psum2", Prim::kPsum},
+    {"psum_invariant", Prim::kPsum}, {"psum_scatter", Prim::kReduceScatter},
+    {"all_gather_invariant", Prim::kAllGather}};  // jax.debug.print from JAX 0.7.2 (debugging.py)
 
 // A name or alias as programs write it; nullopt for an unknown name.
 constexpr std::optional<Prim> lookup_prim(std::string_view name) {
@@ -328,6 +390,10 @@ constexpr bool is_binary_elementwise(Prim prim) {
 }
 constexpr bool is_unary_elementwise(Prim prim) { return prim_family(prim) == PrimFamily::kUnary; }
 constexpr bool has_body(Prim prim) { return prim_family(prim) == PrimFamily::kCall; }
+// A body run once per device (shard_map, xla_pmap): typed per device, so never inlined as a call is.
+constexpr bool is_mapped_call(Prim prim) { return prim_family(prim) == PrimFamily::kMappedCall; }
+// Moves values between devices: run by the mesh runtime, never by a backend (parallel.py).
+constexpr bool is_collective(Prim prim) { return prim_family(prim) == PrimFamily::kCollective; }
 constexpr bool is_control_flow(Prim prim) { return prim_family(prim) == PrimFamily::kControlFlow; }
 // Run for an effect, with no outputs: kept in order, never dead code (debugging.py).
 constexpr bool is_effect(Prim prim) { return prim_family(prim) == PrimFamily::kEffect; }
@@ -335,7 +401,7 @@ constexpr bool is_effect(Prim prim) { return prim_family(prim) == PrimFamily::kE
 constexpr bool is_host_call(Prim prim) { return prim_family(prim) == PrimFamily::kHostCall; }
 // The param that holds a call's sub-program.
 constexpr std::string_view body_param(Prim prim) {
-  return prim == Prim::kCustomJvpCall || prim == Prim::kCustomVjpCall ? "call_jaxpr" : "jaxpr";
+  return prim == Prim::kCustomJvpCall || prim == Prim::kCustomVjpCall || prim == Prim::kXlaPmap ? "call_jaxpr" : "jaxpr";
 }
 constexpr bool is_custom_derivative_call(Prim prim) { return prim == Prim::kCustomJvpCall || prim == Prim::kCustomVjpCall; }
 

@@ -145,7 +145,10 @@ KernelParams decode_params(Prim prim, const Reader& reader) {
     case Prim::kDynamicSlice: case Prim::kDynamicUpdateSlice: case Prim::kCopy: case Prim::kOptimizationBarrier:
     case Prim::kBitcastConvertType: case Prim::kRandomSeed: case Prim::kRandomWrap: case Prim::kRandomUnwrap:
     case Prim::kRandomFoldIn: case Prim::kRandomClone: case Prim::kDebugCallback: case Prim::kPureCallback:
-    case Prim::kIoCallback:
+    case Prim::kIoCallback: case Prim::kShardingConstraint: case Prim::kReshard: case Prim::kShardMap:
+    case Prim::kXlaPmap: case Prim::kShardMapIn: case Prim::kShardMapOut: case Prim::kPsum: case Prim::kPmax:
+    case Prim::kPmin: case Prim::kAllGather: case Prim::kReduceScatter: case Prim::kPpermute: case Prim::kAllToAll:
+    case Prim::kAxisIndex: case Prim::kPbroadcast: case Prim::kPvary:
       break;  // nothing to read (convert_element_type's dtype and dynamic_slice's sizes are the output's)
   }
   return p;

@@ -1,0 +1,70 @@
+// Device meshes and what a program says about them: the mesh a shard_map or pmap runs its body
+// on, each operand's and result's split over its axes, and the axes a collective works over
+// (jax/_src/mesh.py, jax/_src/shard_map.py, jax/_src/lax/parallel.py).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rematkit/core_export.hpp"
+#include "rematkit/ir/error.hpp"
+#include "rematkit/ir/program.hpp"
+
+namespace rematkit {
+
+struct MeshAxis {
+  std::string name;
+  int64_t size = 1;
+  friend bool operator==(const MeshAxis&, const MeshAxis&) = default;
+};
+
+// Axes in the order the mesh names them; a device's id is its coordinates read row-major.
+struct REMATKIT_CORE_EXPORT Mesh {
+  std::vector<MeshAxis> axes;
+
+  int64_t num_devices() const;
+  // The axis named `name`'s position, or -1.
+  int index_of(std::string_view name) const;
+  // "x=2,y=4", as --mesh takes it.
+  std::string str() const;
+  friend bool operator==(const Mesh&, const Mesh&) = default;
+};
+
+// Each dim's mesh axes (none: the dim is whole on every device).
+using DimAxes = std::vector<std::vector<std::string>>;
+
+// The mesh printed as a shard_map's mesh= or a sharding's mesh: Mesh('x': 2, 'y': 4, ...),
+// AbstractMesh('x': 2, ...), AbstractMesh((('x', 2),)), Mesh(device_ids=array([[0, 1]]),
+// axis_names=('x', 'y')), {'x': 4}. A bad-input error at `where` otherwise.
+REMATKIT_CORE_EXPORT Mesh read_mesh(std::string_view printed, const SourceLocation& where);
+
+// --mesh data=2,fsdp=4.
+REMATKIT_CORE_EXPORT Mesh parse_mesh_option(std::string_view text, const SourceLocation& where);
+
+// The mesh a shard_map or xla_pmap equation runs its body on (xla_pmap: one axis, axis_name).
+REMATKIT_CORE_EXPORT Mesh mapped_call_mesh(const Equation& eqn);
+
+// Per operand (results == false) or result of a shard_map or xla_pmap equation: each dim's mesh
+// axes, from in_specs/out_specs (PartitionSpec('x', None)), in_names/out_names ({0: ('x',)}),
+// or in_axes/out_axes (pmap: the mapped dim, which the body does not have).
+struct MappedValue {
+  DimAxes dims;     // of the whole value
+  int squeezed = -1;  // pmap: the dim of size axis_size the body's value lacks
+};
+REMATKIT_CORE_EXPORT std::vector<MappedValue> mapped_call_values(const Equation& eqn, bool results, size_t count);
+
+// shard_map_in's and shard_map_out's params for a value split over `mesh` as `v` says (pmap's
+// squeezed dim aside: a reshape).
+REMATKIT_CORE_EXPORT Params mapped_value_params(const MappedValue& v, const Mesh& mesh, const SourceLocation& where);
+
+// A collective's mesh axes, from axes= or axis_name= (x, 'x', ('x', 'y')).
+REMATKIT_CORE_EXPORT std::vector<std::string> collective_axes(const Params& params, const SourceLocation& where);
+
+// The product of the sizes of `axes` on `mesh`; a bad-input error at `where` for an axis the
+// mesh does not have.
+REMATKIT_CORE_EXPORT int64_t axes_size(const Mesh& mesh, const std::vector<std::string>& axes,
+                                       const SourceLocation& where);
+
+}  // namespace rematkit

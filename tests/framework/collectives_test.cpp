@@ -1,0 +1,252 @@
+// shard_map, pmap and the collectives of jax/_src/lax/parallel.py on a simulated mesh: what each
+// collective gives each device (worked out by hand on iota inputs), gradients of data-parallel
+// and FSDP steps written with shard_map against the same models written whole, their per-device
+// residual bytes under per-layer checkpoints worked out by hand, and the bad inputs: an axis the
+// mesh lacks, a dim its axes do not divide, devices that part ways at a collective.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "rematkit/autodiff/gradient.hpp"
+#include "rematkit/autodiff/residual_report.hpp"
+#include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/ir/mesh.hpp"
+#include "support/test_support.hpp"
+
+namespace rematkit::testing {
+namespace {
+
+Tensor iota(Shape shape) {
+  std::vector<double> v(static_cast<size_t>(num_elements(shape)));
+  std::iota(v.begin(), v.end(), 0.0);
+  return tensor_of(std::move(shape), std::move(v));
+}
+
+// Each collective on a mesh of 4 devices along x. Device d holds elements 2d and 2d+1 of
+// a = [0, 1, ..., 7], and row d of b = iota [4, 4].
+TEST(Collectives, EachDeviceGetsWhatParallelPyDefines) {
+  const std::vector<Tensor> out = evaluate_f64(R"({ lambda ; a:f32[8] b:f32[4,4]. let
+      r0:f32[2] r1:f32[8] r2:f32[4] r3:f32[8] r4:f32[8] r5:f32[16,1] r6:f32[8] r7:f32[4] = shard_map[
+        check_vma=False
+        in_specs=(PartitionSpec('x',), PartitionSpec('x', None))
+        jaxpr={ lambda ; c:f32[2] e:f32[1,4]. let
+            s:f32[2] = psum[axes=('x',) axis_index_groups=None] c
+            g:f32[8] = all_gather[all_gather_dimension=0 axis_index_groups=None axis_name=x axis_size=4 tiled=True] c
+            i:i32[] = axis_index[axis_name=x]
+            fi:f32[] = convert_element_type[new_dtype=float32 weak_type=False] i
+            i1:f32[1] = broadcast_in_dim[broadcast_dimensions=() shape=(1,)] fi
+            p:f32[2] = ppermute[axis_name=x perm=((0, 1), (1, 2), (2, 3), (3, 0))] c
+            rs:f32[2] = reduce_scatter[axis_index_groups=None axis_name=x axis_size=4 scatter_dimension=0 tiled=True] g
+            t:f32[4,1] = all_to_all[axis_index_groups=None axis_name=x concat_axis=0 split_axis=1 tiled=True] e
+            bc:f32[2] = pbroadcast[axis_name=x source=2] c
+            m:i32[] = pmax[axes=('x',) axis_index_groups=None] i
+            fm:f32[] = convert_element_type[new_dtype=float32 weak_type=False] m
+            m1:f32[1] = broadcast_in_dim[broadcast_dimensions=() shape=(1,)] fm
+          in (s, g, i1, p, rs, t, bc, m1) }
+        mesh=Mesh('x': 4)
+        out_specs=(PartitionSpec(), PartitionSpec(), PartitionSpec('x',), PartitionSpec('x',), PartitionSpec('x',),
+                   PartitionSpec('x', None), PartitionSpec('x',), PartitionSpec('x',))
+      ] a b
+    in (r0, r1, r2, r3, r4, r5, r6, r7) })",
+                                               {iota({8}), iota({4, 4})});
+  ASSERT_EQ(out.size(), 8u);
+  EXPECT_EQ(out[0].data, (std::vector<double>{12, 16}));  // 0+2+4+6, 1+3+5+7 on every device
+  EXPECT_EQ(out[1].data, (std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7}));  // every block, in device order
+  EXPECT_EQ(out[2].data, (std::vector<double>{0, 1, 2, 3}));  // each device its index
+  EXPECT_EQ(out[3].data, (std::vector<double>{6, 7, 0, 1, 2, 3, 4, 5}));  // device d has d-1's block
+  // The gathered [0..7] is the same on the 4 devices: its sum 4 [0..7], device d its block d.
+  EXPECT_EQ(out[4].data, (std::vector<double>{0, 4, 8, 12, 16, 20, 24, 28}));
+  // Device d gets column d of b: block d of each device's row, joined in device order.
+  EXPECT_EQ(out[5].data, (std::vector<double>{0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15}));
+  EXPECT_EQ(out[6].data, (std::vector<double>{4, 5, 4, 5, 4, 5, 4, 5}));  // device 2's block everywhere
+  EXPECT_EQ(out[7].data, (std::vector<double>{3, 3, 3, 3}));
+}
+
+// Over a 2x2 mesh: a collective over one axis works within each row or column of devices, and
+// a dim split over two axes takes the first as the slower.
+TEST(Collectives, OneAxisOfTwoAndADimOverBoth) {
+  const std::vector<Tensor> out = evaluate_f64(R"({ lambda ; a:f32[4]. let
+      r:f32[4] q:f32[4] = shard_map[check_vma=False in_specs=(P(('x', 'y'),),) jaxpr={ lambda ; c:f32[1]. let
+          s:f32[1] = psum[axes=('y',) axis_index_groups=None] c
+          i:i32[] = axis_index[axis_name=('x', 'y')]
+          f:f32[] = convert_element_type[new_dtype=float32 weak_type=False] i
+          g:f32[1] = broadcast_in_dim[broadcast_dimensions=() shape=(1,)] f
+        in (s, g) } mesh=Mesh('x': 2, 'y': 2) out_specs=(P(('x', 'y'),), P(('x', 'y'),))] a
+    in (r, q) })",
+                                               {tensor_of({4}, {1, 10, 100, 1000})});
+  EXPECT_EQ(out[0].data, (std::vector<double>{11, 11, 1100, 1100}));  // devices (0,0)+(0,1), (1,0)+(1,1)
+  EXPECT_EQ(out[1].data, (std::vector<double>{0, 1, 2, 3}));
+}
+
+// pmap: in_axes picks the mapped dim (None: the same value on every device), out_axes where the
+// devices' results stack.
+TEST(Collectives, PmapMapsTheDimsInAxesName) {
+  const std::vector<Tensor> out = evaluate_f64(R"({ lambda ; a:f32[2,3] b:f32[]. let
+      c:f32[3,2] = xla_pmap[axis_name=i axis_size=2 backend=None call_jaxpr={ lambda ; d:f32[3] e:f32[]. let
+          f:f32[3] = mul d e
+          g:f32[3] = psum[axes=('i',) axis_index_groups=None] f
+        in (g,) } devices=None donated_invars=(False, False) global_axis_size=2 in_axes=(0, None)
+        is_explicit_global_axis_size=False name=f out_axes=(1,)] a b
+    in (c,) })",
+                                               {iota({2, 3}), Tensor::scalar(2.0)});
+  // Row sums over the 2 devices of 2 a: (0+3) 2, (1+4) 2, (2+5) 2, each device's in column d.
+  EXPECT_EQ(out[0].data, (std::vector<double>{6, 6, 10, 10, 14, 14}));
+}
+
+// A model of two layers, tanh(x W), as an FSDP step: x split over both axes of a (data, fsdp)
+// mesh, each weight split over fsdp and gathered whole inside the layer's checkpoint, which a
+// recomputation in the backward pass then gathers again.
+constexpr const char* kFsdpStep = R"({ lambda ; x:f32[8,4] w1:f32[4,4] w2:f32[4,4]. let
+    loss:f32[] = shard_map[check_vma=True in_specs=(P(('data', 'fsdp'),), P('fsdp',), P('fsdp',)) jaxpr={ lambda ; xb:f32[2,4]{V:(data,fsdp)} w1s:f32[2,4]{V:fsdp} w2s:f32[2,4]{V:fsdp}. let
+        y1:f32[2,4]{V:(data,fsdp)} = checkpoint[jaxpr={ lambda ; p:f32[2,4] q:f32[2,4]. let
+            qf:f32[4,4] = all_gather[all_gather_dimension=0 axis_index_groups=None axis_name=('fsdp',) axis_size=2 tiled=True] q
+            h:f32[2,4] = dot_general[dimension_numbers=(([1], [0]), ([], [])) precision=None preferred_element_type=float32] p qf
+            r:f32[2,4] = tanh h
+          in (r,) } differentiated=True policy=POLICY prevent_cse=True] xb w1s
+        y2:f32[2,4]{V:(data,fsdp)} = checkpoint[jaxpr={ lambda ; p:f32[2,4] q:f32[2,4]. let
+            qf:f32[4,4] = all_gather[all_gather_dimension=0 axis_index_groups=None axis_name=('fsdp',) axis_size=2 tiled=True] q
+            h:f32[2,4] = dot_general[dimension_numbers=(([1], [0]), ([], [])) precision=None preferred_element_type=float32] p qf
+            r:f32[2,4] = tanh h
+          in (r,) } differentiated=True policy=POLICY prevent_cse=True] y1 w2s
+        s:f32[]{V:(data,fsdp)} = reduce_sum[axes=(0, 1)] y2
+        t:f32[] = psum_invariant[axes=('data', 'fsdp')] s
+      in (t,) } manual_axes=frozenset({'data', 'fsdp'}) mesh=Mesh('data': 2, 'fsdp': 2, axis_types=(Auto, Auto)) out_specs=(P(),)] x w1 w2
+  in (loss,) })";
+
+// The same as data parallel (JAX 0.4.x's form): the weights whole on every device, their
+// gradients summed over the devices by the transpose of the split (no psum written).
+constexpr const char* kDataParallelStep = R"({ lambda ; x:f32[8,4] w1:f32[4,4] w2:f32[4,4]. let
+    loss:f32[] = shard_map[auto=frozenset() check_rep=False in_names=({0: ('data', 'fsdp')}, {}, {}) jaxpr={ lambda ; xb:f32[2,4] w1f:f32[4,4] w2f:f32[4,4]. let
+        y1:f32[2,4] = checkpoint[jaxpr={ lambda ; p:f32[2,4] q:f32[4,4]. let
+            h:f32[2,4] = dot_general[dimension_numbers=(([1], [0]), ([], [])) precision=None preferred_element_type=float32] p q
+            r:f32[2,4] = tanh h
+          in (r,) } differentiated=True policy=POLICY prevent_cse=True] xb w1f
+        y2:f32[2,4] = checkpoint[jaxpr={ lambda ; p:f32[2,4] q:f32[4,4]. let
+            h:f32[2,4] = dot_general[dimension_numbers=(([1], [0]), ([], [])) precision=None preferred_element_type=float32] p q
+            r:f32[2,4] = tanh h
+          in (r,) } differentiated=True policy=POLICY prevent_cse=True] y1 w2f
+        s:f32[] = reduce_sum[axes=(0, 1)] y2
+        t:f32[] = psum[axes=('data', 'fsdp') axis_index_groups=None] s
+      in (t,) } mesh=Mesh('data': 2, 'fsdp': 2) out_names=({},) rewrite=False] x w1 w2
+  in (loss,) })";
+
+constexpr const char* kWholeModel = R"({ lambda ; x:f32[8,4] w1:f32[4,4] w2:f32[4,4]. let
+    h1:f32[8,4] = dot_general[dimension_numbers=(([1], [0]), ([], [])) precision=None preferred_element_type=float32] x w1
+    y1:f32[8,4] = tanh h1
+    h2:f32[8,4] = dot_general[dimension_numbers=(([1], [0]), ([], [])) precision=None preferred_element_type=float32] y1 w2
+    y2:f32[8,4] = tanh h2
+    loss:f32[] = reduce_sum[axes=(0, 1)] y2
+  in (loss,) })";
+
+std::string with_policy(std::string text, const std::string& policy) {
+  for (size_t at = text.find("POLICY"); at != std::string::npos; at = text.find("POLICY"))
+    text.replace(at, 6, policy);
+  return text;
+}
+
+struct StepCase {
+  const char* name;
+  const char* program;
+  const char* policy;
+  int64_t bytes_per_device;  // worked out in the comment of kStepCases
+};
+
+// Per device, f32 [2,4] blocks are 32 bytes, a whole [4,4] weight 64. A checkpoint with
+// nothing_saveable keeps its inputs (ad_checkpoint.py's remat_partial_eval): layer 1's x block and
+// weight, layer 2's input y1 (layer 1's output) and weight. dots_saveable also keeps each layer's
+// dot_general output h (no batch dims: jax.checkpoint_policies.dots_saveable) and recomputes only
+// tanh and, in FSDP, the gather.
+//   FSDP, nothing_saveable: x 32 + w1 block 32 + y1 32 + w2 block 32         = 128
+//   FSDP, dots_saveable:    128 + h1 32 + h2 32                               = 192
+//   data parallel, nothing_saveable: x 32 + w1 64 + y1 32 + w2 64            = 192
+//   data parallel, dots_saveable:    192 + h1 32 + h2 32                      = 256
+const StepCase kStepCases[] = {
+    {"fsdp_nothing_saveable", kFsdpStep, "nothing_saveable", 128},
+    {"fsdp_dots_saveable", kFsdpStep, "dots_saveable", 192},
+    {"data_parallel_nothing_saveable", kDataParallelStep, "nothing_saveable", 192},
+    {"data_parallel_dots_saveable", kDataParallelStep, "dots_saveable", 256},
+};
+
+class ShardedStepTest : public ::testing::TestWithParam<StepCase> {};
+
+TEST_P(ShardedStepTest, GradientsAreTheWholeModelsAndResidualsOneDevices) {
+  const StepCase& c = GetParam();
+  const Program sharded = parse_program(with_policy(c.program, c.policy), c.name);
+  const Program whole = parse_program(kWholeModel, "whole");
+  const Linearization lin = linearize_with(sharded);
+  ASSERT_TRUE(lin.graph.mesh.has_value());
+  EXPECT_EQ(lin.graph.mesh->str(), "data=2,fsdp=2");
+  EXPECT_EQ(residual_bytes(lin), c.bytes_per_device) << format_residual_report(lin, true);
+  const RandomInputs in = random_inputs(whole, 5);
+  const GradientResult got = interpret_gradient(lin, in.constants, in.arguments, Arithmetic::kFloat64);
+  const GradientResult want = interpret_gradient(linearize_with(whole), in.constants, in.arguments, Arithmetic::kFloat64);
+  ASSERT_EQ(got.outputs.size(), 1u);
+  EXPECT_NEAR(got.outputs[0].data[0], want.outputs[0].data[0], 1e-12);
+  for (size_t a = 0; a < 3; ++a) {
+    ASSERT_TRUE(got.gradients[a] && want.gradients[a]);
+    for (size_t i = 0; i < want.gradients[a]->data.size(); ++i)
+      EXPECT_NEAR(got.gradients[a]->data[i], want.gradients[a]->data[i], 1e-12) << "argument " << a << " element " << i;
+  }
+  // The report says which collectives the backward pass runs again: FSDP's gathers.
+  const std::string report = format_residual_report(lin, true);
+  const bool regathers = report.find("recomputed in the backward pass") != std::string::npos &&
+                         report.find("all_gather at " + std::string(c.name) + ":4") != std::string::npos;
+  EXPECT_EQ(regathers, std::string(c.name).rfind("fsdp", 0) == 0) << report;
+}
+
+INSTANTIATE_TEST_SUITE_P(Steps, ShardedStepTest, ::testing::ValuesIn(kStepCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(ShardedPrograms, BadMeshesAndAxesAreOneLineAtTheirPlace) {
+  EXPECT_EQ(usage_error([] {
+              parse_program(R"({ lambda ; a:f32[6]. let
+    b:f32[6] = shard_map[check_vma=False in_specs=(P('x'),) jaxpr={ lambda ; c:f32[2]. let d:f32[2] = sin c in (d,) } mesh=Mesh('x': 4) out_specs=(P('x'),)] a
+  in (b,) })", "p");
+            }),
+            "p:2:16: operand 1 of shard_map is f32[6]: mesh axes x (4 devices) do not divide its dim 0 of size 6");
+  EXPECT_EQ(usage_error([] {
+              parse_program(R"({ lambda ; a:f32[8]. let
+    b:f32[8] = shard_map[check_vma=False in_specs=(P('x'),) jaxpr={ lambda ; c:f32[2]. let
+        d:f32[2] = psum[axes=('z',) axis_index_groups=None] c in (d,) } mesh=Mesh('x': 4) out_specs=(P('x'),)] a
+  in (b,) })", "p");
+            }),
+            "p:3:20: psum over mesh axis 'z', which the mesh (x=4) does not have");
+  EXPECT_EQ(usage_error([] {
+              parse_program(R"({ lambda ; a:f32[8]. let
+    b:f32[8] = shard_map[check_vma=False in_specs=(P('z'),) jaxpr={ lambda ; c:f32[2]. let d:f32[2] = sin c in (d,) } mesh=Mesh('x': 4) out_specs=(P('x'),)] a
+  in (b,) })", "p");
+            }),
+            "p:2:16: mesh axis 'z' is not an axis of the mesh (x=4)");
+  EXPECT_EQ(usage_error([] {
+              parse_program("{ lambda ; a:f32[8]. let\n  b:f32[8] = psum[axes=('x',) axis_index_groups=None] a in (b,) }", "p");
+            }),
+            "p:2:14: psum over mesh axis 'x' outside any shard_map or pmap: no mesh names the axis");
+  EXPECT_EQ(usage_error([] { parse_mesh_option("data=2,model", {"--mesh", 0, 0}); }),
+            "--mesh: expected NAME=SIZE, found 'model' (--mesh data=2,model=4)");
+  EXPECT_EQ(usage_error([] { parse_mesh_option("data=0", {"--mesh", 0, 0}); }),
+            "--mesh: mesh axis 'data' needs a positive size, found '0'");
+}
+
+// Devices that take different branches, one of which runs a collective, do not wait for each
+// other forever: device 0 skips the psum and meets the others at the join of the result, which
+// is not the collective they run.
+TEST(ShardedPrograms, DevicesThatPartWaysAtACollectiveStopWithAnError) {
+  const std::string error = usage_error([] {
+    evaluate_f64(R"({ lambda ; a:f32[4]. let
+      b:f32[4] = shard_map[check_vma=False in_specs=(P('x'),) jaxpr={ lambda ; c:f32[1]. let
+          i:i32[] = axis_index[axis_name=x]
+          j:i32[] = clamp 0:i32[] i 1:i32[]
+          d:f32[1] = cond[branches=(
+            { lambda ; e:f32[1]. let f:f32[1] = sin e in (f,) }
+            { lambda ; e:f32[1]. let f:f32[1] = psum[axes=('x',) axis_index_groups=None] e in (f,) }
+          )] j c
+        in (d,) } mesh=Mesh('x': 4) out_specs=(P('x'),)] a
+    in (b,) })",
+                 {iota({4})});
+  });
+  EXPECT_EQ(error.rfind("the devices of the mesh disagree: device 0 runs shard_map_out[", 0), 0u) << error;
+  EXPECT_NE(error.find("where device 1 runs psum[axes=('x',)"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace rematkit::testing
