@@ -46,30 +46,30 @@ struct PolicyModel {
   Linearization lin;
 };
 
-// `instance` under `policy`: it wraps a program model that names no checkpoints of its own
+// `traced` under `policy`: it wraps a program model that names no checkpoints of its own
 // (whole_program_policy), and replaces the policies of every other model's checkpoints, as
 // instantiating the model with that policy would place them.
-PolicyModel linearized(const ModelInstance& instance, const std::string& policy,
+PolicyModel linearized(const ModelProgram& traced, const std::string& policy,
                        const PluginRegistry& plugins) {
   LinearizeOptions options;
   options.policies = &plugins.policies();
   options.policy_source = "policies";
-  options.differentiate = instance.trained;  // what is not trained needs no gradient
+  options.differentiate = traced.trained;  // what is not trained needs no gradient
   PolicyModel pm;
-  if (!instance.whole_program_policy.empty()) {
+  if (!traced.whole_program_policy.empty()) {
     options.policy = policy;
-    pm.lin = linearize(instance.program, options);
+    pm.lin = linearize(traced.program, options);
   } else {
-    pm.lin = linearize(policy == "everything_saveable" ? instance.program
-                                                       : retarget_checkpoint_policies(instance.program, policy, "policies"),
+    pm.lin = linearize(policy == "everything_saveable" ? traced.program
+                                                       : retarget_checkpoint_policies(traced.program, policy, "policies"),
                        options);
   }
   return pm;
 }
 
-PolicyModel solved(const SweepConfig& config, size_t model, const ModelInstance& instance,
+PolicyModel solved(const SweepConfig& config, size_t model, const ModelProgram& traced,
                    const std::string& policy, const BackendOptions& backends, BudgetAnswers& answers) {
-  return PolicyModel{answers.linearized(config, model, instance.program, instance.trained, policy, backends)};
+  return PolicyModel{answers.linearized(config, model, traced.program, traced.trained, policy, backends)};
 }
 
 // The policy a group's verdicts compare against: everything_saveable, or the first policy.
