@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
     if (row.file.empty()) {
       const rematkit::sweep::SweepConfig config =
           rematkit::sweep::parse_sweep("models:\n  - " + row.model + "\npolicies: [everything_saveable]\nbackends: [\"reference\"]\n", "<bench>");
-      rematkit::sweep::ModelInstance m = rematkit::sweep::instantiate(config.models[0], "everything_saveable", 0);
+      rematkit::sweep::ModelProgram m = rematkit::sweep::model_program(config.models[0], "everything_saveable");
       program = std::move(m.program);
       trained = m.trained;
     } else {

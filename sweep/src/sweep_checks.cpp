@@ -66,7 +66,7 @@ void check_sweep(const SweepConfig& config, const PluginRegistry& plugins) {
   for (const ModelSpec& model : config.models)
     if (model.kind == ModelSpec::Kind::kProgram) {
       try {
-        instantiate(model, "everything_saveable", config.seed);
+        model_program(model, "everything_saveable");  // its file, retarget and wrt; nothing drawn
       } catch (const Error& e) {
         relocate(e, model.program.file_where.file.empty() ? SourceLocation{config.source, 0, 0} : model.program.file_where);
       }

@@ -28,6 +28,15 @@ Tensor uniform(const Type& type, std::mt19937_64& rng) {
   return t;
 }
 
+// A built model's program, inputs (none, built with ModelValues::kNone) and params, as a sweep runs them.
+ModelInstance instance_of(Model m) {
+  ModelInstance instance;
+  instance.program = std::move(m.program);
+  instance.arguments = std::move(m.arguments);
+  instance.trained = std::move(m.params);
+  return instance;
+}
+
 // A scanned MLP: Dense and the activation, `n` times, as nn.scan / nn.remat_scan trace them.
 void scanned_mlp(ModelBuilder& builder, const MlpModel& mlp, const std::string& policy) {
   auto layer = [&](ModelBuilder& l) {
@@ -47,7 +56,7 @@ void scanned_mlp(ModelBuilder& builder, const MlpModel& mlp, const std::string& 
   }
 }
 
-ModelInstance mlp_instance(const MlpModel& mlp, const std::string& policy, uint64_t seed) {
+ModelInstance mlp_instance(const MlpModel& mlp, const std::string& policy, uint64_t seed, ModelValues values) {
   // Dense, then the activation after every layer but the last; checkpoints as `remat` says.
   auto layers = [&](ModelBuilder& model) {
     for (size_t i = 0; i < mlp.widths.size(); ++i) {
@@ -66,12 +75,7 @@ ModelInstance mlp_instance(const MlpModel& mlp, const std::string& policy, uint6
   if (mlp.loop.kind != LayerLoop::Kind::kUnrolled) scanned_mlp(builder, mlp, policy);
   else if (mlp.remat == Remat::kWhole) builder.checkpoint(policy, layers);
   else layers(builder);
-  Model model = builder.build(mlp.batch, mlp.input, seed, Loss::kSum);
-  ModelInstance instance;
-  instance.program = std::move(model.program);
-  instance.arguments = std::move(model.arguments);
-  instance.trained = std::move(model.params);
-  return instance;
+  return instance_of(builder.build(mlp.batch, mlp.input, seed, Loss::kSum, values));
 }
 
 // dot_general with these contracting (and batch) dims.
@@ -104,7 +108,7 @@ Atom transformer_block(ProgramBuilder& b, const TransformerModel& t, Atom x, con
   return b.emit1(Prim::kAdd, {x1, b.emit1(Prim::kDotGeneral, {hidden, w[5]}, dot({2}, {0}))});
 }
 
-ModelInstance transformer_instance(const TransformerModel& t, const std::string& policy, uint64_t seed) {
+ModelInstance transformer_instance(const TransformerModel& t, const std::string& policy, uint64_t seed, ModelValues values) {
   const Type x_type{DType::kF32, {t.batch, t.sequence, t.model}, MemorySpace::kDevice};
   auto square = [](int64_t rows, int64_t cols) { return Type{DType::kF32, {rows, cols}, MemorySpace::kDevice}; };
   const std::vector<Type> block_types = {square(t.model, t.model), square(t.model, t.model), square(t.model, t.model),
@@ -135,16 +139,18 @@ ModelInstance transformer_instance(const TransformerModel& t, const std::string&
 
   ProgramBuilder b;
   ModelInstance instance;
+  const bool draw = values == ModelValues::kDrawn;
   std::mt19937_64 rng(seed);
   const Atom x = b.argument("x", x_type);
-  instance.arguments.push_back(uniform(x_type, rng));
+  if (draw) instance.arguments.push_back(uniform(x_type, rng));
   std::vector<Atom> w;
   for (int64_t l = 0; l < t.layers; ++l)
     for (size_t i = 0; i < kParamsPerBlock; ++i) {
       w.push_back(b.argument("w" + std::to_string(l) + "_" + std::to_string(i), block_types[i]));
+      instance.trained.push_back(w.size());  // after x
+      if (!draw) continue;
       Tensor param = uniform(block_types[i], rng);  // scaled to 1/sqrt(fan_in) so activations stay O(1)
       for (double& value : param.data) value = static_cast<float>(value / std::sqrt(static_cast<double>(block_types[i].shape[0])));
-      instance.trained.push_back(instance.arguments.size());
       instance.arguments.push_back(std::move(param));
     }
   Atom y = x;
@@ -159,6 +165,7 @@ ModelInstance transformer_instance(const TransformerModel& t, const std::string&
       Type type = block_types[i];
       type.shape.insert(type.shape.begin(), lengths.begin(), lengths.end());
       stacked_w.push_back(stacked_b.argument("w_" + std::to_string(i), type));
+      if (!draw) continue;
       Tensor value{type, {}};
       for (int64_t l = 0; l < t.layers; ++l) {
         const Tensor& layer_param = instance.arguments[1 + static_cast<size_t>(l) * kParamsPerBlock + i];
@@ -177,10 +184,10 @@ ModelInstance transformer_instance(const TransformerModel& t, const std::string&
     const Atom stacked_loss = stacked_b.emit1(Prim::kReduceSum, {out}, reduce_params({0, 1, 2}));
     ModelInstance scanned;
     scanned.program = stacked_b.finish({stacked_loss});
-    scanned.arguments.push_back(std::move(instance.arguments[0]));
-    for (Tensor& v : stacked_values) {
-      scanned.trained.push_back(scanned.arguments.size());
-      scanned.arguments.push_back(std::move(v));
+    for (size_t i = 0; i < kParamsPerBlock; ++i) scanned.trained.push_back(1 + i);  // after x
+    if (draw) {
+      scanned.arguments.push_back(std::move(instance.arguments[0]));
+      for (Tensor& v : stacked_values) scanned.arguments.push_back(std::move(v));
     }
     return scanned;
   }
@@ -197,16 +204,6 @@ ModelInstance transformer_instance(const TransformerModel& t, const std::string&
   return instance;
 }
 
-
-// A built model's program, inputs and params, as a sweep runs them.
-ModelInstance instance_of(Model m) {
-  ModelInstance instance;
-  instance.program = std::move(m.program);
-  instance.arguments = std::move(m.arguments);
-  instance.trained = std::move(m.params);
-  return instance;
-}
-
 // The scan lengths of a model's `loop:` over its `layers` (none: unrolled).
 std::vector<int64_t> scan_lengths(const LayerLoop& loop, int64_t layers) {
   if (loop.kind == LayerLoop::Kind::kScan) return {layers};
@@ -216,7 +213,7 @@ std::vector<int64_t> scan_lengths(const LayerLoop& loop, int64_t layers) {
 
 GptRemat block_remat(Remat r) { return r == Remat::kNone ? GptRemat::kNone : r == Remat::kWhole ? GptRemat::kWhole : GptRemat::kEachBlock; }
 
-ModelInstance gpt_instance(const GptModel& g, const std::string& policy, uint64_t seed) {
+ModelInstance gpt_instance(const GptModel& g, const std::string& policy, uint64_t seed, ModelValues values) {
   GptConfig c;
   c.layers = g.layers;
   c.batch = g.batch;
@@ -229,10 +226,10 @@ ModelInstance gpt_instance(const GptModel& g, const std::string& policy, uint64_
   c.dtype = g.dtype == "bf16" ? DType::kBF16 : DType::kF32;
   c.remat = block_remat(g.remat);
   c.scan_lengths = scan_lengths(g.loop, g.layers);
-  return instance_of(build_gpt(c, policy, seed));
+  return instance_of(build_gpt(c, policy, seed, values));
 }
 
-ModelInstance llama_instance(const LlamaModel& l, const std::string& policy, uint64_t seed) {
+ModelInstance llama_instance(const LlamaModel& l, const std::string& policy, uint64_t seed, ModelValues values) {
   LlamaConfig c;
   c.layers = l.layers;
   c.batch = l.batch;
@@ -245,12 +242,12 @@ ModelInstance llama_instance(const LlamaModel& l, const std::string& policy, uin
   c.dtype = l.dtype == "bf16" ? DType::kBF16 : DType::kF32;
   c.remat = block_remat(l.remat);
   c.scan_lengths = scan_lengths(l.loop, l.layers);
-  return instance_of(build_llama(c, policy, seed));
+  return instance_of(build_llama(c, policy, seed, values));
 }
 
 // ResNet blocks, each in a checkpoint with the policy (per_layer), all in one (whole) or none;
 // then the pool and the head outside them, as the mlp keeps its last layer's loss outside.
-ModelInstance cnn_instance(const CnnModel& cnn, const std::string& policy, uint64_t seed) {
+ModelInstance cnn_instance(const CnnModel& cnn, const std::string& policy, uint64_t seed, ModelValues values) {
   auto blocks = [&](ModelBuilder& model) {
     for (size_t i = 0; i < cnn.widths.size(); ++i) {
       const int64_t stride = cnn.downsample && i > 0 ? 2 : 1;
@@ -263,11 +260,43 @@ ModelInstance cnn_instance(const CnnModel& cnn, const std::string& policy, uint6
   if (cnn.remat == Remat::kWhole) builder.checkpoint(policy, blocks);
   else blocks(builder);
   builder.global_average_pool().dense(cnn.classes);
-  Model model = builder.build(Shape{cnn.batch, cnn.image, cnn.image, cnn.channels}, seed, Loss::kSumOfSquares);
+  return instance_of(builder.build(Shape{cnn.batch, cnn.image, cnn.image, cnn.channels}, seed, Loss::kSumOfSquares, values));
+}
+
+// Every floating argument of `program`: what a program model trains when no `wrt` names them.
+std::vector<size_t> floating_arguments(const Program& program) {
+  std::vector<size_t> floating;
+  for (size_t i = 0; i < program.invars.size(); ++i)
+    if (is_floating(program.vars[program.invars[i]].type.dtype)) floating.push_back(i);
+  return floating;
+}
+
+// `model` with `policy` in its checkpoints, its inputs drawn from `seed` unless `values` is kNone.
+ModelInstance built(const ModelSpec& model, const std::string& policy, uint64_t seed, std::optional<int64_t> max_memory,
+                    ModelValues values) {
+  if (model.kind == ModelSpec::Kind::kMlp) return mlp_instance(model.mlp, policy, seed, values);
+  if (model.kind == ModelSpec::Kind::kGpt) return gpt_instance(model.gpt, policy, seed, values);
+  if (model.kind == ModelSpec::Kind::kLlama) return llama_instance(model.llama, policy, seed, values);
+  if (model.kind == ModelSpec::Kind::kCnn) return cnn_instance(model.cnn, policy, seed, values);
+  if (model.kind == ModelSpec::Kind::kTransformer) return transformer_instance(model.transformer, policy, seed, values);
+  Program program = load_program(model.program.file);
+  if (model.program.retarget) program = retarget_checkpoint_policies(program, policy, model.name + "'s retarget");
   ModelInstance instance;
-  instance.program = std::move(model.program);
-  instance.arguments = std::move(model.arguments);
-  instance.trained = std::move(model.params);
+  if (values == ModelValues::kDrawn) {
+    instance = program_instance(std::move(program), seed, max_memory);
+  } else {
+    instance.trained = floating_arguments(program);
+    instance.program = std::move(program);
+  }
+  if (!model.program.retarget) instance.whole_program_policy = policy;
+  if (!model.program.wrt.empty()) {
+    try {
+      instance.trained = argument_indices(instance.program, model.program.wrt, "wrt");
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kBadInput) throw;
+      fail_at(model.program.wrt_where, e.what());
+    }
+  }
   return instance;
 }
 
@@ -286,35 +315,21 @@ ModelInstance program_instance(Program program, uint64_t seed, std::optional<int
   check_memory_limit(bytes, max_memory, "the program's inputs");
   ModelInstance instance;
   instance.program = std::move(program);
+  instance.trained = floating_arguments(instance.program);
   std::mt19937_64 rng(seed);
   for (int v : instance.program.constvars) instance.constants.push_back(uniform(instance.program.vars[v].type, rng));
-  for (int v : instance.program.invars) {
-    if (is_floating(instance.program.vars[v].type.dtype)) instance.trained.push_back(instance.arguments.size());
-    instance.arguments.push_back(uniform(instance.program.vars[v].type, rng));
-  }
+  for (int v : instance.program.invars) instance.arguments.push_back(uniform(instance.program.vars[v].type, rng));
   return instance;
 }
 
 ModelInstance instantiate(const ModelSpec& model, const std::string& policy, uint64_t seed,
                           std::optional<int64_t> max_memory) {
-  if (model.kind == ModelSpec::Kind::kMlp) return mlp_instance(model.mlp, policy, seed);
-  if (model.kind == ModelSpec::Kind::kGpt) return gpt_instance(model.gpt, policy, seed);
-  if (model.kind == ModelSpec::Kind::kLlama) return llama_instance(model.llama, policy, seed);
-  if (model.kind == ModelSpec::Kind::kCnn) return cnn_instance(model.cnn, policy, seed);
-  if (model.kind == ModelSpec::Kind::kTransformer) return transformer_instance(model.transformer, policy, seed);
-  Program program = load_program(model.program.file);
-  if (model.program.retarget) program = retarget_checkpoint_policies(program, policy, model.name + "'s retarget");
-  ModelInstance instance = program_instance(std::move(program), seed, max_memory);
-  if (!model.program.retarget) instance.whole_program_policy = policy;
-  if (!model.program.wrt.empty()) {
-    try {
-      instance.trained = argument_indices(instance.program, model.program.wrt, "wrt");
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kBadInput) throw;
-      fail_at(model.program.wrt_where, e.what());
-    }
-  }
-  return instance;
+  return built(model, policy, seed, max_memory, ModelValues::kDrawn);
+}
+
+ModelProgram model_program(const ModelSpec& model, const std::string& policy) {
+  // The seed draws values alone: the program is the same for every seed.
+  return built(model, policy, 0, std::nullopt, ModelValues::kNone);
 }
 
 }  // namespace rematkit::sweep

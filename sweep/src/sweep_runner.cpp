@@ -40,36 +40,36 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-// A policy's model: the group's program (its inputs drawn once, the same for every policy: the
-// program's checkpoints are what a policy changes) linearized under the policy.
+// A policy's model: the group's program (its inputs, drawn once planned, the same for every policy:
+// the program's checkpoints are what a policy changes) linearized under the policy.
 struct PolicyModel {
   Linearization lin;
 };
 
-// `instance` under `policy`: it wraps a program model that names no checkpoints of its own
+// `traced` under `policy`: it wraps a program model that names no checkpoints of its own
 // (whole_program_policy), and replaces the policies of every other model's checkpoints, as
 // instantiating the model with that policy would place them.
-PolicyModel linearized(const ModelInstance& instance, const std::string& policy,
+PolicyModel linearized(const ModelProgram& traced, const std::string& policy,
                        const PluginRegistry& plugins) {
   LinearizeOptions options;
   options.policies = &plugins.policies();
   options.policy_source = "policies";
-  options.differentiate = instance.trained;  // what is not trained needs no gradient
+  options.differentiate = traced.trained;  // what is not trained needs no gradient
   PolicyModel pm;
-  if (!instance.whole_program_policy.empty()) {
+  if (!traced.whole_program_policy.empty()) {
     options.policy = policy;
-    pm.lin = linearize(instance.program, options);
+    pm.lin = linearize(traced.program, options);
   } else {
-    pm.lin = linearize(policy == "everything_saveable" ? instance.program
-                                                       : retarget_checkpoint_policies(instance.program, policy, "policies"),
+    pm.lin = linearize(policy == "everything_saveable" ? traced.program
+                                                       : retarget_checkpoint_policies(traced.program, policy, "policies"),
                        options);
   }
   return pm;
 }
 
-PolicyModel solved(const SweepConfig& config, size_t model, const ModelInstance& instance,
+PolicyModel solved(const SweepConfig& config, size_t model, const ModelProgram& traced,
                    const std::string& policy, const BackendOptions& backends, BudgetAnswers& answers) {
-  return PolicyModel{answers.linearized(config, model, instance.program, instance.trained, policy, backends)};
+  return PolicyModel{answers.linearized(config, model, traced.program, traced.trained, policy, backends)};
 }
 
 // The policy a group's verdicts compare against: everything_saveable, or the first policy.
@@ -364,18 +364,21 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
   const std::function<bool()> stopped = [&] { return stop && stop->load(std::memory_order_relaxed); };
 
   // Plan what is timed: the wanted policies and the baseline. `models` never reallocates, since
-  // the timed steps point into it. The model's inputs are drawn once, for every policy.
+  // the timed steps point into it. The model's inputs are drawn once, for every policy, and only
+  // once a step is planned that fits: a model too large for the machine is refused in the time
+  // its plans take, not the time its values would.
   std::vector<TimedStep> timed;
   std::vector<PolicyModel> models;
   models.reserve(config.policies.size());
-  // The model under everything_saveable: its program, inputs and trained arguments.
-  std::optional<ModelInstance> instance = instantiate(model, "everything_saveable", config.seed, config.max_memory);
+  // The model under everything_saveable: its program and trained arguments.
+  const ModelProgram traced = model_program(model, "everything_saveable");
+  const auto drawn_instance = [&] { return instantiate(model, "everything_saveable", config.seed, config.max_memory); };
   for (size_t p = 0; p < config.policies.size(); ++p) {
     const bool wanted_here = wanted(group.first_config + p);
     if (!wanted_here && p != baseline) continue;
     const std::string& policy = config.policies[p];
-    models.push_back(budget_policy(policy) ? solved(config, group.model, *instance, policy, options, answers)
-                                           : linearized(*instance, policy, plugins));
+    models.push_back(budget_policy(policy) ? solved(config, group.model, traced, policy, options, answers)
+                                           : linearized(traced, policy, plugins));
     timed.push_back(TimedStep{p, wanted_here, &models.back(), nullptr, 0, {}});
   }
   if (std::none_of(timed.begin(), timed.end(), [](const TimedStep& t) { return t.wanted; })) return {};
@@ -390,11 +393,12 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
     BackendOptions beside = options;
     beside.max_memory = limit - allocated;
     try {
-      t.step = std::make_unique<TrainingStep>(t.model->lin, beside, instance->trained, kLearningRate);
+      t.step = std::make_unique<TrainingStep>(t.model->lin, beside, traced.trained, kLearningRate);
     } catch (const MemoryLimitError& e) {
       if (e.needed() <= limit) {
         for (TimedStep& other : timed) other.step.reset();
-        return one_after_another(config, group, timed, *instance, options, stopped);
+        ModelInstance instance = drawn_instance();
+        return one_after_another(config, group, timed, instance, options, stopped);
       }
       // Over the limit alone: refused, in the words of the whole limit.
       try {
@@ -406,18 +410,22 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
       continue;
     }
     allocated += t.step->predicted_peak(MemorySpace::kDevice) + t.step->predicted_peak(MemorySpace::kPinnedHost);
-    t.step->set_constants(instance->constants);
     if (stopped()) return {};
   }
   // The inputs into every arena an argument at a time, each let go once all have it: the process
-  // holds the doubles of the arguments still to load and the arenas' pages filled so far.
-  const size_t arguments = instance->arguments.size();
-  for (size_t a = 0; a < arguments; ++a) {
+  // holds the doubles of the arguments still to load and the arenas' pages filled so far. None
+  // are drawn when every step was refused.
+  const size_t arguments = traced.program.invars.size();
+  if (std::any_of(timed.begin(), timed.end(), [](const TimedStep& t) { return t.step != nullptr; })) {
+    ModelInstance instance = drawn_instance();
     for (TimedStep& t : timed)
-      if (t.step) t.step->set_argument(a, instance->arguments[a]);
-    std::vector<double>().swap(instance->arguments[a].data);
+      if (t.step) t.step->set_constants(instance.constants);
+    for (size_t a = 0; a < arguments; ++a) {
+      for (TimedStep& t : timed)
+        if (t.step) t.step->set_argument(a, instance.arguments[a]);
+      std::vector<double>().swap(instance.arguments[a].data);
+    }
   }
-  instance.reset();
 
   // The gradients every policy must agree on, bit for bit: the baseline step's (or, where it was
   // refused, the first step's that runs). Compared twice: each step's warm-up run alone, then

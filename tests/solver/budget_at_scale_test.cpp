@@ -24,17 +24,19 @@
 namespace rematkit {
 namespace {
 
-sweep::ModelInstance model(const std::string& entry) {
-  const sweep::SweepConfig config =
-      sweep::parse_sweep("models:\n  - " + entry + "\npolicies: [everything_saveable]\nbackends: [reference]\n", "<test>");
-  return sweep::instantiate(config.models[0], "everything_saveable", 0);
+sweep::ModelSpec spec(const std::string& entry) {
+  return sweep::parse_sweep("models:\n  - " + entry + "\npolicies: [everything_saveable]\nbackends: [reference]\n", "<test>")
+      .models[0];
 }
+
+// What the solver reads: the program alone, no values drawn.
+sweep::ModelProgram model(const std::string& entry) { return sweep::model_program(spec(entry), "everything_saveable"); }
 
 const char* kScannedMlp = "mlp: {input: 64, depth: 6, width: 64, batch: 32, activation: tanh, loop: scan, remat: per_layer}";
 const char* kTransformer = "transformer: {layers: 2, batch: 2, sequence: 16, model: 32, heads: 2, mlp: 64, remat: per_layer}";
 const char* kGpt = "gpt: {layers: 2, batch: 1, sequence: 16, model: 32, heads: 2, vocab: 64, remat: per_layer}";
 
-BudgetOptions options_for(const sweep::ModelInstance& m, const std::string& budget, double seconds = 4.0) {
+BudgetOptions options_for(const sweep::ModelProgram& m, const std::string& budget, double seconds = 4.0) {
   BudgetOptions o;
   o.budget = parse_budget(budget, "test");
   o.backends = {"highway", "reference"};
@@ -45,7 +47,7 @@ BudgetOptions options_for(const sweep::ModelInstance& m, const std::string& budg
 }
 
 TEST(BudgetAtScale, AScanBodysCheckpointIsDecidedForEveryIteration) {
-  const sweep::ModelInstance m = model(kScannedMlp);
+  const sweep::ModelInstance m = sweep::instantiate(spec(kScannedMlp), "everything_saveable", 0);  // its step runs
   const BudgetOptions options = options_for(m, "0.5");
   const BudgetSolution s = solve_budget(m.program, options);
   ASSERT_FALSE(s.equations.empty()) << "the scan body's equations are candidates";
@@ -126,7 +128,7 @@ TEST(BudgetAtScale, ACheckpointAroundAScanDecidesItsBody) {
 TEST(BudgetAtScale, TwentyBudgetsFromTheSmallestPeakToEverythingsNeverRiseAsTheBudgetFalls) {
   for (const char* entry : {kTransformer, kGpt, kScannedMlp}) {
     SCOPED_TRACE(entry);
-    const sweep::ModelInstance m = model(entry);
+    const sweep::ModelProgram m = model(entry);
     // From a fraction's 0, the smallest peak that does not depend on the time limit (an integer
     // program given longer may find a smaller one, which a 2 s solve need not reach).
     const BudgetSolution least = solve_budget(m.program, options_for(m, "0", 2.0));
@@ -161,7 +163,7 @@ TEST(BudgetAtScale, TwentyBudgetsFromTheSmallestPeakToEverythingsNeverRiseAsTheB
 TEST(BudgetAtScale, AFractionIsTheSameBytesAtAnyTimeLimit) {
   // The transformer's segments get options from the integer program, which a longer limit improves;
   // a fraction's ends do not depend on it.
-  const sweep::ModelInstance m = model(kTransformer);
+  const sweep::ModelProgram m = model(kTransformer);
   for (const char* fraction : {"0", "0.3", "0.8"}) {
     const BudgetSolution quick = solve_budget(m.program, options_for(m, fraction, 2.0));
     const BudgetSolution slow = solve_budget(m.program, options_for(m, fraction, 20.0));
@@ -183,7 +185,7 @@ TEST(BudgetAtScale, AFractionIsTheSameBytesAtAnyTimeLimit) {
 }
 
 TEST(BudgetAtScale, SeveralBudgetsAtOnceAnswerAsEachAlone) {
-  const sweep::ModelInstance m = model(kTransformer);
+  const sweep::ModelProgram m = model(kTransformer);
   const std::vector<Budget> budgets{parse_budget("0.25", "b"), parse_budget("0.5", "b"), parse_budget("1", "b")};
   const std::vector<BudgetSolution> together = solve_budgets(m.program, options_for(m, "0"), budgets);
   ASSERT_EQ(together.size(), budgets.size());
@@ -200,7 +202,7 @@ TEST(BudgetAtScale, ASweepSolvesAModelsBudgetsOncePerBackendList) {
       std::string("models:\n  - ") + kTransformer +
           "\npolicies: [budget(0.25), budget(0.5)]\nbackends: [\"highway,reference\"]\nthreads: [1, 2]\nbudget_time_limit: 2s\n",
       "<test>");
-  const sweep::ModelInstance m = sweep::instantiate(config.models[0], "everything_saveable", 0);
+  const sweep::ModelProgram m = sweep::model_program(config.models[0], "everything_saveable");
   sweep::BudgetAnswers answers;
   for (int threads : {1, 2})
     for (const char* policy : {"budget(0.25)", "budget(0.5)"}) {

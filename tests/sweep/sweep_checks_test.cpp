@@ -60,6 +60,19 @@ TEST(SweepChecks, AProgramModelIsReadBeforeTheRun) {
   EXPECT_NE(bad.find("unknown primitive 'sinn'"), std::string::npos) << bad;
 }
 
+TEST(SweepChecks, AProgramModelIsCheckedWithoutDrawingItsInputs) {
+  // 1e12 f32 arguments: drawn as doubles, 8 TB, which no machine has. Reading the program, its
+  // policy and its wrt needs none of them.
+  const std::string dir = rematkit::testing::temp_dir();
+  std::ofstream(dir + "/huge.jaxpr") << "{ lambda ; a:f32[1000000,1000000] b:f32[2]. let\n"
+                                        "    c:f32[] = reduce_sum[axes=(0, 1)] a\n  in (c,) }\n";
+  const std::string tail = "}\npolicies: [dots_saveable]\nbackends: [reference]\n";
+  EXPECT_EQ(check_error("models:\n  - program: {file: huge.jaxpr, wrt: [a]" + tail, dir + "/s.yaml"), "(no error)");
+  const std::string unknown = check_error("models:\n  - program: {file: huge.jaxpr, wrt: [z]" + tail, dir + "/s.yaml");
+  EXPECT_EQ(unknown.rfind(dir + "/s.yaml:2:", 0), 0u) << unknown;
+  EXPECT_NE(unknown.find("'z'"), std::string::npos) << unknown;
+}
+
 TEST(SweepChecks, APluginThatDoesNotLoadIsPlacedAtItsEntry) {
   const std::string dir = rematkit::testing::temp_dir();
   std::ofstream(dir + "/not_a_plugin.so") << "text, not a shared library";

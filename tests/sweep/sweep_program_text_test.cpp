@@ -34,7 +34,7 @@ class SweepProgramText : public testing::TestWithParam<const char*> {};
 TEST_P(SweepProgramText, ReadsBackWithTheModelsAnswers) {
   const sweep::SweepConfig config =
       sweep::parse_sweep(std::string("models:\n  - ") + GetParam() + "\npolicies: [everything_saveable]\nbackends: [reference]\n", "<test>");
-  const sweep::ModelInstance m = sweep::instantiate(config.models[0], "dots_saveable", 0);
+  const sweep::ModelProgram m = sweep::model_program(config.models[0], "dots_saveable");  // as `rematkit program` prints it
   const std::string text = print_program(m.program);
   const Program back = parse_program(text, "printed.jaxpr");
   ASSERT_EQ(back.invars.size(), m.program.invars.size());

@@ -39,7 +39,8 @@ void run_program(const ProgramOptions& o) {
   const sweep::ModelSpec& model = chosen_model(config, o.model);
   // The policy goes into the program's checkpoints as text: checked here, not when read back.
   command_plugins(o.plugins).policies().parse(o.policy, SourceLocation{"--policy", 0, 0});
-  const sweep::ModelInstance m = sweep::instantiate(model, o.policy, config.seed);
+  // The program alone: no value is drawn, so a 7B model prints in seconds.
+  const sweep::ModelProgram m = sweep::model_program(model, o.policy);
   // A sweep trains its params only (its data gets no gradient): --wrt says the same when the text
   // is read back, so residuals, solve and memory answer as for the sweep's step.
   std::string wrt;
@@ -59,7 +60,8 @@ void add_program_command(CLI::App& app) {
   cmd->footer(
       "Without SWEEP.yaml, the default sweep's models. The program is the one the sweep runs for --policy\n"
       "(in its checkpoints), with a comment saying which arguments the sweep trains: pass them back as --wrt\n"
-      "to residuals, solve or memory for the sweep's answers, e.g.\n"
+      "to residuals, solve or memory for the sweep's answers. No value is drawn (the params are their types\n"
+      "alone), so a model of any size, a 7B Llama say, prints in seconds. E.g.\n"
       "  rematkit program --model gpt-small > gpt.jaxpr\n"
       "  rematkit residuals gpt.jaxpr --wrt 1,2,... --retarget-policy dots_saveable");
   cmd->add_option("SWEEP", o->file, "the sweep file (default: the default sweep)");

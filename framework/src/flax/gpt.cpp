@@ -76,7 +76,7 @@ class GptTracer {
 
 }  // namespace
 
-Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed) {
+Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed, ModelValues values) {
   if (c.vocab < 1 || c.sequence < 1 || c.model < 1 || c.heads < 1 || c.layers < 1 || c.mlp < 1 || c.batch < 1)
     fail("gpt: vocab, sequence, model, heads, layers, mlp and batch must all be at least 1");
   if (c.model % c.heads != 0)
@@ -114,15 +114,17 @@ Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed) {
 
   Model model;
   ProgramBuilder b;
-  const auto [ids, targets] = flax::token_arguments(b, model, c.batch, c.sequence, c.vocab, seed);
+  flax::TokenModelArguments args(b, model, values);
+  const auto [ids, targets] = flax::token_arguments(args, c.batch, c.sequence, c.vocab, seed);
   Atom key{};
   if (dropout) {
-    key = b.argument("dropout_key", Type{DType::kKeyFry, {}, MemorySpace::kDevice});
-    const random::Key k = random::fold_in(random::prng_key(seed), 1);  // the 'dropout' stream's key
-    model.arguments.push_back(Tensor::scalar(key_element(k[0], k[1]), DType::kKeyFry));
+    key = args.input("dropout_key", Type{DType::kKeyFry, {}, MemorySpace::kDevice}, [&] {
+      const random::Key k = random::fold_in(random::prng_key(seed), 1);  // the 'dropout' stream's key
+      return Tensor::scalar(key_element(k[0], k[1]), DType::kKeyFry);
+    });
   }
   const bool scanned = !c.scan_lengths.empty();
-  const std::vector<Atom> w = flax::add_token_model_params(b, model, params, c.dtype, c.layers, c.scan_lengths, seed);
+  const std::vector<Atom> w = flax::add_token_model_params(args, params, c.dtype, c.layers, c.scan_lengths, seed);
 
   GptTracer top(b, c);
   // Embeddings: wte[ids] (nn.Embed's jnp.take, a gather of rows) plus the positions.

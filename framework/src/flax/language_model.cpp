@@ -7,57 +7,69 @@
 
 namespace rematkit::flax {
 
-std::pair<Atom, Atom> token_arguments(ProgramBuilder& b, Model& model, int64_t batch, int64_t sequence, int64_t vocab,
+Atom TokenModelArguments::input(const std::string& name, const Type& type, const std::function<Tensor()>& value) {
+  const Atom a = b_.argument(name, type);
+  ++count_;
+  if (drawn()) model_.arguments.push_back(value());
+  return a;
+}
+
+Atom TokenModelArguments::param(const std::string& name, const Type& type, const std::function<Tensor()>& value) {
+  model_.params.push_back(count_);
+  return input(name, type, value);
+}
+
+std::pair<Atom, Atom> token_arguments(TokenModelArguments& args, int64_t batch, int64_t sequence, int64_t vocab,
                                       uint64_t seed) {
   const Type tokens{DType::kI32, {batch, sequence}, MemorySpace::kDevice};
-  const Atom ids = b.argument("ids", tokens);
-  const Atom targets = b.argument("targets", tokens);
-  std::vector<double> id_values(static_cast<size_t>(tokens.num_elements())), target_values(id_values.size());
-  for (size_t i = 0; i < id_values.size(); ++i) {
-    id_values[i] = static_cast<double>((seed + 7 * i + 3) % static_cast<uint64_t>(vocab));
-    target_values[i] = static_cast<double>((seed + 7 * (i + 1) + 3) % static_cast<uint64_t>(vocab));
-  }
-  model.arguments.push_back(Tensor{tokens, id_values});
-  model.arguments.push_back(Tensor{tokens, target_values});
+  // The flattened ids from token `shift` on: the targets are the ids one token on.
+  auto ids_from = [&](uint64_t shift) {
+    Tensor t{tokens, std::vector<double>(static_cast<size_t>(tokens.num_elements()))};
+    for (size_t i = 0; i < t.data.size(); ++i)
+      t.data[i] = static_cast<double>((seed + 7 * (i + shift) + 3) % static_cast<uint64_t>(vocab));
+    return t;
+  };
+  const Atom ids = args.input("ids", tokens, [&] { return ids_from(0); });
+  const Atom targets = args.input("targets", tokens, [&] { return ids_from(1); });
   return {ids, targets};
 }
 
-std::vector<Atom> add_token_model_params(ProgramBuilder& b, Model& model, const TokenModelParams& params, DType dtype,
+std::vector<Atom> add_token_model_params(TokenModelArguments& args, const TokenModelParams& params, DType dtype,
                                          int64_t layers, const std::vector<int64_t>& scan_lengths, uint64_t seed) {
   const std::vector<ParamSpec>& specs = params.specs;
-  const std::vector<random::Key> keys = random::split(random::prng_key(seed), specs.size(), random::PrngMode::kPartitionable);
-  std::vector<Tensor> drawn;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const Type t{dtype, specs[i].shape, MemorySpace::kDevice};  // param_dtype = dtype
-    const std::vector<float> values = specs[i].init(keys[i], specs[i].shape, random::PrngMode::kPartitionable);
-    Tensor value{t, std::vector<double>(values.size())};
-    for (size_t j = 0; j < values.size(); ++j) value.data[j] = round_to_dtype(values[j], dtype, Arithmetic::kFloat32);
-    drawn.push_back(std::move(value));
+  std::vector<Tensor> drawn;  // every param's value, when values are drawn
+  if (args.drawn()) {
+    const std::vector<random::Key> keys = random::split(random::prng_key(seed), specs.size(), random::PrngMode::kPartitionable);
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const Type t{dtype, specs[i].shape, MemorySpace::kDevice};  // param_dtype = dtype
+      const std::vector<float> values = specs[i].init(keys[i], specs[i].shape, random::PrngMode::kPartitionable);
+      Tensor value{t, std::vector<double>(values.size())};
+      for (size_t j = 0; j < values.size(); ++j) value.data[j] = round_to_dtype(values[j], dtype, Arithmetic::kFloat32);
+      drawn.push_back(std::move(value));
+    }
   }
-  auto add_param = [&](const std::string& name, Tensor value) {
-    const Atom a = b.argument(name, value.type);
-    model.params.push_back(model.arguments.size());
-    model.arguments.push_back(std::move(value));
-    return a;
-  };
   // Scanned blocks take their params stacked [lengths..., ...], in block order: the same values.
   const bool scanned = !scan_lengths.empty();
   const size_t first = params.leading, end = params.leading + params.per_block * static_cast<size_t>(layers);
   std::vector<Atom> atoms;
   for (size_t i = 0; i < specs.size(); ++i) {
     const bool block_param = i >= first && i < end;
+    const Type type{dtype, specs[i].shape, MemorySpace::kDevice};
     // (Moved, not copied: a real-size model's params are a gigabyte as doubles.)
-    if (!scanned || !block_param) atoms.push_back(add_param(specs[i].name, std::move(drawn[i])));
+    if (!scanned || !block_param) atoms.push_back(args.param(specs[i].name, type, [&] { return std::move(drawn[i]); }));
     if (!scanned || i != first) continue;
     for (size_t k = 0; k < params.per_block; ++k) {
-      Tensor stacked{drawn[first + k].type, {}};
-      stacked.type.shape.insert(stacked.type.shape.begin(), scan_lengths.begin(), scan_lengths.end());
-      for (int64_t l = 0; l < layers; ++l) {
-        Tensor& layer = drawn[first + static_cast<size_t>(l) * params.per_block + k];
-        stacked.data.insert(stacked.data.end(), layer.data.begin(), layer.data.end());
-        std::vector<double>().swap(layer.data);  // in the stack now
-      }
-      atoms.push_back(add_param(specs[first + k].name, std::move(stacked)));
+      Type stacked_type{dtype, specs[first + k].shape, MemorySpace::kDevice};
+      stacked_type.shape.insert(stacked_type.shape.begin(), scan_lengths.begin(), scan_lengths.end());
+      atoms.push_back(args.param(specs[first + k].name, stacked_type, [&] {
+        Tensor stacked{stacked_type, {}};
+        for (int64_t l = 0; l < layers; ++l) {
+          Tensor& layer = drawn[first + static_cast<size_t>(l) * params.per_block + k];
+          stacked.data.insert(stacked.data.end(), layer.data.begin(), layer.data.end());
+          std::vector<double>().swap(layer.data);  // in the stack now
+        }
+        return stacked;
+      }));
     }
   }
   return atoms;

@@ -62,7 +62,7 @@ class LlamaTracer {
 
 }  // namespace
 
-Model build_llama(const LlamaConfig& c, const std::string& policy, uint64_t seed) {
+Model build_llama(const LlamaConfig& c, const std::string& policy, uint64_t seed, ModelValues values) {
   if (c.vocab < 1 || c.sequence < 1 || c.model < 1 || c.heads < 1 || c.kv_heads < 1 || c.layers < 1 || c.mlp < 1 ||
       c.batch < 1)
     fail("llama: vocab, sequence, model, heads, kv_heads, layers, mlp and batch must all be at least 1");
@@ -101,8 +101,9 @@ Model build_llama(const LlamaConfig& c, const std::string& policy, uint64_t seed
 
   Model model;
   ProgramBuilder b;
-  const auto [ids, targets] = flax::token_arguments(b, model, c.batch, c.sequence, c.vocab, seed);
-  const std::vector<Atom> w = flax::add_token_model_params(b, model, params, c.dtype, c.layers, c.scan_lengths, seed);
+  flax::TokenModelArguments args(b, model, values);
+  const auto [ids, targets] = flax::token_arguments(args, c.batch, c.sequence, c.vocab, seed);
+  const std::vector<Atom> w = flax::add_token_model_params(args, params, c.dtype, c.layers, c.scan_lengths, seed);
 
   Atom x = flax::embed(b, w[0], ids);
   const std::vector<Atom> block_params(w.begin() + 1, w.end() - 2);

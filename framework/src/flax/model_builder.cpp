@@ -327,14 +327,14 @@ ModelBuilder& ModelBuilder::remat_scan(const std::vector<int64_t>& lengths, cons
   });
 }
 
-Model ModelBuilder::build(int64_t batch, int64_t features, uint64_t seed, Loss loss) const {
+Model ModelBuilder::build(int64_t batch, int64_t features, uint64_t seed, Loss loss, ModelValues values) const {
   if (batch < 1 || features < 1)
     fail("a model's input needs a batch and features of at least 1, not (" + std::to_string(batch) + ", " +
          std::to_string(features) + ")");
-  return build(Shape{batch, features}, seed, loss);
+  return build(Shape{batch, features}, seed, loss, values);
 }
 
-Model ModelBuilder::build(const Shape& input, uint64_t seed, Loss loss) const {
+Model ModelBuilder::build(const Shape& input, uint64_t seed, Loss loss, ModelValues values) const {
   if (layers_.empty()) fail("a model needs at least one layer");
   for (int64_t d : input)
     if (d < 1) fail("a model's input needs every dim at least 1, not " + shape_str(input));
@@ -342,9 +342,15 @@ Model ModelBuilder::build(const Shape& input, uint64_t seed, Loss loss) const {
   const Type x_type{embed ? DType::kI32 : DType::kF32, input, MemorySpace::kDevice};
   std::vector<std::shared_ptr<const flax::Module>> layers = layers_;
   if (loss == Loss::kSumOfSquares) layers.push_back(std::make_shared<Activation>(Prim::kSquare));
-  flax::InitializedModule init =
-      flax::init_module(Sequential(std::move(layers)), random::prng_key(seed), x_type, flax::RngOptions{}, /*sum_output=*/true);
+  flax::InitializedModule init = flax::init_module(Sequential(std::move(layers)), random::prng_key(seed), x_type,
+                                                   flax::RngOptions{}, /*sum_output=*/true, values);
   Model model;
+  // Argument 1 + i is variable argument_params[i]; the dropout key is an input, not a param.
+  for (size_t i = 0; i < init.argument_params.size(); ++i)
+    if (!init.params[init.argument_params[i]].is_dropout_key) model.params.push_back(1 + i);
+  model.program = std::move(init.apply);
+  if (values == ModelValues::kNone) return model;
+
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   Tensor x{x_type, std::vector<double>(static_cast<size_t>(x_type.num_elements()))};
@@ -353,14 +359,9 @@ Model ModelBuilder::build(const Shape& input, uint64_t seed, Loss loss) const {
   model.arguments.push_back(std::move(x));
   for (size_t index : init.argument_params) {
     const flax::Variable& v = init.params[index];
-    if (v.is_dropout_key) {  // an input, not a param
-      model.arguments.push_back(Tensor::scalar(key_element(v.key[0], v.key[1]), DType::kKeyFry));
-      continue;
-    }
-    model.params.push_back(model.arguments.size());
-    model.arguments.push_back(Tensor{v.type, std::vector<double>(v.value.begin(), v.value.end())});
+    if (v.is_dropout_key) model.arguments.push_back(Tensor::scalar(key_element(v.key[0], v.key[1]), DType::kKeyFry));
+    else model.arguments.push_back(Tensor{v.type, std::vector<double>(v.value.begin(), v.value.end())});
   }
-  model.program = std::move(init.apply);
   return model;
 }
 

@@ -39,7 +39,9 @@ struct GptConfig {
 // The model's program under `policy` (the checkpoints' policy), with its arguments: token ids
 // i32[batch, sequence], targets i32[batch, sequence], the dropout key (key<fry>[], only with
 // dropout), then the params (normal(0.02) embeddings and kernels, zero biases, LayerNorm ones and
-// zeros, drawn in f32 and rounded to the dtype), which Model::params lists. A bad-input Error for sizes that do not fit.
-REMATKIT_FLAX_EXPORT Model build_gpt(const GptConfig& config, const std::string& policy, uint64_t seed = 0);
+// zeros, drawn in f32 and rounded to the dtype), which Model::params lists; with ModelValues::kNone,
+// none of the values. A bad-input Error for sizes that do not fit.
+REMATKIT_FLAX_EXPORT Model build_gpt(const GptConfig& config, const std::string& policy, uint64_t seed = 0,
+                                     ModelValues values = ModelValues::kDrawn);
 
 }  // namespace rematkit

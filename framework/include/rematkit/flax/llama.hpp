@@ -36,8 +36,9 @@ struct LlamaConfig {
 // i32[batch, sequence], targets i32[batch, sequence], then the params: the embedding [vocab, model];
 // per block the attention's RMSNorm scale, q, k, v and o kernels, the MLP's RMSNorm scale, gate, up
 // and down kernels; the final RMSNorm scale and the head [model, vocab] (normal(0.02) embedding and
-// kernels, RMSNorm ones, drawn in f32 and rounded to the dtype), which Model::params lists. A
-// bad-input Error for sizes that do not fit.
-REMATKIT_FLAX_EXPORT Model build_llama(const LlamaConfig& config, const std::string& policy, uint64_t seed = 0);
+// kernels, RMSNorm ones, drawn in f32 and rounded to the dtype), which Model::params lists; with
+// ModelValues::kNone, none of the values. A bad-input Error for sizes that do not fit.
+REMATKIT_FLAX_EXPORT Model build_llama(const LlamaConfig& config, const std::string& policy, uint64_t seed = 0,
+                                       ModelValues values = ModelValues::kDrawn);
 
 }  // namespace rematkit

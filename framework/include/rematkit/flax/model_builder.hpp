@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rematkit/flax/export.hpp"
+#include "rematkit/flax/model_values.hpp"
 #include "rematkit/ir/program.hpp"
 #include "rematkit/interpreter/tensor.hpp"
 
@@ -27,7 +28,8 @@ enum class Loss {
 // A model ready to differentiate and train.
 struct Model {
   Program program;                // arguments: the input x, then the params (then a dropout key); one output: the loss
-  std::vector<Tensor> arguments;  // x (uniform in [-1, 1), or token ids), then the params as Flax's init draws them
+  std::vector<Tensor> arguments;  // x (uniform in [-1, 1), or token ids), then the params as Flax's init draws them;
+                                  // empty when built with ModelValues::kNone (the program's arguments say their types)
   std::vector<size_t> params;     // which arguments are params (what a training step updates)
 };
 
@@ -86,12 +88,15 @@ class REMATKIT_FLAX_EXPORT ModelBuilder {
   ModelBuilder& remat_scan(const std::vector<int64_t>& lengths, const std::string& policy,
                            const std::function<void(ModelBuilder&)>& body);
 
-  // Flax's Module.init with PRNGKey(seed) on an input f32[batch, features]; x is drawn from `seed` too.
-  // A bad-input Error if no layer was added.
-  Model build(int64_t batch, int64_t features, uint64_t seed = 0, Loss loss = Loss::kSumOfSquares) const;
+  // Flax's Module.init with PRNGKey(seed) on an input f32[batch, features]; x is drawn from `seed` too
+  // (with ModelValues::kNone, nothing is drawn: the program and params alone). A bad-input Error if
+  // no layer was added.
+  Model build(int64_t batch, int64_t features, uint64_t seed = 0, Loss loss = Loss::kSumOfSquares,
+              ModelValues values = ModelValues::kDrawn) const;
   // The same on an input of any shape: f32 values, or token ids in [0, vocab) when the first layer
   // is an embedding ({batch, sequence}). With a dropout, the dropout key is the last argument.
-  Model build(const Shape& input, uint64_t seed = 0, Loss loss = Loss::kSumOfSquares) const;
+  Model build(const Shape& input, uint64_t seed = 0, Loss loss = Loss::kSumOfSquares,
+              ModelValues values = ModelValues::kDrawn) const;
 
  private:
   std::vector<std::shared_ptr<const flax::Module>> layers_;

@@ -8,6 +8,7 @@
 
 #include "rematkit/flax/export.hpp"
 #include "rematkit/flax/initializers.hpp"
+#include "rematkit/flax/model_values.hpp"
 #include "rematkit/flax/scope.hpp"
 #include "rematkit/ir/program.hpp"
 #include "rematkit/ir/program_builder.hpp"
@@ -18,7 +19,7 @@ namespace rematkit::flax {
 struct Variable {
   std::vector<std::string> path;  // below 'params', e.g. {"Dense_0", "kernel"}
   Type type;
-  std::vector<float> value;       // row-major
+  std::vector<float> value;       // row-major; empty when init_module was told ModelValues::kNone
   random::Key key;                // the key its initializer was given (for the dropout key, the key itself)
   // The 'dropout' rng stream's key (key<fry>[]), an input of the model like a param but not one:
   // Flax passes it to apply as rngs={'dropout': key}. It comes after the params.
@@ -50,7 +51,8 @@ class REMATKIT_FLAX_EXPORT ModuleContext {
                 std::vector<std::pair<size_t, Atom>>& arguments)
       : state_(state), scope_(scope), builder_(builder), arguments_(arguments) {}
 
-  // Module.param: draws the parameter with the scope's next key and returns it as a program value.
+  // Module.param: draws the parameter with the scope's next key (its type and key alone, under
+  // ModelValues::kNone) and returns it as a program value.
   Atom param(const std::string& name, const Shape& shape, const Initializer& init);
   // The scope of this module's next child of `class_name` (Dense_0, Dense_1, ...).
   ModuleContext child(const std::string& class_name);
@@ -113,8 +115,9 @@ class REMATKIT_FLAX_EXPORT Remat final : public Module {
 };
 
 // Module.init(PRNGKey, x): traces `module` on an input of `x_type`. With `sum_output`, the program
-// returns sum(output) (for the gradient JAX users take: grad of apply(...).sum()).
+// returns sum(output) (for the gradient JAX users take: grad of apply(...).sum()). With
+// ModelValues::kNone, jax.eval_shape of it: the same program and params, every value left empty.
 REMATKIT_FLAX_EXPORT InitializedModule init_module(const Module& module, const random::Key& key, const Type& x_type, RngOptions options,
-                              bool sum_output = false);
+                              bool sum_output = false, ModelValues values = ModelValues::kDrawn);
 
 }  // namespace rematkit::flax

@@ -11,9 +11,10 @@
 
 namespace rematkit::sweep {
 
-struct ModelInstance {
+// A model's program and what its step trains: all that printing the model, checking it, and
+// planning or solving its step need. Nothing in it grows with the params' values.
+struct ModelProgram {
   Program program;  // returns a scalar loss
-  std::vector<Tensor> constants, arguments;
   // The arguments a training step updates (and the only ones differentiated): an MLP's params, a
   // program's floating arguments or those its `wrt` names.
   std::vector<size_t> trained;
@@ -22,12 +23,22 @@ struct ModelInstance {
   std::string whole_program_policy;
 };
 
+// The program with its inputs drawn, as a sweep's steps run it.
+struct ModelInstance : ModelProgram {
+  std::vector<Tensor> constants, arguments;
+};
+
 // An MLP is a Flax MLP (Dense layers, params drawn as Flax's init draws them from PRNGKey(seed)),
 // with checkpoints as its `remat` says and the loss sum(MLP(x)); x is uniform in [-1, 1].
 // A program model's arguments are uniform in [-1, 1] too. A MemoryLimitError, before they are drawn,
 // when a program's inputs would take more than `max_memory` (nullopt: the available memory).
 REMATKIT_SWEEP_EXPORT ModelInstance instantiate(const ModelSpec& model, const std::string& policy, uint64_t seed,
                                                 std::optional<int64_t> max_memory = std::nullopt);
+
+// The program `instantiate` gives, and its trained arguments, without a value drawn (the params'
+// types alone, as jax.eval_shape(model.init, ...) gives them): a 7B model's in seconds, in memory
+// proportional to its program.
+REMATKIT_SWEEP_EXPORT ModelProgram model_program(const ModelSpec& model, const std::string& policy);
 
 // A program model's instance before its `wrt`: `program` with its constants and arguments drawn in
 // binder order, uniform in [-1, 1] (integer and bool ones zero) from `seed`, and every floating
