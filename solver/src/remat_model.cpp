@@ -68,7 +68,7 @@ class CandidateFinder {
     c.where = eqn.where;
     std::vector<Type> types;
     for (ValueId v : eqn.outputs) {
-      types.push_back(g.values[static_cast<size_t>(v)].type);
+      types.push_back(device_type(g.values[static_cast<size_t>(v)]));
       c.bytes += aligned_bytes(types.back().bytes());
     }
     c.type = types_str(types);

@@ -34,7 +34,8 @@ rematkit::Program command_program(const std::string& file, const ProgramEditOpti
 
 // Notes on what a program read as JAX printed it is computed as (program_notes.cpp): remat3
 // function policies JAX never calls (each at its checkpoint's FILE:LINE:COL), sharding annotations.
-std::vector<std::string> program_notes(const rematkit::Program& program);
+// `per_device`: the command counts one device's bytes, so sharded values are no longer whole.
+std::vector<std::string> program_notes(const rematkit::Program& program, bool per_device = false);
 
 // --plugin FILE (repeatable): plugin libraries a command loads before the ones found by default.
 struct PluginOptions {
@@ -74,6 +75,17 @@ rematkit::Program edited_program(rematkit::Program program, const ProgramEditOpt
 rematkit::LinearizeOptions linearize_options(const PluginOptions& plugins, const std::string& policy,
                                              const rematkit::Program& program = {},
                                              const ProgramEditOptions& edits = {});
+
+// --mesh NAME=SIZE,... and --global (mesh_options.cpp).
+struct MeshOptions {
+  std::string mesh;
+  bool global = false;
+};
+void add_mesh_options(CLI::App* cmd, MeshOptions& options);
+// Places `lin`'s values on the mesh of --mesh, else the one the program runs on or names, so that
+// its reports count one device's bytes; returns the line that says so ("" when there is no mesh,
+// or with --global).
+std::string place_for_command(rematkit::Linearization& lin, const rematkit::Program& program, const MeshOptions& options);
 
 void add_residuals_command(CLI::App& app);
 void add_check_command(CLI::App& app);

@@ -54,8 +54,8 @@ void print_steps(const StepProgram& program) {
       std::cout << (step.prints ? ": prints its operands\n" : ": a no-op (--debug-prints prints)\n");
       continue;
     }
-    if (step.kind == StepKind::kHostCall) {
-      std::cout << ": a host call\n";
+    if (step.kind == StepKind::kHostCall || step.kind == StepKind::kCollective) {
+      std::cout << (step.kind == StepKind::kHostCall ? ": a host call\n" : ": between devices\n");
       continue;
     }
     // A loop's body runs its own steps, planned once: say how many, in the workspace of how many bytes.

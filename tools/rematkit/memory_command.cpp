@@ -21,6 +21,7 @@ struct MemoryOptions {
   bool json = false;
   bool no_fusion = false;
   std::string timeline;
+  MeshOptions mesh;
 };
 
 void run_memory(const MemoryOptions& o) {
@@ -31,8 +32,10 @@ void run_memory(const MemoryOptions& o) {
   // Each policy's plan, as `grad` and the API's Plan make it; only its report outlives it.
   const std::vector<std::string> policies = o.policies.empty() ? std::vector<std::string>{""} : o.policies;
   std::vector<MemoryReport> reports;
+  std::string placed;
   for (const std::string& policy : policies) {
-    const Linearization lin = linearize(program, linearize_options(o.plugins, policy, program, o.edits));
+    Linearization lin = linearize(program, linearize_options(o.plugins, policy, program, o.edits));
+    placed = place_for_command(lin, program, o.mesh);
     reports.push_back(
         build_memory_report(build_step_program(lin, backends, Pass::kBackward, InputMode::kLoadedEachRun)));
   }
@@ -47,11 +50,13 @@ void run_memory(const MemoryOptions& o) {
     for (size_t i = 0; i < reports.size(); ++i) {
       nlohmann::json report = nlohmann::json::parse(memory_report_json(reports[i]));
       report["policy"] = policies[i];
+      if (!placed.empty()) report["devices"] = placed;
       out.push_back(std::move(report));
     }
     std::cout << out.dump(2) << "\n" << std::flush;
     return;
   }
+  if (!placed.empty()) std::cout << placed << "\n";
   for (size_t i = 0; i < reports.size(); ++i) {
     if (i) std::cout << "\n";
     if (!policies[i].empty()) std::cout << "policy " << policies[i] << "\n";
@@ -81,6 +86,7 @@ void add_memory_command(CLI::App& app) {
   add_plugin_option(cmd, options->plugins);
   add_backend_option(cmd, options->backends);
   add_fusion_option(cmd, options->no_fusion);
+  add_mesh_options(cmd, options->mesh);
   cmd->add_flag("--json", options->json,
                 "print a JSON list with one report per policy: every buffer and step, the peak and its bytes per kind");
   cmd->add_option("--timeline", options->timeline,

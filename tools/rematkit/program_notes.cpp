@@ -35,12 +35,12 @@ void collect_ignored_callables(const Program& program, std::vector<std::string>&
 
 }  // namespace
 
-std::vector<std::string> program_notes(const Program& program) {
+std::vector<std::string> program_notes(const Program& program, bool per_device) {
   std::vector<std::string> notes;
   collect_ignored_callables(program, notes);
   std::vector<std::string> sharded;
   collect_sharded(program, sharded, notes);
-  if (!sharded.empty())
+  if (!sharded.empty() && !per_device)
     notes.push_back("note: " + std::to_string(sharded.size()) + " value(s) carry JAX sharding annotations (" +
                     sharded[0] + (sharded.size() > 1 ? ", ..." : "") +
                     "); each is read and computed as the whole, unsharded array");

@@ -14,12 +14,15 @@ struct ResidualsOptions {
   std::string file;
   std::string policy;
   bool explain = false;
+  MeshOptions mesh;
 };
 
 void run_residuals(const ResidualsOptions& o) {
   const Program program = edited_program(command_program(o.file, o.edits), o.edits);
-  for (const std::string& note : program_notes(program)) std::cerr << note << "\n";
-  const Linearization lin = linearize(program, linearize_options(o.plugins, o.policy, program, o.edits));
+  Linearization lin = linearize(program, linearize_options(o.plugins, o.policy, program, o.edits));
+  const std::string placed = place_for_command(lin, program, o.mesh);
+  for (const std::string& note : program_notes(program, !placed.empty())) std::cerr << note << "\n";
+  if (!placed.empty()) std::cerr << "note: " << placed << "\n";
   std::cout << format_residual_report(lin, o.explain) << std::flush;
 }
 
@@ -42,6 +45,7 @@ void add_residuals_command(CLI::App& app) {
                   "checkpoint the whole program with this policy, e.g. dots_saveable or "
                   "\"save_only_these_names('a')\"");
   add_program_edit_options(cmd, options->edits);
+  add_mesh_options(cmd, options->mesh);
   add_plugin_option(cmd, options->plugins);
   cmd->add_flag("--explain", options->explain,
                 "after each residual, print its bytes, the backward equation that reads it and the policy "

@@ -80,7 +80,8 @@ class ReportBuilder {
     StepMemory m;
     m.pass = pass_of(step);
     switch (step.kind) {
-      case StepKind::kKernel: case StepKind::kLoop: case StepKind::kEffect: case StepKind::kHostCall: {
+      case StepKind::kKernel: case StepKind::kLoop: case StepKind::kEffect: case StepKind::kHostCall:
+      case StepKind::kCollective: {
         const FlatEquation& eqn = g_.eqns[static_cast<size_t>(step.equation)];
         m.what = equation_text(eqn);
         m.where = eqn.where;

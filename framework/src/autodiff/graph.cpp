@@ -47,6 +47,13 @@ int FlatGraph::child_of(int parent, int scope) const {
   return -1;
 }
 
+Type device_type(const Value& v) {
+  Type t = v.type;
+  for (size_t d = 0; d < v.tiles.size() && d < t.shape.size(); ++d)
+    if (v.tiles[d] > 1) t.shape[d] = (t.shape[d] + v.tiles[d] - 1) / v.tiles[d];
+  return t;
+}
+
 std::vector<std::string> equation_sites(const FlatGraph& g) {
   std::vector<std::string> sites(g.eqns.size());
   std::map<std::pair<int, int>, int> seen;  // (line, column) -> equations named so far

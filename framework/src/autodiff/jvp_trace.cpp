@@ -263,6 +263,7 @@ void trace_jvp(const Program& program, const LinearizeOptions& options, Lineariz
     v.origin = origin;
     v.binder = position;
     v.name = program.vars[var].name;
+    v.sharding = program.vars[var].sharding;
     return g.add_value(std::move(v));
   };
   for (size_t i = 0; i < program.constvars.size(); ++i) {

@@ -66,15 +66,22 @@ std::string residual_origin(const Linearization& lin, const Residual& r) {
   internal_error("a tangent value was reported as a residual");
 }
 
+// A residual as one device keeps it: its value's block when placed on a mesh, in its memory space.
+Type kept_type(const Linearization& lin, const Residual& r) {
+  Type t = device_type(lin.graph.values[static_cast<size_t>(r.value)]);
+  t.space = r.type.space;
+  return t;
+}
+
 int64_t residual_bytes(const Linearization& lin) {
   int64_t bytes = 0;
-  for (const Residual& r : lin.residuals) bytes += r.type.bytes();
+  for (const Residual& r : lin.residuals) bytes += kept_type(lin, r).bytes();
   return bytes;
 }
 
 std::vector<std::string> residual_lines(const Linearization& lin) {
   std::vector<std::string> lines;
-  for (const Residual& r : lin.residuals) lines.push_back(r.type.str() + " " + residual_origin(lin, r));
+  for (const Residual& r : lin.residuals) lines.push_back(kept_type(lin, r).str() + " " + residual_origin(lin, r));
   return lines;
 }
 
@@ -82,11 +89,12 @@ std::string format_residual_report(const Linearization& lin, bool explain) {
   std::string out;
   std::map<MemorySpace, int64_t> bytes;
   for (const Residual& r : lin.residuals) {
-    out += r.type.str() + " " + residual_origin(lin, r) + "\n";
-    bytes[r.type.space] += r.type.bytes();
+    const Type kept = kept_type(lin, r);
+    out += kept.str() + " " + residual_origin(lin, r) + "\n";
+    bytes[kept.space] += kept.bytes();
     if (!explain) continue;
     const FlatEquation& reader = lin.graph.eqns[r.first_reader];
-    out += "    " + std::to_string(r.type.bytes()) + " bytes in " + std::string(memory_space_name(r.type.space)) +
+    out += "    " + std::to_string(kept.bytes()) + " bytes in " + std::string(memory_space_name(kept.space)) +
            " memory; read by " + role_phrase(reader) + " at " + file_line(reader.where) + "\n";
     out += "    kept because: " + residual_reason(lin, r) + "\n";
   }

@@ -252,6 +252,93 @@ Params mapped_value_params(const MappedValue& v, const Mesh& mesh, const SourceL
   return p;
 }
 
+namespace {
+
+// XLA's HloSharding::ToString: {replicated}, {maximal device=N}, {manual},
+// {devices=[t0,...,tk]<ids> [last_tile_dim_replicate | last_tile_dims={..}]}.
+std::optional<std::vector<int64_t>> hlo_sharding_tiles(std::string_view text, int rank, const SourceLocation& where) {
+  const size_t at = text.find("devices=[");
+  if (at == std::string_view::npos) return std::nullopt;  // replicated, maximal, manual
+  std::vector<int64_t> tiles;
+  size_t pos = at + 9;
+  while (pos < text.size() && text[pos] != ']') {
+    size_t used = 0;
+    try {
+      tiles.push_back(std::stoll(std::string(text.substr(pos)), &used));
+    } catch (const std::exception&) {
+      fail_at(where, "sharding=: unreadable tile assignment in " + std::string(text));
+    }
+    pos += used;
+    if (pos < text.size() && text[pos] == ',') ++pos;
+  }
+  size_t trailing = 0;  // subgroup dims after the value's own
+  if (text.find("last_tile_dim_replicate") != std::string_view::npos) trailing = 1;
+  if (const size_t dims = text.find("last_tile_dims={"); dims != std::string_view::npos) {
+    const size_t close = text.find('}', dims);
+    trailing = 1 + static_cast<size_t>(std::count(text.begin() + static_cast<long>(dims), text.begin() + static_cast<long>(close), ','));
+  }
+  if (tiles.size() < trailing || tiles.size() - trailing != static_cast<size_t>(rank))
+    fail_at(where, "sharding=" + std::string(text) + " tiles " + std::to_string(tiles.size() - trailing) +
+                       " dims of a value with " + std::to_string(rank));
+  tiles.resize(static_cast<size_t>(rank));
+  return tiles;
+}
+
+}  // namespace
+
+std::optional<Mesh> printed_mesh(std::string_view printed, const SourceLocation& where) {
+  const size_t named = printed.find("mesh=");
+  if (named != std::string_view::npos && printed.substr(named + 5, 1) == "{")  // mesh={'x': 4} (JAX to 0.4.14)
+    return read_mesh(printed.substr(named + 5, printed.find('}', named) - named - 4), where);
+  const size_t start = printed.find("Mesh(", named == std::string_view::npos ? 0 : named);
+  if (start == std::string_view::npos) return std::nullopt;
+  const size_t from = printed.rfind("Abstract", start) == start - 8 && start >= 8 ? start - 8 : start;
+  // The mesh's repr runs to its closing parenthesis.
+  int open = 0;
+  size_t end = from;
+  for (; end < printed.size(); ++end) {
+    if (printed[end] == '(') ++open;
+    if (printed[end] == ')' && --open == 0) break;
+  }
+  if (end >= printed.size()) return std::nullopt;
+  const std::string text(printed.substr(from, end + 1 - from));
+  if (text == "Mesh()" || text.find("Mesh(,") != std::string::npos) return std::nullopt;
+  return read_mesh(text, where);
+}
+
+std::optional<std::vector<int64_t>> sharding_tiles(std::string_view printed, int rank, const Mesh* mesh,
+                                                   const SourceLocation& where) {
+  if (printed.find("GSPMDSharding(") != std::string_view::npos || printed.find("OpShardingSharding(") != std::string_view::npos)
+    return hlo_sharding_tiles(printed, rank, where);
+  if (printed.rfind("PositionalSharding(", 0) == 0) {
+    const size_t at = printed.find("shape=(");
+    if (at == std::string_view::npos) return std::nullopt;
+    const Repr shape = detail::read_repr(printed.substr(at + 6, printed.find(')', at) + 1 - at - 6), "sharding", where);
+    std::vector<int64_t> tiles;
+    for (const Repr& n : shape.items) tiles.push_back(positive_size(n, "shape", where));
+    if (static_cast<int>(tiles.size()) != rank) return std::nullopt;
+    return tiles;
+  }
+  std::optional<Mesh> own;
+  const Repr* spec = nullptr;
+  Repr whole;
+  if (printed.rfind("NamedSharding(", 0) == 0) {
+    own = printed_mesh(printed, where);
+    whole = detail::read_repr(printed, "sharding", where);
+    spec = whole.find("spec=");
+  } else if (printed.rfind("PartitionSpec(", 0) == 0 || printed.rfind("P(", 0) == 0) {
+    whole = detail::read_repr(printed, "sharding", where);
+    spec = &whole;
+  }
+  if (!spec) return std::nullopt;  // UnspecifiedValue, SingleDeviceSharding
+  const Mesh* over = own ? &*own : mesh;
+  if (!over) fail_at(where, "a PartitionSpec with no mesh to size its axes: give one with --mesh");
+  const DimAxes dims = spec_dims(*spec, where);
+  std::vector<int64_t> tiles(static_cast<size_t>(rank), 1);
+  for (size_t d = 0; d < dims.size() && d < tiles.size(); ++d) tiles[d] = axes_size(*over, dims[d], where);
+  return tiles;
+}
+
 int64_t axes_size(const Mesh& mesh, const std::vector<std::string>& axes, const SourceLocation& where) {
   int64_t size = 1;
   for (const std::string& a : axes) {

@@ -97,6 +97,12 @@ void StepExecutor::run(const StepIo& io) {
                                ": it calls a Python function the program does not carry (residuals, memory and "
                                "solve read it as an opaque host call)");
       }
+      case StepKind::kCollective: {
+        const FlatEquation& eqn = program_.linearization().graph.eqns[static_cast<size_t>(step.equation)];
+        fail_at(eqn.where, "cannot run " + std::string(prim_name(eqn.prim)) +
+                               " on one device's step executor: a program on a mesh runs on the reference "
+                               "interpreter's simulated mesh (rematkit grad does)");
+      }
       case StepKind::kReadout:
         if (io.results) {
           for (int b : step.inputs) {

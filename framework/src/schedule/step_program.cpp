@@ -63,8 +63,8 @@ class StepProgramBuilder {
       step.pass = pass;
       step.equation = e;
       for (ValueId v : eqn.inputs) step.inputs.push_back(read(v, pass));
-      if (is_effect(eqn.prim) || is_host_call(eqn.prim)) {  // no backend runs it: the executor does
-        step.kind = is_effect(eqn.prim) ? StepKind::kEffect : StepKind::kHostCall;
+      if (is_effect(eqn.prim) || is_host_call(eqn.prim) || is_collective(eqn.prim)) {  // no backend runs it
+        step.kind = is_effect(eqn.prim) ? StepKind::kEffect : is_host_call(eqn.prim) ? StepKind::kHostCall : StepKind::kCollective;
         step.prints = is_effect(eqn.prim) && backends_.debug_prints();
         const int index = push(std::move(step));
         for (int b : steps_[index].inputs) extend(b, index);
@@ -171,7 +171,7 @@ class StepProgramBuilder {
     std::vector<Type> types;
     for (size_t b = 0; b < defined_.size(); ++b)
       types.push_back(defined_[b] == kNoValue ? Type{DType::kU8, {buffers_[b].bytes}, MemorySpace::kDevice}
-                                              : g_.values[defined_[b]].type);
+                                              : device_type(g_.values[defined_[b]]));
     return types;
   }
 
@@ -183,7 +183,7 @@ class StepProgramBuilder {
 
   // A buffer for v's definition at step `step` (-1: a resident input, placed by finish()).
   int new_buffer(ValueId v, int step) {
-    buffers_.push_back(BufferRequest{g_.values[v].type.bytes(), std::max(step, 0), std::max(step, 0), MemorySpace::kDevice});
+    buffers_.push_back(BufferRequest{device_type(g_.values[v]).bytes(), std::max(step, 0), std::max(step, 0), MemorySpace::kDevice});
     defined_.push_back(v);
     const int buffer = static_cast<int>(buffers_.size()) - 1;
     if (step >= 0) steps_[static_cast<size_t>(step)].acquire.push_back(buffer);

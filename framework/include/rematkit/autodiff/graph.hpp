@@ -51,7 +51,15 @@ struct Value {
   double literal = 0.0;    // for kLiteral (a complex literal's real part)
   double literal_imag = 0.0;  // a complex literal's imaginary part
   bool is_tangent = false; // a tangent (linear) value of the JVP, or a cotangent
+  std::string sharding;    // an argument's or constant's type as printed with JAX's sharding (f32[8@x,4])
+  // Placed on a mesh (analysis/device_placement.hpp): each dim's number of blocks, one device
+  // holding one block; empty: the whole value on every device.
+  std::vector<int64_t> tiles;
 };
+
+// The type of the part of `v` one device holds: each dim divided by its tiles, rounded up (XLA
+// pads the last blocks).
+REMATKIT_CORE_EXPORT Type device_type(const Value& v);
 
 enum class EqnRole {
   kPrimal,       // an equation of the program

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,18 @@ REMATKIT_CORE_EXPORT std::vector<MappedValue> mapped_call_values(const Equation&
 // shard_map_in's and shard_map_out's params for a value split over `mesh` as `v` says (pmap's
 // squeezed dim aside: a reshape).
 REMATKIT_CORE_EXPORT Params mapped_value_params(const MappedValue& v, const Mesh& mesh, const SourceLocation& where);
+
+// Each dim's number of blocks under a printed sharding, for a value of `rank` dims: a
+// NamedSharding (its own mesh), a GSPMDSharding or OpShardingSharding (XLA's tile assignment,
+// {devices=[4,1,2]<=[8] last_tile_dim_replicate}), a PositionalSharding (shape=), or a
+// PartitionSpec over `mesh`. nullopt for a sharding that places nothing (UnspecifiedValue,
+// SingleDeviceSharding, replicated). A bad-input error at `where` for an axis the mesh lacks.
+REMATKIT_CORE_EXPORT std::optional<std::vector<int64_t>> sharding_tiles(std::string_view printed, int rank,
+                                                                        const Mesh* mesh, const SourceLocation& where);
+
+// The mesh a printed sharding or context mesh names (NamedSharding(mesh=..), Mesh(..),
+// AbstractMesh(..)), if it names one.
+REMATKIT_CORE_EXPORT std::optional<Mesh> printed_mesh(std::string_view printed, const SourceLocation& where);
 
 // A collective's mesh axes, from axes= or axis_name= (x, 'x', ('x', 'y')).
 REMATKIT_CORE_EXPORT std::vector<std::string> collective_axes(const Params& params, const SourceLocation& where);

@@ -35,6 +35,8 @@ enum class StepKind {
   kEffect,   // an equation run for its effect (debug_callback): reads its operands, writes nothing
   kHostCall, // a call back into Python (pure_callback, io_callback): its buffers are planned, but
              // running it is refused (the program does not carry the function)
+  kCollective,  // moves values between devices (psum, all_gather, a shard_map's split and join): its
+                // buffers are planned as one device's; one device's executor cannot run it
 };
 
 // The parts of a training step. A step program runs the forward pass, then (unless it is built
