@@ -6,6 +6,8 @@
 
 #include "rematkit/analysis/device_placement.hpp"
 #include "rematkit/autodiff/residual_report.hpp"
+#include "rematkit/ir/printer.hpp"
+#include "rematkit/ir/program_edits.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {
@@ -101,6 +103,24 @@ TEST(DevicePlacement, EveryPrintedShardingAndTheRulesBetween) {
   EXPECT_EQ(tiles_of(Prim::kBroadcastInDim), (std::vector<int64_t>{1, 2}));  // back from h's grid
 }
 
+// A scan's body is placed from its operands (the carry split over x on its batch dim; the
+// weights, no sharding on them, whole), and its stacked residuals take the body's blocks: the
+// weights f32[3,8,8] 768 bytes, and three stacks of the body's [16,8] values (the carry in, tanh's
+// output and its derivative's factor), each [3,4,8] per device, 384 bytes: 1920 (whole: 5376).
+TEST(DevicePlacement, ScanBodiesArePlacedFromTheirOperands) {
+  Linearization lin = linearize_with(parse_program(R"({ lambda ; x:f32[16,8] ws:f32[3,8,8]. let
+      xc:f32[16,8] = sharding_constraint[sharding=NamedSharding(mesh=Mesh('x': 4), spec=PartitionSpec('x', None)) unconstrained_dims=frozenset()] x
+      h:f32[16,8] = scan[jaxpr={ lambda ; c:f32[16,8] w:f32[8,8]. let
+          d:f32[16,8] = dot_general[dimension_numbers=(([1], [0]), ([], [])) precision=None preferred_element_type=float32] c w
+          e:f32[16,8] = tanh d
+        in (e,) } length=3 linear=(False, False) num_carry=1 num_consts=0 reverse=False unroll=1] xc ws
+      l:f32[] = reduce_sum[axes=(0, 1)] h
+    in (l,) })", "scan"));
+  EXPECT_EQ(residual_bytes(lin), 5376);
+  place_on_mesh(lin, parse_mesh_option("x=4", {}));
+  EXPECT_EQ(residual_bytes(lin), 1920) << format_residual_report(lin, true);
+}
+
 TEST(DevicePlacement, ValuesNoShardingReachesAreCountedWhole) {
   Linearization lin = linearize_with(parse_program(R"({ lambda ; a:f32[8,4] b:f32[16]. let
       c:f32[8,4] = sharding_constraint[sharding=NamedSharding(mesh=Mesh('x': 4), spec=PartitionSpec('x',)) unconstrained_dims=frozenset()] a
@@ -115,6 +135,20 @@ TEST(DevicePlacement, ValuesNoShardingReachesAreCountedWhole) {
   EXPECT_GT(s.unplaced_values, 0);  // b, cos b and their tangents
   EXPECT_EQ(s.unplaced_bytes % 64, 0);  // each an f32[16]
   EXPECT_NE(placement_line(s).find("that no sharding reaches are counted whole on every device"), std::string::npos);
+}
+
+// FSDP's split of parameters: each along its largest dim the axis divides, through a constraint.
+TEST(DevicePlacement, ArgumentsSplitOverAnAxis) {
+  const Program p = parse_program(R"({ lambda ; a:f32[6,32] b:f32[16,8,40] c:f32[3]. let
+      d:f32[] = reduce_sum[axes=(0, 1)] a
+    in (d,) })", "p");
+  const Program split = split_arguments_over_axis(p, {0, 1, 2}, "fsdp", 8);
+  ASSERT_EQ(split.eqns.size(), 3u);  // c: no dim of 3 splits in 8
+  EXPECT_EQ(split.eqns[0].params.find("sharding")->text, "NamedSharding(mesh=Mesh('fsdp': 8), spec=PartitionSpec(None, 'fsdp'))");
+  EXPECT_EQ(split.eqns[1].params.find("sharding")->text,
+            "NamedSharding(mesh=Mesh('fsdp': 8), spec=PartitionSpec(None, None, 'fsdp'))");
+  EXPECT_EQ(split.eqns[2].inputs[0].var, split.eqns[0].outputs[0]);  // the sum reads the split value
+  EXPECT_EQ(parse_program(print_program(split), "printed").eqns.size(), 3u);
 }
 
 TEST(DevicePlacement, MeshOptionMustMatchTheProgram) {

@@ -4,7 +4,9 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "rematkit/ir/mesh.hpp"
 #include "rematkit/ir/near_names.hpp"
+#include "rematkit/ir/program_edits.hpp"
 #include "rematkit/ir/printer.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
@@ -17,6 +19,7 @@ struct ProgramOptions {
   std::string file;  // empty: the default sweep
   std::string model;
   std::string policy = "everything_saveable";
+  std::string mesh;  // --mesh fsdp=8: the params split over the axis
 };
 
 const sweep::ModelSpec& chosen_model(const sweep::SweepConfig& config, const std::string& name) {
@@ -40,7 +43,15 @@ void run_program(const ProgramOptions& o) {
   // The policy goes into the program's checkpoints as text: checked here, not when read back.
   command_plugins(o.plugins).policies().parse(o.policy, SourceLocation{"--policy", 0, 0});
   // The program alone: no value is drawn, so a 7B model prints in seconds.
-  const sweep::ModelProgram m = sweep::model_program(model, o.policy);
+  sweep::ModelProgram m = sweep::model_program(model, o.policy);
+  std::string split;
+  if (!o.mesh.empty()) {
+    const Mesh mesh = parse_mesh_option(o.mesh, {"--mesh", 0, 0});
+    if (mesh.axes.size() != 1)
+      fail("--mesh: program splits the params over one axis, as FSDP does (such as fsdp=8), not " + mesh.str());
+    m.program = split_arguments_over_axis(m.program, m.trained, mesh.axes[0].name, mesh.axes[0].size);
+    split = "# each param split over " + mesh.str() + " (a sharding_constraint, its largest dim the axis divides)\n";
+  }
   // A sweep trains its params only (its data gets no gradient): --wrt says the same when the text
   // is read back, so residuals, solve and memory answer as for the sweep's step.
   std::string wrt;
@@ -49,7 +60,7 @@ void run_program(const ProgramOptions& o) {
             << "# the sweep trains arguments " << (wrt.empty() ? "(none)" : wrt) << "; for its answers, read it back with:\n"
             << "#   --wrt " << (wrt.empty() ? "(none)" : wrt)
             << (m.whole_program_policy.empty() ? "" : " --policy \"" + m.whole_program_policy + "\"") << "\n"
-            << print_program(m.program) << "\n";
+            << split << print_program(m.program) << "\n";
 }
 
 }  // namespace
@@ -67,6 +78,9 @@ void add_program_command(CLI::App& app) {
   cmd->add_option("SWEEP", o->file, "the sweep file (default: the default sweep)");
   cmd->add_option("--model", o->model, "the model's name (needed when the sweep has more than one)");
   cmd->add_option("--policy", o->policy, "the policy in the model's checkpoints (default everything_saveable)");
+  cmd->add_option("--mesh", o->mesh,
+                  "split each param over this mesh axis, as FSDP does (such as fsdp=8): a sharding_constraint along "
+                  "its largest dim the axis divides, so that residuals and memory answer per device");
   add_plugin_option(cmd, o->plugins);
   cmd->callback([o] { run_program(*o); });
 }

@@ -1,8 +1,11 @@
 #include "rematkit/analysis/device_placement.hpp"
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <set>
 
+#include "rematkit/autodiff/scan_linearization.hpp"
 #include "rematkit/ir/control_flow_params.hpp"
 #include "rematkit/ir/byte_size.hpp"
 #include "rematkit/ir/params.hpp"
@@ -72,8 +75,13 @@ class Placer {
  public:
   Placer(Linearization& lin, const Mesh& mesh) : g_(lin.graph), mesh_(mesh), tiles_(g_.values.size()), local_(g_.values.size(), false) {}
 
+  // A loop body's arguments placed as the loop's operands are (set before run()).
+  void seed_value(ValueId v, Tiles t) { set(v, std::move(t)); }
+  const Tiles& tiles_of(ValueId v) const { return tiles_[v]; }
+
   PlacementSummary run() {
     seed();
+    PlacementSummary s;
     // The program's own equations first, as GSPMD places the forward computation and then its
     // transpose; then the tangent and backward equations, whose values follow.
     for (const bool primal_only : {true, false}) {
@@ -85,8 +93,10 @@ class Placer {
           if (!primal_only || g_.is_known(*it)) changed |= backward(*it);
         if (!changed) break;
       }
+      // A scan's body, once its operands are placed: placed as they are, its stacked results after it.
+      for (const FlatEquation& eqn : g_.eqns)
+        if (eqn.scan) place_scan(eqn, s);
     }
-    PlacementSummary s;
     s.mesh = mesh_;
     for (size_t v = 0; v < g_.values.size(); ++v) {
       Value& value = g_.values[v];
@@ -111,6 +121,52 @@ class Placer {
     if (g_.values[v].origin == ValueOrigin::kLiteral) return false;
     tiles_[v] = std::move(t);
     return true;
+  }
+
+  // The body of a scan, placed once from its forward part's operands (consts and carries as they
+  // are, xs without their leading dim); every part's stacked outputs then take a leading 1.
+  void place_scan(const FlatEquation& eqn, PlacementSummary& s) {
+    const ScanLinearization& scan = *eqn.scan;
+    auto found = bodies_.find(&scan);
+    if (found == bodies_.end()) {
+      if (eqn.part != ControlFlowPart::kForward) return;
+      // The linearization's bodies are its own until it is shared: an analysis marks them in place.
+      Linearization& body = const_cast<Linearization&>(scan.body);
+      auto nested = std::make_unique<Placer>(body, mesh_);
+      const size_t n_args = scan.num_consts + scan.num_carry + scan.num_xs;
+      for (size_t i = 0; i < n_args && i < eqn.inputs.size(); ++i) {
+        Tiles t = at(eqn.inputs[i]);
+        if (t.empty()) continue;
+        if (i >= scan.num_consts + scan.num_carry) t.erase(t.begin());
+        nested->seed_value(body.arguments[i], std::move(t));
+      }
+      const PlacementSummary inner = nested->run();
+      s.split_values += inner.split_values;
+      s.unplaced_values += inner.unplaced_values;
+      s.unplaced_bytes += inner.unplaced_bytes;
+      found = bodies_.emplace(&scan, std::move(nested)).first;
+    }
+    const Placer& body = *found->second;
+    const Linearization& lin = scan.body;
+    auto stacked = [&](ValueId v) {
+      Tiles t = body.tiles_of(v);
+      if (!t.empty()) t.insert(t.begin(), 1);
+      return t;
+    };
+    std::vector<Tiles> outs;
+    if (eqn.part == ControlFlowPart::kForward) {
+      for (size_t k = 0; k < lin.outputs.size(); ++k)
+        outs.push_back(k < scan.num_carry ? body.tiles_of(lin.outputs[k]) : stacked(lin.outputs[k]));
+      for (ValueId v : scan.saved) outs.push_back(stacked(v));
+    } else if (eqn.part == ControlFlowPart::kRecompute) {
+      for (ValueId v : scan.recomputed) outs.push_back(stacked(v));
+    } else if (eqn.part == ControlFlowPart::kTranspose) {
+      for (size_t i = 0; i < scan.tangent_given.size(); ++i)
+        if (scan.tangent_given[i])
+          outs.push_back(i < scan.num_consts + scan.num_carry ? body.tiles_of(lin.arguments[i]) : stacked(lin.arguments[i]));
+    }
+    for (size_t k = 0; k < outs.size() && k < eqn.outputs.size(); ++k)
+      if (!outs[k].empty()) set(eqn.outputs[k], outs[k]);
   }
 
   void seed() {
@@ -152,6 +208,19 @@ class Placer {
         if (!at(in).empty() && shape(in) == shape(out)) return set(out, at(in));
       return false;
     }
+    if (eqn.prim == Prim::kDotGeneral) {  // an operand no sharding reaches is whole (GSPMD: replicated)
+      const Tiles& lhs_known = at(eqn.inputs[0]);
+      const Tiles& rhs_known = at(eqn.inputs[1]);
+      if (lhs_known.empty() && rhs_known.empty()) return false;
+      const Tiles lhs = lhs_known.empty() ? Tiles(shape(eqn.inputs[0]).size(), 1) : lhs_known;
+      const Tiles rhs = rhs_known.empty() ? Tiles(shape(eqn.inputs[1]).size(), 1) : rhs_known;
+      const DotDims d = dot_dims(eqn.params, eqn.where);
+      Tiles t;
+      for (int64_t b : d.lhs_batch) t.push_back(lhs[static_cast<size_t>(b)]);
+      for (int64_t f : dot_free_dims(static_cast<int>(lhs.size()), d.lhs_contract, d.lhs_batch)) t.push_back(lhs[static_cast<size_t>(f)]);
+      for (int64_t f : dot_free_dims(static_cast<int>(rhs.size()), d.rhs_contract, d.rhs_batch)) t.push_back(rhs[static_cast<size_t>(f)]);
+      return set(out, t);
+    }
     if (eqn.inputs.empty() || at(eqn.inputs[0]).empty()) return false;
     const Tiles& in = at(eqn.inputs[0]);
     if (eqn.prim == Prim::kBroadcastInDim) {
@@ -175,17 +244,6 @@ class Placer {
       return set(out, t);
     }
     if (eqn.prim == Prim::kReshape) return set(out, reshaped(in, shape(eqn.inputs[0]), shape(out)));
-    if (eqn.prim == Prim::kDotGeneral) {
-      if (at(eqn.inputs[1]).empty()) return false;
-      const DotDims d = dot_dims(eqn.params, eqn.where);
-      const Tiles& lhs = in;
-      const Tiles& rhs = at(eqn.inputs[1]);
-      Tiles t;
-      for (int64_t b : d.lhs_batch) t.push_back(lhs[static_cast<size_t>(b)]);
-      for (int64_t f : dot_free_dims(static_cast<int>(lhs.size()), d.lhs_contract, d.lhs_batch)) t.push_back(lhs[static_cast<size_t>(f)]);
-      for (int64_t f : dot_free_dims(static_cast<int>(rhs.size()), d.rhs_contract, d.rhs_batch)) t.push_back(rhs[static_cast<size_t>(f)]);
-      return set(out, t);
-    }
     return false;
   }
 
@@ -245,6 +303,7 @@ class Placer {
   const Mesh& mesh_;
   std::vector<Tiles> tiles_;
   std::vector<bool> local_;
+  std::map<const ScanLinearization*, std::unique_ptr<Placer>> bodies_;
 };
 
 void collect_axes(const Program& program, std::set<std::string>& axes, std::vector<Mesh>& meshes) {

@@ -79,4 +79,41 @@ Program retarget_checkpoint_policies(const Program& program, const std::string& 
   return out;
 }
 
+Program split_arguments_over_axis(const Program& program, const std::vector<size_t>& arguments, const std::string& axis,
+                                  int64_t size) {
+  Program out = program;
+  std::vector<Equation> constraints;
+  std::vector<int> replaced(program.vars.size(), -1);
+  for (size_t a : arguments) {
+    const int var = program.invars.at(a);
+    const Type& t = program.vars[static_cast<size_t>(var)].type;
+    int dim = -1;
+    for (int d = 0; d < t.rank(); ++d)
+      if (t.shape[static_cast<size_t>(d)] % size == 0 && (dim < 0 || t.shape[static_cast<size_t>(d)] > t.shape[static_cast<size_t>(dim)]))
+        dim = d;
+    if (dim < 0) continue;
+    std::string spec;
+    for (int d = 0; d < t.rank(); ++d) spec += std::string(d ? ", " : "") + (d == dim ? "'" + axis + "'" : "None");
+    Equation eqn;
+    eqn.prim = Prim::kShardingConstraint;
+    eqn.params.set("sharding", ParamValue::of_raw("NamedSharding(mesh=Mesh('" + axis + "': " + std::to_string(size) +
+                                                  "), spec=PartitionSpec(" + spec + "))"));
+    eqn.params.set("unconstrained_dims", ParamValue::of_raw("frozenset()"));
+    eqn.inputs.push_back(Atom::of_var(var));
+    out.vars.push_back(Var{program.vars[static_cast<size_t>(var)].name + "_" + axis, t, ""});
+    eqn.outputs.push_back(static_cast<int>(out.vars.size()) - 1);
+    replaced[static_cast<size_t>(var)] = eqn.outputs[0];
+    constraints.push_back(std::move(eqn));
+  }
+  auto remap = [&](Atom& atom) {
+    if (!atom.is_literal() && atom.var >= 0 && static_cast<size_t>(atom.var) < replaced.size() && replaced[static_cast<size_t>(atom.var)] >= 0)
+      atom.var = replaced[static_cast<size_t>(atom.var)];
+  };
+  for (Equation& eqn : out.eqns)
+    for (Atom& a : eqn.inputs) remap(a);
+  for (Atom& a : out.outvars) remap(a);
+  out.eqns.insert(out.eqns.begin(), constraints.begin(), constraints.end());
+  return out;
+}
+
 }  // namespace rematkit
