@@ -102,7 +102,7 @@ class Search {
       : options_(options),
         plugins_(options.plugins ? *options.plugins : default_plugins()),
         whole_program_(!has_checkpoint(program)),
-        judge_(program, whole_program_, plugins_.policies(), backend_options(), options.differentiate),
+        judge_(program, whole_program_, plugins_.policies(), backend_options(), options.differentiate, options.mesh),
         // A little of the limit is kept for what follows the search (the answer's linearization).
         deadline_(options.time_limit_seconds * 0.97) {}
 
@@ -1088,7 +1088,8 @@ Linearization linearize_solution(const Program& program, const BudgetSolution& s
   const PluginRegistry& plugins = options.plugins ? *options.plugins : default_plugins();
   DecisionTable table;
   for (const SolvedEquation& e : solution.equations) table.by_site[e.site] = e.decision;
-  const PlannerJudge judge(program, solution.whole_program, plugins.policies(), BackendOptions{}, options.differentiate);
+  const PlannerJudge judge(program, solution.whole_program, plugins.policies(), BackendOptions{}, options.differentiate,
+                           options.mesh);
   return judge.linearize_with(table);
 }
 

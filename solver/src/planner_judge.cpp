@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "rematkit/analysis/device_placement.hpp"
+
 #include "rematkit/analysis/flops.hpp"
 #include "rematkit/ir/program_edits.hpp"
 #include "rematkit/autodiff/residual_report.hpp"
@@ -29,13 +31,14 @@ class TablePolicy final : public Policy {
 }  // namespace
 
 PlannerJudge::PlannerJudge(const Program& program, bool whole_program, const PolicyRegistry& policies,
-                           BackendOptions backends, std::vector<size_t> differentiate)
+                           BackendOptions backends, std::vector<size_t> differentiate, std::optional<Mesh> mesh)
     : original_(program),
       program_(whole_program ? program : retarget_checkpoint_policies(program, kTablePolicyName, "the solver")),
       whole_program_(whole_program),
       policies_(policies),
       backends_(std::move(backends)),
-      differentiate_(std::move(differentiate)) {}
+      differentiate_(std::move(differentiate)),
+      mesh_(std::move(mesh)) {}
 
 Linearization PlannerJudge::linearize_with(const DecisionTable& table) const {
   PolicyRegistry registry = policies_;
@@ -48,7 +51,12 @@ Linearization PlannerJudge::linearize_with(const DecisionTable& table) const {
   if (whole_program_) options.policy = kTablePolicyName;
   options.policy_source = "the solver";
   options.differentiate = differentiate_;
-  return linearize(program_, options);
+  return placed(linearize(program_, options));
+}
+
+Linearization PlannerJudge::placed(Linearization lin) const {
+  if (mesh_) place_on_mesh(lin, *mesh_);
+  return lin;
 }
 
 Linearization PlannerJudge::linearize_as(const std::string& spec) const {
@@ -58,9 +66,9 @@ Linearization PlannerJudge::linearize_as(const std::string& spec) const {
   options.differentiate = differentiate_;
   if (whole_program_) {
     options.policy = spec;
-    return linearize(original_, options);
+    return placed(linearize(original_, options));
   }
-  return linearize(retarget_checkpoint_policies(original_, spec, "the solver"), options);
+  return placed(linearize(retarget_checkpoint_policies(original_, spec, "the solver"), options));
 }
 
 StepProfile profile_of(const StepProgram& program) {

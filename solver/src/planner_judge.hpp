@@ -5,12 +5,14 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "rematkit/plugin_host/backend_options.hpp"
 #include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/ir/mesh.hpp"
 #include "rematkit/policy/policy.hpp"
 #include "rematkit/ir/program.hpp"
 #include "rematkit/schedule/step_program.hpp"
@@ -50,7 +52,7 @@ class PlannerJudge {
  public:
   // `whole_program`: the program has no checkpoint, so the decisions apply to it as a whole.
   PlannerJudge(const Program& program, bool whole_program, const PolicyRegistry& policies, BackendOptions backends,
-               std::vector<size_t> differentiate);
+               std::vector<size_t> differentiate, std::optional<Mesh> mesh = std::nullopt);
   Verdict judge(const DecisionTable& table);
   // The linearization alone (no planning), for reading the program's equations.
   Linearization linearize_with(const DecisionTable& table) const;
@@ -59,12 +61,15 @@ class PlannerJudge {
   int calls() const { return calls_; }
 
  private:
+  Linearization placed(Linearization lin) const;  // on mesh_, when there is one
+
   Program original_;
   Program program_;  // with every checkpoint's policy the solver's table (when it has checkpoints)
   bool whole_program_;
   const PolicyRegistry& policies_;
   BackendOptions backends_;
   std::vector<size_t> differentiate_;
+  std::optional<Mesh> mesh_;  // every linearization placed on it: one device's bytes
   int calls_ = 0;
 };
 

@@ -221,10 +221,49 @@ TEST(ShardedPrograms, BadMeshesAndAxesAreOneLineAtTheirPlace) {
               parse_program("{ lambda ; a:f32[8]. let\n  b:f32[8] = psum[axes=('x',) axis_index_groups=None] a in (b,) }", "p");
             }),
             "p:2:14: psum over mesh axis 'x' outside any shard_map or pmap: no mesh names the axis");
+  EXPECT_EQ(usage_error([] {
+              parse_program(R"({ lambda ; a:f32[8]. let
+    b:f32[8] = shard_map[check_vma=False in_specs=(P('x'),) jaxpr={ lambda ; c:f32[2]. let
+        d:f32[2] = ppermute[axis_name=x perm=((0, 1), (2, 1))] c in (d,) } mesh=Mesh('x': 4) out_specs=(P('x'),)] a
+  in (b,) })", "p");
+            }),
+            "p:3:20: ppermute's perm names destination 1 twice");
+  EXPECT_EQ(usage_error([] {
+              parse_program(R"({ lambda ; a:f32[8]. let
+    b:f32[8] = shard_map[check_vma=False in_specs=(P('x'),) jaxpr={ lambda ; c:f32[2]. let
+        d:f32[2] = all_gather[all_gather_dimension=0 axis_index_groups=None axis_name=x axis_size=8 tiled=True] c
+        e:f32[2] = slice[limit_indices=(2,) start_indices=(0,) strides=None] d in (e,) } mesh=Mesh('x': 4) out_specs=(P('x'),)] a
+  in (b,) })", "p");
+            }),
+            "p:3:20: all_gather's axis_size=8 but its mesh axes have 4 devices");
+  EXPECT_EQ(usage_error([] { parse_mesh_option("x=65536,y=65536", {"--mesh", 0, 0}); }),
+            "--mesh: the mesh x=65536,y=65536 has more than 16777216 devices");
   EXPECT_EQ(usage_error([] { parse_mesh_option("data=2,model", {"--mesh", 0, 0}); }),
             "--mesh: expected NAME=SIZE, found 'model' (--mesh data=2,model=4)");
   EXPECT_EQ(usage_error([] { parse_mesh_option("data=0", {"--mesh", 0, 0}); }),
             "--mesh: mesh axis 'data' needs a positive size, found '0'");
+}
+
+// Every prefix of a sharded program, and the program with each character dropped, reads or is
+// refused in one line: the new reprs (meshes, specs, names, tile assignments) crash nothing.
+TEST(ShardedPrograms, EveryCutOfAProgramReadsOrIsRefused) {
+  const std::string text = R"({ lambda ; a:f32[8,8] b:f32[8]. let
+    c:f32[8,8] = sharding_constraint[resource_env=ResourceEnv(Mesh(device_ids=array([[0, 1],
+       [2, 3]]), axis_names=('x', 'y')), ()) sharding=GSPMDSharding({devices=[2,1,2]<=[4] last_tile_dims={manual}}) unconstrained_dims=set()] a
+    d:f32[8] = shard_map[auto=frozenset() check_rep=True in_names=({0: ('x',), 1: ('y',)}, {0: ('x', 'y')}) jaxpr={ lambda ; e:f32[4,4] f:f32[2]. let
+        g:f32[4] = reduce_sum[axes=(1,)] e
+        h:f32[4] = psum2[axes=('y',) axis_index_groups=None] g
+        i:f32[2] = slice[limit_indices=(2,) start_indices=(0,) strides=None] h
+        j:f32[2] = mul i f
+      in (j,) } mesh=Mesh('x': 2, 'y': 2) out_names=({0: ('x', 'y')},) rewrite=True] c b
+  in (d,) })";
+  ASSERT_EQ(usage_error([&] { parse_program(text, "p"); }), "");
+  for (size_t cut = 0; cut < text.size(); ++cut) {
+    for (const std::string& variant : {text.substr(0, cut), text.substr(0, cut) + text.substr(cut + 1)}) {
+      const std::string error = usage_error([&] { parse_program(variant, "p"); });
+      EXPECT_EQ(error.rfind("internal", 0), std::string::npos) << cut << ": " << error;
+    }
+  }
 }
 
 // Devices that take different branches, one of which runs a collective, do not wait for each

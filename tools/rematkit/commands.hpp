@@ -6,6 +6,7 @@
 #include <string>
 
 #include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/ir/mesh.hpp"
 #include "rematkit/ir/parser.hpp"
 #include "rematkit/ir/program.hpp"
 #include "rematkit/plugin_host/plugin_registry.hpp"
@@ -86,6 +87,9 @@ void add_mesh_options(CLI::App* cmd, MeshOptions& options);
 // its reports count one device's bytes; returns the line that says so ("" when there is no mesh,
 // or with --global).
 std::string place_for_command(rematkit::Linearization& lin, const rematkit::Program& program, const MeshOptions& options);
+// The mesh of --mesh (checked against the program), else the one the program runs on or names;
+// nullopt with --global or none.
+std::optional<rematkit::Mesh> command_mesh(const rematkit::Program& program, const MeshOptions& options);
 
 void add_residuals_command(CLI::App& app);
 void add_check_command(CLI::App& app);

@@ -12,21 +12,20 @@ void add_mesh_options(CLI::App* cmd, MeshOptions& options) {
   cmd->add_flag("--global", options.global, "count whole arrays, as on one device, whatever the program's shardings");
 }
 
-std::string place_for_command(Linearization& lin, const Program& program, const MeshOptions& options) {
+std::optional<Mesh> command_mesh(const Program& program, const MeshOptions& options) {
   if (options.global) {
     if (!options.mesh.empty()) fail("--global and --mesh: choose one (--global counts whole arrays)");
-    return "";
+    return std::nullopt;
   }
-  std::optional<Mesh> mesh;
-  if (!options.mesh.empty()) {
-    const SourceLocation where{"--mesh", 0, 0};
-    mesh = parse_mesh_option(options.mesh, where);
-    check_mesh_option(*mesh, program, where);
-  } else if (lin.graph.mesh) {
-    mesh = lin.graph.mesh;
-  } else {
-    mesh = program_mesh(program);
-  }
+  if (options.mesh.empty()) return program_mesh(program);
+  const SourceLocation where{"--mesh", 0, 0};
+  Mesh mesh = parse_mesh_option(options.mesh, where);
+  check_mesh_option(mesh, program, where);
+  return mesh;
+}
+
+std::string place_for_command(Linearization& lin, const Program& program, const MeshOptions& options) {
+  const std::optional<Mesh> mesh = command_mesh(program, options);
   if (!mesh) return "";
   return placement_line(place_on_mesh(lin, *mesh));
 }

@@ -13,6 +13,7 @@ namespace {
 struct SolveOptions {
   PluginOptions plugins;
   ProgramEditOptions edits;
+  MeshOptions mesh;
   std::string file;
   std::string budget;
   std::string cost = "flops";
@@ -38,6 +39,7 @@ void run_solve(const SolveOptions& o) {
   options.allow_offload = o.offload;
   options.structure = !o.no_structure;
   options.time_limit_seconds = o.time_limit;
+  options.mesh = command_mesh(program, o.mesh);
   const BudgetSolution solution = solve_budget(program, options);
   std::cout << format_budget_solution(solution);
   if (!o.decisions_out.empty()) {
@@ -91,6 +93,7 @@ void add_solve_command(CLI::App& app) {
   cmd->add_option("--time-limit", options->time_limit,
                   "seconds for the whole solve (default 8); then the best answer found, with the gap it proved");
   add_program_edit_options(cmd, options->edits);
+  add_mesh_options(cmd, options->mesh);
   add_plugin_option(cmd, options->plugins);
   cmd->callback([options]() { run_solve(*options); });
 }

@@ -36,7 +36,9 @@ int64_t control_flow_flops(const FlatEquation& eqn) {
 int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
   if (eqn.scan || eqn.cond) return control_flow_flops(eqn);
   if (eqn.outputs.empty()) return 0;  // an effect (debug_callback) computes nothing
-  const int64_t out = graph.values[eqn.outputs.at(0)].type.num_elements();
+  // One device's work where the graph is placed on a mesh (its outputs' blocks; a contraction over
+  // a split dim gathers it whole first, as GSPMD does).
+  const int64_t out = device_type(graph.values[eqn.outputs.at(0)]).num_elements();
   switch (eqn.prim) {
     case Prim::kDotGeneral: {  // a multiply and an add per contracted element of each output
       const DotDims dims = dot_dims(eqn.params, eqn.where);
@@ -56,14 +58,14 @@ int64_t equation_flops(const FlatGraph& graph, const FlatEquation& eqn) {
     case Prim::kSelectAndGatherAdd: case Prim::kSelectAndScatterAdd: {
       int64_t window = 1;
       for (int64_t d : param_ints(eqn.params, "window_dimensions", eqn.where)) window *= d;
-      const int64_t per = eqn.prim == Prim::kSelectAndScatterAdd ? graph.values[eqn.inputs[0]].type.num_elements() : out;
+      const int64_t per = eqn.prim == Prim::kSelectAndScatterAdd ? device_type(graph.values[eqn.inputs[0]]).num_elements() : out;
       return per * window;
     }
     // A comparison or an add per operand element.
     case Prim::kReduceSum: case Prim::kReduceMax: case Prim::kReduceMin: case Prim::kReduceProd: case Prim::kArgMax: case Prim::kArgMin:
     case Prim::kCumsum: case Prim::kCumprod: case Prim::kCummax: case Prim::kCummin: case Prim::kCumlogsumexp:
-      return graph.values[eqn.inputs[0]].type.num_elements();
-    case Prim::kScatterAdd: return graph.values[eqn.inputs[2]].type.num_elements();  // an add per update
+      return device_type(graph.values[eqn.inputs[0]]).num_elements();
+    case Prim::kScatterAdd: return device_type(graph.values[eqn.inputs[2]]).num_elements();  // an add per update
     case Prim::kSoftmax: return 4 * out;  // max, subtract-and-exp, sum, divide
     // Arithmetic elementwise, transcendentals and comparisons: one per output element.
     case Prim::kAdd: case Prim::kSub: case Prim::kMul: case Prim::kDiv: case Prim::kMax: case Prim::kMin:

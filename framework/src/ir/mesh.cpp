@@ -34,6 +34,18 @@ std::vector<int64_t> array_shape(const Repr& array) {
 
 std::string text_of(const Repr& r) { return r.text; }
 
+// Devices past what any machine has would overflow the products of axis sizes.
+constexpr int64_t kMaxMeshDevices = int64_t{1} << 24;
+
+void check_mesh_size(const Mesh& mesh, const SourceLocation& where) {
+  int64_t n = 1;
+  for (const MeshAxis& a : mesh.axes) {
+    if (a.size > kMaxMeshDevices || n * a.size > kMaxMeshDevices)
+      fail_at(where, "the mesh " + mesh.str() + " has more than " + std::to_string(kMaxMeshDevices) + " devices");
+    n *= a.size;
+  }
+}
+
 }  // namespace
 
 int64_t Mesh::num_devices() const {
@@ -84,6 +96,7 @@ Mesh read_mesh(std::string_view printed, const SourceLocation& where) {
     fail_at(where, "mesh= is not a mesh rematkit reads: " + std::string(printed));
   }
   if (mesh.axes.empty()) fail_at(where, "the mesh has no axes: " + std::string(printed));
+  check_mesh_size(mesh, where);
   return mesh;
 }
 
@@ -110,6 +123,7 @@ Mesh parse_mesh_option(std::string_view text, const SourceLocation& where) {
     mesh.axes.push_back({name, n});
     pos = comma + 1;
   }
+  check_mesh_size(mesh, where);
   return mesh;
 }
 
@@ -275,6 +289,7 @@ std::optional<std::vector<int64_t>> hlo_sharding_tiles(std::string_view text, in
   if (text.find("last_tile_dim_replicate") != std::string_view::npos) trailing = 1;
   if (const size_t dims = text.find("last_tile_dims={"); dims != std::string_view::npos) {
     const size_t close = text.find('}', dims);
+    if (close == std::string_view::npos) fail_at(where, "sharding=: an unclosed last_tile_dims in " + std::string(text));
     trailing = 1 + static_cast<size_t>(std::count(text.begin() + static_cast<long>(dims), text.begin() + static_cast<long>(close), ','));
   }
   if (tiles.size() < trailing || tiles.size() - trailing != static_cast<size_t>(rank))

@@ -59,11 +59,32 @@ void check_collective_axes(const Equation& eqn) {
     if (enclosing_meshes.back().index_of(a) < 0)
       fail_at(eqn.where, name + " over mesh axis '" + a + "', which the mesh (" + enclosing_meshes.back().str() +
                              ") does not have");
+  const int64_t devices = axes_size(enclosing_meshes.back(), axes, eqn.where);
+  if (eqn.prim == Prim::kPpermute) {  // parallel.py's _ppermute_abstract_eval: a permutation of the axis
+    std::vector<bool> sources(static_cast<size_t>(devices), false), destinations(sources);
+    const ParamValue* perm = eqn.params.find("perm");
+    for (const ParamValue& pair : perm->is_sequence() ? perm->items : std::vector<ParamValue>{*perm}) {
+      const bool ints = pair.is_sequence() && pair.items.size() == 2 && pair.items[0].kind == ParamValue::Kind::kInt &&
+                        pair.items[1].kind == ParamValue::Kind::kInt;
+      if (!ints || pair.items[0].integer < 0 || pair.items[0].integer >= devices || pair.items[1].integer < 0 ||
+          pair.items[1].integer >= devices)
+        fail_at(eqn.where, "ppermute's perm holds (source, destination) pairs of the axis's " + std::to_string(devices) +
+                               " devices, found " + pair.str());
+      auto once = [&](std::vector<bool>& seen, int64_t d, const char* what) {
+        if (seen[static_cast<size_t>(d)]) fail_at(eqn.where, "ppermute's perm names " + std::string(what) + " " + std::to_string(d) + " twice");
+        seen[static_cast<size_t>(d)] = true;
+      };
+      once(sources, pair.items[0].integer, "source");
+      once(destinations, pair.items[1].integer, "destination");
+    }
+  }
+  if (const ParamValue* source = eqn.params.find("source"); source && (source->integer < 0 || source->integer >= devices))
+    fail_at(eqn.where, "pbroadcast's source " + std::to_string(source->integer) + " is not a device of its axis (" +
+                           std::to_string(devices) + ")");
   if (const ParamValue* size = eqn.params.find("axis_size"); size && size->kind == ParamValue::Kind::kInt) {
-    const int64_t n = axes_size(enclosing_meshes.back(), axes, eqn.where);
-    if (size->integer != n)
+    if (size->integer != devices)
       fail_at(eqn.where, name + "'s axis_size=" + std::to_string(size->integer) + " but its mesh axes have " +
-                             std::to_string(n) + " devices");
+                             std::to_string(devices) + " devices");
   }
 }
 

@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "rematkit/ir/error.hpp"
+#include "rematkit/ir/mesh.hpp"
 #include "rematkit/policy/policy.hpp"
 #include "rematkit/ir/program.hpp"
 
@@ -58,6 +61,9 @@ struct BudgetOptions {
   // The whole solve's wall time: it answers within it (plus 10%) with the best answer found so far
   // and the gap it proved. The four fixed policies are always planned, however long they take.
   double time_limit_seconds = 8.0;
+  // One device's bytes on this mesh (analysis/device_placement.hpp: the budget, the fractions and
+  // every plan per device); nullopt: whole arrays.
+  std::optional<Mesh> mesh;
 };
 
 // One equation the solver decided.
