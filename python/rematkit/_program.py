@@ -7,10 +7,12 @@ from ._arrays import from_float64, to_float64
 from ._rows import Rows
 
 
-def _edits(wrt, retarget_policy):
+def _edits(wrt, retarget_policy, mesh=None, whole_arrays=False):
     if isinstance(wrt, (str, int)):
         wrt = [wrt]
-    return _rematkit.ProgramEdits([str(w) for w in (wrt or [])], retarget_policy or '')
+    if isinstance(mesh, dict):  # {'data': 2, 'fsdp': 4}
+        mesh = ','.join('%s=%d' % (name, size) for name, size in mesh.items())
+    return _rematkit.ProgramEdits([str(w) for w in (wrt or [])], retarget_policy or '', mesh or '', bool(whole_arrays))
 
 
 def _run_on(backend, threads, max_memory=None):
@@ -80,20 +82,26 @@ class Program:
         return '<Program (%s) -> %d equations>' % (', '.join(a['name'] + ':' + a['text'] for a in self.arguments),
                                                   self._p.equations)
 
-    def residuals(self, policy=None, wrt=None, retarget_policy=None):
-        """What the backward pass keeps, in print_saved_residuals' order: a list of Residual."""
-        return [Residual(r) for r in _rematkit.residuals(self._p, policy or '', _edits(wrt, retarget_policy))]
+    def residuals(self, policy=None, wrt=None, retarget_policy=None, mesh=None, whole_arrays=False):
+        """What the backward pass keeps, in print_saved_residuals' order: a list of Residual. On a
+        mesh (`mesh` as 'data=2,fsdp=4' or {'data': 2, 'fsdp': 4}, else the one the program names)
+        each is one device's part; whole_arrays=True counts whole arrays."""
+        return [Residual(r) for r in _rematkit.residuals(self._p, policy or '',
+                                                         _edits(wrt, retarget_policy, mesh, whole_arrays))]
 
-    def memory(self, policy=None, wrt=None, retarget_policy=None, backend=None, threads=0):
-        """The training step's memory plan: a MemoryReport (as `rematkit memory`)."""
-        return MemoryReport(_rematkit.memory_json(self._p, policy or '', _edits(wrt, retarget_policy),
+    def memory(self, policy=None, wrt=None, retarget_policy=None, backend=None, threads=0, mesh=None,
+               whole_arrays=False):
+        """The training step's memory plan: a MemoryReport (as `rematkit memory`), one device's on a
+        mesh (as residuals)."""
+        return MemoryReport(_rematkit.memory_json(self._p, policy or '', _edits(wrt, retarget_policy, mesh, whole_arrays),
                                                   _run_on(backend, threads)))
 
     def solve(self, budget, cost='flops', wrt=None, retarget_policy=None, backend=None, threads=0, for_jax=False,
-              offload=False, structure=True, time_limit=8.0):
+              offload=False, structure=True, time_limit=8.0, mesh=None, whole_arrays=False):
         """The cheapest save-or-recompute decisions whose planned peak fits `budget` (bytes as an int
         or '64MiB', a fraction such as 0.3, or 'min'): a Solution. for_jax=True gives equations a JAX
-        policy cannot tell apart one answer, so that Solution.jax_policy() can say it."""
+        policy cannot tell apart one answer, so that Solution.jax_policy() can say it. On a mesh (as
+        residuals) the budget and every plan are one device's."""
         request = _rematkit.SolveRequest()
         request.budget = _budget_text(budget)
         request.cost = cost
@@ -101,7 +109,8 @@ class Program:
         request.offload = bool(offload)
         request.structure = bool(structure)
         request.time_limit_seconds = float(time_limit)
-        return Solution(_rematkit.solve(self._p, request, _edits(wrt, retarget_policy), _run_on(backend, threads)))
+        return Solution(_rematkit.solve(self._p, request, _edits(wrt, retarget_policy, mesh, whole_arrays),
+                                        _run_on(backend, threads)))
 
     def grad(self, inputs, policy=None, backend=None, threads=0, wrt=None, retarget_policy=None, max_memory=None):
         """The outputs and the gradient of their sum, as `rematkit grad` computes them (the same bits

@@ -110,7 +110,10 @@ PYBIND11_MODULE(_rematkit, m) {
         Release());
 
   py::class_<ProgramEdits>(m, "ProgramEdits")
-      .def(py::init<std::vector<std::string>, std::string>(), py::arg("wrt"), py::arg("retarget_policy"));
+      .def(py::init([](std::vector<std::string> wrt, std::string retarget_policy, std::string mesh, bool whole_arrays) {
+             return ProgramEdits{std::move(wrt), std::move(retarget_policy), std::move(mesh), whole_arrays};
+           }),
+           py::arg("wrt"), py::arg("retarget_policy"), py::arg("mesh") = "", py::arg("whole_arrays") = false);
   py::class_<RunOn>(m, "RunOn")
       .def(py::init([](std::vector<std::string> backends, int threads, std::optional<int64_t> max_memory) {
              return RunOn{std::move(backends), threads, max_memory};

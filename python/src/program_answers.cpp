@@ -4,6 +4,9 @@
 #include <chrono>
 
 #include "rematkit/budget_solver.hpp"
+#include "rematkit/analysis/device_placement.hpp"
+#include "rematkit/analysis/memory_report.hpp"
+#include "rematkit/schedule/step_program.hpp"
 #include "rematkit/analysis/flops.hpp"
 #include "rematkit/analysis/gradient_difference.hpp"
 #include "rematkit/io/memory_report_json.hpp"
@@ -45,13 +48,16 @@ std::vector<ResidualRow> residual_rows(const Program& program, const std::string
   options.policy = policy;
   options.policy_source = "policy";
   options.differentiate = differentiated(p, edits);
-  const Linearization lin = linearize(p, options);
+  Linearization lin = linearize(p, options);
+  if (const std::optional<Mesh> mesh = resolve_mesh(p, edits.mesh, edits.whole_arrays, "mesh")) place_on_mesh(lin, *mesh);
   std::vector<ResidualRow> rows;
   for (const Residual& r : lin.residuals) {
     ResidualRow row;
-    row.dtype = std::string(dtype_name(r.type.dtype));
-    row.shape = r.type.shape;
-    row.nbytes = r.type.bytes();
+    Type kept = device_type(lin.graph.values[static_cast<size_t>(r.value)]);  // one device's, on a mesh
+    kept.space = r.type.space;
+    row.dtype = std::string(dtype_name(kept.dtype));
+    row.shape = kept.shape;
+    row.nbytes = kept.bytes();
     row.source = residual_origin(lin, r);
     const Value& v = lin.graph.values[r.value];
     if (v.origin == ValueOrigin::kEquation) {
@@ -62,7 +68,7 @@ std::vector<ResidualRow> residual_rows(const Program& program, const std::string
     }
     row.memory_space = std::string(memory_space_name(r.type.space));
     row.why = residual_reason(lin, r);
-    row.line_text = r.type.str() + " " + row.source;
+    row.line_text = kept.str() + " " + row.source;
     rows.push_back(std::move(row));
   }
   return rows;
@@ -70,6 +76,19 @@ std::vector<ResidualRow> residual_rows(const Program& program, const std::string
 
 std::string memory_json(const Program& program, const std::string& policy, const ProgramEdits& edits, const RunOn& on) {
   const Program p = edited(program, edits);
+  if (const std::optional<Mesh> mesh = resolve_mesh(p, edits.mesh, edits.whole_arrays, "mesh")) {
+    // One device's plan: planned, never run (a placed step's buffers are one device's blocks).
+    LinearizeOptions options;
+    options.policies = &default_plugins().policies();
+    options.policy = policy;
+    options.policy_source = "policy";
+    options.differentiate = differentiated(p, edits);
+    Linearization lin = linearize(p, options);
+    place_on_mesh(lin, *mesh);
+    const PluginRegistry& plugins = default_plugins();
+    const BackendOptions backends{on.backends.empty() ? plugins.fastest_backends() : on.backends, &plugins};
+    return memory_report_json(build_memory_report(build_step_program(lin, backends, Pass::kBackward, InputMode::kLoadedEachRun)));
+  }
   const Plan plan(p, plan_options(p, policy, edits, on));
   return memory_report_json(plan.memory_report());
 }
@@ -86,6 +105,7 @@ SolveAnswer solve(const Program& program, const SolveRequest& request, const Pro
   options.allow_offload = request.offload;
   options.structure = request.structure;
   options.time_limit_seconds = request.time_limit_seconds;
+  options.mesh = resolve_mesh(p, edits.mesh, edits.whole_arrays, "mesh");
   const BudgetSolution s = solve_budget(p, options);
   SolveAnswer a;
   a.summary = format_budget_solution(s);

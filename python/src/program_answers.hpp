@@ -16,6 +16,8 @@ namespace rematkit::python {
 struct ProgramEdits {
   std::vector<std::string> wrt;
   std::string retarget_policy;
+  std::string mesh;           // "data=2,fsdp=4": one device's bytes (empty: the program's mesh, if any)
+  bool whole_arrays = false;  // whole arrays whatever the program's shardings (--global)
 };
 
 // On what: backends in order of preference (empty: the fastest installed), threads (0: every core).

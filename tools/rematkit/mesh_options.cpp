@@ -13,15 +13,8 @@ void add_mesh_options(CLI::App* cmd, MeshOptions& options) {
 }
 
 std::optional<Mesh> command_mesh(const Program& program, const MeshOptions& options) {
-  if (options.global) {
-    if (!options.mesh.empty()) fail("--global and --mesh: choose one (--global counts whole arrays)");
-    return std::nullopt;
-  }
-  if (options.mesh.empty()) return program_mesh(program);
-  const SourceLocation where{"--mesh", 0, 0};
-  Mesh mesh = parse_mesh_option(options.mesh, where);
-  check_mesh_option(mesh, program, where);
-  return mesh;
+  if (options.global && !options.mesh.empty()) fail("--global and --mesh: choose one (--global counts whole arrays)");
+  return resolve_mesh(program, options.mesh, options.global, "--mesh");
 }
 
 std::string place_for_command(Linearization& lin, const Program& program, const MeshOptions& options) {

@@ -393,6 +393,19 @@ void check_mesh_option(const Mesh& mesh, const Program& program, const SourceLoc
     }
 }
 
+std::optional<Mesh> resolve_mesh(const Program& program, const std::string& mesh_text, bool whole_arrays,
+                                 const std::string& what) {
+  if (whole_arrays) {
+    if (!mesh_text.empty()) fail(what + " and whole arrays: choose one (whole arrays count no mesh)");
+    return std::nullopt;
+  }
+  if (mesh_text.empty()) return program_mesh(program);
+  const SourceLocation where{what, 0, 0};
+  Mesh mesh = parse_mesh_option(mesh_text, where);
+  check_mesh_option(mesh, program, where);
+  return mesh;
+}
+
 std::string placement_line(const PlacementSummary& s) {
   std::string line = "per device of the mesh " + s.mesh.str() + " (" + std::to_string(s.mesh.num_devices()) +
                      " devices; --global for whole arrays): " + std::to_string(s.split_values) + " value(s) split";

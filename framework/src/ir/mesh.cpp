@@ -354,6 +354,40 @@ std::optional<std::vector<int64_t>> sharding_tiles(std::string_view printed, int
   return tiles;
 }
 
+Type mapped_value_type(const Type& whole, const MappedValue& v, const Mesh& mesh, bool to_device, const SourceLocation& where,
+                 const std::string& what) {
+  Type t = whole;
+  if (v.squeezed >= 0) {
+    const int64_t n = mesh.axes[0].size;
+    if (to_device) {
+      if (v.squeezed >= t.rank() || t.shape[static_cast<size_t>(v.squeezed)] != n)
+        fail_at(where, what + " is " + whole.str() + ": pmap maps its dim " + std::to_string(v.squeezed) +
+                           ", which must have axis_size " + std::to_string(n));
+      t.shape.erase(t.shape.begin() + v.squeezed);
+    } else {
+      if (v.squeezed > t.rank()) fail_at(where, what + ": out_axes " + std::to_string(v.squeezed) + " is past its dims");
+      t.shape.insert(t.shape.begin() + v.squeezed, n);
+    }
+    return t;
+  }
+  if (static_cast<int>(v.dims.size()) > t.rank())
+    fail_at(where, what + " is " + whole.str() + " but its spec names " + std::to_string(v.dims.size()) + " dims");
+  for (size_t d = 0; d < v.dims.size(); ++d) {
+    const int64_t n = axes_size(mesh, v.dims[d], where);
+    if (!to_device) {
+      t.shape[d] *= n;
+    } else if (t.shape[d] % n != 0) {
+      std::string axes;
+      for (const std::string& a : v.dims[d]) axes += (axes.empty() ? "" : ",") + a;
+      fail_at(where, what + " is " + whole.str() + ": mesh axes " + axes + " (" + std::to_string(n) +
+                         " devices) do not divide its dim " + std::to_string(d) + " of size " + std::to_string(t.shape[d]));
+    } else {
+      t.shape[d] /= n;
+    }
+  }
+  return t;
+}
+
 int64_t axes_size(const Mesh& mesh, const std::vector<std::string>& axes, const SourceLocation& where) {
   int64_t size = 1;
   for (const std::string& a : axes) {

@@ -16,6 +16,7 @@
 #include "jax_versions.hpp"
 #include "lexer.hpp"
 #include "remat3_policy.hpp"
+#include "rematkit/ir/mesh.hpp"
 #include "rematkit/ir/nesting_limit.hpp"
 #include "rematkit/ir/rounding.hpp"
 #include "rematkit/ir/primitive_params.hpp"
@@ -1044,6 +1045,12 @@ class Parser {
   void read_deferred_body(const Program& program, Equation& eqn, const DeferredBody& body) {
     std::vector<Type> operands;
     for (const Atom& a : eqn.inputs) operands.push_back(program.type_of(a));
+    if (is_mapped_call(eqn.prim)) {  // the body's binders are one device's blocks of the operands
+      const Mesh mesh = mapped_call_mesh(eqn);
+      const std::vector<MappedValue> blocks = mapped_call_values(eqn, false, operands.size());
+      for (size_t i = 0; i < operands.size(); ++i)
+        operands[i] = mapped_value_type(operands[i], blocks[i], mesh, true, eqn.where, "operand " + std::to_string(i + 1));
+    }
     const detail::Lexer after = lex_;
     lex_ = body.at;
     std::shared_ptr<Program> sub;
@@ -1068,6 +1075,14 @@ class Parser {
       const Program* body = body_of(eqn.params);
       if (!body) fail_at(eqn.where, prim + "'s outputs have no types, and its body is not written inline to give them");
       for (const Atom& a : body->outvars) types.push_back(body->type_of(a));
+    } else if (is_mapped_call(eqn.prim)) {  // the body's results joined over the mesh
+      const ParamValue* b = eqn.params.find(std::string(body_param(eqn.prim)));
+      if (!b || !b->program) fail_at(eqn.where, prim + "'s outputs have no types, and its body is not written inline to give them");
+      const Mesh mesh = mapped_call_mesh(eqn);
+      const std::vector<MappedValue> joined = mapped_call_values(eqn, true, b->program->outvars.size());
+      for (size_t k = 0; k < joined.size(); ++k)
+        types.push_back(mapped_value_type(b->program->type_of(b->program->outvars[k]), joined[k], mesh, false, eqn.where,
+                                          "result " + std::to_string(k + 1)));
     } else {
       std::vector<Type> inputs;
       for (const Atom& a : eqn.inputs) inputs.push_back(program.type_of(a));
@@ -1106,7 +1121,7 @@ class Parser {
         const Token wrapped = look.next();
         if (look.peek().is_ident("function")) error_at(wrapped, key.text + "= " + std::string(detail::kWrappedFunParam));
       }
-      if (deferred && has_body(prim) && key.text == body_param(prim) && untyped_jaxpr_follows()) {
+      if (deferred && (has_body(prim) || is_mapped_call(prim)) && key.text == body_param(prim) && untyped_jaxpr_follows()) {
         deferred->push_back({key.text, lex_});
         lex_.skip_raw_value();
         if (lex_.peek().is(',')) lex_.next();

@@ -88,42 +88,6 @@ void check_collective_axes(const Equation& eqn) {
   }
 }
 
-// A body's binder per device from the operand's whole type: each dim divided by its mesh axes
-// (shard_map.py's _shard_aval), pmap's mapped dim dropped; or back (_unshard_aval).
-Type device_type(const Type& whole, const MappedValue& v, const Mesh& mesh, bool to_device, const SourceLocation& where,
-                 const std::string& what) {
-  Type t = whole;
-  if (v.squeezed >= 0) {
-    const int64_t n = mesh.axes[0].size;
-    if (to_device) {
-      if (v.squeezed >= t.rank() || t.shape[static_cast<size_t>(v.squeezed)] != n)
-        fail_at(where, what + " is " + whole.str() + ": pmap maps its dim " + std::to_string(v.squeezed) +
-                           ", which must have axis_size " + std::to_string(n));
-      t.shape.erase(t.shape.begin() + v.squeezed);
-    } else {
-      if (v.squeezed > t.rank()) fail_at(where, what + ": out_axes " + std::to_string(v.squeezed) + " is past its dims");
-      t.shape.insert(t.shape.begin() + v.squeezed, n);
-    }
-    return t;
-  }
-  if (static_cast<int>(v.dims.size()) > t.rank())
-    fail_at(where, what + " is " + whole.str() + " but its spec names " + std::to_string(v.dims.size()) + " dims");
-  for (size_t d = 0; d < v.dims.size(); ++d) {
-    const int64_t n = axes_size(mesh, v.dims[d], where);
-    if (!to_device) {
-      t.shape[d] *= n;
-    } else if (t.shape[d] % n != 0) {
-      std::string axes;
-      for (const std::string& a : v.dims[d]) axes += (axes.empty() ? "" : ",") + a;
-      fail_at(where, what + " is " + whole.str() + ": mesh axes " + axes + " (" + std::to_string(n) +
-                         " devices) do not divide its dim " + std::to_string(d) + " of size " + std::to_string(t.shape[d]));
-    } else {
-      t.shape[d] /= n;
-    }
-  }
-  return t;
-}
-
 // shard_map and xla_pmap: the body, typed per device, against the operands and results split and
 // joined over the mesh.
 void verify_mapped_call(const Program& program, const Equation& eqn, std::vector<std::string>* problems) {
@@ -148,7 +112,7 @@ void verify_mapped_call(const Program& program, const Equation& eqn, std::vector
   for (size_t i = 0; i < n_in; ++i) {
     const int binder = i < body.constvars.size() ? body.constvars[i] : body.invars[i - body.constvars.size()];
     const Type& want = body.vars[binder].type;
-    const Type got = device_type(program.type_of(eqn.inputs[i]), ins[i], mesh, true, eqn.where,
+    const Type got = mapped_value_type(program.type_of(eqn.inputs[i]), ins[i], mesh, true, eqn.where,
                                  "operand " + std::to_string(i + 1) + " of " + name);
     if (want.dtype != got.dtype || want.shape != got.shape)
       fail_at(eqn.where, "operand " + std::to_string(i + 1) + " of " + name + " is " +
@@ -161,7 +125,7 @@ void verify_mapped_call(const Program& program, const Equation& eqn, std::vector
   const std::vector<MappedValue> outs = mapped_call_values(eqn, true, eqn.outputs.size());
   for (size_t i = 0; i < eqn.outputs.size(); ++i) {
     const Var& out = program.vars[eqn.outputs[i]];
-    const Type want = device_type(body.type_of(body.outvars[i]), outs[i], mesh, false, eqn.where, "result '" + out.name + "'");
+    const Type want = mapped_value_type(body.type_of(body.outvars[i]), outs[i], mesh, false, eqn.where, "result '" + out.name + "'");
     if (want.dtype != out.type.dtype || want.shape != out.type.shape)
       fail_at(eqn.where, "output '" + out.name + "' is declared " + out.type.str() + " but " + name + " joins its jaxpr's " +
                              body.type_of(body.outvars[i]).str() + " per device into " + want.str());

@@ -38,6 +38,12 @@ REMATKIT_CORE_EXPORT bool program_is_sharded(const Program& program);
 // sharded type or a collective), and a mesh the program prints must have the same axes and sizes.
 REMATKIT_CORE_EXPORT void check_mesh_option(const Mesh& mesh, const Program& program, const SourceLocation& where);
 
+// The mesh a command or call counts one device's bytes on: `mesh_text` (--mesh data=2,fsdp=4,
+// checked against the program), else the one the program runs on or names; nullopt with
+// `whole_arrays` (--global) or none. `what` names the option in errors.
+REMATKIT_CORE_EXPORT std::optional<Mesh> resolve_mesh(const Program& program, const std::string& mesh_text,
+                                                      bool whole_arrays, const std::string& what);
+
 // One line for a report: the mesh, and the bytes counted whole on every device.
 REMATKIT_CORE_EXPORT std::string placement_line(const PlacementSummary& summary);
 

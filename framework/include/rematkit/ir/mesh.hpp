@@ -56,6 +56,12 @@ struct MappedValue {
 };
 REMATKIT_CORE_EXPORT std::vector<MappedValue> mapped_call_values(const Equation& eqn, bool results, size_t count);
 
+// A value's type on one device from its whole type (`to_device`: each dim divided by its mesh
+// axes, as shard_map.py's _shard_aval, pmap's mapped dim dropped) or back (_unshard_aval). A
+// bad-input error at `where`, naming `what`, where the axes do not divide a dim.
+REMATKIT_CORE_EXPORT Type mapped_value_type(const Type& whole, const MappedValue& v, const Mesh& mesh, bool to_device,
+                                            const SourceLocation& where, const std::string& what);
+
 // shard_map_in's and shard_map_out's params for a value split over `mesh` as `v` says (pmap's
 // squeezed dim aside: a reshape).
 REMATKIT_CORE_EXPORT Params mapped_value_params(const MappedValue& v, const Mesh& mesh, const SourceLocation& where);
