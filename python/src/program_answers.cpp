@@ -39,17 +39,24 @@ PlanOptions plan_options(const Program& program, const std::string& policy, cons
   return options;
 }
 
-}  // namespace
-
-std::vector<ResidualRow> residual_rows(const Program& program, const std::string& policy, const ProgramEdits& edits) {
-  const Program p = edited(program, edits);
+// The linearization an analysis reads: placed on `mesh` (one device's bytes) when there is one.
+Linearization analysed(const Program& p, const std::string& policy, const ProgramEdits& edits,
+                       const std::optional<Mesh>& mesh) {
   LinearizeOptions options;
   options.policies = &default_plugins().policies();
   options.policy = policy;
   options.policy_source = "policy";
   options.differentiate = differentiated(p, edits);
   Linearization lin = linearize(p, options);
-  if (const std::optional<Mesh> mesh = resolve_mesh(p, edits.mesh, edits.whole_arrays, "mesh")) place_on_mesh(lin, *mesh);
+  if (mesh) place_on_mesh(lin, *mesh);
+  return lin;
+}
+
+}  // namespace
+
+std::vector<ResidualRow> residual_rows(const Program& program, const std::string& policy, const ProgramEdits& edits) {
+  const Program p = edited(program, edits);
+  const Linearization lin = analysed(p, policy, edits, resolve_mesh(p, edits.mesh, edits.whole_arrays, "mesh"));
   std::vector<ResidualRow> rows;
   for (const Residual& r : lin.residuals) {
     ResidualRow row;
@@ -78,13 +85,7 @@ std::string memory_json(const Program& program, const std::string& policy, const
   const Program p = edited(program, edits);
   if (const std::optional<Mesh> mesh = resolve_mesh(p, edits.mesh, edits.whole_arrays, "mesh")) {
     // One device's plan: planned, never run (a placed step's buffers are one device's blocks).
-    LinearizeOptions options;
-    options.policies = &default_plugins().policies();
-    options.policy = policy;
-    options.policy_source = "policy";
-    options.differentiate = differentiated(p, edits);
-    Linearization lin = linearize(p, options);
-    place_on_mesh(lin, *mesh);
+    const Linearization lin = analysed(p, policy, edits, mesh);
     const PluginRegistry& plugins = default_plugins();
     const BackendOptions backends{on.backends.empty() ? plugins.fastest_backends() : on.backends, &plugins};
     return memory_report_json(build_memory_report(build_step_program(lin, backends, Pass::kBackward, InputMode::kLoadedEachRun)));
