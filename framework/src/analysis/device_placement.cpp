@@ -16,34 +16,40 @@ namespace {
 
 using Tiles = std::vector<int64_t>;
 
-// A printed sharded type's blocks per dim: f32[8@x,4] is {|x|, 1}, f32[8@(x,y)] {|x| |y|}.
-Tiles type_tiles(const std::string& printed, const Mesh& mesh) {
-  Tiles tiles;
+// A printed sharded type's mesh axes per dim: f32[8@x,4] is {{x}, {}}, f32[8@(x,y)] {{x, y}};
+// none for a named shape (f32[4;x:8]: a loop over x, not a split).
+DimAxes sharded_type_axes(const std::string& printed) {
+  DimAxes dims;
   const size_t open = printed.find('['), close = printed.find(']');
-  if (open == std::string::npos || close == std::string::npos) return tiles;
-  const std::string dims = printed.substr(open + 1, close - open - 1);
-  if (dims.find(';') != std::string::npos) return {};  // named axes: a loop, not a split
+  if (open == std::string::npos || close == std::string::npos) return dims;
+  const std::string inside = printed.substr(open + 1, close - open - 1);
+  if (inside.find(';') != std::string::npos) return dims;
   size_t pos = 0;
-  while (pos <= dims.size()) {
+  while (pos <= inside.size()) {
     size_t end = pos;
-    for (int depth = 0; end < dims.size() && (depth > 0 || dims[end] != ','); ++end)
-      depth += dims[end] == '(' ? 1 : dims[end] == ')' ? -1 : 0;
-    const std::string dim = dims.substr(pos, end - pos);
-    const size_t at = dim.find('@');
+    for (int depth = 0; end < inside.size() && (depth > 0 || inside[end] != ','); ++end)
+      depth += inside[end] == '(' ? 1 : inside[end] == ')' ? -1 : 0;
+    const std::string dim = inside.substr(pos, end - pos);
     std::vector<std::string> axes;
-    if (at != std::string::npos) {
+    if (const size_t at = dim.find('@'); at != std::string::npos) {
       std::string names = dim.substr(at + 1);
-      names.erase(std::remove_if(names.begin(), names.end(), [](char c) { return c == '(' || c == ')' || c == ' '; }),
-                  names.end());
+      for (char& c : names)
+        if (c == '(' || c == ')' || c == ' ') c = ',';
       for (size_t p = 0; p <= names.size();) {
         const size_t comma = std::min(names.find(',', p), names.size());
         if (comma > p) axes.push_back(names.substr(p, comma - p));
         p = comma + 1;
       }
     }
-    tiles.push_back(axes_size(mesh, axes, {}));
+    dims.push_back(std::move(axes));
     pos = end + 1;
   }
+  return dims;
+}
+
+Tiles type_tiles(const std::string& printed, const Mesh& mesh) {
+  Tiles tiles;
+  for (const std::vector<std::string>& axes : sharded_type_axes(printed)) tiles.push_back(axes_size(mesh, axes, {}));
   return tiles;
 }
 
@@ -316,21 +322,7 @@ void collect_axes(const Program& program, std::set<std::string>& axes, std::vect
     }
   };
   for (const Var& v : program.vars)
-    for (size_t at = v.sharding.find('@'); at != std::string::npos; at = v.sharding.find('@', at + 1)) {
-      size_t end = at + 1;
-      while (end < v.sharding.size() && v.sharding[end] != ',' && v.sharding[end] != ']') {
-        if (v.sharding[end] == '(') end = v.sharding.find(')', end);
-        ++end;
-      }
-      std::string names = v.sharding.substr(at + 1, end - at - 1);
-      for (char& c : names)
-        if (c == '(' || c == ')') c = ',';
-      for (size_t p = 0; p < names.size();) {
-        const size_t comma = std::min(names.find(',', p), names.size());
-        if (comma > p) axes.insert(names.substr(p, comma - p));
-        p = comma + 1;
-      }
-    }
+    for (const std::vector<std::string>& dim : sharded_type_axes(v.sharding)) axes.insert(dim.begin(), dim.end());
   for (const Equation& eqn : program.eqns) {
     if (is_mapped_call(eqn.prim)) {
       const Mesh m = mapped_call_mesh(eqn);
