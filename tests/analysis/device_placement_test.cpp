@@ -8,6 +8,8 @@
 #include "rematkit/autodiff/residual_report.hpp"
 #include "rematkit/ir/printer.hpp"
 #include "rematkit/ir/program_edits.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/schedule/step_program.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {
@@ -73,6 +75,43 @@ TEST(DevicePlacement, MaxTextStyleKeepsWhatTheSameModelPerDeviceKeeps) {
     place_on_mesh(per_device, *per_device.graph.mesh);
     EXPECT_EQ(residual_bytes(per_device), bytes) << policy << "\n" << format_residual_report(per_device, true);
   }
+}
+
+// Where GSPMD needs no collective that holds memory (activations split over fsdp on their batch
+// dim, weights whole: the weight gradients' all-reduce keeps their shape), one device's step is
+// the same model written at one device's shapes, buffer for buffer: the planned peaks are equal.
+std::string two_layers(const std::string& rows, const std::string& spec) {
+  std::string text = R"({ lambda ; x:f32[ROWS,32] w1:f32[32,32] w2:f32[32,32]. let
+    xc:f32[ROWS,32] = sharding_constraint[sharding=NamedSharding(mesh=Mesh('fsdp': 8), spec=SPEC) unconstrained_dims=frozenset()] x
+    a1:f32[ROWS,32] = checkpoint[jaxpr={ lambda ; p:f32[ROWS,32] q:f32[32,32]. let
+        h:f32[ROWS,32] = dot_general[dimension_numbers=(([1], [0]), ([], [])) precision=None preferred_element_type=float32] p q
+        r:f32[ROWS,32] = tanh h
+      in (r,) } differentiated=True policy=nothing_saveable prevent_cse=True] xc w1
+    y1:f32[ROWS,32] = sharding_constraint[sharding=NamedSharding(mesh=Mesh('fsdp': 8), spec=SPEC) unconstrained_dims=frozenset()] a1
+    a2:f32[ROWS,32] = checkpoint[jaxpr={ lambda ; p:f32[ROWS,32] q:f32[32,32]. let
+        h:f32[ROWS,32] = dot_general[dimension_numbers=(([1], [0]), ([], [])) precision=None preferred_element_type=float32] p q
+        r:f32[ROWS,32] = tanh h
+      in (r,) } differentiated=True policy=nothing_saveable prevent_cse=True] y1 w2
+    l:f32[] = reduce_sum[axes=(0, 1)] a2
+  in (l,) })";
+  for (auto [key, value] : {std::pair{std::string("ROWS"), rows}, std::pair{std::string("SPEC"), spec}})
+    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key)) text.replace(at, key.size(), value);
+  return text;
+}
+
+TEST(DevicePlacement, AStepSplitOnItsBatchPlansAsTheModelAtOneDevicesShapes) {
+  const BackendOptions reference{{"reference"}, &default_plugins()};
+  Linearization placed = linearize_with(parse_program(two_layers("64", "PartitionSpec('fsdp', None)"), "annotated"));
+  const PlacementSummary s = place_on_mesh(placed, parse_mesh_option("fsdp=8", {}));
+  EXPECT_GT(s.split_values, 0);
+  const Linearization local = linearize_with(parse_program(two_layers("8", "PartitionSpec()"), "per_device"));
+  const int64_t placed_peak =
+      build_step_program(placed, reference, Pass::kBackward, InputMode::kLoadedEachRun).layout().arena(MemorySpace::kDevice);
+  const int64_t local_peak =
+      build_step_program(local, reference, Pass::kBackward, InputMode::kLoadedEachRun).layout().arena(MemorySpace::kDevice);
+  EXPECT_GT(local_peak, 0);
+  EXPECT_EQ(placed_peak, local_peak);
+  EXPECT_EQ(residual_bytes(placed), residual_bytes(local));
 }
 
 // A sharded type's dims, XLA's tile assignments (the replicated last tile dim dropped), a
