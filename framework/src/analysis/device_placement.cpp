@@ -193,7 +193,7 @@ class Placer {
         set(eqn.outputs[0], *t);
         set(eqn.inputs[0], *t);
       }
-    } else if (eqn.prim != Prim::kShardMapOut) {
+    } else {  // a value computed from a device's block is one device's too
       bool local = false;
       for (ValueId v : eqn.inputs) local |= local_[v];
       if (local)
@@ -209,7 +209,7 @@ class Placer {
     if (eqn.outputs.size() != 1 || eqn.scan || eqn.cond) return false;
     const ValueId out = eqn.outputs[0];
     if (!tiles_[out].empty() || local_[out]) return false;
-    if (same_family(eqn.prim) || eqn.prim == Prim::kConvertElementType) {
+    if (same_family(eqn.prim)) {
       for (ValueId in : eqn.inputs)
         if (!at(in).empty() && shape(in) == shape(out)) return set(out, at(in));
       return false;
@@ -258,7 +258,7 @@ class Placer {
     const ValueId out = eqn.outputs[0];
     const Tiles& t = at(out);
     bool changed = false;
-    if (same_family(eqn.prim) || eqn.prim == Prim::kConvertElementType) {
+    if (same_family(eqn.prim)) {
       for (ValueId in : eqn.inputs)
         if (shape(in) == shape(out)) changed |= set(in, t);
       return changed;
