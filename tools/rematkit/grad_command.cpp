@@ -6,7 +6,9 @@
 #include "rematkit/analysis/flops.hpp"
 #include "rematkit/analysis/memory_report.hpp"
 #include "rematkit/autodiff/gradient.hpp"
+#include "rematkit/runtime/mesh_step_runner.hpp"
 #include "rematkit/runtime/step_runner.hpp"
+#include "rematkit/analysis/device_placement.hpp"
 #include "rematkit/ir/parser.hpp"
 #include "rematkit/io/tensor_json.hpp"
 
@@ -65,8 +67,10 @@ void print_steps(const StepProgram& program) {
   }
 }
 
+void print_memory_peak(const StepProgram& program);
+
 // The arena layout of the whole step: arena bytes per memory space, predicted and measured; then
-// the peak step and what is alive there, per kind (`rematkit memory` lists the buffers).
+// the peak step.
 void print_memory(const OneShotRunner& runner) {
   for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost}) {
     if (runner.layout().arena(space) == 0) continue;
@@ -74,7 +78,20 @@ void print_memory(const OneShotRunner& runner) {
               << " bytes, measured " << runner.measured_peak(space) << ", most bytes live at once "
               << runner.layout().live_peak(space) << "\n";
   }
-  const MemoryReport report = build_memory_report(runner.program());
+  print_memory_peak(runner.program());
+}
+
+// The mesh's arenas: one device's predicted peak, and each device's measured one.
+void print_mesh_memory(const MeshRun& run, const Mesh& mesh) {
+  std::cout << "memory device: predicted peak " << run.predicted_peak << " bytes per device of the mesh " << mesh.str()
+            << ", measured on each of its " << run.measured_peaks.size() << " devices";
+  for (size_t d = 0; d < run.measured_peaks.size(); ++d) std::cout << (d ? ", " : " ") << run.measured_peaks[d];
+  std::cout << "\n";
+}
+
+// The peak step and what is alive there, per kind (`rematkit memory` lists the buffers).
+void print_memory_peak(const StepProgram& program) {
+  const MemoryReport report = build_memory_report(program);
   if (report.peak_step < 0) return;
   const StepMemory& peak = report.steps[static_cast<size_t>(report.peak_step)];
   std::cout << "memory peak: step " << report.peak_step << " (" << pass_name(peak.pass) << "), " << peak.what;
@@ -82,6 +99,12 @@ void print_memory(const OneShotRunner& runner) {
     if (report.peak_bytes[k] > 0)
       std::cout << "; " << buffer_kind_name(static_cast<BufferKind>(k)) << " " << report.peak_bytes[k];
   std::cout << "\n";
+}
+
+// What run_on_simulated_devices gives each device's runner.
+BackendOptions per_device(BackendOptions backends) {
+  if (backends.threads == 0) backends.threads = 1;
+  return backends;
 }
 
 void run_grad(const GradOptions& o) {
@@ -94,13 +117,19 @@ void run_grad(const GradOptions& o) {
   backends.max_memory = memory_limit(o.max_memory);
   if (o.no_fusion) backends.fusion = BackendOptions::Fusion::kOff;
   backends.debug_prints = o.debug_prints;
-  // A program with shard_maps or pmaps runs on a simulated mesh, a thread per device, in the
-  // reference interpreter (its steps do not run on backends yet: docs/status.md).
-  if (lin.graph.mesh && o.plan) fail("--plan: a program on a mesh (" + lin.graph.mesh->str() + ") runs in the reference interpreter, which has no step plan");
+  // A program with shard_maps or pmaps runs a step program per device of its mesh, each in its own
+  // arena, their collectives meeting on a simulated mesh in this process.
+  std::optional<Linearization> placed;
   std::optional<OneShotRunner> runner;
-  if (!lin.graph.mesh) runner.emplace(lin, backends);
-  const GradientResult result = lin.graph.mesh ? interpret_gradient(lin, inputs.constants, inputs.arguments, Arithmetic::kFloat32)
-                                               : runner->run(inputs.constants, inputs.arguments);
+  std::optional<MeshRun> mesh_run;
+  if (lin.graph.mesh) {
+    placed.emplace(lin);
+    place_on_mesh(*placed, *lin.graph.mesh);
+    mesh_run = run_on_simulated_devices(*placed, *lin.graph.mesh, backends, inputs.constants, inputs.arguments);
+  } else {
+    runner.emplace(lin, backends);
+  }
+  const GradientResult result = mesh_run ? mesh_run->result : runner->run(inputs.constants, inputs.arguments);
 
   std::string out = "{\"value\": ";
   if (result.outputs.size() == 1) {
@@ -120,11 +149,18 @@ void run_grad(const GradOptions& o) {
   // The plan comes before the JSON line, which can be megabytes: its memory summary first, then the
   // FLOPs and each step; the JSON line is always the last.
   if (o.plan) {
-    print_memory(*runner);
-    const GradientFlops flops = gradient_flops(lin);
-    std::cout << "flops: forward " << flops.forward << ", recomputed " << flops.recompute << ", backward "
-              << flops.backward << "\n";
-    print_steps(runner->program());
+    std::optional<MeshStepRunner> device;  // one device's program, for its plan
+    if (mesh_run) {
+      device.emplace(*placed, *lin.graph.mesh, per_device(backends));
+      print_mesh_memory(*mesh_run, *lin.graph.mesh);
+      print_memory_peak(device->program());
+    } else {
+      print_memory(*runner);
+    }
+    const GradientFlops flops = gradient_flops(placed ? *placed : lin);
+    std::cout << "flops" << (placed ? " per device" : "") << ": forward " << flops.forward << ", recomputed "
+              << flops.recompute << ", backward " << flops.backward << "\n";
+    print_steps(device ? device->program() : runner->program());
   }
   std::cout << out << "}}\n" << std::flush;
 }

@@ -59,6 +59,13 @@ Tiles dim_sizes(const FlatEquation& eqn, int rank) {
   return tiles;
 }
 
+// A collective whose result has its operand's shape: outside a shard_map body (the transpose of
+// its split) it works on blocks placed as its operand is.
+bool keeps_shape(Prim prim) {
+  return prim == Prim::kPsum || prim == Prim::kPmax || prim == Prim::kPmin || prim == Prim::kPbroadcast ||
+         prim == Prim::kPvary;
+}
+
 bool is_axes_reduction(Prim prim) {
   return prim == Prim::kReduceSum || prim == Prim::kReduceMax || prim == Prim::kReduceMin || prim == Prim::kReduceProd ||
          prim == Prim::kArgMax || prim == Prim::kArgMin;
@@ -209,7 +216,7 @@ class Placer {
     if (eqn.outputs.size() != 1 || eqn.scan || eqn.cond) return false;
     const ValueId out = eqn.outputs[0];
     if (!tiles_[out].empty() || local_[out]) return false;
-    if (same_family(eqn.prim)) {
+    if (same_family(eqn.prim) || keeps_shape(eqn.prim)) {
       for (ValueId in : eqn.inputs)
         if (!at(in).empty() && shape(in) == shape(out)) return set(out, at(in));
       return false;
@@ -258,7 +265,7 @@ class Placer {
     const ValueId out = eqn.outputs[0];
     const Tiles& t = at(out);
     bool changed = false;
-    if (same_family(eqn.prim)) {
+    if (same_family(eqn.prim) || keeps_shape(eqn.prim)) {
       for (ValueId in : eqn.inputs)
         if (shape(in) == shape(out)) changed |= set(in, t);
       return changed;

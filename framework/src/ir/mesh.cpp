@@ -398,4 +398,34 @@ int64_t axes_size(const Mesh& mesh, const std::vector<std::string>& axes, const 
   return size;
 }
 
+MeshGroup mesh_group(const Mesh& mesh, int64_t device, const std::vector<std::string>& axes) {
+  std::vector<size_t> positions;
+  for (const std::string& a : axes) {
+    const int at = mesh.index_of(a);
+    if (at < 0) fail("the mesh " + mesh.str() + " has no axis '" + a + "'");
+    positions.push_back(static_cast<size_t>(at));
+  }
+  std::vector<int64_t> coords(mesh.axes.size());  // `device`'s, row-major
+  for (size_t i = mesh.axes.size(), rest = static_cast<size_t>(device); i-- > 0;) {
+    coords[i] = static_cast<int64_t>(rest) % mesh.axes[i].size;
+    rest /= static_cast<size_t>(mesh.axes[i].size);
+  }
+  MeshGroup g;
+  int64_t size = 1;
+  for (size_t p : positions) size *= mesh.axes[p].size;
+  for (int64_t k = 0; k < size; ++k) {
+    std::vector<int64_t> c = coords;
+    int64_t rest = k;
+    for (size_t i = positions.size(); i-- > 0;) {
+      c[positions[i]] = rest % mesh.axes[positions[i]].size;
+      rest /= mesh.axes[positions[i]].size;
+    }
+    int64_t member = 0;
+    for (size_t i = 0; i < mesh.axes.size(); ++i) member = member * mesh.axes[i].size + c[i];
+    if (member == device) g.rank = k;
+    g.members.push_back(member);
+  }
+  return g;
+}
+
 }  // namespace rematkit

@@ -148,7 +148,8 @@ const Type& LoopRunner::result_type(size_t k, size_t body) const {
 }
 size_t LoopRunner::bytes_of_given(size_t k, size_t body) const { return static_cast<size_t>(given_type(k, body).bytes()); }
 
-void LoopRunner::run(const std::vector<const void*>& in, const std::vector<void*>& out) {
+void LoopRunner::run(const std::vector<const void*>& in, const std::vector<void*>& out, MeshTransport* transport) {
+  transport_ = transport;
   if (loop_.cond) return loop_.part == ControlFlowPart::kTranspose ? run_cond_transpose(in, out) : run_cond_forward(in, out);
   if (!loop_.scan) return run_interpreted(in, out);
   switch (loop_.part) {
@@ -181,7 +182,7 @@ void LoopRunner::run_cond_forward(const std::vector<const void*>& in, const std:
   const CondLinearization& c = *loop_.cond;
   const size_t n_ops = in.size() - 1;
   for (size_t i = 0; i < n_ops; ++i) std::memcpy(given(i, b), in[1 + i], bytes_of_given(i, b));
-  bodies_[b]->run({});
+  bodies_[b]->run(StepIo{nullptr, nullptr, nullptr, nullptr, transport_});
   const size_t n_out = c.tangent_out.size();
   for (size_t k = 0; k < n_out; ++k) std::memcpy(out[k], result(k, b), static_cast<size_t>(result_type(k, b).bytes()));
   if (out.size() == n_out) return;  // no residual slots: nothing is differentiated
@@ -214,7 +215,7 @@ void LoopRunner::run_cond_transpose(const std::vector<const void*>& in, const st
     std::memcpy(given(next_seed, b), ct, bytes_of_given(next_seed, b));
     ++next_seed;
   }
-  bodies_[b]->run({});
+  bodies_[b]->run(StepIo{nullptr, nullptr, nullptr, nullptr, transport_});
   for (size_t i = 0; i < out.size(); ++i) std::memcpy(out[i], result(i, b), static_cast<size_t>(result_type(i, b).bytes()));
 }
 
@@ -279,7 +280,7 @@ void LoopRunner::run_forward(const std::vector<const void*>& in, const std::vect
       // The last iteration's: straight into the final carry.
       aim_result(j, step + 1 < s.length ? row(out[a], s.row_of(step + 1), static_cast<size_t>(result_type(a).bytes())) : out[j]);
     }
-    bodies_[0]->run({});
+    bodies_[0]->run(StepIo{nullptr, nullptr, nullptr, nullptr, transport_});
     for (size_t at = s.num_carry; at < s.num_carry + n_rows; ++at)
       take_result(at, row(out[at], r, static_cast<size_t>(result_type(at).bytes())));
     carry_over(s.num_consts, 0, s.num_carry);
@@ -309,7 +310,7 @@ void LoopRunner::run_recompute(const std::vector<const void*>& in, const std::ve
       if (step + 1 < s.length) next = row(out[a - s.num_carry], s.row_of(step + 1), static_cast<size_t>(result_type(a).bytes()));
       aim_result(j, next);
     }
-    bodies_[0]->run({});
+    bodies_[0]->run(StepIo{nullptr, nullptr, nullptr, nullptr, transport_});
     for (size_t k = 0; k < s.recomputed.size(); ++k) {
       const size_t at = s.num_carry + k;
       take_result(at, row(out[k], r, static_cast<size_t>(result_type(at).bytes())));
@@ -369,7 +370,7 @@ void LoopRunner::run_transpose(const std::vector<const void*>& in, const std::ve
     for (size_t i = s.num_consts + s.num_carry; i < n_args; ++i)
       if (result_of[i] != SIZE_MAX && out_of[i] != SIZE_MAX)
         aim_result(result_of[i], row(out[out_of[i]], r, static_cast<size_t>(result_type(result_of[i]).bytes())));
-    bodies_[0]->run({});
+    bodies_[0]->run(StepIo{nullptr, nullptr, nullptr, nullptr, transport_});
     for (size_t i = 0; i < n_args; ++i) {
       if (result_of[i] == SIZE_MAX) continue;
       const void* g = result(result_of[i]);

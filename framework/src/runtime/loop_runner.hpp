@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../schedule/loop_program.hpp"
+#include "rematkit/interpreter/mesh_transport.hpp"
 
 namespace rematkit {
 
@@ -16,7 +17,8 @@ class LoopRunner {
   // The body's arena lives in `workspace`, the loop step's buffer.
   LoopRunner(const LoopProgram& loop, std::byte* workspace);
   ~LoopRunner();
-  void run(const std::vector<const void*>& in, const std::vector<void*>& out);
+  // `transport`: the device's, where the body runs collectives on a mesh (else null).
+  void run(const std::vector<const void*>& in, const std::vector<void*>& out, MeshTransport* transport);
 
  private:
   void run_forward(const std::vector<const void*>& in, const std::vector<void*>& out);
@@ -43,6 +45,7 @@ class LoopRunner {
   void take_result(size_t k, void* data) const;
 
   const LoopProgram& loop_;
+  MeshTransport* transport_ = nullptr;  // this run's (run())
   std::vector<std::unique_ptr<StepExecutor>> bodies_;
   std::vector<std::byte> scratch_;  // the carries' new values, on their way to the given buffers
   // A scan transpose's fixed layout (loop_runner.cpp) and its per-run pointers, sized once.

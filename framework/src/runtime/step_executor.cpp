@@ -1,9 +1,11 @@
 #include "step_executor.hpp"
 
 #include <iostream>
+#include <optional>
 
 #include "debug_print.hpp"
 #include "loop_runner.hpp"
+#include "rematkit/interpreter/device_collective.hpp"
 #include "rematkit/ir/error.hpp"
 #include "rematkit/reference_math/element_values.hpp"
 
@@ -54,6 +56,28 @@ void StepExecutor::bind(int buffer, std::byte* at) {
 
 StepExecutor::~StepExecutor() = default;
 
+void StepExecutor::run_collective_step(const Step& step, size_t s, MeshTransport* transport) {
+  const FlatEquation& eqn = program_.linearization().graph.eqns[static_cast<size_t>(step.equation)];
+  if (!transport)
+    fail_at(eqn.where, "cannot run " + std::string(prim_name(eqn.prim)) +
+                           " off a mesh: it moves values between devices (a step on a mesh runs one executor per "
+                           "device, MeshStepRunner)");
+  const Type& out_type = program_.buffer_type(step.outputs.at(0));
+  std::optional<Tensor> operand;
+  if (!step.inputs.empty()) operand = read(step.inputs[0]);
+  // A shard_map's operand or result the placement already split as its spec does is the device's
+  // block as it is.
+  const bool placed = (eqn.prim == Prim::kShardMapIn || eqn.prim == Prim::kShardMapOut) && operand &&
+                      operand->type.shape == out_type.shape;
+  const Tensor out = placed ? *operand
+                            : run_device_collective(*transport, eqn.prim, eqn.params, operand ? &*operand : nullptr, out_type,
+                                                    Arithmetic::kFloat32);
+  if (out.type.shape != out_type.shape || out.size() != out_type.num_elements())
+    internal_error("the device's " + std::string(prim_name(eqn.prim)) + " at " + eqn.where.str() + " gives " +
+                   out.type.str() + " where its buffer is " + out_type.str() + " (the placement disagrees with it)");
+  write_buffer(out, output_data_[s][0]);
+}
+
 Tensor StepExecutor::read(int buffer) const { return read_buffer(program_.buffer_type(buffer), data(buffer)); }
 
 void StepExecutor::run(const StepIo& io) {
@@ -67,7 +91,7 @@ void StepExecutor::run(const StepIo& io) {
         step.kernel->execute(input_data_[s], output_data_[s], step.workspace < 0 ? nullptr : arena_->data(step.workspace),
                              step.kernel->workspace_bytes());
         break;
-      case StepKind::kLoop: loops_[s]->run(input_data_[s], output_data_[s]); break;
+      case StepKind::kLoop: loops_[s]->run(input_data_[s], output_data_[s], io.transport); break;
       case StepKind::kLoad: {
         const Type& type = program_.buffer_type(step.outputs[0]);
         const LoadSource& load = step.load;
@@ -97,12 +121,7 @@ void StepExecutor::run(const StepIo& io) {
                                ": it calls a Python function the program does not carry (residuals, memory and "
                                "solve read it as an opaque host call)");
       }
-      case StepKind::kCollective: {
-        const FlatEquation& eqn = program_.linearization().graph.eqns[static_cast<size_t>(step.equation)];
-        fail_at(eqn.where, "cannot run " + std::string(prim_name(eqn.prim)) +
-                               " on one device's step executor: a program on a mesh runs on the reference "
-                               "interpreter's simulated mesh (rematkit grad does)");
-      }
+      case StepKind::kCollective: run_collective_step(step, s, io.transport); break;
       case StepKind::kReadout:
         if (io.results) {
           for (int b : step.inputs) {

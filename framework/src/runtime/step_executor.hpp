@@ -9,6 +9,7 @@
 
 #include "rematkit/autodiff/gradient_result.hpp"
 #include "rematkit/schedule/step_program.hpp"
+#include "rematkit/interpreter/mesh_transport.hpp"
 #include "rematkit/interpreter/tensor.hpp"
 
 namespace rematkit {
@@ -21,6 +22,7 @@ struct StepIo {
   const std::vector<Tensor>* arguments = nullptr;
   const std::vector<Tensor>* cotangents = nullptr;  // null: ones
   GradientResult* results = nullptr;                // null: results stay in the arena
+  MeshTransport* transport = nullptr;               // on a mesh: the device's way to the others
 };
 
 class StepExecutor {
@@ -30,6 +32,7 @@ class StepExecutor {
   StepExecutor(const StepProgram& program, std::byte* device_memory = nullptr);
   ~StepExecutor();
 
+  // A collective step runs through io.transport; without one it is a bad-input error.
   void run(const StepIo& io);
   // Where `buffer` is: its arena place, or where bind() pointed it.
   std::byte* data(int buffer) const { return address_[static_cast<size_t>(buffer)]; }
@@ -43,6 +46,8 @@ class StepExecutor {
   int64_t high_water(MemorySpace space) const { return arena_->high_water(space); }
 
  private:
+  void run_collective_step(const Step& step, size_t s, MeshTransport* transport);
+
   const StepProgram& program_;
   std::unique_ptr<Arena> arena_;
   std::vector<std::vector<const void*>> input_data_;

@@ -61,7 +61,7 @@ Tensor StepRunner::read_buffer(int buffer) const { return executor_->read(buffer
 
 void StepRunner::run_steps(const RunIo& io, const std::function<void()>& then) {
   auto work = [&] {
-    executor_->run(StepIo{io.constants, io.arguments, io.cotangents, io.results});
+    executor_->run(StepIo{io.constants, io.arguments, io.cotangents, io.results, io.transport});
     for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost})
       measured_peak_[static_cast<size_t>(space)] = executor_->high_water(space);
     if (then) then();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rematkit/core_export.hpp"
+#include "rematkit/interpreter/mesh_transport.hpp"
 #include "rematkit/interpreter/tensor.hpp"
 #include "rematkit/ir/mesh.hpp"
 #include "rematkit/ir/params.hpp"
@@ -24,6 +25,9 @@ REMATKIT_CORE_EXPORT void run_on_simulated_mesh(const Mesh& mesh, const std::fun
 
 // The mesh and device the calling thread runs as, when it runs on a simulated mesh.
 REMATKIT_CORE_EXPORT bool on_simulated_mesh();
+
+// The calling device's transport, on a simulated mesh (on_simulated_mesh()).
+REMATKIT_CORE_EXPORT MeshTransport& simulated_transport();
 
 // One collective (or shard_map_in / shard_map_out) on the calling device: what the device gets,
 // given what it gives. A bad-input error off a simulated mesh.

@@ -81,6 +81,15 @@ REMATKIT_CORE_EXPORT std::optional<Mesh> printed_mesh(std::string_view printed, 
 // A collective's mesh axes, from axes= or axis_name= (x, 'x', ('x', 'y')).
 REMATKIT_CORE_EXPORT std::vector<std::string> collective_axes(const Params& params, const SourceLocation& where);
 
+// The devices that share `device`'s place on every axis but `axes`, in the order of their index
+// over `axes` (the first axis named the slowest, as axis_index counts), and `device`'s own index
+// among them: the group a collective over `axes` works in.
+struct MeshGroup {
+  std::vector<int64_t> members;
+  int64_t rank = 0;
+};
+REMATKIT_CORE_EXPORT MeshGroup mesh_group(const Mesh& mesh, int64_t device, const std::vector<std::string>& axes);
+
 // The product of the sizes of `axes` on `mesh`; a bad-input error at `where` for an axis the
 // mesh does not have.
 REMATKIT_CORE_EXPORT int64_t axes_size(const Mesh& mesh, const std::vector<std::string>& axes,

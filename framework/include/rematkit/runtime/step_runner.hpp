@@ -12,6 +12,7 @@
 
 #include "rematkit/core_export.hpp"
 #include "rematkit/autodiff/gradient.hpp"
+#include "rematkit/interpreter/mesh_transport.hpp"
 #include "rematkit/schedule/step_program.hpp"
 
 namespace rematkit {
@@ -41,6 +42,7 @@ class REMATKIT_CORE_EXPORT StepRunner {
     const std::vector<Tensor>* arguments = nullptr;
     const std::vector<Tensor>* cotangents = nullptr;  // null: ones
     GradientResult* results = nullptr;                // null: results stay in the arena
+    MeshTransport* transport = nullptr;               // a device's, on a mesh (mesh_step_runner.hpp)
   };
   // Runs every step in order, then `then`, inside the runner's threads.
   void run_steps(const RunIo& io, const std::function<void()>& then);

@@ -1,0 +1,19 @@
+// One device's part of a collective (jax/_src/lax/parallel.py) or of shard_map's split and join
+// of a value into devices' blocks: what the device gets, given what it gives, the other devices'
+// operands reaching it through a MeshTransport. The reference interpreter's simulated mesh and the
+// step executor on any mesh run their collectives here, so both give the same bits.
+#pragma once
+
+#include "rematkit/core_export.hpp"
+#include "rematkit/interpreter/mesh_transport.hpp"
+#include "rematkit/interpreter/tensor.hpp"
+#include "rematkit/ir/params.hpp"
+
+namespace rematkit {
+
+// `operand`: the device's operand (null for axis_index). Reductions add the members' operands in
+// the group's order, rounding as `arithmetic` says, so every device of a group gets the same bits.
+REMATKIT_CORE_EXPORT Tensor run_device_collective(MeshTransport& transport, Prim prim, const Params& params,
+                                                  const Tensor* operand, const Type& out_type, Arithmetic arithmetic);
+
+}  // namespace rematkit

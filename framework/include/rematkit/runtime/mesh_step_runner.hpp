@@ -1,0 +1,49 @@
+// A gradient step on a mesh, one step program per device: each device runs the step of its own
+// blocks (the linearization placed on the mesh: analysis/device_placement.hpp) in an arena of its
+// own, so its measured peak is the per-device peak the memory plan predicts, and its collectives
+// go to the other devices through a MeshTransport: the simulated mesh's threads, or MPI's ranks.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "rematkit/core_export.hpp"
+#include "rematkit/interpreter/mesh_transport.hpp"
+#include "rematkit/runtime/step_runner.hpp"
+
+namespace rematkit {
+
+class REMATKIT_CORE_EXPORT MeshStepRunner : public StepRunner {
+ public:
+  // `lin` placed on `mesh` (place_on_mesh) and outliving the runner. A bad-input error as
+  // OneShotRunner's, and a MemoryLimitError when one device's predicted peak is over the limit.
+  MeshStepRunner(const Linearization& lin, const Mesh& mesh, const BackendOptions& backends);
+
+  const Mesh& mesh() const { return mesh_; }
+
+  // One device's part of a run, which every device of the mesh makes at once through `transport`:
+  // it takes its blocks of the whole `constants` and `arguments`, runs its step, and joins the
+  // outputs and gradients from every device's blocks, so each device returns the whole values
+  // (cotangents of ones, as OneShotRunner). A value split outside a shard_map by GSPMD's rules
+  // alone is refused: XLA's implicit collectives for it are not run here.
+  GradientResult run(MeshTransport& transport, const std::vector<Tensor>& constants,
+                     const std::vector<Tensor>& arguments);
+
+ private:
+  Mesh mesh_;
+};
+
+// Every device of `mesh` run in this process, a thread and a MeshStepRunner each, the
+// collectives meeting at the simulated mesh (simulated_mesh.hpp). `backends.threads` is per device
+// (0: one thread each).
+struct MeshRun {
+  GradientResult result;                 // the whole outputs and gradients (every device's are the same)
+  int64_t predicted_peak = 0;            // one device's arena, as planned
+  std::vector<int64_t> measured_peaks;   // each device's arena high-water mark, by device id
+};
+REMATKIT_CORE_EXPORT MeshRun run_on_simulated_devices(const Linearization& lin, const Mesh& mesh,
+                                                      const BackendOptions& backends,
+                                                      const std::vector<Tensor>& constants,
+                                                      const std::vector<Tensor>& arguments);
+
+}  // namespace rematkit
