@@ -1,5 +1,5 @@
 # `cmake --install build --prefix P` puts into P: the headers (include/rematkit), the libraries
-# (rematkit::core, and rematkit::flax, rematkit::io and rematkit::sweep where built) and the rematkit program, the
+# (rematkit::core, and rematkit::flax, rematkit::io, rematkit::sweep and rematkit::mpi where built) and the rematkit program, the
 # built-in plugins (lib/rematkit/plugins, found beside the core library at run time), a CMake
 # package (find_package(rematkit): the rematkit:: targets, rematkit_add_plugin()) and a pkg-config
 # file per library. Every path is relative to the prefix, so an installed tree can be moved.
@@ -19,6 +19,11 @@ endforeach()
 if(REMATKIT_TOOLS_ENABLED)
   list(APPEND _rk_libraries rematkit_sweep)
   install(DIRECTORY sweep/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endif()
+# rematkit::mpi (rematkit/mpi/: a mesh's devices as MPI ranks) where Open MPI was found.
+if(REMATKIT_MPI_ENABLED)
+  list(APPEND _rk_libraries rematkit_mpi)
+  install(DIRECTORY mpi/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endif()
 if(NOT REMATKIT_FLAX_ENABLED)
   list(APPEND _rk_header_excludes PATTERN random EXCLUDE)

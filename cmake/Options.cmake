@@ -20,7 +20,7 @@ rematkit_part(REMATKIT_BACKEND_HIGHWAY "the Highway SIMD backend plugin (Highway
 rematkit_part(REMATKIT_BACKEND_ONEDNN "the oneDNN backend plugin (oneDNN 2.6 with OpenMP)")
 rematkit_part(REMATKIT_BACKEND_BLAS "the OpenBLAS backend plugin: f32 dot_general through cblas_sgemm (libopenblas-dev)")
 rematkit_part(REMATKIT_BACKEND_XSMM "the libxsmm backend plugin: small f32 dot_general through libxsmm's JIT kernels (libxsmm-dev)")
-rematkit_part(REMATKIT_MPI "rematkit sweep spread over MPI ranks, under mpirun (Open MPI: openmpi-bin, libopenmpi-dev)")
+rematkit_part(REMATKIT_MPI "rematkit::mpi and, under mpirun, a sweep spread over the ranks and grad of a program on a mesh a rank per device (Open MPI: openmpi-bin, libopenmpi-dev)")
 rematkit_part(REMATKIT_FUZZ "the libFuzzer targets in fuzz/ (clang with -fsanitize=fuzzer: clang-14, libclang-rt-14-dev)")
 rematkit_part(REMATKIT_PYTHON "the Python package rematkit (pybind11-dev, python3-dev; its tests: python3-numpy, python3-pytest)")
 rematkit_part(REMATKIT_SOLVER_CBC "the budget solver's exact method, an integer program solved by COIN-OR CBC (coinor-libcbc-dev)")

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rematkit/plugin_host/plugin_registry.hpp"
+#include "support/sharded_steps.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {
@@ -504,6 +505,44 @@ repetitions: 2
   EXPECT_TRUE(WIFEXITED(bad) && WEXITSTATUS(bad) == 2);
   const std::string said = read_text(err.string());
   EXPECT_EQ(count_of(said, "bad.yaml:1:"), 1u) << said;
+}
+#endif
+
+#ifdef REMATKIT_MPIEXEC
+TEST_F(CliTest, GradOfAnFsdpStepOnFourRanksIsTheSimulatedMeshsBitForBit) {
+  // Each rank one device of the (data=2, fsdp=2) mesh, in its own arena; the JSON line (9
+  // significant digits: every bit of an f32) is the one grad prints without mpirun, where the
+  // devices are threads of one process.
+  const std::string step = write("fsdp.jaxpr", with_policy(kFsdpStep, "nothing_saveable"));
+  const std::string inputs = write("in.json", R"({"x": [[0.1, 0.2, 0.3, 0.4], [0.5, -0.6, 0.7, 0.8], [0.9, 1.0, -1.1, 1.2],
+    [0.3, 0.1, 0.4, 0.1], [0.5, 0.9, 0.2, -0.6], [0.5, 0.3, 0.5, 0.8], [-0.9, 0.7, 0.9, 0.3], [0.2, 0.3, 0.8, 0.4]],
+    "w1": [[0.3, -0.2, 0.1, 0.5], [0.2, 0.4, -0.3, 0.1], [0.6, 0.1, 0.2, -0.4], [0.1, 0.3, 0.5, 0.2]],
+    "w2": [[0.2, 0.1, -0.5, 0.3], [0.4, -0.2, 0.1, 0.6], [0.1, 0.5, 0.3, -0.1], [-0.3, 0.2, 0.4, 0.1]]})");
+  const CliRun alone = run("grad " + step + " --inputs " + inputs);
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  const std::string mpirun = std::string("env ASAN_OPTIONS=detect_leaks=0 ") + REMATKIT_MPIEXEC +
+                             " --allow-run-as-root --oversubscribe -n ";
+  const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+  auto ranks = [&](int n, const std::string& args) {
+    const int status = std::system((mpirun + std::to_string(n) + " " + REMATKIT_CLI + " grad " + args + " >" +
+                                    out.string() + " 2>" + err.string() + " </dev/null").c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  ASSERT_EQ(ranks(4, step + " --inputs " + inputs + " --plan"), 0) << read_text(err.string());
+  const std::string said = read_text(out.string());
+  EXPECT_EQ(said.substr(said.rfind('{')), alone.out.substr(alone.out.rfind('{'))) << said;
+  // Every rank's arena reached the peak one device's plan predicts.
+  const size_t at = said.find("memory device: predicted peak ");
+  ASSERT_NE(at, std::string::npos) << said;
+  const std::string predicted = said.substr(at + 30, said.find(' ', at + 30) - at - 30);
+  EXPECT_NE(said.find("measured on each of its 4 ranks " + predicted + ", " + predicted + ", " + predicted + ", " + predicted + "\n"),
+            std::string::npos)
+      << said;
+  // Ranks that are not the mesh's devices: one line from rank 0, and every rank exits 2.
+  EXPECT_EQ(ranks(3, step + " --inputs " + inputs), 2);
+  const std::string error = read_text(err.string());
+  EXPECT_EQ(count_of(error, "rematkit: "), 1u) << error;
+  EXPECT_NE(error.find("rematkit: the mesh data=2,fsdp=2 has 4 devices but mpirun started 3 ranks"), std::string::npos) << error;
 }
 #endif
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <optional>
 
 #include "commands.hpp"
@@ -97,6 +98,18 @@ LinearizeOptions linearize_options(const PluginOptions& plugins, const std::stri
   options.policy = policy;
   if (!edits.wrt.empty()) options.differentiate = argument_indices(program, edits.wrt, "--wrt");
   return options;
+}
+
+// This process's rank when a launcher (mpirun, Slurm's PMI) started it among two or more ranks,
+// read from its environment before MPI is initialized; nullopt otherwise.
+std::optional<int> launched_rank() {
+  for (const auto& [size_name, rank_name] : {std::pair{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"},
+                                             std::pair{"PMI_SIZE", "PMI_RANK"}}) {
+    const char* size = std::getenv(size_name);
+    const char* rank = std::getenv(rank_name);
+    if (size && rank && std::atoi(size) > 1) return std::atoi(rank);
+  }
+  return std::nullopt;
 }
 
 }  // namespace rematkit::cli

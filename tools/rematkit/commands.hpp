@@ -91,6 +91,10 @@ std::string place_for_command(rematkit::Linearization& lin, const rematkit::Prog
 // nullopt with --global or none.
 std::optional<rematkit::Mesh> command_mesh(const rematkit::Program& program, const MeshOptions& options);
 
+// This process's rank when a launcher (mpirun, Slurm's PMI) started it among two or more ranks,
+// read from its environment before MPI is initialized; nullopt otherwise.
+std::optional<int> launched_rank();
+
 void add_residuals_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_grad_command(CLI::App& app);

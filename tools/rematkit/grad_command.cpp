@@ -11,6 +11,9 @@
 #include "rematkit/analysis/device_placement.hpp"
 #include "rematkit/ir/parser.hpp"
 #include "rematkit/io/tensor_json.hpp"
+#ifdef REMATKIT_HAVE_MPI
+#include "rematkit/mpi/mpi_transport.hpp"
+#endif
 
 namespace rematkit::cli {
 namespace {
@@ -27,6 +30,7 @@ struct GradOptions {
   bool debug_prints = false;
   int threads = 0;
   std::string max_memory;
+  double rank_timeout = 60;
 };
 
 // One line per kernel step: pass, primitive, what it is for, where it comes from, the backend it runs on.
@@ -81,11 +85,11 @@ void print_memory(const OneShotRunner& runner) {
   print_memory_peak(runner.program());
 }
 
-// The mesh's arenas: one device's predicted peak, and each device's measured one.
-void print_mesh_memory(const MeshRun& run, const Mesh& mesh) {
-  std::cout << "memory device: predicted peak " << run.predicted_peak << " bytes per device of the mesh " << mesh.str()
-            << ", measured on each of its " << run.measured_peaks.size() << " devices";
-  for (size_t d = 0; d < run.measured_peaks.size(); ++d) std::cout << (d ? ", " : " ") << run.measured_peaks[d];
+// The mesh's arenas: one device's predicted peak, and each device's (or rank's) measured one.
+void print_mesh_memory(int64_t predicted, const std::vector<int64_t>& measured, const Mesh& mesh, const char* devices) {
+  std::cout << "memory device: predicted peak " << predicted << " bytes per device of the mesh " << mesh.str()
+            << ", measured on each of its " << measured.size() << " " << devices;
+  for (size_t d = 0; d < measured.size(); ++d) std::cout << (d ? ", " : " ") << measured[d];
   std::cout << "\n";
 }
 
@@ -107,30 +111,29 @@ BackendOptions per_device(BackendOptions backends) {
   return backends;
 }
 
-void run_grad(const GradOptions& o) {
-  const Program program = edited_program(command_program(o.file, o.edits), o.edits);
-  const ProgramInputs inputs = load_program_inputs(o.inputs, program);
+// What a run needs, read and linearized.
+struct GradStep {
+  Program program;
+  ProgramInputs inputs;
+  Linearization lin;
+  BackendOptions backends;
+};
+
+GradStep read_grad_step(const GradOptions& o) {
+  Program program = edited_program(command_program(o.file, o.edits), o.edits);
+  ProgramInputs inputs = load_program_inputs(o.inputs, program);
   const PluginRegistry& plugins = command_plugins(o.plugins);
-  const Linearization lin = linearize(program, linearize_options(o.plugins, o.policy, program, o.edits));
+  Linearization lin = linearize(program, linearize_options(o.plugins, o.policy, program, o.edits));
   BackendOptions backends{o.backends.empty() ? plugins.fastest_backends() : o.backends, &plugins};
   backends.threads = o.threads;
   backends.max_memory = memory_limit(o.max_memory);
   if (o.no_fusion) backends.fusion = BackendOptions::Fusion::kOff;
   backends.debug_prints = o.debug_prints;
-  // A program with shard_maps or pmaps runs a step program per device of its mesh, each in its own
-  // arena, their collectives meeting on a simulated mesh in this process.
-  std::optional<Linearization> placed;
-  std::optional<OneShotRunner> runner;
-  std::optional<MeshRun> mesh_run;
-  if (lin.graph.mesh) {
-    placed.emplace(lin);
-    place_on_mesh(*placed, *lin.graph.mesh);
-    mesh_run = run_on_simulated_devices(*placed, *lin.graph.mesh, backends, inputs.constants, inputs.arguments);
-  } else {
-    runner.emplace(lin, backends);
-  }
-  const GradientResult result = mesh_run ? mesh_run->result : runner->run(inputs.constants, inputs.arguments);
+  return GradStep{std::move(program), std::move(inputs), std::move(lin), backends};
+}
 
+// The JSON line: the outputs, then the gradient of every argument that has one.
+std::string result_json(const Program& program, const GradientResult& result) {
   std::string out = "{\"value\": ";
   if (result.outputs.size() == 1) {
     out += tensor_to_json(result.outputs[0]);
@@ -146,24 +149,92 @@ void run_grad(const GradOptions& o) {
     out += (first ? "\"" : ", \"") + program.vars[program.invars[i]].name + "\": " + tensor_to_json(*result.gradients[i]);
     first = false;
   }
-  // The plan comes before the JSON line, which can be megabytes: its memory summary first, then the
-  // FLOPs and each step; the JSON line is always the last.
-  if (o.plan) {
-    std::optional<MeshStepRunner> device;  // one device's program, for its plan
-    if (mesh_run) {
-      device.emplace(*placed, *lin.graph.mesh, per_device(backends));
-      print_mesh_memory(*mesh_run, *lin.graph.mesh);
-      print_memory_peak(device->program());
-    } else {
-      print_memory(*runner);
-    }
-    const GradientFlops flops = gradient_flops(placed ? *placed : lin);
-    std::cout << "flops" << (placed ? " per device" : "") << ": forward " << flops.forward << ", recomputed "
-              << flops.recompute << ", backward " << flops.backward << "\n";
-    print_steps(device ? device->program() : runner->program());
-  }
-  std::cout << out << "}}\n" << std::flush;
+  return out + "}}";
 }
+
+// After the memory lines of --plan: the FLOPs of each pass and each step.
+void print_flops_and_steps(const Linearization& lin, const StepProgram& program) {
+  const GradientFlops flops = gradient_flops(lin);
+  std::cout << "flops" << (lin.graph.mesh ? " per device" : "") << ": forward " << flops.forward << ", recomputed "
+            << flops.recompute << ", backward " << flops.backward << "\n";
+  print_steps(program);
+}
+
+// The plan comes before the JSON line, which can be megabytes: its memory summary first, then the
+// FLOPs and each step; the JSON line is always the last.
+void run_grad(const GradOptions& o) {
+  const GradStep step = read_grad_step(o);
+  const Linearization& lin = step.lin;
+  if (!lin.graph.mesh) {
+    OneShotRunner runner(lin, step.backends);
+    const GradientResult result = runner.run(step.inputs.constants, step.inputs.arguments);
+    if (o.plan) {
+      print_memory(runner);
+      print_flops_and_steps(lin, runner.program());
+    }
+    std::cout << result_json(step.program, result) << "\n" << std::flush;
+    return;
+  }
+  // A program with shard_maps or pmaps runs a step program per device of its mesh, each in its own
+  // arena, their collectives meeting on a simulated mesh in this process.
+  Linearization placed = lin;
+  place_on_mesh(placed, *lin.graph.mesh);
+  const MeshRun run = run_on_simulated_devices(placed, *lin.graph.mesh, step.backends, step.inputs.constants,
+                                               step.inputs.arguments);
+  if (o.plan) {
+    const MeshStepRunner device(placed, *lin.graph.mesh, per_device(step.backends));  // for its plan
+    print_mesh_memory(run.predicted_peak, run.measured_peaks, *lin.graph.mesh, "devices");
+    print_memory_peak(device.program());
+    print_flops_and_steps(placed, device.program());
+  }
+  std::cout << result_json(step.program, run.result) << "\n" << std::flush;
+}
+
+#ifdef REMATKIT_HAVE_MPI
+// Under mpirun: this rank is one device of the program's mesh. A rank that fails says so where the
+// others next compare notes (MpiSession::stopped), so every rank stops with the same error; rank 0
+// alone prints it, and every rank exits 2.
+void run_grad_on_ranks(const GradOptions& o) {
+  const mpi::MpiSession session;
+  try {
+    std::optional<GradStep> step;
+    std::optional<Linearization> placed;
+    std::optional<mpi::MpiTransport> transport;
+    std::optional<MeshStepRunner> runner;
+    GradientResult result;
+    std::vector<int64_t> peaks;
+    try {
+      step.emplace(read_grad_step(o));
+      if (!step->lin.graph.mesh)
+        fail("under mpirun, grad runs a program on a mesh, a rank per device: " + o.file + " has no shard_map or pmap");
+      const Mesh& mesh = *step->lin.graph.mesh;
+      placed.emplace(step->lin);
+      place_on_mesh(*placed, mesh);
+      transport.emplace(session, mesh, o.rank_timeout);
+      runner.emplace(*placed, mesh, step->backends);
+      result = runner->run(*transport, step->inputs.constants, step->inputs.arguments);
+      const int64_t mine = runner->measured_peak(MemorySpace::kDevice);
+      std::vector<int64_t> everyone(static_cast<size_t>(mesh.num_devices()));
+      for (size_t d = 0; d < everyone.size(); ++d) everyone[d] = static_cast<int64_t>(d);
+      peaks.resize(everyone.size());
+      transport->all_gather("the measured peaks", everyone, &mine, sizeof mine, peaks.data());
+    } catch (const Error& e) {
+      session.stopped(e, o.rank_timeout);
+    }
+    if (session.rank() != 0) return;
+    if (o.plan) {
+      print_mesh_memory(runner->layout().arena(MemorySpace::kDevice), peaks, *step->lin.graph.mesh, "ranks");
+      print_memory_peak(runner->program());
+      print_flops_and_steps(*placed, runner->program());
+    }
+    std::cout << result_json(step->program, result) << "\n" << std::flush;
+  } catch (const Error& e) {
+    if (session.rank() == 0) std::cerr << "rematkit: " << e.what() << std::endl;
+    session.barrier(o.rank_timeout);
+    throw ExitCode{e.kind() == ErrorKind::kBadInput ? 2 : 1};
+  }
+}
+#endif
 
 }  // namespace
 
@@ -179,7 +250,11 @@ void add_grad_command(CLI::App& app) {
       "with nested lists and 9 significant digits (the last line, after what --plan prints), a complex\n"
       "element as [re, im] (as --inputs gives one); value is a list of values when the program has several\n"
       "outputs. Integer and bool arguments get no gradient, nor do those --wrt leaves out. The gradient is\n"
-      "the same, bit for bit, under every policy.");
+      "the same, bit for bit, under every policy.\n"
+      "\n"
+      "A program on a mesh (shard_map, pmap) runs a step program per device, each in its own arena: in this\n"
+      "process, a thread per device; under mpirun, a rank per device (mpirun -n 4 rematkit grad step.jaxpr\n"
+      "--inputs in.json, where Open MPI was found at build time), rank 0 printing. Both give the same bits.");
   cmd->add_option("FILE", options->file, "a program in jaxpr syntax; '-' reads standard input")->required();
   cmd->add_option("--inputs", options->inputs,
                   "a JSON object mapping every argument and constant name to a number or nested list")
@@ -197,7 +272,20 @@ void add_grad_command(CLI::App& app) {
   cmd->add_flag("--plan", options->plan,
                 "before the JSON line, print the memory plan (predicted and measured peak bytes, the peak step and\n"
                 "its bytes per kind), the FLOPs of each pass, and each step with the backend it runs on");
-  cmd->callback([options]() { run_grad(*options); });
+  cmd->add_option("--rank-timeout", options->rank_timeout,
+                  "under mpirun: seconds a rank waits at a collective for the others before it ends the job\n"
+                  "(a rank that stopped or hangs), exit status 2")
+      ->check(CLI::PositiveNumber);
+  cmd->callback([options]() {
+    if (!launched_rank()) return run_grad(*options);
+#ifdef REMATKIT_HAVE_MPI
+    run_grad_on_ranks(*options);
+#else
+    if (*launched_rank() == 0)
+      fail("this rematkit was built without MPI, so its ranks would each run the whole step: install libopenmpi-dev and rebuild");
+    throw ExitCode{2};
+#endif
+  });
 }
 
 }  // namespace rematkit::cli

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "rematkit/ir/error.hpp"
+#include "rematkit/mpi/mpi_session.hpp"
 #include "rematkit/sweep/budget_answers.hpp"
 #include "rematkit/sweep/sweep_output.hpp"
 
@@ -18,12 +19,6 @@ namespace {
 // Messages: a worker says it is ready, or sends a finished group's rows as JSON, or the error
 // that stopped one; rank 0 answers with a group's index, or -1 when there is nothing left.
 constexpr int kReady = 1, kWork = 2, kRows = 3, kFailed = 4;
-
-// MPI_Init and MPI_Finalize around the sweep, whatever is thrown.
-struct MpiSession {
-  MpiSession() { MPI_Init(nullptr, nullptr); }
-  ~MpiSession() { MPI_Finalize(); }
-};
 
 // Waits for a message without spinning: Open MPI's blocking calls poll at full speed, and a rank
 // waiting beside a timed step would take a core from it.
@@ -138,10 +133,8 @@ std::vector<sweep::SweepRow> coordinate(const sweep::SweepConfig& config, sweep:
 std::optional<std::vector<sweep::SweepRow>> run_sweep_over_mpi(const sweep::SweepConfig& config,
                                                                const PluginRegistry& plugins, sweep::Shard shard,
                                                                const sweep::SweepProgress& progress) {
-  const MpiSession session;
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const mpi::MpiSession session;
+  const int rank = session.rank(), size = session.size();
   const std::vector<int> node_of = nodes_of_ranks(rank, size);
   if (rank != 0) {
     work(config, plugins, shard);
@@ -151,8 +144,8 @@ std::optional<std::vector<sweep::SweepRow>> run_sweep_over_mpi(const sweep::Swee
 }
 
 void wait_for_every_rank() {
-  const MpiSession session;
-  MPI_Barrier(MPI_COMM_WORLD);
+  const mpi::MpiSession session;
+  session.barrier(60);
 }
 
 }  // namespace rematkit::cli

@@ -53,18 +53,6 @@ extern "C" void on_interrupt(int) {
   std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
 }
 
-// This process's rank when a launcher (mpirun, Slurm's PMI) started it among two or more ranks,
-// read from its environment before MPI is initialized; nullopt otherwise.
-std::optional<int> launched_rank() {
-  for (const auto& [size_name, rank_name] : {std::pair{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"},
-                                             std::pair{"PMI_SIZE", "PMI_RANK"}}) {
-    const char* size = std::getenv(size_name);
-    const char* rank = std::getenv(rank_name);
-    if (size && rank && std::atoi(size) > 1) return std::atoi(rank);
-  }
-  return std::nullopt;
-}
-
 // A bar redrawn in place on a terminal; one line per group otherwise (logs, CI).
 void report_progress(size_t done, size_t total, const std::string& what) {
   if (isatty(STDERR_FILENO)) {
