@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "rematkit/autodiff/scan_linearization.hpp"
+#include "rematkit/analysis/communication.hpp"
 #include "rematkit/analysis/flops.hpp"
 #include "rematkit/analysis/memory_report.hpp"
 #include "rematkit/autodiff/gradient.hpp"
@@ -157,6 +158,7 @@ void print_flops_and_steps(const Linearization& lin, const StepProgram& program)
   const GradientFlops flops = gradient_flops(lin);
   std::cout << "flops" << (lin.graph.mesh ? " per device" : "") << ": forward " << flops.forward << ", recomputed "
             << flops.recompute << ", backward " << flops.backward << "\n";
+  if (lin.graph.mesh) std::cout << communication_line(gradient_communication(lin, *lin.graph.mesh)) << "\n";
   print_steps(program);
 }
 

@@ -1,4 +1,5 @@
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -6,6 +7,7 @@
 #include "rematkit/io/memory_report_json.hpp"
 #include "rematkit/io/memory_timeline.hpp"
 #include "rematkit/io/text_file.hpp"
+#include "rematkit/analysis/communication.hpp"
 #include "rematkit/analysis/memory_report.hpp"
 #include "rematkit/schedule/step_program.hpp"
 
@@ -32,10 +34,13 @@ void run_memory(const MemoryOptions& o) {
   // Each policy's plan, as `grad` and the API's Plan make it; only its report outlives it.
   const std::vector<std::string> policies = o.policies.empty() ? std::vector<std::string>{""} : o.policies;
   std::vector<MemoryReport> reports;
+  std::vector<std::optional<GradientCommunication>> communication;  // on a mesh
   std::string placed;
   for (const std::string& policy : policies) {
     Linearization lin = linearize(program, linearize_options(o.plugins, policy, program, o.edits));
     placed = place_for_command(lin, program, o.mesh);
+    const std::optional<Mesh> mesh = placed.empty() ? std::nullopt : command_mesh(program, o.mesh);
+    communication.push_back(mesh ? std::optional(gradient_communication(lin, *mesh)) : std::nullopt);
     reports.push_back(
         build_memory_report(build_step_program(lin, backends, Pass::kBackward, InputMode::kLoadedEachRun)));
   }
@@ -51,6 +56,8 @@ void run_memory(const MemoryOptions& o) {
       nlohmann::json report = nlohmann::json::parse(memory_report_json(reports[i]));
       report["policy"] = policies[i];
       if (!placed.empty()) report["devices"] = placed;
+      if (const auto& c = communication[i])
+        report["communication_bytes"] = {{"forward", c->forward}, {"recompute", c->recompute}, {"backward", c->backward}};
       out.push_back(std::move(report));
     }
     std::cout << out.dump(2) << "\n" << std::flush;
@@ -60,6 +67,7 @@ void run_memory(const MemoryOptions& o) {
   for (size_t i = 0; i < reports.size(); ++i) {
     if (i) std::cout << "\n";
     if (!policies[i].empty()) std::cout << "policy " << policies[i] << "\n";
+    if (communication[i]) std::cout << communication_line(*communication[i]) << "\n";
     std::cout << format_memory_report(reports[i]);
   }
   std::cout << std::flush;

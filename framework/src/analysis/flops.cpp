@@ -7,20 +7,6 @@ namespace rematkit {
 
 namespace {
 
-GradientFlops& operator+=(GradientFlops& a, const GradientFlops& b) {
-  a.forward += b.forward;
-  a.recompute += b.recompute;
-  a.backward += b.backward;
-  return a;
-}
-
-GradientFlops times(GradientFlops f, int64_t n) {
-  f.forward *= n;
-  f.recompute *= n;
-  f.backward *= n;
-  return f;
-}
-
 // A backward-pass equation's work, split: a loop's or a branch's backward pass recomputes too (its
 // body's own checkpoints, or a checkpoint around its inner scans), and that is recomputation.
 GradientFlops backward_flops(const FlatGraph& graph, const FlatEquation& eqn, bool known) {
@@ -32,7 +18,7 @@ GradientFlops backward_flops(const FlatGraph& graph, const FlatEquation& eqn, bo
                                                           body.graph.is_known(body.graph.eqns[static_cast<size_t>(e)]));
       return inner;
     };
-    if (eqn.scan) return times(split(eqn.scan->body), eqn.scan->length);
+    if (eqn.scan) return split(eqn.scan->body) * eqn.scan->length;
     for (size_t i = 0; i < eqn.cond->branches.size(); ++i) {  // the costliest branch
       const Linearization& branch = eqn.cond->branches[i];
       GradientFlops b = split(branch);

@@ -8,14 +8,12 @@
 #include "rematkit/autodiff/equation_flops.hpp"
 #include "rematkit/autodiff/graph.hpp"
 #include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/analysis/pass_totals.hpp"
 
 namespace rematkit {
 
-struct GradientFlops {
-  int64_t forward = 0;     // the forward pass, coefficients included
-  int64_t recompute = 0;   // what the backward pass computes again (the price of remat)
-  int64_t backward = 0;    // the transposed equations
-};
+// The forward pass's (coefficients included), the recomputation's and the transposed equations'.
+using GradientFlops = PassTotals;
 REMATKIT_CORE_EXPORT GradientFlops gradient_flops(const Linearization& lin);
 
 }  // namespace rematkit
