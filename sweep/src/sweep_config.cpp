@@ -226,6 +226,20 @@ std::string read_dtype(const Reader& r, const YAML::Node& node) {
   return dtype;
 }
 
+// parallel: {data: D, fsdp: F}, whose devices split the batch.
+ModelParallel read_parallel(const Reader& r, const YAML::Node& node, int64_t batch) {
+  r.expect_map(node, "parallel", {"data", "fsdp", "tensor"});
+  ModelParallel p;
+  if (node["data"]) p.data = r.integer(node["data"], "data", 1);
+  if (node["fsdp"]) p.fsdp = r.integer(node["fsdp"], "fsdp", 1);
+  if (node["tensor"] && r.integer(node["tensor"], "tensor", 1) != 1)
+    r.fail_at_node(node["tensor"], "tensor parallelism is not built yet: parallel takes data and fsdp");
+  if (batch % p.devices() != 0)
+    r.fail_at_node(node, "the batch (" + std::to_string(batch) + ") must split evenly over the " +
+                             std::to_string(p.devices()) + " devices of data x fsdp");
+  return p;
+}
+
 ModelSpec read_transformer(const Reader& r, const YAML::Node& node, const std::string& name) {
   const std::string what = "a transformer model";
   r.expect_map(node, what, {"layers", "batch", "sequence", "model", "heads", "mlp", "remat", "loop", "remat_scan"});
@@ -243,7 +257,7 @@ ModelSpec read_transformer(const Reader& r, const YAML::Node& node, const std::s
 ModelSpec read_gpt(const Reader& r, const YAML::Node& node, const std::string& name) {
   const std::string what = "a gpt model";
   r.expect_map(node, what, {"layers", "batch", "sequence", "model", "heads", "mlp", "vocab", "dropout", "dtype", "remat",
-                            "loop", "remat_scan"});
+                            "loop", "remat_scan", "parallel"});
   ModelSpec m;
   m.name = name;
   m.kind = ModelSpec::Kind::kGpt;
@@ -258,13 +272,18 @@ ModelSpec read_gpt(const Reader& r, const YAML::Node& node, const std::string& n
   if (const YAML::Node dtype = node["dtype"]) g.dtype = read_dtype(r, dtype);
   if (node["remat"]) g.remat = read_remat(r, node["remat"]);
   g.loop = read_loop(r, node, g.layers);
+  if (const YAML::Node parallel = node["parallel"]) {
+    g.parallel = read_parallel(r, parallel, g.batch);
+    if (g.parallel.devices() > 1 && g.dropout > 0)
+      r.fail_at_node(parallel, "parallel with dropout: each device would draw other masks than the whole model's");
+  }
   return m;
 }
 
 ModelSpec read_llama(const Reader& r, const YAML::Node& node, const std::string& name) {
   const std::string what = "a llama model";
   r.expect_map(node, what, {"layers", "batch", "sequence", "model", "heads", "kv_heads", "mlp", "vocab", "dtype", "remat",
-                            "loop", "remat_scan"});
+                            "loop", "remat_scan", "parallel"});
   ModelSpec m;
   m.name = name;
   m.kind = ModelSpec::Kind::kLlama;
@@ -282,6 +301,7 @@ ModelSpec read_llama(const Reader& r, const YAML::Node& node, const std::string&
   if (const YAML::Node dtype = node["dtype"]) l.dtype = read_dtype(r, dtype);
   if (node["remat"]) l.remat = read_remat(r, node["remat"]);
   l.loop = read_loop(r, node, l.layers);
+  if (const YAML::Node parallel = node["parallel"]) l.parallel = read_parallel(r, parallel, l.batch);
   return m;
 }
 

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "rematkit/flax/gpt.hpp"
+#include "rematkit/flax/parallel_step.hpp"
 #include "rematkit/flax/llama.hpp"
 #include "rematkit/flax/layer_scan.hpp"
 #include "rematkit/flax/model_builder.hpp"
@@ -211,6 +212,13 @@ std::vector<int64_t> scan_lengths(const LayerLoop& loop, int64_t layers) {
   return {};
 }
 
+// The whole model's step written for its mesh (parallel_step.hpp): the whole model's arguments
+// and their values, each device running `one_device`.
+Model on_mesh(const Model& one_device, Model whole, const ModelParallel& parallel, const std::string& what) {
+  whole.program = parallel_step(one_device.program, whole.program, ParallelConfig{parallel.data, parallel.fsdp}, what);
+  return whole;
+}
+
 GptRemat block_remat(Remat r) { return r == Remat::kNone ? GptRemat::kNone : r == Remat::kWhole ? GptRemat::kWhole : GptRemat::kEachBlock; }
 
 ModelInstance gpt_instance(const GptModel& g, const std::string& policy, uint64_t seed, ModelValues values) {
@@ -226,7 +234,11 @@ ModelInstance gpt_instance(const GptModel& g, const std::string& policy, uint64_
   c.dtype = g.dtype == "bf16" ? DType::kBF16 : DType::kF32;
   c.remat = block_remat(g.remat);
   c.scan_lengths = scan_lengths(g.loop, g.layers);
-  return instance_of(build_gpt(c, policy, seed, values));
+  if (g.parallel.devices() == 1) return instance_of(build_gpt(c, policy, seed, values));
+  GptConfig one_device = c;
+  one_device.batch = c.batch / g.parallel.devices();
+  return instance_of(on_mesh(build_gpt(one_device, policy, seed, ModelValues::kNone), build_gpt(c, policy, seed, values),
+                             g.parallel, "gpt"));
 }
 
 ModelInstance llama_instance(const LlamaModel& l, const std::string& policy, uint64_t seed, ModelValues values) {
@@ -242,7 +254,11 @@ ModelInstance llama_instance(const LlamaModel& l, const std::string& policy, uin
   c.dtype = l.dtype == "bf16" ? DType::kBF16 : DType::kF32;
   c.remat = block_remat(l.remat);
   c.scan_lengths = scan_lengths(l.loop, l.layers);
-  return instance_of(build_llama(c, policy, seed, values));
+  if (l.parallel.devices() == 1) return instance_of(build_llama(c, policy, seed, values));
+  LlamaConfig one_device = c;
+  one_device.batch = c.batch / l.parallel.devices();
+  return instance_of(on_mesh(build_llama(one_device, policy, seed, ModelValues::kNone), build_llama(c, policy, seed, values),
+                             l.parallel, "llama"));
 }
 
 // ResNet blocks, each in a checkpoint with the policy (per_layer), all in one (whole) or none;

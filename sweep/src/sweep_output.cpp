@@ -66,6 +66,9 @@ const Column kTimingColumns[] = {
        for (double ms : r.samples_ms) cell += (cell.empty() ? "" : " ") + number(ms, "%.4f");
        return cell;
      }},
+    {"forward_comm_bytes", Kind::kNumber, [](const SweepRow& r) { return bytes(r.forward_comm_bytes); }},
+    {"recompute_comm_bytes", Kind::kNumber, [](const SweepRow& r) { return bytes(r.recompute_comm_bytes); }},
+    {"backward_comm_bytes", Kind::kNumber, [](const SweepRow& r) { return bytes(r.backward_comm_bytes); }},
     {"partial", Kind::kBoolean, [](const SweepRow& r) { return std::string(r.partial ? "true" : "false"); }},
     {"failure", Kind::kText, [](const SweepRow& r) { return r.failure; }},
 };
@@ -217,6 +220,9 @@ std::vector<SweepRow> parse_json_rows(const std::string& text, const std::string
     if (has("versus_baseline")) r.versus_baseline = text_of("versus_baseline");
     if (has("machine_load")) r.machine_load = number("machine_load");
     if (has("process_peak_rss")) r.process_peak_rss = static_cast<int64_t>(number("process_peak_rss"));
+    if (has("forward_comm_bytes")) r.forward_comm_bytes = static_cast<int64_t>(number("forward_comm_bytes"));
+    if (has("recompute_comm_bytes")) r.recompute_comm_bytes = static_cast<int64_t>(number("recompute_comm_bytes"));
+    if (has("backward_comm_bytes")) r.backward_comm_bytes = static_cast<int64_t>(number("backward_comm_bytes"));
     if (has("partial")) {
       if (!j["partial"].is_boolean()) fail(source + ": row " + std::to_string(i) + ": 'partial' is not true or false");
       r.partial = j["partial"].get<bool>();

@@ -14,6 +14,8 @@
 
 #include "rematkit/budget_solver.hpp"
 #include "rematkit/ir/error.hpp"
+#include "rematkit/analysis/communication.hpp"
+#include "rematkit/analysis/device_placement.hpp"
 #include "rematkit/analysis/flops.hpp"
 #include "rematkit/analysis/gradient_difference.hpp"
 #include "rematkit/runtime/step_runner.hpp"
@@ -64,12 +66,15 @@ PolicyModel linearized(const ModelProgram& traced, const std::string& policy,
                                                        : retarget_checkpoint_policies(traced.program, policy, "policies"),
                        options);
   }
+  if (pm.lin.graph.mesh) place_on_mesh(pm.lin, *pm.lin.graph.mesh);  // its answers are one device's
   return pm;
 }
 
 PolicyModel solved(const SweepConfig& config, size_t model, const ModelProgram& traced,
                    const std::string& policy, const BackendOptions& backends, BudgetAnswers& answers) {
-  return PolicyModel{answers.linearized(config, model, traced.program, traced.trained, policy, backends)};
+  PolicyModel pm{answers.linearized(config, model, traced.program, traced.trained, policy, backends)};
+  if (pm.lin.graph.mesh) place_on_mesh(pm.lin, *pm.lin.graph.mesh);
+  return pm;
 }
 
 // The policy a group's verdicts compare against: everything_saveable, or the first policy.
@@ -138,6 +143,14 @@ void run_at_once(std::vector<TimedStep>& timed) {
 }
 
 // Fills `row`'s plan and memory from its step.
+void describe_communication(SweepRow& row, const Linearization& lin) {
+  if (!lin.graph.mesh) return;
+  const GradientCommunication c = gradient_communication(lin, *lin.graph.mesh);
+  row.forward_comm_bytes = c.forward;
+  row.recompute_comm_bytes = c.recompute;
+  row.backward_comm_bytes = c.backward;
+}
+
 void describe(SweepRow& row, const TimedStep& t) {
   const TrainingStep& step = *t.step;
   for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost}) {
@@ -154,6 +167,7 @@ void describe(SweepRow& row, const TimedStep& t) {
   row.recompute_flops = flops.recompute;
   row.backward_flops = flops.backward;
   row.max_grad_diff = t.grad_diff;
+  describe_communication(row, t.model->lin);
 }
 
 }  // namespace
@@ -242,6 +256,11 @@ SweepRow finished_row(const SweepConfig& config, const SweepGroup& group, const 
     row.failure = t.refused;
     row.predicted_peak[static_cast<size_t>(MemorySpace::kDevice)] = t.refused_peak;
     row.residual_bytes = residual_bytes(t.model->lin);
+    const GradientFlops flops = gradient_flops(t.model->lin);
+    row.forward_flops = flops.forward;
+    row.recompute_flops = flops.recompute;
+    row.backward_flops = flops.backward;
+    describe_communication(row, t.model->lin);
     return row;
   }
   const MedianInterval m = median_interval(t.ms);
@@ -390,6 +409,17 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
   const int64_t limit = options.max_memory.value_or(available_memory_bytes());
   int64_t allocated = 0;
   for (TimedStep& t : timed) {
+    if (const std::optional<Mesh>& mesh = t.model->lin.graph.mesh) {
+      // One device's step, planned; the devices' steps run together under `rematkit grad` (a
+      // thread each) or mpirun (a rank each), not yet in a sweep's timed rounds.
+      t.refused_peak = build_step_program(t.model->lin, options, Pass::kBackward, InputMode::kResident)
+                           .layout()
+                           .arena(MemorySpace::kDevice);
+      t.refused = "planned per device of its mesh (" + mesh->str() +
+                  "), not timed: a sweep does not run a mesh's steps yet (rematkit grad runs them, a thread or an "
+                  "mpirun rank per device)";
+      continue;
+    }
     BackendOptions beside = options;
     beside.max_memory = limit - allocated;
     try {

@@ -247,5 +247,23 @@ TEST(SweepConfig, WhatFuzzingFoundIsOneErrorAtItsPlace) {
   }
 }
 
+TEST(SweepConfig, ReadsParallelTokenModels) {
+  const std::string tail = "policies: [nothing_saveable]\nbackends: [reference]\n";
+  const SweepConfig c = parse_sweep("models:\n  - gpt: {layers: 1, batch: 8, sequence: 4, model: 8, heads: 2, vocab: 16, "
+                                    "parallel: {data: 2, fsdp: 2}}\n  - llama: {layers: 1, batch: 4, sequence: 4, model: 8, "
+                                    "heads: 2, vocab: 16, parallel: {fsdp: 4}}\n" + tail,
+                                    "s.yaml");
+  EXPECT_EQ(c.models[0].gpt.parallel.data, 2);
+  EXPECT_EQ(c.models[0].gpt.parallel.fsdp, 2);
+  EXPECT_EQ(c.models[1].llama.parallel.devices(), 4);
+  const std::string gpt = "models:\n  - gpt: {layers: 1, batch: 6, sequence: 4, model: 8, heads: 2, vocab: 16, ";
+  EXPECT_EQ(error_of(gpt + "parallel: {fsdp: 4}}\n" + tail),
+            "s.yaml:2:86: the batch (6) must split evenly over the 4 devices of data x fsdp");
+  EXPECT_EQ(error_of(gpt + "parallel: {tensor: 2}}\n" + tail),
+            "s.yaml:2:95: tensor parallelism is not built yet: parallel takes data and fsdp");
+  EXPECT_EQ(error_of(gpt + "dropout: 0.1, parallel: {data: 2}}\n" + tail),
+            "s.yaml:2:100: parallel with dropout: each device would draw other masks than the whole model's");
+}
+
 }  // namespace
 }  // namespace rematkit::sweep

@@ -439,5 +439,34 @@ TEST(SweepRun, AStopKeepsTheGroupsThatFinished) {
   for (const SweepRow& row : result.rows) EXPECT_EQ(row.backend, "reference");
 }
 
+// A gpt under FSDP over 4 devices is planned per device and not timed; its rows say what a device
+// sends, and nothing_saveable re-sends the gathers that everything_saveable keeps.
+TEST(SweepRun, AModelOnAMeshIsPlannedPerDevice) {
+  const SweepConfig config = parse_sweep(R"yaml(models:
+  - name: fsdp
+    gpt: {layers: 2, batch: 4, sequence: 8, model: 16, heads: 2, vocab: 32, parallel: {fsdp: 4}}
+  - name: whole
+    gpt: {layers: 2, batch: 4, sequence: 8, model: 16, heads: 2, vocab: 32}
+policies: [everything_saveable, nothing_saveable]
+backends: [reference]
+repetitions: 1
+)yaml",
+                                         "mesh.yaml");
+  const std::vector<SweepRow> rows = run_sweep(config, default_plugins()).rows;
+  ASSERT_EQ(rows.size(), 4u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_NE(rows[i].failure.find("planned per device of its mesh (data=1,fsdp=4), not timed"), std::string::npos)
+        << rows[i].failure;
+    EXPECT_GT(rows[i].forward_comm_bytes, 0);
+    EXPECT_EQ(rows[i].backward_comm_bytes, rows[0].backward_comm_bytes);
+    // One device holds a quarter of the batch and of the params.
+    EXPECT_LT(rows[i].predicted_peak[0], rows[i + 2].predicted_peak[0]);
+    EXPECT_TRUE(rows[i + 2].failure.empty()) << rows[i + 2].failure;
+    EXPECT_EQ(rows[i + 2].forward_comm_bytes, 0);
+  }
+  EXPECT_EQ(rows[0].recompute_comm_bytes, 0);
+  EXPECT_EQ(rows[1].recompute_comm_bytes, 19584);  // as parallel_step_test.cpp works it out
+}
+
 }  // namespace
 }  // namespace rematkit::sweep

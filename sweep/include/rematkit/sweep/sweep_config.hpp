@@ -40,6 +40,14 @@ struct TransformerModel {
   LayerLoop loop;
 };
 
+// A token model's step over a mesh (flax/parallel_step.hpp): the batch split over data x fsdp
+// devices, and under fsdp each param split over 'fsdp' and gathered in the layer that uses it.
+// 1 x 1: one device, no shard_map.
+struct ModelParallel {
+  int64_t data = 1, fsdp = 1;
+  int64_t devices() const { return data * fsdp; }
+};
+
 // rematkit::build_gpt's model (flax/gpt.hpp): embeddings, pre-LayerNorm causal attention blocks
 // with a GELU MLP, dropout, tied output, cross-entropy; f32 or bf16.
 struct GptModel {
@@ -48,6 +56,7 @@ struct GptModel {
   std::string dtype = "f32";  // f32 or bf16
   Remat remat = Remat::kPerLayer;
   LayerLoop loop;  // scanned: no dropout
+  ModelParallel parallel;  // not with dropout
 };
 
 // A Llama-style decoder (rematkit/flax/llama.hpp): RMSNorm, rotary embeddings, grouped-query
@@ -57,6 +66,7 @@ struct LlamaModel {
   std::string dtype = "f32";  // f32 or bf16
   Remat remat = Remat::kPerLayer;
   LayerLoop loop;
+  ModelParallel parallel;
 };
 
 // ModelBuilder's ResNet-style CNN (flax/model_builder.hpp): on images f32[batch, image, image,

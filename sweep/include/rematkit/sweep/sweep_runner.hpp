@@ -42,6 +42,10 @@ struct SweepRow {
   std::string peak_pass;
   std::array<int64_t, kNumBufferKinds> peak_bytes{};
   int64_t forward_flops = 0, recompute_flops = 0, backward_flops = 0;
+  // A model on a mesh (parallel:): the bytes one device sends in collectives per pass (the
+  // recompute's are re-communicated: analysis/communication.hpp); the peaks and residuals are one
+  // device's. 0 on one device.
+  int64_t forward_comm_bytes = 0, recompute_comm_bytes = 0, backward_comm_bytes = 0;
   // Largest |difference| of any gradient element from the baseline's (everything_saveable, or the
   // first policy) on the same backend list and threads: 0 when remat changes nothing, as it must.
   // The steps' warm-up gradients are compared, then their gradients from running all at once.
