@@ -409,17 +409,6 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
   const int64_t limit = options.max_memory.value_or(available_memory_bytes());
   int64_t allocated = 0;
   for (TimedStep& t : timed) {
-    if (const std::optional<Mesh>& mesh = t.model->lin.graph.mesh) {
-      // One device's step, planned; the devices' steps run together under `rematkit grad` (a
-      // thread each) or mpirun (a rank each), not yet in a sweep's timed rounds.
-      t.refused_peak = build_step_program(t.model->lin, options, Pass::kBackward, InputMode::kResident)
-                           .layout()
-                           .arena(MemorySpace::kDevice);
-      t.refused = "planned per device of its mesh (" + mesh->str() +
-                  "), not timed: a sweep does not run a mesh's steps yet (rematkit grad runs them, a thread or an "
-                  "mpirun rank per device)";
-      continue;
-    }
     BackendOptions beside = options;
     beside.max_memory = limit - allocated;
     try {
@@ -439,7 +428,8 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
       t.refused_peak = e.needed();
       continue;
     }
-    allocated += t.step->predicted_peak(MemorySpace::kDevice) + t.step->predicted_peak(MemorySpace::kPinnedHost);
+    // On a mesh, this process holds every device's arena.
+    allocated += t.step->devices() * (t.step->predicted_peak(MemorySpace::kDevice) + t.step->predicted_peak(MemorySpace::kPinnedHost));
     if (stopped()) return {};
   }
   // The inputs into every arena an argument at a time, each let go once all have it: the process

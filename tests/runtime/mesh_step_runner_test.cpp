@@ -9,6 +9,7 @@
 #include "rematkit/analysis/device_placement.hpp"
 #include "rematkit/autodiff/gradient.hpp"
 #include "rematkit/runtime/mesh_step_runner.hpp"
+#include "rematkit/runtime/training_step.hpp"
 #include "support/sharded_steps.hpp"
 #include "support/test_support.hpp"
 
@@ -102,6 +103,19 @@ TEST(MeshStepRunner, FastestBackendsAgreeWithTheReference) {
   for (size_t a = 0; a < 3; ++a)
     for (size_t i = 0; i < reference.result.gradients[a]->data.size(); ++i)
       EXPECT_NEAR(fastest.result.gradients[a]->data[i], reference.result.gradients[a]->data[i], 1e-5);
+}
+
+// SGD on a mesh, each device updating its own blocks, follows the whole model's path: the same
+// loss after every step.
+TEST(MeshStepRunner, TrainingStepsFollowTheWholeModels) {
+  const Linearization lin = placed(parse_program(with_policy(kFsdpStep, "nothing_saveable"), "fsdp"));
+  const Linearization whole = linearize_with(parse_program(kWholeModel, "whole"));
+  const RandomInputs in = random_inputs(parse_program(kWholeModel, "whole"), 9);
+  TrainingStep on_mesh(lin, reference_backend(), {1, 2}, 0.1, in.arguments);
+  TrainingStep alone(whole, reference_backend(), {1, 2}, 0.1, in.arguments);
+  EXPECT_EQ(on_mesh.devices(), 4);
+  for (int step = 0; step < 3; ++step) EXPECT_NEAR(on_mesh.run(), alone.run(), 1e-5) << "step " << step;
+  EXPECT_EQ(on_mesh.measured_peak(), on_mesh.predicted_peak());
 }
 
 TEST(MeshStepRunner, ACollectiveOffAMeshIsRefused) {

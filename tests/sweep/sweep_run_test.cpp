@@ -439,9 +439,10 @@ TEST(SweepRun, AStopKeepsTheGroupsThatFinished) {
   for (const SweepRow& row : result.rows) EXPECT_EQ(row.backend, "reference");
 }
 
-// A gpt under FSDP over 4 devices is planned per device and not timed; its rows say what a device
-// sends, and nothing_saveable re-sends the gathers that everything_saveable keeps.
-TEST(SweepRun, AModelOnAMeshIsPlannedPerDevice) {
+// A gpt under FSDP over 4 devices runs a step per device on the simulated mesh: each device's
+// arena reaches its plan's peak, the policies' gradients agree, and the rows say what a device
+// sends, nothing_saveable sending again the gathers that everything_saveable keeps.
+TEST(SweepRun, AModelOnAMeshRunsADeviceEach) {
   const SweepConfig config = parse_sweep(R"yaml(models:
   - name: fsdp
     gpt: {layers: 2, batch: 4, sequence: 8, model: 16, heads: 2, vocab: 32, parallel: {fsdp: 4}}
@@ -455,8 +456,10 @@ repetitions: 1
   const std::vector<SweepRow> rows = run_sweep(config, default_plugins()).rows;
   ASSERT_EQ(rows.size(), 4u);
   for (size_t i = 0; i < 2; ++i) {
-    EXPECT_NE(rows[i].failure.find("planned per device of its mesh (data=1,fsdp=4), not timed"), std::string::npos)
-        << rows[i].failure;
+    EXPECT_TRUE(rows[i].failure.empty()) << rows[i].failure;
+    EXPECT_EQ(rows[i].measured_peak[0], rows[i].predicted_peak[0]);
+    EXPECT_EQ(rows[i].max_grad_diff, 0);
+    EXPECT_GT(rows[i].median_ms, 0);
     EXPECT_GT(rows[i].forward_comm_bytes, 0);
     EXPECT_EQ(rows[i].backward_comm_bytes, rows[0].backward_comm_bytes);
     // One device holds a quarter of the batch and of the params.

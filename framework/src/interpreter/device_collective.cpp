@@ -150,6 +150,10 @@ std::pair<int64_t, int64_t> permute_peers(const Params& params, const MeshGroup&
 
 MeshTransport::~MeshTransport() = default;
 
+Tensor split_to_device(const Mesh& mesh, int64_t device, const Params& params, const Tensor& whole, const Type& block) {
+  return detail::local_collective(Prim::kShardMapIn, params, detail::DeviceView{mesh, device}, {&whole}, block);
+}
+
 Tensor run_device_collective(MeshTransport& transport, Prim prim, const Params& params, const Tensor* operand,
                              const Type& out_type, Arithmetic arithmetic) {
   const Mesh& mesh = transport.mesh();

@@ -25,16 +25,6 @@ const FlatEquation* split_of(const FlatGraph& graph, ValueId v) {
        "collectives XLA inserts, which a step on a mesh does not run (write the step as a shard_map)");
 }
 
-// The device's block of `whole`, the value `v` whose buffer holds one device's block.
-Tensor device_block(MeshTransport& transport, const FlatGraph& graph, ValueId v, const Tensor& whole, const char* what,
-                    size_t index) {
-  const Type block = device_type(graph.values[v]);
-  if (block.shape == whole.type.shape) return whole;
-  const FlatEquation* split = split_of(graph, v);
-  if (!split || split->prim != Prim::kShardMapIn) refuse_unsplit(what, index, graph.values[v]);
-  return run_device_collective(transport, Prim::kShardMapIn, split->params, &whole, block, Arithmetic::kFloat32);
-}
-
 // The whole value from every device's `block` of it, split as `split` says.
 Tensor whole_value(MeshTransport& transport, const FlatEquation* split, const Tensor& block, const Type& whole,
                    const char* what, size_t index, const Value& value) {
@@ -50,6 +40,15 @@ void check_count(const char* what, size_t given, size_t expected) {
 
 }  // namespace
 
+Tensor device_block_of(const Linearization& lin, ValueId v, const Mesh& mesh, int64_t device, const Tensor& whole,
+                       const char* what, size_t index) {
+  const Type block = device_type(lin.graph.values[v]);
+  if (block.shape == whole.type.shape) return whole;
+  const FlatEquation* split = split_of(lin.graph, v);
+  if (!split || split->prim != Prim::kShardMapIn) refuse_unsplit(what, index, lin.graph.values[v]);
+  return split_to_device(mesh, device, split->params, whole, block);
+}
+
 MeshStepRunner::MeshStepRunner(const Linearization& lin, const Mesh& mesh, const BackendOptions& backends)
     : StepRunner(build_step_program(lin, backends, Pass::kBackward, InputMode::kLoadedEachRun), backends), mesh_(mesh) {}
 
@@ -61,9 +60,9 @@ GradientResult MeshStepRunner::run(MeshTransport& transport, const std::vector<T
   check_count("argument", arguments.size(), lin.arguments.size());
   std::vector<Tensor> my_constants, my_arguments;
   for (size_t i = 0; i < constants.size(); ++i)
-    my_constants.push_back(device_block(transport, g, lin.constants[i], constants[i], "constant", i));
+    my_constants.push_back(device_block_of(lin, lin.constants[i], mesh_, transport.device(), constants[i], "constant", i));
   for (size_t i = 0; i < arguments.size(); ++i)
-    my_arguments.push_back(device_block(transport, g, lin.arguments[i], arguments[i], "argument", i));
+    my_arguments.push_back(device_block_of(lin, lin.arguments[i], mesh_, transport.device(), arguments[i], "argument", i));
   GradientResult mine;
   run_steps(RunIo{&my_constants, &my_arguments, nullptr, &mine, &transport}, nullptr);
   // Every device joins the same values in the same order: the joins are collectives too.

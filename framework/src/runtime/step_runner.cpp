@@ -115,7 +115,9 @@ void* ResidentRunner::argument_data(size_t index) {
   return buffer_data(program().argument_buffer(index));
 }
 
-void ResidentRunner::run(const std::function<void()>& then) { run_steps(RunIo{}, then); }
+void ResidentRunner::run(const std::function<void()>& then, MeshTransport* transport) {
+  run_steps(RunIo{nullptr, nullptr, nullptr, nullptr, transport}, then);
+}
 
 const void* ResidentRunner::output_data(size_t index) const {
   check_index(program().output_buffers().size(), "output", index);

@@ -8,6 +8,8 @@
 #include "rematkit/ir/error.hpp"
 #include "rematkit/autodiff/linearize.hpp"
 #include "rematkit/reference_math/element_values.hpp"
+#include "rematkit/interpreter/simulated_mesh.hpp"
+#include "rematkit/runtime/mesh_step_runner.hpp"
 #include "rematkit/runtime/step_runner.hpp"
 
 namespace rematkit {
@@ -27,20 +29,25 @@ TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backe
       fail("argument " + std::to_string(a) +
            " cannot be trained: it is not a floating argument the program is differentiated with respect to");
   lin_ = std::make_unique<Linearization>(lin);  // the step's own: the caller's may go first
-  runner_ = std::make_unique<ResidentRunner>(*lin_, backends);
+  const int64_t devices = lin.graph.mesh ? lin.graph.mesh->num_devices() : 1;
+  for (int64_t d = 0; d < devices; ++d) runners_.push_back(std::make_unique<ResidentRunner>(*lin_, backends));
 }
 
 TrainingStep::~TrainingStep() = default;
 TrainingStep::TrainingStep(TrainingStep&&) noexcept = default;
 TrainingStep& TrainingStep::operator=(TrainingStep&&) noexcept = default;
 
-Tensor TrainingStep::argument(size_t index) const { return runner_->read_argument(index); }
+Tensor TrainingStep::argument(size_t index) const { return runners_[0]->read_argument(index); }
 
-std::optional<Tensor> TrainingStep::gradient(size_t index) const { return runner_->read_gradient(index); }
+std::optional<Tensor> TrainingStep::gradient(size_t index) const { return runners_[0]->read_gradient(index); }
 
-const ArenaLayout& TrainingStep::layout() const { return runner_->layout(); }
+const ArenaLayout& TrainingStep::layout() const { return runners_[0]->layout(); }
 
-int64_t TrainingStep::measured_peak(MemorySpace space) const { return runner_->measured_peak(space); }
+int64_t TrainingStep::measured_peak(MemorySpace space) const {
+  int64_t most = 0;
+  for (const auto& r : runners_) most = std::max(most, r->measured_peak(space));
+  return most;
+}
 
 TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
                            double learning_rate, const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants)
@@ -50,59 +57,79 @@ TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backe
 }
 
 void TrainingStep::set_constants(const std::vector<Tensor>& constants) {
-  const Linearization& lin = runner_->program().linearization();
-  if (constants.size() != lin.constants.size())
-    fail("the program has " + std::to_string(lin.constants.size()) + " constants, not " + std::to_string(constants.size()));
-  for (size_t i = 0; i < constants.size(); ++i) runner_->write_constant(i, constants[i]);
+  if (constants.size() != lin_->constants.size())
+    fail("the program has " + std::to_string(lin_->constants.size()) + " constants, not " + std::to_string(constants.size()));
+  for (size_t i = 0; i < constants.size(); ++i)
+    for (size_t d = 0; d < runners_.size(); ++d)
+      runners_[d]->write_constant(
+          i, lin_->graph.mesh ? device_block_of(*lin_, lin_->constants[i], *lin_->graph.mesh, static_cast<int64_t>(d),
+                                                constants[i], "constant", i)
+                              : constants[i]);
 }
 
 void TrainingStep::set_arguments(const std::vector<Tensor>& arguments) {
-  const Linearization& lin = runner_->program().linearization();
-  if (arguments.size() != lin.arguments.size())
-    fail("the program has " + std::to_string(lin.arguments.size()) + " arguments, not " + std::to_string(arguments.size()));
-  for (size_t i = 0; i < arguments.size(); ++i) runner_->write_argument(i, arguments[i]);
+  if (arguments.size() != lin_->arguments.size())
+    fail("the program has " + std::to_string(lin_->arguments.size()) + " arguments, not " + std::to_string(arguments.size()));
+  for (size_t i = 0; i < arguments.size(); ++i) set_argument(i, arguments[i]);
 }
 
-void TrainingStep::set_argument(size_t index, const Tensor& value) { runner_->write_argument(index, value); }
+void TrainingStep::set_argument(size_t index, const Tensor& value) {
+  if (!lin_->graph.mesh) return runners_[0]->write_argument(index, value);
+  if (index >= lin_->arguments.size())
+    fail("the program has " + std::to_string(lin_->arguments.size()) + " arguments; there is no argument " + std::to_string(index));
+  for (size_t d = 0; d < runners_.size(); ++d)
+    runners_[d]->write_argument(index, device_block_of(*lin_, lin_->arguments[index], *lin_->graph.mesh,
+                                                       static_cast<int64_t>(d), value, "argument", index));
+}
 
 float* TrainingStep::argument_f32(size_t index) {
-  const Linearization& lin = runner_->program().linearization();
+  if (runners_.size() > 1) fail("argument_f32: on a mesh each device holds its own block: set_argument writes them");
+  const Linearization& lin = *lin_;
   if (index >= lin.arguments.size() || lin.graph.values[lin.arguments[index]].type.dtype != DType::kF32)
     fail("argument " + std::to_string(index) + " is not an f32 argument of the program");
-  return static_cast<float*>(runner_->argument_data(index));
+  return static_cast<float*>(runners_[0]->argument_data(index));
 }
 
 float TrainingStep::run() {
-  runner_->run([this] { update(); });
-  const Linearization& lin = runner_->program().linearization();
-  return static_cast<float>(
-      reference::load_element(runner_->output_data(0), dtype_code(lin.graph.values[lin.outputs[0]].type.dtype), 0));
+  if (runners_.size() == 1) {
+    runners_[0]->run([this] { update(*runners_[0]); });
+  } else {
+    run_on_simulated_mesh(*lin_->graph.mesh, [this](int64_t d) {
+      ResidentRunner& device = *runners_[static_cast<size_t>(d)];
+      device.run([&] { update(device); }, &simulated_transport());
+    });
+  }
+  return static_cast<float>(reference::load_element(runners_[0]->output_data(0),
+                                                    dtype_code(lin_->graph.values[lin_->outputs[0]].type.dtype), 0));
 }
 
-void TrainingStep::update() {
-  const Linearization& lin = runner_->program().linearization();
+void TrainingStep::update(ResidentRunner& runner) {
+  const Linearization& lin = *lin_;
   // f32 SGD, as an f32 optimizer computes it: the product rounded, then the difference. Chunks of
   // elements are independent, so any split gives the same bits. Below kParallelFrom elements one
   // thread updates: at (32, 512, 512) on 2 threads, updating the 0.26 M-element weights in parallel
   // made the whole step 14% slower (1.06 ms against 0.93, rematkit_step_timing).
   constexpr size_t kGrain = size_t{1} << 15, kParallelFrom = size_t{1} << 20;
   for (size_t a : trained_) {
-    const Type& type = lin.graph.values[lin.arguments[a]].type;
+    const Value& value = lin.graph.values[lin.arguments[a]];
+    const Type& type = value.type;
+    // One device's block on a mesh (device_type copies the shape: a warm step off a mesh allocates nothing).
+    const int64_t elements = value.tiles.empty() ? type.num_elements() : device_type(value).num_elements();
     if (type.dtype != DType::kF32) {  // bf16, f16, f64: in f32 (f64 for f64), rounded on store
-      void* param = runner_->argument_data(a);
-      const void* grad = runner_->gradient_data(a);
+      void* param = runner.argument_data(a);
+      const void* grad = runner.gradient_data(a);
       const int32_t code = dtype_code(type.dtype);
       const DType arithmetic = type.dtype == DType::kF64 ? DType::kF64 : DType::kF32;
-      for (size_t i = 0; i < static_cast<size_t>(type.num_elements()); ++i) {
+      for (size_t i = 0; i < static_cast<size_t>(elements); ++i) {
         const double step = round_to_dtype(learning_rate_ * reference::load_element(grad, code, i), arithmetic,
                                            Arithmetic::kFloat32);
         reference::store_element(param, code, i, reference::load_element(param, code, i) - step);
       }
       continue;
     }
-    float* param = static_cast<float*>(runner_->argument_data(a));
-    const float* grad = static_cast<const float*>(runner_->gradient_data(a));
-    const size_t n = static_cast<size_t>(lin.graph.values[lin.arguments[a]].type.num_elements());
+    float* param = static_cast<float*>(runner.argument_data(a));
+    const float* grad = static_cast<const float*>(runner.gradient_data(a));
+    const size_t n = static_cast<size_t>(elements);
     const float lr = learning_rate_;
     auto sgd = [=](size_t begin, size_t end) {
       for (size_t i = begin; i < end; ++i) {

@@ -16,4 +16,9 @@ namespace rematkit {
 REMATKIT_CORE_EXPORT Tensor run_device_collective(MeshTransport& transport, Prim prim, const Params& params,
                                                   const Tensor* operand, const Type& out_type, Arithmetic arithmetic);
 
+// The block of `whole` that `device` of `mesh` holds, as a shard_map_in with `params` splits it
+// (`block`: its type); nothing is exchanged.
+REMATKIT_CORE_EXPORT Tensor split_to_device(const Mesh& mesh, int64_t device, const Params& params, const Tensor& whole,
+                                            const Type& block);
+
 }  // namespace rematkit

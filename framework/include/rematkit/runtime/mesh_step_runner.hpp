@@ -33,6 +33,12 @@ class REMATKIT_CORE_EXPORT MeshStepRunner : public StepRunner {
   Mesh mesh_;
 };
 
+// Device `device`'s block of the whole value of `v`, an argument or constant of `lin` (placed on
+// `mesh`): as the shard_map that reads it splits it, or the whole value where it is not split. A
+// bad-input error, naming `what` and `index`, for a value split by GSPMD's rules alone.
+REMATKIT_CORE_EXPORT Tensor device_block_of(const Linearization& lin, ValueId v, const Mesh& mesh, int64_t device,
+                                            const Tensor& whole, const char* what, size_t index);
+
 // Every device of `mesh` run in this process, a thread and a MeshStepRunner each, the
 // collectives meeting at the simulated mesh (simulated_mesh.hpp). `backends.threads` is per device
 // (0: one thread each).

@@ -83,8 +83,9 @@ class REMATKIT_CORE_EXPORT ResidentRunner : public StepRunner {
   // An argument's buffer, to write a new batch in place without conversion.
   void* argument_data(size_t index);
   // Runs both passes on the resident inputs with ones as the output cotangents; `then` runs
-  // afterwards on the same threads (a training step's update).
-  void run(const std::function<void()>& then = nullptr);
+  // afterwards on the same threads (a training step's update). On a mesh, `transport` is the
+  // device's (the program placed on it, mesh_step_runner.hpp).
+  void run(const std::function<void()>& then = nullptr, MeshTransport* transport = nullptr);
   // After run(): an output's or an argument's gradient buffer (nullptr for an argument without a
   // gradient), valid until the next run; read_* copy into tensors.
   const void* output_data(size_t index) const;

@@ -2,6 +2,11 @@
 // plain SGD update of the trained arguments in place (p <- p - learning_rate * dloss/dp, in f32).
 // The params, the data and the constants live in the step's arena between steps (a ResidentRunner),
 // so a step converts nothing and allocates nothing.
+//
+// On a mesh (a linearization placed on it: mesh_step_runner.hpp), each device has its own runner
+// and arena, holding its blocks of the params and the data; a step runs every device at once, a
+// thread each, their collectives meeting on the simulated mesh, and each device updates its own
+// blocks with its own gradients (which the step's collectives have summed where a param is shared).
 #pragma once
 
 #include <memory>
@@ -43,21 +48,25 @@ class REMATKIT_CORE_EXPORT TrainingStep {
   // One step: returns the loss, computed before the update.
   float run();
 
-  // A trained argument's current value; the gradient the last step applied.
+  // A trained argument's current value; the gradient the last step applied (on a mesh, device 0's
+  // blocks of them).
   Tensor argument(size_t index) const;
   std::optional<Tensor> gradient(size_t index) const;
-  // The step's memory: its arena layout, the peak it predicts and the peak the last step reached.
+  // The devices the step runs on: 1 off a mesh.
+  int64_t devices() const { return static_cast<int64_t>(runners_.size()); }
+  // The step's memory: its arena layout, the peak it predicts and the peak the last step reached
+  // (on a mesh, one device's layout and the highest any device's arena reached).
   const ArenaLayout& layout() const;
   int64_t predicted_peak(MemorySpace space = MemorySpace::kDevice) const { return layout().arena(space); }
   int64_t measured_peak(MemorySpace space = MemorySpace::kDevice) const;
-  // What runs the step (rematkit/runtime/step_runner.hpp has the type).
-  const ResidentRunner& runner() const { return *runner_; }
+  // What runs the step (rematkit/runtime/step_runner.hpp has the type): device 0's on a mesh.
+  const ResidentRunner& runner() const { return *runners_[0]; }
 
  private:
-  void update();
+  void update(ResidentRunner& runner);
 
-  std::unique_ptr<Linearization> lin_;  // a copy of the caller's, which the runner reads
-  std::unique_ptr<ResidentRunner> runner_;
+  std::unique_ptr<Linearization> lin_;  // a copy of the caller's, which the runners read
+  std::vector<std::unique_ptr<ResidentRunner>> runners_;  // one per device
   std::vector<size_t> trained_;  // the arguments update() updates
   float learning_rate_;
 };
