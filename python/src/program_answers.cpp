@@ -83,8 +83,9 @@ std::vector<ResidualRow> residual_rows(const Program& program, const std::string
 
 std::string memory_json(const Program& program, const std::string& policy, const ProgramEdits& edits, const RunOn& on) {
   const Program p = edited(program, edits);
-  if (const std::optional<Mesh> mesh = resolve_mesh(p, edits.mesh, edits.whole_arrays, "mesh")) {
-    // One device's plan: planned, never run (a placed step's buffers are one device's blocks).
+  const std::optional<Mesh> mesh = resolve_mesh(p, edits.mesh, edits.whole_arrays, "mesh");
+  if (mesh || edits.whole_arrays) {
+    // One device's plan, or the whole arrays' (a Plan places a program on its mesh): planned, not run.
     const Linearization lin = analysed(p, policy, edits, mesh);
     const PluginRegistry& plugins = default_plugins();
     const BackendOptions backends{on.backends.empty() ? plugins.fastest_backends() : on.backends, &plugins};

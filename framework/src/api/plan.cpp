@@ -6,6 +6,8 @@
 #include "rematkit/plugin_host/plugin_registry.hpp"
 #include "rematkit/autodiff/linearize.hpp"
 #include "rematkit/autodiff/residual_report.hpp"
+#include "rematkit/analysis/device_placement.hpp"
+#include "rematkit/runtime/mesh_step_runner.hpp"
 #include "rematkit/runtime/step_runner.hpp"
 
 namespace rematkit {
@@ -22,7 +24,12 @@ Plan::Plan(Program program, PlanOptions options) : program_(std::move(program)) 
   if (backends_.preference.empty()) backends_.preference = plugins.fastest_backends();
   backends_.threads = options.threads;
   backends_.max_memory = options.max_memory;
-  gradient_ = std::make_unique<OneShotRunner>(*lin_, backends_);
+  if (lin_->graph.mesh) {
+    place_on_mesh(*lin_, *lin_->graph.mesh);
+    devices_ = std::make_unique<SimulatedDevices>(*lin_, *lin_->graph.mesh, backends_);
+  } else {
+    gradient_ = std::make_unique<OneShotRunner>(*lin_, backends_);
+  }
 }
 
 Plan::~Plan() = default;
@@ -31,12 +38,16 @@ Plan& Plan::operator=(Plan&&) noexcept = default;
 
 const Linearization& Plan::linearization() const { return *lin_; }
 
-const ArenaLayout& Plan::layout() const { return gradient_->layout(); }
+const ArenaLayout& Plan::layout() const { return devices_ ? devices_->device(0).layout() : gradient_->layout(); }
 
-int64_t Plan::measured_peak(MemorySpace space) const { return gradient_->measured_peak(space); }
+int64_t Plan::measured_peak(MemorySpace space) const {
+  return devices_ ? devices_->measured_peak(space) : gradient_->measured_peak(space);
+}
 
 const MemoryReport& Plan::memory_report() const {
-  if (!memory_report_) memory_report_ = std::make_unique<MemoryReport>(build_memory_report(gradient_->program()));
+  if (!memory_report_)
+    memory_report_ = std::make_unique<MemoryReport>(
+        build_memory_report(devices_ ? devices_->device(0).program() : gradient_->program()));
   return *memory_report_;
 }
 
@@ -61,13 +72,14 @@ void Plan::check_inputs(const std::vector<Tensor>& arguments, const std::vector<
 
 std::vector<Tensor> Plan::forward(const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants) {
   check_inputs(arguments, constants);
+  if (devices_) return devices_->run(constants, arguments).outputs;  // on a mesh: the whole step
   if (!forward_) forward_ = std::make_unique<OneShotRunner>(*lin_, backends_, Pass::kForward);
   return forward_->run(constants, arguments).outputs;
 }
 
 GradientResult Plan::gradient(const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants) {
   check_inputs(arguments, constants);
-  return gradient_->run(constants, arguments);
+  return devices_ ? devices_->run(constants, arguments) : gradient_->run(constants, arguments);
 }
 
 TrainingStep Plan::training_step(const std::vector<Tensor>& arguments, std::vector<size_t> params, double learning_rate,

@@ -1,5 +1,6 @@
 #include "rematkit/runtime/mesh_step_runner.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -85,22 +86,41 @@ GradientResult MeshStepRunner::run(MeshTransport& transport, const std::vector<T
   return whole;
 }
 
-MeshRun run_on_simulated_devices(const Linearization& lin, const Mesh& mesh, const BackendOptions& backends,
-                                 const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments) {
+SimulatedDevices::SimulatedDevices(const Linearization& lin, const Mesh& mesh, const BackendOptions& backends)
+    : mesh_(mesh) {
   BackendOptions per_device = backends;
   if (per_device.threads == 0) per_device.threads = 1;
-  // Built one after another: preparing kernels is the plugins' own business, running them on
+  // Planned one after another: preparing kernels is the plugins' own business, running them on
   // separate arenas at once is not.
-  std::vector<std::unique_ptr<MeshStepRunner>> devices;
-  for (int64_t d = 0; d < mesh.num_devices(); ++d) devices.push_back(std::make_unique<MeshStepRunner>(lin, mesh, per_device));
-  MeshRun run;
-  run.measured_peaks.resize(devices.size());
-  run.predicted_peak = devices[0]->layout().arena(MemorySpace::kDevice);
-  run_on_simulated_mesh(mesh, [&](int64_t d) {
-    GradientResult result = devices[static_cast<size_t>(d)]->run(simulated_transport(), constants, arguments);
-    run.measured_peaks[static_cast<size_t>(d)] = devices[static_cast<size_t>(d)]->measured_peak(MemorySpace::kDevice);
-    if (d == 0) run.result = std::move(result);
+  for (int64_t d = 0; d < mesh.num_devices(); ++d) devices_.push_back(std::make_unique<MeshStepRunner>(lin, mesh, per_device));
+}
+
+SimulatedDevices::~SimulatedDevices() = default;
+SimulatedDevices::SimulatedDevices(SimulatedDevices&&) noexcept = default;
+SimulatedDevices& SimulatedDevices::operator=(SimulatedDevices&&) noexcept = default;
+
+GradientResult SimulatedDevices::run(const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments) {
+  GradientResult whole;
+  run_on_simulated_mesh(mesh_, [&](int64_t d) {
+    GradientResult result = devices_[static_cast<size_t>(d)]->run(simulated_transport(), constants, arguments);
+    if (d == 0) whole = std::move(result);
   });
+  return whole;
+}
+
+int64_t SimulatedDevices::measured_peak(MemorySpace space) const {
+  int64_t most = 0;
+  for (const auto& d : devices_) most = std::max(most, d->measured_peak(space));
+  return most;
+}
+
+MeshRun run_on_simulated_devices(const Linearization& lin, const Mesh& mesh, const BackendOptions& backends,
+                                 const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments) {
+  SimulatedDevices devices(lin, mesh, backends);
+  MeshRun run;
+  run.result = devices.run(constants, arguments);
+  run.predicted_peak = devices.device(0).layout().arena(MemorySpace::kDevice);
+  for (int64_t d = 0; d < devices.devices(); ++d) run.measured_peaks.push_back(devices.device(d).measured_peak(MemorySpace::kDevice));
   return run;
 }
 

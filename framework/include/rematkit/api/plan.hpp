@@ -22,6 +22,7 @@ namespace rematkit {
 struct Linearization;
 class OneShotRunner;
 class PluginRegistry;
+class SimulatedDevices;
 
 // What a Plan is built with; every field has a default.
 struct PlanOptions {
@@ -39,7 +40,9 @@ struct PlanOptions {
 };
 
 // One program, one policy, one list of backends: linearized and planned at construction, then run
-// any number of times (not from two threads at once).
+// any number of times (not from two threads at once). A program on a mesh (shard_map, pmap) is
+// placed on it: its answers are one device's, and it runs a step program per device in this
+// process (SimulatedDevices, mesh_step_runner.hpp).
 class REMATKIT_CORE_EXPORT Plan {
  public:
   // Linearizes `program` and plans its forward and backward pass. A bad-input Error names an
@@ -91,6 +94,7 @@ class REMATKIT_CORE_EXPORT Plan {
   BackendOptions backends_;
   std::unique_ptr<Linearization> lin_;  // stable: runners and training steps point at it
   std::unique_ptr<OneShotRunner> gradient_, forward_;  // forward_ is made by the first forward()
+  std::unique_ptr<SimulatedDevices> devices_;         // on a mesh, instead of gradient_
   mutable std::unique_ptr<MemoryReport> memory_report_;  // made by the first memory_report()
 };
 

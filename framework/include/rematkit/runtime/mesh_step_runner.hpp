@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "rematkit/core_export.hpp"
@@ -39,9 +40,29 @@ class REMATKIT_CORE_EXPORT MeshStepRunner : public StepRunner {
 REMATKIT_CORE_EXPORT Tensor device_block_of(const Linearization& lin, ValueId v, const Mesh& mesh, int64_t device,
                                             const Tensor& whole, const char* what, size_t index);
 
-// Every device of `mesh` run in this process, a thread and a MeshStepRunner each, the
-// collectives meeting at the simulated mesh (simulated_mesh.hpp). `backends.threads` is per device
-// (0: one thread each).
+// Every device of `mesh` in this process, a MeshStepRunner each (planned once, kept between runs),
+// a run a thread each, the collectives meeting at the simulated mesh (simulated_mesh.hpp).
+// `backends.threads` is per device (0: one thread each). `lin` placed on `mesh`, outliving it.
+class REMATKIT_CORE_EXPORT SimulatedDevices {
+ public:
+  SimulatedDevices(const Linearization& lin, const Mesh& mesh, const BackendOptions& backends);
+  ~SimulatedDevices();
+  SimulatedDevices(SimulatedDevices&&) noexcept;
+  SimulatedDevices& operator=(SimulatedDevices&&) noexcept;
+
+  // The whole outputs and gradients, as MeshStepRunner::run gives each device.
+  GradientResult run(const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments);
+  const MeshStepRunner& device(int64_t d) const { return *devices_.at(static_cast<size_t>(d)); }
+  int64_t devices() const { return static_cast<int64_t>(devices_.size()); }
+  // The highest any device's arena reached in the last run.
+  int64_t measured_peak(MemorySpace space = MemorySpace::kDevice) const;
+
+ private:
+  Mesh mesh_;
+  std::vector<std::unique_ptr<MeshStepRunner>> devices_;
+};
+
+// One run of SimulatedDevices, and each device's measured peak.
 struct MeshRun {
   GradientResult result;                 // the whole outputs and gradients (every device's are the same)
   int64_t predicted_peak = 0;            // one device's arena, as planned
