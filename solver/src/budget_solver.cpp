@@ -102,7 +102,8 @@ class Search {
       : options_(options),
         plugins_(options.plugins ? *options.plugins : default_plugins()),
         whole_program_(!has_checkpoint(program)),
-        judge_(program, whole_program_, plugins_.policies(), backend_options(), options.differentiate, options.mesh),
+        judge_(program, whole_program_, plugins_.policies(), backend_options(), options.differentiate, options.mesh,
+               options.comm_flops_per_byte),
         // A little of the limit is kept for what follows the search (the answer's linearization).
         deadline_(options.time_limit_seconds * 0.97) {}
 
@@ -110,7 +111,7 @@ class Search {
   void prepare() {
     // Everything saved: the top of the range, and the equations to decide.
     everything_ = judged(DecisionTable{});
-    candidates_ = solver::find_candidates(*everything_.lin, timeline_);
+    candidates_ = solver::find_candidates(*everything_.lin, timeline_, options_.comm_flops_per_byte);
     if (options_.cost == RecomputeCost::kMeasured) measure_costs();
     model_.emplace(candidates_, timeline_);
     const Answer everything = uniform_for(true), nothing = uniform_for(false);

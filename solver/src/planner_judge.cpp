@@ -4,6 +4,7 @@
 
 #include "rematkit/analysis/device_placement.hpp"
 
+#include "rematkit/analysis/communication.hpp"
 #include "rematkit/analysis/flops.hpp"
 #include "rematkit/ir/program_edits.hpp"
 #include "rematkit/autodiff/residual_report.hpp"
@@ -31,14 +32,16 @@ class TablePolicy final : public Policy {
 }  // namespace
 
 PlannerJudge::PlannerJudge(const Program& program, bool whole_program, const PolicyRegistry& policies,
-                           BackendOptions backends, std::vector<size_t> differentiate, std::optional<Mesh> mesh)
+                           BackendOptions backends, std::vector<size_t> differentiate, std::optional<Mesh> mesh,
+                           double comm_flops_per_byte)
     : original_(program),
       program_(whole_program ? program : retarget_checkpoint_policies(program, kTablePolicyName, "the solver")),
       whole_program_(whole_program),
       policies_(policies),
       backends_(std::move(backends)),
       differentiate_(std::move(differentiate)),
-      mesh_(std::move(mesh)) {}
+      mesh_(std::move(mesh)),
+      comm_flops_per_byte_(comm_flops_per_byte) {}
 
 Linearization PlannerJudge::linearize_with(const DecisionTable& table) const {
   PolicyRegistry registry = policies_;
@@ -106,6 +109,8 @@ Verdict PlannerJudge::judge(const DecisionTable& table) {
   v.arena_peak = v.steps.arena;
   v.live_peak = v.steps.live_peak;
   v.recompute_flops = static_cast<double>(gradient_flops(*lin).recompute);
+  if (comm_flops_per_byte_ > 0 && lin->graph.mesh)
+    v.recompute_flops += comm_flops_per_byte_ * static_cast<double>(gradient_communication(*lin, *lin->graph.mesh).recompute);
   v.residual_bytes = residual_bytes(*lin);
   v.lin = std::move(lin);
   return v;

@@ -51,8 +51,10 @@ struct Verdict {
 class PlannerJudge {
  public:
   // `whole_program`: the program has no checkpoint, so the decisions apply to it as a whole.
+  // `comm_flops_per_byte`: what each byte a recomputed collective sends adds to a verdict's
+  // recompute cost (BudgetOptions::comm_flops_per_byte).
   PlannerJudge(const Program& program, bool whole_program, const PolicyRegistry& policies, BackendOptions backends,
-               std::vector<size_t> differentiate, std::optional<Mesh> mesh = std::nullopt);
+               std::vector<size_t> differentiate, std::optional<Mesh> mesh = std::nullopt, double comm_flops_per_byte = 0);
   Verdict judge(const DecisionTable& table);
   // The linearization alone (no planning), for reading the program's equations.
   Linearization linearize_with(const DecisionTable& table) const;
@@ -70,6 +72,7 @@ class PlannerJudge {
   BackendOptions backends_;
   std::vector<size_t> differentiate_;
   std::optional<Mesh> mesh_;  // every linearization placed on it: one device's bytes
+  double comm_flops_per_byte_ = 0;
   int calls_ = 0;
 };
 

@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "rematkit/schedule/arena_layout.hpp"
+#include "rematkit/analysis/communication.hpp"
 #include "rematkit/analysis/flops.hpp"
 #include "rematkit/autodiff/scan_linearization.hpp"
 
@@ -27,7 +28,8 @@ std::string signature_of(const FlatGraph& g, const FlatEquation& eqn) {
 // Builds the candidates level by level, and the moments in the order the reverse pass runs them.
 class CandidateFinder {
  public:
-  CandidateFinder(std::vector<Candidate>& out, Timeline& timeline) : out_(out), t_(timeline) {}
+  CandidateFinder(std::vector<Candidate>& out, Timeline& timeline, double comm_flops_per_byte)
+      : out_(out), t_(timeline), comm_flops_per_byte_(comm_flops_per_byte) {}
 
   void program(const Linearization& lin) {
     t_.levels.push_back(Level{&lin, -1, lin.graph.site_prefix, 1});
@@ -73,6 +75,8 @@ class CandidateFinder {
     }
     c.type = types_str(types);
     c.flops = static_cast<double>(equation_flops(g, eqn));
+    if (comm_flops_per_byte_ > 0 && g.mesh)  // what recomputing a collective sends again
+      c.flops += comm_flops_per_byte_ * static_cast<double>(collective_bytes(g, eqn, *g.mesh));
     return c;
   }
 
@@ -226,6 +230,7 @@ class CandidateFinder {
 
   std::vector<Candidate>& out_;
   Timeline& t_;
+  double comm_flops_per_byte_;
   std::map<std::pair<int, int>, int> index_;   // (level, graph equation) -> candidate
   std::map<std::pair<int, int>, int> scopes_;  // (level, region) -> scope
   std::map<const ScanLinearization*, int> level_of_scan_;
@@ -248,10 +253,10 @@ std::vector<EquationKey> equation_keys(const FlatGraph& g) {
   return keys;
 }
 
-std::vector<Candidate> find_candidates(const Linearization& lin, Timeline& timeline) {
+std::vector<Candidate> find_candidates(const Linearization& lin, Timeline& timeline, double comm_flops_per_byte) {
   timeline = Timeline{};
   std::vector<Candidate> out;
-  CandidateFinder(out, timeline).program(lin);
+  CandidateFinder(out, timeline, comm_flops_per_byte).program(lin);
 
   // Readers come after what they read: one pass from the end bounds each candidate's moments.
   std::vector<int> computed_by(out.size(), -1);  // the latest moment it could be recomputed at

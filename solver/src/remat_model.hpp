@@ -78,8 +78,9 @@ struct Timeline {
   std::map<std::string, int> level_of_prefix;             // a graph's site prefix -> its level
 };
 
-// Candidates, levels and moments of a linearization (everything saved).
-std::vector<Candidate> find_candidates(const Linearization& lin, Timeline& timeline);
+// Candidates, levels and moments of a linearization (everything saved). On a mesh, a collective's
+// cost adds `comm_flops_per_byte` for each byte a device sends (analysis/communication.hpp).
+std::vector<Candidate> find_candidates(const Linearization& lin, Timeline& timeline, double comm_flops_per_byte = 0);
 
 // What a decision per candidate (saved or not) does under JAX's rules: which outputs are kept as
 // residuals and which the backward pass computes again (the closure over recomputed inputs), and

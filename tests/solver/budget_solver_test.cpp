@@ -19,6 +19,7 @@
 #include "rematkit/plugin_host/plugin_registry.hpp"
 #include "rematkit/autodiff/residual_report.hpp"
 #include "rematkit/runtime/step_runner.hpp"
+#include "support/sharded_steps.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit {
@@ -242,6 +243,31 @@ TEST(BudgetSolver, ExportingToJaxNeedsOneAnswerPerSignature) {
   EXPECT_NE(py.find("\"sin f32[8]\": True,"), std::string::npos) << py;
   s.equations[1].decision = Decision::kOffloadable;  // offloading has no JAX-policy form here
   EXPECT_THROW(jax_policy_python(s), Error);
+}
+
+// FSDP (sharded_steps.hpp): each layer gathers its weight (a [2,4] block to [4,4]; a device sends
+// 32 bytes) inside its checkpoint. At a budget of 0.2 the step fits with the gathered weights kept
+// or recomputed alike (the same peak), and FLOPs cannot tell the two apart: a gather computes
+// nothing. Priced at 1000 FLOPs a byte, recomputing both gathers would cost 2 x 32 x 1000 more,
+// so the solver keeps both, and its cost is the FLOPs alone.
+TEST(BudgetSolver, ARecomputedGatherCostsTheBytesItSendsAgain) {
+  const Program program = parse_program(testing::with_policy(testing::kFsdpStep, "nothing_saveable"), "fsdp");
+  BudgetOptions options;
+  options.budget = parse_budget("0.2", "test");
+  options.backends = {"reference"};
+  options.mesh = Mesh{{{"data", 2}, {"fsdp", 2}}};
+  const BudgetSolution free = solve_budget(program, options);
+  options.comm_flops_per_byte = 1000;
+  const BudgetSolution priced = solve_budget(program, options);
+  EXPECT_EQ(priced.peak_bytes, free.peak_bytes);
+  int gathers = 0;
+  for (const SolvedEquation& e : priced.equations) {
+    if (e.primitive != "all_gather") continue;
+    ++gathers;
+    EXPECT_EQ(e.decision, Decision::kSaveable) << e.site;
+  }
+  EXPECT_EQ(gathers, 2);
+  EXPECT_EQ(priced.recompute_flops, free.recompute_flops);  // the FLOPs alone: no gather sent again
 }
 
 }  // namespace

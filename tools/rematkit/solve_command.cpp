@@ -17,6 +17,7 @@ struct SolveOptions {
   std::string file;
   std::string budget;
   std::string cost = "flops";
+  double comm_bandwidth = 0;
   std::vector<std::string> backends;
   int threads = 0;
   std::string decisions_out;
@@ -40,6 +41,9 @@ void run_solve(const SolveOptions& o) {
   options.structure = !o.no_structure;
   options.time_limit_seconds = o.time_limit;
   options.mesh = command_mesh(program, o.mesh);
+  if (o.comm_bandwidth > 0 && options.cost != RecomputeCost::kFlops)
+    fail("--comm-bandwidth is in FLOPs per byte: it goes with --cost flops");
+  options.comm_flops_per_byte = o.comm_bandwidth;
   const BudgetSolution solution = solve_budget(program, options);
   std::cout << format_budget_solution(solution);
   if (!o.decisions_out.empty()) {
@@ -95,6 +99,10 @@ void add_solve_command(CLI::App& app) {
   add_program_edit_options(cmd, options->edits);
   add_mesh_options(cmd, options->mesh);
   add_plugin_option(cmd, options->plugins);
+  cmd->add_option("--comm-bandwidth", options->comm_bandwidth,
+                  "on a mesh: what a recomputed collective costs per byte a device sends, in FLOPs (a device's\n"
+                  "FLOP/s over its link's bytes/s; 0, the default: collectives cost nothing)")
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([options]() { run_solve(*options); });
 }
 

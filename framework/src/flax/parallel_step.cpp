@@ -56,7 +56,7 @@ bool reads(const Equation& eqn, int var) {
 // The param `var` of the body split over fsdp: each checkpoint that takes it gathers it first thing
 // in its body; the body's own reads gather it before the first.
 void gather_param(Program& body, int var, const Type& whole, int64_t fsdp, const std::string& model) {
-  const std::string& param = body.vars[static_cast<size_t>(var)].name;
+  const std::string param = body.vars[static_cast<size_t>(var)].name;  // a copy: gathers add vars
   bool gathered_here = false;
   for (size_t e = 0; e < body.eqns.size(); ++e) {
     Equation& eqn = body.eqns[e];

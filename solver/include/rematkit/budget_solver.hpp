@@ -58,6 +58,10 @@ struct BudgetOptions {
   // decided before the structured search).
   bool structure = true;
   double offload_cost_per_byte = 1.0;  // the price of moving a byte out and back, in cost units
+  // On a mesh, what recomputing a collective costs per byte a device sends, in FLOPs (the FLOPs a
+  // device does in the time its link moves a byte; --comm-bandwidth): FSDP's re-gathers weigh
+  // against the bytes their results hold. 0: collectives cost nothing. With RecomputeCost::kFlops.
+  double comm_flops_per_byte = 0;
   // The whole solve's wall time: it answers within it (plus 10%) with the best answer found so far
   // and the gap it proved. The four fixed policies are always planned, however long they take.
   double time_limit_seconds = 8.0;

@@ -1,7 +1,8 @@
 // A mesh of devices simulated in one process: each device's code runs on a thread of its own and
 // the collectives it calls meet the other devices' at a rendezvous, moving the data a real
 // collective moves (jax/_src/lax/parallel.py's semantics). The reference interpreter runs
-// shard_map and pmap bodies, and gradients of programs with them, on one.
+// shard_map and pmap bodies on one, and step programs per device run there in one process
+// (mesh_step_runner.hpp); its transport is the in-process MeshTransport.
 #pragma once
 
 #include <cstdint>
