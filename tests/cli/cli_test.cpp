@@ -508,6 +508,17 @@ repetitions: 2
 }
 #endif
 
+// compare runs each policy's step a device at a time on the simulated mesh, and its answers are
+// one device's: the FSDP step keeps a [2,4] block of x (32 B), not the whole [8,4].
+TEST_F(CliTest, CompareOfAShardedStepRunsEachPolicyPerDevice) {
+  const std::string step = write("fsdp.jaxpr", with_policy(kFsdpStep, "nothing_saveable"));
+  const CliRun r = run("compare " + step + " --policy nothing_saveable --policy everything_saveable");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("gradients: the same bytes under every policy (3 argument(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("f32[2,4]"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("f32[8,4]"), std::string::npos) << r.out;
+}
+
 #ifdef REMATKIT_MPIEXEC
 TEST_F(CliTest, GradOfAnFsdpStepOnFourRanksIsTheSimulatedMeshsBitForBit) {
   // Each rank one device of the (data=2, fsdp=2) mesh, in its own arena; the JSON line (9

@@ -96,7 +96,7 @@ std::vector<KeptValueRow> kept_value_rows(const std::vector<const Linearization*
       if (rows.count(key)) continue;
       const Value& v = lin.graph.values[static_cast<size_t>(r.value)];
       KeptValueRow row;
-      row.type = v.type.str();
+      row.type = device_type(v).str();  // one device's, on a mesh
       row.origin = origin_without_place(lin, r);
       if (v.origin == ValueOrigin::kEquation) row.line = key.line;
       rows.emplace(key, std::move(row));
@@ -115,7 +115,7 @@ std::vector<KeptValueRow> kept_value_rows(const std::vector<const Linearization*
         const Value& v = lin.graph.values[static_cast<size_t>(found->second)];
         if (const auto kept = residual_of.find(found->second); kept != residual_of.end()) {
           cell.as = kept->second->type.space == MemorySpace::kPinnedHost ? KeptAs::kOffloaded : KeptAs::kKept;
-          cell.bytes = kept->second->type.bytes();
+          cell.bytes = device_type(v).bytes();
         } else if (v.origin == ValueOrigin::kEquation && recomputed.count(v.producer)) {
           cell.as = KeptAs::kRecomputed;
         }

@@ -17,8 +17,9 @@ enum class Concurrency {
   kAllAtOnce, // as concurrent oneTBB tasks, one thread each
 };
 
-// The gradient of each linearization on the same inputs, in order. The first error any task
-// raises is rethrown once all tasks have stopped.
+// The gradient of each linearization on the same inputs, in order (one placed on a mesh: a step
+// per device, SimulatedDevices). The first error any task raises is rethrown once all tasks have
+// stopped.
 REMATKIT_CORE_EXPORT std::vector<GradientResult> run_gradients(const std::vector<const Linearization*>& linearizations,
                                           const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments,
                                           const BackendOptions& backends, Concurrency concurrency);
