@@ -106,12 +106,6 @@ void print_memory_peak(const StepProgram& program) {
   std::cout << "\n";
 }
 
-// What run_on_simulated_devices gives each device's runner.
-BackendOptions per_device(BackendOptions backends) {
-  if (backends.threads == 0) backends.threads = 1;
-  return backends;
-}
-
 // What a run needs, read and linearized.
 struct GradStep {
   Program program;
@@ -181,15 +175,17 @@ void run_grad(const GradOptions& o) {
   // arena, their collectives meeting on a simulated mesh in this process.
   Linearization placed = lin;
   place_on_mesh(placed, *lin.graph.mesh);
-  const MeshRun run = run_on_simulated_devices(placed, *lin.graph.mesh, step.backends, step.inputs.constants,
-                                               step.inputs.arguments);
+  SimulatedDevices devices(placed, *lin.graph.mesh, step.backends);
+  const GradientResult result = devices.run(step.inputs.constants, step.inputs.arguments);
   if (o.plan) {
-    const MeshStepRunner device(placed, *lin.graph.mesh, per_device(step.backends));  // for its plan
-    print_mesh_memory(run.predicted_peak, run.measured_peaks, *lin.graph.mesh, "devices");
-    print_memory_peak(device.program());
-    print_flops_and_steps(placed, device.program());
+    std::vector<int64_t> measured;
+    for (int64_t d = 0; d < devices.devices(); ++d) measured.push_back(devices.device(d).measured_peak(MemorySpace::kDevice));
+    const StepProgram& program = devices.device(0).program();
+    print_mesh_memory(program.layout().arena(MemorySpace::kDevice), measured, *lin.graph.mesh, "devices");
+    print_memory_peak(program);
+    print_flops_and_steps(placed, program);
   }
-  std::cout << result_json(step.program, run.result) << "\n" << std::flush;
+  std::cout << result_json(step.program, result) << "\n" << std::flush;
 }
 
 #ifdef REMATKIT_HAVE_MPI
