@@ -554,6 +554,11 @@ TEST_F(CliTest, GradOfAnFsdpStepOnFourRanksIsTheSimulatedMeshsBitForBit) {
   const std::string error = read_text(err.string());
   EXPECT_EQ(count_of(error, "rematkit: "), 1u) << error;
   EXPECT_NE(error.find("rematkit: the mesh data=2,fsdp=2 has 4 devices but mpirun started 3 ranks"), std::string::npos) << error;
+  // A step over the memory limit: every rank refuses before it allocates; one line, exit 2.
+  EXPECT_EQ(ranks(4, step + " --inputs " + inputs + " --max-memory 100"), 2);
+  const std::string over = read_text(err.string());
+  EXPECT_EQ(count_of(over, "rematkit: "), 1u) << over;
+  EXPECT_NE(over.find("is over the memory limit of 100 B"), std::string::npos) << over;
 }
 #endif
 
