@@ -83,10 +83,9 @@ struct MeshOptions {
   bool global = false;
 };
 void add_mesh_options(CLI::App* cmd, MeshOptions& options);
-// Places `lin`'s values on the mesh of --mesh, else the one the program runs on or names, so that
-// its reports count one device's bytes; returns the line that says so ("" when there is no mesh,
-// or with --global).
-std::string place_for_command(rematkit::Linearization& lin, const rematkit::Program& program, const MeshOptions& options);
+// Places `lin`'s values on `mesh` (command_mesh's), so that its reports count one device's bytes;
+// returns the line that says so ("" when there is no mesh, as with --global).
+std::string place_for_command(rematkit::Linearization& lin, const std::optional<rematkit::Mesh>& mesh);
 // The mesh of --mesh (checked against the program), else the one the program runs on or names;
 // nullopt with --global or none.
 std::optional<rematkit::Mesh> command_mesh(const rematkit::Program& program, const MeshOptions& options);

@@ -36,10 +36,10 @@ void run_memory(const MemoryOptions& o) {
   std::vector<MemoryReport> reports;
   std::vector<std::optional<GradientCommunication>> communication;  // on a mesh
   std::string placed;
+  const std::optional<Mesh> mesh = command_mesh(program, o.mesh);  // checked once, for every policy
   for (const std::string& policy : policies) {
     Linearization lin = linearize(program, linearize_options(o.plugins, policy, program, o.edits));
-    placed = place_for_command(lin, program, o.mesh);
-    const std::optional<Mesh> mesh = placed.empty() ? std::nullopt : command_mesh(program, o.mesh);
+    placed = place_for_command(lin, mesh);
     communication.push_back(mesh ? std::optional(gradient_communication(lin, *mesh)) : std::nullopt);
     reports.push_back(
         build_memory_report(build_step_program(lin, backends, Pass::kBackward, InputMode::kLoadedEachRun)));

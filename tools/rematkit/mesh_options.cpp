@@ -17,8 +17,7 @@ std::optional<Mesh> command_mesh(const Program& program, const MeshOptions& opti
   return resolve_mesh(program, options.mesh, options.global, "--mesh");
 }
 
-std::string place_for_command(Linearization& lin, const Program& program, const MeshOptions& options) {
-  const std::optional<Mesh> mesh = command_mesh(program, options);
+std::string place_for_command(Linearization& lin, const std::optional<Mesh>& mesh) {
   if (!mesh) return "";
   return placement_line(place_on_mesh(lin, *mesh));
 }

@@ -20,7 +20,7 @@ struct ResidualsOptions {
 void run_residuals(const ResidualsOptions& o) {
   const Program program = edited_program(command_program(o.file, o.edits), o.edits);
   Linearization lin = linearize(program, linearize_options(o.plugins, o.policy, program, o.edits));
-  const std::string placed = place_for_command(lin, program, o.mesh);
+  const std::string placed = place_for_command(lin, command_mesh(program, o.mesh));
   for (const std::string& note : program_notes(program, !placed.empty())) std::cerr << note << "\n";
   if (!placed.empty()) std::cerr << "note: " << placed << "\n";
   std::cout << format_residual_report(lin, o.explain) << std::flush;

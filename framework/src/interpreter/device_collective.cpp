@@ -50,8 +50,7 @@ Tensor flat_padded(const Tensor& t, int64_t n, int64_t per) {
   return f;
 }
 
-// Elementwise over the members' chunks, in the group's order; the sum rounded once at the end, as
-// the simulated interpreter's psum.
+// Elementwise over the members' chunks, in the group's order; the sum rounded once at the end.
 enum class Reduce { kSum, kMax, kMin };
 
 Tensor reduce_in_order(const std::vector<Tensor>& parts, Reduce how, Arithmetic arithmetic) {
