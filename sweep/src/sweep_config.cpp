@@ -226,17 +226,22 @@ std::string read_dtype(const Reader& r, const YAML::Node& node) {
   return dtype;
 }
 
-// parallel: {data: D, fsdp: F}, whose devices split the batch.
-ModelParallel read_parallel(const Reader& r, const YAML::Node& node, int64_t batch) {
+// parallel: {data: D, fsdp: F, tensor: T}; the data x fsdp devices split the batch. `divides`: the
+// model's widths that tensor parallelism splits (gpt: heads and mlp; llama: kv_heads and mlp).
+ModelParallel read_parallel(const Reader& r, const YAML::Node& node, int64_t batch,
+                            const std::vector<std::pair<std::string, int64_t>>& divides) {
   r.expect_map(node, "parallel", {"data", "fsdp", "tensor"});
   ModelParallel p;
   if (node["data"]) p.data = r.integer(node["data"], "data", 1);
   if (node["fsdp"]) p.fsdp = r.integer(node["fsdp"], "fsdp", 1);
-  if (node["tensor"] && r.integer(node["tensor"], "tensor", 1) != 1)
-    r.fail_at_node(node["tensor"], "tensor parallelism is not built yet: parallel takes data and fsdp");
-  if (batch % p.devices() != 0)
+  if (node["tensor"]) p.tensor = r.integer(node["tensor"], "tensor", 1);
+  if (batch % p.batch_shards() != 0)
     r.fail_at_node(node, "the batch (" + std::to_string(batch) + ") must split evenly over the " +
-                             std::to_string(p.devices()) + " devices of data x fsdp");
+                             std::to_string(p.batch_shards()) + " devices of data x fsdp");
+  for (const auto& [width, size] : divides)
+    if (size % p.tensor != 0)
+      r.fail_at_node(node["tensor"], "tensor (" + std::to_string(p.tensor) + ") must divide the model's " + width + " (" +
+                                         std::to_string(size) + "), which each device holds a part of");
   return p;
 }
 
@@ -273,7 +278,7 @@ ModelSpec read_gpt(const Reader& r, const YAML::Node& node, const std::string& n
   if (node["remat"]) g.remat = read_remat(r, node["remat"]);
   g.loop = read_loop(r, node, g.layers);
   if (const YAML::Node parallel = node["parallel"]) {
-    g.parallel = read_parallel(r, parallel, g.batch);
+    g.parallel = read_parallel(r, parallel, g.batch, {{"heads", g.heads}, {"mlp", g.mlp}});
     if (g.parallel.devices() > 1 && g.dropout > 0)
       r.fail_at_node(parallel, "parallel with dropout: each device would draw other masks than the whole model's");
   }
@@ -301,7 +306,8 @@ ModelSpec read_llama(const Reader& r, const YAML::Node& node, const std::string&
   if (const YAML::Node dtype = node["dtype"]) l.dtype = read_dtype(r, dtype);
   if (node["remat"]) l.remat = read_remat(r, node["remat"]);
   l.loop = read_loop(r, node, l.layers);
-  if (const YAML::Node parallel = node["parallel"]) l.parallel = read_parallel(r, parallel, l.batch);
+  if (const YAML::Node parallel = node["parallel"])
+    l.parallel = read_parallel(r, parallel, l.batch, {{"kv_heads", l.kv_heads}, {"mlp", l.mlp}});
   return m;
 }
 

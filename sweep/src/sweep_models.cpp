@@ -215,7 +215,9 @@ std::vector<int64_t> scan_lengths(const LayerLoop& loop, int64_t layers) {
 // The whole model's step written for its mesh (parallel_step.hpp): the whole model's arguments
 // and their values, each device running `one_device`.
 Model on_mesh(const Model& one_device, Model whole, const ModelParallel& parallel, const std::string& what) {
-  whole.program = parallel_step(one_device.program, whole.program, ParallelConfig{parallel.data, parallel.fsdp}, what);
+  whole.program = parallel_step(one_device.program, whole.program, ParallelConfig{parallel.data, parallel.fsdp, parallel.tensor},
+                                what, one_device.tensor_splits);
+  if (!whole.arguments.empty()) whole.arguments = step_arguments(std::move(whole.arguments), whole.program);
   return whole;
 }
 
@@ -236,7 +238,8 @@ ModelInstance gpt_instance(const GptModel& g, const std::string& policy, uint64_
   c.scan_lengths = scan_lengths(g.loop, g.layers);
   if (g.parallel.devices() == 1) return instance_of(build_gpt(c, policy, seed, values));
   GptConfig one_device = c;
-  one_device.batch = c.batch / g.parallel.devices();
+  one_device.batch = c.batch / g.parallel.batch_shards();
+  one_device.tensor = g.parallel.tensor;
   return instance_of(on_mesh(build_gpt(one_device, policy, seed, ModelValues::kNone), build_gpt(c, policy, seed, values),
                              g.parallel, "gpt"));
 }
@@ -256,7 +259,8 @@ ModelInstance llama_instance(const LlamaModel& l, const std::string& policy, uin
   c.scan_lengths = scan_lengths(l.loop, l.layers);
   if (l.parallel.devices() == 1) return instance_of(build_llama(c, policy, seed, values));
   LlamaConfig one_device = c;
-  one_device.batch = c.batch / l.parallel.devices();
+  one_device.batch = c.batch / l.parallel.batch_shards();
+  one_device.tensor = l.parallel.tensor;
   return instance_of(on_mesh(build_llama(one_device, policy, seed, ModelValues::kNone), build_llama(c, policy, seed, values),
                              l.parallel, "llama"));
 }

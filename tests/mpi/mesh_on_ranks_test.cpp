@@ -1,12 +1,14 @@
 // Steps on a mesh whose devices are MPI ranks, run under `mpirun -n 2` and `-n 4` by ctest: the
-// data-parallel, FSDP and tensor-parallel steps and every collective give the same bits as the
-// same steps on the simulated mesh (which mesh_step_runner_test.cpp checks against the whole
-// models), every rank's arena reaches the predicted peak, and ranks that disagree at a collective
+// data-parallel, FSDP and tensor-parallel steps (hand-written, and the gpt's) and every collective
+// give the same bits as the same steps on the simulated mesh (which mesh_step_runner_test.cpp
+// checks against the whole models; the gpt's here too), every rank's arena reaches the predicted peak, and ranks that disagree at a collective
 // or one that stops on an error stop every rank with the same error. A test whose mesh has
 // another number of devices than there are ranks is skipped.
 #include <gtest/gtest.h>
 
 #include "rematkit/analysis/device_placement.hpp"
+#include "rematkit/flax/gpt.hpp"
+#include "rematkit/flax/parallel_step.hpp"
 #include "rematkit/mpi/mpi_transport.hpp"
 #include "rematkit/runtime/mesh_step_runner.hpp"
 #include "support/sharded_steps.hpp"
@@ -70,6 +72,71 @@ TEST_P(OnRanksTest, TheSameBitsAsTheSimulatedMeshAndThePredictedPeak) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Steps, OnRanksTest, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// The gpt's training step written for data parallelism, FSDP and Megatron tensor parallelism over
+// as many devices as there are ranks (flax/parallel_step.hpp), a rank per device: the same bits as
+// the simulated mesh's, every rank's arena at its predicted peak, and the gradients within 1e-6 of
+// the whole model's on one device (f64: the truth both are held to).
+struct GptCase {
+  const char* name;
+  ParallelConfig parallel;  // a 0 size: as many as there are ranks
+  const char* policy;
+};
+
+class GptOnRanksTest : public ::testing::TestWithParam<GptCase> {};
+
+TEST_P(GptOnRanksTest, TheSimulatedMeshsBitsAndTheWholeModelsGradients) {
+  const GptCase& c = GetParam();
+  const int64_t n = session->size();
+  const ParallelConfig p{c.parallel.data ? c.parallel.data : n, c.parallel.fsdp ? c.parallel.fsdp : n,
+                         c.parallel.tensor ? c.parallel.tensor : n};
+  GptConfig config;
+  config.vocab = 32;
+  config.sequence = 8;
+  config.model = 16;
+  config.heads = 4;
+  config.layers = 2;
+  config.mlp = 64;
+  config.batch = 4;
+  const Model whole = build_gpt(config, c.policy, 3);
+  GptConfig one = config;
+  one.batch = config.batch / p.batch_shards();
+  one.tensor = p.tensor;
+  const Model share = build_gpt(one, c.policy, 3, ModelValues::kNone);
+  const Program step = parallel_step(share.program, whole.program, p, "gpt", share.tensor_splits);
+  Linearization lin = linearize_with(step);
+  place_on_mesh(lin, *lin.graph.mesh);
+  const Mesh& mesh = *lin.graph.mesh;
+  ASSERT_EQ(mesh.num_devices(), n);
+  const std::vector<Tensor> arguments = step_arguments(whole.arguments, step);
+  const BackendOptions backends{default_plugins().fastest_backends(), &default_plugins()};
+
+  mpi::MpiTransport transport(*session, mesh, kTimeout);
+  MeshStepRunner runner(lin, mesh, backends);
+  const GradientResult got = runner.run(transport, {}, arguments);
+  EXPECT_EQ(runner.measured_peak(MemorySpace::kDevice), runner.layout().arena(MemorySpace::kDevice));
+
+  const MeshRun simulated = run_on_simulated_devices(lin, mesh, backends, {}, arguments);
+  EXPECT_EQ(got.outputs[0].data, simulated.result.outputs[0].data);
+  const GradientResult want = interpret_gradient(linearize_with(whole.program), {}, whole.arguments, Arithmetic::kFloat64);
+  EXPECT_NEAR(got.outputs[0].data[0], want.outputs[0].data[0], 1e-6);
+  ASSERT_EQ(got.gradients.size(), want.gradients.size());
+  for (size_t a = 0; a < got.gradients.size(); ++a) {
+    ASSERT_EQ(got.gradients[a].has_value(), want.gradients[a].has_value()) << "argument " << a;
+    if (!got.gradients[a]) continue;
+    EXPECT_EQ(got.gradients[a]->data, simulated.result.gradients[a]->data) << "argument " << a;
+    for (size_t i = 0; i < got.gradients[a]->data.size(); ++i)
+      ASSERT_NEAR(got.gradients[a]->data[i], want.gradients[a]->data[i], 1e-6) << "argument " << a << " element " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpt, GptOnRanksTest,
+                         ::testing::Values(GptCase{"data_parallel", {0, 1, 1}, "nothing_saveable"},
+                                           GptCase{"fsdp", {1, 0, 1}, "nothing_saveable"},
+                                           GptCase{"fsdp_dots_saveable", {1, 0, 1}, "dots_saveable"},
+                                           GptCase{"tensor_parallel", {1, 1, 0}, "nothing_saveable"},
+                                           GptCase{"tensor_parallel_dots_saveable", {1, 1, 0}, "dots_saveable"}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // The last rank runs psum over its axes in the other order: every rank stops with one error that

@@ -259,8 +259,12 @@ TEST(SweepConfig, ReadsParallelTokenModels) {
   const std::string gpt = "models:\n  - gpt: {layers: 1, batch: 6, sequence: 4, model: 8, heads: 2, vocab: 16, ";
   EXPECT_EQ(error_of(gpt + "parallel: {fsdp: 4}}\n" + tail),
             "s.yaml:2:86: the batch (6) must split evenly over the 4 devices of data x fsdp");
-  EXPECT_EQ(error_of(gpt + "parallel: {tensor: 2}}\n" + tail),
-            "s.yaml:2:95: tensor parallelism is not built yet: parallel takes data and fsdp");
+  EXPECT_EQ(error_of(gpt + "parallel: {tensor: 4}}\n" + tail),
+            "s.yaml:2:95: tensor (4) must divide the model's heads (2), which each device holds a part of");
+  const SweepConfig tensor = parse_sweep(gpt + "parallel: {data: 3, tensor: 2}}\n" + tail, "s.yaml");
+  EXPECT_EQ(tensor.models[0].gpt.parallel.tensor, 2);
+  EXPECT_EQ(tensor.models[0].gpt.parallel.devices(), 6);
+  EXPECT_EQ(tensor.models[0].gpt.parallel.batch_shards(), 3);
   EXPECT_EQ(error_of(gpt + "dropout: 0.1, parallel: {data: 2}}\n" + tail),
             "s.yaml:2:100: parallel with dropout: each device would draw other masks than the whole model's");
 }

@@ -471,5 +471,30 @@ repetitions: 1
   EXPECT_EQ(rows[1].recompute_comm_bytes, 19584);  // as parallel_step_test.cpp works it out
 }
 
+// A gpt and a llama under Megatron tensor parallelism over 2 devices, a device each on the
+// simulated mesh: the arenas reach their plans' peaks, the policies' gradients agree, and
+// nothing_saveable sends the attention's all-reduce again.
+TEST(SweepRun, TensorParallelModelsRunADeviceEach) {
+  const SweepConfig config = parse_sweep(R"yaml(models:
+  - gpt: {layers: 2, batch: 4, sequence: 8, model: 16, heads: 2, vocab: 32, parallel: {tensor: 2}}
+  - llama: {layers: 1, batch: 4, sequence: 8, model: 16, heads: 4, kv_heads: 2, vocab: 32, parallel: {data: 2, tensor: 2}}
+policies: [everything_saveable, nothing_saveable]
+backends: [reference]
+repetitions: 1
+)yaml",
+                                         "tensor.yaml");
+  const std::vector<SweepRow> rows = run_sweep(config, default_plugins()).rows;
+  ASSERT_EQ(rows.size(), 4u);
+  for (const SweepRow& row : rows) {
+    EXPECT_TRUE(row.failure.empty()) << row.failure;
+    EXPECT_EQ(row.measured_peak[0], row.predicted_peak[0]);
+    EXPECT_EQ(row.max_grad_diff, 0);
+  }
+  EXPECT_EQ(rows[0].forward_comm_bytes, 8192);  // as parallel_step_test.cpp works them out
+  EXPECT_EQ(rows[0].recompute_comm_bytes, 0);
+  EXPECT_EQ(rows[1].recompute_comm_bytes, 4096);
+  EXPECT_GT(rows[3].recompute_comm_bytes, 0);
+}
+
 }  // namespace
 }  // namespace rematkit::sweep

@@ -52,11 +52,23 @@ class GptTracer {
 
   Atom dropout(Atom x, Atom key, int64_t site) { return flax::dropout(b_, x, key, site, c_.dropout); }
 
+  // A row-parallel nn.Dense of a tensor-parallel share: each device's product over its part of the
+  // inner width, summed over 'tensor' before the (replicated) bias; a plain dense otherwise.
+  Atom row_dense(Atom x, Atom kernel, Atom bias) {
+    if (c_.tensor == 1) return dense(x, kernel, bias);
+    Atom y = emit(Prim::kDotGeneral, {cast(x, c_.dtype), cast(kernel, c_.dtype)}, dot_general_params({{last_axis(x)}, {0}, {}, {}}));
+    y = emit(Prim::kPsum, {y}, psum_params({"tensor"}));
+    Shape ones(shape(x).size() - 1, 1);
+    ones.push_back(shape(bias)[0]);
+    return emit(Prim::kAdd, {y, emit(Prim::kReshape, {cast(bias, c_.dtype)}, reshape_params(ones))});
+  }
+
   // Causal self-attention (flax's dot_product_attention) between c_attn and c_proj, dropout on
   // the attention weights.
   Atom attention(Atom x, const Atom* w, Atom key, int64_t site) {
-    const Atom merged = flax::causal_attention(b_, dense(x, w[2], w[3]), c_.heads, [&](Atom weights) { return dropout(weights, key, site); });
-    return dense(merged, w[4], w[5]);
+    const Atom merged = flax::causal_attention(b_, dense(x, w[2], w[3]), c_.heads / c_.tensor,
+                                               [&](Atom weights) { return dropout(weights, key, site); });
+    return row_dense(merged, w[4], w[5]);
   }
 
   // A pre-LayerNorm block: x + drop(attn(ln_1 x)), then x + drop(c_proj gelu(c_fc ln_2 x)).
@@ -66,7 +78,7 @@ class GptTracer {
     const int64_t site = 1 + 3 * layer;  // site 0 is the embeddings'
     x = emit(Prim::kAdd, {x, dropout(attention(layer_norm(x, w[0], w[1]), w, key, site), key, site + 1)});
     const Atom hidden = gelu(dense(layer_norm(x, w[6], w[7]), w[8], w[9]));
-    return emit(Prim::kAdd, {x, dropout(dense(hidden, w[10], w[11]), key, site + 2)});
+    return emit(Prim::kAdd, {x, dropout(row_dense(hidden, w[10], w[11]), key, site + 2)});
   }
 
  private:
@@ -84,8 +96,12 @@ Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed, Mo
   if (!(c.dropout >= 0 && c.dropout < 1)) fail("gpt: dropout must be in [0, 1), not " + std::to_string(c.dropout));
   if (c.dtype != DType::kF32 && c.dtype != DType::kBF16)
     fail("gpt: dtype must be f32 or bf16, not " + std::string(dtype_name(c.dtype)));
+  if (c.tensor < 1 || c.heads % c.tensor != 0 || c.mlp % c.tensor != 0)
+    fail("gpt: tensor (" + std::to_string(c.tensor) + ") must divide heads (" + std::to_string(c.heads) + ") and mlp (" +
+         std::to_string(c.mlp) + ")");
   const bool dropout = c.dropout > 0;
-  const int64_t D = c.model;
+  const int64_t D = c.model, T = c.tensor, A = D / T, M = c.mlp / T;  // A, M: a device's attention and MLP widths
+  const TensorSplit columns{1, 1}, rows{0, 1}, qkv_columns{1, 3}, qkv_bias{0, 3}, bias{0, 1};
   if (!c.scan_lengths.empty()) {
     int64_t product = 1;
     for (int64_t l : c.scan_lengths) product *= l;
@@ -102,11 +118,12 @@ Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed, Mo
     const std::string h = "h_" + std::to_string(l) + "_";
     for (const flax::ParamSpec& s : std::vector<flax::ParamSpec>{
              {h + "ln_1_scale", {D}, flax::ones()},         {h + "ln_1_bias", {D}, flax::zeros()},
-             {h + "attn_c_attn_kernel", {D, 3 * D}, flax::normal(0.02f)}, {h + "attn_c_attn_bias", {3 * D}, flax::zeros()},
-             {h + "attn_c_proj_kernel", {D, D}, flax::normal(0.02f)},     {h + "attn_c_proj_bias", {D}, flax::zeros()},
+             {h + "attn_c_attn_kernel", {D, 3 * A}, flax::normal(0.02f), qkv_columns},
+             {h + "attn_c_attn_bias", {3 * A}, flax::zeros(), qkv_bias},
+             {h + "attn_c_proj_kernel", {A, D}, flax::normal(0.02f), rows}, {h + "attn_c_proj_bias", {D}, flax::zeros()},
              {h + "ln_2_scale", {D}, flax::ones()},         {h + "ln_2_bias", {D}, flax::zeros()},
-             {h + "mlp_c_fc_kernel", {D, c.mlp}, flax::normal(0.02f)},    {h + "mlp_c_fc_bias", {c.mlp}, flax::zeros()},
-             {h + "mlp_c_proj_kernel", {c.mlp, D}, flax::normal(0.02f)},  {h + "mlp_c_proj_bias", {D}, flax::zeros()}})
+             {h + "mlp_c_fc_kernel", {D, M}, flax::normal(0.02f), columns}, {h + "mlp_c_fc_bias", {M}, flax::zeros(), bias},
+             {h + "mlp_c_proj_kernel", {M, D}, flax::normal(0.02f), rows},  {h + "mlp_c_proj_bias", {D}, flax::zeros()}})
       specs.push_back(s);
   }
   specs.push_back({"ln_f_scale", {D}, flax::ones()});
@@ -187,8 +204,9 @@ Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed, Mo
   // Tied output projection, then the mean cross-entropy.
   const Atom logits = top.emit(Prim::kDotGeneral, {x, top.cast(w[0], c.dtype)}, dot_general_params({{2}, {1}, {}, {}}));
   const Atom loss = flax::mean_cross_entropy(b, logits, targets);
-  // Printed and read back, so every equation has a line a residual report can point at.
-  model.program = parse_program(print_program(b.finish({loss})), "<gpt>");
+  // Printed and read back, so every equation has a line a residual report can point at; a
+  // tensor-parallel share is read back inside parallel_step's shard_map, which binds 'tensor'.
+  model.program = c.tensor > 1 ? b.finish({loss}) : parse_program(print_program(b.finish({loss})), "<gpt>");
   return model;
 }
 

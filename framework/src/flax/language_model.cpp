@@ -7,16 +7,19 @@
 
 namespace rematkit::flax {
 
-Atom TokenModelArguments::input(const std::string& name, const Type& type, const std::function<Tensor()>& value) {
+Atom TokenModelArguments::input(const std::string& name, const Type& type, const std::function<Tensor()>& value,
+                                TensorSplit split) {
   const Atom a = b_.argument(name, type);
   ++count_;
   if (drawn()) model_.arguments.push_back(value());
+  model_.tensor_splits.push_back(split);
   return a;
 }
 
-Atom TokenModelArguments::param(const std::string& name, const Type& type, const std::function<Tensor()>& value) {
+Atom TokenModelArguments::param(const std::string& name, const Type& type, const std::function<Tensor()>& value,
+                                TensorSplit split) {
   model_.params.push_back(count_);
-  return input(name, type, value);
+  return input(name, type, value, split);
 }
 
 std::pair<Atom, Atom> token_arguments(TokenModelArguments& args, int64_t batch, int64_t sequence, int64_t vocab,
@@ -56,11 +59,14 @@ std::vector<Atom> add_token_model_params(TokenModelArguments& args, const TokenM
     const bool block_param = i >= first && i < end;
     const Type type{dtype, specs[i].shape, MemorySpace::kDevice};
     // (Moved, not copied: a real-size model's params are a gigabyte as doubles.)
-    if (!scanned || !block_param) atoms.push_back(args.param(specs[i].name, type, [&] { return std::move(drawn[i]); }));
+    if (!scanned || !block_param)
+      atoms.push_back(args.param(specs[i].name, type, [&] { return std::move(drawn[i]); }, specs[i].split));
     if (!scanned || i != first) continue;
     for (size_t k = 0; k < params.per_block; ++k) {
       Type stacked_type{dtype, specs[first + k].shape, MemorySpace::kDevice};
       stacked_type.shape.insert(stacked_type.shape.begin(), scan_lengths.begin(), scan_lengths.end());
+      TensorSplit split = specs[first + k].split;
+      if (split.dim >= 0) split.dim += static_cast<int64_t>(scan_lengths.size());  // behind the stacking dims
       atoms.push_back(args.param(specs[first + k].name, stacked_type, [&] {
         Tensor stacked{stacked_type, {}};
         for (int64_t l = 0; l < layers; ++l) {
@@ -69,7 +75,7 @@ std::vector<Atom> add_token_model_params(TokenModelArguments& args, const TokenM
           std::vector<double>().swap(layer.data);  // in the stack now
         }
         return stacked;
-      }));
+      }, split));
     }
   }
   return atoms;

@@ -19,6 +19,7 @@ struct ParamSpec {
   std::string name;
   Shape shape;
   Initializer init;
+  TensorSplit split = {};  // in a tensor-parallel share, how the whole param splits
 };
 
 // The params a token model lists: `leading` top-level ones, `per_block` for each of `layers`
@@ -37,8 +38,8 @@ class TokenModelArguments {
   TokenModelArguments(ProgramBuilder& b, Model& model, ModelValues values) : b_(b), model_(model), values_(values) {}
   bool drawn() const { return values_ == ModelValues::kDrawn; }
   // Argument `name` of `type`; `value` makes its value, called only when values are drawn.
-  Atom input(const std::string& name, const Type& type, const std::function<Tensor()>& value);
-  Atom param(const std::string& name, const Type& type, const std::function<Tensor()>& value);
+  Atom input(const std::string& name, const Type& type, const std::function<Tensor()>& value, TensorSplit split = {});
+  Atom param(const std::string& name, const Type& type, const std::function<Tensor()>& value, TensorSplit split = {});
 
  private:
   ProgramBuilder& b_;

@@ -30,23 +30,29 @@ class LlamaTracer {
     return emit(Prim::kDotGeneral, {x, kernel}, dot_general_params({{last}, {0}, {}, {}}));
   }
 
+  // A row-parallel dense of a tensor-parallel share: the devices' products summed over 'tensor'.
+  Atom row_dense(Atom x, Atom kernel) {
+    const Atom y = dense(x, kernel);
+    return c_.tensor == 1 ? y : emit(Prim::kPsum, {y}, psum_params({"tensor"}));
+  }
+
   // Self-attention: q, k, v projections split into heads, rotary positions on q and k, q scaled by
   // 1 / sqrt(head width), causal grouped-query attention, then the o projection.
   Atom attention(Atom x, const Atom* w) {
     const int64_t B = shape(x)[0], S = shape(x)[1], Dh = c_.model / c_.heads;
     auto heads = [&](Atom a, int64_t n) { return emit(Prim::kReshape, {a}, reshape_params({B, S, n, Dh})); };
-    const Atom q = flax::rotary(b_, heads(dense(x, w[1]), c_.heads));
-    const Atom k = flax::rotary(b_, heads(dense(x, w[2]), c_.kv_heads));
-    const Atom v = heads(dense(x, w[3]), c_.kv_heads);
+    const Atom q = flax::rotary(b_, heads(dense(x, w[1]), c_.heads / c_.tensor));
+    const Atom k = flax::rotary(b_, heads(dense(x, w[2]), c_.kv_heads / c_.tensor));
+    const Atom v = heads(dense(x, w[3]), c_.kv_heads / c_.tensor);
     const Atom scaled = emit(Prim::kDiv, {q, ProgramBuilder::literal(std::sqrt(static_cast<double>(Dh)), c_.dtype)});
-    return dense(flax::causal_attention_heads(b_, scaled, k, v, [](Atom weights) { return weights; }), w[4]);
+    return row_dense(flax::causal_attention_heads(b_, scaled, k, v, [](Atom weights) { return weights; }), w[4]);
   }
 
   // The SwiGLU MLP: down(silu(gate x) * up x).
   Atom mlp(Atom x, const Atom* w) {
     const Atom gate = flax::silu(b_, dense(x, w[6]));
     const Atom up = dense(x, w[7]);
-    return dense(emit(Prim::kMul, {gate, up}), w[8]);
+    return row_dense(emit(Prim::kMul, {gate, up}), w[8]);
   }
 
   // A pre-RMSNorm block: x + attention(norm x), then x + mlp(norm x).
@@ -79,7 +85,12 @@ Model build_llama(const LlamaConfig& c, const std::string& policy, uint64_t seed
     if (product != c.layers)
       fail("llama: the scan lengths multiply to " + std::to_string(product) + ", not the " + std::to_string(c.layers) + " layers");
   }
-  const int64_t D = c.model, Dh = D / c.heads, KD = c.kv_heads * Dh;
+  if (c.tensor < 1 || c.kv_heads % c.tensor != 0 || c.mlp % c.tensor != 0)
+    fail("llama: tensor (" + std::to_string(c.tensor) + ") must divide kv_heads (" + std::to_string(c.kv_heads) +
+         ") and mlp (" + std::to_string(c.mlp) + ")");
+  // A device's widths: Q of the queries, KD of the keys and values, M of the MLP.
+  const int64_t D = c.model, Dh = D / c.heads, Q = D / c.tensor, KD = c.kv_heads * Dh / c.tensor, M = c.mlp / c.tensor;
+  const TensorSplit columns{1, 1}, rows{0, 1};
 
   flax::TokenModelParams params;
   params.leading = 1;
@@ -89,11 +100,15 @@ Model build_llama(const LlamaConfig& c, const std::string& policy, uint64_t seed
   for (int64_t l = 0; l < c.layers; ++l) {
     const std::string h = "layers_" + std::to_string(l) + "_";
     for (const flax::ParamSpec& s : std::vector<flax::ParamSpec>{
-             {h + "attention_norm_scale", {D}, flax::ones()},       {h + "attention_q_kernel", {D, D}, flax::normal(0.02f)},
-             {h + "attention_k_kernel", {D, KD}, flax::normal(0.02f)}, {h + "attention_v_kernel", {D, KD}, flax::normal(0.02f)},
-             {h + "attention_o_kernel", {D, D}, flax::normal(0.02f)},  {h + "mlp_norm_scale", {D}, flax::ones()},
-             {h + "mlp_gate_kernel", {D, c.mlp}, flax::normal(0.02f)}, {h + "mlp_up_kernel", {D, c.mlp}, flax::normal(0.02f)},
-             {h + "mlp_down_kernel", {c.mlp, D}, flax::normal(0.02f)}})
+             {h + "attention_norm_scale", {D}, flax::ones()},
+             {h + "attention_q_kernel", {D, Q}, flax::normal(0.02f), columns},
+             {h + "attention_k_kernel", {D, KD}, flax::normal(0.02f), columns},
+             {h + "attention_v_kernel", {D, KD}, flax::normal(0.02f), columns},
+             {h + "attention_o_kernel", {Q, D}, flax::normal(0.02f), rows},
+             {h + "mlp_norm_scale", {D}, flax::ones()},
+             {h + "mlp_gate_kernel", {D, M}, flax::normal(0.02f), columns},
+             {h + "mlp_up_kernel", {D, M}, flax::normal(0.02f), columns},
+             {h + "mlp_down_kernel", {M, D}, flax::normal(0.02f), rows}})
       specs.push_back(s);
   }
   specs.push_back({"norm_scale", {D}, flax::ones()});
@@ -136,8 +151,9 @@ Model build_llama(const LlamaConfig& c, const std::string& policy, uint64_t seed
   x = flax::rms_norm(b, x, w[w.size() - 2]);
   const Atom logits = LlamaTracer(b, c).dense(x, w.back());
   const Atom loss = flax::mean_cross_entropy(b, logits, targets);
-  // Printed and read back, so every equation has a line a residual report can point at.
-  model.program = parse_program(print_program(b.finish({loss})), "<llama>");
+  // Printed and read back, so every equation has a line a residual report can point at; a
+  // tensor-parallel share is read back inside parallel_step's shard_map, which binds 'tensor'.
+  model.program = c.tensor > 1 ? b.finish({loss}) : parse_program(print_program(b.finish({loss})), "<llama>");
   return model;
 }
 

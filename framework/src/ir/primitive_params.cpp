@@ -38,6 +38,14 @@ Params dot_general_params(const DotDims& d, std::optional<DType> preferred_eleme
 
 Params reduce_params(const std::vector<int64_t>& axes) { return one("axes", ParamValue::of_ints(axes)); }
 
+Params psum_params(const std::vector<std::string>& axes) {
+  std::vector<ParamValue> names;
+  for (const std::string& a : axes) names.push_back(ParamValue::of_string(a));
+  Params p = one("axes", ParamValue::of_tuple(std::move(names)));
+  p.set("axis_index_groups", ParamValue::none());
+  return p;
+}
+
 Params broadcast_in_dim_params(const Shape& shape, const std::vector<int64_t>& broadcast_dimensions) {
   Params p = one("shape", ParamValue::of_ints(shape));
   p.set("broadcast_dimensions", ParamValue::of_ints(broadcast_dimensions));

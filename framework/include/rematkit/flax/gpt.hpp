@@ -34,6 +34,12 @@ struct GptConfig {
   // Several: nn.remat_scan(lengths=...), whose checkpoints replace `remat`'s. Not with dropout
   // (Flax's scan splits the dropout stream per block).
   std::vector<int64_t> scan_lengths;
+  // Above 1: one device's share of the model split Megatron-style over `tensor` devices on a mesh
+  // axis 'tensor', the body of parallel_step's shard_map: heads / tensor heads (their q, k and v
+  // columns of c_attn) and mlp / tensor hidden units, the products back to the model's width
+  // row-parallel, summed by a psum over 'tensor' before their biases. Model::tensor_splits says
+  // how the whole model's params split.
+  int64_t tensor = 1;
 };
 
 // The model's program under `policy` (the checkpoints' policy), with its arguments: token ids

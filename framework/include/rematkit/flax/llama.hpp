@@ -30,6 +30,10 @@ struct LlamaConfig {
   // As GptConfig's: empty, the blocks unrolled; one length, nn.scan over the blocks (the checkpoint
   // inside the body with kEachBlock, around the scan with kWhole); several, nn.remat_scan.
   std::vector<int64_t> scan_lengths;
+  // As GptConfig's: above 1, one device's share of the model split Megatron-style over a mesh axis
+  // 'tensor': heads / tensor query heads and kv_heads / tensor key and value heads (q, k, v
+  // columns), mlp / tensor hidden units (gate and up columns), o and down row-parallel with a psum.
+  int64_t tensor = 1;
 };
 
 // The model's program under `policy` (the checkpoints' policy), with its arguments: token ids

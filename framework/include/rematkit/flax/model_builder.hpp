@@ -25,12 +25,22 @@ enum class Loss {
   kSum,           // sum(y): the gradient JAX users take with grad(lambda p: apply(p, x).sum())
 };
 
+// How one device's share of a Megatron tensor-parallel model (GptConfig::tensor) takes an argument
+// of the whole model: the whole's dim `dim` seen as `parts` equal parts (3 for a fused q, k, v
+// kernel), each part split evenly over the mesh axis 'tensor', the device's pieces put together.
+// dim -1: the device takes the whole argument.
+struct TensorSplit {
+  int64_t dim = -1;
+  int64_t parts = 1;
+};
+
 // A model ready to differentiate and train.
 struct Model {
   Program program;                // arguments: the input x, then the params (then a dropout key); one output: the loss
   std::vector<Tensor> arguments;  // x (uniform in [-1, 1), or token ids), then the params as Flax's init draws them;
                                   // empty when built with ModelValues::kNone (the program's arguments say their types)
   std::vector<size_t> params;     // which arguments are params (what a training step updates)
+  std::vector<TensorSplit> tensor_splits;  // per argument of a token model (gpt, llama); empty for others
 };
 
 // Layers in order, each applied to the previous one's output: ModelBuilder().dense(64).relu().dense(1).

@@ -21,6 +21,8 @@ namespace rematkit {
 REMATKIT_CORE_EXPORT Params dot_general_params(const DotDims& dims,
                                                std::optional<DType> preferred_element_type = std::nullopt);
 REMATKIT_CORE_EXPORT Params reduce_params(const std::vector<int64_t>& axes);  // reduce_sum, reduce_max
+// psum over mesh axes, axis_index_groups=None.
+REMATKIT_CORE_EXPORT Params psum_params(const std::vector<std::string>& axes);
 REMATKIT_CORE_EXPORT Params broadcast_in_dim_params(const Shape& shape, const std::vector<int64_t>& broadcast_dimensions);
 REMATKIT_CORE_EXPORT Params reshape_params(const Shape& new_sizes);
 REMATKIT_CORE_EXPORT Params transpose_params(const std::vector<int64_t>& permutation);

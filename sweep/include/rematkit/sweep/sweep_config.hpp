@@ -41,11 +41,12 @@ struct TransformerModel {
 };
 
 // A token model's step over a mesh (flax/parallel_step.hpp): the batch split over data x fsdp
-// devices, and under fsdp each param split over 'fsdp' and gathered in the layer that uses it.
-// 1 x 1: one device, no shard_map.
+// devices; under fsdp each param split over 'fsdp' and gathered in the layer that uses it; under
+// tensor, Megatron's column- and row-parallel attention and MLP. 1 x 1 x 1: one device, no shard_map.
 struct ModelParallel {
-  int64_t data = 1, fsdp = 1;
-  int64_t devices() const { return data * fsdp; }
+  int64_t data = 1, fsdp = 1, tensor = 1;
+  int64_t batch_shards() const { return data * fsdp; }
+  int64_t devices() const { return data * fsdp * tensor; }
 };
 
 // rematkit::build_gpt's model (flax/gpt.hpp): embeddings, pre-LayerNorm causal attention blocks
