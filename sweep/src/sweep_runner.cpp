@@ -24,6 +24,7 @@
 #include "rematkit/ir/program_edits.hpp"
 #include "rematkit/autodiff/residual_report.hpp"
 #include "budget_rows.hpp"
+#include "device_agreement.hpp"
 #include "rematkit/sweep/budget_answers.hpp"
 #include "rematkit/sweep/machine_load.hpp"
 #include "rematkit/sweep/median_interval.hpp"
@@ -224,16 +225,17 @@ namespace {
 // repeatable), for the repetitions, or with `repetitions: auto` until every median's interval is
 // narrow enough or the time limit. False when stopped.
 bool time_rounds(const SweepConfig& config, const std::vector<TimedStep*>& steps, uint64_t seed,
-                 const std::function<bool()>& stopped) {
+                 const std::function<bool()>& stopped, MeshTransport* device) {
   std::mt19937_64 shuffle(seed);
   std::vector<TimedStep*> order = steps;
   const auto started = std::chrono::steady_clock::now();
   for (int round = 0;; ++round) {
     if (config.auto_repetitions) {
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      if (round >= kAutoMaximumRounds || (round >= kAutoMinimumRounds && (narrow_enough(order, config.target_interval) ||
-                                                                         elapsed >= config.time_limit_seconds)))
-        return true;
+      bool done = round >= kAutoMaximumRounds || (round >= kAutoMinimumRounds && (narrow_enough(order, config.target_interval) ||
+                                                                                 elapsed >= config.time_limit_seconds));
+      if (device) done = device_0s(*device, done, "timed enough");  // every device runs as many rounds
+      if (done) return true;
     } else if (round >= config.repetitions) {
       return true;
     }
@@ -275,6 +277,23 @@ SweepRow finished_row(const SweepConfig& config, const SweepGroup& group, const 
   row.process_peak_rss = process_peak_rss;
   describe(row, t);
   return row;
+}
+
+// A policy's step: every device's in this process, or with `device`, that device's alone.
+std::unique_ptr<TrainingStep> training_step(const Linearization& lin, const BackendOptions& options,
+                                            const std::vector<size_t>& trained, MeshTransport* device) {
+  if (!device) return std::make_unique<TrainingStep>(lin, options, trained, kLearningRate);
+  return std::make_unique<TrainingStep>(lin, options, trained, kLearningRate, *device);
+}
+
+// A row as the worst device's: the highest peaks, the largest gradient difference.
+void worst_of_devices(SweepRow& row, MeshTransport& device) {
+  for (MemorySpace space : {MemorySpace::kDevice, MemorySpace::kPinnedHost}) {
+    const auto s = static_cast<size_t>(space);
+    row.predicted_peak[s] = most_of_devices(device, row.predicted_peak[s], "predicted peak");
+    row.measured_peak[s] = most_of_devices(device, row.measured_peak[s], "measured peak");
+  }
+  row.max_grad_diff = most_of_devices(device, row.max_grad_diff, "gradient difference");
 }
 
 // The reference gradients of a group whose steps run one after another, kept once their step is
@@ -329,7 +348,7 @@ class KeptGradients {
 // before the next. Its rows say so (timed_alone); there is no all-at-once check.
 std::vector<SweepRow> one_after_another(const SweepConfig& config, const SweepGroup& group, std::vector<TimedStep>& timed,
                                         ModelInstance& instance, const BackendOptions& options,
-                                        const std::function<bool()>& stopped) {
+                                        const std::function<bool()>& stopped, MeshTransport* device) {
   const PeakRss rss;
   const size_t baseline = baseline_of(config);
   std::vector<size_t> order(timed.size());
@@ -341,7 +360,7 @@ std::vector<SweepRow> one_after_another(const SweepConfig& config, const SweepGr
   for (size_t i : order) {
     TimedStep& t = timed[i];
     try {
-      t.step = std::make_unique<TrainingStep>(t.model->lin, options, instance.trained, kLearningRate);
+      t.step = training_step(t.model->lin, options, instance.trained, device);
     } catch (const MemoryLimitError& e) {
       t.refused = e.what();
       t.refused_peak = e.needed();
@@ -353,7 +372,7 @@ std::vector<SweepRow> one_after_another(const SweepConfig& config, const SweepGr
       if (reference) t.grad_diff = reference->max_difference(*t.step);
       else reference.emplace(*t.step, instance.arguments.size());
       const MachineLoad load;
-      if (stopped() || !time_rounds(config, {&t}, config.seed * 0x9E3779B97F4A7C15ull + group.first_config + i, stopped))
+      if (stopped() || !time_rounds(config, {&t}, config.seed * 0x9E3779B97F4A7C15ull + group.first_config + i, stopped, device))
         return {};
       if (t.policy == baseline) base = median_interval(t.ms);
       rows[i] = finished_row(config, group, t, base, load.others_share().value_or(0), rss.bytes().value_or(0));
@@ -373,7 +392,7 @@ std::vector<SweepRow> one_after_another(const SweepConfig& config, const SweepGr
 
 std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistry& plugins, const SweepGroup& group,
                                   const std::function<bool(size_t config)>& wanted, const std::atomic<bool>* stop,
-                                  BudgetAnswers& answers) {
+                                  BudgetAnswers& answers, MeshTransport* device) {
   const PeakRss rss;
   const ModelSpec& model = config.models[group.model];
   BackendOptions options{config.backends[group.backends], &plugins};
@@ -401,23 +420,31 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
     timed.push_back(TimedStep{p, wanted_here, &models.back(), nullptr, 0, {}});
   }
   if (std::none_of(timed.begin(), timed.end(), [](const TimedStep& t) { return t.wanted; })) return {};
+  if (device && (!models[0].lin.graph.mesh || models[0].lin.graph.mesh->num_devices() != device->mesh().num_devices()))
+    internal_error(group_name(config, group) + ": run as one device of a mesh, but its model is not on that mesh");
 
   // Each policy's step, planned and allocated, its inputs loaded into its arena; one whose
   // predicted peak is over the memory limit is refused before it allocates, and its row says so.
   // A step that fits the limit alone but not beside the steps before it sends the group one step
   // after another.
-  const int64_t limit = options.max_memory.value_or(available_memory_bytes());
+  int64_t limit = options.max_memory.value_or(available_memory_bytes());
+  if (device) limit = least_of_devices(*device, limit, "memory limit");  // so every device plans alike
   int64_t allocated = 0;
   for (TimedStep& t : timed) {
     BackendOptions beside = options;
     beside.max_memory = limit - allocated;
     try {
-      t.step = std::make_unique<TrainingStep>(t.model->lin, beside, traced.trained, kLearningRate);
+      t.step = training_step(t.model->lin, beside, traced.trained, device);
     } catch (const MemoryLimitError& e) {
       if (e.needed() <= limit) {
         for (TimedStep& other : timed) other.step.reset();
         ModelInstance instance = drawn_instance();
-        return one_after_another(config, group, timed, instance, options, stopped);
+        BackendOptions agreed = options;
+        agreed.max_memory = limit;
+        std::vector<SweepRow> rows = one_after_another(config, group, timed, instance, agreed, stopped, device);
+        if (device)
+          for (SweepRow& row : rows) worst_of_devices(row, *device);
+        return rows;
       }
       // Over the limit alone: refused, in the words of the whole limit.
       try {
@@ -460,7 +487,7 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
   }
   for (TimedStep& t : timed)
     if (t.step && &t != base_step) t.grad_diff = gradient_difference(*t.step, *base_step->step, arguments);
-  if (base_step) {
+  if (base_step && !device) {  // (a device's steps at once would interleave their collectives)
     run_at_once(timed);
     for (TimedStep& t : timed)
       if (t.step && &t != base_step) {
@@ -472,7 +499,7 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
   const MachineLoad load;
   std::vector<TimedStep*> all;
   for (TimedStep& t : timed) all.push_back(&t);
-  if (!time_rounds(config, all, config.seed * 0x9E3779B97F4A7C15ull + group.first_config, stopped)) return {};
+  if (!time_rounds(config, all, config.seed * 0x9E3779B97F4A7C15ull + group.first_config, stopped, device)) return {};
   const double machine_load = load.others_share().value_or(0);  // unknown: not marked busy
 
   std::optional<MedianInterval> base;
@@ -481,16 +508,18 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
   std::vector<SweepRow> rows;
   for (const TimedStep& t : timed)
     if (t.wanted) rows.push_back(finished_row(config, group, t, base, machine_load, t.step ? rss.bytes().value_or(0) : 0));
+  if (device)
+    for (SweepRow& row : rows) worst_of_devices(row, *device);
   return rows;
 }
 
 std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry& plugins, const SweepGroup& group,
                                 const std::function<bool(size_t config)>& wanted, const std::atomic<bool>* stop,
-                                BudgetAnswers* answers) {
+                                BudgetAnswers* answers, MeshTransport* device) {
   BudgetAnswers own;
   // A group over the limit as a whole (its model's inputs, say) fails alone, and the sweep goes on.
   try {
-    return timed_group(config, plugins, group, wanted, stop, answers ? *answers : own);
+    return timed_group(config, plugins, group, wanted, stop, answers ? *answers : own, device);
   } catch (const MemoryLimitError& e) {
     return refused_group(config, group, wanted, e.what());
   } catch (const std::bad_alloc&) {

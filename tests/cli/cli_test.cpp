@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rematkit/plugin_host/plugin_registry.hpp"
+#include "cli/cli_fixture.hpp"
 #include "support/sharded_steps.hpp"
 #include "support/test_support.hpp"
 
@@ -22,62 +23,6 @@ namespace rematkit::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-class CliTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string templ = (fs::temp_directory_path() / "rematkit-cli-XXXXXX").string();
-    ASSERT_NE(mkdtemp(templ.data()), nullptr);
-    dir_ = templ;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& text) {
-    const fs::path path = dir_ / name;
-    std::ofstream(path) << text;
-    return path.string();
-  }
-
-  // Standard input is empty unless `stdin_file` names a file to read it from.
-  CliRun run(const std::string& args, const std::string& stdin_file = "/dev/null") {
-    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string cmd = std::string(REMATKIT_CLI) + " " + args + " <" + stdin_file + " >" + out.string() + " 2>" +
-                            err.string();
-    const int status = std::system(cmd.c_str());
-    CliRun r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read_text(out.string());
-    r.err = read_text(err.string());
-    return r;
-  }
-
-  // Exit code 2 and exactly one line on stderr containing `needle`.
-  void expect_bad_input(const std::string& args, const std::string& needle) {
-    SCOPED_TRACE(args);
-    const CliRun r = run(args);
-    EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_EQ(r.err.rfind("rematkit: ", 0), 0u) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-    EXPECT_TRUE(r.out.empty()) << r.out;
-  }
-
-  fs::path dir_;
-};
-
-// A sweep's JSON rows without what differs from run to run: the timings and what follows from them.
-nlohmann::json without_timings(nlohmann::json rows) {
-  for (nlohmann::json& row : rows)
-    for (const char* timing : {"median_ms", "min_ms", "max_ms", "median_low_ms", "median_high_ms", "samples_ms",
-                               "versus_baseline", "machine_load", "process_peak_rss"})
-      row.erase(timing);
-  return rows;
-}
 
 const char* kSquareSum = "{ lambda ; x:f32[3] w:f32[2,3]. let\n"
                          "    a:f32[3] = mul x x\n"
@@ -468,46 +413,6 @@ repetitions: 1
   expect_bad_input("sweep-merge " + sweep, "s.yaml: not a sweep's JSON output");
 }
 
-#ifdef REMATKIT_MPIEXEC
-TEST_F(CliTest, ASweepOverMpiRanksGathersTheRowsOfTheWholeSweep) {
-  // Three ranks on one node: rank 0 hands the 8 groups to ranks 1 and 2, one at a time (one node),
-  // and writes the rows in grid order; they equal a run without MPI in everything but timings.
-  const std::string sweep = write("s.yaml", R"yaml(models:
-  - name: a
-    mlp: {input: 3, widths: [4, 2], batch: 2}
-  - name: b
-    mlp: {input: 2, widths: [3], batch: 1, remat: whole}
-policies: [nothing_saveable, dots_saveable, everything_saveable]
-backends: [reference, "highway,reference"]
-threads: [1, 2]
-repetitions: 2
-)yaml");
-  const std::string alone = (dir_ / "alone.json").string(), ranks = (dir_ / "ranks.json").string();
-  ASSERT_EQ(run("sweep " + sweep + " --json " + alone).exit_code, 0);
-  // Open MPI keeps memory to the end on purpose; LeakSanitizer (in the sanitizer build) would count it.
-  const std::string mpirun = std::string("env ASAN_OPTIONS=detect_leaks=0 ") + REMATKIT_MPIEXEC +
-                             " --allow-run-as-root --oversubscribe -n 3 " + REMATKIT_CLI;
-  const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-  const int status = std::system((mpirun + " sweep " + sweep + " --json " + ranks + " >" + out.string() + " 2>" +
-                                  err.string() + " </dev/null").c_str());
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_text(err.string());
-  const std::string log = read_text(err.string());
-  EXPECT_NE(log.find(", rank 1"), std::string::npos) << log;
-  EXPECT_NE(log.find(", rank 2"), std::string::npos) << log;
-  nlohmann::json a = nlohmann::json::parse(read_text(alone)), b = nlohmann::json::parse(read_text(ranks));
-  ASSERT_EQ(a.size(), 2u * 3 * 2 * 2);
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < b.size(); ++i) EXPECT_EQ(b[i]["config"], i + 1);
-  EXPECT_EQ(without_timings(a), without_timings(b));
-  // A mistake is said once, by rank 0, and every rank exits 2.
-  const int bad = std::system((mpirun + " sweep " + write("bad.yaml", "models: [}\n") + " >" + out.string() + " 2>" +
-                               err.string() + " </dev/null").c_str());
-  EXPECT_TRUE(WIFEXITED(bad) && WEXITSTATUS(bad) == 2);
-  const std::string said = read_text(err.string());
-  EXPECT_EQ(count_of(said, "bad.yaml:1:"), 1u) << said;
-}
-#endif
-
 // compare runs each policy's step a device at a time on the simulated mesh, and its answers are
 // one device's: the FSDP step keeps a [2,4] block of x (32 B), not the whole [8,4].
 TEST_F(CliTest, CompareOfAShardedStepRunsEachPolicyPerDevice) {
@@ -518,49 +423,6 @@ TEST_F(CliTest, CompareOfAShardedStepRunsEachPolicyPerDevice) {
   EXPECT_NE(r.out.find("f32[2,4]"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("f32[8,4]"), std::string::npos) << r.out;
 }
-
-#ifdef REMATKIT_MPIEXEC
-TEST_F(CliTest, GradOfAnFsdpStepOnFourRanksIsTheSimulatedMeshsBitForBit) {
-  // Each rank one device of the (data=2, fsdp=2) mesh, in its own arena; the JSON line (9
-  // significant digits: every bit of an f32) is the one grad prints without mpirun, where the
-  // devices are threads of one process.
-  const std::string step = write("fsdp.jaxpr", with_policy(kFsdpStep, "nothing_saveable"));
-  const std::string inputs = write("in.json", R"({"x": [[0.1, 0.2, 0.3, 0.4], [0.5, -0.6, 0.7, 0.8], [0.9, 1.0, -1.1, 1.2],
-    [0.3, 0.1, 0.4, 0.1], [0.5, 0.9, 0.2, -0.6], [0.5, 0.3, 0.5, 0.8], [-0.9, 0.7, 0.9, 0.3], [0.2, 0.3, 0.8, 0.4]],
-    "w1": [[0.3, -0.2, 0.1, 0.5], [0.2, 0.4, -0.3, 0.1], [0.6, 0.1, 0.2, -0.4], [0.1, 0.3, 0.5, 0.2]],
-    "w2": [[0.2, 0.1, -0.5, 0.3], [0.4, -0.2, 0.1, 0.6], [0.1, 0.5, 0.3, -0.1], [-0.3, 0.2, 0.4, 0.1]]})");
-  const CliRun alone = run("grad " + step + " --inputs " + inputs);
-  ASSERT_EQ(alone.exit_code, 0) << alone.err;
-  const std::string mpirun = std::string("env ASAN_OPTIONS=detect_leaks=0 ") + REMATKIT_MPIEXEC +
-                             " --allow-run-as-root --oversubscribe -n ";
-  const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-  auto ranks = [&](int n, const std::string& args) {
-    const int status = std::system((mpirun + std::to_string(n) + " " + REMATKIT_CLI + " grad " + args + " >" +
-                                    out.string() + " 2>" + err.string() + " </dev/null").c_str());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  };
-  ASSERT_EQ(ranks(4, step + " --inputs " + inputs + " --plan"), 0) << read_text(err.string());
-  const std::string said = read_text(out.string());
-  EXPECT_EQ(said.substr(said.rfind('{')), alone.out.substr(alone.out.rfind('{'))) << said;
-  // Every rank's arena reached the peak one device's plan predicts.
-  const size_t at = said.find("memory device: predicted peak ");
-  ASSERT_NE(at, std::string::npos) << said;
-  const std::string predicted = said.substr(at + 30, said.find(' ', at + 30) - at - 30);
-  EXPECT_NE(said.find("measured on each of its 4 ranks " + predicted + ", " + predicted + ", " + predicted + ", " + predicted + "\n"),
-            std::string::npos)
-      << said;
-  // Ranks that are not the mesh's devices: one line from rank 0, and every rank exits 2.
-  EXPECT_EQ(ranks(3, step + " --inputs " + inputs), 2);
-  const std::string error = read_text(err.string());
-  EXPECT_EQ(count_of(error, "rematkit: "), 1u) << error;
-  EXPECT_NE(error.find("rematkit: the mesh data=2,fsdp=2 has 4 devices but mpirun started 3 ranks"), std::string::npos) << error;
-  // A step over the memory limit: every rank refuses before it allocates; one line, exit 2.
-  EXPECT_EQ(ranks(4, step + " --inputs " + inputs + " --max-memory 100"), 2);
-  const std::string over = read_text(err.string());
-  EXPECT_EQ(count_of(over, "rematkit: "), 1u) << over;
-  EXPECT_NE(over.find("is over the memory limit of 100 B"), std::string::npos) << over;
-}
-#endif
 
 TEST_F(CliTest, ANamedPluginThatDoesNotLoadIsBadInputForPluginsToo) {
   // The listing still comes (it is how one finds out what is wrong), then one line and exit 2.

@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "rematkit/interpreter/simulated_mesh.hpp"
 #include "rematkit/plugin_host/plugin_registry.hpp"
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/sweep_output.hpp"
@@ -469,6 +470,41 @@ repetitions: 1
   }
   EXPECT_EQ(rows[0].recompute_comm_bytes, 0);
   EXPECT_EQ(rows[1].recompute_comm_bytes, 19584);  // as parallel_step_test.cpp works it out
+}
+
+// A group run as one device of its model's mesh, each device calling run_group in step (as the
+// ranks of mpirun do; here threads of the simulated mesh, each with its transport): every device
+// gets the rows the group gives with every device in this process, but for the timings.
+TEST(SweepRun, AGroupRunAsOneDeviceEachIsTheGroupRunWhole) {
+  const SweepConfig config = parse_sweep(R"yaml(models:
+  - gpt: {layers: 1, batch: 4, sequence: 8, model: 16, heads: 2, vocab: 32, parallel: {data: 2, tensor: 2}}
+policies: [everything_saveable, nothing_saveable, dots_saveable]
+backends: [reference]
+repetitions: auto
+time_limit: 0.1
+)yaml",
+                                         "device.yaml");
+  const SweepGroup group = sweep_groups(config)[0];
+  const auto all = [](size_t) { return true; };
+  const std::vector<SweepRow> whole = run_group(config, default_plugins(), group, all);
+  std::vector<std::vector<SweepRow>> devices(4);
+  run_on_simulated_mesh(parse_mesh_option("data=2,fsdp=1,tensor=2", {}), [&](int64_t d) {
+    devices[static_cast<size_t>(d)] = run_group(config, default_plugins(), group, all, nullptr, nullptr, &simulated_transport());
+  });
+  ASSERT_EQ(whole.size(), 3u);
+  for (const std::vector<SweepRow>& rows : devices) {
+    ASSERT_EQ(rows.size(), whole.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_TRUE(rows[i].failure.empty()) << rows[i].failure;
+      EXPECT_EQ(rows[i].predicted_peak, whole[i].predicted_peak);
+      EXPECT_EQ(rows[i].measured_peak, whole[i].measured_peak);
+      EXPECT_EQ(rows[i].max_grad_diff, 0);
+      EXPECT_EQ(rows[i].residual_bytes, whole[i].residual_bytes);
+      EXPECT_EQ(rows[i].recompute_comm_bytes, whole[i].recompute_comm_bytes);
+      // The devices agreed when to stop timing: as many rounds on each.
+      EXPECT_EQ(rows[i].samples_ms.size(), devices[0][i].samples_ms.size());
+    }
+  }
 }
 
 // A gpt and a llama under Megatron tensor parallelism over 2 devices, a device each on the

@@ -5,11 +5,16 @@
 
 #include <algorithm>
 #include <deque>
+#include <iostream>
 #include <set>
 #include <string>
 
 #include "rematkit/ir/error.hpp"
+#include "commands.hpp"
+#include "rematkit/analysis/device_placement.hpp"
 #include "rematkit/mpi/mpi_session.hpp"
+#include "rematkit/mpi/mpi_transport.hpp"
+#include "rematkit/sweep/sweep_models.hpp"
 #include "rematkit/sweep/budget_answers.hpp"
 #include "rematkit/sweep/sweep_output.hpp"
 
@@ -74,18 +79,62 @@ void work(const sweep::SweepConfig& config, const PluginRegistry& plugins, sweep
   }
 }
 
+size_t wanted_in(const sweep::SweepConfig& config, const sweep::SweepGroup& group, sweep::Shard shard) {
+  size_t wanted = 0;
+  for (size_t p = 0; p < config.policies.size(); ++p) wanted += shard.has(group.first_config + p);
+  return wanted;
+}
+
+void sort_rows(std::vector<sweep::SweepRow>& rows) {
+  std::sort(rows.begin(), rows.end(), [](const sweep::SweepRow& a, const sweep::SweepRow& b) { return a.config < b.config; });
+}
+
+// Each model's mesh, where it is one of `ranks` devices: its groups run a rank per device.
+std::vector<std::optional<Mesh>> meshes_of_ranks(const sweep::SweepConfig& config, int ranks) {
+  std::vector<std::optional<Mesh>> meshes;
+  for (const sweep::ModelSpec& model : config.models) {
+    std::optional<Mesh> mesh = program_mesh(sweep::model_program(model, "everything_saveable").program);
+    meshes.push_back(mesh && mesh->num_devices() == ranks ? mesh : std::nullopt);
+  }
+  return meshes;
+}
+
+// The groups whose model is a mesh of as many devices as there are ranks, every rank one device of
+// it. A rank that fails says so where the others next compare notes, so every rank stops with its
+// error (RanksStopped).
+void run_on_every_rank(const mpi::MpiSession& session, const sweep::SweepConfig& config, const PluginRegistry& plugins,
+                       sweep::Shard shard, const std::vector<std::optional<Mesh>>& meshes, double rank_timeout,
+                       size_t total, const sweep::SweepProgress& progress, const KeepRows& keep,
+                       std::vector<sweep::SweepRow>& rows) {
+  sweep::BudgetAnswers answers;
+  for (const sweep::SweepGroup& group : sweep::sweep_groups(config)) {
+    const std::optional<Mesh>& mesh = meshes[group.model];
+    if (!mesh || !wanted_in(config, group, shard)) continue;
+    if (session.rank() == 0 && progress) progress(rows.size(), total, sweep::group_name(config, group) + ", a rank per device");
+    std::vector<sweep::SweepRow> got;
+    try {
+      mpi::MpiTransport transport(session, *mesh, rank_timeout);
+      got = sweep::run_group(config, plugins, group, [&](size_t c) { return shard.has(c); }, nullptr, &answers, &transport);
+    } catch (const mpi::RanksStopped&) {
+      throw;
+    } catch (const Error& e) {
+      session.stopped(e, rank_timeout);
+    }
+    if (session.rank() != 0) continue;
+    for (sweep::SweepRow& row : got) rows.push_back(std::move(row));
+    sort_rows(rows);
+    if (keep) keep(rows);
+  }
+}
+
 std::vector<sweep::SweepRow> coordinate(const sweep::SweepConfig& config, sweep::Shard shard, int size,
-                                        const std::vector<int>& node_of, const sweep::SweepProgress& progress) {
+                                        const std::vector<int>& node_of, const std::vector<std::optional<Mesh>>& meshes,
+                                        size_t total, const sweep::SweepProgress& progress, const KeepRows& keep,
+                                        std::vector<sweep::SweepRow> rows) {
   const std::vector<sweep::SweepGroup> groups = sweep::sweep_groups(config);
   std::deque<int> pending;
-  size_t total = 0;
-  for (size_t g = 0; g < groups.size(); ++g) {
-    size_t wanted = 0;
-    for (size_t p = 0; p < config.policies.size(); ++p) wanted += shard.has(groups[g].first_config + p);
-    if (wanted) pending.push_back(static_cast<int>(g));
-    total += wanted;
-  }
-  std::vector<sweep::SweepRow> rows;
+  for (size_t g = 0; g < groups.size(); ++g)
+    if (!meshes[groups[g].model] && wanted_in(config, groups[g], shard)) pending.push_back(static_cast<int>(g));
   std::set<int> busy_nodes;
   std::vector<int> waiting;  // ranks ready for work, in the order they asked
   std::string failure;
@@ -95,6 +144,8 @@ std::vector<sweep::SweepRow> coordinate(const sweep::SweepConfig& config, sweep:
     const std::string text = receive_text(status);
     if (status.MPI_TAG == kRows) {
       for (sweep::SweepRow& row : sweep::parse_json_rows(text, "rank " + std::to_string(from))) rows.push_back(std::move(row));
+      sort_rows(rows);
+      if (keep) keep(rows);
     } else if (status.MPI_TAG == kFailed && failure.empty()) {
       failure = text;
     }
@@ -124,7 +175,6 @@ std::vector<sweep::SweepRow> coordinate(const sweep::SweepConfig& config, sweep:
   }
   if (!failure.empty())
     throw Error(failure[0] == 'B' ? ErrorKind::kBadInput : ErrorKind::kInternal, failure.substr(1));
-  std::sort(rows.begin(), rows.end(), [](const sweep::SweepRow& a, const sweep::SweepRow& b) { return a.config < b.config; });
   return rows;
 }
 
@@ -132,15 +182,29 @@ std::vector<sweep::SweepRow> coordinate(const sweep::SweepConfig& config, sweep:
 
 std::optional<std::vector<sweep::SweepRow>> run_sweep_over_mpi(const sweep::SweepConfig& config,
                                                                const PluginRegistry& plugins, sweep::Shard shard,
-                                                               const sweep::SweepProgress& progress) {
+                                                               const sweep::SweepProgress& progress, const KeepRows& keep,
+                                                               double rank_timeout) {
   const mpi::MpiSession session;
   const int rank = session.rank(), size = session.size();
   const std::vector<int> node_of = nodes_of_ranks(rank, size);
+  const std::vector<std::optional<Mesh>> meshes = meshes_of_ranks(config, size);
+  size_t total = 0;
+  for (const sweep::SweepGroup& group : sweep::sweep_groups(config)) total += wanted_in(config, group, shard);
+  std::vector<sweep::SweepRow> rows;
+  try {
+    run_on_every_rank(session, config, plugins, shard, meshes, rank_timeout, total, progress, keep, rows);
+  } catch (const mpi::RanksStopped& e) {
+    // Every rank has the error; rank 0 alone says it, and the others wait until it has (mpirun ends
+    // the job when the first rank exits non-zero).
+    if (rank == 0) std::cerr << "rematkit: " << e.what() << std::endl;
+    session.barrier(rank_timeout);
+    throw ExitCode{e.kind() == ErrorKind::kBadInput ? 2 : 1};
+  }
   if (rank != 0) {
     work(config, plugins, shard);
     return std::nullopt;
   }
-  return coordinate(config, shard, size, node_of, progress);
+  return coordinate(config, shard, size, node_of, meshes, total, progress, keep, std::move(rows));
 }
 
 void wait_for_every_rank() {

@@ -31,6 +31,7 @@ struct SweepOptions {
   std::string csv, json, charts, report;  // override the file's outputs
   bool wide = false;
   std::string max_memory;  // overrides the file's max_memory
+  double rank_timeout = 60;  // under mpirun
 };
 
 struct MergeOptions {
@@ -72,13 +73,18 @@ std::string now_text() {
   return text;
 }
 
+// The rows as CSV and JSON, where asked for.
+void write_rows(const std::vector<sweep::SweepRow>& rows, const OutputPaths& to) {
+  if (!to.csv.empty()) write_text_file(to.csv, sweep::format_csv(rows), "sweep output");
+  if (!to.json.empty()) write_text_file(to.json, sweep::format_json(rows), "sweep output");
+}
+
 // The table on stdout; CSV, JSON, a chart per model and the report where asked for, and nowhere
 // else. `notes` go on the report's page.
 void write_outputs(const std::vector<sweep::SweepRow>& rows, const OutputPaths& to, const std::string& source,
                    const std::vector<std::string>& notes) {
   std::cout << (to.wide ? sweep::format_wide_table(rows) : sweep::format_table(rows)) << std::flush;
-  if (!to.csv.empty()) write_text_file(to.csv, sweep::format_csv(rows), "sweep output");
-  if (!to.json.empty()) write_text_file(to.json, sweep::format_json(rows), "sweep output");
+  write_rows(rows, to);
   std::error_code ignored;  // write_text_file names the file if the folder still cannot be written
   if (!to.charts.empty()) {
     std::filesystem::create_directories(to.charts, ignored);
@@ -141,7 +147,14 @@ void run_sweep_command(const SweepOptions& o) {
 
   if (rank) {
 #ifdef REMATKIT_HAVE_MPI
-    const std::optional<std::vector<sweep::SweepRow>> rows = run_sweep_over_mpi(config, plugins, shard, report_progress);
+    // The CSV and JSON rewritten after each group, its rows marked partial until the last: a job
+    // whose rank dies keeps what finished.
+    const KeepRows keep = [&](std::vector<sweep::SweepRow> so_far) {
+      for (sweep::SweepRow& row : so_far) row.partial = true;
+      write_rows(so_far, outputs);
+    };
+    const std::optional<std::vector<sweep::SweepRow>> rows =
+        run_sweep_over_mpi(config, plugins, shard, report_progress, keep, o.rank_timeout);
     if (rows) write_outputs(*rows, outputs, config.source, {});
     return;
 #else
@@ -207,6 +220,10 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--report", options->report, "write DIR/index.html, the sweep as one page (instead of outputs.report)");
   cmd->add_flag("--wide", options->wide, "print every column, one line per configuration");
   add_memory_limit_option(cmd, options->max_memory);
+  cmd->add_option("--rank-timeout", options->rank_timeout,
+                  "under mpirun: seconds a rank waits at a collective for the others before it ends the job\n"
+                  "(a rank that stopped or hangs), exit status 2")
+      ->check(CLI::PositiveNumber);
   add_plugin_option(cmd, options->plugins);
   cmd->callback([options]() { run_sweep_command(*options); });
 }

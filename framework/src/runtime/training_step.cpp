@@ -8,6 +8,7 @@
 #include "rematkit/ir/error.hpp"
 #include "rematkit/autodiff/linearize.hpp"
 #include "rematkit/reference_math/element_values.hpp"
+#include "rematkit/interpreter/mesh_transport.hpp"
 #include "rematkit/interpreter/simulated_mesh.hpp"
 #include "rematkit/runtime/mesh_step_runner.hpp"
 #include "rematkit/runtime/step_runner.hpp"
@@ -17,6 +18,18 @@ namespace rematkit {
 TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
                            double learning_rate)
     : trained_(std::move(trained)), learning_rate_(static_cast<float>(learning_rate)) {
+  start(lin, backends, lin.graph.mesh ? lin.graph.mesh->num_devices() : 1);
+}
+
+TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
+                           double learning_rate, MeshTransport& transport)
+    : trained_(std::move(trained)), learning_rate_(static_cast<float>(learning_rate)), transport_(&transport) {
+  if (!lin.graph.mesh || lin.graph.mesh->num_devices() != transport.mesh().num_devices())
+    internal_error("a training step as one device of a mesh needs a program placed on the transport's mesh");
+  start(lin, backends, 1);
+}
+
+void TrainingStep::start(const Linearization& lin, const BackendOptions& backends, int64_t runners) {
   if (lin.outputs.size() != 1 || !is_floating(lin.graph.values[lin.outputs[0]].type.dtype) ||
       !lin.graph.values[lin.outputs[0]].type.shape.empty()) {
     std::string outputs;
@@ -29,9 +42,10 @@ TrainingStep::TrainingStep(const Linearization& lin, const BackendOptions& backe
       fail("argument " + std::to_string(a) +
            " cannot be trained: it is not a floating argument the program is differentiated with respect to");
   lin_ = std::make_unique<Linearization>(lin);  // the step's own: the caller's may go first
-  const int64_t devices = lin.graph.mesh ? lin.graph.mesh->num_devices() : 1;
-  for (int64_t d = 0; d < devices; ++d) runners_.push_back(std::make_unique<ResidentRunner>(*lin_, backends));
+  for (int64_t d = 0; d < runners; ++d) runners_.push_back(std::make_unique<ResidentRunner>(*lin_, backends));
 }
+
+int64_t TrainingStep::device_of(size_t runner) const { return transport_ ? transport_->device() : static_cast<int64_t>(runner); }
 
 TrainingStep::~TrainingStep() = default;
 TrainingStep::TrainingStep(TrainingStep&&) noexcept = default;
@@ -62,8 +76,8 @@ void TrainingStep::set_constants(const std::vector<Tensor>& constants) {
   for (size_t i = 0; i < constants.size(); ++i)
     for (size_t d = 0; d < runners_.size(); ++d)
       runners_[d]->write_constant(
-          i, lin_->graph.mesh ? device_block_of(*lin_, lin_->constants[i], *lin_->graph.mesh, static_cast<int64_t>(d),
-                                                constants[i], "constant", i)
+          i, lin_->graph.mesh ? device_block_of(*lin_, lin_->constants[i], *lin_->graph.mesh, device_of(d), constants[i],
+                                                "constant", i)
                               : constants[i]);
 }
 
@@ -78,12 +92,12 @@ void TrainingStep::set_argument(size_t index, const Tensor& value) {
   if (index >= lin_->arguments.size())
     fail("the program has " + std::to_string(lin_->arguments.size()) + " arguments; there is no argument " + std::to_string(index));
   for (size_t d = 0; d < runners_.size(); ++d)
-    runners_[d]->write_argument(index, device_block_of(*lin_, lin_->arguments[index], *lin_->graph.mesh,
-                                                       static_cast<int64_t>(d), value, "argument", index));
+    runners_[d]->write_argument(index, device_block_of(*lin_, lin_->arguments[index], *lin_->graph.mesh, device_of(d),
+                                                       value, "argument", index));
 }
 
 float* TrainingStep::argument_f32(size_t index) {
-  if (runners_.size() > 1) fail("argument_f32: on a mesh each device holds its own block: set_argument writes them");
+  if (runners_.size() > 1 || transport_) fail("argument_f32: on a mesh each device holds its own block: set_argument writes them");
   const Linearization& lin = *lin_;
   if (index >= lin.arguments.size() || lin.graph.values[lin.arguments[index]].type.dtype != DType::kF32)
     fail("argument " + std::to_string(index) + " is not an f32 argument of the program");
@@ -91,7 +105,9 @@ float* TrainingStep::argument_f32(size_t index) {
 }
 
 float TrainingStep::run() {
-  if (runners_.size() == 1) {
+  if (transport_) {
+    runners_[0]->run([this] { update(*runners_[0]); }, transport_);
+  } else if (runners_.size() == 1) {
     runners_[0]->run([this] { update(*runners_[0]); });
   } else {
     run_on_simulated_mesh(*lin_->graph.mesh, [this](int64_t d) {

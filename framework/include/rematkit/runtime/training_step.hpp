@@ -7,6 +7,8 @@
 // and arena, holding its blocks of the params and the data; a step runs every device at once, a
 // thread each, their collectives meeting on the simulated mesh, and each device updates its own
 // blocks with its own gradients (which the step's collectives have summed where a param is shared).
+// Or the step is one device's, this process's (a rank of mpirun), its collectives going through a
+// MeshTransport the caller gives, the other devices' steps run by the other processes.
 #pragma once
 
 #include <memory>
@@ -21,6 +23,7 @@
 namespace rematkit {
 
 struct Linearization;
+class MeshTransport;
 class ResidentRunner;
 
 // Built by Plan::training_step, or directly from a Linearization; keeps its arena across steps.
@@ -31,6 +34,10 @@ class REMATKIT_CORE_EXPORT TrainingStep {
   // (not floating, or left out of LinearizeOptions::differentiate). The step keeps its own copy of `lin`.
   TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
                double learning_rate);
+  // Device transport.device() of the mesh `lin` is placed on, alone: its blocks of the arguments, its
+  // collectives through `transport` (which must outlive the step).
+  TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
+               double learning_rate, MeshTransport& transport);
   // The same, starting from these arguments and constants.
   TrainingStep(const Linearization& lin, const BackendOptions& backends, std::vector<size_t> trained,
                double learning_rate, const std::vector<Tensor>& arguments, const std::vector<Tensor>& constants = {});
@@ -52,7 +59,7 @@ class REMATKIT_CORE_EXPORT TrainingStep {
   // blocks of them).
   Tensor argument(size_t index) const;
   std::optional<Tensor> gradient(size_t index) const;
-  // The devices the step runs on: 1 off a mesh.
+  // The devices this process runs the step on: 1 off a mesh, or as one device of it.
   int64_t devices() const { return static_cast<int64_t>(runners_.size()); }
   // The step's memory: its arena layout, the peak it predicts and the peak the last step reached
   // (on a mesh, one device's layout and the highest any device's arena reached).
@@ -63,12 +70,15 @@ class REMATKIT_CORE_EXPORT TrainingStep {
   const ResidentRunner& runner() const { return *runners_[0]; }
 
  private:
+  void start(const Linearization& lin, const BackendOptions& backends, int64_t runners);  // checks, then the runners
   void update(ResidentRunner& runner);
+  int64_t device_of(size_t runner) const;  // the mesh device runners_[runner] runs
 
   std::unique_ptr<Linearization> lin_;  // a copy of the caller's, which the runners read
   std::vector<std::unique_ptr<ResidentRunner>> runners_;  // one per device
   std::vector<size_t> trained_;  // the arguments update() updates
   float learning_rate_;
+  MeshTransport* transport_ = nullptr;  // set: one device, this process's
 };
 
 }  // namespace rematkit

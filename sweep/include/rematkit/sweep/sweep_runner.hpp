@@ -17,6 +17,10 @@
 #include "rematkit/sweep/sweep_config.hpp"
 #include "rematkit/sweep/export.hpp"
 
+namespace rematkit {
+class MeshTransport;
+}
+
 namespace rematkit::sweep {
 
 struct SweepRow {
@@ -95,9 +99,15 @@ class BudgetAnswers;
 // verdicts) whether wanted or not. Returns their rows, in policy order; none if `stop` was set
 // before they finished. Budget rows take their answers from `answers` (budget_answers.hpp), shared
 // by the groups of a sweep; a group's own when null.
+//
+// `device`: this process runs one device of the model's mesh (a rank of mpirun), every other
+// device calling run_group with its own, in step: the steps are that device's alone, their
+// collectives through `device`; the memory limit is the least of any device's, and the rows' peaks
+// and gradient differences the most of any device's. Null: every device of a mesh in this process.
 REMATKIT_SWEEP_EXPORT std::vector<SweepRow> run_group(const SweepConfig& config, const PluginRegistry& plugins, const SweepGroup& group,
                                 const std::function<bool(size_t config)>& wanted,
-                                const std::atomic<bool>* stop = nullptr, BudgetAnswers* answers = nullptr);
+                                const std::atomic<bool>* stop = nullptr, BudgetAnswers* answers = nullptr,
+                                MeshTransport* device = nullptr);
 
 struct SweepRunOptions {
   SweepProgress progress;
