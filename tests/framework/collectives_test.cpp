@@ -9,8 +9,11 @@
 
 #include "rematkit/autodiff/gradient.hpp"
 #include "rematkit/autodiff/residual_report.hpp"
+#include "rematkit/interpreter/device_collective.hpp"
 #include "rematkit/interpreter/interpreter.hpp"
+#include "rematkit/interpreter/simulated_mesh.hpp"
 #include "rematkit/ir/mesh.hpp"
+#include "rematkit/ir/parser.hpp"
 #include "support/sharded_steps.hpp"
 #include "support/test_support.hpp"
 
@@ -35,6 +38,46 @@ TEST(Collectives, OneAxisOfTwoAndADimOverBoth) {
                                                {tensor_of({4}, {1, 10, 100, 1000})});
   EXPECT_EQ(out[0].data, (std::vector<double>{11, 11, 1100, 1100}));  // devices (0,0)+(0,1), (1,0)+(1,1)
   EXPECT_EQ(out[1].data, (std::vector<double>{0, 1, 2, 3}));
+}
+
+// The step executor's collectives on buffers (psum, pmax, pmin of f32; all_gather) give the bits
+// the tensor path gives, on a (2, 3) mesh: sums of values whose order matters in f32, over one axis
+// and over both; a gather along an inner dim, tiled and stacked.
+TEST(Collectives, OnBuffersTheSameBitsAsOnTensors) {
+  const Mesh mesh = parse_mesh_option("x=2,y=3", {});
+  const Type operand{DType::kF32, {2, 5}};
+  struct Case {
+    Prim prim;
+    std::vector<std::pair<std::string, std::string>> params;
+    Type out;
+  };
+  const std::vector<Case> cases = {
+      {Prim::kPsum, {{"axes", "('x', 'y')"}}, operand},
+      {Prim::kPsum, {{"axes", "('y',)"}}, operand},
+      {Prim::kPmax, {{"axes", "('y', 'x')"}}, operand},
+      {Prim::kPmin, {{"axes", "('x',)"}}, operand},
+      {Prim::kAllGather, {{"all_gather_dimension", "1"}, {"axis_name", "('y',)"}, {"axis_size", "3"}, {"tiled", "True"}},
+       Type{DType::kF32, {2, 15}}},
+      {Prim::kAllGather, {{"all_gather_dimension", "1"}, {"axis_name", "('x', 'y')"}, {"axis_size", "6"}, {"tiled", "False"}},
+       Type{DType::kF32, {2, 6, 5}}},
+  };
+  for (const Case& c : cases) {
+    Params params;
+    params.set("axis_index_groups", ParamValue::none());
+    for (const auto& [key, value] : c.params) params.set(key, parse_param_value(value, "test"));
+    std::vector<std::vector<float>> on_buffers(6), on_tensors(6);
+    run_on_simulated_mesh(mesh, [&](int64_t d) {
+      std::vector<float> mine(10);
+      for (size_t i = 0; i < mine.size(); ++i) mine[i] = 1.0f / static_cast<float>(3 + 7 * d + static_cast<int64_t>(i)) * 1e4f;
+      std::vector<float>& out = on_buffers[static_cast<size_t>(d)];
+      out.resize(static_cast<size_t>(c.out.num_elements()));
+      ASSERT_TRUE(run_device_collective_on_buffers(simulated_transport(), c.prim, params, mine.data(), operand, out.data(), c.out));
+      Tensor given{operand, std::vector<double>(mine.begin(), mine.end())};
+      const Tensor t = run_device_collective(simulated_transport(), c.prim, params, &given, c.out, Arithmetic::kFloat32);
+      on_tensors[static_cast<size_t>(d)].assign(t.data.begin(), t.data.end());
+    });
+    EXPECT_EQ(on_buffers, on_tensors) << prim_name(c.prim) << " case " << (&c - cases.data());
+  }
 }
 
 // pmap: in_axes picks the mapped dim (None: the same value on every device), out_axes where the

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "collectives.hpp"
 
@@ -145,9 +147,72 @@ std::pair<int64_t, int64_t> permute_peers(const Params& params, const MeshGroup&
   return {to, from};
 }
 
+// psum, pmax, pmin of f32 as all_reduce computes them: each member's chunk of the others' summed in
+// a double in the group's order, rounded to f32 once.
+void all_reduce_f32(MeshTransport& transport, const std::string& what, const MeshGroup& g, const float* x,
+                    int64_t elements, Reduce how, float* out) {
+  const auto n = static_cast<int64_t>(g.members.size());
+  const int64_t per = (elements + n - 1) / n;
+  std::vector<float> given(static_cast<size_t>(n * per), 0.0f), received(given.size());
+  std::copy(x, x + elements, given.begin());
+  transport.all_to_all(what, g.members, given.data(), static_cast<size_t>(per) * sizeof(float), received.data());
+  std::vector<float> reduced(static_cast<size_t>(per));
+  for (int64_t e = 0; e < per; ++e) {
+    double v = received[static_cast<size_t>(e)];
+    for (int64_t k = 1; k < n; ++k) {
+      const double w = received[static_cast<size_t>(k * per + e)];
+      v = how == Reduce::kSum ? v + w : how == Reduce::kMax ? std::max(v, w) : std::min(v, w);
+    }
+    reduced[static_cast<size_t>(e)] = static_cast<float>(v);
+  }
+  std::vector<float>& all = given;  // reused: n * per floats
+  transport.all_gather(what, g.members, reduced.data(), reduced.size() * sizeof(float), all.data());
+  std::copy(all.begin(), all.begin() + elements, out);
+}
+
+// all_gather: member k's operand as block k along the dim, for each index of the dims before it.
+void all_gather_bytes(MeshTransport& transport, const std::string& what, const MeshGroup& g, const std::byte* x,
+                      const Type& type, int64_t dim, std::byte* out) {
+  const auto n = static_cast<int64_t>(g.members.size());
+  const auto bytes = static_cast<size_t>(type.bytes());
+  std::vector<std::byte> all(bytes * static_cast<size_t>(n));
+  transport.all_gather(what, g.members, x, bytes, all.data());
+  int64_t outer = 1;
+  for (int64_t d = 0; d < dim && d < type.rank(); ++d) outer *= type.shape[static_cast<size_t>(d)];
+  const size_t inner = bytes / static_cast<size_t>(outer);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < n; ++k)
+      std::copy_n(all.data() + static_cast<size_t>(k) * bytes + static_cast<size_t>(o) * inner, inner,
+                  out + (static_cast<size_t>(o * n + k)) * inner);
+}
+
+bool whole_axes(const Params& params) {
+  const ParamValue* groups = params.find("axis_index_groups");
+  return !groups || groups->str() == "None";
+}
+
 }  // namespace
 
 MeshTransport::~MeshTransport() = default;
+
+bool run_device_collective_on_buffers(MeshTransport& transport, Prim prim, const Params& params, const void* operand,
+                                      const Type& operand_type, void* out, const Type& out_type) {
+  const bool reduction = (prim == Prim::kPsum || prim == Prim::kPmax || prim == Prim::kPmin) &&
+                         operand_type.dtype == DType::kF32 && out_type.num_elements() == operand_type.num_elements();
+  if (!operand || !(reduction || prim == Prim::kAllGather) || !whole_axes(params)) return false;
+  const MeshGroup g = mesh_group(transport.mesh(), transport.device(), collective_axes(params, {}));
+  const std::string what = what_of(prim, params, operand_type);
+  if (reduction) {
+    const Reduce how = prim == Prim::kPsum ? Reduce::kSum : prim == Prim::kPmax ? Reduce::kMax : Reduce::kMin;
+    all_reduce_f32(transport, what, g, static_cast<const float*>(operand), operand_type.num_elements(), how,
+                   static_cast<float*>(out));
+    return true;
+  }
+  if (out_type.bytes() != operand_type.bytes() * static_cast<int64_t>(g.members.size())) return false;
+  all_gather_bytes(transport, what, g, static_cast<const std::byte*>(operand), operand_type,
+                   params.find("all_gather_dimension")->integer, static_cast<std::byte*>(out));
+  return true;
+}
 
 Tensor split_to_device(const Mesh& mesh, int64_t device, const Params& params, const Tensor& whole, const Type& block) {
   return detail::local_collective(Prim::kShardMapIn, params, detail::DeviceView{mesh, device}, {&whole}, block);

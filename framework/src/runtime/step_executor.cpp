@@ -63,6 +63,10 @@ void StepExecutor::run_collective_step(const Step& step, size_t s, MeshTransport
                            " off a mesh: it moves values between devices (a step on a mesh runs one executor per "
                            "device, MeshStepRunner)");
   const Type& out_type = program_.buffer_type(step.outputs.at(0));
+  if (!step.inputs.empty() &&
+      run_device_collective_on_buffers(*transport, eqn.prim, eqn.params, data(step.inputs[0]),
+                                       program_.buffer_type(step.inputs[0]), output_data_[s][0], out_type))
+    return;
   std::optional<Tensor> operand;
   if (!step.inputs.empty()) operand = read(step.inputs[0]);
   // A shard_map's operand or result the placement already split as its spec does is the device's

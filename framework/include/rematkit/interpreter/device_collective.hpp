@@ -16,6 +16,13 @@ namespace rematkit {
 REMATKIT_CORE_EXPORT Tensor run_device_collective(MeshTransport& transport, Prim prim, const Params& params,
                                                   const Tensor* operand, const Type& out_type, Arithmetic arithmetic);
 
+// The same on the device's buffers, for what needs no arithmetic beyond f32's or none at all:
+// psum, pmax and pmin of f32, all_gather of any dtype (the same bits as run_device_collective in
+// f32, without a tensor of doubles between). False, having done nothing: another collective.
+REMATKIT_CORE_EXPORT bool run_device_collective_on_buffers(MeshTransport& transport, Prim prim, const Params& params,
+                                                           const void* operand, const Type& operand_type, void* out,
+                                                           const Type& out_type);
+
 // The block of `whole` that `device` of `mesh` holds, as a shard_map_in with `params` splits it
 // (`block`: its type); nothing is exchanged.
 REMATKIT_CORE_EXPORT Tensor split_to_device(const Mesh& mesh, int64_t device, const Params& params, const Tensor& whole,
