@@ -139,7 +139,8 @@ TEST(GptOnMesh, FsdpReGathersWhatThePolicyDoesNotKeepByName) {
 // wpe 512, 6 x 64 a layer (the LayerNorms' scales and biases, the two row-parallel biases), ln_f
 // 128: 3,456. Recomputation under nothing_saveable and dots_saveable alike sums the attention's
 // branch again (the MLP's input needs it, and a psum is no dot); the MLP's psum it need not redo:
-// only the block's output reads it, and that is the next checkpoint's input. 2,048 a layer.
+// only the block's output reads it, and that is the next checkpoint's input. 2,048 a layer. A
+// policy that keeps the attention's sum by name (attention_summed) sends nothing again.
 TEST(GptOnMesh, TensorParallelAllReducesAndWhatRecomputationSendsAgain) {
   auto communication = [&](const std::string& policy) {
     Linearization lin = linearize_with(gpt_on_mesh(small_gpt(), {1, 1, 2}, policy));
@@ -153,6 +154,7 @@ TEST(GptOnMesh, TensorParallelAllReducesAndWhatRecomputationSendsAgain) {
     EXPECT_EQ(c.backward, 8192 + 3456) << policy;
   }
   EXPECT_EQ(communication("everything_saveable").recompute, 0);
+  EXPECT_EQ(communication("save_only_these_names('attention_summed')").recompute, 0);
 }
 
 // The fused q, k, v kernel's columns are q's, k's and v's in turn: each device's share takes its

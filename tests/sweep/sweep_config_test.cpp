@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <tuple>
 
 #include "rematkit/ir/error.hpp"
+#include "rematkit/sweep/sweep_checks.hpp"
+#include "support/test_support.hpp"
 
 namespace rematkit::sweep {
 namespace {
@@ -161,6 +164,20 @@ TEST(SweepConfig, LayerLoopMistakesAreNamedWithLineAndColumn) {
             "s.yaml:2:67: remat_scan places its own checkpoints: give it without remat");
   EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [8, 4], loop: scan}\n" + tail),
             "s.yaml:2:10: a scanned mlp repeats one layer: every width must be the input's (8), not 4");
+}
+
+// Every example sweep reads and names only policies and backends that exist, so the docs' commands
+// run (examples/*.yaml).
+TEST(SweepConfig, EveryExampleSweepReadsAndChecks) {
+  size_t examples = 0;
+  for (const std::filesystem::directory_entry& entry : std::filesystem::directory_iterator(REMATKIT_EXAMPLES_DIR)) {
+    if (entry.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(entry.path().string());
+    const SweepConfig c = load_sweep(entry.path().string());
+    EXPECT_NO_THROW(check_sweep(c, default_plugins()));
+    ++examples;
+  }
+  EXPECT_GE(examples, 8u);
 }
 
 TEST(SweepConfig, TheCnnExampleParses) {

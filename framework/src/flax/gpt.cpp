@@ -53,11 +53,14 @@ class GptTracer {
   Atom dropout(Atom x, Atom key, int64_t site) { return flax::dropout(b_, x, key, site, c_.dropout); }
 
   // A row-parallel nn.Dense of a tensor-parallel share: each device's product over its part of the
-  // inner width, summed over 'tensor' before the (replicated) bias; a plain dense otherwise.
-  Atom row_dense(Atom x, Atom kernel, Atom bias) {
+  // inner width, summed over 'tensor' before the (replicated) bias, the sum named `summed`
+  // (checkpoint_name) so that a policy can keep it rather than sum again; a plain dense otherwise.
+  Atom row_dense(Atom x, Atom kernel, Atom bias, const char* summed) {
     if (c_.tensor == 1) return dense(x, kernel, bias);
     Atom y = emit(Prim::kDotGeneral, {cast(x, c_.dtype), cast(kernel, c_.dtype)}, dot_general_params({{last_axis(x)}, {0}, {}, {}}));
-    y = emit(Prim::kPsum, {y}, psum_params({"tensor"}));
+    Params name;
+    name.set("name", ParamValue::of_ident(summed));
+    y = emit(Prim::kName, {emit(Prim::kPsum, {y}, psum_params({"tensor"}))}, std::move(name));
     Shape ones(shape(x).size() - 1, 1);
     ones.push_back(shape(bias)[0]);
     return emit(Prim::kAdd, {y, emit(Prim::kReshape, {cast(bias, c_.dtype)}, reshape_params(ones))});
@@ -68,7 +71,7 @@ class GptTracer {
   Atom attention(Atom x, const Atom* w, Atom key, int64_t site) {
     const Atom merged = flax::causal_attention(b_, dense(x, w[2], w[3]), c_.heads / c_.tensor,
                                                [&](Atom weights) { return dropout(weights, key, site); });
-    return row_dense(merged, w[4], w[5]);
+    return row_dense(merged, w[4], w[5], "attention_summed");
   }
 
   // A pre-LayerNorm block: x + drop(attn(ln_1 x)), then x + drop(c_proj gelu(c_fc ln_2 x)).
@@ -78,7 +81,7 @@ class GptTracer {
     const int64_t site = 1 + 3 * layer;  // site 0 is the embeddings'
     x = emit(Prim::kAdd, {x, dropout(attention(layer_norm(x, w[0], w[1]), w, key, site), key, site + 1)});
     const Atom hidden = gelu(dense(layer_norm(x, w[6], w[7]), w[8], w[9]));
-    return emit(Prim::kAdd, {x, dropout(row_dense(hidden, w[10], w[11]), key, site + 2)});
+    return emit(Prim::kAdd, {x, dropout(row_dense(hidden, w[10], w[11], "mlp_summed"), key, site + 2)});
   }
 
  private:

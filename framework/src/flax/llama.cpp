@@ -30,10 +30,14 @@ class LlamaTracer {
     return emit(Prim::kDotGeneral, {x, kernel}, dot_general_params({{last}, {0}, {}, {}}));
   }
 
-  // A row-parallel dense of a tensor-parallel share: the devices' products summed over 'tensor'.
-  Atom row_dense(Atom x, Atom kernel) {
+  // A row-parallel dense of a tensor-parallel share: the devices' products summed over 'tensor',
+  // the sum named `summed` (checkpoint_name) for a policy to keep.
+  Atom row_dense(Atom x, Atom kernel, const char* summed) {
     const Atom y = dense(x, kernel);
-    return c_.tensor == 1 ? y : emit(Prim::kPsum, {y}, psum_params({"tensor"}));
+    if (c_.tensor == 1) return y;
+    Params name;
+    name.set("name", ParamValue::of_ident(summed));
+    return emit(Prim::kName, {emit(Prim::kPsum, {y}, psum_params({"tensor"}))}, std::move(name));
   }
 
   // Self-attention: q, k, v projections split into heads, rotary positions on q and k, q scaled by
@@ -45,14 +49,14 @@ class LlamaTracer {
     const Atom k = flax::rotary(b_, heads(dense(x, w[2]), c_.kv_heads / c_.tensor));
     const Atom v = heads(dense(x, w[3]), c_.kv_heads / c_.tensor);
     const Atom scaled = emit(Prim::kDiv, {q, ProgramBuilder::literal(std::sqrt(static_cast<double>(Dh)), c_.dtype)});
-    return row_dense(flax::causal_attention_heads(b_, scaled, k, v, [](Atom weights) { return weights; }), w[4]);
+    return row_dense(flax::causal_attention_heads(b_, scaled, k, v, [](Atom weights) { return weights; }), w[4], "attention_summed");
   }
 
   // The SwiGLU MLP: down(silu(gate x) * up x).
   Atom mlp(Atom x, const Atom* w) {
     const Atom gate = flax::silu(b_, dense(x, w[6]));
     const Atom up = dense(x, w[7]);
-    return row_dense(emit(Prim::kMul, {gate, up}), w[8]);
+    return row_dense(emit(Prim::kMul, {gate, up}), w[8], "mlp_summed");
   }
 
   // A pre-RMSNorm block: x + attention(norm x), then x + mlp(norm x).

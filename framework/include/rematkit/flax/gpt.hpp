@@ -37,8 +37,8 @@ struct GptConfig {
   // Above 1: one device's share of the model split Megatron-style over `tensor` devices on a mesh
   // axis 'tensor', the body of parallel_step's shard_map: heads / tensor heads (their q, k and v
   // columns of c_attn) and mlp / tensor hidden units, the products back to the model's width
-  // row-parallel, summed by a psum over 'tensor' before their biases. Model::tensor_splits says
-  // how the whole model's params split.
+  // row-parallel, summed by a psum over 'tensor' before their biases and named attention_summed
+  // and mlp_summed (checkpoint_name). Model::tensor_splits says how the whole model's params split.
   int64_t tensor = 1;
 };
 

@@ -32,7 +32,8 @@ struct LlamaConfig {
   std::vector<int64_t> scan_lengths;
   // As GptConfig's: above 1, one device's share of the model split Megatron-style over a mesh axis
   // 'tensor': heads / tensor query heads and kv_heads / tensor key and value heads (q, k, v
-  // columns), mlp / tensor hidden units (gate and up columns), o and down row-parallel with a psum.
+  // columns), mlp / tensor hidden units (gate and up columns), o and down row-parallel with a psum
+  // (named attention_summed and mlp_summed).
   int64_t tensor = 1;
 };
 
