@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <map>
@@ -65,20 +66,45 @@ MpiTransport::~MpiTransport() = default;
 
 void MpiTransport::agree(const std::string& what, size_t bytes) { session_.agree(what, bytes, timeout_seconds_); }
 
+namespace {
+
+// Adds an exchange's bytes and wall time to `traffic` when it goes out of scope.
+class Timed {
+ public:
+  Timed(MpiTransport::Traffic& traffic, size_t bytes_sent)
+      : traffic_(traffic), bytes_(bytes_sent), start_(std::chrono::steady_clock::now()) {}
+  ~Timed() {
+    traffic_.bytes_sent += static_cast<int64_t>(bytes_);
+    traffic_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  Timed(const Timed&) = delete;
+  Timed& operator=(const Timed&) = delete;
+
+ private:
+  MpiTransport::Traffic& traffic_;
+  size_t bytes_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
 void MpiTransport::all_gather(const std::string& what, const std::vector<int64_t>& group, const void* given,
                               size_t bytes, void* received) {
+  const Timed timed(traffic_, bytes * (group.size() - 1));
   agree(what, bytes);
   groups_->exchange(MPI_Iallgather, group, device_, given, count_of(bytes, what), received, what, timeout_seconds_);
 }
 
 void MpiTransport::all_to_all(const std::string& what, const std::vector<int64_t>& group, const void* given,
                               size_t chunk, void* received) {
+  const Timed timed(traffic_, chunk * (group.size() - 1));
   agree(what, chunk);
   groups_->exchange(MPI_Ialltoall, group, device_, given, count_of(chunk, what), received, what, timeout_seconds_);
 }
 
 void MpiTransport::permute(const std::string& what, int64_t to, const void* given, int64_t from, void* received,
                            size_t bytes) {
+  const Timed timed(traffic_, to < 0 ? 0 : bytes);
   agree(what, bytes);
   const int count = count_of(bytes, what);
   constexpr int kTag = 43;

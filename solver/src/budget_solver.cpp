@@ -28,6 +28,7 @@
 #include "planner_judge.hpp"
 #include "rematkit/ir/byte_size.hpp"
 #include "rematkit/ir/control_flow_params.hpp"
+#include "rematkit/analysis/communication.hpp"
 #include "rematkit/analysis/memory_report.hpp"
 #include "rematkit/plugin_host/plugin_registry.hpp"
 #include "rematkit/autodiff/scan_linearization.hpp"
@@ -261,8 +262,14 @@ class Search {
       for (size_t i : members) eqns.push_back(candidates_[i].eqn);
       const std::vector<double> ns =
           solver::time_kernels(timeline_.levels[static_cast<size_t>(level)].lin->graph, eqns, backend_options());
-      for (size_t k = 0; k < members.size(); ++k)
-        measured_ns_[members[k]] = ns[k] * static_cast<double>(timeline_.levels[static_cast<size_t>(level)].iterations);
+      const Linearization& at = *timeline_.levels[static_cast<size_t>(level)].lin;
+      for (size_t k = 0; k < members.size(); ++k) {
+        double cost = ns[k];
+        if (options_.comm_ns_per_byte > 0 && at.graph.mesh)  // what recomputing a collective sends again
+          cost += options_.comm_ns_per_byte *
+                  static_cast<double>(collective_bytes(at.graph, at.graph.eqns[static_cast<size_t>(eqns[k])], *at.graph.mesh));
+        measured_ns_[members[k]] = cost * static_cast<double>(timeline_.levels[static_cast<size_t>(level)].iterations);
+      }
     }
   }
 

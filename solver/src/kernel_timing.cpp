@@ -32,6 +32,10 @@ std::vector<double> time_kernels(const FlatGraph& graph, const std::vector<int>&
   std::vector<double> ns;
   for (int e : eqns) {
     const FlatEquation& eqn = graph.eqns[static_cast<size_t>(e)];
+    if (is_collective(eqn.prim)) {  // no kernel: what it costs is the bytes it sends (BudgetOptions::comm_ns_per_byte)
+      ns.push_back(0);
+      continue;
+    }
     const std::unique_ptr<PreparedKernel> kernel = set.bind(graph, eqn);
     std::vector<std::unique_ptr<AlignedBuffer>> buffers;
     std::vector<const void*> in;

@@ -791,6 +791,17 @@ const char* kScannedRemat = R"({ lambda ; x:f32[256] ws:f32[6,256]. let
   in (l,) }
 )";
 
+// A price for re-sent bytes in the cost's own units: FLOPs with --cost flops, nanoseconds with
+// --cost measured; given with the other cost, one line and exit 2.
+TEST_F(CliTest, SolvePricesCollectivesInTheCostsUnits) {
+  const std::string step = write("fsdp.jaxpr", with_policy(kFsdpStep, "nothing_saveable"));
+  expect_bad_input("solve " + step + " --budget 0.5 --comm-ns-per-byte 2", "--comm-ns-per-byte is in nanoseconds: it goes with --cost measured");
+  expect_bad_input("solve " + step + " --budget 0.5 --cost measured --comm-bandwidth 9",
+                   "--comm-bandwidth is in FLOPs per byte: it goes with --cost flops");
+  const CliRun measured = run("solve " + step + " --budget 0.5 --cost measured --comm-ns-per-byte 2 --backend reference");
+  EXPECT_EQ(measured.exit_code, 0) << measured.err;
+}
+
 TEST_F(CliTest, SolveDecidesAScanBodyForEveryIterationAndItsDecisionsApplyInside) {
   const std::string program = write("scanned.jaxpr", kScannedRemat);
   const std::string decisions = (dir_ / "d.json").string();

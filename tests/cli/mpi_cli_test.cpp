@@ -86,6 +86,9 @@ TEST_F(CliTest, GradOfAnFsdpStepOnFourRanksIsTheSimulatedMeshsBitForBit) {
   ASSERT_EQ(ranks(4, step + " --inputs " + inputs + " --plan"), 0) << read_text(err.string());
   const std::string said = read_text(out.string());
   EXPECT_EQ(said.substr(said.rfind('{')), alone.out.substr(alone.out.rfind('{'))) << said;
+  // What the collectives cost here, for solve --comm-ns-per-byte.
+  EXPECT_NE(said.find("collectives: the 4 ranks sent "), std::string::npos) << said;
+  EXPECT_NE(said.find(" ns per byte (solve --cost measured --comm-ns-per-byte)\n"), std::string::npos) << said;
   // Every rank's arena reached the peak one device's plan predicts.
   const size_t at = said.find("memory device: predicted peak ");
   ASSERT_NE(at, std::string::npos) << said;

@@ -250,6 +250,14 @@ TEST(BudgetSolver, ExportingToJaxNeedsOneAnswerPerSignature) {
 // or recomputed alike (the same peak), and FLOPs cannot tell the two apart: a gather computes
 // nothing. Priced at 1000 FLOPs a byte, recomputing both gathers would cost 2 x 32 x 1000 more,
 // so the solver keeps both, and its cost is the FLOPs alone.
+// What the solver decided for each all_gather, in program order.
+std::vector<Decision> gather_decisions(const BudgetSolution& solution) {
+  std::vector<Decision> decisions;
+  for (const SolvedEquation& e : solution.equations)
+    if (e.primitive == "all_gather") decisions.push_back(e.decision);
+  return decisions;
+}
+
 TEST(BudgetSolver, ARecomputedGatherCostsTheBytesItSendsAgain) {
   const Program program = parse_program(testing::with_policy(testing::kFsdpStep, "nothing_saveable"), "fsdp");
   BudgetOptions options;
@@ -260,14 +268,23 @@ TEST(BudgetSolver, ARecomputedGatherCostsTheBytesItSendsAgain) {
   options.comm_flops_per_byte = 1000;
   const BudgetSolution priced = solve_budget(program, options);
   EXPECT_EQ(priced.peak_bytes, free.peak_bytes);
-  int gathers = 0;
-  for (const SolvedEquation& e : priced.equations) {
-    if (e.primitive != "all_gather") continue;
-    ++gathers;
-    EXPECT_EQ(e.decision, Decision::kSaveable) << e.site;
-  }
-  EXPECT_EQ(gathers, 2);
+  EXPECT_EQ(gather_decisions(priced), (std::vector<Decision>{Decision::kSaveable, Decision::kSaveable}));
   EXPECT_EQ(priced.recompute_flops, free.recompute_flops);  // the FLOPs alone: no gather sent again
+}
+
+// The same priced in measured nanoseconds per byte (--cost measured: a collective runs no kernel,
+// so its time is the bytes it sends again at the price an MPI run measured).
+TEST(BudgetSolver, WithMeasuredCostsARecomputedGatherCostsItsBytesInNanoseconds) {
+  const Program program = parse_program(testing::with_policy(testing::kFsdpStep, "nothing_saveable"), "fsdp");
+  BudgetOptions options;
+  options.budget = parse_budget("0.2", "test");
+  options.backends = {"reference"};
+  options.cost = RecomputeCost::kMeasured;
+  options.mesh = Mesh{{{"data", 2}, {"fsdp", 2}}};
+  options.comm_ns_per_byte = 1e6;
+  const BudgetSolution priced = solve_budget(program, options);
+  EXPECT_EQ(gather_decisions(priced), (std::vector<Decision>{Decision::kSaveable, Decision::kSaveable}));
+  EXPECT_LE(priced.peak_bytes, priced.budget_bytes);
 }
 
 }  // namespace

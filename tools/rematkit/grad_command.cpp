@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <iostream>
 #include <optional>
 
@@ -87,6 +88,24 @@ void print_memory(const OneShotRunner& runner) {
 }
 
 // The mesh's arenas: one device's predicted peak, and each device's (or rank's) measured one.
+#ifdef REMATKIT_HAVE_MPI
+// What the ranks' collectives sent and took: their wall time over their bytes, the cost per byte
+// `solve --cost measured --comm-ns-per-byte` takes.
+void print_traffic(const std::vector<mpi::MpiTransport::Traffic>& ranks) {
+  int64_t bytes = 0;
+  double seconds = 0;
+  for (const mpi::MpiTransport::Traffic& t : ranks) {
+    bytes += t.bytes_sent;
+    seconds += t.seconds;
+  }
+  if (bytes == 0) return;
+  char line[200];
+  std::snprintf(line, sizeof line, "collectives: the %zu ranks sent %lld B in %.3f ms of exchanges: %.3g ns per byte",
+                ranks.size(), static_cast<long long>(bytes), seconds * 1e3, seconds * 1e9 / static_cast<double>(bytes));
+  std::cout << line << " (solve --cost measured --comm-ns-per-byte)\n";
+}
+#endif
+
 void print_mesh_memory(int64_t predicted, const std::vector<int64_t>& measured, const Mesh& mesh, const char* devices) {
   std::cout << "memory device: predicted peak " << predicted << " bytes per device of the mesh " << mesh.str()
             << ", measured on each of its " << measured.size() << " " << devices;
@@ -201,6 +220,7 @@ void run_grad_on_ranks(const GradOptions& o) {
     std::optional<MeshStepRunner> runner;
     GradientResult result;
     std::vector<int64_t> peaks;
+    std::vector<mpi::MpiTransport::Traffic> traffic;
     try {
       step.emplace(read_grad_step(o));
       if (!step->lin.graph.mesh)
@@ -216,12 +236,16 @@ void run_grad_on_ranks(const GradOptions& o) {
       for (size_t d = 0; d < everyone.size(); ++d) everyone[d] = static_cast<int64_t>(d);
       peaks.resize(everyone.size());
       transport->all_gather("the measured peaks", everyone, &mine, sizeof mine, peaks.data());
+      const mpi::MpiTransport::Traffic sent = transport->traffic();  // before the exchange below counts
+      traffic.resize(everyone.size());
+      transport->all_gather("what the ranks sent", everyone, &sent, sizeof sent, traffic.data());
     } catch (const Error& e) {
       session.stopped(e, o.rank_timeout);
     }
     if (session.rank() != 0) return;
     if (o.plan) {
       print_mesh_memory(runner->layout().arena(MemorySpace::kDevice), peaks, *step->lin.graph.mesh, "ranks");
+      print_traffic(traffic);
       print_memory_peak(runner->program());
       print_flops_and_steps(*placed, runner->program());
     }

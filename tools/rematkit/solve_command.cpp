@@ -18,6 +18,7 @@ struct SolveOptions {
   std::string budget;
   std::string cost = "flops";
   double comm_bandwidth = 0;
+  double comm_ns_per_byte = 0;
   std::vector<std::string> backends;
   int threads = 0;
   std::string decisions_out;
@@ -44,6 +45,9 @@ void run_solve(const SolveOptions& o) {
   if (o.comm_bandwidth > 0 && options.cost != RecomputeCost::kFlops)
     fail("--comm-bandwidth is in FLOPs per byte: it goes with --cost flops");
   options.comm_flops_per_byte = o.comm_bandwidth;
+  if (o.comm_ns_per_byte > 0 && options.cost != RecomputeCost::kMeasured)
+    fail("--comm-ns-per-byte is in nanoseconds: it goes with --cost measured");
+  options.comm_ns_per_byte = o.comm_ns_per_byte;
   const BudgetSolution solution = solve_budget(program, options);
   std::cout << format_budget_solution(solution);
   if (!o.decisions_out.empty()) {
@@ -102,6 +106,10 @@ void add_solve_command(CLI::App& app) {
   cmd->add_option("--comm-bandwidth", options->comm_bandwidth,
                   "on a mesh: what a recomputed collective costs per byte a device sends, in FLOPs (a device's\n"
                   "FLOP/s over its link's bytes/s; 0, the default: collectives cost nothing)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--comm-ns-per-byte", options->comm_ns_per_byte,
+                  "on a mesh, with --cost measured: what a recomputed collective costs per byte a device sends, in\n"
+                  "nanoseconds (what `mpirun ... rematkit grad --plan` measured its collectives at)")
       ->check(CLI::NonNegativeNumber);
   cmd->callback([options]() { run_solve(*options); });
 }

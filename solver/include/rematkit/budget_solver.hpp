@@ -62,6 +62,9 @@ struct BudgetOptions {
   // device does in the time its link moves a byte; --comm-bandwidth): FSDP's re-gathers weigh
   // against the bytes their results hold. 0: collectives cost nothing. With RecomputeCost::kFlops.
   double comm_flops_per_byte = 0;
+  // The same with RecomputeCost::kMeasured, in nanoseconds per byte (--comm-ns-per-byte: what an
+  // MPI run's `grad --plan` measured its collectives at).
+  double comm_ns_per_byte = 0;
   // The whole solve's wall time: it answers within it (plus 10%) with the best answer found so far
   // and the gap it proved. The four fixed policies are always planned, however long they take.
   double time_limit_seconds = 8.0;

@@ -36,6 +36,14 @@ class REMATKIT_MPI_EXPORT MpiTransport final : public MeshTransport {
   void permute(const std::string& what, int64_t to, const void* given, int64_t from, void* received,
                size_t bytes) override;
 
+  // What this rank has sent so far, and the wall time its exchanges took (agreeing included): what
+  // a collective costs per byte here (solve --comm-ns-per-byte).
+  struct Traffic {
+    int64_t bytes_sent = 0;
+    double seconds = 0;
+  };
+  const Traffic& traffic() const { return traffic_; }
+
  private:
   struct Groups;
   void agree(const std::string& what, size_t bytes);
@@ -45,6 +53,7 @@ class REMATKIT_MPI_EXPORT MpiTransport final : public MeshTransport {
   int64_t device_ = 0;
   double timeout_seconds_ = 0;
   std::unique_ptr<Groups> groups_;
+  Traffic traffic_;
 };
 
 }  // namespace rematkit::mpi
