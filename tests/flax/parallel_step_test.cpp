@@ -184,6 +184,20 @@ TEST(LlamaOnMesh, TensorParallelGradientsAreTheWholeModels) {
   }
 }
 
+// Tensor parallelism over scanned layers (nn.scan): each stacked param splits behind its stacking
+// dim, the fused kernel [L, D, 3D] as [L, D, 3, D]; the psums run inside the scan's body.
+TEST(GptOnMesh, TensorParallelScannedLayersAreTheWholeModels) {
+  GptConfig c = small_gpt();
+  c.scan_lengths = {2};
+  const Model whole = build_gpt(c, "nothing_saveable", 3);
+  const Program sharded = gpt_on_mesh(c, {1, 1, 2}, "nothing_saveable");
+  EXPECT_NE(print_program(sharded).find(" h_0_attn_c_attn_kernel:f32[2,16,3,16] "), std::string::npos);
+  const GradientResult want = interpret_gradient(linearize_with(whole.program), {}, whole.arguments, Arithmetic::kFloat64);
+  const GradientResult got =
+      interpret_gradient(linearize_with(sharded), {}, step_arguments(whole.arguments, sharded), Arithmetic::kFloat64);
+  expect_gradients_near(got, want, 1e-12, "scanned gpt on tensor=2");
+}
+
 TEST(GptOnMesh, TensorMustDivideTheHeads) {
   GptConfig c = small_gpt();
   c.tensor = 4;  // 2 heads
