@@ -1,6 +1,6 @@
 // The rematkit program under mpirun (Open MPI, where it was found at build time): a sweep's groups
-// spread over the ranks, a parallel model's step a rank per device, grad a rank per device, and
-// what every rank does when a rank dies or the ranks disagree.
+// spread over the ranks, a parallel model's step a rank per device, grad and compare a rank per
+// device, and what every rank does when a rank dies or the ranks disagree.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -108,20 +108,39 @@ TEST_F(CliTest, GradOfAnFsdpStepOnFourRanksIsTheSimulatedMeshsBitForBit) {
   EXPECT_NE(over.find("is over the memory limit of 100 B"), std::string::npos) << over;
 }
 
+// compare of the FSDP step on 4 ranks, a device each: the same table of what each policy keeps as
+// the run whose devices are threads, and the gradients the same bytes under both policies.
+TEST_F(CliTest, CompareOfAShardedStepRunsARankPerDevice) {
+  const std::string step = write("fsdp.jaxpr", with_policy(kFsdpStep, "nothing_saveable"));
+  const std::string args = " compare " + step + " --policy nothing_saveable --policy everything_saveable";
+  const CliRun threads = run(args);
+  ASSERT_EQ(threads.exit_code, 0) << threads.err;
+  const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+  const int status = std::system((mpirun(4) + args + " >" + out.string() + " 2>" + err.string() + " </dev/null").c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_text(err.string());
+  const std::string ranks = read_text(out.string());
+  EXPECT_NE(ranks.find("gradients: the same bytes under every policy (3 argument(s); a rank per device on 4 ranks, twice, "
+                       "one policy after another)"),
+            std::string::npos)
+      << ranks;
+  EXPECT_EQ(ranks.substr(0, ranks.find("\ngradients: ")), threads.out.substr(0, threads.out.find("\ngradients: ")));
+  EXPECT_EQ(count_of(ranks, "rematkit compare: "), 1u) << ranks;  // rank 0 alone prints
+}
+
 // A sweep's parallel models on 2 ranks: each group whose model is a mesh of 2 devices runs on both
 // ranks at once, a device each; the rest are handed out. The rows are a run's without MPI (its
 // devices threads of one process) in everything but the timings.
 TEST_F(CliTest, ASweepsParallelModelsRunARankPerDevice) {
   const std::string sweep = write("s.yaml", R"yaml(models:
   - name: data
-    gpt: {layers: 1, batch: 4, sequence: 8, model: 16, heads: 2, vocab: 32, parallel: {data: 2}}
+    gpt: {layers: 1, batch: 4, sequence: 4, model: 8, heads: 2, vocab: 16, parallel: {data: 2}}
   - name: tensor
-    llama: {layers: 1, batch: 2, sequence: 8, model: 16, heads: 4, kv_heads: 2, vocab: 32, parallel: {tensor: 2}}
+    llama: {layers: 1, batch: 2, sequence: 4, model: 16, heads: 4, kv_heads: 2, mlp: 16, vocab: 16, parallel: {tensor: 2}}
   - name: fsdp4
-    gpt: {layers: 1, batch: 4, sequence: 8, model: 16, heads: 2, vocab: 32, parallel: {fsdp: 4}}
+    gpt: {layers: 1, batch: 4, sequence: 4, model: 8, heads: 2, vocab: 16, parallel: {fsdp: 4}}
 policies: [everything_saveable, nothing_saveable]
 backends: [reference]
-repetitions: 2
+repetitions: 1
 )yaml");
   const std::string alone = (dir_ / "alone.json").string(), ranks = (dir_ / "ranks.json").string();
   ASSERT_EQ(run("sweep " + sweep + " --json " + alone).exit_code, 0);
@@ -165,18 +184,18 @@ pid_t rank_process(int rank, const std::string& marker) {
   return -1;
 }
 
-// Two groups on 2 ranks, a rank per device. Once the first group's rows are on disk, rank 1 is
-// killed (kill -9) in the second: the job ends within 30 s, not zero, and the first group's rows
-// stay on disk, marked partial.
+// Two groups on 2 ranks, a rank per device: a tiny model, then one whose steps take long on the
+// reference backend. Once the first group's rows are on disk, rank 1 is killed (kill -9) in the
+// second: the job ends within 30 s, not zero, and the first group's rows stay on disk, marked partial.
 TEST_F(CliTest, ARankKilledMidStepEndsTheJobAndTheFinishedRowsStay) {
   const std::string sweep = write("killed.yaml", R"yaml(models:
   - name: first
-    gpt: {layers: 1, batch: 2, sequence: 8, model: 16, heads: 2, vocab: 32, parallel: {data: 2}}
+    gpt: {layers: 1, batch: 2, sequence: 4, model: 8, heads: 2, vocab: 16, parallel: {data: 2}}
   - name: second
-    gpt: {layers: 2, batch: 4, sequence: 32, model: 64, heads: 4, vocab: 128, parallel: {tensor: 2}}
+    gpt: {layers: 4, batch: 8, sequence: 128, model: 256, heads: 4, vocab: 512, parallel: {tensor: 2}}
 policies: [everything_saveable, nothing_saveable]
 backends: [reference]
-repetitions: 1000
+repetitions: 20
 )yaml");
   const std::string json = (dir_ / "rows.json").string(), done = (dir_ / "status").string();
   const std::string err = (dir_ / "stderr").string();
@@ -186,8 +205,9 @@ repetitions: 1000
             0);
   const auto started = std::chrono::steady_clock::now();
   auto waited = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
-  while (!fs::exists(json) && !fs::exists(done) && waited() < 120) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (!fs::exists(json) && !fs::exists(done) && waited() < 300) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_FALSE(fs::exists(done)) << "the sweep ended before a rank could be killed: " << read_text(err);
+  ASSERT_TRUE(fs::exists(json)) << "the first group's rows did not come in 300 s";
   const pid_t rank1 = rank_process(1, sweep);
   ASSERT_GT(rank1, 0);
   ASSERT_EQ(kill(rank1, SIGKILL), 0);

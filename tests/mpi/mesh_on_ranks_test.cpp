@@ -92,12 +92,12 @@ TEST_P(GptOnRanksTest, TheSimulatedMeshsBitsAndTheWholeModelsGradients) {
   const ParallelConfig p{c.parallel.data ? c.parallel.data : n, c.parallel.fsdp ? c.parallel.fsdp : n,
                          c.parallel.tensor ? c.parallel.tensor : n};
   GptConfig config;
-  config.vocab = 32;
-  config.sequence = 8;
+  config.vocab = 16;
+  config.sequence = 4;
   config.model = 16;
   config.heads = 4;
   config.layers = 2;
-  config.mlp = 64;
+  config.mlp = 32;
   config.batch = 4;
   const Model whole = build_gpt(config, c.policy, 3);
   GptConfig one = config;
@@ -133,10 +133,8 @@ TEST_P(GptOnRanksTest, TheSimulatedMeshsBitsAndTheWholeModelsGradients) {
 
 INSTANTIATE_TEST_SUITE_P(Gpt, GptOnRanksTest,
                          ::testing::Values(GptCase{"data_parallel", {0, 1, 1}, "nothing_saveable"},
-                                           GptCase{"fsdp", {1, 0, 1}, "nothing_saveable"},
-                                           GptCase{"fsdp_dots_saveable", {1, 0, 1}, "dots_saveable"},
-                                           GptCase{"tensor_parallel", {1, 1, 0}, "nothing_saveable"},
-                                           GptCase{"tensor_parallel_dots_saveable", {1, 1, 0}, "dots_saveable"}),
+                                           GptCase{"fsdp", {1, 0, 1}, "dots_saveable"},
+                                           GptCase{"tensor_parallel", {1, 1, 0}, "nothing_saveable"}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // The last rank runs psum over its axes in the other order: every rank stops with one error that

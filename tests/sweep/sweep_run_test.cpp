@@ -477,11 +477,11 @@ repetitions: 1
 // gets the rows the group gives with every device in this process, but for the timings.
 TEST(SweepRun, AGroupRunAsOneDeviceEachIsTheGroupRunWhole) {
   const SweepConfig config = parse_sweep(R"yaml(models:
-  - gpt: {layers: 1, batch: 4, sequence: 8, model: 16, heads: 2, vocab: 32, parallel: {data: 2, tensor: 2}}
-policies: [everything_saveable, nothing_saveable, dots_saveable]
+  - gpt: {layers: 1, batch: 4, sequence: 4, model: 8, heads: 2, vocab: 16, parallel: {data: 2, tensor: 2}}
+policies: [everything_saveable, nothing_saveable]
 backends: [reference]
 repetitions: auto
-time_limit: 0.1
+time_limit: 0.05
 )yaml",
                                          "device.yaml");
   const SweepGroup group = sweep_groups(config)[0];
@@ -491,7 +491,7 @@ time_limit: 0.1
   run_on_simulated_mesh(parse_mesh_option("data=2,fsdp=1,tensor=2", {}), [&](int64_t d) {
     devices[static_cast<size_t>(d)] = run_group(config, default_plugins(), group, all, nullptr, nullptr, &simulated_transport());
   });
-  ASSERT_EQ(whole.size(), 3u);
+  ASSERT_EQ(whole.size(), 2u);
   for (const std::vector<SweepRow>& rows : devices) {
     ASSERT_EQ(rows.size(), whole.size());
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -513,7 +513,7 @@ time_limit: 0.1
 TEST(SweepRun, TensorParallelModelsRunADeviceEach) {
   const SweepConfig config = parse_sweep(R"yaml(models:
   - gpt: {layers: 2, batch: 4, sequence: 8, model: 16, heads: 2, vocab: 32, parallel: {tensor: 2}}
-  - llama: {layers: 1, batch: 4, sequence: 8, model: 16, heads: 4, kv_heads: 2, vocab: 32, parallel: {data: 2, tensor: 2}}
+  - llama: {layers: 1, batch: 2, sequence: 4, model: 16, heads: 4, kv_heads: 2, mlp: 16, vocab: 16, parallel: {tensor: 2}}
 policies: [everything_saveable, nothing_saveable]
 backends: [reference]
 repetitions: 1

@@ -112,4 +112,11 @@ std::optional<int> launched_rank() {
   return std::nullopt;
 }
 
+void add_rank_timeout_option(CLI::App* cmd, double& seconds) {
+  cmd->add_option("--rank-timeout", seconds,
+                  "under mpirun: seconds a rank waits at a collective for the others before it ends the job\n"
+                  "(a rank that stopped or hangs), exit status 2")
+      ->check(CLI::PositiveNumber);
+}
+
 }  // namespace rematkit::cli

@@ -93,6 +93,8 @@ std::optional<rematkit::Mesh> command_mesh(const rematkit::Program& program, con
 // This process's rank when a launcher (mpirun, Slurm's PMI) started it among two or more ranks,
 // read from its environment before MPI is initialized; nullopt otherwise.
 std::optional<int> launched_rank();
+// --rank-timeout SECONDS: under mpirun, how long a rank waits at a collective before it ends the job.
+void add_rank_timeout_option(CLI::App* cmd, double& seconds);
 
 void add_residuals_command(CLI::App& app);
 void add_check_command(CLI::App& app);

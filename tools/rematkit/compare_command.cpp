@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -16,7 +18,11 @@
 #include "rematkit/io/tensor_json.hpp"
 #include "rematkit/ir/parser.hpp"
 #include "rematkit/api/plan.hpp"
+#include "rematkit/runtime/mesh_step_runner.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
+#ifdef REMATKIT_HAVE_MPI
+#include "rematkit/mpi/mpi_transport.hpp"
+#endif
 
 namespace rematkit::cli {
 namespace {
@@ -34,6 +40,7 @@ struct CompareOptions {
   int threads = 1;
   bool json = false;
   std::string max_memory;
+  double rank_timeout = 60;  // under mpirun
 };
 
 // A policy's column: A, B, ... Z, then P27, P28, ...
@@ -133,6 +140,7 @@ struct Comparison {
   std::vector<Mismatch> mismatches;
   double all_at_once_ms = 0, one_by_one_ms = 0;
   int one_by_one_threads = 1;
+  int ranks = 0;  // under mpirun: a rank per device, the policies one after another
 };
 
 void print_table(const Comparison& c) {
@@ -176,11 +184,17 @@ void print_table(const Comparison& c) {
     print_live_at_peak(c.plans[p]);
   }
   std::cout << "\ngradients: ";
+  const std::string runs = c.ranks ? "a rank per device on " + std::to_string(c.ranks) + " ranks, twice, one policy after another"
+                                   : "all at once, twice, and one after another";
   if (c.mismatches.empty())
-    std::cout << "the same bytes under every policy (" << c.gradients << " argument(s); all at once, twice, and one after "
-              << "another)\n";
+    std::cout << "the same bytes under every policy (" << c.gradients << " argument(s); " << runs << ")\n";
   else
     std::cout << c.mismatches.size() << " mismatch(es), listed on stderr\n";
+  if (c.ranks) {
+    std::cout << "wall time, measured once after a warm-up: one after another " << milliseconds(c.one_by_one_ms)
+              << " (a rank per device)\n";
+    return;
+  }
   // Each run builds every policy's step program and runs it once; one measurement, not a median.
   const std::string threads = c.one_by_one_threads == 1 ? "1 thread per run"
                               : "all at once 1 thread per run, one after another " +
@@ -236,68 +250,144 @@ void print_json(const Comparison& c) {
   std::cout << j.dump(2) << "\n";
 }
 
-void run_compare(const CompareOptions& o) {
+// The program, planned under every policy, with the table of what each keeps, and its inputs.
+struct Planned {
+  Program program;
+  Comparison comparison;
+  BackendOptions backends;
+  std::vector<const Linearization*> lins;  // a Plan keeps its linearization in place when moved
+  std::vector<Tensor> constants, arguments;
+};
+
+Planned planned(const CompareOptions& o) {
+  Planned out;
   const ProgramSource source = command_program_source(o.file);
-  const Program program = edited_program(parse_program(source.text, source.name, command_arg_types(o.edits)), o.edits);
+  out.program = edited_program(parse_program(source.text, source.name, command_arg_types(o.edits)), o.edits);
+  const Program& program = out.program;
   const PluginRegistry& plugins = command_plugins(o.plugins);
   // Every spec is checked before anything is planned, so an error names the option.
   for (const std::string& policy : o.policies) plugins.policies().parse(policy, SourceLocation{"--policy", 0, 0});
   const LinearizeOptions lin_options = linearize_options(o.plugins, "", program, o.edits);
-  std::vector<Tensor> constants, arguments;
   if (!o.inputs.empty()) {
     ProgramInputs inputs = load_program_inputs(o.inputs, program);
-    constants = std::move(inputs.constants);
-    arguments = std::move(inputs.arguments);
+    out.constants = std::move(inputs.constants);
+    out.arguments = std::move(inputs.arguments);
   } else {
     sweep::ModelInstance drawn = sweep::program_instance(program, kInputSeed, memory_limit(o.max_memory));
-    constants = std::move(drawn.constants);
-    arguments = std::move(drawn.arguments);
+    out.constants = std::move(drawn.constants);
+    out.arguments = std::move(drawn.arguments);
   }
 
-  Comparison c;
+  Comparison& c = out.comparison;
   c.program_name = source.name;
   c.policies = o.policies;
   c.one_by_one_threads = o.threads;
-  BackendOptions backends{o.backends.empty() ? plugins.fastest_backends() : o.backends, &plugins};
+  BackendOptions& backends = out.backends;
+  backends = BackendOptions{o.backends.empty() ? plugins.fastest_backends() : o.backends, &plugins};
   backends.threads = o.threads;
   backends.max_memory = memory_limit(o.max_memory);
-  std::vector<const Linearization*> lins;  // a Plan keeps its linearization in place when moved
+  c.plans.reserve(o.policies.size());
   for (const std::string& policy : o.policies) {
     c.plans.emplace_back(program, PlanOptions{policy, backends.preference, o.threads, lin_options.differentiate, &plugins,
                                                    backends.max_memory});
-    lins.push_back(&c.plans.back().linearization());
+    out.lins.push_back(&c.plans.back().linearization());
   }
-  c.rows = kept_value_rows(lins);
+  c.rows = kept_value_rows(out.lins);
   for (int v : program.invars) c.argument_names.push_back(program.vars[static_cast<size_t>(v)].name);
+  return out;
+}
 
-  // The check run, all at once; it also warms up what the timed runs below use.
-  const std::vector<GradientResult> first = run_gradients(lins, constants, arguments, backends, Concurrency::kAllAtOnce);
-  std::vector<GradientResult> one_by_one, all_at_once;
-  c.one_by_one_ms = wall_ms([&] { one_by_one = run_gradients(lins, constants, arguments, backends, Concurrency::kOneByOne); });
-  c.all_at_once_ms = wall_ms([&] { all_at_once = run_gradients(lins, constants, arguments, backends, Concurrency::kAllAtOnce); });
-  for (const std::optional<Tensor>& g : first[0].gradients) c.gradients += g ? 1 : 0;
-  auto check = [&](const std::vector<GradientResult>& results, const char* run, size_t from) {
-    for (size_t p = from; p < results.size(); ++p) {
-      const std::vector<ArgumentDifference> diffs = gradient_differences(first[0], results[p]);
-      for (size_t a = 0; a < diffs.size(); ++a)
-        if (!diffs[a].identical) c.mismatches.push_back(Mismatch{p, run, a, diffs[a].max_abs_diff});
-    }
-  };
-  check(first, "all at once", 1);
-  check(all_at_once, "all at once", 0);
-  check(one_by_one, "one after another", 0);
+// `runs`' gradients against `first`, the first policy's first run (from `from` on).
+void check_gradients(Comparison& c, const GradientResult& first, const std::vector<GradientResult>& runs, const char* run,
+                     size_t from) {
+  for (size_t p = from; p < runs.size(); ++p) {
+    const std::vector<ArgumentDifference> diffs = gradient_differences(first, runs[p]);
+    for (size_t a = 0; a < diffs.size(); ++a)
+      if (!diffs[a].identical) c.mismatches.push_back(Mismatch{p, run, a, diffs[a].max_abs_diff});
+  }
+}
 
+// The table or JSON; with differences, each on stderr and exit code 1 (remat must not change the
+// arithmetic: a difference is rematkit's failure).
+void report(const CompareOptions& o, const Comparison& c) {
   if (o.json) print_json(c);
   else print_table(c);
   std::cout << std::flush;
   if (c.mismatches.empty()) return;
-  // Remat must not change the arithmetic: a difference is rematkit's failure (exit code 1).
   for (const Mismatch& m : c.mismatches)
     std::cerr << "rematkit: gradients differ: argument '" << c.argument_names[m.argument] << "' under "
               << column_name(m.policy) << " (" << c.policies[m.policy] << "), run " << m.run << ", against "
               << column_name(0) << " (" << c.policies[0] << "): max abs diff " << m.max_abs_diff << "\n";
   throw ExitCode{1};
 }
+
+void run_compare(const CompareOptions& o) {
+  Planned p = planned(o);
+  Comparison& c = p.comparison;
+  // The check run, all at once; it also warms up what the timed runs below use.
+  const std::vector<GradientResult> first = run_gradients(p.lins, p.constants, p.arguments, p.backends, Concurrency::kAllAtOnce);
+  std::vector<GradientResult> one_by_one, all_at_once;
+  c.one_by_one_ms = wall_ms([&] { one_by_one = run_gradients(p.lins, p.constants, p.arguments, p.backends, Concurrency::kOneByOne); });
+  c.all_at_once_ms = wall_ms([&] { all_at_once = run_gradients(p.lins, p.constants, p.arguments, p.backends, Concurrency::kAllAtOnce); });
+  for (const std::optional<Tensor>& g : first[0].gradients) c.gradients += g ? 1 : 0;
+  check_gradients(c, first[0], first, "all at once", 1);
+  check_gradients(c, first[0], all_at_once, "all at once", 0);
+  check_gradients(c, first[0], one_by_one, "one after another", 0);
+  report(o, c);
+}
+
+#ifdef REMATKIT_HAVE_MPI
+// Under mpirun: this rank is one device of the program's mesh. Each policy's step runs on every rank
+// at once, the policies one after another (a rank's collectives are one exchange at a time), twice;
+// each rank checks its gradients against the first policy's, and the ranks agree on the verdict.
+// A rank that fails says so where the others next compare notes, so every rank stops with the same
+// error; rank 0 alone prints, and every rank exits with the same code.
+void run_compare_on_ranks(const CompareOptions& o) {
+  const mpi::MpiSession session;
+  try {
+    std::optional<Planned> p;
+    std::optional<mpi::MpiTransport> transport;
+    int64_t mismatches = 0;
+    try {
+      p.emplace(planned(o));
+      const Linearization& lin = *p->lins[0];
+      if (!lin.graph.mesh)
+        fail("under mpirun, compare runs a program on a mesh, a rank per device: " + p->comparison.program_name +
+             " has no shard_map or pmap");
+      const Mesh& mesh = *lin.graph.mesh;
+      transport.emplace(session, mesh, o.rank_timeout);
+      std::vector<std::unique_ptr<MeshStepRunner>> runners;
+      for (const Linearization* policy : p->lins) runners.push_back(std::make_unique<MeshStepRunner>(*policy, mesh, p->backends));
+      auto run_all = [&] {
+        std::vector<GradientResult> results;
+        for (auto& runner : runners) results.push_back(runner->run(*transport, p->constants, p->arguments));
+        return results;
+      };
+      const std::vector<GradientResult> first = run_all();
+      std::vector<GradientResult> again;
+      Comparison& c = p->comparison;
+      c.ranks = session.size();
+      c.one_by_one_ms = wall_ms([&] { again = run_all(); });
+      for (const std::optional<Tensor>& g : first[0].gradients) c.gradients += g ? 1 : 0;
+      check_gradients(c, first[0], first, "one after another", 1);
+      check_gradients(c, first[0], again, "one after another", 0);
+      const auto mine = static_cast<int64_t>(c.mismatches.size());
+      std::vector<int64_t> everyone(static_cast<size_t>(mesh.num_devices())), all(everyone.size());
+      for (size_t d = 0; d < everyone.size(); ++d) everyone[d] = static_cast<int64_t>(d);
+      transport->all_gather("the ranks' gradient mismatches", everyone, &mine, sizeof mine, all.data());
+      for (int64_t n : all) mismatches += n;
+    } catch (const Error& e) {
+      session.stopped(e, o.rank_timeout);
+    }
+    if (session.rank() == 0) report(o, p->comparison);
+    else if (mismatches > 0) throw ExitCode{1};
+  } catch (const Error& e) {
+    if (session.rank() == 0) std::cerr << "rematkit: " << e.what() << std::endl;
+    session.barrier(o.rank_timeout);
+    throw ExitCode{e.kind() == ErrorKind::kBadInput ? 2 : 1};
+  }
+}
+#endif
 
 }  // namespace
 
@@ -311,7 +401,11 @@ void add_compare_command(CLI::App& app) {
       "'offloaded' (to pinned host memory), 'recomputed' by the backward pass, or '-' (not read by it);\n"
       "then each policy's residual bytes, recompute FLOPs and predicted peak, and the wall time of the runs\n"
       "all at once and one after another (one measurement each). Inputs: --inputs, else uniform in [-1, 1]\n"
-      "from seed 0. Exit code 1 when the gradients differ (each difference on stderr), 2 for bad input.");
+      "from seed 0. Exit code 1 when the gradients differ (each difference on stderr), 2 for bad input.\n"
+      "\n"
+      "A program on a mesh (shard_map, pmap) runs a step program per device: in this process, a thread per\n"
+      "device; under mpirun, a rank per device (mpirun -n 4 rematkit compare step.jaxpr --policy ...), the\n"
+      "policies one after another, rank 0 printing.");
   cmd->add_option("FILE", options->file,
                   "a program in jaxpr syntax; '-' reads standard input (default: piped input, else the built-in example)");
   cmd->add_option("--policy", options->policies, "a policy to compare, checkpointing the whole program (repeatable)")
@@ -328,7 +422,17 @@ void add_compare_command(CLI::App& app) {
                   "all at once)")
       ->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", options->json, "print everything as one JSON object instead of the table");
-  cmd->callback([options]() { run_compare(*options); });
+  add_rank_timeout_option(cmd, options->rank_timeout);
+  cmd->callback([options]() {
+    if (!launched_rank()) return run_compare(*options);
+#ifdef REMATKIT_HAVE_MPI
+    run_compare_on_ranks(*options);
+#else
+    if (*launched_rank() == 0)
+      fail("this rematkit was built without MPI, so its ranks would each run the whole comparison: install libopenmpi-dev and rebuild");
+    throw ExitCode{2};
+#endif
+  });
 }
 
 }  // namespace rematkit::cli

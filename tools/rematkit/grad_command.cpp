@@ -294,10 +294,7 @@ void add_grad_command(CLI::App& app) {
   cmd->add_flag("--plan", options->plan,
                 "before the JSON line, print the memory plan (predicted and measured peak bytes, the peak step and\n"
                 "its bytes per kind), the FLOPs of each pass, and each step with the backend it runs on");
-  cmd->add_option("--rank-timeout", options->rank_timeout,
-                  "under mpirun: seconds a rank waits at a collective for the others before it ends the job\n"
-                  "(a rank that stopped or hangs), exit status 2")
-      ->check(CLI::PositiveNumber);
+  add_rank_timeout_option(cmd, options->rank_timeout);
   cmd->callback([options]() {
     if (!launched_rank()) return run_grad(*options);
 #ifdef REMATKIT_HAVE_MPI

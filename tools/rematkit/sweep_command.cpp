@@ -220,10 +220,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--report", options->report, "write DIR/index.html, the sweep as one page (instead of outputs.report)");
   cmd->add_flag("--wide", options->wide, "print every column, one line per configuration");
   add_memory_limit_option(cmd, options->max_memory);
-  cmd->add_option("--rank-timeout", options->rank_timeout,
-                  "under mpirun: seconds a rank waits at a collective for the others before it ends the job\n"
-                  "(a rank that stopped or hangs), exit status 2")
-      ->check(CLI::PositiveNumber);
+  add_rank_timeout_option(cmd, options->rank_timeout);
   add_plugin_option(cmd, options->plugins);
   cmd->callback([options]() { run_sweep_command(*options); });
 }
