@@ -39,9 +39,14 @@ class CliTest : public ::testing::Test {
 
   // Standard input is empty unless `stdin_file` names a file to read it from.
   CliRun run(const std::string& args, const std::string& stdin_file = "/dev/null") {
+    return run_command(std::string(REMATKIT_CLI) + " " + args, stdin_file);
+  }
+
+  // Any shell command (mpirun of rematkit, say) as run() runs rematkit: exit code -1 when a signal
+  // ended it.
+  CliRun run_command(const std::string& command, const std::string& stdin_file = "/dev/null") {
     const std::filesystem::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string cmd = std::string(REMATKIT_CLI) + " " + args + " <" + stdin_file + " >" + out.string() + " 2>" +
-                            err.string();
+    const std::string cmd = command + " <" + stdin_file + " >" + out.string() + " 2>" + err.string();
     const int status = std::system(cmd.c_str());
     CliRun r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -3,8 +3,6 @@
 // device, and what every rank does when a rank dies or the ranks disagree.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -46,11 +44,9 @@ repetitions: 2
 )yaml");
   const std::string alone = (dir_ / "alone.json").string(), ranks = (dir_ / "ranks.json").string();
   ASSERT_EQ(run("sweep " + sweep + " --json " + alone).exit_code, 0);
-  const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-  const int status = std::system((mpirun(3) + " sweep " + sweep + " --json " + ranks + " >" + out.string() + " 2>" +
-                                  err.string() + " </dev/null").c_str());
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_text(err.string());
-  const std::string log = read_text(err.string());
+  const CliRun on_ranks = run_command(mpirun(3) + " sweep " + sweep + " --json " + ranks);
+  ASSERT_EQ(on_ranks.exit_code, 0) << on_ranks.err;
+  const std::string& log = on_ranks.err;
   EXPECT_NE(log.find(", rank 1"), std::string::npos) << log;
   EXPECT_NE(log.find(", rank 2"), std::string::npos) << log;
   nlohmann::json a = nlohmann::json::parse(read_text(alone)), b = nlohmann::json::parse(read_text(ranks));
@@ -59,11 +55,9 @@ repetitions: 2
   for (size_t i = 0; i < b.size(); ++i) EXPECT_EQ(b[i]["config"], i + 1);
   EXPECT_EQ(without_timings(a), without_timings(b));
   // A mistake is said once, by rank 0, and every rank exits 2.
-  const int bad = std::system((mpirun(3) + " sweep " + write("bad.yaml", "models: [}\n") + " >" + out.string() + " 2>" +
-                               err.string() + " </dev/null").c_str());
-  EXPECT_TRUE(WIFEXITED(bad) && WEXITSTATUS(bad) == 2);
-  const std::string said = read_text(err.string());
-  EXPECT_EQ(count_of(said, "bad.yaml:1:"), 1u) << said;
+  const CliRun bad = run_command(mpirun(3) + " sweep " + write("bad.yaml", "models: [}\n"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(count_of(bad.err, "bad.yaml:1:"), 1u) << bad.err;
 }
 
 TEST_F(CliTest, GradOfAnFsdpStepOnFourRanksIsTheSimulatedMeshsBitForBit) {
@@ -77,14 +71,10 @@ TEST_F(CliTest, GradOfAnFsdpStepOnFourRanksIsTheSimulatedMeshsBitForBit) {
     "w2": [[0.2, 0.1, -0.5, 0.3], [0.4, -0.2, 0.1, 0.6], [0.1, 0.5, 0.3, -0.1], [-0.3, 0.2, 0.4, 0.1]]})");
   const CliRun alone = run("grad " + step + " --inputs " + inputs);
   ASSERT_EQ(alone.exit_code, 0) << alone.err;
-  const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-  auto ranks = [&](int n, const std::string& args) {
-    const int status = std::system((mpirun(n) + " grad " + args + " >" +
-                                    out.string() + " 2>" + err.string() + " </dev/null").c_str());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  };
-  ASSERT_EQ(ranks(4, step + " --inputs " + inputs + " --plan"), 0) << read_text(err.string());
-  const std::string said = read_text(out.string());
+  auto ranks = [&](int n, const std::string& args) { return run_command(mpirun(n) + " grad " + args); };
+  const CliRun planned = ranks(4, step + " --inputs " + inputs + " --plan");
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  const std::string& said = planned.out;
   EXPECT_EQ(said.substr(said.rfind('{')), alone.out.substr(alone.out.rfind('{'))) << said;
   // What the collectives cost here, for solve --comm-ns-per-byte.
   EXPECT_NE(said.find("collectives: the 4 ranks sent "), std::string::npos) << said;
@@ -97,13 +87,15 @@ TEST_F(CliTest, GradOfAnFsdpStepOnFourRanksIsTheSimulatedMeshsBitForBit) {
             std::string::npos)
       << said;
   // Ranks that are not the mesh's devices: one line from rank 0, and every rank exits 2.
-  EXPECT_EQ(ranks(3, step + " --inputs " + inputs), 2);
-  const std::string error = read_text(err.string());
+  const CliRun three = ranks(3, step + " --inputs " + inputs);
+  EXPECT_EQ(three.exit_code, 2);
+  const std::string& error = three.err;
   EXPECT_EQ(count_of(error, "rematkit: "), 1u) << error;
   EXPECT_NE(error.find("rematkit: the mesh data=2,fsdp=2 has 4 devices but mpirun started 3 ranks"), std::string::npos) << error;
   // A step over the memory limit: every rank refuses before it allocates; one line, exit 2.
-  EXPECT_EQ(ranks(4, step + " --inputs " + inputs + " --max-memory 100"), 2);
-  const std::string over = read_text(err.string());
+  const CliRun limited = ranks(4, step + " --inputs " + inputs + " --max-memory 100");
+  EXPECT_EQ(limited.exit_code, 2);
+  const std::string& over = limited.err;
   EXPECT_EQ(count_of(over, "rematkit: "), 1u) << over;
   EXPECT_NE(over.find("is over the memory limit of 100 B"), std::string::npos) << over;
 }
@@ -115,10 +107,9 @@ TEST_F(CliTest, CompareOfAShardedStepRunsARankPerDevice) {
   const std::string args = " compare " + step + " --policy nothing_saveable --policy everything_saveable";
   const CliRun threads = run(args);
   ASSERT_EQ(threads.exit_code, 0) << threads.err;
-  const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-  const int status = std::system((mpirun(4) + args + " >" + out.string() + " 2>" + err.string() + " </dev/null").c_str());
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_text(err.string());
-  const std::string ranks = read_text(out.string());
+  const CliRun on_ranks = run_command(mpirun(4) + args);
+  ASSERT_EQ(on_ranks.exit_code, 0) << on_ranks.err;
+  const std::string& ranks = on_ranks.out;
   EXPECT_NE(ranks.find("gradients: the same bytes under every policy (3 argument(s); a rank per device on 4 ranks, twice, "
                        "one policy after another)"),
             std::string::npos)
@@ -144,11 +135,9 @@ repetitions: 1
 )yaml");
   const std::string alone = (dir_ / "alone.json").string(), ranks = (dir_ / "ranks.json").string();
   ASSERT_EQ(run("sweep " + sweep + " --json " + alone).exit_code, 0);
-  const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-  const int status = std::system((mpirun(2) + " sweep " + sweep + " --json " + ranks + " >" + out.string() + " 2>" +
-                                  err.string() + " </dev/null").c_str());
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_text(err.string());
-  const std::string log = read_text(err.string());
+  const CliRun on_ranks = run_command(mpirun(2) + " sweep " + sweep + " --json " + ranks);
+  ASSERT_EQ(on_ranks.exit_code, 0) << on_ranks.err;
+  const std::string& log = on_ranks.err;
   EXPECT_NE(log.find("data on reference, 1 thread(s), a rank per device"), std::string::npos) << log;
   EXPECT_NE(log.find("tensor on reference, 1 thread(s), a rank per device"), std::string::npos) << log;
   EXPECT_NE(log.find("fsdp4 on reference, 1 thread(s), rank 1"), std::string::npos) << log;  // 4 devices: threads
@@ -238,15 +227,14 @@ TEST_F(CliTest, RanksThatDisagreeStopTogetherAndTheFinishedRowsStay) {
   const std::string tail = "}\npolicies: [nothing_saveable]\nbackends: [reference]\nrepetitions: 2\n";
   const std::string mine = write("a.yaml", head + "8" + tail), other = write("b.yaml", head + "4" + tail);
   const std::string json = (dir_ / "rows.json").string();
-  const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
   const std::string launch = std::string("env ASAN_OPTIONS=detect_leaks=0 ") + REMATKIT_MPIEXEC +
                              " --allow-run-as-root --oversubscribe -n 1 " + REMATKIT_CLI + " sweep " + mine + " --json " +
                              json + " --rank-timeout 20 : -n 1 " + REMATKIT_CLI + " sweep " + other + " --rank-timeout 20";
   const auto started = std::chrono::steady_clock::now();
-  const int status = std::system((launch + " >" + out.string() + " 2>" + err.string() + " </dev/null").c_str());
+  const CliRun stopped = run_command(launch);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 30);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << read_text(err.string());
-  const std::string said = read_text(err.string());
+  EXPECT_EQ(stopped.exit_code, 2) << stopped.err;
+  const std::string& said = stopped.err;
   EXPECT_EQ(count_of(said, "rematkit: "), 1u) << said;
   EXPECT_NE(said.find("rematkit: the ranks disagree at a collective: rank 0 runs psum[axes=('tensor',) "
                       "axis_index_groups=None] of f32[2,8,16] (512 bytes) where rank 1 runs psum[axes=('tensor',) "
