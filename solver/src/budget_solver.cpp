@@ -89,6 +89,10 @@ void decisions_by_site(const Linearization& lin, std::map<std::string, Decision>
   }
 }
 
+// What moving a byte to pinned host memory and back costs, in cost units: a FLOP, or with measured
+// costs a nanosecond.
+constexpr double kOffloadCostPerByte = 1.0;
+
 // A segment of this many candidates or fewer (that the backward pass may need) has every answer
 // tried: 2^10 option profiles.
 constexpr size_t kEveryAnswer = 10;
@@ -279,7 +283,7 @@ class Search {
     double cost = 0;
     for (size_t i = 0; i < candidates_.size(); ++i) {
       if (fx.recomputed[i]) cost += unit_cost(i);
-      if (fx.needed[i] && a.offloaded[i]) cost += options_.offload_cost_per_byte * static_cast<double>(candidates_[i].bytes);
+      if (fx.needed[i] && a.offloaded[i]) cost += kOffloadCostPerByte * static_cast<double>(candidates_[i].bytes);
     }
     return cost;
   }
@@ -318,7 +322,7 @@ class Search {
   solver::RematFormulation formulation(solver::FormulationOptions f = {}) const {
     f.cost = unit_costs();
     f.offload = options_.allow_offload;
-    f.offload_cost_per_byte = options_.offload_cost_per_byte;
+    f.offload_cost_per_byte = kOffloadCostPerByte;
     f.one_answer_per_signature = options_.jax_signatures;
     return solver::RematFormulation(candidates_, *model_, std::move(f));
   }

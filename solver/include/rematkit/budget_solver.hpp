@@ -57,7 +57,6 @@ struct BudgetOptions {
   // the integer program; false: the integer program alone (for comparison; it is how the solver
   // decided before the structured search).
   bool structure = true;
-  double offload_cost_per_byte = 1.0;  // the price of moving a byte out and back, in cost units
   // On a mesh, what recomputing a collective costs per byte a device sends, in FLOPs (the FLOPs a
   // device does in the time its link moves a byte; --comm-bandwidth): FSDP's re-gathers weigh
   // against the bytes their results hold. 0: collectives cost nothing. With RecomputeCost::kFlops.
