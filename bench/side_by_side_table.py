@@ -130,7 +130,7 @@ def cnn_lines(work, config):
             torch_ms = statistics.median(torch) * 1e3 if torch else None
             ratio = f"{torch_ms / row['median_ms']:.2f}x" if torch_ms and row else "-"
             torch_cell = "-" if torch_ms is None else ms(torch_ms) + busy_mark(foreign)
-            if len(torch) > 1:  # the rounds' spread: torch's CNN step can differ by 3x from one process to the next
+            if len(torch) > 1:  # the rounds' spread: torch's CNN step can differ severalfold from one process to the next
                 torch_cell += f" ({ms(min(torch) * 1e3)}-{ms(max(torch) * 1e3)})"
             cells += [rematkit_cell(row, others), torch_cell, ratio]
             rows.append((row, others))

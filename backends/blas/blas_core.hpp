@@ -1,7 +1,7 @@
 // Which kernels OpenBLAS runs, and whether they fit this CPU. Debian's OpenBLAS is built with
 // DYNAMIC_ARCH: when it loads it picks a core type (a set of kernels) from the CPU's id, and 0.3.21
 // does not know CPUs newer than it. On some (an Emerald Rapids Xeon) it falls back to its Prescott
-// (SSE3) kernels, about 4x slower than its SkylakeX ones; on others it picks by the CPU's features
+// (SSE3) kernels, several times slower than its SkylakeX ones; on others it picks by the CPU's features
 // (Cooperlake on a Zen 5). OPENBLAS_CORETYPE=SkylakeX (or Haswell, Zen, ...) in the environment
 // chooses the kernels instead; OpenBLAS reads it when it loads, before any plugin runs, so it has
 // to be set when the program starts.

@@ -356,7 +356,7 @@ bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
     }
     const dnnl::memory::desc m0 = row_major(s0), m1 = row_major(s1), md = row_major(out);
     // oneDNN 2.6 runs some broadcasts with its reference implementation (a [B, H, S, 1] operand of
-    // a softmax's [B, H, S, S]: 0.6 ms at the gpt default's size, against microseconds on Highway):
+    // a softmax's [B, H, S, S], far slower than Highway; docs/performance.md has the figures):
     // those are declined, for the next backend listed.
     const dnnl::binary::primitive_desc pd(dnnl::binary::desc(algorithm, m0, m1, md), user_scratchpad(), backend.engine);
     if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return false;
@@ -401,9 +401,9 @@ int32_t supports(const rk_backend* handle, const rk_equation_view* e) {
   }
 }
 
-// One call's time on one thread, from rematkit_kernels_bench's elementwise/onednn rows (AMD EPYC,
-// 2026-12-05): about 0.6 us a call before any work, so Highway takes the small ones (products,
-// convolutions and pooling: no estimate, they stay here).
+// One call's time on one thread, from rematkit_kernels_bench's elementwise/onednn rows (the sitting
+// is in docs/performance.md): a call's fixed cost comes before any work, so Highway takes the small
+// ones (products, convolutions and pooling: no estimate, they stay here).
 double expected_ns(const rk_backend*, const rk_equation_view* e) {
   try {
     const std::optional<Prim> prim = rematkit::plugin::primitive_of(e);
@@ -415,7 +415,7 @@ double expected_ns(const rk_backend*, const rk_equation_view* e) {
       if (*prim == op.primitive) return rematkit::plugin::measured_ns({{256, 427}, {2048, 913}, {16384, 4970}, {131072, 26900}}, n);
     // An operand with size-1 dims: one value per row (elementwise/onednn/sub_per_row), or one row
     // for all, the last dim kept (elementwise/onednn/add_each_row: a bias beside NHWC, which
-    // oneDNN 2.6's binary runs 7-10x slower).
+    // oneDNN 2.6's binary runs several times slower).
     bool broadcast = false, each_row = false;
     const Dims out_shape = shape_of(e->outputs[0]);
     for (size_t i = 0; i < e->num_inputs; ++i) {
@@ -444,8 +444,8 @@ rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** ker
     auto k = std::make_unique<Kernel>();
     k->backend = &backend;
     // A second OpenMP thread costs a fork, a join and a colder cache: below 16 M multiply-adds (a
-    // 32x512x512 product: 0.69 ms per MLP step alone, 0.98 ms with two threads, measured by
-    // rematkit_training_step_bench) or 64 Ki elements, one thread runs the primitive.
+    // 32x512x512 product ran an MLP step faster alone, measured by rematkit_training_step_bench;
+    // docs/performance.md has the figures) or 64 Ki elements, one thread runs the primitive.
     const int64_t work = r.work > 0 ? r.work : count(r.output.second.dims());
     k->threads = work < (r.work > 0 ? int64_t{1} << 24 : int64_t{1} << 16) ? 1 : backend.threads;
     // oneDNN fixes the threads a primitive splits its work over, and sizes its scratchpad for them,

@@ -270,8 +270,8 @@ bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, R
     s.src = src.desc();
     s.dst = diff_dst.desc();
     // The kernel's gradient in the layout oneDNN chooses, reordered into the output after: with
-    // it as it lies (HWIO from Flax) oneDNN 2.6 falls back to im2col and a GEMM, 5-9x slower at
-    // the CNN's shapes than its blocked JIT kernel, reorder included.
+    // it as it lies (HWIO from Flax) oneDNN 2.6 falls back to im2col and a GEMM, several times
+    // slower at the CNN's shapes than its blocked JIT kernel, reorder included (docs/performance.md).
     s.weights = dnnl::memory::desc(diff_weights.dims, dt::f32, dnnl::memory::format_tag::any);
     const auto hint = forward_pd(engine, s, dnnl::prop_kind::forward_training);
     const dnnl::convolution_backward_weights::primitive_desc pd(
@@ -343,8 +343,8 @@ bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, R
   s.weights = pd.weights_desc();
   if (s.weights != as_it_lies) stage_in_chosen_layout(engine, as_it_lies, s.weights, nullptr, r, 1);
   // oneDNN's reference forward convolution on layouts as they lie is far slower than rematkit's own
-  // reference kernel (3.2 s over 14 runs, against 50 ms for all the JIT ones, on the cnn example):
-  // decline it. Its backward ones cost less than ours and stay.
+  // reference kernel (on the cnn example; docs/performance.md has the figures): decline it. Its
+  // backward ones cost less than ours and stay.
   if (is_reference_impl(pd.impl_info_str())) return false;
   r.key = key_of("conv-fwd", {&l.dims, &l.strides, &weights.dims, &weights.strides, &o.dims, &o.strides, &s.strides,
                               &s.dilates, &s.padding_l, &s.padding_r});

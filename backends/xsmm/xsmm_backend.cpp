@@ -13,9 +13,9 @@
 //
 // Each kernel is dispatched (JIT-compiled, or found in libxsmm's registry) when it is prepared and
 // kept; execute() calls it once per product of the batch, on the calling thread only. One thread
-// per call is deliberate: libxsmm wins on small products (1x64x64 4.5x faster than oneDNN's
-// matmul, 64^3 10%, 32x512x512 12-18%, measured single-threaded), where splitting a product
-// between threads costs more than it saves; larger products go to the backends that thread them.
+// per call is deliberate: libxsmm wins on small products (against oneDNN's matmul, measured
+// single-threaded; docs/performance.md has the figures), where splitting a product between
+// threads costs more than it saves; larger products go to the backends that thread them.
 // It asks for no workspace and libxsmm allocates nothing per call.
 #include <libxsmm.h>
 
@@ -37,8 +37,8 @@ using rematkit::plugin::ArgumentError;
 using rematkit::plugin::guarded;
 
 // The largest product (m * n * k) this backend claims. libxsmm's kernels do not block for the
-// caches or split between threads; the measured wins stop near 256^3 (5%, not reproduced), and
-// a larger product runs faster on oneDNN's or Highway's threaded GEMMs.
+// caches or split between threads; the measured wins stop near 256^3, and a larger product runs
+// faster on oneDNN's or Highway's threaded GEMMs.
 constexpr int64_t kMaxMnk = int64_t{256} * 256 * 256;
 
 struct Backend {};  // no state: libxsmm's registry is the process's

@@ -463,8 +463,8 @@ TEST(BackendSet, EachEquationGoesToTheFirstBackendThatRunsIt) {
 
 #ifdef REMATKIT_HAVE_ONEDNN
 // oneDNN is listed first, but both it and Highway estimate elementwise calls (ABI 1.7's expected_ns,
-// from their measured tables): a small add and exp cost a oneDNN call's 0.2-0.6 us against about
-// 0.1 us on Highway, so Highway takes them; at 2^18 elements oneDNN's loops win and keep them.
+// from their measured tables): a small add and exp cost more as a oneDNN call than on Highway, so
+// Highway takes them; at 2^18 elements oneDNN's loops win and keep them.
 // Products have no estimate and stay where the preference puts them; the reference backend gives
 // none, so it never takes an equation from a backend before it.
 TEST(BackendSet, AnEquationGoesToALaterBackendOnlyWhereBothEstimateAndItsIsLower) {

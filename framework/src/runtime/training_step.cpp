@@ -123,8 +123,8 @@ void TrainingStep::update(ResidentRunner& runner) {
   const Linearization& lin = *lin_;
   // f32 SGD, as an f32 optimizer computes it: the product rounded, then the difference. Chunks of
   // elements are independent, so any split gives the same bits. Below kParallelFrom elements one
-  // thread updates: at (32, 512, 512) on 2 threads, updating the 0.26 M-element weights in parallel
-  // made the whole step 14% slower (1.06 ms against 0.93, rematkit_step_timing).
+  // thread updates: a small weight's update in parallel made the whole step slower (measured with
+  // rematkit_step_timing; docs/performance.md, "Measurements behind choices in the code").
   constexpr size_t kGrain = size_t{1} << 15, kParallelFrom = size_t{1} << 20;
   for (size_t a : trained_) {
     const Value& value = lin.graph.values[lin.arguments[a]];
