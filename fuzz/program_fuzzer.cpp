@@ -36,10 +36,13 @@ void fused_equals_unfused(const rematkit::Linearization& lin) {
   for (rematkit::ValueId v : lin.constants) constants.push_back(rematkit::Tensor::filled(lin.graph.values[v].type, 0.75));
   for (rematkit::ValueId v : lin.arguments) arguments.push_back(rematkit::Tensor::filled(lin.graph.values[v].type, 0.5));
   rematkit::BackendOptions fused{{"highway", "reference"}, &rematkit::default_plugins()};
-  fused.fusion = rematkit::BackendOptions::Fusion::kAlways;
   rematkit::BackendOptions unfused = fused;
   unfused.fusion = rematkit::BackendOptions::Fusion::kOff;
-  const rematkit::GradientResult a = rematkit::OneShotRunner(lin, fused).run(constants, arguments);
+  const rematkit::GradientResult a =
+      rematkit::OneShotRunner(rematkit::build_step_program(lin, fused, rematkit::Pass::kBackward,
+                                                           rematkit::InputMode::kLoadedEachRun, rematkit::FusionChoice{}),
+                              fused)
+          .run(constants, arguments);
   const rematkit::GradientResult b = rematkit::OneShotRunner(lin, unfused).run(constants, arguments);
   for (size_t i = 0; i < a.outputs.size(); ++i)
     if (!same_bits(a.outputs[i].data, b.outputs[i].data)) __builtin_trap();

@@ -102,8 +102,7 @@ TEST(XsmmBackend, FusedStepsGoToTheNextBackend) {
                                         "dense");
   const Linearization lin = linearize_with(program);
   BackendOptions options{{"xsmm", "highway", "reference"}, &default_plugins()};
-  options.fusion = BackendOptions::Fusion::kAlways;
-  const StepProgram steps = build_step_program(lin, options, Pass::kBackward, InputMode::kLoadedEachRun);
+  const StepProgram steps = build_step_program(lin, options, Pass::kBackward, InputMode::kLoadedEachRun, FusionChoice{});
   size_t on_xsmm = 0;
   for (const Step& step : steps.steps()) {
     if (step.kind != StepKind::kKernel) continue;

@@ -39,6 +39,19 @@ BackendOptions fused_on(std::vector<std::string> backends, BackendOptions::Fusio
   return options;
 }
 
+// The plan on `backends` fused wherever a backend can (FusionChoice{}), not only as far as the peak
+// allows: what each test here sets beside the unfused plan.
+StepProgram fused_everywhere(const Linearization& lin, const std::vector<std::string>& backends,
+                             Pass last_pass = Pass::kBackward) {
+  return build_step_program(lin, fused_on(backends, BackendOptions::Fusion::kUnlessPeakRises), last_pass,
+                            InputMode::kLoadedEachRun, FusionChoice{});
+}
+
+OneShotRunner fused_everywhere_runner(const Linearization& lin, const std::vector<std::string>& backends,
+                                      Pass last_pass = Pass::kBackward) {
+  return OneShotRunner(fused_everywhere(lin, backends, last_pass), fused_on(backends, BackendOptions::Fusion::kUnlessPeakRises));
+}
+
 // Each fused step as "backend: prim + prim + ...", in program order.
 std::vector<std::string> fused_steps(const StepProgram& program, Pass pass) {
   std::vector<std::string> out;
@@ -73,8 +86,7 @@ TEST(Fusion, ADenseLayerWithItsActivationIsOneHighwayKernel) {
   if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   const Program program = parse_program(kDenseLayers, "dense");
   const Linearization lin = linearize_with(program);
-  const StepProgram steps = build_step_program(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways),
-                                               Pass::kBackward, InputMode::kLoadedEachRun);
+  const StepProgram steps = fused_everywhere(lin, {"highway", "reference"});
   // Forward: the first product, its bias add, the relu and relu's JVP mask (gt d 0, which reads the
   // same d) are one kernel; the second product and its bias add another. The reshapes of the biases
   // are layout ops, left alone; the sum reads h, the last value, alone.
@@ -107,8 +119,7 @@ TEST(Fusion, OneDnnTakesTheBiasAndHighwayTheActivationWithItsMask) {
   if (!backend_installed("onednn") || !backend_installed("highway")) GTEST_SKIP() << "onednn or highway is not built";
   const Linearization lin = linearize_with(parse_program(kDenseLayers, "dense"));
   const StepProgram steps =
-      build_step_program(lin, fused_on({"onednn", "highway", "reference"}, BackendOptions::Fusion::kAlways),
-                         Pass::kBackward, InputMode::kLoadedEachRun);
+      fused_everywhere(lin, {"onednn", "highway", "reference"});
   // oneDNN's matmul takes the bias and post-ops, but has one output: the relu and its mask both
   // read d, so d must be written, and the relu goes with the mask to highway (the backend that runs
   // gt alone), as one pass over d.
@@ -130,11 +141,9 @@ TEST(Fusion, ATranscendentalIsFusedOnlyOnTheBackendThatRunsItAlone) {
     l:f32[] = reduce_sum[axes=(0, 1)] s
   in (l,) })", "tanh_chain");
   const Linearization lin = linearize_with(program);
-  const StepProgram steps = build_step_program(lin, fused_on({"onednn", "highway", "reference"}, BackendOptions::Fusion::kAlways),
-                                               Pass::kBackward, InputMode::kLoadedEachRun);
+  const StepProgram steps = fused_everywhere(lin, {"onednn", "highway", "reference"});
   for (const std::string& fused : fused_steps(steps, Pass::kForward)) EXPECT_EQ(fused.find("exp"), std::string::npos) << fused;
-  const StepProgram highway_only = build_step_program(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways),
-                                                      Pass::kBackward, InputMode::kLoadedEachRun);
+  const StepProgram highway_only = fused_everywhere(lin, {"highway", "reference"});
   bool exp_fused = false;
   for (const std::string& fused : fused_steps(highway_only, Pass::kForward)) exp_fused |= fused.find("exp") != std::string::npos;
   EXPECT_TRUE(exp_fused) << "on Highway alone the exp is its own and fuses";
@@ -157,8 +166,7 @@ TEST(Fusion, AGeluWithItsTanhIsOneHighwayStepWithOneDnnListedFirst) {
     l:f32[] = reduce_sum[axes=(0, 1)] y
   in (l,) })", "gelu");
   const Linearization lin = linearize_with(program);
-  const StepProgram steps = build_step_program(lin, fused_on({"onednn", "highway", "reference"}, BackendOptions::Fusion::kAlways),
-                                               Pass::kBackward, InputMode::kLoadedEachRun);
+  const StepProgram steps = fused_everywhere(lin, {"onednn", "highway", "reference"});
   // One fused step (with the JVP's coefficients, x^2 and 1 - t^2, beside the values), on Highway,
   // holding the tanh.
   const std::vector<std::string> fused = fused_steps(steps, Pass::kForward);
@@ -170,8 +178,7 @@ TEST(Fusion, AGeluWithItsTanhIsOneHighwayStepWithOneDnnListedFirst) {
 TEST(Fusion, ReferenceFirstFusesNothing) {
   // Every part runs on reference alone, which runs no fused equation: nothing may move to highway.
   const Linearization lin = linearize_with(parse_program(kDenseLayers, "dense"));
-  const StepProgram steps = build_step_program(lin, fused_on({"reference", "highway"}, BackendOptions::Fusion::kAlways),
-                                               Pass::kBackward, InputMode::kLoadedEachRun);
+  const StepProgram steps = fused_everywhere(lin, {"reference", "highway"});
   EXPECT_EQ(steps.fused_steps(), 0u);
 }
 
@@ -194,7 +201,7 @@ TEST_P(FusionOnCases, FusedAndUnfusedGiveTheSameBitsKeepTheSameResidualsAndMeasu
   const Program program = load_program(GetParam().program_path);
   const RandomInputs in = random_inputs(program, 5);
   const Linearization lin = linearize_with(program);
-  OneShotRunner fused(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways));
+  OneShotRunner fused = fused_everywhere_runner(lin, {"highway", "reference"});
   OneShotRunner unfused(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kOff));
   EXPECT_EQ(unfused.program().fused_steps(), 0u);
   expect_same_bits(fused.run(in.constants, in.arguments), unfused.run(in.constants, in.arguments));
@@ -228,11 +235,20 @@ TEST(Fusion, ABiasIsReadFromItsPlaceWhateverItsPeriod) {
   const Linearization lin = linearize_with(program);
   const RandomInputs in = random_inputs(program, 7);
   const GradientResult expected = run_gradient(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
-  for (BackendOptions::Fusion fusion : {BackendOptions::Fusion::kAlways, BackendOptions::Fusion::kOff}) {
-    SCOPED_TRACE(fusion == BackendOptions::Fusion::kAlways ? "fused" : "unfused");
-    const BackendOptions options = fused_on({"highway", "reference"}, fusion);
-    EXPECT_EQ(forward_step_backends(lin, options).back(), "highway");
-    expect_gradient_near(run_gradient(lin, in.constants, in.arguments, options), expected, 1e-6);
+  for (bool fused : {true, false}) {
+    SCOPED_TRACE(fused ? "fused" : "unfused");
+    const std::vector<std::string> backends{"highway", "reference"};
+    const StepProgram forward = fused ? fused_everywhere(lin, backends, Pass::kForward)
+                                      : build_step_program(lin, fused_on(backends, BackendOptions::Fusion::kOff),
+                                                           Pass::kForward, InputMode::kLoadedEachRun);
+    const Step* last_kernel = nullptr;
+    for (const Step& step : forward.steps())
+      if (step.kind == StepKind::kKernel) last_kernel = &step;
+    ASSERT_NE(last_kernel, nullptr);
+    EXPECT_EQ(last_kernel->kernel->backend(), "highway");
+    OneShotRunner runner = fused ? fused_everywhere_runner(lin, backends)
+                                 : OneShotRunner(lin, fused_on(backends, BackendOptions::Fusion::kOff));
+    expect_gradient_near(runner.run(in.constants, in.arguments), expected, 1e-6);
   }
 }
 
@@ -256,13 +272,13 @@ TEST(Fusion, DropoutsBitsBecomeItsMaskInOneHighwayPass) {
   const Linearization lin = linearize_with(program);
   const RandomInputs in = random_inputs(program, 11, 1, 1e6, false);
   const std::vector<Tensor> expected = run_forward(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
-  const BackendOptions options = fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways);
-  const StepProgram steps = build_step_program(lin, options, Pass::kBackward, InputMode::kLoadedEachRun);
+  const std::vector<std::string> options{"highway", "reference"};
+  const StepProgram steps = fused_everywhere(lin, options);
   bool recipe_fused = false;
   for (const std::string& fused : fused_steps(steps, Pass::kForward))
     recipe_fused |= fused.rfind("highway: shift_right_logical + or + bitcast_convert_type + sub + lt", 0) == 0;
   EXPECT_TRUE(recipe_fused) << "the bits' recipe is one fused step";
-  const std::vector<Tensor> got = run_forward(lin, in.constants, in.arguments, options);
+  const std::vector<Tensor> got = fused_everywhere_runner(lin, options, Pass::kForward).run(in.constants, in.arguments).outputs;
   ASSERT_EQ(got.size(), expected.size());
   for (size_t o = 0; o < got.size(); ++o) EXPECT_EQ(got[o].data, expected[o].data) << "output " << o;
   double kept = 0;
@@ -285,12 +301,12 @@ TEST(Fusion, AValuePerRowIsReadBesideItsRowInsideTheFusedPass) {
   const Linearization lin = linearize_with(program);
   const RandomInputs in = random_inputs(program, 5);
   const GradientResult expected = run_gradient(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
-  const BackendOptions options = fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways);
-  const StepProgram steps = build_step_program(lin, options, Pass::kBackward, InputMode::kLoadedEachRun);
+  const std::vector<std::string> options{"highway", "reference"};
+  const StepProgram steps = fused_everywhere(lin, options);
   const std::vector<std::string> fused = fused_steps(steps, Pass::kForward);
   ASSERT_FALSE(fused.empty());
   EXPECT_EQ(fused[0].rfind("highway: sub + mul + mul", 0), 0u) << fused[0];
-  expect_gradient_near(run_gradient(lin, in.constants, in.arguments, options), expected, 1e-5);
+  expect_gradient_near(fused_everywhere_runner(lin, options).run(in.constants, in.arguments), expected, 1e-5);
 }
 
 // A chain's rows summed or maxed as its segments pass (a softmax's exponentials and their sum, a
@@ -309,8 +325,8 @@ TEST(Fusion, AChainsRowsAreReducedInsideItsFusedStep) {
   in (e, s, t, u) })", "rows");
   const Linearization lin = linearize_with(program);
   const RandomInputs in = random_inputs(program, 3);
-  const BackendOptions fused = fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways);
-  const StepProgram steps = build_step_program(lin, fused, Pass::kBackward, InputMode::kLoadedEachRun);
+  const std::vector<std::string> fused{"highway", "reference"};
+  const StepProgram steps = fused_everywhere(lin, fused);
   const std::vector<std::string> chains = fused_steps(steps, Pass::kForward);
   ASSERT_FALSE(chains.empty());
   // Both sums (beside the JVP's coefficients); not the max over two axes, whose rows of 2400 are
@@ -323,7 +339,7 @@ TEST(Fusion, AChainsRowsAreReducedInsideItsFusedStep) {
   EXPECT_EQ(chains[0].rfind("highway: broadcast_in_dim + sub + exp + reduce_sum", 0), 0u) << chains[0];
   EXPECT_EQ(count("reduce_sum"), 2u) << chains[0];
   EXPECT_EQ(count("reduce_max"), 0u) << chains[0];
-  const std::vector<Tensor> got = run_forward(lin, in.constants, in.arguments, fused);
+  const std::vector<Tensor> got = fused_everywhere_runner(lin, fused, Pass::kForward).run(in.constants, in.arguments).outputs;
   const std::vector<Tensor> unfused =
       run_forward(lin, in.constants, in.arguments, fused_on({"highway", "reference"}, BackendOptions::Fusion::kOff));
   const std::vector<Tensor> reference = run_forward(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
@@ -348,7 +364,7 @@ TEST(Fusion, TwoBinaryPartsInOnePassRoundAsTwoPasses) {
   const Linearization lin = linearize_with(program);
   const RandomInputs in = random_inputs(program, 9, 0.5, 2.0);
   const std::vector<Tensor> fused =
-      run_forward(lin, in.constants, in.arguments, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways));
+      fused_everywhere_runner(lin, {"highway", "reference"}, Pass::kForward).run(in.constants, in.arguments).outputs;
   const std::vector<Tensor> unfused =
       run_forward(lin, in.constants, in.arguments, fused_on({"highway", "reference"}, BackendOptions::Fusion::kOff));
   const std::vector<Tensor> reference = run_forward(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
@@ -368,18 +384,22 @@ TEST(Fusion, WhereFusingBothPassesRaisesThePeakOnePassStillFuses) {
   model.global_average_pool().dense(10);
   const Model cnn = model.build(Shape{8, 16, 16, 3});
   const Linearization lin = linearize_with(cnn.program);
-  auto arena = [&](BackendOptions::Fusion fusion, size_t* fused = nullptr) {
-    const StepProgram p = build_step_program(lin, fused_on({"highway", "reference"}, fusion), Pass::kBackward,
-                                             InputMode::kLoadedEachRun);
-    if (fused) *fused = p.fused_steps();
+  auto arena = [](const StepProgram& p) {
     return p.layout().arena(MemorySpace::kDevice) + p.layout().arena(MemorySpace::kPinnedHost);
   };
-  size_t fused_steps = 0;
-  const int64_t unfused = arena(BackendOptions::Fusion::kOff), everywhere = arena(BackendOptions::Fusion::kAlways);
-  const int64_t chosen = arena(BackendOptions::Fusion::kUnlessPeakRises, &fused_steps);
+  auto plan = [&](BackendOptions::Fusion fusion) {
+    return build_step_program(lin, fused_on({"highway", "reference"}, fusion), Pass::kBackward, InputMode::kLoadedEachRun);
+  };
+  const StepProgram chosen_plan = plan(BackendOptions::Fusion::kUnlessPeakRises);
+  const size_t fused_steps = chosen_plan.fused_steps();
+  const int64_t unfused = arena(plan(BackendOptions::Fusion::kOff)), chosen = arena(chosen_plan);
+  const int64_t everywhere = arena(fused_everywhere(lin, {"highway", "reference"}));
   ASSERT_GT(everywhere, unfused) << "the case this test is about: fusing both passes raises this CNN's peak";
   EXPECT_LE(chosen, unfused);
   EXPECT_GT(fused_steps, 0u);
+  const FusionChoice& choice = chosen_plan.fusion();
+  EXPECT_TRUE(!choice.forward || !choice.backward || !choice.held_apart.empty())
+      << "not fused everywhere: fusions held apart, or one pass alone";
 }
 
 // The sweep's gpt-small under dots_with_no_batch_dims_saveable: fused everywhere, its plan's peak
@@ -407,6 +427,13 @@ TEST(Fusion, ABlocksRecomputeFusesWithTheFusionsAtThePeakHeldApart) {
   EXPECT_EQ(chosen.layout().live_peak(MemorySpace::kDevice), unfused.layout().live_peak(MemorySpace::kDevice));
   EXPECT_FALSE(fused_steps(chosen, Pass::kBackward).empty());
   EXPECT_FALSE(fused_steps(chosen, Pass::kForward).empty());
+  // The choice the program reports is the one it was built with: built again from it, the same plan.
+  EXPECT_FALSE(chosen.fusion().held_apart.empty());
+  const StepProgram again = build_step_program(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kUnlessPeakRises),
+                                               Pass::kBackward, InputMode::kLoadedEachRun, chosen.fusion());
+  EXPECT_EQ(fused_steps(again, Pass::kForward), fused_steps(chosen, Pass::kForward));
+  EXPECT_EQ(fused_steps(again, Pass::kBackward), fused_steps(chosen, Pass::kBackward));
+  EXPECT_EQ(arena(again), arena(chosen));
 }
 
 TEST(Fusion, ALayerNormsPerRowSpreadsJoinTheChainsThatReadThem) {
@@ -442,8 +469,7 @@ TEST(Fusion, ALayerNormsPerRowSpreadsJoinTheChainsThatReadThem) {
     lh:f32[] = add l h
   in (lh,) })", "layer_norm");
   const Linearization lin = linearize_with(program);
-  const StepProgram steps = build_step_program(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways),
-                                               Pass::kBackward, InputMode::kLoadedEachRun);
+  const StepProgram steps = fused_everywhere(lin, {"highway", "reference"});
   // (The forward pass also computes what the backward keeps of square's and tanh's JVPs: the mul
   // and sub that end the first and third chains.)
   const std::vector<std::string> forward = fused_steps(steps, Pass::kForward);
@@ -454,7 +480,7 @@ TEST(Fusion, ALayerNormsPerRowSpreadsJoinTheChainsThatReadThem) {
   EXPECT_TRUE(has("highway: broadcast_in_dim + mul + mul + add + tanh")) << ::testing::PrintToString(forward);
   EXPECT_TRUE(has("highway: broadcast_in_dim + sub + exp")) << ::testing::PrintToString(forward);
   const RandomInputs in = random_inputs(program, 7);
-  OneShotRunner fused(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways));
+  OneShotRunner fused = fused_everywhere_runner(lin, {"highway", "reference"});
   OneShotRunner unfused(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kOff));
   expect_same_bits(fused.run(in.constants, in.arguments), unfused.run(in.constants, in.arguments));
 }
@@ -465,8 +491,7 @@ TEST(Fusion, SomeCasesReallyFuse) {
   size_t fusing = 0;
   for (const ResidualCase& c : residual_cases()) {
     const Linearization lin = linearize_with(load_program(c.program_path));
-    fusing += build_step_program(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways),
-                                 Pass::kBackward, InputMode::kLoadedEachRun)
+    fusing += fused_everywhere(lin, {"highway", "reference"})
                           .fused_steps() > 0
                   ? 1
                   : 0;
@@ -481,7 +506,7 @@ TEST(Fusion, OneDnnPostOpsGiveTheUnfusedBits) {
   const Program program = parse_program(kDenseLayers, "dense");
   const RandomInputs in = random_inputs(program, 3, -1.0, 1.0);
   const Linearization lin = linearize_with(program);
-  OneShotRunner fused(lin, fused_on({"onednn", "highway", "reference"}, BackendOptions::Fusion::kAlways));
+  OneShotRunner fused = fused_everywhere_runner(lin, {"onednn", "highway", "reference"});
   OneShotRunner unfused(lin, fused_on({"onednn", "highway", "reference"}, BackendOptions::Fusion::kOff));
   ASSERT_GT(fused.program().fused_steps(), 0u);
   const GradientResult a = fused.run(in.constants, in.arguments), b = unfused.run(in.constants, in.arguments);
@@ -497,7 +522,7 @@ TEST(Fusion, TrainingStepsFusedAndUnfusedStayBitForBitTogether) {
   const Program program = parse_program(kDenseLayers, "dense");
   const RandomInputs in = random_inputs(program, 9, -1.0, 1.0);
   const Linearization lin = linearize_with(program);
-  TrainingStep fused(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kAlways), {1, 2, 3, 4}, 0.05,
+  TrainingStep fused(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kUnlessPeakRises), {1, 2, 3, 4}, 0.05,
                      in.arguments, in.constants);
   TrainingStep unfused(lin, fused_on({"highway", "reference"}, BackendOptions::Fusion::kOff), {1, 2, 3, 4}, 0.05,
                        in.arguments, in.constants);

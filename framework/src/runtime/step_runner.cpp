@@ -73,6 +73,12 @@ void StepRunner::run_steps(const RunIo& io, const std::function<void()>& then) {
 OneShotRunner::OneShotRunner(const Linearization& lin, const BackendOptions& backends, Pass last_pass)
     : StepRunner(build_step_program(lin, backends, last_pass, InputMode::kLoadedEachRun), backends) {}
 
+OneShotRunner::OneShotRunner(StepProgram program, const BackendOptions& backends)
+    : StepRunner(std::move(program), backends) {
+  if (this->program().input_mode() != InputMode::kLoadedEachRun)
+    fail("a one-shot runner runs a program that loads its inputs each run, not a resident one");
+}
+
 GradientResult OneShotRunner::run(const std::vector<Tensor>& constants, const std::vector<Tensor>& arguments,
                                   const std::vector<Tensor>* cotangents) {
   const Linearization& lin = program().linearization();

@@ -32,13 +32,13 @@ Type device(Type t) {
   return t;
 }
 
-}  // namespace
-
-bool bind_to_backend(const PassView& pass, const std::vector<size_t>& parts, const Params& params, FusedStep& step,
-          BackendSet& backends) {
+// The fused equation prepared on the backend the preference list allows, or nullptr.
+std::unique_ptr<PreparedKernel> prepare_fused(const PassView& pass, const std::vector<size_t>& parts, const Params& params,
+                                              const FusedStep& step, PreparedKernels& kernels) {
   const FlatGraph& g = pass.graph;
+  BackendSet& backends = kernels.backends();
   std::vector<int> own;  // the backend each part runs on alone
-  for (size_t q : parts) own.push_back(backends.chosen(g, pass.eqn_at(q)));
+  for (size_t q : parts) own.push_back(kernels.chosen(g, pass.eqn_at(q)));
   std::vector<Type> in, out;
   for (ValueId v : step.inputs) in.push_back(device(g.values[v].type));
   for (ValueId v : step.outputs) out.push_back(device(g.values[v].type));
@@ -56,16 +56,22 @@ bool bind_to_backend(const PassView& pass, const std::vector<size_t>& parts, con
     for (size_t j = 0; j < parts.size() && allowed; ++j)
       allowed = own[j] == static_cast<int>(b) || same_bits_on_every_backend(pass.eqn_at(parts[j]));
     if (!allowed) {
-      if (has_product && own.front() == static_cast<int>(b)) return false;
+      if (has_product && own.front() == static_cast<int>(b)) return nullptr;
       continue;
     }
-    if (auto kernel = backends.backend(b).prepare(plugin::kFusionPrimitive, params, in, out, what)) {
-      step.kernel = std::move(kernel);
-      return true;
-    }
-    if (has_product) return false;  // the product's own backend declined
+    if (auto kernel = backends.backend(b).prepare(plugin::kFusionPrimitive, params, in, out, what)) return kernel;
+    if (has_product) return nullptr;  // the product's own backend declined
   }
-  return false;
+  return nullptr;
+}
+
+}  // namespace
+
+bool bind_to_backend(const PassView& pass, const std::vector<size_t>& parts, const Params& params, FusedStep& step,
+                     PreparedKernels& kernels) {
+  step.kernel = kernels.fused(PreparedKernels::FusedKey{&pass.graph, step.eqns, step.inputs, step.outputs},
+                              [&] { return prepare_fused(pass, parts, params, step, kernels); });
+  return step.kernel != nullptr;
 }
 
 }  // namespace rematkit::fusion

@@ -48,8 +48,8 @@ std::vector<size_t> find_chain(const PassView& pass, size_t first, const std::ve
 Params encode(const PassView& pass, const std::vector<size_t>& parts, FusedStep& step);
 
 // Prepares the fused equation on the backend the preference list allows (fusion_steps.hpp) into
-// step.kernel; false where none may or none does.
+// step.kernel, once per fusion however often it is asked; false where none may or none does.
 bool bind_to_backend(const PassView& pass, const std::vector<size_t>& parts, const Params& params, FusedStep& step,
-          BackendSet& backends);
+                     PreparedKernels& kernels);
 
 }  // namespace rematkit::fusion

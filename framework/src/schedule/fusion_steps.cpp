@@ -29,7 +29,7 @@ PassView::PassView(const Linearization& lin, const std::vector<int>& pass_eqns, 
 }  // namespace fusion
 
 PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pass pass,
-                     const std::vector<ValueId>& readout, BackendSet& backends, bool fuse,
+                     const std::vector<ValueId>& readout, PreparedKernels& kernels, bool fuse,
                      const std::set<int>& held_apart) {
   using fusion::kOnItsOwn;
   const fusion::PassView view(lin, eqns, pass, readout);
@@ -39,7 +39,7 @@ PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pas
   constexpr int kHeldApart = -2;  // neither a seed nor a part: a chain stops before it
   for (size_t p = 0; p < eqns.size(); ++p)
     if (held_apart.count(eqns[p])) at[p] = kHeldApart;
-  if (fuse && backends.fuses()) {
+  if (fuse && kernels.backends().fuses()) {
     for (size_t p = 0; p < eqns.size(); ++p) {
       if (at[p] != kOnItsOwn) continue;
       const FlatEquation& seed = view.eqn_at(p);
@@ -48,7 +48,7 @@ PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pas
         for (; parts.size() >= 2; parts.pop_back()) {  // dropping the last part keeps the rest valid
           FusedStep step;
           const Params params = fusion::encode(view, parts, step);
-          if (!fusion::bind_to_backend(view, parts, params, step, backends)) continue;
+          if (!fusion::bind_to_backend(view, parts, params, step, kernels)) continue;
           for (size_t q : parts) at[q] = static_cast<int>(fusion.steps.size());
           fusion.steps.push_back(std::move(step));
           runs_at.push_back(parts.back());

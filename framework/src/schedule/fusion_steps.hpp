@@ -19,6 +19,7 @@
 #include <set>
 #include <vector>
 
+#include "prepared_kernels.hpp"
 #include "rematkit/schedule/step_program.hpp"
 
 namespace rematkit {
@@ -26,7 +27,7 @@ namespace rematkit {
 struct FusedStep {
   std::vector<int> eqns;                 // graph equations, in pass order; the step runs at the last one
   std::vector<ValueId> inputs, outputs;  // the fused equation's operands and results
-  std::unique_ptr<PreparedKernel> kernel;
+  std::shared_ptr<const PreparedKernel> kernel;
 };
 
 struct PassFusion {
@@ -36,10 +37,10 @@ struct PassFusion {
 };
 
 // The fusions of `eqns`, one pass of `lin` whose readout reads `readout`; in the forward pass the
-// residuals are read later too. Where !fuse or !backends.fuses(), every equation runs on its own;
-// so does every equation of `held_apart` (graph equation numbers).
+// residuals are read later too. Where !fuse or !kernels.backends().fuses(), every equation runs on
+// its own; so does every equation of `held_apart` (graph equation numbers).
 PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pass pass,
-                     const std::vector<ValueId>& readout, BackendSet& backends, bool fuse,
+                     const std::vector<ValueId>& readout, PreparedKernels& kernels, bool fuse,
                      const std::set<int>& held_apart);
 
 }  // namespace rematkit

@@ -4,8 +4,10 @@
 #include <map>
 #include <set>
 
+#include "fusion_choice.hpp"
 #include "fusion_steps.hpp"
 #include "loop_program.hpp"
+#include "prepared_kernels.hpp"
 #include "rematkit/ir/error.hpp"
 
 namespace rematkit {
@@ -17,9 +19,10 @@ namespace {
 // to its last reader.
 class StepProgramBuilder {
  public:
-  StepProgramBuilder(const Linearization& lin, BackendSet& backends, std::vector<Step>& steps,
-                     std::vector<std::unique_ptr<PreparedKernel>>& kernels, std::vector<std::unique_ptr<LoopProgram>>& loops)
-      : lin_(lin), g_(lin.graph), backends_(backends), steps_(steps), kernels_(kernels), loops_(loops),
+  StepProgramBuilder(const Linearization& lin, PreparedKernels& prepared, std::vector<Step>& steps,
+                     std::vector<std::shared_ptr<const PreparedKernel>>& kernels,
+                     std::vector<std::shared_ptr<const LoopProgram>>& loops)
+      : lin_(lin), g_(lin.graph), prepared_(prepared), steps_(steps), kernels_(kernels), loops_(loops),
         current_(g_.values.size(), -1) {}
 
   // A loop body's given values: one whole-program buffer each (a value given twice shares one).
@@ -50,7 +53,7 @@ class StepProgramBuilder {
   // `fuse`: whether chains of it may run as fused steps, but for the equations `held_apart`.
   void add_pass(Pass pass, const std::vector<int>& eqns, const std::vector<ValueId>& readout, bool fuse = true,
                 const std::set<int>& held_apart = {}) {
-    PassFusion fusion = fuse_pass(lin_, eqns, pass, readout, backends_, fuse, held_apart);
+    PassFusion fusion = fuse_pass(lin_, eqns, pass, readout, prepared_, fuse, held_apart);
     for (int item : fusion.order) {
       if (item < 0) {
         add_fused(pass, fusion.steps[static_cast<size_t>(-1 - item)]);
@@ -65,18 +68,18 @@ class StepProgramBuilder {
       for (ValueId v : eqn.inputs) step.inputs.push_back(read(v, pass));
       if (is_effect(eqn.prim) || is_host_call(eqn.prim) || is_collective(eqn.prim)) {  // no backend runs it
         step.kind = is_effect(eqn.prim) ? StepKind::kEffect : is_host_call(eqn.prim) ? StepKind::kHostCall : StepKind::kCollective;
-        step.prints = is_effect(eqn.prim) && backends_.debug_prints();
+        step.prints = is_effect(eqn.prim) && prepared_.backends().debug_prints();
         const int index = push(std::move(step));
         for (int b : steps_[index].inputs) extend(b, index);
         for (ValueId v : eqn.outputs) steps_[index].outputs.push_back(new_buffer(v, index));
         continue;
       }
       if (eqn.scan || is_control_flow(eqn.prim)) {
-        loops_.push_back(build_loop_program(g_, eqn, backends_));
+        loops_.push_back(prepared_.loop(g_, eqn));
         step.kind = StepKind::kLoop;
         step.loop = loops_.back().get();
       } else {
-        kernels_.push_back(backends_.bind(g_, eqn));
+        kernels_.push_back(prepared_.equation(g_, eqn));
         step.kernel = kernels_.back().get();
       }
       const int index = push(std::move(step));
@@ -224,10 +227,10 @@ class StepProgramBuilder {
 
   const Linearization& lin_;
   const FlatGraph& g_;
-  BackendSet& backends_;
+  PreparedKernels& prepared_;
   std::vector<Step>& steps_;
-  std::vector<std::unique_ptr<PreparedKernel>>& kernels_;
-  std::vector<std::unique_ptr<LoopProgram>>& loops_;
+  std::vector<std::shared_ptr<const PreparedKernel>>& kernels_;
+  std::vector<std::shared_ptr<const LoopProgram>>& loops_;
   std::vector<int> current_;  // per value: the buffer of its definition in reach, or -1
   std::map<ValueId, LoadSource> loadable_;
   std::vector<BufferRequest> buffers_;
@@ -242,80 +245,28 @@ StepProgram::StepProgram(StepProgram&&) noexcept = default;
 StepProgram& StepProgram::operator=(StepProgram&&) noexcept = default;
 StepProgram::~StepProgram() = default;
 
-namespace {
-
-int64_t arena_total(const ArenaLayout& layout) {
-  return layout.arena(MemorySpace::kDevice) + layout.arena(MemorySpace::kPinnedHost);
-}
-
-}  // namespace
-
-StepProgram build_steps(const Linearization& lin, const BackendOptions& backends, Pass last_pass, InputMode inputs,
-                        const StepProgram::FusionChoice& fusion);
-
-namespace {
-
-// The fused steps that keep the most bytes alive where `p` has the most: the one running at that
-// step, and those whose operands live through it only to be read by them.
-std::set<int> fused_at_the_peak(const StepProgram& p) {
-  const ArenaLayout& layout = p.layout();
-  const int steps = static_cast<int>(p.steps().size());
-  const int peak_step = most_live_step(layout);
-  std::set<int> blamed;
-  for (int s = peak_step; s < steps; ++s) {
-    const Step& step = p.steps()[static_cast<size_t>(s)];
-    bool through = s == peak_step;
-    for (int b : step.inputs)
-      through = through || (b >= 0 && layout.buffers[static_cast<size_t>(b)].first_step <= peak_step &&
-                            layout.buffers[static_cast<size_t>(b)].last_step == s);
-    if (through) blamed.insert(step.fused.begin(), step.fused.end());
-  }
-  return blamed;
-}
-
-}  // namespace
-
 StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Pass last_pass, InputMode inputs) {
-  if (backends.fusion != BackendOptions::Fusion::kUnlessPeakRises) return build_steps(lin, backends, last_pass, inputs, {});
-  // A fused step runs where its last part was, so the values it reads can live longer than they
-  // would part by part, and its operands and results are all live at once. Where that makes the
-  // peak higher than unfused, the fusions live at the peak are held apart, a few times over (the
-  // peak may move), then only one pass is fused, then none. Every candidate's plan is exact, so
-  // the promise is only a comparison of plans. (The sweep's gpt-small under
-  // dots_with_no_batch_dims_saveable on highway,reference: its backward pass, the recompute, did
-  // not fuse at all; with a few fusions held apart the rest do.)
-  StepProgram fused = build_steps(lin, backends, last_pass, inputs, {});
-  if (fused.fused_steps() == 0) return fused;
-  StepProgram unfused = build_steps(lin, backends, last_pass, inputs, {false, false, {}});
-  const int64_t unfused_peak = arena_total(unfused.layout());
-  if (arena_total(fused.layout()) <= unfused_peak) return fused;
-  StepProgram::FusionChoice choice;
-  for (int tries = 0; tries < 4; ++tries) {
-    const size_t before = choice.held_apart.size();
-    choice.held_apart.merge(fused_at_the_peak(fused));
-    if (choice.held_apart.size() == before) break;
-    fused = build_steps(lin, backends, last_pass, inputs, choice);
-    if (fused.fused_steps() == 0) break;
-    if (arena_total(fused.layout()) <= unfused_peak) return fused;
-  }
-  if (last_pass == Pass::kBackward)
-    for (const StepProgram::FusionChoice& one : {StepProgram::FusionChoice{true, false, {}}, StepProgram::FusionChoice{false, true, {}}}) {
-      StepProgram partly = build_steps(lin, backends, last_pass, inputs, one);
-      if (partly.fused_steps() > 0 && arena_total(partly.layout()) <= unfused_peak) return partly;
-    }
-  return unfused;
+  BackendSet backend_set(backends);
+  PreparedKernels kernels(backend_set);
+  if (backends.fusion == BackendOptions::Fusion::kOff) return build_steps(lin, kernels, last_pass, inputs, FusionChoice::none());
+  return choose_fusion(lin, kernels, last_pass, inputs);
 }
 
-// The program fused as backends.fusion allows, in the passes and but for the equations `fusion`
-// names, without comparing peaks.
-StepProgram build_steps(const Linearization& lin, const BackendOptions& backends, Pass last_pass, InputMode inputs,
-                        const StepProgram::FusionChoice& fusion) {
+StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Pass last_pass, InputMode inputs,
+                               const FusionChoice& fusion) {
+  BackendSet backend_set(backends);
+  PreparedKernels kernels(backend_set);
+  return build_steps(lin, kernels, last_pass, inputs, fusion);
+}
+
+StepProgram build_steps(const Linearization& lin, PreparedKernels& kernels, Pass last_pass, InputMode inputs,
+                        const FusionChoice& fusion) {
   StepProgram program;
   program.lin_ = &lin;
   program.last_pass_ = last_pass;
   program.inputs_ = inputs;
-  BackendSet backend_set(backends);
-  StepProgramBuilder builder(lin, backend_set, program.steps_, program.kernels_, program.loops_);
+  program.fusion_ = fusion;
+  StepProgramBuilder builder(lin, kernels, program.steps_, program.kernels_, program.loops_);
   if (inputs == InputMode::kResident) builder.make_inputs_resident(program.constant_buffers_, program.argument_buffers_);
   else builder.load_inputs_where_read();
   builder.add_pass(Pass::kForward, lin.forward, lin.outputs, fusion.forward, fusion.held_apart);
@@ -340,7 +291,9 @@ StepProgram build_body_program(const Linearization& lin, BackendSet& backends, c
   program.lin_ = &lin;
   program.last_pass_ = Pass::kForward;
   program.inputs_ = InputMode::kResident;
-  StepProgramBuilder builder(lin, backends, program.steps_, program.kernels_, program.loops_);
+  program.fusion_ = backends.fuses() ? FusionChoice{true, false, {}} : FusionChoice::none();
+  PreparedKernels kernels(backends);
+  StepProgramBuilder builder(lin, kernels, program.steps_, program.kernels_, program.loops_);
   given_buffers = builder.make_given_resident(given);
   builder.add_pass(Pass::kForward, eqns, results);
   program.output_buffers_ = builder.add_readout(Pass::kForward, results);

@@ -24,9 +24,9 @@ struct BackendOptions {
   // Whether a step program runs chains of equations as one fused kernel where a backend offers one
   // (a product with its bias and activation, elementwise ops over one shape: fusion_steps.hpp). The
   // results are those of the parts run one by one. A fused step runs where its last part was, so
-  // what it reads may live longer: by default, where fusing would give a higher predicted peak
-  // than no fusion, the fusions live at the peak run apart, else one pass alone fuses, else none.
-  enum class Fusion { kOff, kUnlessPeakRises, kAlways };
+  // what it reads may live longer: kUnlessPeakRises fuses only as far as the predicted peak stays
+  // that of no fusion (choose_fusion, step_program.hpp).
+  enum class Fusion { kOff, kUnlessPeakRises };
   Fusion fusion = Fusion::kUnlessPeakRises;
   // Whether a program's debug prints (debug_callback, debug_print) print their operands to
   // standard error as their steps run; otherwise those steps do nothing (the CLI's --debug-prints).

@@ -62,6 +62,9 @@ class REMATKIT_CORE_EXPORT OneShotRunner : public StepRunner {
   // A bad-input Error if a backend is unknown or none in `backends` runs an equation.
   // `lin` must outlive the runner.
   OneShotRunner(const Linearization& lin, const BackendOptions& backends, Pass last_pass = Pass::kBackward);
+  // A program built already (build_step_program with a FusionChoice of one's own) on the backends
+  // and threads of `backends`; it must load its inputs each run (InputMode::kLoadedEachRun).
+  OneShotRunner(StepProgram program, const BackendOptions& backends);
 
   // The program's outputs and (unless forward-only) the gradient of sum(output_i * cotangent_i) with
   // respect to every floating argument; `cotangents` default to ones. Inputs cross into f32/i32/u8

@@ -26,6 +26,7 @@ enum class InputMode {
 };
 
 struct LoopProgram;
+class PreparedKernels;
 
 enum class StepKind {
   kLoad,     // fills a buffer from outside the program: a constant, an argument, a cotangent, a literal
@@ -76,14 +77,30 @@ struct Step {
 
 class StepProgram;
 
+// What a step program fuses (fusion_steps.hpp): chains in the forward pass, in the backward pass,
+// or both, but for the graph equations held apart. FusionChoice{} fuses wherever a backend can;
+// FusionChoice::none() nowhere.
+struct FusionChoice {
+  bool forward = true, backward = true;
+  std::set<int> held_apart;
+  static FusionChoice none() { return {false, false, {}}; }
+};
+
 // Binds every equation of the passes to a backend (the first in `backends` that runs it), gives
 // every definition of a value its own buffer (a recomputed value is defined again in the backward
 // pass), and lays out the buffers by their lifetimes. A bad-input Error if a backend is unknown or
 // none runs an equation. `lin` must outlive the program.
-// Chains of equations a backend runs as one become one step as backends.fusion says (fusion_steps.hpp).
 // `last_pass`: kBackward for both passes, kForward for the forward pass alone.
+// What it fuses is choose_fusion's answer (fusion_choice.hpp: where fusing everywhere would raise
+// the predicted peak above the unfused plan's, a fusion that does not), or none where
+// backends.fusion is kOff; StepProgram::fusion() says which. Every kernel is prepared once,
+// however many plans the choice compares.
 REMATKIT_CORE_EXPORT StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Pass last_pass,
                                                     InputMode inputs);
+// The same with `fusion` as the answer, not compared with anything (FusionChoice{}: fused wherever a
+// backend can, what the fusion tests set beside the unfused plan).
+REMATKIT_CORE_EXPORT StepProgram build_step_program(const Linearization& lin, const BackendOptions& backends, Pass last_pass,
+                                                    InputMode inputs, const FusionChoice& fusion);
 
 // One pass of a loop body on its own (loop_program.hpp): `given` values are buffers for the whole
 // program that the loop writes before each iteration (their buffers in `given_buffers`, in order),
@@ -120,12 +137,8 @@ class REMATKIT_CORE_EXPORT StepProgram {
   int argument_buffer(size_t index) const { return argument_buffers_.at(index); }
   // Values whose forward buffer stays alive into the backward pass: what the program really keeps.
   const std::vector<ValueId>& kept_values() const { return kept_; }
-  // What build_steps fuses (as backends.fusion allows): the passes, less the graph equations held
-  // apart (build_step_program's ways of keeping fusion from raising the peak).
-  struct FusionChoice {
-    bool forward = true, backward = true;
-    std::set<int> held_apart;
-  };
+  // What it fuses (build_step_program's choice, or the one it was given).
+  const FusionChoice& fusion() const { return fusion_; }
 
   // Kernel steps that run several equations (Step::fused).
   size_t fused_steps() const {
@@ -135,7 +148,7 @@ class REMATKIT_CORE_EXPORT StepProgram {
   }
 
  private:
-  friend StepProgram build_steps(const Linearization&, const BackendOptions&, Pass, InputMode, const FusionChoice&);
+  friend StepProgram build_steps(const Linearization&, PreparedKernels&, Pass, InputMode, const FusionChoice&);
   friend StepProgram build_body_program(const Linearization&, BackendSet&, const std::vector<ValueId>&,
                                         const std::vector<int>&, const std::vector<ValueId>&, std::vector<int>&);
   StepProgram() = default;
@@ -143,8 +156,11 @@ class REMATKIT_CORE_EXPORT StepProgram {
   const Linearization* lin_ = nullptr;
   Pass last_pass_ = Pass::kBackward;
   InputMode inputs_ = InputMode::kLoadedEachRun;
-  std::vector<std::unique_ptr<PreparedKernel>> kernels_;  // the kernel steps point at these
-  std::vector<std::unique_ptr<LoopProgram>> loops_;       // the loop steps point at these
+  FusionChoice fusion_ = FusionChoice::none();
+  // The kernel and loop steps point at these (shared: every plan choose_fusion compares uses the
+  // same prepared kernels).
+  std::vector<std::shared_ptr<const PreparedKernel>> kernels_;
+  std::vector<std::shared_ptr<const LoopProgram>> loops_;
   std::vector<Step> steps_;
   std::vector<Type> buffer_types_;
   std::vector<ValueId> buffer_values_;
