@@ -14,6 +14,7 @@
 #include "rematkit/ir/mesh.hpp"
 #include "rematkit/policy/policy.hpp"
 #include "rematkit/ir/program.hpp"
+#include "rematkit/solver/export.hpp"
 
 namespace rematkit {
 
@@ -33,14 +34,14 @@ struct Budget {
   std::string text;    // as written
 };
 // A bad-input Error naming `what` (e.g. "--budget") for anything else.
-Budget parse_budget(const std::string& text, const std::string& what);
+REMATKIT_SOLVER_EXPORT Budget parse_budget(const std::string& text, const std::string& what);
 
 enum class RecomputeCost {
   kFlops,     // each equation's FLOP count (flops.hpp)
   kMeasured,  // each kernel timed once on the chosen backends, in nanoseconds
 };
 // "flops" or "measured"; a bad-input Error naming `what` (e.g. "--cost") for anything else.
-RecomputeCost parse_recompute_cost(const std::string& text, const std::string& what);
+REMATKIT_SOLVER_EXPORT RecomputeCost parse_recompute_cost(const std::string& text, const std::string& what);
 
 struct BudgetOptions {
   Budget budget;
@@ -113,29 +114,29 @@ struct BudgetSolution {
 
 // Solves `program` (its checkpoints', or as a whole when it has none) under options.budget. A
 // bad-input Error when the budget is below the smallest feasible peak, naming that minimum.
-BudgetSolution solve_budget(const Program& program, const BudgetOptions& options);
+REMATKIT_SOLVER_EXPORT BudgetSolution solve_budget(const Program& program, const BudgetOptions& options);
 
 // The same for several budgets at once (options.budget unused), sharing what they have in common:
 // the fixed policies planned, the structure and the answers planned for it. One time limit for all.
 // Each budget's answer is the cheapest planned for any of them within it, so a larger budget never
 // costs more and a smaller one never plans a larger peak.
-std::vector<BudgetSolution> solve_budgets(const Program& program, const BudgetOptions& options,
+REMATKIT_SOLVER_EXPORT std::vector<BudgetSolution> solve_budgets(const Program& program, const BudgetOptions& options,
                                           const std::vector<Budget>& budgets);
 
 // Whether this build has the exact method (COIN-OR CBC); without it a greedy search answers.
-bool budget_solver_is_exact();
+REMATKIT_SOLVER_EXPORT bool budget_solver_is_exact();
 
 // `program` linearized under a solution's decisions, as the policy solved('FILE') of its
 // decisions_json gives it (options as the solution was solved with).
 struct Linearization;
-Linearization linearize_solution(const Program& program, const BudgetSolution& solution, const BudgetOptions& options);
+REMATKIT_SOLVER_EXPORT Linearization linearize_solution(const Program& program, const BudgetSolution& solution, const BudgetOptions& options);
 
 // The answer as text: the decisions, explained like `residuals --explain`, then peak, cost and method.
-std::string format_budget_solution(const BudgetSolution& solution);
+REMATKIT_SOLVER_EXPORT std::string format_budget_solution(const BudgetSolution& solution);
 // "saveable", "recompute" or "offloadable", as the decisions file says them.
-const char* decision_word(Decision decision);
+REMATKIT_SOLVER_EXPORT const char* decision_word(Decision decision);
 // The decisions file the `solved('FILE')` policy reads (format rematkit-decisions/1).
-std::string decisions_json(const BudgetSolution& solution);
+REMATKIT_SOLVER_EXPORT std::string decisions_json(const BudgetSolution& solution);
 // Whether JAX's names policies say the answer. They decide by checkpoint_name's name alone
 // (jax/_src/ad_checkpoint.py, SaveOnlyTheseNames and SaveAndOffloadOnlyTheseNames): a `name`
 // equation whose name is listed is saved (or offloaded), every other equation recomputed. So they
@@ -147,7 +148,7 @@ struct NamesPolicy {
   std::vector<std::string> offloaded;  // the names kept in pinned host memory, sorted
   std::string why_not;                 // when not sayable, one line: the values names cannot say
 };
-NamesPolicy names_policy_of(const BudgetSolution& solution);
+REMATKIT_SOLVER_EXPORT NamesPolicy names_policy_of(const BudgetSolution& solution);
 
 // The --export-jax file. Where names say the answer, JAX's names policy
 // (`policy = jax.checkpoint_policies.save_only_these_names(...)`, or the save_and_offload form),
@@ -155,6 +156,6 @@ NamesPolicy names_policy_of(const BudgetSolution& solution);
 // deciding by signature, which says why names do not suffice and that jax_remat3 never calls it.
 // The function needs a solution solved with jax_signatures and no offloaded value (a bad-input
 // Error otherwise).
-std::string jax_policy_python(const BudgetSolution& solution);
+REMATKIT_SOLVER_EXPORT std::string jax_policy_python(const BudgetSolution& solution);
 
 }  // namespace rematkit
