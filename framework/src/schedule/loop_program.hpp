@@ -31,7 +31,8 @@ struct LoopProgram {
   // and to its buffers; its temporaries are the interpreter's, outside the memory plan.
   Equation interpreted;
   std::vector<Type> in_types, out_types;
-  // The orders in which loop_runner.cpp fills a body's given buffers and reads its results:
+  // The orders in which the loop runners (scan_runner.cpp, scan_transpose_runner.cpp,
+  // cond_runner.cpp) fill a body's given buffers and read its results:
   //   scan forward    given: arguments (consts, carries, x slices), hoisted  results: carries, ys, saved
   //   scan recompute  given: arguments, hoisted, saved                       results: carries, recomputed
   //   transpose       given: residuals, cotangent seeds (nonzero ones)       results: differentiated gradients

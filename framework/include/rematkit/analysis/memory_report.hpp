@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "rematkit/schedule/arena_layout.hpp"
-#include "rematkit/schedule/step_program.hpp"  // Pass
+#include "rematkit/ir/pass.hpp"
 #include "rematkit/ir/byte_size.hpp"  // human_bytes
 #include "rematkit/core_export.hpp"
 #include "rematkit/ir/error.hpp"

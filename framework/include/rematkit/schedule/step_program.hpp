@@ -16,6 +16,7 @@
 #include "rematkit/plugin_host/backend_kernel.hpp"
 #include "rematkit/core_export.hpp"
 #include "rematkit/autodiff/linearize.hpp"
+#include "rematkit/ir/pass.hpp"
 
 namespace rematkit {
 
@@ -39,12 +40,6 @@ enum class StepKind {
   kCollective,  // moves values between devices (psum, all_gather, a shard_map's split and join): its
                 // buffers are planned as one device's; one device's executor cannot run it
 };
-
-// The parts of a training step. A step program runs the forward pass, then (unless it is built
-// to stop after the forward) the backward pass; a Step's pass is one of those two. kRecompute is
-// how the analysis names a backward-pass step that runs a program equation again (the
-// recomputation: memory_report.hpp's StepMemory::pass).
-enum class Pass { kForward, kRecompute, kBackward };
 
 // What a load step fills its buffer with.
 struct LoadSource {
