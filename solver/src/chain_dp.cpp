@@ -35,9 +35,19 @@ class Layout {
   int member(size_t layer, size_t index) const { return s_.members[first_ + (layer - 1) * k_ + index]; }
 
   std::optional<Chain> check() const {
+    if (!reads_alike()) return std::nullopt;
+    const std::optional<std::vector<std::pair<int, int>>> blocks = moment_blocks();
+    if (!blocks) return std::nullopt;
+    Chain chain = chain_of(*blocks);
+    if (chain.exports.size() > 6 || chain.last_exports.size() > 6) return std::nullopt;
+    return chain;
+  }
+
+ private:
+  // Reads: a layer reads itself, the layer before and the prelude; alike in every layer but the
+  // first (whose inputs come from the prelude or outside).
+  bool reads_alike() const {
     const size_t n = n_, k = k_;
-    // Reads: a layer reads itself, the layer before and the prelude; alike in every layer but the
-    // first (whose inputs come from the prelude or outside).
     std::vector<std::vector<std::pair<int, size_t>>> reads_of(k);  // relative, from layer 2
     for (size_t p = 0; p < s_.members.size(); ++p) {
       const size_t l = layer_of_position(p);
@@ -45,13 +55,13 @@ class Layout {
       for (int r : c_[static_cast<size_t>(s_.members[p])].reads) {
         const size_t lr = layer_of(r);
         const bool ok = l == 0 ? lr == 0 : l <= n ? (lr == l || lr + 1 == l || lr == 0) : (lr >= n || lr == 0);
-        if (!ok) return std::nullopt;
+        if (!ok) return false;
         if (l >= 1 && l <= n && lr >= 1 && lr <= n) relative.push_back({static_cast<int>(l - lr), index_in_layer(r)});
       }
       if (l < 1 || l > n) continue;
       const size_t i = (p - first_) % k;
       if (l == 2) reads_of[i] = relative;
-      else if (l > 2 && relative != reads_of[i]) return std::nullopt;
+      else if (l > 2 && relative != reads_of[i]) return false;
     }
     for (size_t i = 0; i < k; ++i) {  // the first layer reads within itself as the others do
       std::vector<std::pair<int, size_t>> own;
@@ -60,8 +70,15 @@ class Layout {
       std::vector<std::pair<int, size_t>> expected;
       for (const auto& r : reads_of[i])
         if (r.first == 0) expected.push_back(r);
-      if (own != expected) return std::nullopt;
+      if (own != expected) return false;
     }
+    return true;
+  }
+
+  // Per layer (0: prelude, 1..n: layers, n + 1: epilogue), its block of moments [first, last]; none
+  // when the moments are not laid out as a chain's.
+  std::optional<std::vector<std::pair<int, int>>> moment_blocks() const {
+    const size_t n = n_, k = k_;
     // Moments: each reads one layer and the one before (its home is the later one); the homes'
     // moments are contiguous, the epilogue's first, then the layers from the last, the prelude's last.
     std::map<int, size_t> home, low;
@@ -109,6 +126,11 @@ class Layout {
       for (size_t l = 3; l + 1 <= n; ++l)
         if (relative(l) != relative(2)) return std::nullopt;
     }
+    return block;
+  }
+
+  Chain chain_of(const std::vector<std::pair<int, int>>& block) const {
+    const size_t n = n_, k = k_;
     Chain chain;
     for (size_t p = 0; p < first_; ++p) chain.prelude.push_back(s_.members[p]);
     for (size_t p = first_ + n * k; p < s_.members.size(); ++p) chain.epilogue.push_back(s_.members[p]);
@@ -133,11 +155,9 @@ class Layout {
       if (read_by(member(2, i), 3, block[3])) chain.exports.push_back(static_cast<int>(i));
       if (read_in(member(n, i), block[n + 1])) chain.last_exports.push_back(static_cast<int>(i));
     }
-    if (chain.exports.size() > 6 || chain.last_exports.size() > 6) return std::nullopt;
     return chain;
   }
 
- private:
   const std::vector<Candidate>& c_;
   const Segment& s_;
   size_t first_, k_, n_;
@@ -155,6 +175,17 @@ struct RunProfile {
   uint64_t import_need = 0;        // the exports below it that it needs
   std::vector<int> import_last;    // per export below: its last use in the run (relative), -1 none
   uint64_t import_read_last = 0;   // those a moment reads at that last use (else a recomputation does)
+};
+
+// A way to the top of layer a - 1: its runs so far, as dynamic programming over layers keeps it.
+struct ChainState {
+  int64_t held = 0, held_forward = 0;  // what the runs below keep for the moments above them
+  double cost = 0.0;
+  int64_t peak = 0;
+  uint32_t need = 0;  // the top exports the run below needs itself
+  int32_t prev = -1;  // into states[a - r]
+  uint16_t run = 0, pattern = 0;
+  double key = 0.0;   // the objective: cost, or the peak
 };
 
 class ChainSolver {
@@ -311,6 +342,23 @@ class ChainSolver {
 
   void make_patterns();
 
+  // Run [a, b] with each pattern: its profile, and per need below, its peak and what it adds to held.
+  struct Step {
+    const RunProfile* p;
+    std::vector<int64_t> peak, added;  // per need
+  };
+  std::vector<Step> steps_of(size_t a, size_t b, const std::vector<uint32_t>& needs);
+  // Per step, whether another is no worse for every need (of `needs` many) and so it is not tried.
+  static std::vector<char> no_better(const std::vector<Step>& steps, size_t needs);
+  // The states at layer a extended by a run of r layers with every pattern worth trying: whether
+  // any state could take it.
+  bool extend(size_t a, size_t r, const std::vector<uint32_t>& needs, std::optional<int64_t> budget,
+              std::vector<std::vector<ChainState>>& states);
+  // The index of the best state at the chain's top with the epilogue and forward pass added (its
+  // state with that peak in `best_state`), or -1 when none fits the budget.
+  int best_final(const std::vector<ChainState>& finals, std::optional<int64_t> budget, ChainState& best_state) const;
+  ChainAnswer answer_of(const std::vector<std::vector<ChainState>>& states, size_t best, const ChainState& best_state) const;
+
   const std::vector<Candidate>& c_;
   const MemoryModel& model_;
   const Chain& chain_;
@@ -391,147 +439,138 @@ void ChainSolver::make_patterns() {
   patterns_ = std::move(kept);
 }
 
-std::optional<ChainAnswer> ChainSolver::solve(std::optional<int64_t> budget) {
-  struct State {
-    int64_t held = 0, held_forward = 0;  // what the runs below keep for the moments above them
-    double cost = 0.0;
-    int64_t peak = 0;
-    uint32_t need = 0;  // the top exports the run below needs itself
-    int32_t prev = -1;  // into states[a - r]
-    uint16_t run = 0, pattern = 0;
-    double key = 0.0;   // the objective: cost, or the peak
-  };
-  auto objective = [&](const State& s) { return budget ? s.cost : static_cast<double>(s.peak); };
-  auto keyed = [&](State s) {
-    s.key = objective(s);
-    return s;
-  };
-  // The prelude's moments come last; it is held throughout.
-  int64_t prelude_peak = 0;
-  for (int t = chain_.prelude_block.first; t <= chain_.prelude_block.second; ++t)
-    prelude_peak = std::max(prelude_peak, model_.base(stage_of_moment(t)) + prelude_bytes_ + frag_);
-  if (budget && prelude_peak > *budget) return std::nullopt;
-  std::vector<std::vector<State>> states(n_ + 2);
-  states[1].push_back(keyed(State{prelude_bytes_, prelude_bytes_, 0.0, prelude_peak, 0, -1, 0, 0, 0.0}));
-  // Keeps the states no other beats: as good an objective, and no more held, in the forward pass
-  // too, for the same needs (a staircase per need). Past kMostStates, held bytes are rounded up to
-  // a grid, coarser until they fit: only choices closer than the grid are lost.
-  // (The grid costs little precision on long chains and bounds the work to layers x states.)
-  const size_t kMostStates = std::clamp<size_t>(65536 / n_, 64, 1024);
-  // The grid only coarsens during one solve: the quantum that last fitted is where the next prune
-  // starts.
-  int64_t quantum = 1;
-  std::vector<std::pair<uint32_t, std::vector<std::pair<int64_t, int64_t>>>> stairs;
-  std::vector<State> kept;
-  auto prune = [&](std::vector<State>& list) {
-    const bool many = list.size() > 4 * kMostStates;
-    if (many && quantum == 1) quantum = std::max<int64_t>(1, (budget ? *budget : model_.base(kForwardStage) + prelude_bytes_) / 8192);
-    for (bool coarse = many || quantum > 1;; coarse = true) {
+// Keeps the states no other beats: as good an objective, and no more held, in the forward pass
+// too, for the same needs (a staircase per need). Past `most` states, held bytes are rounded up to
+// a grid, coarser until they fit: only choices closer than the grid are lost. (The grid costs
+// little precision on long chains and bounds the work to layers x states.) The grid only coarsens
+// during one solve: the quantum that last fitted is where the next prune starts.
+class StatePruner {
+ public:
+  StatePruner(size_t most, int64_t first_quantum) : most_(most), first_quantum_(first_quantum) {}
+
+  size_t most() const { return most_; }
+
+  void prune(std::vector<ChainState>& list) {
+    const bool many = list.size() > 4 * most_;
+    if (many && quantum_ == 1) quantum_ = first_quantum_;
+    for (bool coarse = many || quantum_ > 1;; coarse = true) {
       if (coarse)
-        for (State& s : list) {
-          s.held = (s.held + quantum - 1) / quantum * quantum;
-          s.held_forward = (s.held_forward + quantum - 1) / quantum * quantum;
+        for (ChainState& s : list) {
+          s.held = (s.held + quantum_ - 1) / quantum_ * quantum_;
+          s.held_forward = (s.held_forward + quantum_ - 1) / quantum_ * quantum_;
         }
-      std::sort(list.begin(), list.end(), [](const State& x, const State& y) {
-        if (x.key != y.key) return x.key < y.key;
-        if (x.cost != y.cost) return x.cost < y.cost;
-        if (x.peak != y.peak) return x.peak < y.peak;
-        return x.held != y.held ? x.held < y.held : x.held_forward < y.held_forward;
-      });
-      // Per need, (held, least held_forward) by held ascending, held_forward descending.
-      for (auto& stair : stairs) stair.second.clear();
-      kept.clear();
-      for (const State& s : list) {
-        auto where = std::find_if(stairs.begin(), stairs.end(), [&](const auto& x) { return x.first == s.need; });
-        if (where == stairs.end()) where = stairs.insert(stairs.end(), {s.need, {}});
-        std::vector<std::pair<int64_t, int64_t>>& stair = where->second;
-        auto it = std::upper_bound(stair.begin(), stair.end(), std::make_pair(s.held, INT64_MAX));
-        if (it != stair.begin() && std::prev(it)->second <= s.held_forward) continue;
-        kept.push_back(s);
-        it = stair.insert(it, {s.held, s.held_forward});
-        auto last = std::next(it);
-        while (last != stair.end() && last->second >= s.held_forward) ++last;
-        stair.erase(std::next(it), last);
-      }
-      list.swap(kept);
-      if (list.size() <= kMostStates) return;
-      if (quantum == 1) quantum = std::max<int64_t>(1, (budget ? *budget : model_.base(kForwardStage) + prelude_bytes_) / 8192);
-      else quantum *= 2;
-    }
-  };
-  for (size_t a = 1; a <= n_; ++a) {
-    if (std::chrono::steady_clock::now() > options_.deadline) return std::nullopt;
-    prune(states[a]);
-    std::vector<uint32_t> needs;  // of the states here
-    for (const State& st : states[a])
-      if (std::find(needs.begin(), needs.end(), st.need) == needs.end()) needs.push_back(st.need);
-    int idle = 0;  // run lengths in a row that no state could take
-    for (size_t r = 1; r <= longest_ && a + r - 1 <= n_ && idle < 2; ++r) {
-      const size_t b = a + r - 1;
-      // Per pattern and need below: the run's peak and what it adds to held; a pattern no better
-      // than another for every need is not tried.
-      struct Step {
-        const RunProfile* p;
-        std::vector<int64_t> peak, added;  // per need
-      };
-      std::vector<Step> steps;
-      for (size_t q = 0; q < patterns_.size(); ++q) {
-        const auto [p, shift] = profile(a, b, q);
-        Step st{p, {}, {}};
-        for (uint32_t need : needs) {
-          st.peak.push_back(run_peak(*p, a, need, false, shift));
-          st.added.push_back(imports_held(*p, a, need, false));
-        }
-        steps.push_back(std::move(st));
-      }
-      std::vector<char> skip(steps.size(), 0);
-      for (size_t q = 0; q < steps.size(); ++q)
-        for (size_t o = 0; o < steps.size() && !skip[q]; ++o) {
-          if (o == q || skip[o]) continue;
-          const RunProfile& x = *steps[o].p;
-          const RunProfile& y = *steps[q].p;
-          bool no_worse = x.cost <= y.cost && (x.top_need & ~y.top_need) == 0 && x.held <= y.held && x.held_forward <= y.held_forward;
-          for (size_t k = 0; k < needs.size() && no_worse; ++k)
-            no_worse = steps[o].peak[k] <= steps[q].peak[k] && steps[o].added[k] <= steps[q].added[k];
-          const bool equal = no_worse && x.cost == y.cost && x.top_need == y.top_need && x.held == y.held &&
-                             x.held_forward == y.held_forward && steps[o].peak == steps[q].peak && steps[o].added == steps[q].added;
-          skip[q] = no_worse && (!equal || o < q);
-        }
-      bool any = false;
-      for (size_t q = 0; q < steps.size(); ++q) {
-        if (skip[q]) continue;
-        const RunProfile& p = *steps[q].p;
-        for (size_t s = 0; s < states[a].size(); ++s) {
-          const State& from = states[a][s];
-          const size_t k = static_cast<size_t>(std::find(needs.begin(), needs.end(), from.need) - needs.begin());
-          const int64_t peak = from.held + steps[q].peak[k];
-          if (budget && peak > *budget) continue;
-          any = true;
-          State next;
-          next.held = from.held + p.held + steps[q].added[k];
-          next.held_forward = from.held_forward + p.held_forward + steps[q].added[k];
-          next.cost = from.cost + p.cost;
-          next.peak = std::max(from.peak, peak);
-          next.need = static_cast<uint32_t>(p.top_need);
-          next.prev = static_cast<int32_t>(s);
-          next.run = static_cast<uint16_t>(r);
-          next.pattern = static_cast<uint16_t>(q);
-          next.key = budget ? next.cost : static_cast<double>(next.peak);
-          states[b + 1].push_back(next);
-        }
-      }
-      idle = any ? 0 : idle + 1;
-      if (states[b + 1].size() > 8 * kMostStates && b + 1 <= n_) prune(states[b + 1]);
+      keep_undominated(list);
+      if (list.size() <= most_) return;
+      if (quantum_ == 1) quantum_ = first_quantum_;
+      else quantum_ *= 2;
     }
   }
-  // The epilogue's moments come first, with every run's kept values held; then the forward pass.
-  prune(states[n_ + 1]);
+
+ private:
+  void keep_undominated(std::vector<ChainState>& list) {
+    std::sort(list.begin(), list.end(), [](const ChainState& x, const ChainState& y) {
+      if (x.key != y.key) return x.key < y.key;
+      if (x.cost != y.cost) return x.cost < y.cost;
+      if (x.peak != y.peak) return x.peak < y.peak;
+      return x.held != y.held ? x.held < y.held : x.held_forward < y.held_forward;
+    });
+    // Per need, (held, least held_forward) by held ascending, held_forward descending.
+    for (auto& stair : stairs_) stair.second.clear();
+    kept_.clear();
+    for (const ChainState& s : list) {
+      auto where = std::find_if(stairs_.begin(), stairs_.end(), [&](const auto& x) { return x.first == s.need; });
+      if (where == stairs_.end()) where = stairs_.insert(stairs_.end(), {s.need, {}});
+      std::vector<std::pair<int64_t, int64_t>>& stair = where->second;
+      auto it = std::upper_bound(stair.begin(), stair.end(), std::make_pair(s.held, INT64_MAX));
+      if (it != stair.begin() && std::prev(it)->second <= s.held_forward) continue;
+      kept_.push_back(s);
+      it = stair.insert(it, {s.held, s.held_forward});
+      auto last = std::next(it);
+      while (last != stair.end() && last->second >= s.held_forward) ++last;
+      stair.erase(std::next(it), last);
+    }
+    list.swap(kept_);
+  }
+
+  size_t most_;
+  int64_t first_quantum_;
+  int64_t quantum_ = 1;
+  std::vector<std::pair<uint32_t, std::vector<std::pair<int64_t, int64_t>>>> stairs_;
+  std::vector<ChainState> kept_;
+};
+
+std::vector<ChainSolver::Step> ChainSolver::steps_of(size_t a, size_t b, const std::vector<uint32_t>& needs) {
+  std::vector<Step> steps;
+  for (size_t q = 0; q < patterns_.size(); ++q) {
+    const auto [p, shift] = profile(a, b, q);
+    Step st{p, {}, {}};
+    for (uint32_t need : needs) {
+      st.peak.push_back(run_peak(*p, a, need, false, shift));
+      st.added.push_back(imports_held(*p, a, need, false));
+    }
+    steps.push_back(std::move(st));
+  }
+  return steps;
+}
+
+std::vector<char> ChainSolver::no_better(const std::vector<Step>& steps, size_t needs) {
+  std::vector<char> skip(steps.size(), 0);
+  for (size_t q = 0; q < steps.size(); ++q)
+    for (size_t o = 0; o < steps.size() && !skip[q]; ++o) {
+      if (o == q || skip[o]) continue;
+      const RunProfile& x = *steps[o].p;
+      const RunProfile& y = *steps[q].p;
+      bool no_worse = x.cost <= y.cost && (x.top_need & ~y.top_need) == 0 && x.held <= y.held && x.held_forward <= y.held_forward;
+      for (size_t k = 0; k < needs && no_worse; ++k)
+        no_worse = steps[o].peak[k] <= steps[q].peak[k] && steps[o].added[k] <= steps[q].added[k];
+      const bool equal = no_worse && x.cost == y.cost && x.top_need == y.top_need && x.held == y.held &&
+                         x.held_forward == y.held_forward && steps[o].peak == steps[q].peak && steps[o].added == steps[q].added;
+      skip[q] = no_worse && (!equal || o < q);
+    }
+  return skip;
+}
+
+bool ChainSolver::extend(size_t a, size_t r, const std::vector<uint32_t>& needs, std::optional<int64_t> budget,
+                         std::vector<std::vector<ChainState>>& states) {
+  const size_t b = a + r - 1;
+  // Per pattern and need below: the run's peak and what it adds to held; a pattern no better
+  // than another for every need is not tried.
+  const std::vector<Step> steps = steps_of(a, b, needs);
+  const std::vector<char> skip = no_better(steps, needs.size());
+  bool any = false;
+  for (size_t q = 0; q < steps.size(); ++q) {
+    if (skip[q]) continue;
+    const RunProfile& p = *steps[q].p;
+    for (size_t s = 0; s < states[a].size(); ++s) {
+      const ChainState& from = states[a][s];
+      const size_t k = static_cast<size_t>(std::find(needs.begin(), needs.end(), from.need) - needs.begin());
+      const int64_t peak = from.held + steps[q].peak[k];
+      if (budget && peak > *budget) continue;
+      any = true;
+      ChainState next;
+      next.held = from.held + p.held + steps[q].added[k];
+      next.held_forward = from.held_forward + p.held_forward + steps[q].added[k];
+      next.cost = from.cost + p.cost;
+      next.peak = std::max(from.peak, peak);
+      next.need = static_cast<uint32_t>(p.top_need);
+      next.prev = static_cast<int32_t>(s);
+      next.run = static_cast<uint16_t>(r);
+      next.pattern = static_cast<uint16_t>(q);
+      next.key = budget ? next.cost : static_cast<double>(next.peak);
+      states[b + 1].push_back(next);
+    }
+  }
+  return any;
+}
+
+// The epilogue's moments come first, with every run's kept values held; then the forward pass.
+int ChainSolver::best_final(const std::vector<ChainState>& finals, std::optional<int64_t> budget, ChainState& best_state) const {
+  auto objective = [&](const ChainState& s) { return budget ? s.cost : static_cast<double>(s.peak); };
   const RunProfile e = simulate_epilogue();
   const int64_t fixed = std::max(model_.base(kForwardStage), model_.base(kPrologueStage)) + frag_;
   int best = -1;
-  State best_state;
-  for (size_t s = 0; s < states[n_ + 1].size(); ++s) {
-    State st = states[n_ + 1][s];
+  for (size_t s = 0; s < finals.size(); ++s) {
+    ChainState st = finals[s];
     const int64_t held_e = e.held_forward + imports_held(e, n_ + 1, st.need, true);
     const int64_t peak = std::max({st.peak, e.own.empty() ? 0 : st.held + run_peak(e, n_ + 1, st.need, true),
                                    fixed + st.held_forward + held_e});
@@ -540,15 +579,18 @@ std::optional<ChainAnswer> ChainSolver::solve(std::optional<int64_t> budget) {
     if (best < 0 || std::make_tuple(objective(st), st.cost, st.peak) < std::make_tuple(objective(best_state), best_state.cost, best_state.peak))
       best = static_cast<int>(s), best_state = st;
   }
-  if (best < 0) return std::nullopt;
-  // The answer: the runs, back from the last.
-  std::map<int, size_t> position;
+  return best;
+}
+
+// The answer: the runs, back from the last.
+ChainAnswer ChainSolver::answer_of(const std::vector<std::vector<ChainState>>& states, size_t best,
+                                   const ChainState& best_state) const {
   ChainAnswer answer;
   answer.cost = best_state.cost;
   answer.peak = best_state.peak;
   std::vector<char> saved_of(c_.size(), 1);
   size_t b = n_;
-  State s = states[n_ + 1][static_cast<size_t>(best)];
+  ChainState s = states[n_ + 1][best];
   while (b >= 1) {
     const size_t a = b - s.run + 1;
     const std::vector<char>& pattern = patterns_[s.pattern];
@@ -569,6 +611,38 @@ std::optional<ChainAnswer> ChainSolver::solve(std::optional<int64_t> budget) {
   }
   answer.saved.assign(saved_of.begin(), saved_of.end());
   return answer;
+}
+
+std::optional<ChainAnswer> ChainSolver::solve(std::optional<int64_t> budget) {
+  // The prelude's moments come last; it is held throughout.
+  int64_t prelude_peak = 0;
+  for (int t = chain_.prelude_block.first; t <= chain_.prelude_block.second; ++t)
+    prelude_peak = std::max(prelude_peak, model_.base(stage_of_moment(t)) + prelude_bytes_ + frag_);
+  if (budget && prelude_peak > *budget) return std::nullopt;
+  std::vector<std::vector<ChainState>> states(n_ + 2);
+  ChainState start{prelude_bytes_, prelude_bytes_, 0.0, prelude_peak, 0, -1, 0, 0, 0.0};
+  start.key = budget ? start.cost : static_cast<double>(start.peak);
+  states[1].push_back(start);
+  StatePruner pruner(std::clamp<size_t>(65536 / n_, 64, 1024),
+                     std::max<int64_t>(1, (budget ? *budget : model_.base(kForwardStage) + prelude_bytes_) / 8192));
+  for (size_t a = 1; a <= n_; ++a) {
+    if (std::chrono::steady_clock::now() > options_.deadline) return std::nullopt;
+    pruner.prune(states[a]);
+    std::vector<uint32_t> needs;  // of the states here
+    for (const ChainState& st : states[a])
+      if (std::find(needs.begin(), needs.end(), st.need) == needs.end()) needs.push_back(st.need);
+    int idle = 0;  // run lengths in a row that no state could take
+    for (size_t r = 1; r <= longest_ && a + r - 1 <= n_ && idle < 2; ++r) {
+      idle = extend(a, r, needs, budget, states) ? 0 : idle + 1;
+      const size_t b = a + r - 1;
+      if (states[b + 1].size() > 8 * pruner.most() && b + 1 <= n_) pruner.prune(states[b + 1]);
+    }
+  }
+  pruner.prune(states[n_ + 1]);
+  ChainState best_state;
+  const int best = best_final(states[n_ + 1], budget, best_state);
+  if (best < 0) return std::nullopt;
+  return answer_of(states, static_cast<size_t>(best), best_state);
 }
 
 }  // namespace

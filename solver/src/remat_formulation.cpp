@@ -48,12 +48,9 @@ int RematFormulation::computed_by(size_t i, int moment) const {
   return c_[i][static_cast<size_t>(std::min(moment, c.latest) - c.earliest)];
 }
 
-IntegerProgram RematFormulation::build(std::optional<int64_t> limit, const std::vector<Cut>& cuts) {
-  IntegerProgram ip;
-  const size_t m = candidates_.size();
+// Per member: saved (s), offloaded (o), needed (n), recomputed (r), kept (k), on the host (h).
+void RematFormulation::add_decisions(IntegerProgram& ip, std::optional<int64_t> limit) {
   const bool offload = options_.offload;
-  s_.assign(m, -1), o_.assign(m, -1), n_.assign(m, -1), r_.assign(m, -1), k_.assign(m, -1), h_.assign(m, -1);
-  c_.assign(m, {});
   for (int member_index : options_.members) {
     const size_t i = static_cast<size_t>(member_index);
     // A scan body's residual is kept stacked by the scan, where offloading does not reach.
@@ -66,6 +63,10 @@ IntegerProgram RematFormulation::build(std::optional<int64_t> limit, const std::
     const double host_cost = options_.offload_cost_per_byte * static_cast<double>(candidates_[i].bytes) / cost_scale_;
     h_[i] = may_offload ? ip.add_continuous(0.0, 1.0, limit ? host_cost : 0.0) : -1;
   }
+}
+
+// How the decisions of each member agree, and what reading a value needs.
+void RematFormulation::add_rules(IntegerProgram& ip) {
   for (int member_index : options_.members) {
     const size_t i = static_cast<size_t>(member_index);
     const Candidate& cand = candidates_[i];
@@ -96,70 +97,88 @@ IntegerProgram RematFormulation::build(std::optional<int64_t> limit, const std::
       if (o_[i] >= 0 && o_[it->second] >= 0) ip.add_row({{o_[i], 1.0}, {o_[it->second], -1.0}}, 0.0, 0.0);
     }
   }
+}
 
-  // When each recomputation runs (c: recomputed by moment t), and so which candidates are alive at
-  // each moment (a), as the planner places them: where first read, by the reverse pass or by a
-  // recomputed reader (partial_eval.cpp, recompute_what), and alive until last read. A kept scan
-  // body value's stack is held until its scan's last moment.
+// Candidate i at moment t: whether it has been recomputed by then (c) and follows the planner's
+// placement, and whether it is still to be read (the column returned: its bytes are alive then).
+int RematFormulation::add_moment(IntegerProgram& ip, size_t i, int t, int last_read) const {
+  const Candidate& cand = candidates_[i];
+  const int c = computed_by(i, t);
+  ip.add_row({{c, 1.0}, {r_[i], -1.0}}, -kUnbounded, 0.0);  // only if recomputed
+  if (t > cand.earliest) ip.add_row({{c, 1.0}, {computed_by(i, t - 1), -1.0}}, 0.0, kUnbounded);
+  const bool read_by_now = !cand.read_at.empty() && cand.read_at.front() <= t;
+  if (std::binary_search(cand.read_at.begin(), cand.read_at.end(), t)) ip.add_row({{c, 1.0}, {r_[i], -1.0}}, 0.0, kUnbounded);
+  // Not before its first reader: the reverse pass, or a recomputed reader.
+  if (!read_by_now) {
+    std::vector<std::pair<int, double>> lazy{{c, 1.0}};
+    for (int k : cand.readers)
+      if (const int reader = computed_by(static_cast<size_t>(k), t); reader >= 0) lazy.push_back({reader, -1.0});
+    ip.add_row(lazy, -kUnbounded, 0.0);
+  }
+  // A recomputed reader needs it there when it runs: computed by then, unless kept.
+  for (int k : cand.readers) {
+    const int reader = computed_by(static_cast<size_t>(k), t);
+    if (reader < 0) continue;
+    std::vector<std::pair<int, double>> row{{c, 1.0}, {reader, -1.0}, {k_[i], 1.0}};
+    if (h_[i] >= 0) row.push_back({h_[i], 1.0});
+    ip.add_row(row, 0.0, kUnbounded);
+  }
+  // Still to be read at t: by the reverse pass (certainly, up to its last read), or by a reader
+  // recomputed at t or later.
+  const int alive = ip.add_continuous(0.0, 1.0, 0.0);
+  if (t <= last_read) {
+    ip.add_row({{alive, 1.0}, {c, -1.0}, {k_[i], -1.0}}, 0.0, kUnbounded);
+  } else {
+    const int pending = ip.add_continuous(0.0, 1.0, 0.0);
+    for (int k : cand.readers) {
+      const Candidate& reader = candidates_[static_cast<size_t>(k)];
+      if (reader.earliest < 0 || t > reader.latest) continue;
+      // A reader recomputed later than t still needs it; one recomputed at t reads it in the
+      // burst of recomputations run for t, after which it dies (bytes_at, remat_model.cpp).
+      std::vector<std::pair<int, double>> row{{pending, 1.0}, {r_[static_cast<size_t>(k)], -1.0}};
+      if (const int by_now = computed_by(static_cast<size_t>(k), t); by_now >= 0) row.push_back({by_now, 1.0});
+      ip.add_row(row, 0.0, kUnbounded);
+    }
+    ip.add_row({{alive, 1.0}, {c, -1.0}, {k_[i], -1.0}, {pending, -1.0}}, -1.0, kUnbounded);
+  }
+  return alive;
+}
+
+// When each recomputation runs (c: recomputed by moment t), and so which candidates are alive at
+// each moment (a), as the planner places them: where first read, by the reverse pass or by a
+// recomputed reader (partial_eval.cpp, recompute_what), and alive until last read. A kept scan
+// body value's stack is held until its scan's last moment. Per moment: the bytes alive.
+std::vector<std::vector<std::pair<int, double>>> RematFormulation::add_timeline(IntegerProgram& ip) const {
   const int moments = model_.stages() - stage_of_moment(0);
   std::vector<std::vector<std::pair<int, double>>> at(static_cast<size_t>(moments));  // per moment: bytes alive
-  std::vector<std::pair<int, double>> kept_bytes;
   for (int member_index : options_.members) {
     const size_t i = static_cast<size_t>(member_index);
     const Candidate& cand = candidates_[i];
     const double mib = static_cast<double>(cand.bytes) / kMiB;
     const double stack_mib = static_cast<double>(cand.stack_bytes) / kMiB;
-    kept_bytes.push_back({k_[i], mib + stack_mib});
     if (cand.earliest < 0) continue;
     for (int t = first_moment_; t < cand.earliest; ++t) at[static_cast<size_t>(t)].push_back({k_[i], mib + stack_mib});  // kept, not yet read
     if (stack_mib > 0)
       for (int t = cand.earliest; t <= std::min(cand.stack_until, last_moment_); ++t) at[static_cast<size_t>(t)].push_back({k_[i], stack_mib});
     const int last_read = cand.read_at.empty() ? cand.earliest - 1 : cand.read_at.back();
-    for (int t = cand.earliest; t <= cand.latest; ++t) {
-      const int c = computed_by(i, t);
-      ip.add_row({{c, 1.0}, {r_[i], -1.0}}, -kUnbounded, 0.0);  // only if recomputed
-      if (t > cand.earliest) ip.add_row({{c, 1.0}, {computed_by(i, t - 1), -1.0}}, 0.0, kUnbounded);
-      const bool read_by_now = !cand.read_at.empty() && cand.read_at.front() <= t;
-      if (std::binary_search(cand.read_at.begin(), cand.read_at.end(), t)) ip.add_row({{c, 1.0}, {r_[i], -1.0}}, 0.0, kUnbounded);
-      // Not before its first reader: the reverse pass, or a recomputed reader.
-      if (!read_by_now) {
-        std::vector<std::pair<int, double>> lazy{{c, 1.0}};
-        for (int k : cand.readers)
-          if (const int reader = computed_by(static_cast<size_t>(k), t); reader >= 0) lazy.push_back({reader, -1.0});
-        ip.add_row(lazy, -kUnbounded, 0.0);
-      }
-      // A recomputed reader needs it there when it runs: computed by then, unless kept.
-      for (int k : cand.readers) {
-        const int reader = computed_by(static_cast<size_t>(k), t);
-        if (reader < 0) continue;
-        std::vector<std::pair<int, double>> row{{c, 1.0}, {reader, -1.0}, {k_[i], 1.0}};
-        if (h_[i] >= 0) row.push_back({h_[i], 1.0});
-        ip.add_row(row, 0.0, kUnbounded);
-      }
-      // Still to be read at t: by the reverse pass (certainly, up to its last read), or by a reader
-      // recomputed at t or later.
-      const int alive = ip.add_continuous(0.0, 1.0, 0.0);
-      if (t <= last_read) {
-        ip.add_row({{alive, 1.0}, {c, -1.0}, {k_[i], -1.0}}, 0.0, kUnbounded);
-      } else {
-        const int pending = ip.add_continuous(0.0, 1.0, 0.0);
-        for (int k : cand.readers) {
-          const Candidate& reader = candidates_[static_cast<size_t>(k)];
-          if (reader.earliest < 0 || t > reader.latest) continue;
-          // A reader recomputed later than t still needs it; one recomputed at t reads it in the
-          // burst of recomputations run for t, after which it dies (bytes_at, remat_model.cpp).
-          std::vector<std::pair<int, double>> row{{pending, 1.0}, {r_[static_cast<size_t>(k)], -1.0}};
-          if (const int by_now = computed_by(static_cast<size_t>(k), t); by_now >= 0) row.push_back({by_now, 1.0});
-          ip.add_row(row, 0.0, kUnbounded);
-        }
-        ip.add_row({{alive, 1.0}, {c, -1.0}, {k_[i], -1.0}, {pending, -1.0}}, -1.0, kUnbounded);
-      }
-      at[static_cast<size_t>(t)].push_back({alive, mib});
-    }
+    for (int t = cand.earliest; t <= cand.latest; ++t)
+      at[static_cast<size_t>(t)].push_back({add_moment(ip, i, t, last_read), mib});
   }
+  return at;
+}
 
-  // Every stage within the limit, or, with none, under a peak to minimize. The candidates not
-  // decided here add what their fixed answers hold.
+// Every stage within the limit, or, with none, under a peak to minimize. The candidates not
+// decided here add what their fixed answers hold.
+void RematFormulation::add_bounds(IntegerProgram& ip, std::optional<int64_t> limit,
+                                  const std::vector<std::vector<std::pair<int, double>>>& at) const {
+  const size_t m = candidates_.size();
+  std::vector<std::pair<int, double>> kept_bytes;
+  for (int member_index : options_.members) {
+    const size_t i = static_cast<size_t>(member_index);
+    const double mib = static_cast<double>(candidates_[i].bytes) / kMiB;
+    const double stack_mib = static_cast<double>(candidates_[i].stack_bytes) / kMiB;
+    kept_bytes.push_back({k_[i], mib + stack_mib});
+  }
   std::vector<char> others = options_.fixed.empty() ? std::vector<char>(m, 1) : options_.fixed;
   for (int i : options_.members) others[static_cast<size_t>(i)] = 0;
   const bool any_other = std::any_of(others.begin(), others.end(), [](char c) { return c != 0; }) &&
@@ -187,8 +206,10 @@ IntegerProgram RematFormulation::build(std::optional<int64_t> limit, const std::
     bound(kept_bytes, kPrologueStage);
   }
   for (int t = first_moment_; t <= last_moment_; ++t) bound(at[static_cast<size_t>(t)], stage_of_moment(t));
+}
 
-  // Answers the planner rejected: at least one needed equation decides otherwise.
+// Answers the planner rejected: at least one needed equation decides otherwise.
+void RematFormulation::add_cuts(IntegerProgram& ip, const std::vector<Cut>& cuts) const {
   for (const Cut& cut : cuts) {
     std::vector<std::pair<int, double>> terms;
     double ones = 0;
@@ -199,6 +220,17 @@ IntegerProgram RematFormulation::build(std::optional<int64_t> limit, const std::
     }
     if (!terms.empty()) ip.add_row(terms, 1.0 - ones, kUnbounded);
   }
+}
+
+IntegerProgram RematFormulation::build(std::optional<int64_t> limit, const std::vector<Cut>& cuts) {
+  IntegerProgram ip;
+  const size_t m = candidates_.size();
+  s_.assign(m, -1), o_.assign(m, -1), n_.assign(m, -1), r_.assign(m, -1), k_.assign(m, -1), h_.assign(m, -1);
+  c_.assign(m, {});
+  add_decisions(ip, limit);
+  add_rules(ip);
+  add_bounds(ip, limit, add_timeline(ip));
+  add_cuts(ip, cuts);
   return ip;
 }
 

@@ -53,6 +53,15 @@ class RematFormulation {
   std::vector<std::pair<int, double>> start_of(const Answer& a) const;
 
  private:
+  // The parts of build(), in the order they add columns and rows.
+  void add_decisions(IntegerProgram& ip, std::optional<int64_t> limit);
+  void add_rules(IntegerProgram& ip);
+  std::vector<std::vector<std::pair<int, double>>> add_timeline(IntegerProgram& ip) const;
+  int add_moment(IntegerProgram& ip, size_t i, int t, int last_read) const;
+  void add_bounds(IntegerProgram& ip, std::optional<int64_t> limit,
+                  const std::vector<std::vector<std::pair<int, double>>>& at) const;
+  void add_cuts(IntegerProgram& ip, const std::vector<Cut>& cuts) const;
+
   // The column of "candidate i is recomputed by `moment`"; -1 before it could be (then 0). After
   // its last possible moment, the column of that moment.
   int computed_by(size_t i, int moment) const;
