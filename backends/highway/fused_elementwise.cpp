@@ -44,159 +44,190 @@ size_t per_row_period(const std::vector<int64_t>& s, const std::vector<int64_t>&
 std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusion, size_t first) {
   if (first >= fusion.parts().size() || fusion.num_values() > kMaxValues) return std::nullopt;
   FusedElementwise f;
-  const std::vector<int64_t>& shape = fusion.parts()[first].shape;
-  f.elements_ = count(shape);
+  f.elements_ = count(fusion.parts()[first].shape);
   f.access_.resize(fusion.num_values());
-  // The values before `first` the parts read: inputs, or a product's result (first == 1).
-  auto operand_access = [&](int64_t v) -> bool {
-    Access& a = f.access_[static_cast<size_t>(v)];
-    const std::vector<int64_t>& s = fusion.shape(v);
-    a.is_bool = fusion.dtype(v) == RK_DTYPE_BOOL;
-    if (!four_bytes(fusion.dtype(v)) && !a.is_bool) return false;
-    if (s == shape) return true;
-    if (count(s) == 1) return a.mode = Access::Mode::kScalar, true;
-    // The output's leading dims, then size-1 dims: one value per row (a layer norm's [B, S, 1] mean
-    // beside [B, S, D], a softmax's row max). Spread into a slot at each segment's start.
-    if (const size_t period = per_row_period(s, shape); period > 0 && fusion.dtype(v) == RK_DTYPE_F32) {
-      if (a.mode == Access::Mode::kPerRow) return a.slot >= 0;  // a fill reads it otherwise: decline
-      if (f.num_slots_ == kMaxSlots) return false;
-      a.mode = Access::Mode::kPerRow;
-      a.period = period;
-      a.slot = f.num_slots_++;
-      f.spread_.push_back(static_cast<int>(v));
-      return true;
-    }
-    // Size-1 leading dims, then the output's trailing dims: element i reads i mod count(s).
-    if (s.size() > shape.size()) return false;
-    const size_t offset = shape.size() - s.size();
-    bool leading = true;
-    for (size_t d = 0; d < s.size(); ++d) {
-      const bool matches = s[d] == shape[offset + d];
-      if (leading && s[d] == 1 && !matches) continue;
-      leading = false;
-      if (!matches) return false;
-    }
-    if (a.mode == Access::Mode::kRepeat) return true;  // read by an earlier part too
-    a.mode = Access::Mode::kRepeat;
-    a.period = count(s);
-    // A bias's [1, 1, 1, C] beside [B, H, W, C] would cut segments to C elements, a loop call per
-    // part each: a tile of it keeps them whole.
-    if (!a.is_bool && a.period <= kSegment / 2 && f.tiled_.size() < static_cast<size_t>(kMaxTiles)) {
-      a.tile = static_cast<int>(f.tiled_.size());
-      f.tiled_.push_back(static_cast<int>(v));
-    } else {
-      f.periods_.push_back(a.period);
-    }
-    return true;
-  };
-  for (size_t j = first; j < fusion.parts().size(); ++j) {
-    const plugin::FusedPart& p = fusion.parts()[j];
-    const bool reduces = p.prim == Prim::kReduceSum || p.prim == Prim::kReduceMax;
-    if (!p.prim || (p.shape != shape && !reduces)) return std::nullopt;
-    for (int64_t v : p.operands)
-      if (std::find(f.reduced_.begin(), f.reduced_.end(), v) != f.reduced_.end()) return std::nullopt;
-    const int value = static_cast<int>(fusion.num_inputs() + j);
-    // A per-row broadcast's operand is read its own way (below).
-    const bool spreads_rows = p.prim == Prim::kBroadcastInDim && p.operands.size() == 1 && count(fusion.shape(p.operands[0])) != 1;
-    for (int64_t v : p.operands)
-      if (!spreads_rows && v < static_cast<int64_t>(fusion.num_inputs() + first) && !operand_access(v)) return std::nullopt;
-    Part part;
-    part.value = value;
-    part.operands.assign(p.operands.begin(), p.operands.end());
-    auto f32 = [&](int64_t v) { return fusion.dtype(v) == RK_DTYPE_F32; };
-    auto int32 = [&](int64_t v) { return fusion.dtype(v) == RK_DTYPE_U32 || fusion.dtype(v) == RK_DTYPE_I32; };
-    const Prim prim = *p.prim;
-    bool f32_operands = true, int32_operands = true;
-    for (int64_t v : p.operands) f32_operands = f32_operands && f32(v), int32_operands = int32_operands && int32(v);
-    const std::optional<Bitwise> wop = op_of(kBitwises, prim);
-    if (auto op = op_of(kUnaries, prim); op && p.operands.size() == 1 && f32_operands && p.dtype == RK_DTYPE_F32) {
-      part.kind = Kind::kUnary;
-      part.op = static_cast<int>(*op);
-    } else if (prim == Prim::kConvertElementType && f32_operands && p.dtype == RK_DTYPE_F32) {
-      part.kind = Kind::kUnary;
-      part.op = static_cast<int>(Unary::kCopy);
-    } else if (prim == Prim::kIntegerPow && f32_operands && p.dtype == RK_DTYPE_F32) {
-      part.kind = Kind::kPow;
-      for (const rk_value& param : p.params)
-        if (param.name && std::string_view(param.name) == "y") part.power = param.int_value;
-    } else if (auto bop = op_of(kBinaries, prim); bop && p.operands.size() == 2 && f32_operands && p.dtype == RK_DTYPE_F32) {
-      part.kind = Kind::kBinary;
-      part.op = static_cast<int>(*bop);
-    } else if (auto cop = op_of(kCompares, prim); cop && p.operands.size() == 2 && f32_operands && p.dtype == RK_DTYPE_BOOL) {
-      part.kind = Kind::kCompare;
-      part.op = static_cast<int>(*cop);
-    } else if (prim == Prim::kBroadcastInDim && p.operands.size() == 1 && f32_operands && p.dtype == RK_DTYPE_F32) {
-      // A scalar spread over the shape, or one value per row, filled into the segment a row's
-      // run at a time.
-      part.kind = Kind::kFill;
-      Access& operand = f.access_[static_cast<size_t>(p.operands[0])];
-      if (operand.slot >= 0 || p.operands[0] >= static_cast<int64_t>(fusion.num_inputs() + first)) return std::nullopt;
-      const size_t values = count(fusion.shape(p.operands[0]));
-      if (values == 1) {
-        operand.mode = Access::Mode::kScalar;
-      } else {
-        const std::optional<size_t> period = row_period(p, fusion.shape(p.operands[0]), shape);
-        if (!period || (operand.mode != Access::Mode::kFull && operand.mode != Access::Mode::kPerRow)) return std::nullopt;
-        if (operand.mode == Access::Mode::kPerRow && operand.period != *period) return std::nullopt;
-        operand.mode = Access::Mode::kPerRow;  // read only by this fill, a run of values per row
-        operand.period = *period;
-      }
-    } else if (wop && p.operands.size() == 2 && int32_operands && p.dtype == fusion.dtype(p.operands[0]) &&
-               (*wop != Bitwise::kShiftRightArithmetic || p.dtype == RK_DTYPE_I32)) {
-      // Dropout's recipe: random bits shifted and or-ed into a float's mantissa, as in bitwise.cpp.
-      part.kind = Kind::kBitwise;
-      part.op = static_cast<int>(*wop);
-    } else if (prim == Prim::kBitcastConvertType && p.operands.size() == 1 && four_bytes(fusion.dtype(p.operands[0])) &&
-               four_bytes(p.dtype)) {
-      // The same 32 bits read as another dtype: where only the parts read it, the operand's own
-      // place (no pass); a result is copied out.
-      if (!fusion.is_result(value) && f.access_[static_cast<size_t>(p.operands[0])].mode != Access::Mode::kPerRow) {
-        const Access& operand = f.access_[static_cast<size_t>(p.operands[0])];
-        f.access_[static_cast<size_t>(value)] = operand;
-        f.access_[static_cast<size_t>(value)].same_as = operand.same_as >= 0 ? operand.same_as : static_cast<int>(p.operands[0]);
-        continue;
-      }
-      part.kind = Kind::kUnary;
-      part.op = static_cast<int>(Unary::kCopy);
-    } else if ((prim == Prim::kReduceSum || prim == Prim::kReduceMax) && first == 0 && p.operands.size() == 1 &&
-               f32_operands && p.dtype == RK_DTYPE_F32 && fusion.is_result(value)) {
-      // Its rows are the output's trailing dims it drops; read from a full buffer or a slot.
-      const Access& operand = f.access_[static_cast<size_t>(p.operands[0])];
-      if (operand.mode != Access::Mode::kFull || operand.tile >= 0 || p.shape.size() >= shape.size() ||
-          !std::equal(p.shape.begin(), p.shape.end(), shape.begin()))
-        return std::nullopt;
-      const size_t row = count(std::vector<int64_t>(shape.begin() + static_cast<long>(p.shape.size()), shape.end()));
-      if (row > kSegment || (f.row_ != 1 && f.row_ != row)) return std::nullopt;
-      f.row_ = row;
-      part.kind = Kind::kReduceRows;
-      part.op = prim == Prim::kReduceMax ? 1 : 0;
-      f.reduced_.push_back(value);
-    } else if (prim == Prim::kSelectN && p.operands.size() == 3 && fusion.dtype(p.operands[0]) == RK_DTYPE_BOOL &&
-               f32(p.operands[1]) && f32(p.operands[2]) && p.dtype == RK_DTYPE_F32) {
-      part.kind = Kind::kSelect;
-    } else {
-      return std::nullopt;
-    }
-    // The kernels read a scalar operand only where they take a scalar flag: not a unary's, a
-    // power's or select's cases; repeated operands are pointers into the segment, so any kernel.
-    for (size_t o = 0; o < part.operands.size(); ++o) {
-      const Access& a = f.access_[static_cast<size_t>(part.operands[o])];
-      const bool takes_scalar = part.kind == Kind::kBinary || part.kind == Kind::kCompare || part.kind == Kind::kFill ||
-                                part.kind == Kind::kBitwise || (part.kind == Kind::kSelect && o == 0);
-      if (a.mode == Access::Mode::kScalar && !takes_scalar) return std::nullopt;
-    }
-    Access& mine = f.access_[static_cast<size_t>(value)];
-    mine.is_bool = p.dtype == RK_DTYPE_BOOL;
-    if (!fusion.is_result(value)) {
-      if (f.num_slots_ == kMaxSlots) return std::nullopt;
-      mine.slot = f.num_slots_++;
-    }
-    f.parts_.push_back(std::move(part));
-  }
+  for (size_t j = first; j < fusion.parts().size(); ++j)
+    if (!f.add_part(fusion, first, j)) return std::nullopt;
   // Segments that stop at a repeat's period would cut rows.
   if (f.row_ > 1 && !f.periods_.empty()) return std::nullopt;
   f.pair_binaries();
   return f;
+}
+
+bool FusedElementwise::read_operand(const plugin::Fusion& fusion, const std::vector<int64_t>& shape, int64_t v) {
+  Access& a = access_[static_cast<size_t>(v)];
+  const std::vector<int64_t>& s = fusion.shape(v);
+  a.is_bool = fusion.dtype(v) == RK_DTYPE_BOOL;
+  if (!four_bytes(fusion.dtype(v)) && !a.is_bool) return false;
+  if (s == shape) return true;
+  if (count(s) == 1) return a.mode = Access::Mode::kScalar, true;
+  // The output's leading dims, then size-1 dims: one value per row (a layer norm's [B, S, 1] mean
+  // beside [B, S, D], a softmax's row max). Spread into a slot at each segment's start.
+  if (const size_t period = per_row_period(s, shape); period > 0 && fusion.dtype(v) == RK_DTYPE_F32) {
+    if (a.mode == Access::Mode::kPerRow) return a.slot >= 0;  // a fill reads it otherwise: decline
+    if (num_slots_ == kMaxSlots) return false;
+    a.mode = Access::Mode::kPerRow;
+    a.period = period;
+    a.slot = num_slots_++;
+    spread_.push_back(static_cast<int>(v));
+    return true;
+  }
+  // Size-1 leading dims, then the output's trailing dims: element i reads i mod count(s).
+  if (s.size() > shape.size()) return false;
+  const size_t offset = shape.size() - s.size();
+  bool leading = true;
+  for (size_t d = 0; d < s.size(); ++d) {
+    const bool matches = s[d] == shape[offset + d];
+    if (leading && s[d] == 1 && !matches) continue;
+    leading = false;
+    if (!matches) return false;
+  }
+  if (a.mode == Access::Mode::kRepeat) return true;  // read by an earlier part too
+  a.mode = Access::Mode::kRepeat;
+  a.period = count(s);
+  // A bias's [1, 1, 1, C] beside [B, H, W, C] would cut segments to C elements, a loop call per
+  // part each: a tile of it keeps them whole.
+  if (!a.is_bool && a.period <= kSegment / 2 && tiled_.size() < static_cast<size_t>(kMaxTiles)) {
+    a.tile = static_cast<int>(tiled_.size());
+    tiled_.push_back(static_cast<int>(v));
+  } else {
+    periods_.push_back(a.period);
+  }
+  return true;
+}
+
+bool FusedElementwise::add_part(const plugin::Fusion& fusion, size_t first, size_t j) {
+  const std::vector<int64_t>& shape = fusion.parts()[first].shape;
+  const plugin::FusedPart& p = fusion.parts()[j];
+  const bool reduces = p.prim == Prim::kReduceSum || p.prim == Prim::kReduceMax;
+  if (!p.prim || (p.shape != shape && !reduces)) return false;
+  for (int64_t v : p.operands)
+    if (std::find(reduced_.begin(), reduced_.end(), v) != reduced_.end()) return false;
+  const int value = static_cast<int>(fusion.num_inputs() + j);
+  // A per-row broadcast's operand is read its own way (fit_fill). The values before `first` the
+  // parts read: inputs, or a product's result (first == 1).
+  const bool spreads_rows = p.prim == Prim::kBroadcastInDim && p.operands.size() == 1 && count(fusion.shape(p.operands[0])) != 1;
+  for (int64_t v : p.operands)
+    if (!spreads_rows && v < static_cast<int64_t>(fusion.num_inputs() + first) && !read_operand(fusion, shape, v)) return false;
+  Part part;
+  part.value = value;
+  part.operands.assign(p.operands.begin(), p.operands.end());
+  switch (fit(fusion, first, p, part)) {
+    case Fit::kDecline: return false;
+    case Fit::kNoPass: return true;
+    case Fit::kPart: break;
+  }
+  // The kernels read a scalar operand only where they take a scalar flag: not a unary's, a
+  // power's or select's cases; repeated operands are pointers into the segment, so any kernel.
+  for (size_t o = 0; o < part.operands.size(); ++o) {
+    const Access& a = access_[static_cast<size_t>(part.operands[o])];
+    const bool takes_scalar = part.kind == Kind::kBinary || part.kind == Kind::kCompare || part.kind == Kind::kFill ||
+                              part.kind == Kind::kBitwise || (part.kind == Kind::kSelect && o == 0);
+    if (a.mode == Access::Mode::kScalar && !takes_scalar) return false;
+  }
+  Access& mine = access_[static_cast<size_t>(value)];
+  mine.is_bool = p.dtype == RK_DTYPE_BOOL;
+  if (!fusion.is_result(value)) {
+    if (num_slots_ == kMaxSlots) return false;
+    mine.slot = num_slots_++;
+  }
+  parts_.push_back(std::move(part));
+  return true;
+}
+
+FusedElementwise::Fit FusedElementwise::fit(const plugin::Fusion& fusion, size_t first, const plugin::FusedPart& p, Part& part) {
+  auto f32 = [&](int64_t v) { return fusion.dtype(v) == RK_DTYPE_F32; };
+  auto int32 = [&](int64_t v) { return fusion.dtype(v) == RK_DTYPE_U32 || fusion.dtype(v) == RK_DTYPE_I32; };
+  const Prim prim = *p.prim;
+  bool f32_operands = true, int32_operands = true;
+  for (int64_t v : p.operands) f32_operands = f32_operands && f32(v), int32_operands = int32_operands && int32(v);
+  const std::optional<Bitwise> wop = op_of(kBitwises, prim);
+  if (auto op = op_of(kUnaries, prim); op && p.operands.size() == 1 && f32_operands && p.dtype == RK_DTYPE_F32) {
+    part.kind = Kind::kUnary;
+    part.op = static_cast<int>(*op);
+  } else if (prim == Prim::kConvertElementType && f32_operands && p.dtype == RK_DTYPE_F32) {
+    part.kind = Kind::kUnary;
+    part.op = static_cast<int>(Unary::kCopy);
+  } else if (prim == Prim::kIntegerPow && f32_operands && p.dtype == RK_DTYPE_F32) {
+    part.kind = Kind::kPow;
+    for (const rk_value& param : p.params)
+      if (param.name && std::string_view(param.name) == "y") part.power = param.int_value;
+  } else if (auto bop = op_of(kBinaries, prim); bop && p.operands.size() == 2 && f32_operands && p.dtype == RK_DTYPE_F32) {
+    part.kind = Kind::kBinary;
+    part.op = static_cast<int>(*bop);
+  } else if (auto cop = op_of(kCompares, prim); cop && p.operands.size() == 2 && f32_operands && p.dtype == RK_DTYPE_BOOL) {
+    part.kind = Kind::kCompare;
+    part.op = static_cast<int>(*cop);
+  } else if (prim == Prim::kBroadcastInDim && p.operands.size() == 1 && f32_operands && p.dtype == RK_DTYPE_F32) {
+    if (!fit_fill(fusion, first, p, part)) return Fit::kDecline;
+  } else if (wop && p.operands.size() == 2 && int32_operands && p.dtype == fusion.dtype(p.operands[0]) &&
+             (*wop != Bitwise::kShiftRightArithmetic || p.dtype == RK_DTYPE_I32)) {
+    // Dropout's recipe: random bits shifted and or-ed into a float's mantissa, as in bitwise.cpp.
+    part.kind = Kind::kBitwise;
+    part.op = static_cast<int>(*wop);
+  } else if (prim == Prim::kBitcastConvertType && p.operands.size() == 1 && four_bytes(fusion.dtype(p.operands[0])) &&
+             four_bytes(p.dtype)) {
+    return fit_bitcast(fusion, p, part);
+  } else if ((prim == Prim::kReduceSum || prim == Prim::kReduceMax) && first == 0 && p.operands.size() == 1 &&
+             f32_operands && p.dtype == RK_DTYPE_F32 && fusion.is_result(part.value)) {
+    if (!fit_reduction(fusion, first, p, part)) return Fit::kDecline;
+  } else if (prim == Prim::kSelectN && p.operands.size() == 3 && fusion.dtype(p.operands[0]) == RK_DTYPE_BOOL &&
+             f32(p.operands[1]) && f32(p.operands[2]) && p.dtype == RK_DTYPE_F32) {
+    part.kind = Kind::kSelect;
+  } else {
+    return Fit::kDecline;
+  }
+  return Fit::kPart;
+}
+
+// A scalar spread over the shape, or one value per row, filled into the segment a row's run at a
+// time.
+bool FusedElementwise::fit_fill(const plugin::Fusion& fusion, size_t first, const plugin::FusedPart& p, Part& part) {
+  part.kind = Kind::kFill;
+  Access& operand = access_[static_cast<size_t>(p.operands[0])];
+  if (operand.slot >= 0 || p.operands[0] >= static_cast<int64_t>(fusion.num_inputs() + first)) return false;
+  const size_t values = count(fusion.shape(p.operands[0]));
+  if (values == 1) {
+    operand.mode = Access::Mode::kScalar;
+    return true;
+  }
+  const std::optional<size_t> period = row_period(p, fusion.shape(p.operands[0]), fusion.parts()[first].shape);
+  if (!period || (operand.mode != Access::Mode::kFull && operand.mode != Access::Mode::kPerRow)) return false;
+  if (operand.mode == Access::Mode::kPerRow && operand.period != *period) return false;
+  operand.mode = Access::Mode::kPerRow;  // read only by this fill, a run of values per row
+  operand.period = *period;
+  return true;
+}
+
+// The same 32 bits read as another dtype: where only the parts read it, the operand's own place
+// (no pass); a result is copied out.
+FusedElementwise::Fit FusedElementwise::fit_bitcast(const plugin::Fusion& fusion, const plugin::FusedPart& p, Part& part) {
+  const int value = part.value;
+  if (!fusion.is_result(value) && access_[static_cast<size_t>(p.operands[0])].mode != Access::Mode::kPerRow) {
+    const Access& operand = access_[static_cast<size_t>(p.operands[0])];
+    access_[static_cast<size_t>(value)] = operand;
+    access_[static_cast<size_t>(value)].same_as = operand.same_as >= 0 ? operand.same_as : static_cast<int>(p.operands[0]);
+    return Fit::kNoPass;
+  }
+  part.kind = Kind::kUnary;
+  part.op = static_cast<int>(Unary::kCopy);
+  return Fit::kPart;
+}
+
+// Its rows are the output's trailing dims it drops; read from a full buffer or a slot.
+bool FusedElementwise::fit_reduction(const plugin::Fusion& fusion, size_t first, const plugin::FusedPart& p, Part& part) {
+  const std::vector<int64_t>& shape = fusion.parts()[first].shape;
+  const Access& operand = access_[static_cast<size_t>(p.operands[0])];
+  if (operand.mode != Access::Mode::kFull || operand.tile >= 0 || p.shape.size() >= shape.size() ||
+      !std::equal(p.shape.begin(), p.shape.end(), shape.begin()))
+    return false;
+  const size_t row = count(std::vector<int64_t>(shape.begin() + static_cast<long>(p.shape.size()), shape.end()));
+  if (row > kSegment || (row_ != 1 && row_ != row)) return false;
+  row_ = row;
+  part.kind = Kind::kReduceRows;
+  part.op = *p.prim == Prim::kReduceMax ? 1 : 0;
+  reduced_.push_back(part.value);
+  return true;
 }
 
 void FusedElementwise::pair_binaries() {

@@ -23,7 +23,7 @@ class FusedElementwise {
   static std::optional<FusedElementwise> of(const plugin::Fusion& fusion, size_t first);
 
   // Elements of a segment: 4 KiB of f32 per value, so a chain of a few values stays in L1 while the
-  // calls per part stay few (256 measured slower on the gpt's [B, S, D] chains).
+  // calls per part stay few (a shorter segment measured slower: docs/performance.md).
   static constexpr size_t kSegment = 1024;
   // The most values (inputs and parts) a fused equation it runs may have: their buffers fit in an
   // array on the caller's stack.
@@ -71,6 +71,18 @@ class FusedElementwise {
     alignas(64) float slots[kMaxSlots][kSegment];
     alignas(64) float tiles[kMaxTiles][2 * kSegment];
   };
+
+  // Building one (of): part j of `fusion` added, or false when it is not fused here; reading a value
+  // from before `first` (an input, or a product's result) over the output `shape`.
+  bool add_part(const plugin::Fusion& fusion, size_t first, size_t j);
+  bool read_operand(const plugin::Fusion& fusion, const std::vector<int64_t>& shape, int64_t v);
+  // Which kernel runs a part: one of kernels.hpp's (kPart), none (kNoPass: a bitcast read where its
+  // operand is), or none here (kDecline).
+  enum class Fit { kDecline, kNoPass, kPart };
+  Fit fit(const plugin::Fusion& fusion, size_t first, const plugin::FusedPart& p, Part& part);
+  bool fit_fill(const plugin::Fusion& fusion, size_t first, const plugin::FusedPart& p, Part& part);
+  Fit fit_bitcast(const plugin::Fusion& fusion, const plugin::FusedPart& p, Part& part);
+  bool fit_reduction(const plugin::Fusion& fusion, size_t first, const plugin::FusedPart& p, Part& part);
 
   void run_segment(std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const;
   // Binary parts in pairs where the second alone reads the first: one pass, one store fewer.
