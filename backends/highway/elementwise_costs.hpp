@@ -1,0 +1,17 @@
+// What one call of an elementwise kernel costs on one thread (expected_ns), from measured rows.
+#pragma once
+#include <cstddef>
+
+#include "highway/kernels.hpp"
+
+namespace rematkit::hwy_backend {
+
+// One pass over n elements: exact arithmetic (an add, select, integer_pow, a copy).
+double one_pass_ns(double n);
+// A unary op over n elements, at its own speed.
+double unary_ns(Unary op, double n);
+// A binary op or comparison whose operand with size-1 dims leaves whole rows (binary_kernels.hpp):
+// `grouped`, short each-row rows grouped; otherwise a loop call per row.
+double by_rows_ns(bool grouped, double n);
+
+}  // namespace rematkit::hwy_backend

@@ -1,0 +1,107 @@
+#include "highway/elementwise_kernels.hpp"
+
+#include "highway/elementwise_costs.hpp"
+#include "highway/primitive_ops.hpp"
+
+namespace rematkit::hwy_backend {
+namespace {
+
+// y[i] = a[i or 0] op b[i or 0] on integers, as 0 / 1 bytes (plain loops the compiler vectorizes).
+template <class T>
+void compare_ints(Compare op, const T* a, bool a_scalar, const T* b, bool b_scalar, uint8_t* y, size_t n) {
+  auto run = [&](auto cmp) {
+    for (size_t i = 0; i < n; ++i) y[i] = cmp(a[a_scalar ? 0 : i], b[b_scalar ? 0 : i]) ? 1 : 0;
+  };
+  switch (op) {
+    case Compare::kGt: return run([](T x, T z) { return x > z; });
+    case Compare::kGe: return run([](T x, T z) { return x >= z; });
+    case Compare::kLt: return run([](T x, T z) { return x < z; });
+    case Compare::kLe: return run([](T x, T z) { return x <= z; });
+    case Compare::kEq: return run([](T x, T z) { return x == z; });
+    case Compare::kNe: return run([](T x, T z) { return x != z; });
+  }
+}
+
+}  // namespace
+
+std::optional<UnaryKernel> UnaryKernel::prepare(const Equation& eq) {
+  if (!eq.prim || !eq.all_f32) return std::nullopt;
+  const size_t n = count(eq.out);
+  if (eq.is(Prim::kConvertElementType)) return UnaryKernel{Unary::kCopy, n};  // f32 to f32: a copy
+  const std::optional<Unary> op = op_of(kUnaries, *eq.prim);
+  if (!op) return std::nullopt;
+  return UnaryKernel{*op, n};
+}
+double UnaryKernel::expected_ns() const { return unary_ns(op, static_cast<double>(n)); }
+void UnaryKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const { unary(op, f32(in[0]), f32(out[0]), n); }
+
+std::optional<PowKernel> PowKernel::prepare(const Equation& eq) {
+  if (!eq.is(Prim::kIntegerPow) || !eq.all_f32) return std::nullopt;
+  return PowKernel{plugin::int_param(eq.view, "y"), count(eq.out)};
+}
+double PowKernel::expected_ns() const { return one_pass_ns(static_cast<double>(n)); }
+void PowKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
+  integer_pow(power, f32(in[0]), f32(out[0]), n);
+}
+
+std::optional<BitcastKernel> BitcastKernel::prepare(const Equation& eq) {
+  const rk_equation_view* e = eq.view;
+  if (!eq.is(Prim::kBitcastConvertType) || e->num_inputs != 1) return std::nullopt;
+  auto word = [](int32_t t) { return t == RK_DTYPE_F32 || t == RK_DTYPE_I32 || t == RK_DTYPE_U32; };
+  if (!word(e->inputs[0].dtype) || !word(e->outputs[0].dtype) || shape_of(e->inputs[0]) != eq.out) return std::nullopt;
+  return BitcastKernel{count(eq.out)};
+}
+double BitcastKernel::expected_ns() const { return unary_ns(Unary::kCopy, static_cast<double>(n)); }
+void BitcastKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
+  unary(Unary::kCopy, f32(in[0]), f32(out[0]), n);
+}
+
+std::optional<SelectKernel> SelectKernel::prepare(const Equation& eq) {
+  const rk_equation_view* e = eq.view;
+  if (!eq.is(Prim::kSelectN)) return std::nullopt;
+  if (e->num_inputs != 3 || e->inputs[0].dtype != RK_DTYPE_BOOL || e->inputs[1].dtype != RK_DTYPE_F32) return std::nullopt;
+  return SelectKernel{e->inputs[0].rank == 0 && !eq.out.empty(), count(eq.out)};
+}
+double SelectKernel::expected_ns() const { return one_pass_ns(static_cast<double>(n)); }
+void SelectKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
+  select(static_cast<const uint8_t*>(in[0].data), pred_scalar, f32(in[1]), f32(in[2]), f32(out[0]), n);
+}
+
+std::optional<CompareIntKernel> CompareIntKernel::prepare(const Equation& eq) {
+  if (!eq.prim) return std::nullopt;
+  const std::optional<Compare> op = op_of(kCompares, *eq.prim);
+  const rk_equation_view* e = eq.view;
+  if (!op) return std::nullopt;
+  const int32_t t = e->inputs[0].dtype;
+  if ((t != RK_DTYPE_I32 && t != RK_DTYPE_U32) || e->inputs[1].dtype != t) return std::nullopt;
+  const Dims a = shape_of(e->inputs[0]), b = shape_of(e->inputs[1]);
+  if ((a != eq.out && count(a) != 1) || (b != eq.out && count(b) != 1)) return std::nullopt;
+  return CompareIntKernel{*op, a != eq.out, b != eq.out, t == RK_DTYPE_U32, count(eq.out)};
+}
+void CompareIntKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
+  uint8_t* y = static_cast<uint8_t*>(out[0].data);
+  if (is_unsigned)
+    compare_ints(op, static_cast<const uint32_t*>(in[0].data), a_scalar, static_cast<const uint32_t*>(in[1].data), b_scalar, y, n);
+  else
+    compare_ints(op, static_cast<const int32_t*>(in[0].data), a_scalar, static_cast<const int32_t*>(in[1].data), b_scalar, y, n);
+}
+
+std::optional<ConvertToF32Kernel> ConvertToF32Kernel::prepare(const Equation& eq) {
+  const rk_equation_view* e = eq.view;
+  if (!eq.is(Prim::kConvertElementType) || e->num_inputs != 1 || e->outputs[0].dtype != RK_DTYPE_F32 ||
+      (e->inputs[0].dtype != RK_DTYPE_BOOL && e->inputs[0].dtype != RK_DTYPE_I32))
+    return std::nullopt;
+  return ConvertToF32Kernel{e->inputs[0].dtype == RK_DTYPE_BOOL, count(eq.out)};
+}
+void ConvertToF32Kernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
+  float* y = f32(out[0]);
+  if (from_bool) {
+    const uint8_t* from = static_cast<const uint8_t*>(in[0].data);
+    for (size_t i = 0; i < n; ++i) y[i] = from[i] ? 1.0f : 0.0f;
+  } else {
+    const int32_t* from = static_cast<const int32_t*>(in[0].data);
+    for (size_t i = 0; i < n; ++i) y[i] = static_cast<float>(from[i]);
+  }
+}
+
+}  // namespace rematkit::hwy_backend
