@@ -40,9 +40,9 @@ HWY_INLINE V Erf(D d, V x) {
 
 // XLA:CPU's f32 tanh (EmitFastTanh, xla/service/llvm_ir/math_ops.cc): x P(x^2) / Q(x^2) on x
 // clamped to +-9, and x itself where |x| < 0.0004 (P(0) / Q(0) is 1 to within an ulp there). A
-// division and a dozen multiply-adds: hwy::Tanh's expm1 and its branches ran at 0.4 ns an element,
-// behind oneDNN's tanh, and a chain holding a tanh could not fuse on Highway (the fusion rule's
-// bits follow each part's own backend).
+// division and a dozen multiply-adds: hwy::Tanh's expm1 and its branches ran behind oneDNN's tanh
+// (docs/performance.md, "Measurements behind choices in the code"), and a chain holding a tanh
+// could not fuse on Highway (the fusion rule's bits follow each part's own backend).
 template <class D, class V>
 HWY_INLINE V XlaTanh(D d, V x) {
   const V xc = hn::Min(hn::Max(x, hn::Set(d, -9.0f)), hn::Set(d, 9.0f));
