@@ -41,7 +41,7 @@ inline Workload mlp_workload(int index) {
   w.label = "(" + std::to_string(b) + ", " + std::to_string(d) + ", " + std::to_string(f) + ")";
   w.keys = {{"model", "mlp"}, {"B", b}, {"D", d}, {"F", f}};
   w.model.name = "mlp";
-  w.model.mlp = sweep::MlpModel{d, {f, f, f}, b, "relu", sweep::Remat::kPerLayer, {}};
+  w.model.mlp = sweep::MlpModel{d, {f, f, f}, b, "relu", RematPlacement::kPerLayer, {}};
   w.flops = 6.0 * static_cast<double>(b) * static_cast<double>(d * f + 2 * f * f);
   w.gemm_m = b, w.gemm_k = d, w.gemm_n = f;
   return w;
@@ -57,7 +57,7 @@ inline Workload scanned_mlp_workload(const std::vector<int64_t>& c) {
   w.label = "mlp (" + std::to_string(depth) + ", " + std::to_string(width) + ", " + std::to_string(batch) + ")";
   w.keys = {{"model", "mlp"}, {"depth", depth}, {"W", width}, {"B", batch}};
   w.model.name = "mlp";
-  w.model.mlp = sweep::MlpModel{width, std::vector<int64_t>(static_cast<size_t>(depth), width), batch, "tanh", sweep::Remat::kNone, {}};
+  w.model.mlp = sweep::MlpModel{width, std::vector<int64_t>(static_cast<size_t>(depth), width), batch, "tanh", RematPlacement::kNone, {}};
   sweep::ModelSpec scanned = w.model;
   scanned.mlp.loop.kind = sweep::LayerLoop::Kind::kScan;
   w.also.emplace_back("scanned", scanned);
@@ -80,7 +80,7 @@ inline Workload transformer_workload(const std::vector<int64_t>& c) {
   w.model.kind = sweep::ModelSpec::Kind::kTransformer;
   w.model.transformer.layers = l, w.model.transformer.batch = b, w.model.transformer.sequence = s;
   w.model.transformer.model = d, w.model.transformer.heads = h, w.model.transformer.mlp = m;
-  w.model.transformer.remat = sweep::Remat::kPerLayer;
+  w.model.transformer.remat = RematPlacement::kPerLayer;
   // Per block: four D x D projections, q k^T and p v over (B, H), the two MLP products.
   const double forward = static_cast<double>(l * b * s) * (8.0 * d * d + 4.0 * s * d + 4.0 * d * m);
   w.flops = 3 * forward;
@@ -131,7 +131,7 @@ inline Workload gpt_workload(const std::string& spec) {
   sweep::GptModel& g = w.model.gpt;
   g.layers = l, g.batch = b, g.sequence = s, g.model = d, g.heads = h, g.mlp = m, g.vocab = v;
   g.dropout = kGptDropout;
-  g.remat = sweep::Remat::kPerLayer;
+  g.remat = RematPlacement::kPerLayer;
   // The products torch_gpt.py counts: per block the fused qkv projection (3 D^2), the output
   // projection (D^2), q k^T and p v, the two MLP products; then the tied head (D x V) per token.
   const double tokens = static_cast<double>(b * s);
@@ -170,7 +170,7 @@ inline Workload llama_workload(const std::string& spec) {
   w.model.kind = sweep::ModelSpec::Kind::kLlama;
   sweep::LlamaModel& g = w.model.llama;
   g.layers = l, g.batch = b, g.sequence = s, g.model = d, g.heads = h, g.kv_heads = k, g.mlp = m, g.vocab = v;
-  g.remat = sweep::Remat::kPerLayer;
+  g.remat = RematPlacement::kPerLayer;
   // Per block: q and o (D^2 each), k and v (D x K*Dh each), q k^T and p v, the three MLP
   // products; then the head (D x V) per token.
   const double kd = static_cast<double>(k * (d / h));
@@ -214,7 +214,7 @@ inline Workload cnn_workload(const std::string& spec) {
   w.keys = {{"model", "cnn"}, {"B", b}, {"I", image}, {"C", c}, {"widths", widths}, {"downsample", d == 1}, {"K", k}};
   w.model.name = "cnn";
   w.model.kind = sweep::ModelSpec::Kind::kCnn;
-  w.model.cnn = sweep::CnnModel{b, image, c, k, widths, d == 1, sweep::Remat::kPerLayer};
+  w.model.cnn = sweep::CnnModel{b, image, c, k, widths, d == 1, RematPlacement::kPerLayer};
   // Multiply-adds of the forward, as torch_cnn.py's conv_flops counts them: per block two 3x3 convs
   // (the first at the block's stride) and a 1x1 projection where the shape changes; SAME padding,
   // so a stride-2 output is ceil(size / 2); then the head's (B x W)(W x K). Biases, relus, the mean

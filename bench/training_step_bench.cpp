@@ -44,7 +44,7 @@ void BM_TrainingStep(benchmark::State& state) {
   const Size size = kSizes[state.range(0)];
   sweep::ModelSpec model;
   model.name = "mlp";
-  model.mlp = sweep::MlpModel{size.input, {size.width, size.width, size.width}, size.batch, "relu", sweep::Remat::kPerLayer, {}};
+  model.mlp = sweep::MlpModel{size.input, {size.width, size.width, size.width}, size.batch, "relu", RematPlacement::kPerLayer, {}};
   const sweep::ModelInstance instance = sweep::instantiate(model, kPolicies[state.range(1)], 0);
   LinearizeOptions options;
   options.policies = &default_plugins().policies();

@@ -19,7 +19,7 @@ int main(int argc, char** argv) try {
   mlp.mlp.input = 64;
   mlp.mlp.widths = {128, 128, 16};
   mlp.mlp.batch = 32;
-  mlp.mlp.remat = sweep::Remat::kPerLayer;  // a checkpoint around each layer, where the policy decides
+  mlp.mlp.remat = rematkit::RematPlacement::kPerLayer;  // a checkpoint around each layer, where the policy decides
   config.models = {mlp};
   config.policies = {"everything_saveable", "nothing_saveable", "dots_saveable"};
   std::vector<std::string> backends;

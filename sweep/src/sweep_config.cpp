@@ -147,11 +147,11 @@ std::vector<std::string> split_commas(const std::string& text) {
   return parts;
 }
 
-Remat read_remat(const Reader& r, const YAML::Node& node) {
+RematPlacement read_remat(const Reader& r, const YAML::Node& node) {
   const std::string remat = r.text(node, "remat");
-  if (remat == "none") return Remat::kNone;
-  if (remat == "whole") return Remat::kWhole;
-  if (remat == "per_layer") return Remat::kPerLayer;
+  if (remat == "none") return RematPlacement::kNone;
+  if (remat == "whole") return RematPlacement::kWhole;
+  if (remat == "per_layer") return RematPlacement::kPerLayer;
   r.fail_at_node(node, "remat must be none, whole or per_layer, not '" + remat + "'");
 }
 
@@ -175,6 +175,13 @@ LayerLoop read_loop(const Reader& r, const YAML::Node& node, int64_t layers) {
                                   std::to_string(layers) + " layers");
   }
   return loop;
+}
+
+// The scan lengths of a model's `loop:` over its `layers`, as the Flax configs take them (none: unrolled).
+std::vector<int64_t> scan_lengths(const LayerLoop& loop, int64_t layers) {
+  if (loop.kind == LayerLoop::Kind::kScan) return {layers};
+  if (loop.kind == LayerLoop::Kind::kRematScan) return loop.lengths;
+  return {};
 }
 
 ModelSpec read_mlp(const Reader& r, const YAML::Node& node, const std::string& name) {
@@ -220,10 +227,10 @@ void read_block_sizes(const Reader& r, const YAML::Node& node, const std::string
 }
 
 // A token model's dtype: f32 or bf16.
-std::string read_dtype(const Reader& r, const YAML::Node& node) {
+DType read_dtype(const Reader& r, const YAML::Node& node) {
   const std::string dtype = r.text(node, "dtype");
   if (dtype != "f32" && dtype != "bf16") r.fail_at_node(node, "dtype must be f32 or bf16, not '" + dtype + "'");
-  return dtype;
+  return dtype == "bf16" ? DType::kBF16 : DType::kF32;
 }
 
 // parallel: {data: D, fsdp: F, tensor: T}; the data x fsdp devices split the batch. `divides`: the
@@ -251,11 +258,15 @@ ModelSpec read_transformer(const Reader& r, const YAML::Node& node, const std::s
   ModelSpec m;
   m.name = name;
   m.kind = ModelSpec::Kind::kTransformer;
-  TransformerModel& t = m.transformer;
+  TransformerConfig& t = m.transformer;
   read_block_sizes(r, node, what, t);
   t.mlp = r.integer(r.required(node, "mlp", what), "mlp", 1);
   if (node["remat"]) t.remat = read_remat(r, node["remat"]);
-  t.loop = read_loop(r, node, t.layers);
+  const LayerLoop loop = read_loop(r, node, t.layers);
+  t.scan_lengths = scan_lengths(loop, t.layers);
+  // nn.remat_scan checkpoints its inner scans alone (flax/core/lift.py: remat_scan), so with one
+  // length it places none; the gpt and the llama have always checkpointed each block there.
+  if (loop.kind == LayerLoop::Kind::kRematScan) t.remat = RematPlacement::kNone;
   return m;
 }
 
@@ -276,7 +287,7 @@ ModelSpec read_gpt(const Reader& r, const YAML::Node& node, const std::string& n
   }
   if (const YAML::Node dtype = node["dtype"]) g.dtype = read_dtype(r, dtype);
   if (node["remat"]) g.remat = read_remat(r, node["remat"]);
-  g.loop = read_loop(r, node, g.layers);
+  g.scan_lengths = scan_lengths(read_loop(r, node, g.layers), g.layers);
   if (const YAML::Node parallel = node["parallel"]) {
     g.parallel = read_parallel(r, parallel, g.batch, {{"heads", g.heads}, {"mlp", g.mlp}});
     if (g.parallel.devices() > 1 && g.dropout > 0)
@@ -305,7 +316,7 @@ ModelSpec read_llama(const Reader& r, const YAML::Node& node, const std::string&
   l.vocab = r.integer(r.required(node, "vocab", what), "vocab", 1);
   if (const YAML::Node dtype = node["dtype"]) l.dtype = read_dtype(r, dtype);
   if (node["remat"]) l.remat = read_remat(r, node["remat"]);
-  l.loop = read_loop(r, node, l.layers);
+  l.scan_lengths = scan_lengths(read_loop(r, node, l.layers), l.layers);
   if (const YAML::Node parallel = node["parallel"])
     l.parallel = read_parallel(r, parallel, l.batch, {{"kv_heads", l.kv_heads}, {"mlp", l.mlp}});
   return m;

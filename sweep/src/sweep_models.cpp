@@ -1,6 +1,5 @@
 #include "rematkit/sweep/sweep_models.hpp"
 
-#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -8,15 +7,11 @@
 #include "rematkit/flax/gpt.hpp"
 #include "rematkit/flax/parallel_step.hpp"
 #include "rematkit/flax/llama.hpp"
-#include "rematkit/flax/layer_scan.hpp"
 #include "rematkit/flax/model_builder.hpp"
-#include "rematkit/ir/program_builder.hpp"
+#include "rematkit/flax/transformer.hpp"
 #include "rematkit/io/program_file.hpp"
 #include "rematkit/ir/program_edits.hpp"
-#include "rematkit/ir/parser.hpp"
-#include "rematkit/ir/control_flow_params.hpp"
 #include "rematkit/runtime/memory_limit.hpp"
-#include "rematkit/ir/primitive_params.hpp"
 
 namespace rematkit::sweep {
 namespace {
@@ -48,9 +43,9 @@ void scanned_mlp(ModelBuilder& builder, const MlpModel& mlp, const std::string& 
   const int64_t n = static_cast<int64_t>(mlp.widths.size());
   if (mlp.loop.kind == LayerLoop::Kind::kRematScan) {
     builder.remat_scan(mlp.loop.lengths, policy, layer);
-  } else if (mlp.remat == Remat::kPerLayer) {
+  } else if (mlp.remat == RematPlacement::kPerLayer) {
     builder.scan(n, [&](ModelBuilder& body) { body.checkpoint(policy, layer); });
-  } else if (mlp.remat == Remat::kWhole) {
+  } else if (mlp.remat == RematPlacement::kWhole) {
     builder.checkpoint(policy, [&](ModelBuilder& whole) { whole.scan(n, layer); });
   } else {
     builder.scan(n, layer);
@@ -68,148 +63,15 @@ ModelInstance mlp_instance(const MlpModel& mlp, const std::string& policy, uint6
           else l.relu();
         }
       };
-      if (mlp.remat == Remat::kPerLayer) model.checkpoint(policy, layer);
+      if (mlp.remat == RematPlacement::kPerLayer) model.checkpoint(policy, layer);
       else layer(model);
     }
   };
   ModelBuilder builder;
   if (mlp.loop.kind != LayerLoop::Kind::kUnrolled) scanned_mlp(builder, mlp, policy);
-  else if (mlp.remat == Remat::kWhole) builder.checkpoint(policy, layers);
+  else if (mlp.remat == RematPlacement::kWhole) builder.checkpoint(policy, layers);
   else layers(builder);
   return instance_of(builder.build(mlp.batch, mlp.input, seed, Loss::kSum, values));
-}
-
-// dot_general with these contracting (and batch) dims.
-Params dot(std::vector<int64_t> lhs_contract, std::vector<int64_t> rhs_contract, std::vector<int64_t> lhs_batch = {},
-           std::vector<int64_t> rhs_batch = {}) {
-  return dot_general_params(DotDims{std::move(lhs_contract), std::move(rhs_contract), std::move(lhs_batch), std::move(rhs_batch)});
-}
-
-// One block's params in the order they are arguments: Wq, Wk, Wv, Wo (D x D), W1 (D x F), W2 (F x D).
-constexpr size_t kParamsPerBlock = 6;
-
-// x + attention(x), then x + W2 relu(W1 x), on x:f32[B,S,D] with `w` the block's params.
-Atom transformer_block(ProgramBuilder& b, const TransformerModel& t, Atom x, const std::vector<Atom>& w) {
-  const int64_t head_dim = t.model / t.heads;
-  auto heads = [&](Atom projected) {  // [B,S,D] -> [B,H,S,Dh]
-    const Atom split = b.emit1(Prim::kReshape, {projected}, reshape_params({t.batch, t.sequence, t.heads, head_dim}));
-    return b.emit1(Prim::kTranspose, {split}, transpose_params({0, 2, 1, 3}));
-  };
-  const Atom q = heads(b.emit1(Prim::kDotGeneral, {x, w[0]}, dot({2}, {0})));
-  const Atom k = heads(b.emit1(Prim::kDotGeneral, {x, w[1]}, dot({2}, {0})));
-  const Atom v = heads(b.emit1(Prim::kDotGeneral, {x, w[2]}, dot({2}, {0})));
-  const Atom scores = b.emit1(Prim::kMul, {b.emit1(Prim::kDotGeneral, {q, k}, dot({3}, {3}, {0, 1}, {0, 1})),
-                                           ProgramBuilder::literal(1.0 / std::sqrt(static_cast<double>(head_dim)))});
-  const Atom probs = b.emit1(Prim::kSoftmax, {scores}, softmax_params(3));
-  const Atom context = b.emit1(Prim::kDotGeneral, {probs, v}, dot({3}, {2}, {0, 1}, {0, 1}));  // [B,H,S,Dh]
-  const Atom merged = b.emit1(Prim::kReshape, {b.emit1(Prim::kTranspose, {context}, transpose_params({0, 2, 1, 3}))},
-                              reshape_params({t.batch, t.sequence, t.model}));
-  const Atom x1 = b.emit1(Prim::kAdd, {x, b.emit1(Prim::kDotGeneral, {merged, w[3]}, dot({2}, {0}))});
-  const Atom hidden = b.emit1(Prim::kRelu, {b.emit1(Prim::kDotGeneral, {x1, w[4]}, dot({2}, {0}))});
-  return b.emit1(Prim::kAdd, {x1, b.emit1(Prim::kDotGeneral, {hidden, w[5]}, dot({2}, {0}))});
-}
-
-ModelInstance transformer_instance(const TransformerModel& t, const std::string& policy, uint64_t seed, ModelValues values) {
-  const Type x_type{DType::kF32, {t.batch, t.sequence, t.model}, MemorySpace::kDevice};
-  auto square = [](int64_t rows, int64_t cols) { return Type{DType::kF32, {rows, cols}, MemorySpace::kDevice}; };
-  const std::vector<Type> block_types = {square(t.model, t.model), square(t.model, t.model), square(t.model, t.model),
-                                         square(t.model, t.model), square(t.model, t.mlp),   square(t.mlp, t.model)};
-  // Blocks [first, last) traced into `b` on x with the params `w` (all blocks' params, in order).
-  auto blocks = [&](ProgramBuilder& b, Atom x, const std::vector<Atom>& w, int64_t first, int64_t last) {
-    for (int64_t l = first; l < last; ++l)
-      x = transformer_block(b, t, x, std::vector<Atom>(w.begin() + (l - first) * kParamsPerBlock,
-                                                       w.begin() + (l - first + 1) * kParamsPerBlock));
-    return x;
-  };
-  // A checkpoint over blocks [first, last), as jax.checkpoint(f, policy=...) stages it.
-  auto checkpointed = [&](ProgramBuilder& outer, Atom x, const std::vector<Atom>& w, int64_t first, int64_t last) {
-    ProgramBuilder inner;
-    const Atom inner_x = inner.argument("x", x_type);
-    std::vector<Atom> inner_w;
-    for (int64_t l = first; l < last; ++l)
-      for (size_t i = 0; i < kParamsPerBlock; ++i)
-        inner_w.push_back(inner.argument("w" + std::to_string(l) + "_" + std::to_string(i), block_types[i]));
-    const Atom out = blocks(inner, inner_x, inner_w, first, last);
-    Params params;
-    params.set("policy", parse_param_value(policy, "policy"));
-    params.set("prevent_cse", ParamValue::of_bool(true));
-    std::vector<Atom> operands{x};
-    operands.insert(operands.end(), w.begin(), w.end());
-    return outer.call(Prim::kCheckpoint, inner.finish({out}), operands, params).at(0);
-  };
-
-  ProgramBuilder b;
-  ModelInstance instance;
-  const bool draw = values == ModelValues::kDrawn;
-  std::mt19937_64 rng(seed);
-  const Atom x = b.argument("x", x_type);
-  if (draw) instance.arguments.push_back(uniform(x_type, rng));
-  std::vector<Atom> w;
-  for (int64_t l = 0; l < t.layers; ++l)
-    for (size_t i = 0; i < kParamsPerBlock; ++i) {
-      w.push_back(b.argument("w" + std::to_string(l) + "_" + std::to_string(i), block_types[i]));
-      instance.trained.push_back(w.size());  // after x
-      if (!draw) continue;
-      Tensor param = uniform(block_types[i], rng);  // scaled to 1/sqrt(fan_in) so activations stay O(1)
-      for (double& value : param.data) value = static_cast<float>(value / std::sqrt(static_cast<double>(block_types[i].shape[0])));
-      instance.arguments.push_back(std::move(param));
-    }
-  Atom y = x;
-  if (t.loop.kind != LayerLoop::Kind::kUnrolled) {
-    // The same params, stacked [lengths..., ...] in layer order, as scan xs.
-    std::vector<int64_t> lengths = t.loop.kind == LayerLoop::Kind::kRematScan ? t.loop.lengths : std::vector<int64_t>{t.layers};
-    ProgramBuilder stacked_b;
-    const Atom sx = stacked_b.argument("x", x_type);
-    std::vector<Atom> stacked_w;
-    std::vector<Tensor> stacked_values;
-    for (size_t i = 0; i < kParamsPerBlock; ++i) {
-      Type type = block_types[i];
-      type.shape.insert(type.shape.begin(), lengths.begin(), lengths.end());
-      stacked_w.push_back(stacked_b.argument("w_" + std::to_string(i), type));
-      if (!draw) continue;
-      Tensor value{type, {}};
-      for (int64_t l = 0; l < t.layers; ++l) {
-        const Tensor& layer_param = instance.arguments[1 + static_cast<size_t>(l) * kParamsPerBlock + i];
-        value.data.insert(value.data.end(), layer_param.data.begin(), layer_param.data.end());
-      }
-      stacked_values.push_back(std::move(value));
-    }
-    const bool per_block = t.loop.kind == LayerLoop::Kind::kScan && t.remat == Remat::kPerLayer;
-    const bool whole = t.loop.kind == LayerLoop::Kind::kScan && t.remat == Remat::kWhole;
-    const LayerFn block = [&](ProgramBuilder& into, Atom h, const std::vector<Atom>& p) { return transformer_block(into, t, h, p); };
-    const LayerFn scanned_blocks = [&](ProgramBuilder& into, Atom h, const std::vector<Atom>& p) {
-      return scan_layers(into, h, p, lengths, policy, per_block, block);
-    };
-    const Atom out = whole ? checkpoint_over(stacked_b, sx, stacked_w, policy, true, scanned_blocks)
-                           : scanned_blocks(stacked_b, sx, stacked_w);
-    const Atom stacked_loss = stacked_b.emit1(Prim::kReduceSum, {out}, reduce_params({0, 1, 2}));
-    ModelInstance scanned;
-    scanned.program = stacked_b.finish({stacked_loss});
-    for (size_t i = 0; i < kParamsPerBlock; ++i) scanned.trained.push_back(1 + i);  // after x
-    if (draw) {
-      scanned.arguments.push_back(std::move(instance.arguments[0]));
-      for (Tensor& v : stacked_values) scanned.arguments.push_back(std::move(v));
-    }
-    return scanned;
-  }
-  if (t.remat == Remat::kNone) {
-    y = blocks(b, x, w, 0, t.layers);
-  } else if (t.remat == Remat::kWhole) {
-    y = checkpointed(b, x, w, 0, t.layers);
-  } else {
-    for (int64_t l = 0; l < t.layers; ++l)
-      y = checkpointed(b, y, std::vector<Atom>(w.begin() + l * kParamsPerBlock, w.begin() + (l + 1) * kParamsPerBlock), l, l + 1);
-  }
-  const Atom loss = b.emit1(Prim::kReduceSum, {y}, reduce_params({0, 1, 2}));
-  instance.program = b.finish({loss});
-  return instance;
-}
-
-// The scan lengths of a model's `loop:` over its `layers` (none: unrolled).
-std::vector<int64_t> scan_lengths(const LayerLoop& loop, int64_t layers) {
-  if (loop.kind == LayerLoop::Kind::kScan) return {layers};
-  if (loop.kind == LayerLoop::Kind::kRematScan) return loop.lengths;
-  return {};
 }
 
 // The whole model's step written for its mesh (parallel_step.hpp): the whole model's arguments
@@ -221,47 +83,21 @@ Model on_mesh(const Model& one_device, Model whole, const ModelParallel& paralle
   return whole;
 }
 
-GptRemat block_remat(Remat r) { return r == Remat::kNone ? GptRemat::kNone : r == Remat::kWhole ? GptRemat::kWhole : GptRemat::kEachBlock; }
-
 ModelInstance gpt_instance(const GptModel& g, const std::string& policy, uint64_t seed, ModelValues values) {
-  GptConfig c;
-  c.layers = g.layers;
-  c.batch = g.batch;
-  c.sequence = g.sequence;
-  c.model = g.model;
-  c.heads = g.heads;
-  c.mlp = g.mlp;
-  c.vocab = g.vocab;
-  c.dropout = g.dropout;
-  c.dtype = g.dtype == "bf16" ? DType::kBF16 : DType::kF32;
-  c.remat = block_remat(g.remat);
-  c.scan_lengths = scan_lengths(g.loop, g.layers);
-  if (g.parallel.devices() == 1) return instance_of(build_gpt(c, policy, seed, values));
-  GptConfig one_device = c;
-  one_device.batch = c.batch / g.parallel.batch_shards();
+  if (g.parallel.devices() == 1) return instance_of(build_gpt(g, policy, seed, values));
+  GptConfig one_device = g;
+  one_device.batch = g.batch / g.parallel.batch_shards();
   one_device.tensor = g.parallel.tensor;
-  return instance_of(on_mesh(build_gpt(one_device, policy, seed, ModelValues::kNone), build_gpt(c, policy, seed, values),
+  return instance_of(on_mesh(build_gpt(one_device, policy, seed, ModelValues::kNone), build_gpt(g, policy, seed, values),
                              g.parallel, "gpt"));
 }
 
 ModelInstance llama_instance(const LlamaModel& l, const std::string& policy, uint64_t seed, ModelValues values) {
-  LlamaConfig c;
-  c.layers = l.layers;
-  c.batch = l.batch;
-  c.sequence = l.sequence;
-  c.model = l.model;
-  c.heads = l.heads;
-  c.kv_heads = l.kv_heads;
-  c.mlp = l.mlp;
-  c.vocab = l.vocab;
-  c.dtype = l.dtype == "bf16" ? DType::kBF16 : DType::kF32;
-  c.remat = block_remat(l.remat);
-  c.scan_lengths = scan_lengths(l.loop, l.layers);
-  if (l.parallel.devices() == 1) return instance_of(build_llama(c, policy, seed, values));
-  LlamaConfig one_device = c;
-  one_device.batch = c.batch / l.parallel.batch_shards();
+  if (l.parallel.devices() == 1) return instance_of(build_llama(l, policy, seed, values));
+  LlamaConfig one_device = l;
+  one_device.batch = l.batch / l.parallel.batch_shards();
   one_device.tensor = l.parallel.tensor;
-  return instance_of(on_mesh(build_llama(one_device, policy, seed, ModelValues::kNone), build_llama(c, policy, seed, values),
+  return instance_of(on_mesh(build_llama(one_device, policy, seed, ModelValues::kNone), build_llama(l, policy, seed, values),
                              l.parallel, "llama"));
 }
 
@@ -272,12 +108,12 @@ ModelInstance cnn_instance(const CnnModel& cnn, const std::string& policy, uint6
     for (size_t i = 0; i < cnn.widths.size(); ++i) {
       const int64_t stride = cnn.downsample && i > 0 ? 2 : 1;
       auto block = [&](ModelBuilder& b) { b.resnet_block(cnn.widths[i], stride); };
-      if (cnn.remat == Remat::kPerLayer) model.checkpoint(policy, block);
+      if (cnn.remat == RematPlacement::kPerLayer) model.checkpoint(policy, block);
       else block(model);
     }
   };
   ModelBuilder builder;
-  if (cnn.remat == Remat::kWhole) builder.checkpoint(policy, blocks);
+  if (cnn.remat == RematPlacement::kWhole) builder.checkpoint(policy, blocks);
   else blocks(builder);
   builder.global_average_pool().dense(cnn.classes);
   return instance_of(builder.build(Shape{cnn.batch, cnn.image, cnn.image, cnn.channels}, seed, Loss::kSumOfSquares, values));
@@ -298,7 +134,7 @@ ModelInstance built(const ModelSpec& model, const std::string& policy, uint64_t 
   if (model.kind == ModelSpec::Kind::kGpt) return gpt_instance(model.gpt, policy, seed, values);
   if (model.kind == ModelSpec::Kind::kLlama) return llama_instance(model.llama, policy, seed, values);
   if (model.kind == ModelSpec::Kind::kCnn) return cnn_instance(model.cnn, policy, seed, values);
-  if (model.kind == ModelSpec::Kind::kTransformer) return transformer_instance(model.transformer, policy, seed, values);
+  if (model.kind == ModelSpec::Kind::kTransformer) return instance_of(build_transformer(model.transformer, policy, seed, values));
   Program program = load_program(model.program.file);
   if (model.program.retarget) program = retarget_checkpoint_policies(program, policy, model.name + "'s retarget");
   ModelInstance instance;

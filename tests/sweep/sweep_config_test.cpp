@@ -45,10 +45,10 @@ TEST(SweepConfig, ReadsEveryKey) {
   EXPECT_EQ(c.models[0].mlp.widths, (std::vector<int64_t>{16, 4}));
   EXPECT_EQ(c.models[0].mlp.batch, 2);
   EXPECT_EQ(c.models[0].mlp.activation, "tanh");
-  EXPECT_EQ(c.models[0].mlp.remat, Remat::kWhole);
+  EXPECT_EQ(c.models[0].mlp.remat, RematPlacement::kWhole);
   EXPECT_EQ(c.models[1].name, "mlp_1");
   EXPECT_EQ(c.models[1].mlp.widths, (std::vector<int64_t>{5, 5}));
-  EXPECT_EQ(c.models[1].mlp.remat, Remat::kPerLayer);  // the default
+  EXPECT_EQ(c.models[1].mlp.remat, RematPlacement::kPerLayer);  // the default
   EXPECT_EQ(c.models[2].kind, ModelSpec::Kind::kProgram);
   EXPECT_EQ(c.models[2].program.file, "dir/chain.jaxpr");  // relative to the sweep file
   EXPECT_EQ(c.policies, (std::vector<std::string>{"everything_saveable", "save_only_these_names('a')"}));
@@ -111,12 +111,12 @@ backends: [reference]
   EXPECT_EQ(a.widths, (std::vector<int64_t>{8, 16, 32}));
   EXPECT_TRUE(a.downsample);
   EXPECT_EQ(a.classes, 10);
-  EXPECT_EQ(a.remat, Remat::kWhole);
+  EXPECT_EQ(a.remat, RematPlacement::kWhole);
   const CnnModel& b = c.models[1].cnn;
   EXPECT_EQ(c.models[1].name, "cnn_1");
   EXPECT_EQ(b.widths, (std::vector<int64_t>{4, 4, 4}));
   EXPECT_FALSE(b.downsample);              // the default
-  EXPECT_EQ(b.remat, Remat::kPerLayer);    // the default
+  EXPECT_EQ(b.remat, RematPlacement::kPerLayer);    // the default
 }
 
 TEST(SweepConfig, CnnMistakesAreNamedWithLineAndColumn) {
@@ -148,11 +148,39 @@ backends: [reference]
 )yaml", "s.yaml");
   ASSERT_EQ(c.models.size(), 4u);
   EXPECT_EQ(c.models[0].mlp.loop.kind, LayerLoop::Kind::kScan);
-  EXPECT_EQ(c.models[0].mlp.remat, Remat::kWhole);
+  EXPECT_EQ(c.models[0].mlp.remat, RematPlacement::kWhole);
   EXPECT_EQ(c.models[1].mlp.loop.kind, LayerLoop::Kind::kRematScan);
   EXPECT_EQ(c.models[1].mlp.loop.lengths, (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(c.models[2].transformer.loop.lengths, (std::vector<int64_t>{2, 2}));
-  EXPECT_EQ(c.models[3].transformer.loop.kind, LayerLoop::Kind::kUnrolled);
+  EXPECT_EQ(c.models[2].transformer.scan_lengths, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(c.models[2].transformer.remat, RematPlacement::kNone);  // remat_scan's checkpoints alone
+  EXPECT_TRUE(c.models[3].transformer.scan_lengths.empty());        // unrolled
+}
+
+// A sweep file's gpt and llama are Flax's configs with the reader's defaults (docs/sweeps.md):
+// mlp 4 x model for the gpt; for the llama, kv_heads the heads and mlp 8/3 x model rounded up to 8.
+TEST(SweepConfig, TokenModelsAreFlaxConfigsWithTheSweepsDefaults) {
+  const SweepConfig c = parse_sweep(R"yaml(models:
+  - gpt: {layers: 2, batch: 2, sequence: 8, model: 16, heads: 2, vocab: 32}
+  - llama: {layers: 4, batch: 2, sequence: 8, model: 16, heads: 2, vocab: 32, remat_scan: [2, 2]}
+  - gpt: {layers: 2, batch: 2, sequence: 8, model: 16, heads: 2, vocab: 32, loop: scan, dtype: bf16, remat: whole}
+policies: [nothing_saveable]
+backends: [reference]
+)yaml", "s.yaml");
+  const GptConfig& gpt = c.models[0].gpt;
+  EXPECT_EQ(gpt.mlp, 64);
+  EXPECT_EQ(gpt.dropout, 0.0);
+  EXPECT_EQ(gpt.dtype, DType::kF32);
+  EXPECT_EQ(gpt.remat, RematPlacement::kPerLayer);
+  EXPECT_TRUE(gpt.scan_lengths.empty());
+  EXPECT_EQ(gpt.tensor, 1);
+  const LlamaConfig& llama = c.models[1].llama;
+  EXPECT_EQ(llama.kv_heads, 2);
+  EXPECT_EQ(llama.mlp, 48);
+  EXPECT_EQ(llama.scan_lengths, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(c.models[1].llama.parallel.devices(), 1);
+  EXPECT_EQ(c.models[2].gpt.scan_lengths, (std::vector<int64_t>{2}));
+  EXPECT_EQ(c.models[2].gpt.dtype, DType::kBF16);
+  EXPECT_EQ(c.models[2].gpt.remat, RematPlacement::kWhole);
 }
 
 TEST(SweepConfig, LayerLoopMistakesAreNamedWithLineAndColumn) {

@@ -186,18 +186,11 @@ Model build_gpt(const GptConfig& c, const std::string& policy, uint64_t seed, Mo
     const LayerFn block = [&](ProgramBuilder& into, Atom h, const std::vector<Atom>& p) {
       return GptTracer(into, c).block(h, p.data(), dropout ? p.back() : Atom{}, 0);
     };
-    const bool per_block = c.scan_lengths.size() == 1 && c.remat == GptRemat::kEachBlock;
-    const LayerFn scanned_blocks = [&](ProgramBuilder& into, Atom h, const std::vector<Atom>& p) {
-      if (!dropout) return scan_layers(into, h, p, c.scan_lengths, policy, per_block, block);
-      return scan_layers(into, h, std::vector<Atom>(p.begin(), p.end() - 1), c.scan_lengths, policy, per_block, block, p.back());
-    };
-    std::vector<Atom> operands = block_params;
-    if (dropout) operands.push_back(key);
-    x = c.scan_lengths.size() == 1 && c.remat == GptRemat::kWhole ? checkpoint_over(b, x, operands, policy, true, scanned_blocks)
-                                                                  : scanned_blocks(b, x, operands);
-  } else if (c.remat == GptRemat::kNone) {
+    x = scan_with_remat(b, x, block_params, c.scan_lengths, policy, c.remat, block,
+                        dropout ? std::optional<Atom>(key) : std::nullopt);
+  } else if (c.remat == RematPlacement::kNone) {
     x = blocks(b, x, key, block_params, 0, c.layers);
-  } else if (c.remat == GptRemat::kWhole) {
+  } else if (c.remat == RematPlacement::kWhole) {
     x = remat(x, 0, c.layers);
   } else {
     for (int64_t l = 0; l < c.layers; ++l) x = remat(x, l, l + 1);

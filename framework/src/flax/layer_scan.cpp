@@ -63,4 +63,19 @@ Atom scan_layers(ProgramBuilder& b, Atom x, const std::vector<Atom>& stacked, co
   return b.emit1(Prim::kScan, operands, scan_params_of(std::make_shared<const Program>(body.finish({out})), lengths[0], 0, 1));
 }
 
+Atom scan_with_remat(ProgramBuilder& b, Atom x, const std::vector<Atom>& stacked, const std::vector<int64_t>& lengths,
+                     const std::string& policy, RematPlacement remat, const LayerFn& layer, std::optional<Atom> rng) {
+  const bool one_scan = lengths.size() == 1;
+  const bool per_layer = one_scan && remat == RematPlacement::kPerLayer;
+  // The stacked params, then the key (the last operand), which each scan splits.
+  const LayerFn scanned = [&](ProgramBuilder& into, Atom h, const std::vector<Atom>& p) {
+    if (!rng) return scan_layers(into, h, p, lengths, policy, per_layer, layer);
+    return scan_layers(into, h, std::vector<Atom>(p.begin(), p.end() - 1), lengths, policy, per_layer, layer, p.back());
+  };
+  std::vector<Atom> operands = stacked;
+  if (rng) operands.push_back(*rng);
+  if (one_scan && remat == RematPlacement::kWhole) return checkpoint_over(b, x, operands, policy, true, scanned);
+  return scanned(b, x, operands);
+}
+
 }  // namespace rematkit

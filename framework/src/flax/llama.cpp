@@ -139,15 +139,10 @@ Model build_llama(const LlamaConfig& c, const std::string& policy, uint64_t seed
                              block_params.begin() + last * static_cast<int64_t>(kParamsPerBlock));
   };
   if (!c.scan_lengths.empty()) {
-    const bool per_block = c.scan_lengths.size() == 1 && c.remat == GptRemat::kEachBlock;
-    const LayerFn scanned = [&](ProgramBuilder& into, Atom h, const std::vector<Atom>& p) {
-      return scan_layers(into, h, p, c.scan_lengths, policy, per_block, block);
-    };
-    x = c.scan_lengths.size() == 1 && c.remat == GptRemat::kWhole ? checkpoint_over(b, x, block_params, policy, true, scanned)
-                                                                  : scanned(b, x, block_params);
-  } else if (c.remat == GptRemat::kNone) {
+    x = scan_with_remat(b, x, block_params, c.scan_lengths, policy, c.remat, block);
+  } else if (c.remat == RematPlacement::kNone) {
     x = blocks(0, c.layers)(b, x, block_params);
-  } else if (c.remat == GptRemat::kWhole) {
+  } else if (c.remat == RematPlacement::kWhole) {
     x = checkpoint_over(b, x, block_params, policy, true, blocks(0, c.layers));
   } else {
     for (int64_t l = 0; l < c.layers; ++l) x = checkpoint_over(b, x, params_of(l, l + 1), policy, true, blocks(l, l + 1));

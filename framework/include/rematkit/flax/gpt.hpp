@@ -10,11 +10,9 @@
 
 #include "rematkit/flax/export.hpp"
 #include "rematkit/flax/model_builder.hpp"
+#include "rematkit/flax/remat_placement.hpp"
 
 namespace rematkit {
-
-// Where the model's checkpoints go (nn.remat around each block, around all of them, or none).
-enum class GptRemat { kNone, kEachBlock, kWhole };
 
 struct GptConfig {
   int64_t vocab = 64;
@@ -28,7 +26,7 @@ struct GptConfig {
   // f32 or bf16: the params (Flax's param_dtype) and every activation, LayerNorm's statistics and
   // the loss included (force_float32_reductions=False); the loss's mean is taken in f32.
   DType dtype = DType::kF32;
-  GptRemat remat = GptRemat::kEachBlock;
+  RematPlacement remat = RematPlacement::kPerLayer;  // a checkpoint around each block
   // Empty: the blocks unrolled. One length (the layers): nn.scan over the blocks, their params
   // stacked [layers, ...] (`remat` puts the checkpoint inside the scan's body, or around the scan).
   // Several: nn.remat_scan(lengths=...), whose checkpoints replace `remat`'s. Not with dropout

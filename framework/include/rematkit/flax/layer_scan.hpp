@@ -1,6 +1,6 @@
 // Identical layers traced as Flax's nn.scan and nn.remat_scan trace them, for models built with
-// ProgramBuilder (the sweep's transformer, build_gpt): one scan equation per level, the layers'
-// params stacked as the scan's xs.
+// ProgramBuilder (build_transformer, build_gpt, build_llama): one scan equation per level, the
+// layers' params stacked as the scan's xs.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rematkit/flax/export.hpp"
+#include "rematkit/flax/remat_placement.hpp"
 #include "rematkit/ir/program_builder.hpp"
 
 namespace rematkit {
@@ -30,5 +31,12 @@ REMATKIT_FLAX_EXPORT Atom checkpoint_over(ProgramBuilder& b, Atom x, const std::
 REMATKIT_FLAX_EXPORT Atom scan_layers(ProgramBuilder& b, Atom x, const std::vector<Atom>& stacked,
                                       const std::vector<int64_t>& lengths, const std::string& policy,
                                       bool checkpoint_each_layer, const LayerFn& layer, std::optional<Atom> rng = std::nullopt);
+
+// A model's scanned layers: with one length, nn.scan with `remat` placing its checkpoints (inside
+// the body for kPerLayer, around the scan, a checkpoint with prevent_cse, for kWhole); with
+// several, nn.remat_scan, whose checkpoints replace `remat`'s. `rng` as scan_layers takes it.
+REMATKIT_FLAX_EXPORT Atom scan_with_remat(ProgramBuilder& b, Atom x, const std::vector<Atom>& stacked,
+                                          const std::vector<int64_t>& lengths, const std::string& policy,
+                                          RematPlacement remat, const LayerFn& layer, std::optional<Atom> rng = std::nullopt);
 
 }  // namespace rematkit

@@ -11,6 +11,7 @@
 #include "rematkit/flax/export.hpp"
 #include "rematkit/flax/gpt.hpp"
 #include "rematkit/flax/model_builder.hpp"
+#include "rematkit/flax/remat_placement.hpp"
 
 namespace rematkit {
 
@@ -26,9 +27,9 @@ struct LlamaConfig {
   // f32 or bf16: the params and every activation (RMSNorm's statistics included); the rotary
   // angles are computed in f32 and cast; the loss's mean is taken in f32.
   DType dtype = DType::kF32;
-  GptRemat remat = GptRemat::kEachBlock;
+  RematPlacement remat = RematPlacement::kPerLayer;  // a checkpoint around each block
   // As GptConfig's: empty, the blocks unrolled; one length, nn.scan over the blocks (the checkpoint
-  // inside the body with kEachBlock, around the scan with kWhole); several, nn.remat_scan.
+  // inside the body with kPerLayer, around the scan with kWhole); several, nn.remat_scan.
   std::vector<int64_t> scan_lengths;
   // As GptConfig's: above 1, one device's share of the model split Megatron-style over a mesh axis
   // 'tensor': heads / tensor query heads and kv_heads / tensor key and value heads (q, k, v

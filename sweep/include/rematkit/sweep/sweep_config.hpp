@@ -6,17 +6,20 @@
 #include <string>
 #include <vector>
 
+#include "rematkit/flax/gpt.hpp"
+#include "rematkit/flax/llama.hpp"
+#include "rematkit/flax/remat_placement.hpp"
+#include "rematkit/flax/transformer.hpp"
 #include "rematkit/ir/error.hpp"
 #include "rematkit/sweep/export.hpp"
 
 namespace rematkit::sweep {
 
-enum class Remat { kNone, kWhole, kPerLayer };  // where an MLP's checkpoints go
-
-// How a model's identical layers are traced (`loop:` and `remat_scan:` in a sweep file): unrolled,
+// How an MLP's identical layers are traced (`loop:` and `remat_scan:` in a sweep file): unrolled,
 // in one lax.scan with the params stacked (Flax's nn.scan; `remat` then puts the checkpoint inside
 // the body, per layer, or around the scan, whole), or in nested scans with a checkpoint around each
-// inner one (nn.remat_scan(lengths=...), whose checkpoints replace `remat`'s).
+// inner one (nn.remat_scan(lengths=...), whose checkpoints replace `remat`'s). The token models and
+// the transformer hold the same as their configs' scan_lengths.
 struct LayerLoop {
   enum class Kind { kUnrolled, kScan, kRematScan } kind = Kind::kUnrolled;
   std::vector<int64_t> lengths;  // kRematScan: their product is the number of layers
@@ -27,17 +30,8 @@ struct MlpModel {
   std::vector<int64_t> widths;  // one Dense layer each
   int64_t batch = 1;
   std::string activation = "relu";  // relu or tanh, between layers (after every layer when scanned)
-  Remat remat = Remat::kPerLayer;
+  RematPlacement remat = RematPlacement::kPerLayer;
   LayerLoop loop;  // scanned: every width must be the input's
-};
-
-// A stack of transformer blocks without normalisation: x + attention(x), then x + W2 relu(W1 x).
-// Attention is written with batched dot_general over (batch, head), so dots_saveable and
-// dots_with_no_batch_dims_saveable differ; the loss is sum(output).
-struct TransformerModel {
-  int64_t layers = 1, batch = 1, sequence = 1, model = 1, heads = 1, mlp = 1;
-  Remat remat = Remat::kPerLayer;
-  LayerLoop loop;
 };
 
 // A token model's step over a mesh (flax/parallel_step.hpp): the batch split over data x fsdp
@@ -49,24 +43,15 @@ struct ModelParallel {
   int64_t devices() const { return data * fsdp * tensor; }
 };
 
-// rematkit::build_gpt's model (flax/gpt.hpp): embeddings, pre-LayerNorm causal attention blocks
-// with a GELU MLP, dropout, tied output, cross-entropy; f32 or bf16.
-struct GptModel {
-  int64_t layers = 2, batch = 2, sequence = 64, model = 64, heads = 4, mlp = 256, vocab = 256;
-  double dropout = 0.0;
-  std::string dtype = "f32";  // f32 or bf16
-  Remat remat = Remat::kPerLayer;
-  LayerLoop loop;  // scanned: no dropout
-  ModelParallel parallel;  // not with dropout
+// rematkit::build_gpt's model (flax/gpt.hpp), on the mesh `parallel` (not with dropout). The
+// config is the whole model's: its `tensor` stays 1, and the sweep builds a device's share from
+// `parallel`. A sweep file's defaults are the reader's (docs/sweeps.md), not GptConfig's.
+struct GptModel : GptConfig {
+  ModelParallel parallel;
 };
 
-// A Llama-style decoder (rematkit/flax/llama.hpp): RMSNorm, rotary embeddings, grouped-query
-// attention (kv_heads dividing heads), a SwiGLU MLP, an untied head; no dropout.
-struct LlamaModel {
-  int64_t layers = 2, batch = 2, sequence = 64, model = 64, heads = 4, kv_heads = 4, mlp = 172, vocab = 256;
-  std::string dtype = "f32";  // f32 or bf16
-  Remat remat = Remat::kPerLayer;
-  LayerLoop loop;
+// rematkit::build_llama's model (flax/llama.hpp), on the mesh `parallel`, as GptModel.
+struct LlamaModel : LlamaConfig {
   ModelParallel parallel;
 };
 
@@ -77,7 +62,7 @@ struct CnnModel {
   int64_t batch = 1, image = 8, channels = 3, classes = 10;
   std::vector<int64_t> widths;  // one block each
   bool downsample = false;
-  Remat remat = Remat::kPerLayer;
+  RematPlacement remat = RematPlacement::kPerLayer;
 };
 
 struct ProgramModel {
@@ -94,7 +79,7 @@ struct ModelSpec {
   std::string name;
   enum class Kind { kMlp, kTransformer, kGpt, kLlama, kCnn, kProgram } kind = Kind::kMlp;
   MlpModel mlp;
-  TransformerModel transformer;
+  TransformerConfig transformer;  // rematkit::build_transformer's model (flax/transformer.hpp)
   GptModel gpt;
   LlamaModel llama;
   CnnModel cnn;
