@@ -118,8 +118,8 @@ int main(int argc, char** argv) {
     // The integer program alone gets the bytes the structured solve's fraction meant.
     options.budget = row.structure ? rematkit::parse_budget(std::to_string(fraction), "--fraction")
                                    : rematkit::parse_budget(std::to_string(last_budget), "--fraction");
-    options.backends = preference;
-    options.threads = 1;
+    options.backends.preference = preference;
+    options.backends.threads = 1;
     options.differentiate = trained;
     options.time_limit_seconds = time_limit;
     options.structure = row.structure;

@@ -12,7 +12,7 @@ int main() try {
   const rematkit::Model model = builder.build(/*batch=*/32, /*features=*/64);
 
   rematkit::PlanOptions options;
-  options.backends = {"highway", "reference"};  // in order of preference
+  options.backends.preference = {"highway", "reference"};  // in order of preference
   options.differentiate = model.params;         // the params, not the data
   rematkit::Plan plan(model.program, options);
   std::cout << plan.residual_report() << "residual bytes: " << plan.residual_bytes() << "\n";

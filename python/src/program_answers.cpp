@@ -32,10 +32,10 @@ std::vector<size_t> differentiated(const Program& program, const ProgramEdits& e
 PlanOptions plan_options(const Program& program, const std::string& policy, const ProgramEdits& edits, const RunOn& on) {
   PlanOptions options;
   options.policy = policy;
-  options.backends = on.backends;
-  options.threads = on.threads;
+  options.backends.preference = on.backends;
+  options.backends.threads = on.threads;
+  options.backends.max_memory = on.max_memory;
   options.differentiate = differentiated(program, edits);
-  options.max_memory = on.max_memory;
   return options;
 }
 
@@ -88,7 +88,7 @@ std::string memory_json(const Program& program, const std::string& policy, const
     // One device's plan, or the whole arrays' (a Plan places a program on its mesh): planned, not run.
     const Linearization lin = analysed(p, policy, edits, mesh);
     const PluginRegistry& plugins = default_plugins();
-    const BackendOptions backends{on.backends.empty() ? plugins.fastest_backends() : on.backends, &plugins};
+    const BackendOptions backends{on.backends, &plugins};
     return memory_report_json(build_memory_report(build_step_program(lin, backends, Pass::kBackward, InputMode::kLoadedEachRun)));
   }
   const Plan plan(p, plan_options(p, policy, edits, on));
@@ -100,8 +100,8 @@ SolveAnswer solve(const Program& program, const SolveRequest& request, const Pro
   BudgetOptions options;
   options.budget = parse_budget(request.budget, "budget");
   options.cost = parse_recompute_cost(request.cost, "cost");
-  options.backends = on.backends;
-  options.threads = on.threads;
+  options.backends.preference = on.backends;
+  options.backends.threads = on.threads;
   options.differentiate = differentiated(p, edits);
   options.jax_signatures = request.for_jax;
   options.allow_offload = request.offload;

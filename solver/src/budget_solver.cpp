@@ -39,7 +39,7 @@ bool has_checkpoint(const Program& program) {
 class BudgetSearch {
  public:
   BudgetSearch(const Program& program, const BudgetOptions& options)
-      : plugins_(options.plugins ? *options.plugins : default_plugins()),
+      : plugins_(options.backends.plugins ? *options.backends.plugins : default_plugins()),
         whole_program_(!has_checkpoint(program)),
         judge_(program, options, plugins_, whole_program_),
         // A little of the limit is kept for what follows the search (the answer's linearization).
@@ -218,7 +218,7 @@ std::vector<BudgetSolution> solve_budgets(const Program& program, const BudgetOp
 }
 
 Linearization linearize_solution(const Program& program, const BudgetSolution& solution, const BudgetOptions& options) {
-  const PluginRegistry& plugins = options.plugins ? *options.plugins : default_plugins();
+  const PluginRegistry& plugins = options.backends.plugins ? *options.backends.plugins : default_plugins();
   solver::DecisionTable table;
   for (const SolvedEquation& e : solution.equations) table.by_site[e.site] = e.decision;
   const solver::PlannerJudge judge(program, solution.whole_program, plugins.policies(), BackendOptions{}, options.differentiate,

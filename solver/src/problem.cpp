@@ -38,10 +38,8 @@ std::vector<double> measured_costs(const BudgetOptions& options, const PluginReg
 }  // namespace
 
 BackendOptions backend_options(const BudgetOptions& options, const PluginRegistry& plugins) {
-  BackendOptions b;
+  BackendOptions b = options.backends;
   b.plugins = &plugins;
-  b.preference = options.backends.empty() ? plugins.fastest_backends() : options.backends;
-  b.threads = options.threads;
   return b;
 }
 

@@ -32,9 +32,7 @@ Linearization BudgetAnswers::linearized(const SweepConfig& config, size_t model,
                                         const std::vector<size_t>& trained, const std::string& policy,
                                         const BackendOptions& backends) {
   BudgetOptions options;
-  options.backends = backends.preference;
-  options.threads = backends.threads;
-  options.plugins = backends.plugins;
+  options.backends = backends;
   options.differentiate = trained;
   options.time_limit_seconds = config.budget_time_limit_seconds;
   const std::string list = joined(backends.preference);

@@ -31,7 +31,7 @@ const char* kSinTimesW = "{ lambda ; x:f32[256] w:f32[256]. let\n"
 Plan plan_of(const std::string& text, const std::string& policy, std::vector<size_t> differentiate = {}) {
   PlanOptions options;
   options.policy = policy;
-  options.backends = {"reference"};
+  options.backends.preference = {"reference"};
   options.differentiate = std::move(differentiate);
   return Plan(parse_program(text, "p.jaxpr"), options);
 }
@@ -144,7 +144,7 @@ TEST(MemoryReport, TanhMlpPeakIsMostlyParamsAndGradientsUnderBothPolicies) {
                             .checkpoint(policy, [](ModelBuilder& m) { m.dense(256).tanh().dense(256).tanh().dense(64); })
                             .build(64, 64, 0, Loss::kSum);
     PlanOptions options;
-    options.backends = {"reference"};
+    options.backends.preference = {"reference"};
     options.differentiate = model.params;
     return Plan(model.program, options).memory_report();
   };

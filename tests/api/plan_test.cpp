@@ -4,6 +4,9 @@
 #include "rematkit/flax/model_builder.hpp"
 #include "rematkit/interpreter/interpreter.hpp"
 #include "rematkit/rematkit.hpp"
+#include "rematkit/plugin_host/plugin_registry.hpp"
+#include "rematkit/schedule/step_program.hpp"
+#include "support/test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -168,6 +171,23 @@ TEST(Plan, TrainingStepsApplyTheGradient) {
   EXPECT_LT(second, expected.outputs[0].data[0]);  // a small step down a smooth loss descends
 }
 
+// How a plan runs is one BackendOptions: its fusion too. A Dense layer with its relu fuses on
+// highway (the values between the parts get no buffer); with fusion off the plan is the unfused one.
+TEST(Plan, FusionCanBeTurnedOff) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  const Model model = ModelBuilder().dense(16).relu().dense(16).relu().dense(1).build(8, 16);
+  PlanOptions fused, unfused;
+  fused.backends.preference = unfused.backends.preference = {"highway", "reference"};
+  unfused.backends.fusion = BackendOptions::Fusion::kOff;
+  const Plan a(model.program, fused), b(model.program, unfused);
+  BackendOptions off{{"highway", "reference"}, &default_plugins()};
+  off.fusion = BackendOptions::Fusion::kOff;
+  const StepProgram expected = build_step_program(b.linearization(), off, Pass::kBackward, InputMode::kLoadedEachRun);
+  EXPECT_EQ(b.predicted_peak(), expected.layout().arena(MemorySpace::kDevice));
+  EXPECT_EQ(expected.fused_steps(), 0u);
+  EXPECT_NE(a.memory_report().steps.size(), b.memory_report().steps.size()) << "the fused plan runs fewer steps";
+}
+
 TEST(Plan, PlansAndStepsMove) {
   const Model model = ModelBuilder().dense(3).relu().dense(1).build(4, 2);
   std::vector<Plan> plans;
@@ -184,7 +204,7 @@ TEST(Plan, BadInputIsOneError) {
   const Model model = ModelBuilder().dense(2).build(2, 2);
   PlanOptions unknown_policy, unknown_backend;
   unknown_policy.policy = "no_such_policy";
-  unknown_backend.backends = {"no_such_backend"};
+  unknown_backend.backends.preference = {"no_such_backend"};
   EXPECT_THROW(Plan(model.program, unknown_policy), Error);
   EXPECT_THROW(Plan(model.program, unknown_backend), Error);
   Plan plan(model.program);

@@ -90,7 +90,7 @@ TEST_P(FlaxGoldenTest, EveryBackendWithinTolerance) {
   for (const std::string& backend : default_plugins().backend_names()) {
     SCOPED_TRACE(backend);
     flax::NnRematPolicyOptions options = options_for(c);
-    options.backends = {backend, "reference"};  // what a backend declines runs on the reference
+    options.backends.preference = {backend, "reference"};  // what a backend declines runs on the reference
     const std::vector<float> out =
         flax::nn_remat_policy(c.at("seed").get<double>(), x, c.at("features").get<double>(), options);
     ASSERT_EQ(out.size(), expected.size());

@@ -275,8 +275,8 @@ TEST_P(AllocationCount, WarmTrainingStepsAllocateNothingAndReachThePredictedPeak
   const Case& c = GetParam();
   const Model model = model_named(c.model);
   PlanOptions options;
-  options.backends = c.backends;
-  options.threads = c.threads;
+  options.backends.preference = c.backends;
+  options.backends.threads = c.threads;
   const Plan plan(model.program, options);
   TrainingStep step = plan.training_step(model.arguments, model.params, 1e-3);
 

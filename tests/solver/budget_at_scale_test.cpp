@@ -39,8 +39,8 @@ const char* kGpt = "gpt: {layers: 2, batch: 1, sequence: 16, model: 32, heads: 2
 BudgetOptions options_for(const sweep::ModelProgram& m, const std::string& budget, double seconds = 4.0) {
   BudgetOptions o;
   o.budget = parse_budget(budget, "test");
-  o.backends = {"highway", "reference"};
-  o.threads = 1;
+  o.backends.preference = {"highway", "reference"};
+  o.backends.threads = 1;
   o.differentiate = m.trained;
   o.time_limit_seconds = seconds;
   return o;
@@ -111,8 +111,8 @@ TEST(BudgetAtScale, ACheckpointAroundAScanDecidesItsBody) {
                                   "around_a_scan");
   BudgetOptions options;
   options.budget = parse_budget("min", "test");
-  options.backends = {"highway", "reference"};
-  options.threads = 1;
+  options.backends.preference = {"highway", "reference"};
+  options.backends.threads = 1;
   const BudgetSolution s = solve_budget(p, options);
   ASSERT_FALSE(s.equations.empty());
   for (const SolvedEquation& e : s.equations) EXPECT_EQ(e.site.rfind("5:25#0/", 0), 0u) << e.site;  // the scan at 5:25
@@ -238,8 +238,8 @@ TEST(BudgetAtScale, AGeneralSegmentCostsNoMoreThanThePyTorchKnapsackAtTheKnapsac
 
     BudgetOptions options;
     options.budget = parse_budget(std::to_string(knapsack_peak), "test");
-    options.backends = {"highway", "reference"};
-    options.threads = 1;
+    options.backends.preference = {"highway", "reference"};
+    options.backends.threads = 1;
     options.time_limit_seconds = 30.0;  // the planner-side grid needs its time in the sanitizer build (it failed at 5 s there once)
     const BudgetSolution s = solve_budget(program, options);
     EXPECT_LE(s.peak_bytes, knapsack_peak);

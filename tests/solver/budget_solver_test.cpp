@@ -36,7 +36,7 @@ Model per_layer_mlp() {
 BudgetOptions options_for(const Model& model, const std::string& budget) {
   BudgetOptions o;
   o.budget = parse_budget(budget, "test");
-  o.backends = {"highway", "reference"};
+  o.backends.preference = {"highway", "reference"};
   o.differentiate = model.params;
   return o;
 }
@@ -262,7 +262,7 @@ TEST(BudgetSolver, ARecomputedGatherCostsTheBytesItSendsAgain) {
   const Program program = parse_program(testing::with_policy(testing::kFsdpStep, "nothing_saveable"), "fsdp");
   BudgetOptions options;
   options.budget = parse_budget("0.2", "test");
-  options.backends = {"reference"};
+  options.backends.preference = {"reference"};
   options.mesh = Mesh{{{"data", 2}, {"fsdp", 2}}};
   const BudgetSolution free = solve_budget(program, options);
   options.comm_flops_per_byte = 1000;
@@ -278,7 +278,7 @@ TEST(BudgetSolver, WithMeasuredCostsARecomputedGatherCostsItsBytesInNanoseconds)
   const Program program = parse_program(testing::with_policy(testing::kFsdpStep, "nothing_saveable"), "fsdp");
   BudgetOptions options;
   options.budget = parse_budget("0.2", "test");
-  options.backends = {"reference"};
+  options.backends.preference = {"reference"};
   options.cost = RecomputeCost::kMeasured;
   options.mesh = Mesh{{{"data", 2}, {"fsdp", 2}}};
   options.comm_ns_per_byte = 1e6;

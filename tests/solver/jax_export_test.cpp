@@ -51,7 +51,7 @@ TEST(JaxExport, AnAnswerThatKeepsOnlyNamedValuesIsSaveOnlyTheseNames) {
   const Program p = parse_program(kNamedMulChain, "chain.jaxpr");
   BudgetOptions o;
   o.budget = parse_budget("1", "test");
-  o.backends = {"reference"};
+  o.backends.preference = {"reference"};
   o.jax_signatures = true;
   const std::string py = jax_policy_python(solve_budget(p, o));
   EXPECT_TRUE(ends_with(py, "\nimport jax\n\npolicy = jax.checkpoint_policies.save_only_these_names(\"a\", \"b\")\n")) << py;

@@ -43,8 +43,8 @@ Program chain(int layers) {
 BudgetSolution smallest(int layers, double seconds = 8.0) {
   BudgetOptions o;
   o.budget = parse_budget("0", "test");
-  o.backends = {"reference"};
-  o.threads = 1;
+  o.backends.preference = {"reference"};
+  o.backends.threads = 1;
   o.time_limit_seconds = seconds;
   return solve_budget(chain(layers), o);
 }

@@ -56,8 +56,8 @@ TEST_P(SweepProgramText, ReadsBackWithTheModelsAnswers) {
   // answered once they are known.
   BudgetOptions options;
   options.budget = parse_budget("1", "test");
-  options.backends = {"highway", "reference"};
-  options.threads = 1;
+  options.backends.preference = {"highway", "reference"};
+  options.backends.threads = 1;
   options.differentiate = m.trained;
   options.time_limit_seconds = 8;
   const BudgetSolution built = solve_budget(m.program, options);

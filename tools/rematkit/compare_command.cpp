@@ -286,13 +286,12 @@ Planned planned(const CompareOptions& o) {
   c.policies = o.policies;
   c.one_by_one_threads = o.threads;
   BackendOptions& backends = out.backends;
-  backends = BackendOptions{o.backends.empty() ? plugins.fastest_backends() : o.backends, &plugins};
+  backends = BackendOptions{o.backends, &plugins};
   backends.threads = o.threads;
   backends.max_memory = memory_limit(o.max_memory);
   c.plans.reserve(o.policies.size());
   for (const std::string& policy : o.policies) {
-    c.plans.emplace_back(program, PlanOptions{policy, backends.preference, o.threads, lin_options.differentiate, &plugins,
-                                                   backends.max_memory});
+    c.plans.emplace_back(program, PlanOptions{policy, backends, lin_options.differentiate});
     out.lins.push_back(&c.plans.back().linearization());
   }
   c.rows = kept_value_rows(out.lins);

@@ -33,9 +33,8 @@ void run_solve(const SolveOptions& o) {
   BudgetOptions options;
   options.budget = parse_budget(o.budget, "--budget");
   options.cost = parse_recompute_cost(o.cost, "--cost");
-  options.backends = o.backends;
-  options.threads = o.threads;
-  options.plugins = &command_plugins(o.plugins);
+  options.backends = BackendOptions{o.backends, &command_plugins(o.plugins)};
+  options.backends.threads = o.threads;
   if (!o.edits.wrt.empty()) options.differentiate = argument_indices(program, o.edits.wrt, "--wrt");
   options.jax_signatures = !o.jax_out.empty();
   options.allow_offload = o.offload;

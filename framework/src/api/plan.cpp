@@ -13,17 +13,15 @@
 namespace rematkit {
 
 Plan::Plan(Program program, PlanOptions options) : program_(std::move(program)) {
-  const PluginRegistry& plugins = options.plugins ? *options.plugins : default_plugins();
+  const PluginRegistry& plugins = options.backends.plugins ? *options.backends.plugins : default_plugins();
   LinearizeOptions lin_options;
   lin_options.policies = &plugins.policies();
   lin_options.policy = options.policy;
   lin_options.policy_source = "the plan's policy";
   lin_options.differentiate = options.differentiate;
   lin_ = std::make_unique<Linearization>(linearize(program_, lin_options));
-  backends_ = BackendOptions{options.backends, &plugins};
-  if (backends_.preference.empty()) backends_.preference = plugins.fastest_backends();
-  backends_.threads = options.threads;
-  backends_.max_memory = options.max_memory;
+  backends_ = options.backends;
+  backends_.plugins = &plugins;
   if (lin_->graph.mesh) {
     place_on_mesh(*lin_, *lin_->graph.mesh);
     devices_ = std::make_unique<SimulatedDevices>(*lin_, *lin_->graph.mesh, backends_);

@@ -30,10 +30,11 @@ RematMlpSetup check_nn_remat_policy_inputs(double seed, std::span<const float> x
   if (d * features + 2 * features * features > kMaxParameters)
     fail("features " + std::to_string(static_cast<int64_t>(features)) + " makes the MLP too large (more than " +
          std::to_string(static_cast<int64_t>(kMaxParameters)) + " parameters)");
-  const PluginRegistry& plugins = options.plugins ? *options.plugins : default_plugins();
+  const PluginRegistry& plugins = options.backends.plugins ? *options.backends.plugins : default_plugins();
   plugins.policies().parse(options.policy, {"policy", 0, 0});
-  if (options.backends.empty()) fail("no backend given");
-  for (const std::string& b : options.backends)
+  const std::vector<std::string> preference = preference_or_fastest(options.backends);
+  if (preference.empty()) fail("no backend given");
+  for (const std::string& b : preference)
     if (!plugins.backend(b)) {
       std::string known;
       for (const std::string& name : plugins.backend_names()) known += (known.empty() ? "" : ", ") + name;
@@ -71,11 +72,13 @@ std::vector<float> nn_remat_policy(double seed, std::span<const float> x, double
 
 std::vector<float> apply_module(const InitializedModule& module, std::span<const float> x,
                                 const NnRematPolicyOptions& options) {
-  const PluginRegistry& plugins = options.plugins ? *options.plugins : default_plugins();
+  const PluginRegistry& plugins = options.backends.plugins ? *options.backends.plugins : default_plugins();
   LinearizeOptions linearize_options;
   linearize_options.policies = &plugins.policies();
   const Linearization lin = linearize(module.apply, linearize_options);
-  OneShotRunner forward(lin, BackendOptions{options.backends, &plugins}, Pass::kForward);
+  BackendOptions backends = options.backends;
+  backends.plugins = &plugins;
+  OneShotRunner forward(lin, backends, Pass::kForward);
   const std::vector<Tensor> out = forward.run({}, apply_arguments(module, x)).outputs;
   return std::vector<float>(out.at(0).data.begin(), out.at(0).data.end());
 }

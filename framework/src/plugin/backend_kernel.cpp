@@ -166,12 +166,13 @@ std::unique_ptr<PreparedKernel> BackendInstance::prepare(std::string_view primit
 BackendSet::BackendSet(const BackendOptions& options)
     : fuse_(options.fusion != BackendOptions::Fusion::kOff), debug_prints_(options.debug_prints) {
   const PluginRegistry& plugins = options.plugins ? *options.plugins : default_plugins();
-  if (options.preference.empty()) fail("no backend given");
+  const std::vector<std::string> preference = preference_or_fastest(options);
+  if (preference.empty()) fail("no backend given, and none of onednn, highway and reference is installed");
   if (options.threads < 0)
     fail("the number of threads must be at least 1 (or 0 for every core), not " + std::to_string(options.threads));
   Params created_with;
   if (options.threads > 0) created_with.set("num_threads", ParamValue::of_int(options.threads));
-  for (const std::string& name : options.preference)
+  for (const std::string& name : preference)
     backends_.push_back(std::make_unique<BackendInstance>(plugins, name, created_with));
 }
 

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "rematkit/plugin_host/backend_options.hpp"
 #include "../policy/default_registry.hpp"
 #include "host_api.hpp"
 #include "plugin_policy.hpp"
@@ -160,6 +161,11 @@ std::vector<std::string> PluginRegistry::fastest_backends() const {
   for (const char* fastest_first : {"onednn", "highway", "reference"})
     if (backend(fastest_first)) preference.push_back(fastest_first);
   return preference;
+}
+
+std::vector<std::string> preference_or_fastest(const BackendOptions& options) {
+  if (!options.preference.empty()) return options.preference;
+  return (options.plugins ? *options.plugins : default_plugins()).fastest_backends();
 }
 
 const PluginRegistry& default_plugins() {

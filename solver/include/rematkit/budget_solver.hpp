@@ -12,6 +12,7 @@
 
 #include "rematkit/ir/error.hpp"
 #include "rematkit/ir/mesh.hpp"
+#include "rematkit/plugin_host/backend_options.hpp"
 #include "rematkit/policy/policy.hpp"
 #include "rematkit/ir/program.hpp"
 #include "rematkit/solver/export.hpp"
@@ -46,10 +47,10 @@ REMATKIT_SOLVER_EXPORT RecomputeCost parse_recompute_cost(const std::string& tex
 struct BudgetOptions {
   Budget budget;
   RecomputeCost cost = RecomputeCost::kFlops;
-  std::vector<std::string> backends;  // as PlanOptions: empty for the fastest installed
-  int threads = 0;
+  // How the plans it judges run (an empty preference: the fastest installed, as a Plan's); its
+  // plugins are where the policies come from too.
+  BackendOptions backends{.preference = {}};
   std::vector<size_t> differentiate;  // jax.grad's argnums; empty: every floating argument
-  const PluginRegistry* plugins = nullptr;
   // Give equations a JAX policy cannot tell apart (same primitive, operand avals and name) the same
   // decision, so that the answer exports as a Python policy.
   bool jax_signatures = false;

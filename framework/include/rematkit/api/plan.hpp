@@ -29,14 +29,11 @@ struct PlanOptions {
   // Checkpoint the whole program with this policy (any spec `rematkit residuals --policy` takes);
   // empty: only the checkpoints the program has, each with its own policy.
   std::string policy;
-  // Backends in order of preference: each equation runs on the first that supports it. Empty:
-  // onednn, highway, reference, those of them that are installed.
-  std::vector<std::string> backends;
-  int threads = 0;                     // threads a step may use; 0: every core
-  std::vector<size_t> differentiate;   // jax.grad's argnums; empty: every floating argument
-  const PluginRegistry* plugins = nullptr;  // where policies and backends come from; default_plugins() if null
-  // The most bytes a step may take: BackendOptions::max_memory (nullopt: the available memory).
-  std::optional<int64_t> max_memory{};
+  // How it runs: backends in order of preference (each equation runs on the first that supports
+  // it; empty: onednn, highway, reference, those of them that are installed), threads, the most
+  // bytes a step may take, fusion. Its plugins are where the policy comes from too.
+  BackendOptions backends{.preference = {}};
+  std::vector<size_t> differentiate;  // jax.grad's argnums; empty: every floating argument
 };
 
 // One program, one policy, one list of backends: linearized and planned at construction, then run

@@ -19,8 +19,9 @@ namespace rematkit::flax {
 struct NnRematPolicyOptions {
   random::PrngMode prng = random::PrngMode::kPartitionable;  // JAX >= 0.5's default
   std::string policy = "dots_with_no_batch_dims_saveable";    // the checkpoint's policy spec
-  std::vector<std::string> backends{"reference"};             // backends to run on, in order of preference
-  const PluginRegistry* plugins = nullptr;                    // policies and backends; default_plugins() if null
+  // Backends to run on, in order of preference (empty: the fastest installed), threads; its plugins
+  // are where the policy comes from too.
+  BackendOptions backends{};
 };
 
 // The checked inputs: the key and the widths. Bad input is a one-line bad-input Error:

@@ -6,13 +6,19 @@
 #include <string>
 #include <vector>
 
+#include "rematkit/core_export.hpp"
+
 namespace rematkit {
 
 class PluginRegistry;
 
+// Everything that says how a program runs: a Plan's, a training step's, the budget solver's and
+// the runners' one set of options.
 struct BackendOptions {
-  std::vector<std::string> preference{"reference"};  // backends to try for each equation, in order
-  const PluginRegistry* plugins = nullptr;            // where they come from; default_plugins() if null
+  // Backends to try for each equation, in order; empty: the fastest installed
+  // (preference_or_fastest).
+  std::vector<std::string> preference{"reference"};
+  const PluginRegistry* plugins = nullptr;  // where they come from; default_plugins() if null
   // Threads a program may use inside one step; 0: every core. With N > 0 it runs in a oneTBB
   // arena of N threads and each backend is created with the option num_threads=N (for oneDNN's
   // OpenMP team; backends that thread with oneTBB or not at all ignore it).
@@ -32,5 +38,9 @@ struct BackendOptions {
   // standard error as their steps run; otherwise those steps do nothing (the CLI's --debug-prints).
   bool debug_prints = false;
 };
+
+// `options.preference`, or where it is empty the installed ones of onednn, highway and reference,
+// fastest first (PluginRegistry::fastest_backends): the one place an empty preference is read.
+REMATKIT_CORE_EXPORT std::vector<std::string> preference_or_fastest(const BackendOptions& options);
 
 }  // namespace rematkit
