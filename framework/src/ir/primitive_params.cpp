@@ -1,6 +1,8 @@
 #include "rematkit/ir/primitive_params.hpp"
 
-#include <cmath>
+#include <string_view>
+
+#include "rematkit/plugin/param_reader.hpp"
 
 namespace rematkit {
 namespace {
@@ -97,34 +99,16 @@ Params cumsum_params(int64_t axis, bool reverse) {
 
 namespace {
 
-// The keyword names of each field of IndexingDims, for gather and for scatter.
-struct IndexingNames {
-  const char* call;
-  const char* fields[5];
-};
-constexpr IndexingNames kGatherNames{"GatherDimensionNumbers",
-                                     {"offset_dims", "collapsed_slice_dims", "start_index_map", "operand_batching_dims",
-                                      "start_indices_batching_dims"}};
-constexpr IndexingNames kScatterNames{"ScatterDimensionNumbers",
-                                      {"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims",
-                                       "operand_batching_dims", "scatter_indices_batching_dims"}};
-
-std::vector<int64_t>* indexing_field(IndexingDims& d, int i) {
-  std::vector<int64_t>* fields[5] = {&d.window_dims, &d.collapsed_dims, &d.index_map, &d.operand_batching_dims,
-                                     &d.indices_batching_dims};
-  return fields[i];
-}
-
-ParamValue indexing_value(const IndexingDims& dims, const IndexingNames& names) {
+ParamValue indexing_value(const IndexingDims& dims, const param_reader::CallFields& names) {
   ParamValue call;
   call.kind = ParamValue::Kind::kCall;
   call.text = names.call;
   IndexingDims copy = dims;
-  for (int i = 0; i < 5; ++i) {
+  for (size_t i = 0; i < names.num_fields; ++i) {
     ParamValue keyword;
     keyword.kind = ParamValue::Kind::kKeyword;
     keyword.text = names.fields[i];
-    keyword.items.push_back(ParamValue::of_ints(*indexing_field(copy, i)));
+    keyword.items.push_back(ParamValue::of_ints(*param_reader::fields_of(copy)[i]));
     call.items.push_back(std::move(keyword));
   }
   return call;
@@ -143,7 +127,7 @@ ParamValue mode_value(IndexMode mode) {
 
 Params gather_params(const IndexingDims& dims, const Shape& slice_sizes, IndexMode mode, std::optional<double> fill,
                      bool wrap_negative_indices) {
-  Params p = one("dimension_numbers", indexing_value(dims, kGatherNames));
+  Params p = one("dimension_numbers", indexing_value(dims, param_reader::kGatherDimensionNumbers));
   p.set("slice_sizes", ParamValue::of_ints(slice_sizes));
   p.set("mode", mode_value(mode));
   ParamValue fill_param = ParamValue::none();
@@ -157,15 +141,13 @@ Params gather_params(const IndexingDims& dims, const Shape& slice_sizes, IndexMo
 }
 
 Params scatter_add_params(const IndexingDims& dims, IndexMode mode, bool wrap_negative_indices) {
-  Params p = one("dimension_numbers", indexing_value(dims, kScatterNames));
+  Params p = one("dimension_numbers", indexing_value(dims, param_reader::kScatterDimensionNumbers));
   p.set("mode", mode_value(mode));
   if (wrap_negative_indices) p.set("wrap_negative_indices", ParamValue::of_bool(true));
   return p;
 }
 
 namespace {
-
-constexpr const char* kConvFields[3] = {"lhs_spec", "rhs_spec", "out_spec"};
 
 ParamValue pairs_value(const std::vector<PadPair>& pairs) {
   std::vector<ParamValue> items;
@@ -194,11 +176,11 @@ const char* select_name(Prim select_prim) {
 Params conv_general_dilated_params(const ConvParams& c, std::optional<DType> preferred_element_type) {
   ParamValue dims;
   dims.kind = ParamValue::Kind::kCall;
-  dims.text = "ConvDimensionNumbers";
+  dims.text = param_reader::kConvDimensionNumbers.call;
   for (const auto* spec : {&c.dims.lhs_spec, &c.dims.rhs_spec, &c.dims.out_spec}) {
     ParamValue keyword;
     keyword.kind = ParamValue::Kind::kKeyword;
-    keyword.text = kConvFields[dims.items.size()];
+    keyword.text = param_reader::kConvDimensionNumbers.fields[dims.items.size()];
     keyword.items.push_back(ParamValue::of_ints(*spec));
     dims.items.push_back(std::move(keyword));
   }
@@ -234,126 +216,91 @@ Params select_and_scatter_add_params(Prim select_prim, const WindowParams& windo
   return p;
 }
 
-std::vector<PadPair> padding_pairs(const Params& p, const std::string& key, const SourceLocation& where) {
-  const ParamValue* v = p.find(key);
-  if (!v) fail_at(where, "missing parameter '" + key + "'");
-  auto bad = [&]() { fail_at(where, key + " must be ((low, high), ...), got " + v->str()); };
-  if (!v->is_sequence()) bad();
-  std::vector<PadPair> pairs;
-  for (const ParamValue& dim : v->items) {
-    const std::vector<int64_t> pair = dim.is_sequence() ? ints_of(dim, key, where) : std::vector<int64_t>{};
-    if (pair.size() != 2) bad();
-    pairs.push_back(PadPair{pair[0], pair[1]});
+namespace {
+
+// The core's params as a param source (rematkit/plugin/param_reader.hpp): every problem is a
+// bad-input error at `where`, worded by the reader.
+class ParamsSource {
+ public:
+  using Value = const ParamValue*;
+  ParamsSource(const Params& params, const SourceLocation& where) : params_(params), where_(where) {}
+
+  Value find(std::string_view key) const { return params_.find(std::string(key)); }
+  param_reader::ValueKind kind(Value v) const {
+    using K = param_reader::ValueKind;
+    switch (v->kind) {
+      case ParamValue::Kind::kNone: return K::kNone;
+      case ParamValue::Kind::kBool: return K::kBool;
+      case ParamValue::Kind::kInt: return K::kInt;
+      case ParamValue::Kind::kFloat: return K::kFloat;
+      case ParamValue::Kind::kString: return K::kString;
+      case ParamValue::Kind::kIdent: return K::kName;
+      case ParamValue::Kind::kTuple: case ParamValue::Kind::kList: case ParamValue::Kind::kSet: return K::kSequence;
+      case ParamValue::Kind::kCall: return K::kCall;
+      case ParamValue::Kind::kKeyword: case ParamValue::Kind::kFunction: case ParamValue::Kind::kProgram: break;
+    }
+    return K::kOther;
   }
-  return pairs;
+  int64_t integer(Value v) const { return v->kind == ParamValue::Kind::kBool ? (v->boolean ? 1 : 0) : v->integer; }
+  double number(Value v) const { return v->number; }
+  std::string_view text(Value v) const { return v->text; }
+  size_t size(Value v) const { return v->items.size(); }
+  Value item(Value v, size_t i) const { return &v->items[i]; }
+  std::string_view keyword(Value argument) const {
+    return argument->kind == ParamValue::Kind::kKeyword ? std::string_view(argument->text) : std::string_view();
+  }
+  Value argument_value(Value argument) const { return &argument->items.at(0); }
+  std::string describe(Value v) const { return v->str(); }
+  std::vector<int64_t> ints(Value v, std::string_view key) const { return ints_of(*v, std::string(key), where_); }
+  int64_t int_param(std::string_view key) const { return param_int(params_, std::string(key), where_); }
+  std::string name_param(std::string_view key) const { return param_name(params_, std::string(key), where_); }
+  [[noreturn]] void reject(param_reader::Problem, std::string_view, const std::string& message) const {
+    fail_at(where_, message);
+  }
+
+ private:
+  const Params& params_;
+  const SourceLocation& where_;
+};
+
+}  // namespace
+
+std::vector<PadPair> padding_pairs(const Params& p, const std::string& key, const SourceLocation& where) {
+  return param_reader::padding_pairs(ParamsSource(p, where), key);
 }
 
 ConvDims conv_dims(const Params& p, const SourceLocation& where) {
-  const ParamValue* v = p.find("dimension_numbers");
-  if (!v) fail_at(where, "missing parameter 'dimension_numbers'");
-  if (v->kind != ParamValue::Kind::kCall || v->text != "ConvDimensionNumbers")
-    fail_at(where, "dimension_numbers must be ConvDimensionNumbers(lhs_spec=(..), rhs_spec=(..), out_spec=(..)), got " +
-                       v->str());
-  ConvDims dims;
-  std::vector<int64_t>* fields[3] = {&dims.lhs_spec, &dims.rhs_spec, &dims.out_spec};
-  bool seen[3] = {false, false, false};
-  for (const ParamValue& item : v->items) {
-    int field = -1;
-    for (int i = 0; i < 3; ++i)
-      if (item.kind == ParamValue::Kind::kKeyword && item.text == kConvFields[i]) field = i;
-    if (field < 0)
-      fail_at(where, "ConvDimensionNumbers has no field '" + (item.kind == ParamValue::Kind::kKeyword ? item.text : item.str()) + "'");
-    *fields[field] = ints_of(item.items.at(0), kConvFields[field], where);
-    seen[field] = true;
-  }
-  for (int i = 0; i < 3; ++i)
-    if (!seen[i]) fail_at(where, std::string("ConvDimensionNumbers lacks ") + kConvFields[i] + ": " + v->str());
-  return dims;
+  return param_reader::conv_dims(ParamsSource(p, where));
 }
 
 ConvParams conv_params(const Params& p, const SourceLocation& where) {
-  ConvParams c;
-  c.window_strides = param_ints(p, "window_strides", where);
-  c.padding = padding_pairs(p, "padding", where);
-  c.lhs_dilation = param_ints(p, "lhs_dilation", where);
-  c.rhs_dilation = param_ints(p, "rhs_dilation", where);
-  c.dims = conv_dims(p, where);
-  c.feature_group_count = param_int(p, "feature_group_count", where);
-  c.batch_group_count = param_int(p, "batch_group_count", where);
-  return c;
+  return param_reader::conv_params(ParamsSource(p, where));
 }
 
 WindowParams window_params(const Params& p, const SourceLocation& where) {
-  WindowParams w;
-  w.window_dimensions = param_ints(p, "window_dimensions", where);
-  w.window_strides = param_ints(p, "window_strides", where);
-  w.padding = padding_pairs(p, "padding", where);
-  const std::vector<int64_t> ones(w.window_dimensions.size(), 1);
-  w.base_dilation = p.find("base_dilation") ? param_ints(p, "base_dilation", where) : ones;
-  w.window_dilation = p.find("window_dilation") ? param_ints(p, "window_dilation", where) : ones;
-  return w;
+  return param_reader::window_params(ParamsSource(p, where));
 }
 
 Prim select_prim(const Params& p, const SourceLocation& where) {
-  const std::string name = param_name(p, "select_prim", where);
-  if (name == "ge") return Prim::kGe;
-  if (name == "le") return Prim::kLe;
-  fail_at(where, "select_prim must be ge or le (a window's max or min), got " + name);
+  return param_reader::selects_max(ParamsSource(p, where)) ? Prim::kGe : Prim::kLe;
 }
 
 IndexingDims indexing_dims(Prim prim, const Params& p, const SourceLocation& where) {
-  const IndexingNames& names = prim == Prim::kScatterAdd ? kScatterNames : kGatherNames;
-  const ParamValue* v = p.find("dimension_numbers");
-  if (!v) fail_at(where, "missing parameter 'dimension_numbers'");
-  if (v->kind != ParamValue::Kind::kCall || v->text != names.call)
-    fail_at(where, std::string("dimension_numbers must be ") + names.call + "(" + names.fields[0] + "=(..), ...), got " +
-                       v->str());
-  IndexingDims dims;
-  for (const ParamValue& item : v->items) {
-    int field = -1;
-    for (int i = 0; i < 5; ++i)
-      if (item.kind == ParamValue::Kind::kKeyword && item.text == names.fields[i]) field = i;
-    if (field < 0)
-      fail_at(where, std::string(names.call) + " has no field '" + (item.kind == ParamValue::Kind::kKeyword ? item.text : item.str()) + "'");
-    *indexing_field(dims, field) = ints_of(item.items.at(0), names.fields[field], where);
-  }
-  return dims;
+  return param_reader::indexing_dims(ParamsSource(p, where), prim == Prim::kScatterAdd
+                                                                 ? param_reader::kScatterDimensionNumbers
+                                                                 : param_reader::kGatherDimensionNumbers);
 }
 
 IndexMode index_mode(const Params& p, const SourceLocation& where) {
-  const ParamValue* v = p.find("mode");
-  if (!v || v->kind == ParamValue::Kind::kNone) return IndexMode::kFillOrDrop;
-  if (v->kind == ParamValue::Kind::kInt && v->integer >= 1 && v->integer <= 3) return static_cast<IndexMode>(v->integer);
-  const std::string& t = v->text;
-  auto named = [&](std::string_view mode) {
-    return (v->kind == ParamValue::Kind::kIdent || v->kind == ParamValue::Kind::kString) && t.size() >= mode.size() &&
-           t.compare(t.size() - mode.size(), mode.size(), mode) == 0;
-  };
-  if (named("PROMISE_IN_BOUNDS")) return IndexMode::kPromiseInBounds;
-  if (named("FILL_OR_DROP")) return IndexMode::kFillOrDrop;
-  if (named("CLIP")) return IndexMode::kClip;
-  fail_at(where, "mode " + v->str() + " is not supported (GatherScatterMode.CLIP, FILL_OR_DROP or PROMISE_IN_BOUNDS)");
+  return param_reader::index_mode(ParamsSource(p, where));
 }
 
 std::optional<double> fill_value(const Params& p, const SourceLocation& where) {
-  const ParamValue* v = p.find("fill_value");
-  if (!v || v->kind == ParamValue::Kind::kNone) return std::nullopt;
-  if (v->kind == ParamValue::Kind::kInt) return static_cast<double>(v->integer);
-  if (v->kind == ParamValue::Kind::kFloat) return v->number;
-  if (v->kind == ParamValue::Kind::kBool) return v->boolean ? 1.0 : 0.0;
-  if (v->kind == ParamValue::Kind::kIdent && (v->text == "nan" || v->text == "inf" || v->text == "-inf"))
-    return v->text == "nan" ? NAN : v->text == "inf" ? INFINITY : -INFINITY;
-  fail_at(where, "fill_value must be a number or None, got " + v->str());
+  return param_reader::fill_value(ParamsSource(p, where));
 }
 
 FftKind fft_kind(const Params& p, const SourceLocation& where) {
-  const ParamValue* v = p.find("fft_type");
-  if (!v) fail_at(where, "missing parameter 'fft_type'");
-  int code = -1;
-  if (v->kind == ParamValue::Kind::kInt) code = v->integer >= 0 && v->integer <= 3 ? static_cast<int>(v->integer) : -1;
-  else if (v->kind == ParamValue::Kind::kIdent || v->kind == ParamValue::Kind::kString) code = fft_kind_code(v->text);
-  if (code < 0) fail_at(where, "fft_type must be FftType.FFT, IFFT, RFFT or IRFFT (or 0-3), got " + v->str());
-  return static_cast<FftKind>(code);
+  return param_reader::fft_kind(ParamsSource(p, where));
 }
 
 Params fft_params(FftKind kind, const Shape& fft_lengths) {
@@ -364,32 +311,11 @@ Params fft_params(FftKind kind, const Shape& fft_lengths) {
 }
 
 std::vector<PaddingDim> padding_config(const Params& p, const SourceLocation& where) {
-  const ParamValue* v = p.find("padding_config");
-  if (!v) fail_at(where, "missing parameter 'padding_config'");
-  auto bad = [&]() { fail_at(where, "padding_config must be ((low, high, interior), ...), got " + v->str()); };
-  if (!v->is_sequence()) bad();
-  std::vector<PaddingDim> config;
-  for (const ParamValue& dim : v->items) {
-    const std::vector<int64_t> triple = dim.is_sequence() ? ints_of(dim, "padding_config", where) : std::vector<int64_t>{};
-    if (triple.size() != 3) bad();
-    config.push_back(PaddingDim{triple[0], triple[1], triple[2]});
-  }
-  return config;
+  return param_reader::padding_config(ParamsSource(p, where));
 }
 
 DotDims dot_dims(const Params& p, const SourceLocation& where) {
-  const ParamValue* v = p.find("dimension_numbers");
-  if (!v) fail_at(where, "missing parameter 'dimension_numbers'");
-  auto bad = [&]() {
-    fail_at(where, "dimension_numbers must be (([lhs_contract], [rhs_contract]), ([lhs_batch], [rhs_batch])), got " +
-                       v->str());
-  };
-  if (!v->is_sequence() || v->items.size() != 2) bad();
-  for (const ParamValue& pair : v->items)
-    if (!pair.is_sequence() || pair.items.size() != 2) bad();
-  const auto ints = [&](const ParamValue& item) { return ints_of(item, "dimension_numbers", where); };
-  return DotDims{ints(v->items[0].items[0]), ints(v->items[0].items[1]), ints(v->items[1].items[0]),
-                 ints(v->items[1].items[1])};
+  return param_reader::dot_dims(ParamsSource(p, where));
 }
 
 DType dtype_param(const Params& p, const std::string& key, const SourceLocation& where) {
@@ -409,17 +335,7 @@ std::optional<DType> optional_dtype_param(const Params& p, const std::string& ke
 }
 
 bool rounds_to_nearest_even(const Params& p, const SourceLocation& where) {
-  const ParamValue* v = p.find("rounding_method");
-  if (!v) return false;
-  if (v->kind == ParamValue::Kind::kInt && (v->integer == 0 || v->integer == 1)) return v->integer == 1;
-  const auto ends_with = [&](std::string_view suffix) {
-    return v->text.size() >= suffix.size() && v->text.compare(v->text.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  if (v->kind == ParamValue::Kind::kIdent || v->kind == ParamValue::Kind::kString) {
-    if (ends_with("TO_NEAREST_EVEN")) return true;
-    if (ends_with("AWAY_FROM_ZERO")) return false;
-  }
-  fail_at(where, "rounding_method must be 0 or 1 (RoundingMethod.AWAY_FROM_ZERO or TO_NEAREST_EVEN), got " + v->str());
+  return param_reader::rounds_to_nearest_even(ParamsSource(p, where));
 }
 
 void check_params(Prim prim, const Params& params, const SourceLocation& where) {

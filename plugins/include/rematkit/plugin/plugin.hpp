@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "rematkit/plugin/dimension_numbers.hpp"
+#include "rematkit/plugin/param_reader.hpp"
 #include "rematkit/plugin/primitive_table.hpp"
 #include "rematkit/plugin/rk_backend.h"
 #include "rematkit/plugin/rk_plugin.h"
@@ -163,19 +164,6 @@ inline int64_t int_param(const rk_equation_view* eqn, std::string_view name) {
 inline std::vector<int64_t> ints_param(const rk_equation_view* eqn, std::string_view name) {
   return ints_of(required_param(eqn, name));
 }
-// dot_general's dimension_numbers, ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)).
-inline DotDims dot_dims(const rk_equation_view* eqn) {
-  const rk_value& v = required_param(eqn, "dimension_numbers");
-  auto pair_at = [&](size_t i) -> const rk_value& {
-    if (v.kind != RK_VALUE_LIST || v.num_items != 2 || v.items[i].kind != RK_VALUE_LIST || v.items[i].num_items != 2)
-      throw ArgumentError(std::string(eqn->primitive) + ": dimension_numbers is not ((lc, rc), (lb, rb))");
-    return v.items[i];
-  };
-  const rk_value& contract = pair_at(0);
-  const rk_value& batch = pair_at(1);
-  return DotDims{ints_of(contract.items[0]), ints_of(contract.items[1]), ints_of(batch.items[0]), ints_of(batch.items[1])};
-}
-
 // An optional list param (slice's strides): empty when None or missing.
 inline std::vector<int64_t> ints_param_or_none(const rk_equation_view* eqn, std::string_view name) {
   const rk_value* v = find_param(eqn, name);
@@ -185,118 +173,99 @@ inline bool bool_param(const rk_equation_view* eqn, std::string_view name) {
   const rk_value* v = find_param(eqn, name);
   return v && v->kind == RK_VALUE_BOOL && v->int_value != 0;
 }
+// An equation view's params as a param source (param_reader.hpp). The host has checked every param
+// against the primitive table (with the same readers), so only the problems a reader cannot go on
+// from are ArgumentErrors here; the rest let the reader go on with what it has.
+class ViewParams {
+ public:
+  using Value = const rk_value*;
+  explicit ViewParams(const rk_equation_view* eqn) : eqn_(eqn) {}
+
+  Value find(std::string_view key) const { return find_param(eqn_, key); }
+  param_reader::ValueKind kind(Value v) const {
+    using K = param_reader::ValueKind;
+    switch (v->kind) {
+      case RK_VALUE_NONE: return K::kNone;
+      case RK_VALUE_BOOL: return K::kBool;
+      case RK_VALUE_INT: return K::kInt;
+      case RK_VALUE_FLOAT: return K::kFloat;
+      case RK_VALUE_STRING: return K::kName;  // the host passes names and strings alike
+      case RK_VALUE_LIST: return v->string_value ? K::kCall : K::kSequence;
+      default: return K::kOther;
+    }
+  }
+  int64_t integer(Value v) const { return v->int_value; }
+  double number(Value v) const { return v->float_value; }
+  std::string_view text(Value v) const { return v->string_value ? v->string_value : ""; }
+  size_t size(Value v) const { return v->num_items; }
+  Value item(Value v, size_t i) const { return &v->items[i]; }
+  std::string_view keyword(Value argument) const { return argument->name ? argument->name : ""; }
+  Value argument_value(Value argument) const { return argument; }
+  std::string describe(Value) const { return {}; }
+  std::vector<int64_t> ints(Value v, std::string_view) const { return ints_of(*v); }
+  int64_t int_param(std::string_view key) const { return plugin::int_param(eqn_, key); }
+  std::string name_param(std::string_view key) const {
+    const rk_value& v = required_param(eqn_, key);
+    return v.kind == RK_VALUE_STRING && v.string_value ? v.string_value : "";
+  }
+  void reject(param_reader::Problem problem, std::string_view key, const std::string&) const {
+    const std::string prim(eqn_->primitive);
+    switch (problem) {
+      case param_reader::Problem::kMissing: throw ArgumentError(prim + " has no parameter " + std::string(key));
+      case param_reader::Problem::kDotDims:
+        throw ArgumentError(prim + ": dimension_numbers is not ((lc, rc), (lb, rb))");
+      case param_reader::Problem::kPaddingConfigRow:
+        throw ArgumentError(prim + ": padding_config is not ((lo, hi, interior), ...)");
+      case param_reader::Problem::kPaddingPair:
+        throw ArgumentError(prim + ": " + std::string(key) + " is not ((lo, hi), ...)");
+      case param_reader::Problem::kFftType: throw ArgumentError("fft_type is not FftType.FFT, IFFT, RFFT or IRFFT");
+      case param_reader::Problem::kPaddingConfig: case param_reader::Problem::kPaddingPairs:
+      case param_reader::Problem::kConvDims: case param_reader::Problem::kIndexingDims:
+      case param_reader::Problem::kUnknownField: case param_reader::Problem::kMissingField:
+      case param_reader::Problem::kSelectPrim: case param_reader::Problem::kIndexMode:
+      case param_reader::Problem::kFillValue: case param_reader::Problem::kRoundingMethod: return;
+    }
+  }
+
+ private:
+  const rk_equation_view* eqn_;
+};
+
+// dot_general's dimension_numbers, ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)).
+inline DotDims dot_dims(const rk_equation_view* eqn) { return param_reader::dot_dims(ViewParams(eqn)); }
 // pad's padding_config, ((low, high, interior), ...).
 inline std::vector<PaddingDim> padding_config(const rk_equation_view* eqn) {
-  const rk_value& v = required_param(eqn, "padding_config");
-  std::vector<PaddingDim> config;
-  for (size_t i = 0; v.kind == RK_VALUE_LIST && i < v.num_items; ++i) {
-    const std::vector<int64_t> triple = ints_of(v.items[i]);
-    if (triple.size() != 3) throw ArgumentError(std::string(eqn->primitive) + ": padding_config is not ((lo, hi, interior), ...)");
-    config.push_back(PaddingDim{triple[0], triple[1], triple[2]});
-  }
-  return config;
+  return param_reader::padding_config(ViewParams(eqn));
 }
-
 // gather's or scatter-add's dimension_numbers (a keyword call, RK_VALUE_LIST of named items).
 inline IndexingDims indexing_dims(const rk_equation_view* eqn) {
-  const rk_value& v = required_param(eqn, "dimension_numbers");
-  IndexingDims dims;
-  for (size_t i = 0; v.kind == RK_VALUE_LIST && i < v.num_items; ++i) {
-    const std::string_view key = v.items[i].name ? v.items[i].name : "";
-    std::vector<int64_t>* field = key == "offset_dims" || key == "update_window_dims"        ? &dims.window_dims
-                                  : key == "collapsed_slice_dims" || key == "inserted_window_dims" ? &dims.collapsed_dims
-                                  : key == "start_index_map" || key == "scatter_dims_to_operand_dims" ? &dims.index_map
-                                  : key == "operand_batching_dims"                              ? &dims.operand_batching_dims
-                                                                                                : &dims.indices_batching_dims;
-    *field = ints_of(v.items[i]);
-  }
-  return dims;
+  return param_reader::indexing_dims(ViewParams(eqn), primitive_of(eqn) == Prim::kScatterAdd
+                                                          ? param_reader::kScatterDimensionNumbers
+                                                          : param_reader::kGatherDimensionNumbers);
 }
 // A ((low, high), ...) param: conv_general_dilated's and the windows' padding.
 inline std::vector<PadPair> padding_pairs(const rk_equation_view* eqn, std::string_view name) {
-  const rk_value& v = required_param(eqn, name);
-  std::vector<PadPair> pairs;
-  for (size_t i = 0; v.kind == RK_VALUE_LIST && i < v.num_items; ++i) {
-    const std::vector<int64_t> pair = ints_of(v.items[i]);
-    if (pair.size() != 2) throw ArgumentError(std::string(eqn->primitive) + ": " + std::string(name) + " is not ((lo, hi), ...)");
-    pairs.push_back(PadPair{pair[0], pair[1]});
-  }
-  return pairs;
+  return param_reader::padding_pairs(ViewParams(eqn), name);
 }
 // conv_general_dilated's dimension_numbers (a keyword call, RK_VALUE_LIST of named items).
-inline ConvDims conv_dims(const rk_equation_view* eqn) {
-  const rk_value& v = required_param(eqn, "dimension_numbers");
-  ConvDims dims;
-  for (size_t i = 0; v.kind == RK_VALUE_LIST && i < v.num_items; ++i) {
-    const std::string_view key = v.items[i].name ? v.items[i].name : "";
-    std::vector<int64_t>* field = key == "lhs_spec" ? &dims.lhs_spec : key == "rhs_spec" ? &dims.rhs_spec : &dims.out_spec;
-    *field = ints_of(v.items[i]);
-  }
-  return dims;
-}
-inline ConvParams conv_params(const rk_equation_view* eqn) {
-  ConvParams c;
-  c.window_strides = ints_param(eqn, "window_strides");
-  c.padding = padding_pairs(eqn, "padding");
-  c.lhs_dilation = ints_param(eqn, "lhs_dilation");
-  c.rhs_dilation = ints_param(eqn, "rhs_dilation");
-  c.dims = conv_dims(eqn);
-  c.feature_group_count = int_param(eqn, "feature_group_count");
-  c.batch_group_count = int_param(eqn, "batch_group_count");
-  return c;
-}
+inline ConvDims conv_dims(const rk_equation_view* eqn) { return param_reader::conv_dims(ViewParams(eqn)); }
+inline ConvParams conv_params(const rk_equation_view* eqn) { return param_reader::conv_params(ViewParams(eqn)); }
 // A window's params; dilations of 1 where the primitive has none (select_and_scatter_add).
-inline WindowParams window_params(const rk_equation_view* eqn) {
-  WindowParams w;
-  w.window_dimensions = ints_param(eqn, "window_dimensions");
-  w.window_strides = ints_param(eqn, "window_strides");
-  w.padding = padding_pairs(eqn, "padding");
-  const std::vector<int64_t> ones(w.window_dimensions.size(), 1);
-  w.base_dilation = find_param(eqn, "base_dilation") ? ints_param(eqn, "base_dilation") : ones;
-  w.window_dilation = find_param(eqn, "window_dilation") ? ints_param(eqn, "window_dilation") : ones;
-  return w;
-}
+inline WindowParams window_params(const rk_equation_view* eqn) { return param_reader::window_params(ViewParams(eqn)); }
 // select_prim: true for ge (the window's max), false for le (its min).
-inline bool selects_max(const rk_equation_view* eqn) {
-  const rk_value& v = required_param(eqn, "select_prim");
-  return v.kind == RK_VALUE_STRING && v.string_value && std::string_view(v.string_value) == "ge";
-}
-
+inline bool selects_max(const rk_equation_view* eqn) { return param_reader::selects_max(ViewParams(eqn)); }
 // mode: GatherScatterMode.X (or its value); FILL_OR_DROP when missing.
-inline IndexMode index_mode(const rk_equation_view* eqn) {
-  const rk_value* v = find_param(eqn, "mode");
-  if (!v || v->kind == RK_VALUE_NONE) return IndexMode::kFillOrDrop;
-  if (v->kind == RK_VALUE_INT) return static_cast<IndexMode>(v->int_value);
-  const std::string_view text = v->kind == RK_VALUE_STRING ? v->string_value : "";
-  if (text.find("PROMISE_IN_BOUNDS") != std::string_view::npos) return IndexMode::kPromiseInBounds;
-  if (text.find("CLIP") != std::string_view::npos) return IndexMode::kClip;
-  return IndexMode::kFillOrDrop;
-}
+inline IndexMode index_mode(const rk_equation_view* eqn) { return param_reader::index_mode(ViewParams(eqn)); }
 // fft's fft_type: FftType.X or its value (the host has checked it is one of the four).
-inline FftKind fft_kind(const rk_equation_view* eqn) {
-  const rk_value& v = required_param(eqn, "fft_type");
-  const int code = v.kind == RK_VALUE_INT ? static_cast<int>(v.int_value)
-                                         : v.kind == RK_VALUE_STRING ? fft_kind_code(v.string_value) : -1;
-  if (code < 0 || code > 3) throw ArgumentError("fft_type is not FftType.FFT, IFFT, RFFT or IRFFT");
-  return static_cast<FftKind>(code);
-}
-// gather's fill_value: a number, or nullopt for None.
+inline FftKind fft_kind(const rk_equation_view* eqn) { return param_reader::fft_kind(ViewParams(eqn)); }
+// gather's fill_value: a number (nan, inf and -inf among them), or nullopt for None.
 inline std::optional<double> fill_value(const rk_equation_view* eqn) {
-  const rk_value* v = find_param(eqn, "fill_value");
-  if (!v) return std::nullopt;
-  if (v->kind == RK_VALUE_INT || v->kind == RK_VALUE_BOOL) return static_cast<double>(v->int_value);
-  if (v->kind == RK_VALUE_FLOAT) return v->float_value;
-  return std::nullopt;
+  return param_reader::fill_value(ViewParams(eqn));
 }
-
 // round's rounding_method: RoundingMethod.TO_NEAREST_EVEN (1) rather than AWAY_FROM_ZERO (0, the
 // default when missing).
 inline bool rounds_to_nearest_even(const rk_equation_view* eqn) {
-  const rk_value* v = find_param(eqn, "rounding_method");
-  if (!v) return false;
-  if (v->kind == RK_VALUE_INT) return v->int_value == 1;
-  const std::string_view text = v->kind == RK_VALUE_STRING && v->string_value ? v->string_value : "";
-  return text.size() >= 15 && text.substr(text.size() - 15) == "TO_NEAREST_EVEN";
+  return param_reader::rounds_to_nearest_even(ViewParams(eqn));
 }
 
 // Bytes of an equation's outputs, as stored (bool takes one byte).
