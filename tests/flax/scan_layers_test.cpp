@@ -67,7 +67,7 @@ TEST(ScanLayers, AScanOfLayersIsTheUnrolledModel) {
 }
 
 // Rows of whole cache lines (16 floats) are read and written in place by the scan's runner, the
-// layer's output that is both the next carry and a saved row included (loop_runner.cpp); rows of 5
+// layer's output that is both the next carry and a saved row included (scan_runner.cpp); rows of 5
 // floats above are copied. Both give the unrolled model's bits, here on the default backends too.
 TEST(ScanLayers, RowsReadAndWrittenInPlaceGiveTheUnrolledBits) {
   constexpr int64_t kLineWidth = 16;

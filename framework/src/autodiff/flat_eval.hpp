@@ -1,6 +1,6 @@
 // The interpreter over a flat graph: equations evaluated on tensors in a chosen arithmetic, a scan's
-// or a cond's parts through their bodies' passes, iteration by iteration (what loop_runner.cpp
-// does on buffers). interpret_gradient() and the finite-difference checks run on it.
+// or a cond's parts through their bodies' passes, iteration by iteration (what the loop runners,
+// runtime/loop_runner.hpp, do on buffers). interpret_gradient() and the finite-difference checks run on it.
 #pragma once
 #include <optional>
 #include <vector>
