@@ -74,8 +74,8 @@ IntegerProgram::Result solve_with_cbc(const std::vector<IntegerProgram::Column>&
   Cbc_setParameter(model, "timeMode", "elapsed");  // the limit is the user's wall clock, on a busy machine too
   Cbc_setAllowablePercentageGap(model, 100.0 * kRelativeGap);
   Cbc_setMaximumSeconds(model, seconds > 0.01 ? seconds : 0.01);
-  // CBC's preprocessing costs seconds on the time-indexed program and buys little: measured on a
-  // GPT-2 block (large/38), optimal within 0.1% in 3-5 s without it against 7-9 s with it.
+  // CBC's preprocessing costs more on the time-indexed program than it buys (measured in
+  // docs/performance.md, "Measurements behind choices in the code").
   Cbc_setParameter(model, "preprocess", "off");
   Cbc_solve(model);
   IntegerProgram::Result result;

@@ -10,7 +10,7 @@ namespace rematkit::solver {
 
 inline constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 // How close to the bound an answer must be to count as optimal: 0.1%. Layers that are alike make
-// the search symmetric; proving the last 0.1% can take CBC seconds on the 4-layer transformer.
+// the search symmetric, and proving the last fraction of a percent is where CBC's time goes.
 inline constexpr double kRelativeGap = 1e-3;
 
 class IntegerProgram {
