@@ -1,0 +1,129 @@
+// Compiled with -ffp-contract=off (framework/CMakeLists.txt): the only fused multiply-adds are the
+// std::fmaf calls, which an FMA instruction and libm's fmaf both round once, so every clone below
+// gives the scalar code's bits. -fno-math-errno and -fno-trapping-math let sqrt and the selects
+// vectorize; they change errno and the floating-point exception flags alone, never a value.
+#include "parallel_draw.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+
+#include "rematkit/plugin/threefry2x32.hpp"
+#include "sampler_lanes.hpp"
+
+namespace rematkit::random {
+namespace {
+
+// Elements per block: its bits (16 KiB) stay in L1 between the hash and the transform. A power of
+// two, so that no block straddles a multiple of 2^32 and its counters share one high word.
+constexpr uint64_t kBlock = 4096;
+
+struct BlockJob {
+  Key key;
+  uint64_t n;
+  PrngMode mode;
+  ElementTransform transform;
+};
+
+// kPartitionable (threefry.cpp's random_bits): element i hashes (i >> 32, i mod 2^32), then xors
+// the two words.
+[[gnu::always_inline]] inline void partitionable_bits(const Key& key, uint64_t first, size_t count, uint32_t* bits) {
+  const uint32_t high = static_cast<uint32_t>(first >> 32);
+  const uint32_t low = static_cast<uint32_t>(first);
+  for (size_t j = 0; j < count; ++j) {
+    const std::array<uint32_t, 2> b = plugin::threefry2x32_block(key[0], key[1], high, low + static_cast<uint32_t>(j));
+    bits[j] = b[0] ^ b[1];
+  }
+}
+
+// kLegacy (threefry.cpp's threefry_2x32 on the iota, padded with a 0 to even length): element i is
+// the first word of the pair (i, half + i), or past half the second word of (i - half, i).
+[[gnu::always_inline]] inline void legacy_bits(const Key& key, uint64_t n, uint64_t first, size_t count, uint32_t* bits) {
+  const uint64_t half = (n + 1) / 2;
+  for (size_t j = 0; j < count; ++j) {
+    const uint64_t i = first + j;
+    if (i < half) {
+      const uint32_t partner = half + i < n ? static_cast<uint32_t>(half + i) : 0u;
+      bits[j] = plugin::threefry2x32_block(key[0], key[1], static_cast<uint32_t>(i), partner)[0];
+    } else {
+      bits[j] = plugin::threefry2x32_block(key[0], key[1], static_cast<uint32_t>(i - half), static_cast<uint32_t>(i))[1];
+    }
+  }
+}
+
+// samplers.cpp's formulas, one loop per kind so that each loop is straight-line code.
+[[gnu::always_inline]] inline void transform_bits(const ElementTransform& t, const uint32_t* __restrict bits, size_t count,
+                                                  float* __restrict out) {
+  const float minval = t.minval, span = t.span, lo = t.lo, hi = t.hi;
+  switch (t.kind) {
+    case ElementTransform::Kind::kUniform:
+      for (size_t j = 0; j < count; ++j) out[j] = lanes::uniform(bits[j], minval, span);
+      return;
+    case ElementTransform::Kind::kNormal:
+      for (size_t j = 0; j < count; ++j) out[j] = lanes::kSqrt2 * lanes::erf_inv(lanes::uniform(bits[j], minval, span));
+      return;
+    case ElementTransform::Kind::kTruncatedNormal:
+      for (size_t j = 0; j < count; ++j)
+        out[j] = std::clamp(lanes::kSqrt2 * lanes::erf_inv(lanes::uniform(bits[j], minval, span)), lo, hi);
+      return;
+  }
+}
+
+[[gnu::always_inline]] inline void draw_block_body(const BlockJob& job, uint64_t first, size_t count, float* out) {
+  alignas(64) uint32_t bits[kBlock];
+  if (job.mode == PrngMode::kPartitionable)
+    partitionable_bits(job.key, first, count, bits);
+  else
+    legacy_bits(job.key, job.n, first, count, bits);
+  transform_bits(job.transform, bits, count, out);
+}
+
+using DrawBlock = void (*)(const BlockJob&, uint64_t, size_t, float*);
+
+void draw_block_baseline(const BlockJob& job, uint64_t first, size_t count, float* out) {
+  draw_block_body(job, first, count, out);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The same body compiled again for AVX2 with FMA, chosen once at run time (the pattern of
+// bench/peak_probe_bench.cpp and backends/blas/blas_core.cpp). No AVX-512 clone: no machine the
+// tests run on has AVX-512 to check its bits.
+__attribute__((target("avx2,fma"))) void draw_block_avx2(const BlockJob& job, uint64_t first, size_t count, float* out) {
+  draw_block_body(job, first, count, out);
+}
+#endif
+
+DrawBlock draw_block_for_this_cpu() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return draw_block_avx2;
+#endif
+  return draw_block_baseline;
+}
+
+}  // namespace
+
+std::vector<float> draw(const Key& key, uint64_t n, PrngMode mode, const ElementTransform& transform) {
+  static const DrawBlock draw_block = draw_block_for_this_cpu();
+  const BlockJob job{key, n, mode, transform};
+  std::vector<float> out(n);
+  auto draw_blocks = [&](uint64_t begin, uint64_t end) {
+    for (uint64_t b = begin; b < end; ++b) {
+      const uint64_t first = b * kBlock;
+      draw_block(job, first, static_cast<size_t>(std::min(kBlock, n - first)), out.data() + first);
+    }
+  };
+  const uint64_t blocks = (n + kBlock - 1) / kBlock;
+  if (blocks <= 1) {
+    draw_blocks(0, blocks);
+  } else {
+    tbb::parallel_for(tbb::blocked_range<uint64_t>(0, blocks),
+                      [&](const tbb::blocked_range<uint64_t>& r) { draw_blocks(r.begin(), r.end()); });
+  }
+  return out;
+}
+
+}  // namespace rematkit::random

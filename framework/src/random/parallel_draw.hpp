@@ -1,0 +1,26 @@
+// Drawing a sampler's n floats in blocks, split over oneTBB's threads and vectorized for the CPU it
+// runs on. Threefry is counter-based, so every element's bits depend on its index alone: the floats
+// are the same whatever the threads and the instruction set.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "rematkit/random/threefry.hpp"
+
+namespace rematkit::random {
+
+// What an element's 32 random bits become (samplers.hpp's definitions).
+struct ElementTransform {
+  enum class Kind { kUniform, kNormal, kTruncatedNormal };
+  Kind kind = Kind::kUniform;
+  float minval = 0.0f;  // the uniform's [minval, minval + span)
+  float span = 1.0f;
+  float lo = 0.0f;      // kTruncatedNormal: the clamp's bounds
+  float hi = 0.0f;
+};
+
+// random_bits(key, n, mode) with `transform` applied to each word.
+std::vector<float> draw(const Key& key, uint64_t n, PrngMode mode, const ElementTransform& transform);
+
+}  // namespace rematkit::random
