@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "../../framework/src/random/parallel_draw.hpp"  // draw_on_baseline
 #include "../../framework/src/random/sampler_lanes.hpp"  // header-only; checked against xla_math.cpp below
 #include "rematkit/random/samplers.hpp"
 #include "rematkit/random/xla_math.hpp"
@@ -73,6 +74,20 @@ TEST(ParallelDraw, SamplersGiveTheScalarBitsAtEverySize) {
   for (uint64_t n : {0ull, 1ull, 2ull, 7ull, 4095ull, 4096ull, 4097ull, 3ull * 4096 + 5, 100003ull})
     for (PrngMode mode : {PrngMode::kPartitionable, PrngMode::kLegacy})
       for (int threads : {1, 2}) expect_scalar_bits(prng_key(n + 11), n, mode, threads);
+}
+
+// draw() takes the AVX2 path on a CPU that has it; the baseline path must give the same bits, on
+// every kind of element and a tail, in both layouts.
+TEST(ParallelDraw, TheBaselinePathGivesTheBitsOfThisCpusPath) {
+  const uint64_t n = 3 * 4096 + 17;
+  const std::vector<ElementTransform> transforms{
+      {ElementTransform::Kind::kUniform, -1.0f, 2.0f},
+      {ElementTransform::Kind::kNormal, std::nextafter(-1.0f, 0.0f), 1.0f - std::nextafter(-1.0f, 0.0f)},
+      {ElementTransform::Kind::kTruncatedNormal, -0.9f, 1.8f, -2.0f, 2.0f}};
+  for (PrngMode mode : {PrngMode::kPartitionable, PrngMode::kLegacy})
+    for (const ElementTransform& t : transforms)
+      EXPECT_EQ(bits_of(draw(prng_key(5), n, mode, t)), bits_of(draw_on_baseline(prng_key(5), n, mode, t)))
+          << "kind " << static_cast<int>(t.kind);
 }
 
 TEST(ParallelDraw, SamplersGiveTheScalarBitsOnManyDraws) {

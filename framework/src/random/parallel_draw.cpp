@@ -106,8 +106,10 @@ DrawBlock draw_block_for_this_cpu() {
 
 }  // namespace
 
-std::vector<float> draw(const Key& key, uint64_t n, PrngMode mode, const ElementTransform& transform) {
-  static const DrawBlock draw_block = draw_block_for_this_cpu();
+namespace {
+
+std::vector<float> draw_with(DrawBlock draw_block, const Key& key, uint64_t n, PrngMode mode,
+                             const ElementTransform& transform) {
   const BlockJob job{key, n, mode, transform};
   std::vector<float> out(n);
   auto draw_blocks = [&](uint64_t begin, uint64_t end) {
@@ -124,6 +126,17 @@ std::vector<float> draw(const Key& key, uint64_t n, PrngMode mode, const Element
                       [&](const tbb::blocked_range<uint64_t>& r) { draw_blocks(r.begin(), r.end()); });
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<float> draw(const Key& key, uint64_t n, PrngMode mode, const ElementTransform& transform) {
+  static const DrawBlock draw_block = draw_block_for_this_cpu();
+  return draw_with(draw_block, key, n, mode, transform);
+}
+
+std::vector<float> draw_on_baseline(const Key& key, uint64_t n, PrngMode mode, const ElementTransform& transform) {
+  return draw_with(draw_block_baseline, key, n, mode, transform);
 }
 
 }  // namespace rematkit::random

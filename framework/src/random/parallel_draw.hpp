@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "rematkit/flax/export.hpp"
 #include "rematkit/random/threefry.hpp"
 
 namespace rematkit::random {
@@ -20,7 +21,11 @@ struct ElementTransform {
   float hi = 0.0f;
 };
 
-// random_bits(key, n, mode) with `transform` applied to each word.
-std::vector<float> draw(const Key& key, uint64_t n, PrngMode mode, const ElementTransform& transform);
+// random_bits(key, n, mode) with `transform` applied to each word. (Both are exported for the tests
+// alone: this header is internal.)
+REMATKIT_FLAX_EXPORT std::vector<float> draw(const Key& key, uint64_t n, PrngMode mode, const ElementTransform& transform);
+// The same on the baseline instruction set whatever the CPU has: what the tests set beside draw()
+// on a CPU where draw() takes the AVX2 path.
+REMATKIT_FLAX_EXPORT std::vector<float> draw_on_baseline(const Key& key, uint64_t n, PrngMode mode, const ElementTransform& transform);
 
 }  // namespace rematkit::random
