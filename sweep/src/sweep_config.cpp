@@ -226,7 +226,7 @@ void read_block_sizes(const Reader& r, const YAML::Node& node, const std::string
     r.fail_at_node(node["heads"], "heads (" + std::to_string(b.heads) + ") must divide model (" + std::to_string(b.model) + ")");
 }
 
-// A token model's dtype: f32 or bf16.
+// A token model's or a CNN's dtype: f32 or bf16.
 DType read_dtype(const Reader& r, const YAML::Node& node) {
   const std::string dtype = r.text(node, "dtype");
   if (dtype != "f32" && dtype != "bf16") r.fail_at_node(node, "dtype must be f32 or bf16, not '" + dtype + "'");
@@ -324,7 +324,7 @@ ModelSpec read_llama(const Reader& r, const YAML::Node& node, const std::string&
 
 ModelSpec read_cnn(const Reader& r, const YAML::Node& node, const std::string& name) {
   const std::string what = "a cnn model";
-  r.expect_map(node, what, {"batch", "image", "channels", "blocks", "width", "downsample", "classes", "remat"});
+  r.expect_map(node, what, {"batch", "image", "channels", "blocks", "width", "downsample", "classes", "dtype", "remat"});
   ModelSpec m;
   m.name = name;
   m.kind = ModelSpec::Kind::kCnn;
@@ -343,6 +343,7 @@ ModelSpec read_cnn(const Reader& r, const YAML::Node& node, const std::string& n
     c.widths.assign(static_cast<size_t>(count), r.integer(r.required(node, "width", "a cnn model with a count of blocks"), "width", 1));
   }
   if (const YAML::Node downsample = node["downsample"]) c.downsample = r.boolean(downsample, "downsample");
+  if (const YAML::Node dtype = node["dtype"]) c.dtype = read_dtype(r, dtype);
   if (node["remat"]) c.remat = read_remat(r, node["remat"]);
   return m;
 }

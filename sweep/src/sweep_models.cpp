@@ -113,6 +113,7 @@ ModelInstance cnn_instance(const CnnModel& cnn, const std::string& policy, uint6
     }
   };
   ModelBuilder builder;
+  builder.dtype(cnn.dtype);
   if (cnn.remat == RematPlacement::kWhole) builder.checkpoint(policy, blocks);
   else blocks(builder);
   builder.global_average_pool().dense(cnn.classes);

@@ -4,6 +4,7 @@
 // and the same gradient, bit for bit, under every policy and wherever the checkpoints go.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <optional>
 
@@ -21,8 +22,9 @@ namespace {
 // Two blocks on 6x6 images with 2 channels: width 3 (a 1x1 projection: the width changes), then
 // width 4 at stride 2 (its first conv and the projection strided); the mean, Dense(5).
 // `remat`: a checkpoint with `policy` around each block.
-Model tiny_cnn(const std::string& policy, bool remat = true, uint64_t seed = 0) {
+Model tiny_cnn(const std::string& policy, bool remat = true, uint64_t seed = 0, DType dtype = DType::kF32) {
   ModelBuilder model;
+  model.dtype(dtype);
   auto block = [&](int64_t width, int64_t stride) {
     if (remat) model.checkpoint(policy, [&](ModelBuilder& b) { b.resnet_block(width, stride); });
     else model.resnet_block(width, stride);
@@ -111,6 +113,33 @@ TEST(Cnn, GradientsAreBitIdenticalUnderEveryPolicyAndWithoutCheckpoints) {
     EXPECT_EQ(g.outputs[0].data, expected.outputs[0].data);
     for (size_t p : m.params) EXPECT_EQ(g.gradients[p]->data, expected.gradients[p]->data) << "argument " << p;
   }
+}
+
+// Flax's dtype=param_dtype=bfloat16: the input, every param and every value of the program are
+// bf16; the params are the f32 model's draws rounded to nearest even (bf16 is an f32's top half).
+TEST(Cnn, Bf16IsEveryValueWithTheF32DrawsRounded) {
+  const Model f32 = tiny_cnn("nothing_saveable", true, 3);
+  const Model bf16 = tiny_cnn("nothing_saveable", true, 3, DType::kBF16);
+  const std::string text = print_program(bf16.program);
+  EXPECT_EQ(text.find("f32["), std::string::npos) << text;
+  ASSERT_EQ(bf16.arguments.size(), f32.arguments.size());
+  auto rounded = [](double v) {
+    const uint32_t bits = std::bit_cast<uint32_t>(static_cast<float>(v));
+    return static_cast<double>(std::bit_cast<float>((bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u));
+  };
+  size_t changed = 0;
+  for (size_t a = 1; a < f32.arguments.size(); ++a) {
+    EXPECT_EQ(bf16.arguments[a].type.dtype, DType::kBF16) << a;
+    ASSERT_EQ(bf16.arguments[a].data.size(), f32.arguments[a].data.size());
+    for (size_t i = 0; i < f32.arguments[a].data.size(); ++i) {
+      EXPECT_EQ(bf16.arguments[a].data[i], rounded(f32.arguments[a].data[i])) << a << " " << i;
+      changed += bf16.arguments[a].data[i] != f32.arguments[a].data[i];
+    }
+  }
+  EXPECT_GT(changed, 0u);  // the draws do lose bits
+  const GradientResult g = interpret_gradient(linearize_with(bf16.program), {}, bf16.arguments, Arithmetic::kFloat32);
+  EXPECT_EQ(g.outputs[0].type.dtype, DType::kBF16);
+  EXPECT_THROW(ModelBuilder().dtype(DType::kF16), Error);
 }
 
 TEST(Cnn, ConvNeedsSpatialDims) {

@@ -124,7 +124,7 @@ TEST(SweepConfig, CnnMistakesAreNamedWithLineAndColumn) {
   EXPECT_EQ(error_of("models:\n  - name: c\n    cnn: {batch: 2, image: 8, channels: 3, blocks: [4], classes: 2,\n"
                      "          kernel: 5}\n" + tail),
             "s.yaml:4:11: unknown key 'kernel' in a cnn model (expected: batch, blocks, channels, classes, downsample, "
-            "image, remat, width)");
+            "dtype, image, remat, width)");
   EXPECT_EQ(error_of("models:\n  - cnn: {batch: 2, image: 8, channels: 3, blocks: 2, classes: 2}\n" + tail),
             "s.yaml:2:10: a cnn model with a count of blocks needs 'width'");
   EXPECT_EQ(error_of("models:\n  - cnn: {batch: 2, image: 8, channels: 3, blocks: [4, 0], classes: 2}\n" + tail),
@@ -181,6 +181,20 @@ backends: [reference]
   EXPECT_EQ(c.models[2].gpt.scan_lengths, (std::vector<int64_t>{2}));
   EXPECT_EQ(c.models[2].gpt.dtype, DType::kBF16);
   EXPECT_EQ(c.models[2].gpt.remat, RematPlacement::kWhole);
+}
+
+TEST(SweepConfig, ACnnTakesADtype) {
+  const SweepConfig c = parse_sweep(R"yaml(models:
+  - cnn: {batch: 2, image: 8, channels: 3, blocks: [4], classes: 3}
+  - cnn: {batch: 2, image: 8, channels: 3, blocks: [4], classes: 3, dtype: bf16}
+policies: [nothing_saveable]
+backends: [reference]
+)yaml", "s.yaml");
+  EXPECT_EQ(c.models[0].cnn.dtype, DType::kF32);
+  EXPECT_EQ(c.models[1].cnn.dtype, DType::kBF16);
+  EXPECT_EQ(error_of("models:\n  - cnn: {batch: 2, image: 8, channels: 3, blocks: [4], classes: 3, dtype: f64}\n"
+                     "policies: [nothing_saveable]\nbackends: [reference]\n"),
+            "s.yaml:2:76: dtype must be f32 or bf16, not 'f64'");
 }
 
 TEST(SweepConfig, LayerLoopMistakesAreNamedWithLineAndColumn) {

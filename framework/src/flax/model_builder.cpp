@@ -327,6 +327,13 @@ ModelBuilder& ModelBuilder::remat_scan(const std::vector<int64_t>& lengths, cons
   });
 }
 
+ModelBuilder& ModelBuilder::dtype(DType dtype) {
+  if (dtype != DType::kF32 && dtype != DType::kBF16)
+    fail("a model's dtype must be f32 or bf16, not " + std::string(dtype_name(dtype)));
+  dtype_ = dtype;
+  return *this;
+}
+
 Model ModelBuilder::build(int64_t batch, int64_t features, uint64_t seed, Loss loss, ModelValues values) const {
   if (batch < 1 || features < 1)
     fail("a model's input needs a batch and features of at least 1, not (" + std::to_string(batch) + ", " +
@@ -339,11 +346,11 @@ Model ModelBuilder::build(const Shape& input, uint64_t seed, Loss loss, ModelVal
   for (int64_t d : input)
     if (d < 1) fail("a model's input needs every dim at least 1, not " + shape_str(input));
   const auto* embed = dynamic_cast<const EmbedLayer*>(layers_.front().get());
-  const Type x_type{embed ? DType::kI32 : DType::kF32, input, MemorySpace::kDevice};
+  const Type x_type{embed ? DType::kI32 : dtype_, input, MemorySpace::kDevice};
   std::vector<std::shared_ptr<const flax::Module>> layers = layers_;
   if (loss == Loss::kSumOfSquares) layers.push_back(std::make_shared<Activation>(Prim::kSquare));
   flax::InitializedModule init = flax::init_module(Sequential(std::move(layers)), random::prng_key(seed), x_type,
-                                                   flax::RngOptions{}, /*sum_output=*/true, values);
+                                                   flax::RngOptions{}, /*sum_output=*/true, values, dtype_);
   Model model;
   // Argument 1 + i is variable argument_params[i]; the dropout key is an input, not a param.
   for (size_t i = 0; i < init.argument_params.size(); ++i)
@@ -355,12 +362,17 @@ Model ModelBuilder::build(const Shape& input, uint64_t seed, Loss loss, ModelVal
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   Tensor x{x_type, std::vector<double>(static_cast<size_t>(x_type.num_elements()))};
   std::uniform_int_distribution<int64_t> token(0, embed ? embed->vocab() - 1 : 0);
-  for (double& v : x.data) v = embed ? static_cast<double>(token(rng)) : uniform(rng);
+  for (double& v : x.data) v = embed ? static_cast<double>(token(rng)) : round_to_dtype(uniform(rng), dtype_, Arithmetic::kFloat32);
   model.arguments.push_back(std::move(x));
   for (size_t index : init.argument_params) {
     const flax::Variable& v = init.params[index];
-    if (v.is_dropout_key) model.arguments.push_back(Tensor::scalar(key_element(v.key[0], v.key[1]), DType::kKeyFry));
-    else model.arguments.push_back(Tensor{v.type, std::vector<double>(v.value.begin(), v.value.end())});
+    if (v.is_dropout_key) {
+      model.arguments.push_back(Tensor::scalar(key_element(v.key[0], v.key[1]), DType::kKeyFry));
+      continue;
+    }
+    Tensor param{v.type, std::vector<double>(v.value.size())};
+    for (size_t i = 0; i < v.value.size(); ++i) param.data[i] = round_to_dtype(v.value[i], v.type.dtype, Arithmetic::kFloat32);
+    model.arguments.push_back(std::move(param));
   }
   return model;
 }

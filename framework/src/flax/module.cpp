@@ -15,6 +15,7 @@ namespace rematkit::flax {
 struct ModuleContext::State {
   RngOptions options;
   ModelValues values;
+  DType param_dtype;
   random::Key root;  // Module.init's key
   std::vector<Variable> params;
   std::optional<size_t> dropout_key;  // its index in params, once a dropout asks for it
@@ -49,7 +50,7 @@ Atom ModuleContext::param(const std::string& name, const Shape& shape, const Ini
   Variable v;
   v.path = scope_.path();
   v.path.push_back(name);
-  v.type = Type{DType::kF32, shape, MemorySpace::kDevice};
+  v.type = Type{state_.param_dtype, shape, MemorySpace::kDevice};
   v.key = scope_.make_rng();  // one count per param, even for initializers that ignore the key
   if (state_.values == ModelValues::kDrawn) v.value = init(v.key, shape, state_.options.mode);
   const std::string arg = argument_name(v);
@@ -186,8 +187,8 @@ Atom MLP::call(ModuleContext& ctx, Atom x) const {
 }
 
 InitializedModule init_module(const Module& module, const random::Key& key, const Type& x_type, RngOptions options,
-                              bool sum_output, ModelValues values) {
-  ModuleContext::State state{options, values, key, {}, std::nullopt, 0};
+                              bool sum_output, ModelValues values, DType param_dtype) {
+  ModuleContext::State state{options, values, param_dtype, key, {}, std::nullopt, 0};
   Scope root(key, options);
   ProgramBuilder builder;
   std::vector<std::pair<size_t, Atom>> arguments;

@@ -98,6 +98,10 @@ class REMATKIT_FLAX_EXPORT ModelBuilder {
   ModelBuilder& remat_scan(const std::vector<int64_t>& lengths, const std::string& policy,
                            const std::function<void(ModelBuilder&)>& body);
 
+  // Flax's dtype and param_dtype for every layer: f32 (the default) or bf16. The input, the params
+  // (drawn in f32 and rounded, as Flax's initializers draw them) and every activation take it.
+  ModelBuilder& dtype(DType dtype);
+
   // Flax's Module.init with PRNGKey(seed) on an input f32[batch, features]; x is drawn from `seed` too
   // (with ModelValues::kNone, nothing is drawn: the program and params alone). A bad-input Error if
   // no layer was added.
@@ -110,6 +114,7 @@ class REMATKIT_FLAX_EXPORT ModelBuilder {
 
  private:
   std::vector<std::shared_ptr<const flax::Module>> layers_;
+  DType dtype_ = DType::kF32;
 };
 
 }  // namespace rematkit

@@ -117,7 +117,10 @@ class REMATKIT_FLAX_EXPORT Remat final : public Module {
 // Module.init(PRNGKey, x): traces `module` on an input of `x_type`. With `sum_output`, the program
 // returns sum(output) (for the gradient JAX users take: grad of apply(...).sum()). With
 // ModelValues::kNone, jax.eval_shape of it: the same program and params, every value left empty.
+// `param_dtype` is Flax's: the params' type in the program (their values are drawn in f32 as Flax's
+// initializers draw them; the caller rounds them to it).
 REMATKIT_FLAX_EXPORT InitializedModule init_module(const Module& module, const random::Key& key, const Type& x_type, RngOptions options,
-                              bool sum_output = false, ModelValues values = ModelValues::kDrawn);
+                              bool sum_output = false, ModelValues values = ModelValues::kDrawn,
+                              DType param_dtype = DType::kF32);
 
 }  // namespace rematkit::flax
