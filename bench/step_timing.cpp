@@ -8,7 +8,8 @@
 // --transformer L,B,S,D,H,M times the sweep's transformer instead (torch_transformer.py's model),
 // --gpt L,B,S,D,H,V[,M] the sweep's gpt (torch_gpt.py's model), --cnn B,I,C,W1/W2/..,D,K the
 // sweep's CNN (torch_cnn.py's model; no GEMM beside it), --scanned-mlp DEPTH,WIDTH,BATCH a deep MLP
-// unrolled and scanned, interleaved (what reading the scan's rows costs).
+// unrolled and scanned, interleaved (what reading the scan's rows costs). --bf16-too times the gpt,
+// llama or CNN in bf16 too, interleaved with the f32 steps.
 #include <tbb/global_control.h>
 
 #include <CLI/CLI.hpp>
@@ -79,7 +80,21 @@ struct Options {
   double quiet_cores = 0.15, max_wait_seconds = 0;
   std::string json_path;
   bool unfused_too = false;  // each policy also with BackendOptions::Fusion::kOff
+  bool bf16_too = false;     // the gpt, llama or CNN also in bf16 (named "POLICY, bf16")
 };
+
+// The same model in bf16 (its dtype: the params, the input and every activation), timed beside the
+// f32 one so that the bf16-over-f32 ratio comes from one sitting.
+sweep::ModelSpec in_bf16(sweep::ModelSpec model) {
+  switch (model.kind) {
+    case sweep::ModelSpec::Kind::kGpt: model.gpt.dtype = DType::kBF16; break;
+    case sweep::ModelSpec::Kind::kLlama: model.llama.dtype = DType::kBF16; break;
+    case sweep::ModelSpec::Kind::kCnn: model.cnn.dtype = DType::kBF16; break;
+    case sweep::ModelSpec::Kind::kMlp: case sweep::ModelSpec::Kind::kTransformer: case sweep::ModelSpec::Kind::kProgram:
+      throw std::invalid_argument("--bf16-too takes a gpt, a llama or a CNN");
+  }
+  return model;
+}
 
 std::string fixed(double v, int digits) {
   char buf[64];
@@ -296,6 +311,8 @@ int main(int argc, char** argv) {
   app.add_option("--quiet-cores", options.quiet_cores, "what counts as quiet, in cores (the peers' PEERS_QUIET_CORES)");
   app.add_flag("--unfused-too", options.unfused_too,
                "also time each policy with fusion off (named 'POLICY unfused'), interleaved with the rest: what fusion saves");
+  app.add_flag("--bf16-too", options.bf16_too,
+               "also time each policy on the gpt, llama or CNN in bf16 (named 'POLICY, bf16'), interleaved with the f32 steps");
   app.add_option("--json", options.json_path, "write the rows here (rewritten after every configuration)");
   CLI11_PARSE(app, argc, argv);
 
@@ -333,6 +350,8 @@ int main(int argc, char** argv) {
     else if (!options.scanned_mlp.empty()) workloads.push_back(bench::scanned_mlp_workload(options.scanned_mlp));
     else
       for (int s : options.sizes) workloads.push_back(bench::mlp_workload(s));
+    if (options.bf16_too)
+      for (bench::Workload& w : workloads) w.also.emplace_back("bf16", in_bf16(w.model));
     std::cout << (cnn ? "CNN" : gpt ? "GPT" : llama ? "Llama" : transformer ? "Transformer" : "MLP") << " training step on " << backends << ", " << cpu_model() << ", " << now_utc() << "; median of per-step times, "
               << "95% interval, target ±" << fixed(100 * options.rounds.target, 1) << "%; GFLOP/s of the nominal 3 x forward products "
               << (cnn ? "3*2*(the convolutions' and the head's multiply-adds), no GEMM beside it"

@@ -15,6 +15,8 @@ loss = sum(y^2) (rematkit's Loss::kSumOfSquares). One step = forward + backward 
 Padding: rematkit pads as JAX's 'SAME' does, (1, 1) at stride 1 and, for an even I at stride 2,
 (0, 1); torch's Conv2d pads symmetrically, so here stride-2 convs pad (1, 1): the same shapes and
 FLOPs, the windows shifted by one row and column. Params are torch's default init (timing only).
+bf16 (--dtype): the params, the images and every activation in that dtype, as rematkit's `dtype:`
+does (bf16 modules rather than autocast, which would keep f32 params and cast at every conv).
 
 Variants: none | ckpt_block (torch.utils.checkpoint per block, use_reentrant=False)
           | ckpt_whole (one checkpoint around all blocks)
@@ -27,7 +29,8 @@ common.py (the peers' helpers) is read from this folder or from ../shared/peers 
 checkout, or from $PEERS_DIR.
 
 Usage: /usr/bin/python3 bench/peers/torch_cnn.py [--configs B,I,C,W1/W2/..,D,K;...] [--threads 1,2]
-       [--variants none,ckpt_block] [--channels-last] [--reps N] [--rounds 1] [--out results.json]
+       [--variants none,ckpt_block] [--channels-last] [--dtype f32[,bf16]] [--reps N] [--rounds 1]
+       [--out results.json]
        (D: downsample 0 or 1; K: classes)
 Default config: examples/cnn_sweep.yaml's model.
 """
@@ -76,6 +79,7 @@ def child(cfg):
     torch.manual_seed(0)
     B, I, C, K = cfg["B"], cfg["I"], cfg["C"], cfg["K"]
     fmt = torch.channels_last if cfg["channels_last"] else torch.contiguous_format
+    dtype = {"f32": torch.float32, "bf16": torch.bfloat16}[cfg["dtype"]]
 
     class Block(nn.Module):
         def __init__(self, cin, w, s):
@@ -96,8 +100,10 @@ def child(cfg):
     head = nn.Linear(cin, K)
     for m in blocks:
         m.to(memory_format=fmt)
+    for m in blocks + [head]:
+        m.to(dtype)
     params = [p for m in blocks + [head] for p in m.parameters()]
-    x = (torch.rand(B, C, I, I) * 2 - 1).contiguous(memory_format=fmt)
+    x = (torch.rand(B, C, I, I) * 2 - 1).to(dtype).contiguous(memory_format=fmt)
 
     def body(h):
         for blk in blocks:
@@ -149,6 +155,7 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--variants", default="none,ckpt_block")
     ap.add_argument("--channels-last", action="store_true", help="NHWC in memory (rematkit's layout)")
+    ap.add_argument("--dtype", default="f32", help="f32, bf16 or both (f32,bf16)")
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--out", default=None)
@@ -156,13 +163,16 @@ def main():
     if a.child:
         child(json.loads(a.child))
         return
+    dtypes = a.dtype.split(",")
+    if any(d not in ("f32", "bf16") for d in dtypes):
+        raise SystemExit(f"torch_cnn.py: --dtype takes f32 and/or bf16, not '{a.dtype}'")
     results = []
     for _ in range(a.rounds):
         for spec in a.configs.split(";"):
             model = parse_config(spec)
             for t in (int(v) for v in a.threads.split(",")):
-                for variant in a.variants.split(","):
-                    cfg = dict(model, threads=t, variant=variant, channels_last=a.channels_last, reps=a.reps)
+                for variant, dtype in ((v, d) for v in a.variants.split(",") for d in dtypes):
+                    cfg = dict(model, threads=t, variant=variant, channels_last=a.channels_last, dtype=dtype, reps=a.reps)
                     p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", json.dumps(cfg)],
                                        capture_output=True, text=True, env=common.child_env(t))
                     if p.returncode != 0:
@@ -171,7 +181,7 @@ def main():
                     r = json.loads(p.stdout.strip().splitlines()[-1])
                     results.append(r)
                     core = next((v for k, v in r["openblas"].items() if k.endswith("corename")), "?")
-                    print(f"{spec} threads={t} {variant}: median {r['median_s'] * 1e3:.2f} ms "
+                    print(f"{spec} threads={t} {dtype} {variant}: median {r['median_s'] * 1e3:.2f} ms "
                           f"(min {r['min_s'] * 1e3:.2f}) openblas core {core}", flush=True)
     if a.out:
         with open(a.out, "w") as f:

@@ -62,8 +62,8 @@ struct CnnModel {
   int64_t batch = 1, image = 8, channels = 3, classes = 10;
   std::vector<int64_t> widths;  // one block each
   bool downsample = false;
-  DType dtype = DType::kF32;  // f32 or bf16: the input, the params and every activation
   RematPlacement remat = RematPlacement::kPerLayer;
+  DType dtype = DType::kF32;  // f32 or bf16: the input, the params and every activation
 };
 
 struct ProgramModel {
