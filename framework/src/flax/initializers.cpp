@@ -1,16 +1,54 @@
 #include "rematkit/flax/initializers.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
+#include "../random/parallel_draw.hpp"
 #include "rematkit/ir/error.hpp"
-#include "rematkit/random/samplers.hpp"
 
 namespace rematkit::flax {
+
+using random::ElementTransform;
+
+Initializer Initializer::in_blocks(Blocks blocks) {
+  Initializer init;
+  init.blocks_ = std::move(blocks);
+  return init;
+}
+
+std::vector<float> Initializer::operator()(const random::Key& key, const Shape& shape, random::PrngMode mode) const {
+  if (values_) return values_(key, shape, mode);
+  std::vector<float> values(static_cast<size_t>(num_elements(shape)));
+  blocks_(key, shape, mode, [&](uint64_t first, const float* block, size_t count) {
+    std::memcpy(values.data() + first, block, count * sizeof(float));
+  });
+  return values;
+}
+
+void Initializer::operator()(const random::Key& key, const Shape& shape, random::PrngMode mode,
+                             const BlockSink& sink) const {
+  if (!values_) return blocks_(key, shape, mode, sink);
+  const std::vector<float> values = values_(key, shape, mode);
+  sink(0, values.data(), values.size());
+}
+
 namespace {
 
-std::vector<float> scaled(std::vector<float> values, float factor) {
-  for (float& v : values) v = v * factor;  // one f32 multiply per element, as the eager jnp op does
-  return values;
+// An initializer drawing `transform`'s samples for the shape's elements; the transform's scale is
+// jnp's `values * factor` on the drawn f32 array, one f32 multiply per element.
+Initializer drawn(std::function<ElementTransform(const Shape&)> transform_for) {
+  return Initializer::in_blocks([transform_for = std::move(transform_for)](const random::Key& key, const Shape& shape,
+                                                                           random::PrngMode mode,
+                                                                           const Initializer::BlockSink& sink) {
+    const ElementTransform transform = transform_for(shape);
+    random::draw_blocks(key, static_cast<uint64_t>(num_elements(shape)), mode, transform, sink);
+  });
+}
+
+ElementTransform times(ElementTransform t, float factor) {
+  t.scale = factor;
+  return t;
 }
 
 }  // namespace
@@ -24,19 +62,15 @@ Initializer zeros() { return constant(0.0f); }
 Initializer ones() { return constant(1.0f); }
 
 Initializer normal(float stddev) {
-  return [stddev](const random::Key& key, const Shape& shape, random::PrngMode mode) {
-    return scaled(random::normal(key, static_cast<uint64_t>(num_elements(shape)), mode), stddev);
-  };
+  return drawn([stddev](const Shape&) { return times(random::normal_transform(), stddev); });
 }
 
 Initializer uniform(float scale) {
-  return [scale](const random::Key& key, const Shape& shape, random::PrngMode mode) {
-    return scaled(random::uniform(key, static_cast<uint64_t>(num_elements(shape)), 0.0f, 1.0f, mode), scale);
-  };
+  return drawn([scale](const Shape&) { return times(random::uniform_transform(0.0f, 1.0f), scale); });
 }
 
 Initializer variance_scaling(double scale, FanMode fan_mode, Distribution distribution, int in_axis, int out_axis) {
-  return [=](const random::Key& key, const Shape& shape, random::PrngMode mode) {
+  return drawn([=](const Shape& shape) {
     const int rank = static_cast<int>(shape.size());
     if (rank < 2)
       fail("variance_scaling: cannot compute input and output sizes of a " + std::to_string(rank) +
@@ -52,19 +86,15 @@ Initializer variance_scaling(double scale, FanMode fan_mode, Distribution distri
                                : fan_mode == FanMode::kFanOut ? fan_out
                                                               : (fan_in + fan_out) / 2;
     const float variance = static_cast<float>(scale / denominator);  // jnp.array(scale / denominator, f32)
-    const uint64_t n = static_cast<uint64_t>(num_elements(shape));
     switch (distribution) {
-      case Distribution::kTruncatedNormal: {
+      case Distribution::kTruncatedNormal:
         // The standard deviation of N(0, 1) truncated to (-2, 2).
-        const float stddev = std::sqrt(variance) / 0.87962566103423978f;
-        return scaled(random::truncated_normal(key, -2.0f, 2.0f, n, mode), stddev);
-      }
-      case Distribution::kNormal: return scaled(random::normal(key, n, mode), std::sqrt(variance));
-      case Distribution::kUniform:
-        return scaled(random::uniform(key, n, -1.0f, 1.0f, mode), std::sqrt(3.0f * variance));
+        return times(random::truncated_normal_transform(-2.0f, 2.0f), std::sqrt(variance) / 0.87962566103423978f);
+      case Distribution::kNormal: return times(random::normal_transform(), std::sqrt(variance));
+      case Distribution::kUniform: return times(random::uniform_transform(-1.0f, 1.0f), std::sqrt(3.0f * variance));
     }
-    return std::vector<float>{};
-  };
+    return ElementTransform{};
+  });
 }
 
 Initializer lecun_normal() { return variance_scaling(1.0, FanMode::kFanIn, Distribution::kTruncatedNormal); }

@@ -1,5 +1,7 @@
 #include "language_model.hpp"
 
+#include <tbb/parallel_for.h>
+
 #include "layers.hpp"
 
 #include "rematkit/ir/primitive_params.hpp"
@@ -37,47 +39,83 @@ std::pair<Atom, Atom> token_arguments(TokenModelArguments& args, int64_t batch, 
   return {ids, targets};
 }
 
-std::vector<Atom> add_token_model_params(TokenModelArguments& args, const TokenModelParams& params, DType dtype,
-                                         int64_t layers, const std::vector<int64_t>& scan_lengths, uint64_t seed) {
+namespace {
+
+// One param argument of a token model: a param, or with scan_lengths a block param of every block
+// stacked [lengths..., ...] in block order; `specs` are the params it holds, in that order.
+struct ParamArgument {
+  std::string name;
+  Type type;
+  TensorSplit split;
+  std::vector<size_t> specs;
+};
+
+// The arguments, in their order: the leading params, the blocks' (per block, or stacked once,
+// named as the first block's), then the rest.
+std::vector<ParamArgument> param_arguments(const TokenModelParams& params, DType dtype, int64_t layers,
+                                           const std::vector<int64_t>& scan_lengths) {
   const std::vector<ParamSpec>& specs = params.specs;
-  std::vector<Tensor> drawn;  // every param's value, when values are drawn
-  if (args.drawn()) {
-    const std::vector<random::Key> keys = random::split(random::prng_key(seed), specs.size(), random::PrngMode::kPartitionable);
-    for (size_t i = 0; i < specs.size(); ++i) {
-      const Type t{dtype, specs[i].shape, MemorySpace::kDevice};  // param_dtype = dtype
-      const std::vector<float> values = specs[i].init(keys[i], specs[i].shape, random::PrngMode::kPartitionable);
-      Tensor value{t, std::vector<double>(values.size())};
-      for (size_t j = 0; j < values.size(); ++j) value.data[j] = round_to_dtype(values[j], dtype, Arithmetic::kFloat32);
-      drawn.push_back(std::move(value));
-    }
-  }
-  // Scanned blocks take their params stacked [lengths..., ...], in block order: the same values.
   const bool scanned = !scan_lengths.empty();
   const size_t first = params.leading, end = params.leading + params.per_block * static_cast<size_t>(layers);
-  std::vector<Atom> atoms;
+  std::vector<ParamArgument> arguments;
   for (size_t i = 0; i < specs.size(); ++i) {
     const bool block_param = i >= first && i < end;
-    const Type type{dtype, specs[i].shape, MemorySpace::kDevice};
-    // (Moved, not copied: a real-size model's params are a gigabyte as doubles.)
     if (!scanned || !block_param)
-      atoms.push_back(args.param(specs[i].name, type, [&] { return std::move(drawn[i]); }, specs[i].split));
+      arguments.push_back({specs[i].name, Type{dtype, specs[i].shape, MemorySpace::kDevice}, specs[i].split, {i}});
     if (!scanned || i != first) continue;
     for (size_t k = 0; k < params.per_block; ++k) {
-      Type stacked_type{dtype, specs[first + k].shape, MemorySpace::kDevice};
-      stacked_type.shape.insert(stacked_type.shape.begin(), scan_lengths.begin(), scan_lengths.end());
-      TensorSplit split = specs[first + k].split;
-      if (split.dim >= 0) split.dim += static_cast<int64_t>(scan_lengths.size());  // behind the stacking dims
-      atoms.push_back(args.param(specs[first + k].name, stacked_type, [&] {
-        Tensor stacked{stacked_type, {}};
-        for (int64_t l = 0; l < layers; ++l) {
-          Tensor& layer = drawn[first + static_cast<size_t>(l) * params.per_block + k];
-          stacked.data.insert(stacked.data.end(), layer.data.begin(), layer.data.end());
-          std::vector<double>().swap(layer.data);  // in the stack now
-        }
-        return stacked;
-      }, split));
+      ParamArgument stacked{specs[first + k].name, Type{dtype, specs[first + k].shape, MemorySpace::kDevice},
+                            specs[first + k].split, {}};
+      stacked.type.shape.insert(stacked.type.shape.begin(), scan_lengths.begin(), scan_lengths.end());
+      if (stacked.split.dim >= 0) stacked.split.dim += static_cast<int64_t>(scan_lengths.size());  // behind the stacking dims
+      for (int64_t l = 0; l < layers; ++l) stacked.specs.push_back(first + static_cast<size_t>(l) * params.per_block + k);
+      arguments.push_back(std::move(stacked));
     }
   }
+  return arguments;
+}
+
+// A block of drawn f32 values rounded to `dtype` (param_dtype) into a tensor's doubles.
+void store_rounded(const float* values, size_t count, DType dtype, double* out) {
+  if (dtype == DType::kF32) {
+    for (size_t j = 0; j < count; ++j) out[j] = values[j];  // an f32 value is its own rounding
+    return;
+  }
+  for (size_t j = 0; j < count; ++j) out[j] = round_to_dtype(values[j], dtype, Arithmetic::kFloat32);
+}
+
+// Every argument's value, its params drawn from split(PRNGKey(seed), count) in f32 straight into
+// place. The arguments are made in parallel, so that one's allocation (page faults, which take as
+// long as drawing on a virtual machine) runs beside another's drawing, and each draw is split over
+// the threads as well.
+std::vector<Tensor> draw_param_arguments(const std::vector<ParamSpec>& specs, const std::vector<ParamArgument>& arguments,
+                                         DType dtype, uint64_t seed) {
+  const std::vector<random::Key> keys = random::split(random::prng_key(seed), specs.size(), random::PrngMode::kPartitionable);
+  std::vector<Tensor> values(arguments.size());
+  tbb::parallel_for(size_t{0}, arguments.size(), [&](size_t a) {
+    Tensor value{arguments[a].type, std::vector<double>(static_cast<size_t>(arguments[a].type.num_elements()))};
+    double* at = value.data.data();
+    for (size_t i : arguments[a].specs) {
+      specs[i].init(keys[i], specs[i].shape, random::PrngMode::kPartitionable,
+                    [dtype, at](uint64_t first, const float* block, size_t count) { store_rounded(block, count, dtype, at + first); });
+      at += num_elements(specs[i].shape);
+    }
+    values[a] = std::move(value);
+  });
+  return values;
+}
+
+}  // namespace
+
+std::vector<Atom> add_token_model_params(TokenModelArguments& args, const TokenModelParams& params, DType dtype,
+                                         int64_t layers, const std::vector<int64_t>& scan_lengths, uint64_t seed) {
+  const std::vector<ParamArgument> arguments = param_arguments(params, dtype, layers, scan_lengths);
+  // (Moved into the model, not copied: a real-size model's params are a gigabyte as doubles.)
+  std::vector<Tensor> drawn;
+  if (args.drawn()) drawn = draw_param_arguments(params.specs, arguments, dtype, seed);
+  std::vector<Atom> atoms;
+  for (size_t a = 0; a < arguments.size(); ++a)
+    atoms.push_back(args.param(arguments[a].name, arguments[a].type, [&] { return std::move(drawn[a]); }, arguments[a].split));
   return atoms;
 }
 

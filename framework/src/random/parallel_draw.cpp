@@ -79,6 +79,10 @@ struct BlockJob {
   else
     legacy_bits(job.key, job.n, first, count, bits);
   transform_bits(job.transform, bits, count, out);
+  // The initializers' `values * factor` (initializers.cpp), on the block while it is in L1.
+  const float scale = job.transform.scale;
+  if (scale != 1.0f)
+    for (size_t j = 0; j < count; ++j) out[j] = out[j] * scale;
 }
 
 using DrawBlock = void (*)(const BlockJob&, uint64_t, size_t, float*);
@@ -108,31 +112,51 @@ DrawBlock draw_block_for_this_cpu() {
 
 namespace {
 
-std::vector<float> draw_with(DrawBlock draw_block, const Key& key, uint64_t n, PrngMode mode,
-                             const ElementTransform& transform) {
-  const BlockJob job{key, n, mode, transform};
-  std::vector<float> out(n);
-  auto draw_blocks = [&](uint64_t begin, uint64_t end) {
+// `per_block(first, count)` for every block of n elements, the blocks split over oneTBB's threads.
+template <class PerBlock>
+void for_each_block(uint64_t n, const PerBlock& per_block) {
+  auto blocks_in = [&](uint64_t begin, uint64_t end) {
     for (uint64_t b = begin; b < end; ++b) {
       const uint64_t first = b * kBlock;
-      draw_block(job, first, static_cast<size_t>(std::min(kBlock, n - first)), out.data() + first);
+      per_block(first, static_cast<size_t>(std::min(kBlock, n - first)));
     }
   };
   const uint64_t blocks = (n + kBlock - 1) / kBlock;
   if (blocks <= 1) {
-    draw_blocks(0, blocks);
+    blocks_in(0, blocks);
   } else {
     tbb::parallel_for(tbb::blocked_range<uint64_t>(0, blocks),
-                      [&](const tbb::blocked_range<uint64_t>& r) { draw_blocks(r.begin(), r.end()); });
+                      [&](const tbb::blocked_range<uint64_t>& r) { blocks_in(r.begin(), r.end()); });
   }
+}
+
+std::vector<float> draw_with(DrawBlock draw_block, const Key& key, uint64_t n, PrngMode mode,
+                             const ElementTransform& transform) {
+  const BlockJob job{key, n, mode, transform};
+  std::vector<float> out(n);
+  for_each_block(n, [&](uint64_t first, size_t count) { draw_block(job, first, count, out.data() + first); });
   return out;
+}
+
+DrawBlock this_cpus_draw_block() {
+  static const DrawBlock draw_block = draw_block_for_this_cpu();
+  return draw_block;
 }
 
 }  // namespace
 
 std::vector<float> draw(const Key& key, uint64_t n, PrngMode mode, const ElementTransform& transform) {
-  static const DrawBlock draw_block = draw_block_for_this_cpu();
-  return draw_with(draw_block, key, n, mode, transform);
+  return draw_with(this_cpus_draw_block(), key, n, mode, transform);
+}
+
+void draw_blocks(const Key& key, uint64_t n, PrngMode mode, const ElementTransform& transform, const BlockSink& sink) {
+  const BlockJob job{key, n, mode, transform};
+  const DrawBlock draw_block = this_cpus_draw_block();
+  for_each_block(n, [&](uint64_t first, size_t count) {
+    alignas(64) float values[kBlock];
+    draw_block(job, first, count, values);
+    sink(first, values, count);
+  });
 }
 
 std::vector<float> draw_on_baseline(const Key& key, uint64_t n, PrngMode mode, const ElementTransform& transform) {

@@ -1,7 +1,12 @@
 // Flax's initializers (jax.nn.initializers, re-exported by flax.linen.initializers).
 #pragma once
 
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "rematkit/flax/export.hpp"
@@ -10,8 +15,34 @@
 
 namespace rematkit::flax {
 
-// init(key, shape, mode) -> float32 values in row-major order.
-using Initializer = std::function<std::vector<float>(const random::Key&, const Shape&, random::PrngMode)>;
+// init(key, shape, mode) -> float32 values in row-major order. Any function of that form is an
+// initializer; the ones below also hand their values over block by block as they are drawn, so
+// that a model's params are drawn straight into their tensors, on every thread, never held whole
+// as floats first.
+class REMATKIT_FLAX_EXPORT Initializer {
+ public:
+  using Values = std::function<std::vector<float>(const random::Key&, const Shape&, random::PrngMode)>;
+  // A block of the values: the flat index of its first, the values, their count. Blocks come in
+  // any order, from several threads at once.
+  using BlockSink = std::function<void(uint64_t first, const float* values, size_t count)>;
+  using Blocks = std::function<void(const random::Key&, const Shape&, random::PrngMode, const BlockSink&)>;
+
+  Initializer() = default;
+  // From a function of init's form (implicit, as std::function was): its values as one block.
+  template <class F>
+    requires(!std::same_as<std::remove_cvref_t<F>, Initializer> && std::constructible_from<Values, F>)
+  Initializer(F values) : values_(std::move(values)) {}
+  // From a drawing that hands its values over in blocks covering every index once.
+  static Initializer in_blocks(Blocks blocks);
+
+  std::vector<float> operator()(const random::Key& key, const Shape& shape, random::PrngMode mode) const;
+  // The same values, handed to `sink` block by block.
+  void operator()(const random::Key& key, const Shape& shape, random::PrngMode mode, const BlockSink& sink) const;
+
+ private:
+  Values values_;  // one of the two
+  Blocks blocks_;
+};
 
 REMATKIT_FLAX_EXPORT Initializer zeros();
 REMATKIT_FLAX_EXPORT Initializer ones();
