@@ -36,6 +36,13 @@ struct AlignedWorkspace {
   AlignedFloats floats;
 };
 
+// What a product multiplies and the backend's options beyond num_threads: f32 by default; bf16
+// operands with an f32 (preferred_element_type) or bf16 result; oneDNN's transposed_operands.
+struct GemmVariant {
+  DType operands = DType::kF32, result = DType::kF32;
+  Params options = {};
+};
+
 // C = A B with A (batch, m, k) and B (batch, k, n); batch 0 means a plain 2-D product, which may read
 // A stored as (k, m) or B as (n, k) instead (a training step's backward products). Prepared on the
 // first backend of `backends` that runs it (ok() is false when none does). `threads` goes to the
@@ -44,21 +51,22 @@ struct AlignedWorkspace {
 class Gemm {
  public:
   Gemm(const std::vector<std::string>& backends, int64_t batch, int64_t m, int64_t k, int64_t n, int threads,
-       bool a_transposed = false, bool b_transposed = false)
+       bool a_transposed = false, bool b_transposed = false, const GemmVariant& variant = {})
       : batch_(batch ? batch : 1), m_(m), k_(k), n_(n) {
     DotDims dims;
     if (batch) dims = {{2}, {1}, {0}, {0}};
     else dims = {{a_transposed ? 0 : 1}, {b_transposed ? 1 : 0}, {}, {}};
-    const Params p = dot_general_params(dims);
-    auto type = [&](int64_t r, int64_t c) {
-      return Type{DType::kF32, batch ? std::vector<int64_t>{batch, r, c} : std::vector<int64_t>{r, c}, MemorySpace::kDevice};
+    const Params p = variant.operands == DType::kF32 ? dot_general_params(dims) : dot_general_params(dims, variant.result);
+    auto type = [&](DType dtype, int64_t r, int64_t c) {
+      return Type{dtype, batch ? std::vector<int64_t>{batch, r, c} : std::vector<int64_t>{r, c}, MemorySpace::kDevice};
     };
-    const std::vector<Type> inputs{a_transposed ? type(k, m) : type(m, k), b_transposed ? type(n, k) : type(k, n)};
+    const DType in = variant.operands;
+    const std::vector<Type> inputs{a_transposed ? type(in, k, m) : type(in, m, k), b_transposed ? type(in, n, k) : type(in, k, n)};
     for (const std::string& name : backends) {
-      Params options;
+      Params options = variant.options;
       if (name == "onednn" || name == "blas") options.set("num_threads", ParamValue::of_int(threads));
       auto instance = std::make_unique<BackendInstance>(default_plugins(), name, options);
-      kernel_ = instance->prepare(Prim::kDotGeneral, p, inputs, {type(m, n)}, "gemm");
+      kernel_ = instance->prepare(Prim::kDotGeneral, p, inputs, {type(variant.result, m, n)}, "gemm");
       if (kernel_) {
         instance_ = std::move(instance);  // the kernel runs on its backend: keep both
         break;

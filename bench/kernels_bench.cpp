@@ -1,5 +1,5 @@
 // Backend kernels through the plugin ABI, as step programs run them: GEMM (square 64^3 to 2048^3, MLP-shaped
-// (B x D) x (D x F), batched) and elementwise kernels, per installed backend, at 1 and 2 threads.
+// (B x D) x (D x F), batched, a 768-wide gpt's products in f32 and bf16) and elementwise kernels, per installed backend, at 1 and 2 threads.
 // Counters: GFLOP/s for GEMM, GB/s (bytes read + written) for elementwise. Each GEMM is registered
 // on every backend next to each other, so that the backends can be set side by side in one run on a
 // noisy machine: --benchmark_repetitions=N --benchmark_enable_random_interleaving=true
@@ -41,8 +41,9 @@ std::vector<std::string> installed_backends() {
 }
 
 void BM_Gemm(benchmark::State& state, const std::string& backend, int64_t batch, int64_t m, int64_t k, int64_t n,
-             bool a_transposed, bool b_transposed) {
-  rematkit::bench::run_gemm(state, backend, batch, m, k, n, static_cast<int>(state.range(0)), a_transposed, b_transposed);
+             bool a_transposed, bool b_transposed, const rematkit::bench::GemmVariant& variant) {
+  rematkit::bench::run_gemm(state, backend, batch, m, k, n, static_cast<int>(state.range(0)), a_transposed, b_transposed,
+                            variant);
 }
 
 void BM_Elementwise(benchmark::State& state, const std::string& backend, Prim prim, int64_t n) {
@@ -103,8 +104,52 @@ void BM_RandomBits(benchmark::State& state, const std::string& backend, int64_t 
 void register_gemm(const std::string& backend, const std::string& shape, int64_t batch, int64_t m, int64_t k, int64_t n,
                    bool a_transposed = false, bool b_transposed = false) {
   benchmark::RegisterBenchmark(("gemm/" + backend + "/" + shape).c_str(), BM_Gemm, backend, batch, m, k, n, a_transposed,
-                               b_transposed)
+                               b_transposed, rematkit::bench::GemmVariant{})
       ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+// The products of a gpt training step with `tokens` rows (batch x sequence) and width 768: for
+// each layer's weight [in, out] (qkv 768x2304, attention out 768x768, MLP 768x3072 and 3072x768),
+// the forward x W, the input's gradient dy W^T (W read transposed) and the weight's x^T dy (x read
+// transposed). GPT-2 small at batch 4, sequence 512 has 2048 tokens; issue 46's 2-layer gpt 1024.
+// oneDNN's transposed operands by their strides and reordered are registered beside its choice.
+void register_gpt_products(int64_t tokens, const std::vector<std::string>& backends) {
+  const std::string prefix = "gpt768_t" + std::to_string(tokens) + "_";
+  for (auto [in, out] : {std::pair<int64_t, int64_t>{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}}) {
+    const std::string io = std::to_string(in) + "x" + std::to_string(out);
+    for (auto [kind, m, k, n, at, bt] : {std::tuple{"fwd_", tokens, in, out, false, false},
+                                         std::tuple{"dx_nt_", tokens, out, in, false, true},
+                                         std::tuple{"dw_tn_", in, tokens, out, true, false}}) {
+      for (const std::string& backend : backends)
+        if (backend != "reference") register_gemm(backend, prefix + kind + io, 0, m, k, n, at, bt);
+      if (!at && !bt) continue;
+      for (const char* how : {"strides", "reordered"}) {
+        rematkit::bench::GemmVariant variant;
+        variant.options.set("transposed_operands", ParamValue::of_string(how));
+        benchmark::RegisterBenchmark(("gemm/onednn-" + std::string(how) + "/" + prefix + kind + io).c_str(), BM_Gemm,
+                                     std::string("onednn"), int64_t{0}, m, k, n, at, bt, variant)
+            ->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
+      }
+    }
+  }
+}
+
+// bf16 products (bf16 and f32 results) beside the f32 one of the same shape: natively where the
+// CPU has AVX512_BF16, else oneDNN's f32 matmul on operands widened in the workspace.
+void register_bf16_products(const std::vector<std::string>& backends) {
+  for (auto [shape, m, k, n, at, bt] : {std::tuple{"256^3", 256, 256, 256, false, false},
+                                        std::tuple{"gpt768_t1024_fwd_768x3072", 1024, 768, 3072, false, false},
+                                        std::tuple{"gpt768_t1024_dx_nt_768x3072", 1024, 3072, 768, false, true},
+                                        std::tuple{"gpt768_t1024_dw_tn_768x3072", 768, 1024, 3072, true, false}})
+    for (const std::string& backend : backends)
+      for (DType result : {DType::kBF16, DType::kF32}) {
+        if (backend == "reference" && m > 256) continue;  // the oracle: small shapes only
+        const rematkit::bench::GemmVariant variant{DType::kBF16, result};
+        const std::string name = std::string("gemm_bf16") + (result == DType::kF32 ? "f32/" : "/") + backend + "/" + shape;
+        benchmark::RegisterBenchmark(name.c_str(), BM_Gemm, backend, int64_t{0}, int64_t{m}, int64_t{k}, int64_t{n}, at, bt,
+                                     variant)
+            ->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
+      }
 }
 
 void register_all() {
@@ -132,6 +177,8 @@ void register_all() {
                                        std::tuple{"gpt_scores_8x32x16x32", 8, 32, 16, 32}, std::tuple{"gpt_values_8x32x32x16", 8, 32, 32, 16}})
     for (const std::string& backend : backends)
       if (backend != "reference" && backend != "blas") register_gemm(backend, shape, batch, m, k, n);
+  for (int64_t tokens : {2048, 1024}) register_gpt_products(tokens, backends);
+  register_bf16_products(backends);
   // Where oneDNN's per-call cost stops mattering for elementwise kernels (the sizes a step's
   // elementwise ops have): oneDNN, Highway and (to 2^14) the reference side by side, 2^8 to 2^20
   // floats. oneDNN's size table for the ops it declines (onednn_backend.cpp) comes from these.

@@ -1,7 +1,7 @@
 // The oneDNN backend plugin (oneDNN 2.6, whose CPU runtime is OpenMP): conv_general_dilated and
 // the window max and sum as convolutions and pooling (onednn_windows.cpp); dot_general through
 // dnnl::matmul, 2-D and batched, whenever each operand's batch, free and contracted dims read as
-// one strided dim each (transposed operands and [B, S, D] activations included, never copied);
+// one strided dim each, in f32, bf16 and f16 (onednn_products.cpp), a bias and post-ops fused in f32;
 // f32 elementwise primitives through dnnl::eltwise_forward and dnnl::binary (whose second source
 // may broadcast; a broadcast first source of a commutative op is swapped there).
 // Primitives are created when an equation is prepared, and cached by shape; each takes its scratchpad
@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "onednn_products.hpp"
 #include "onednn_recipe.hpp"
 #include "rematkit/plugin/fusion_view.hpp"
 #include "rematkit/plugin/measured_cost.hpp"
@@ -32,13 +33,17 @@ using rematkit::plugin::ArgumentError;
 using rematkit::plugin::guarded;
 using Dims = dnnl::memory::dims;
 using dt = dnnl::memory::data_type;
+using rematkit_onednn::key_of;
+using rematkit_onednn::Recipe;  // a primitive to build for an equation (onednn_recipe.hpp)
+using rematkit_onednn::user_scratchpad;
 
 struct Backend {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  // bf16 products where the CPU has AVX512_BF16; with bf16_matmul=emulated also on AVX-512 cores
-  // without it (oneDNN converts in software: for checking this path on such a machine).
-  bool bf16_emulated = false;
+  // bf16_matmul=emulated: oneDNN's bf16 products also on AVX-512 cores without AVX512_BF16
+  // (oneDNN converts in software: for checking that path on such a machine);
+  // transposed_operands=strides|reordered: how every transposed operand is read, for measuring.
+  rematkit_onednn::ProductOptions products;
   std::mutex mutex;                             // guards the cache: programs may be built in parallel
   std::map<std::string, dnnl::primitive> cache;  // by operation, shapes and strides
 };
@@ -58,129 +63,19 @@ struct Kernel {
   dnnl::stream stream;
   std::vector<dnnl::memory> memories;  // the inputs', then the output's, then the scratchpad's if any
   std::vector<dnnl_exec_arg_t> args;   // (DNNL_ARG_*, memory) of each
-  int staged = -1;  // an input read from the workspace, where stage() rearranges it (Recipe::stage)
-  std::function<void(const void*, void*)> stage;
-  std::function<void(void*, void*)> unstage;  // the output, written in the workspace (Recipe::unstage)
+  std::vector<Recipe::Staged> staged;  // inputs read from the workspace, where stage() writes them (Recipe::stage)
+  std::function<void(const rk_tensor_view*, std::byte*)> stage;
+  size_t result_at = 0;  // the output, written in the workspace when there is an unstage (Recipe::unstage)
+  std::function<void(std::byte*, void*)> unstage;
   size_t scratchpad_at = 0, scratchpad = 0;  // where oneDNN's scratchpad lies in the workspace, its bytes
 };
 
-using rematkit_onednn::Recipe;  // a primitive to build for an equation (onednn_recipe.hpp)
-using rematkit_onednn::user_scratchpad;
 
 dnnl::memory::desc row_major(const Dims& shape) {
   Dims dims = shape.empty() ? Dims{1} : shape;  // oneDNN has no rank-0 tensors
   Dims strides(dims.size(), 1);
   for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
   return dnnl::memory::desc(dims, dt::f32, strides);
-}
-
-// An operand of a matrix product as oneDNN sees it: logical dims (batch, rows, cols) and the
-// strides that read them from the row-major buffer.
-struct Layout {
-  Dims dims, strides;
-};
-
-// A group of an operand's dims read as one dim: their total size and the stride that steps through
-// them, when the dims (in the group's order) lie in memory as one does; size-1 dims fit anywhere.
-bool collapse(const Dims& shape, const Dims& group, int64_t& size, int64_t& stride) {
-  Dims st(shape.size(), 1);
-  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * shape[i + 1];
-  size = 1;
-  stride = 1;
-  bool first = true;
-  for (auto d = group.rbegin(); d != group.rend(); ++d) {
-    if (shape[*d] == 1) continue;
-    if (!first && st[*d] != stride * size) return false;
-    if (first) stride = st[*d];
-    first = false;
-    size *= shape[*d];
-  }
-  return true;
-}
-
-// Whether oneDNN multiplies bf16 here: natively (AVX512_BF16 or AMX); with `emulated`, on any
-// AVX-512 core. Elsewhere bf16 products are left to the next backend.
-bool has_bf16(bool emulated) {
-  auto has = [](dnnl::cpu_isa wanted) {
-    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa()), w = static_cast<unsigned>(wanted);
-    return (isa & w) == w;
-  };
-  static const bool native = has(dnnl::cpu_isa::avx512_core_bf16), avx512 = has(dnnl::cpu_isa::avx512_core);
-  return native || (emulated && avx512);
-}
-
-dt data_type_of(int32_t dtype) { return dtype == RK_DTYPE_BF16 ? dt::bf16 : dt::f32; }
-
-// The dims of `shape` in none of the lists, in order: an operand's free dims.
-Dims free_dims(const Dims& shape, const Dims& contract, const Dims& batch) {
-  Dims out;
-  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
-    if (std::find(contract.begin(), contract.end(), d) == contract.end() &&
-        std::find(batch.begin(), batch.end(), d) == batch.end())
-      out.push_back(d);
-  return out;
-}
-
-// dot_general as one (batched) matmul: each operand's batch dims, free dims and contracted dims must
-// each read as one strided dim (a [B, S, D] activation times a [D, F] weight is (B*S, D) x (D, F);
-// attention's [B, H, S, Dh] products batch over B*H), and transposes are strides, never copies.
-// Operands f32, or bf16 on a CPU with AVX512_BF16 (oneDNN's bf16 matmul accumulates in f32; the
-// result is f32 with preferred_element_type=float32, else rounded to bf16).
-bool matmul_layouts(const Backend& backend, const rk_equation_view* e, Layout& a, Layout& b, Layout& c) {
-  if (rematkit::plugin::primitive_of(e) != Prim::kDotGeneral || e->num_inputs != 2 || e->num_outputs != 1) return false;
-  const int32_t in = e->inputs[0].dtype, out = e->outputs[0].dtype;
-  if (e->inputs[1].dtype != in) return false;
-  const bool bf16 = has_bf16(backend.bf16_emulated);
-  if (in == RK_DTYPE_F32 ? out != RK_DTYPE_F32 : !(in == RK_DTYPE_BF16 && bf16 && (out == RK_DTYPE_F32 || out == RK_DTYPE_BF16)))
-    return false;
-  const rematkit::DotDims dims = rematkit::plugin::dot_dims(e);
-  const Dims lc(dims.lhs_contract.begin(), dims.lhs_contract.end()), rc(dims.rhs_contract.begin(), dims.rhs_contract.end());
-  const Dims lb(dims.lhs_batch.begin(), dims.lhs_batch.end()), rb(dims.rhs_batch.begin(), dims.rhs_batch.end());
-  const Dims ls(e->inputs[0].shape, e->inputs[0].shape + e->inputs[0].rank);
-  const Dims rs(e->inputs[1].shape, e->inputs[1].shape + e->inputs[1].rank);
-  for (const Dims* shape : {&ls, &rs})
-    for (int64_t d : *shape)
-      if (d == 0) return false;
-  int64_t m = 1, n = 1, k = 1, k_r = 1;
-  int64_t sm, sn, sk_l, sk_r;
-  if (!collapse(ls, free_dims(ls, lc, lb), m, sm) || !collapse(rs, free_dims(rs, rc, rb), n, sn) ||
-      !collapse(ls, lc, k, sk_l) || !collapse(rs, rc, k_r, sk_r) || k != k_r)
-    return false;
-  // The batch as one strided dim, or else each batch dim as its own (attention's p v with v still
-  // [B, S, H, Dh]: batch dims B and H, strides S*H*Dh and Dh, which no one stride steps through).
-  Dims batch, sb_l, sb_r;
-  int64_t batch_l = 1, batch_r = 1, stride_l = 1, stride_r = 1;
-  if (collapse(ls, lb, batch_l, stride_l) && collapse(rs, rb, batch_r, stride_r)) {
-    if (batch_l != batch_r) return false;
-    if (!lb.empty()) batch = {batch_l}, sb_l = {stride_l}, sb_r = {stride_r};
-  } else {
-    for (size_t i = 0; i < lb.size(); ++i) {
-      collapse(ls, {lb[i]}, batch_l, stride_l);
-      collapse(rs, {rb[i]}, batch_r, stride_r);
-      if (batch_l != batch_r) return false;
-      batch.push_back(batch_l), sb_l.push_back(stride_l), sb_r.push_back(stride_r);
-    }
-  }
-  auto with_batch = [&](const Dims& batch_part, Dims tail) {
-    Dims all = batch_part;
-    all.insert(all.end(), tail.begin(), tail.end());
-    return all;
-  };
-  Dims sc(batch.size(), 0);  // dot_general's (batch, lhs free, rhs free), row-major
-  for (size_t i = batch.size(); i-- > 0;) sc[i] = (i + 1 < batch.size() ? sc[i + 1] * batch[i + 1] : m * n);
-  a = {with_batch(batch, {m, k}), with_batch(sb_l, {sm, sk_l})};
-  b = {with_batch(batch, {k, n}), with_batch(sb_r, {sk_r, sn})};
-  c = {with_batch(batch, {m, n}), with_batch(sc, {n, 1})};
-  return true;
-}
-
-std::string key_of(const std::string& op, std::initializer_list<const Dims*> parts) {
-  std::string k = op;
-  for (const Dims* d : parts) {
-    k += ";";
-    for (int64_t x : *d) k += std::to_string(x) + ",";
-  }
-  return k;
 }
 
 Dims shape_of(const rk_type& t) { return Dims(t.shape, t.shape + t.rank); }
@@ -222,15 +117,19 @@ const std::pair<Prim, dnnl::algorithm> kBinary[] = {
 // operand as its bias, then a chain of eltwise ops and binary ops with an operand as post-ops, each
 // part reading the one before, the last part's value the only result. oneDNN adds the bias to the
 // f32 accumulator and applies the post-ops to it before the one store.
-bool fused_matmul_recipe(const Backend& backend, const rk_equation_view* e, Recipe& r) {
+bool fused_matmul_recipe(const rk_equation_view* e, Recipe& r) {
   const auto fusion = rematkit::plugin::Fusion::of(e);
   if (!fusion || fusion->parts().front().prim != Prim::kDotGeneral || fusion->results().size() != 1 ||
       fusion->results()[0] != static_cast<int64_t>(fusion->num_values()) - 1)
     return false;
-  Layout a, b, c;
-  if (!matmul_layouts(backend, fusion->part_equation(0).get(), a, b, c)) return false;
-  const dt in = data_type_of(e->inputs[0].dtype);
-  if (in != dt::f32 || e->outputs[0].dtype != RK_DTYPE_F32) return false;
+  const auto part = fusion->part_equation(0);
+  const rk_equation_view* product = part.get();
+  rematkit_onednn::Layout a, b, c;
+  if (!rematkit_onednn::matmul_layouts(product, a, b, c) || product->inputs[0].dtype != RK_DTYPE_F32 ||
+      product->inputs[1].dtype != RK_DTYPE_F32 || product->outputs[0].dtype != RK_DTYPE_F32 ||
+      e->outputs[0].dtype != RK_DTYPE_F32)
+    return false;
+  const dt in = dt::f32;
   const std::vector<int64_t>& out_shape = fusion->parts().front().shape;
   const size_t inputs = fusion->num_inputs();
   std::vector<int> arg_of(inputs, -1);  // per equation input: its DNNL_ARG_*
@@ -306,24 +205,8 @@ bool fused_matmul_recipe(const Backend& backend, const rk_equation_view* e, Reci
 
 // How oneDNN runs `e`, or false when this backend does not.
 bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
-  if (fused_matmul_recipe(backend, e, r)) return true;
-  Layout a, b, c;
-  if (matmul_layouts(backend, e, a, b, c)) {
-    const dt in = data_type_of(e->inputs[0].dtype), out = data_type_of(e->outputs[0].dtype);
-    const dnnl::memory::desc am(a.dims, in, a.strides), bm(b.dims, in, b.strides), cm(c.dims, out, c.strides);
-    if (a.dims.size() > 3) {  // several batch dims: declined where oneDNN would run its reference code
-      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(am, bm, cm), user_scratchpad(), backend.engine);
-      if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return false;
-    }
-    r = {key_of(std::string("matmul") + (in == dt::bf16 ? (out == dt::bf16 ? "-bf16" : "-bf16f32") : ""),
-                {&a.dims, &a.strides, &b.dims, &b.strides}), {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}},
-         {DNNL_ARG_DST, cm}, [am, bm, cm](const dnnl::engine& eng) -> dnnl::primitive {
-           // The oneDNN 2.x API: an operation descriptor, then its primitive descriptor.
-           return dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(am, bm, cm), user_scratchpad(), eng));
-         }};
-    r.work = count(c.dims) * a.dims.back();
-    return true;
-  }
+  if (fused_matmul_recipe(e, r)) return true;
+  if (rematkit_onednn::product_recipe(backend.engine, e, backend.products, r)) return true;
   if (rematkit_onednn::convolution_recipe(backend.engine, e, r) || rematkit_onednn::pooling_recipe(backend.engine, e, r))
     return true;
   const std::optional<Prim> prim = rematkit::plugin::primitive_of(e);
@@ -370,6 +253,14 @@ bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
   return false;
 }
 
+std::optional<rematkit_onednn::TransposedOperands> transposed_operands(const std::string& name) {
+  using rematkit_onednn::TransposedOperands;
+  if (name == "chosen") return TransposedOperands::kChosen;
+  if (name == "strides") return TransposedOperands::kStrides;
+  if (name == "reordered") return TransposedOperands::kReordered;
+  return std::nullopt;
+}
+
 rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
   return guarded([&] {
     auto backend = std::make_unique<Backend>();
@@ -379,9 +270,13 @@ rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
         backend->threads = static_cast<int>(options[i].int_value);
       } else if (name == "bf16_matmul" && options[i].kind == RK_VALUE_STRING &&
                  (std::string(options[i].string_value) == "native" || std::string(options[i].string_value) == "emulated")) {
-        backend->bf16_emulated = std::string(options[i].string_value) == "emulated";
+        backend->products.bf16_emulated = std::string(options[i].string_value) == "emulated";
+      } else if (name == "transposed_operands" && options[i].kind == RK_VALUE_STRING &&
+                 transposed_operands(options[i].string_value)) {
+        backend->products.transposed = *transposed_operands(options[i].string_value);
       } else {
-        throw ArgumentError("the onednn backend takes num_threads=N (N >= 1) and bf16_matmul='native' or 'emulated'");
+        throw ArgumentError("the onednn backend takes num_threads=N (N >= 1), bf16_matmul='native' or 'emulated' "
+                            "and transposed_operands='chosen', 'strides' or 'reordered'");
       }
     }
     rematkit::plugin::log(RK_LOG_DEBUG, "onednn: an OpenMP team of up to " + std::to_string(backend->threads) +
@@ -401,12 +296,15 @@ int32_t supports(const rk_backend* handle, const rk_equation_view* e) {
   }
 }
 
-// One call's time on one thread, from rematkit_kernels_bench's elementwise/onednn rows (the sitting
-// is in docs/performance.md): a call's fixed cost comes before any work, so Highway takes the small
-// ones (products, convolutions and pooling: no estimate, they stay here).
-double expected_ns(const rk_backend*, const rk_equation_view* e) {
+// One call's time on one thread, from rematkit_kernels_bench's elementwise/onednn and gemm rows (the
+// sittings are in docs/performance.md): a call's fixed cost comes before any work, so Highway takes
+// the small elementwise ones; products as onednn_products.cpp estimates them (convolutions and
+// pooling: no estimate, they stay here).
+double expected_ns(const rk_backend* handle, const rk_equation_view* e) {
   try {
     const std::optional<Prim> prim = rematkit::plugin::primitive_of(e);
+    if (prim == Prim::kDotGeneral)
+      return rematkit_onednn::product_expected_ns(e, reinterpret_cast<const Backend*>(handle)->products);
     if (!prim || e->num_outputs != 1 || !all_f32_nonempty(e)) return -1;
     const double n = static_cast<double>(count(shape_of(e->outputs[0])));
     if (*prim == Prim::kExp)  // elementwise/onednn/exp: its polynomial runs at the add's speed
@@ -461,6 +359,7 @@ rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** ker
     k->output = r.output;
     k->staged = r.staged;
     k->stage = r.stage;
+    k->result_at = r.result_at;
     k->unstage = r.unstage;
     std::lock_guard<std::mutex> lock(backend.mutex);
     auto [it, fresh] = backend.cache.try_emplace(r.key);
@@ -493,15 +392,14 @@ rk_error* execute(rk_kernel* handle, const rk_tensor_view* in, size_t, const rk_
     omp_set_num_threads(k.threads);  // this calling thread's OpenMP team
     std::lock_guard<std::mutex> lock(k.running);
     for (size_t i = 0; i < k.inputs.size(); ++i) k.memories[i].set_data_handle(in[i].data);
-    if (k.staged >= 0) {
-      k.stage(in[k.staged].data, workspace);
-      k.memories[static_cast<size_t>(k.staged)].set_data_handle(workspace);
-    }
-    k.memories[k.inputs.size()].set_data_handle(k.unstage ? workspace : out[0].data);
-    if (k.scratchpad) k.memories.back().set_data_handle(static_cast<std::byte*>(workspace) + k.scratchpad_at);
+    std::byte* const ws = static_cast<std::byte*>(workspace);
+    if (k.stage) k.stage(in, ws);
+    for (const Recipe::Staged& s : k.staged) k.memories[static_cast<size_t>(s.input)].set_data_handle(ws + s.at);
+    k.memories[k.inputs.size()].set_data_handle(k.unstage ? ws + k.result_at : out[0].data);
+    if (k.scratchpad) k.memories.back().set_data_handle(ws + k.scratchpad_at);
     rematkit_onednn::execute(k.primitive, k.stream, k.args);
     k.stream.wait();
-    if (k.unstage) k.unstage(workspace, out[0].data);
+    if (k.unstage) k.unstage(ws, out[0].data);
   });
 }
 void kernel_destroy(rk_kernel* kernel) { delete reinterpret_cast<Kernel*>(kernel); }

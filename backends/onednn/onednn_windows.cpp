@@ -73,15 +73,6 @@ bool f32_nonempty(const rk_type& t) {
   return true;
 }
 
-std::string key_of(const std::string& op, const std::vector<const Dims*>& parts) {
-  std::string k = op;
-  for (const Dims* d : parts) {
-    k += ";";
-    for (int64_t x : *d) k += std::to_string(x) + ",";
-  }
-  return k;
-}
-
 // oneDNN's high padding where the exact one, `exact`, is negative: oneDNN's output size rounds
 // down, (in + low + high - window) / stride + 1, so up to stride - 1 rows more reach no output
 // either; the smallest such padding that is not negative, or `exact` when none is.
@@ -112,39 +103,6 @@ Dims dense_strides(const Dims& dims) {
   return strides;
 }
 
-// A oneDNN reorder from `from` to `to`, made once with its memories and stream: a run only points
-// them at the buffers (`scratchpad` after `scratchpad_bytes()` of the caller's), as the kernel runs
-// one execute at a time, so they are never shared by two.
-class Reordering {
- public:
-  Reordering(const dnnl::engine& engine, const dnnl::memory::desc& from, const dnnl::memory::desc& to)
-      : reorder_(dnnl::reorder::primitive_desc(engine, from, engine, to, user_scratchpad())),
-        from_(from, engine, nullptr),
-        to_(to, engine, nullptr),
-        stream_(engine) {
-    const dnnl::memory::desc scratchpad = scratchpad_desc(reorder_);
-    args_ = {{DNNL_ARG_FROM, from_.get()}, {DNNL_ARG_TO, to_.get()}};
-    if (scratchpad.get_size()) {
-      scratch_ = dnnl::memory(scratchpad, engine, nullptr);
-      args_.push_back({DNNL_ARG_SCRATCHPAD, scratch_.get()});
-    }
-  }
-  size_t scratchpad_bytes() const { return scratch_ ? scratch_.get_desc().get_size() : 0; }
-  void run(const void* from, void* to, void* scratchpad) {
-    from_.set_data_handle(const_cast<void*>(from));
-    to_.set_data_handle(to);
-    if (scratch_) scratch_.set_data_handle(scratchpad);
-    execute(reorder_, stream_, args_);
-    stream_.wait();
-  }
-
- private:
-  dnnl::reorder reorder_;
-  dnnl::memory from_, to_, scratch_;
-  dnnl::stream stream_;
-  std::vector<dnnl_exec_arg_t> args_;
-};
-
 // An input in the layout a convolution's JIT implementation wants (format_tag::any, then
 // `chosen`): before each run a oneDNN reorder writes it at the workspace's start, which the
 // convolution reads, from the input's buffer as `lies` describes it; or, with `arrange` (a
@@ -156,10 +114,10 @@ void stage_in_chosen_layout(const dnnl::engine& engine, const dnnl::memory::desc
   auto reordering = std::make_shared<Reordering>(engine, lies, chosen);
   const size_t arranged_at = cache_lines(chosen.get_size());
   const size_t scratchpad_at = arrange ? cache_lines(arranged_at + lies.get_size()) : arranged_at;
-  r.staged = input;
+  r.staged = {{input, 0}};
   r.workspace_bytes = scratchpad_at + reordering->scratchpad_bytes();
-  r.stage = [reordering, arrange, arranged_at, scratchpad_at](const void* from, void* workspace) {
-    std::byte* base = static_cast<std::byte*>(workspace);
+  r.stage = [reordering, arrange, arranged_at, scratchpad_at, input](const rk_tensor_view* inputs, std::byte* base) {
+    const void* from = inputs[input].data;
     if (arrange) {
       arrange(from, base + arranged_at);
       from = base + arranged_at;
@@ -175,8 +133,8 @@ void unstage_from_chosen_layout(const dnnl::engine& engine, const dnnl::memory::
   auto reordering = std::make_shared<Reordering>(engine, chosen, lies);
   const size_t scratchpad_at = cache_lines(chosen.get_size());
   r.workspace_bytes = scratchpad_at + reordering->scratchpad_bytes();
-  r.unstage = [reordering, scratchpad_at](void* workspace, void* output) {
-    reordering->run(workspace, output, static_cast<std::byte*>(workspace) + scratchpad_at);
+  r.unstage = [reordering, scratchpad_at](std::byte* workspace, void* output) {
+    reordering->run(workspace, output, workspace + scratchpad_at);
   };
 }
 

@@ -1,0 +1,295 @@
+// dot_general through dnnl::matmul, 2-D and batched, whenever each operand's batch, free and
+// contracted dims read as one strided dim each (transposed operands and [B, S, D] activations
+// included). bf16 runs natively where the CPU multiplies bf16 (AVX512_BF16, AMX); elsewhere bf16
+// and f16 operands are widened into f32 copies in the kernel's workspace and the f32 matmul runs on
+// them, its result rounded back to bf16 or f16 unless the product asks for f32: XLA:CPU's
+// semantics (f32 accumulation, one rounding on store), where oneDNN 2.6 has no bf16 kernel.
+#include "onednn_products.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rematkit/plugin/measured_cost.hpp"
+#include "rematkit/reference_math/element_values.hpp"
+
+namespace rematkit_onednn {
+namespace {
+
+using Dims = dnnl::memory::dims;
+using dt = dnnl::memory::data_type;
+
+int64_t count(const Dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+Dims row_major_strides(const Dims& dims) {
+  Dims strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
+  return strides;
+}
+
+// A group of an operand's dims read as one dim: their total size and the stride that steps through
+// them, when the dims (in the group's order) lie in memory as one does; size-1 dims fit anywhere.
+bool collapse(const Dims& shape, const Dims& group, int64_t& size, int64_t& stride) {
+  const Dims st = row_major_strides(shape);
+  size = 1;
+  stride = 1;
+  bool first = true;
+  for (auto d = group.rbegin(); d != group.rend(); ++d) {
+    if (shape[*d] == 1) continue;
+    if (!first && st[*d] != stride * size) return false;
+    if (first) stride = st[*d];
+    first = false;
+    size *= shape[*d];
+  }
+  return true;
+}
+
+// The dims of `shape` in none of the lists, in order: an operand's free dims.
+Dims free_dims(const Dims& shape, const Dims& contract, const Dims& batch) {
+  Dims out;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    if (std::find(contract.begin(), contract.end(), d) == contract.end() &&
+        std::find(batch.begin(), batch.end(), d) == batch.end())
+      out.push_back(d);
+  return out;
+}
+
+// Whether oneDNN multiplies bf16 here: natively (AVX512_BF16 or AMX); with `emulated`, on any
+// AVX-512 core. Elsewhere bf16 products are widened to f32.
+bool has_bf16(bool emulated) {
+  auto has = [](dnnl::cpu_isa wanted) {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa()), w = static_cast<unsigned>(wanted);
+    return (isa & w) == w;
+  };
+  static const bool native = has(dnnl::cpu_isa::avx512_core_bf16), avx512 = has(dnnl::cpu_isa::avx512_core);
+  return native || (emulated && avx512);
+}
+
+// What the matmul multiplies: f32 operands; bf16 ones natively; or bf16/f16 ones widened to f32.
+enum class Operands { kF32, kNativeBf16, kWidened };
+
+// Operands of one dtype, and a result of theirs or f32 (preferred_element_type=float32).
+std::optional<Operands> operands_of(const rk_equation_view* e, const ProductOptions& options) {
+  const int32_t in = e->inputs[0].dtype, out = e->outputs[0].dtype;
+  if (e->inputs[1].dtype != in || (out != in && out != RK_DTYPE_F32)) return std::nullopt;
+  switch (in) {
+    case RK_DTYPE_F32: return Operands::kF32;
+    case RK_DTYPE_BF16: return has_bf16(options.bf16_emulated) ? Operands::kNativeBf16 : Operands::kWidened;
+    case RK_DTYPE_F16: return Operands::kWidened;
+    default: return std::nullopt;
+  }
+}
+
+// An operand whose columns are not contiguous: a matrix read transposed.
+bool transposed(const Layout& l) { return l.dims.back() > 1 && l.strides.back() != 1; }
+
+// Whether copying a transposed operand into the plain layout before the product beats reading it
+// by its strides. Measured on AVX2 (rematkit_kernels_bench's gpt2_* and gpt768_* rows against
+// their -strides and -reordered twins, docs/performance.md): oneDNN's gemm:jit packs either way.
+bool reordering_pays(const Layout&) { return false; }
+
+bool reorders(const Layout& l, const ProductOptions& options) {
+  if (!transposed(l)) return false;
+  switch (options.transposed) {
+    case TransposedOperands::kStrides: return false;
+    case TransposedOperands::kReordered: return true;
+    case TransposedOperands::kChosen: return reordering_pays(l);
+  }
+  return false;
+}
+
+// bf16 or f16 elements widened to f32 (exact), and f32 rounded to them as the reference math
+// stores them (element_values.hpp: to nearest even, a NaN kept quiet). Plain loops the compiler
+// vectorizes, split over the kernel's OpenMP team when long.
+constexpr int64_t kParallelElements = int64_t{1} << 16;
+
+void widen(const void* from, int32_t dtype, int64_t n, float* to) {
+  const auto* h = static_cast<const uint16_t*>(from);
+  if (dtype == RK_DTYPE_BF16) {
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+    for (int64_t i = 0; i < n; ++i) to[i] = rematkit::reference::bf16_value(h[i]);
+  } else {
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+    for (int64_t i = 0; i < n; ++i) to[i] = rematkit::reference::f16_value(h[i]);
+  }
+}
+
+void narrow(const float* from, int32_t dtype, int64_t n, void* to) {
+  auto* h = static_cast<uint16_t*>(to);
+  if (dtype == RK_DTYPE_BF16) {
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+    for (int64_t i = 0; i < n; ++i) h[i] = rematkit::reference::bf16_bits(from[i]);
+  } else {
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+    for (int64_t i = 0; i < n; ++i) h[i] = rematkit::reference::f16_bits(from[i]);
+  }
+}
+
+// Bytes of the workspace handed out in order, each part on cache lines of its own.
+struct WorkspacePlan {
+  size_t bytes = 0;
+  size_t place(size_t part) {
+    const size_t at = bytes;
+    bytes = cache_lines(bytes + part);
+    return at;
+  }
+};
+
+// How one operand reaches the matmul when it is not read where it lies: widened into an f32 copy
+// with the buffer's own strides, then (or instead) reordered into the plain layout.
+struct OperandStaging {
+  int input = 0;
+  int32_t dtype = RK_DTYPE_F32;  // of the input's buffer
+  int64_t elements = 0;
+  bool widened = false;
+  size_t widened_at = 0;
+  std::shared_ptr<Reordering> reordering;  // null: read in the layout it has
+  size_t plain_at = 0, reorder_scratch_at = 0;
+  size_t read_at() const { return reordering ? plain_at : widened_at; }
+  void run(const rk_tensor_view* inputs, std::byte* workspace) const {
+    const void* from = inputs[input].data;
+    if (widened) {
+      widen(from, dtype, elements, reinterpret_cast<float*>(workspace + widened_at));
+      from = workspace + widened_at;
+    }
+    if (reordering) reordering->run(from, workspace + plain_at, workspace + reorder_scratch_at);
+  }
+};
+
+// Plans the staging of operand `input` (laid out as `l`) and returns the descriptor the matmul
+// reads it by; `l` becomes the plain layout when it is reordered.
+dnnl::memory::desc stage_operand(const dnnl::engine& engine, const rk_equation_view* e, int input, Layout& l, bool widened,
+                                 bool reorder, WorkspacePlan& ws, std::vector<OperandStaging>& staging) {
+  const dnnl::memory::desc as_it_lies(l.dims, dt::f32, l.strides);
+  if (!widened && !reorder) return as_it_lies;
+  OperandStaging s;
+  s.input = input;
+  s.dtype = e->inputs[input].dtype;
+  s.elements = count(Dims(e->inputs[input].shape, e->inputs[input].shape + e->inputs[input].rank));
+  s.widened = widened;
+  if (widened) s.widened_at = ws.place(static_cast<size_t>(s.elements) * sizeof(float));
+  if (reorder) {
+    l.strides = row_major_strides(l.dims);
+    const dnnl::memory::desc plain(l.dims, dt::f32, l.strides);
+    s.reordering = std::make_shared<Reordering>(engine, as_it_lies, plain);
+    s.plain_at = ws.place(plain.get_size());
+    s.reorder_scratch_at = ws.place(s.reordering->scratchpad_bytes());
+  }
+  staging.push_back(s);
+  return dnnl::memory::desc(l.dims, dt::f32, l.strides);
+}
+
+}  // namespace
+
+bool matmul_layouts(const rk_equation_view* e, Layout& a, Layout& b, Layout& c) {
+  if (rematkit::plugin::primitive_of(e) != rematkit::Prim::kDotGeneral || e->num_inputs != 2 || e->num_outputs != 1)
+    return false;
+  const rematkit::DotDims dims = rematkit::plugin::dot_dims(e);
+  const Dims lc(dims.lhs_contract.begin(), dims.lhs_contract.end()), rc(dims.rhs_contract.begin(), dims.rhs_contract.end());
+  const Dims lb(dims.lhs_batch.begin(), dims.lhs_batch.end()), rb(dims.rhs_batch.begin(), dims.rhs_batch.end());
+  const Dims ls(e->inputs[0].shape, e->inputs[0].shape + e->inputs[0].rank);
+  const Dims rs(e->inputs[1].shape, e->inputs[1].shape + e->inputs[1].rank);
+  for (const Dims* shape : {&ls, &rs})
+    for (int64_t d : *shape)
+      if (d == 0) return false;
+  int64_t m = 1, n = 1, k = 1, k_r = 1;
+  int64_t sm, sn, sk_l, sk_r;
+  if (!collapse(ls, free_dims(ls, lc, lb), m, sm) || !collapse(rs, free_dims(rs, rc, rb), n, sn) ||
+      !collapse(ls, lc, k, sk_l) || !collapse(rs, rc, k_r, sk_r) || k != k_r)
+    return false;
+  // The batch as one strided dim, or else each batch dim as its own (attention's p v with v still
+  // [B, S, H, Dh]: batch dims B and H, strides S*H*Dh and Dh, which no one stride steps through).
+  Dims batch, sb_l, sb_r;
+  int64_t batch_l = 1, batch_r = 1, stride_l = 1, stride_r = 1;
+  if (collapse(ls, lb, batch_l, stride_l) && collapse(rs, rb, batch_r, stride_r)) {
+    if (batch_l != batch_r) return false;
+    if (!lb.empty()) batch = {batch_l}, sb_l = {stride_l}, sb_r = {stride_r};
+  } else {
+    for (size_t i = 0; i < lb.size(); ++i) {
+      collapse(ls, {lb[i]}, batch_l, stride_l);
+      collapse(rs, {rb[i]}, batch_r, stride_r);
+      if (batch_l != batch_r) return false;
+      batch.push_back(batch_l), sb_l.push_back(stride_l), sb_r.push_back(stride_r);
+    }
+  }
+  auto with_batch = [&](const Dims& batch_part, Dims tail) {
+    Dims all = batch_part;
+    all.insert(all.end(), tail.begin(), tail.end());
+    return all;
+  };
+  Dims sc(batch.size(), 0);  // dot_general's (batch, lhs free, rhs free), row-major
+  for (size_t i = batch.size(); i-- > 0;) sc[i] = (i + 1 < batch.size() ? sc[i + 1] * batch[i + 1] : m * n);
+  a = {with_batch(batch, {m, k}), with_batch(sb_l, {sm, sk_l})};
+  b = {with_batch(batch, {k, n}), with_batch(sb_r, {sk_r, sn})};
+  c = {with_batch(batch, {m, n}), with_batch(sc, {n, 1})};
+  return true;
+}
+
+bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const ProductOptions& options, Recipe& r) {
+  Layout a, b, c;
+  if (!matmul_layouts(e, a, b, c)) return false;
+  const std::optional<Operands> operands = operands_of(e, options);
+  if (!operands) return false;
+  const int32_t out = e->outputs[0].dtype;
+  std::string key = "matmul";
+  dnnl::memory::desc am, bm, cm;
+  if (*operands == Operands::kNativeBf16) {  // oneDNN's bf16 matmul sums in f32 and rounds once
+    am = dnnl::memory::desc(a.dims, dt::bf16, a.strides);
+    bm = dnnl::memory::desc(b.dims, dt::bf16, b.strides);
+    cm = dnnl::memory::desc(c.dims, out == RK_DTYPE_BF16 ? dt::bf16 : dt::f32, c.strides);
+    key += out == RK_DTYPE_BF16 ? "-bf16" : "-bf16f32";
+  } else {
+    const bool widened = *operands == Operands::kWidened;
+    WorkspacePlan ws;
+    std::vector<OperandStaging> staging;
+    am = stage_operand(engine, e, 0, a, widened, reorders(a, options), ws, staging);
+    bm = stage_operand(engine, e, 1, b, widened, reorders(b, options), ws, staging);
+    cm = dnnl::memory::desc(c.dims, dt::f32, c.strides);
+    for (const OperandStaging& s : staging) r.staged.push_back({s.input, s.read_at()});
+    if (!staging.empty())
+      r.stage = [staging](const rk_tensor_view* inputs, std::byte* workspace) {
+        for (const OperandStaging& s : staging) s.run(inputs, workspace);
+      };
+    if (out != RK_DTYPE_F32) {  // the f32 result in the workspace, rounded into the output
+      const int64_t elements = count(c.dims);
+      r.result_at = ws.place(static_cast<size_t>(elements) * sizeof(float));
+      r.unstage = [out, elements, at = r.result_at](std::byte* workspace, void* output) {
+        narrow(reinterpret_cast<const float*>(workspace + at), out, elements, output);
+      };
+    }
+    r.workspace_bytes = ws.bytes;
+  }
+  const dnnl::matmul::desc d(am, bm, cm);
+  if (a.dims.size() > 3) {  // several batch dims: declined where oneDNN would run its reference code
+    const dnnl::matmul::primitive_desc pd(d, user_scratchpad(), engine);
+    if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return false;
+  }
+  // The primitive depends on the descriptors alone: a widened product shares an f32 one's.
+  r.key = key_of(key, {&a.dims, &a.strides, &b.dims, &b.strides});
+  r.inputs = {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}};
+  r.output = {DNNL_ARG_DST, cm};
+  r.make = [d](const dnnl::engine& eng) -> dnnl::primitive {
+    // The oneDNN 2.x API: an operation descriptor, then its primitive descriptor.
+    return dnnl::matmul(dnnl::matmul::primitive_desc(d, user_scratchpad(), eng));
+  };
+  r.work = count(c.dims) * a.dims.back();
+  return true;
+}
+
+double product_expected_ns(const rk_equation_view* e, const ProductOptions& options) {
+  Layout a, b, c;
+  if (!matmul_layouts(e, a, b, c)) return -1;
+  const std::optional<Operands> operands = operands_of(e, options);
+  if (!operands) return -1;
+  return -1;
+}
+
+}  // namespace rematkit_onednn

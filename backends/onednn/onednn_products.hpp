@@ -1,0 +1,41 @@
+// dot_general on oneDNN 2.6's matmul (onednn_products.cpp): which products it takes, the layouts it
+// reads them in, and what one costs. Shared by onednn_backend.cpp's plain and fused products.
+#pragma once
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "onednn_recipe.hpp"
+
+namespace rematkit_onednn {
+
+// An operand of a matrix product as oneDNN sees it: logical dims (batch..., rows, cols) and the
+// strides that read them from the row-major buffer.
+struct Layout {
+  dnnl::memory::dims dims, strides;
+};
+
+// How an operand whose columns are not contiguous (a transposed weight, A^T of a weight's
+// gradient) reaches the matmul: by its strides, or copied once per run into the workspace in the
+// plain layout. kChosen follows the rule in onednn_products.cpp; the others are the backend's
+// `transposed_operands` option, for measuring both.
+enum class TransposedOperands { kChosen, kStrides, kReordered };
+
+struct ProductOptions {
+  bool bf16_emulated = false;  // the backend's bf16_matmul='emulated'
+  TransposedOperands transposed = TransposedOperands::kChosen;
+};
+
+// The layouts of a dot_general whose operands' batch, free and contracted dims each read as one
+// strided dim (a [B, S, D] activation times a [D, F] weight is (B*S, D) x (D, F); attention's
+// [B, H, S, Dh] products batch over B*H); false otherwise. Dims only: the dtypes are the caller's.
+bool matmul_layouts(const rk_equation_view* e, Layout& a, Layout& b, Layout& c);
+
+// A dot_general as a matmul: f32; bf16 natively where the CPU has AVX512_BF16 (or emulated on
+// AVX-512 when asked); elsewhere bf16 and f16 widened to f32 in the workspace, the result rounded
+// back when it is not f32. False for a product this backend does not run.
+bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const ProductOptions& options, Recipe& r);
+
+// One call's nanoseconds on one thread, from the measured rates (docs/performance.md); -1 when the
+// backend does not run the product.
+double product_expected_ns(const rk_equation_view* e, const ProductOptions& options);
+
+}  // namespace rematkit_onednn

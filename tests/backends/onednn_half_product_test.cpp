@@ -1,0 +1,142 @@
+// bf16 and f16 products on the oneDNN backend wherever it is built: natively where the CPU has
+// AVX512_BF16, elsewhere oneDNN's f32 matmul on operands widened in the kernel's workspace, the
+// result rounded back as XLA:CPU stores it (f32 accumulation, one rounding to nearest even). Checked
+// against the reference backend (sums in double, one rounding) on plain, transposed and batched
+// operands, with the rounding's ties and NaNs, in the workspace the kernel asks for.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "rematkit/ir/primitive_params.hpp"
+#include "rematkit/plugin_host/backend_kernel.hpp"
+#include "support/test_support.hpp"
+
+namespace rematkit::testing {
+namespace {
+
+#define SKIP_WITHOUT_ONEDNN() \
+  if (!backend_installed("onednn")) GTEST_SKIP() << "the onednn backend is not built"
+
+// A value's bits in bf16 or f16 and back: bf16 as the top half of an f32 (every value given here
+// is exact in bf16, so nothing rounds), f16 through the compiler's _Float16.
+uint16_t half_bits(DType dtype, float v) {
+  return dtype == DType::kBF16 ? static_cast<uint16_t>(std::bit_cast<uint32_t>(v) >> 16)
+                               : std::bit_cast<uint16_t>(static_cast<_Float16>(v));
+}
+double half_value(DType dtype, uint16_t h) {
+  return dtype == DType::kBF16 ? std::bit_cast<float>(static_cast<uint32_t>(h) << 16)
+                               : static_cast<double>(std::bit_cast<_Float16>(h));
+}
+
+// 16-bit elements of `dtype` (bf16 or f16).
+struct HalfBuffer {
+  DType dtype;
+  std::vector<uint16_t> bits;
+};
+
+// Multiples of 1/64 in [-2, 2]: exact in both dtypes.
+HalfBuffer random_half(DType dtype, size_t n, std::mt19937& rng) {
+  std::uniform_int_distribution<int> u(-128, 128);
+  HalfBuffer b{dtype, std::vector<uint16_t>(n)};
+  for (uint16_t& x : b.bits) x = half_bits(dtype, static_cast<float>(u(rng)) / 64);
+  return b;
+}
+
+Type type_of(DType dtype, std::vector<int64_t> shape) { return Type{dtype, std::move(shape), MemorySpace::kDevice}; }
+
+// One product on `backend`, its result's elements as doubles. The workspace is exactly the bytes the
+// kernel declared, so a widened copy outside them would be caught by the sanitizer build.
+std::vector<double> run_product(const std::string& backend, const DotDims& dims, const HalfBuffer& a, const std::vector<int64_t>& as,
+                                const HalfBuffer& b, const std::vector<int64_t>& bs, DType result, const std::vector<int64_t>& cs,
+                                size_t* workspace_bytes = nullptr) {
+  BackendInstance instance(default_plugins(), backend);
+  const auto kernel = instance.prepare(Prim::kDotGeneral, dot_general_params(dims, result), {type_of(a.dtype, as), type_of(b.dtype, bs)},
+                                       {type_of(result, cs)}, "half product");
+  if (!kernel) return {};
+  if (workspace_bytes) *workspace_bytes = kernel->workspace_bytes();
+  size_t n = 1;
+  for (int64_t d : cs) n *= static_cast<size_t>(d);
+  std::vector<float> out_f32(n);
+  std::vector<uint16_t> out_half(n);
+  void* out = result == DType::kF32 ? static_cast<void*>(out_f32.data()) : static_cast<void*>(out_half.data());
+  kernel->execute_allocating_workspace({a.bits.data(), b.bits.data()}, {out});
+  std::vector<double> values(n);
+  for (size_t i = 0; i < n; ++i)
+    values[i] = result == DType::kF32 ? out_f32[i] : half_value(result, out_half[i]);
+  return values;
+}
+
+struct ProductCase {
+  const char* name;
+  DotDims dims;
+  std::vector<int64_t> a, b, c;
+};
+
+// Plain, the lhs transposed (a weight's gradient), the rhs transposed (an input's gradient),
+// batched in front, and a [B, S, D] activation times a weight; odd sizes, a contraction of 301.
+const ProductCase kCases[] = {
+    {"plain", {{1}, {0}, {}, {}}, {37, 301}, {301, 19}, {37, 19}},
+    {"lhs_transposed", {{0}, {0}, {}, {}}, {301, 37}, {301, 19}, {37, 19}},
+    {"rhs_transposed", {{1}, {1}, {}, {}}, {37, 301}, {19, 301}, {37, 19}},
+    {"batched", {{2}, {1}, {0}, {0}}, {3, 17, 45}, {3, 45, 11}, {3, 17, 11}},
+    {"activation_times_weight", {{2}, {0}, {}, {}}, {2, 9, 64}, {64, 23}, {2, 9, 23}},
+};
+
+// Against the reference backend: an f32 result within f32 accumulation's error (k * 2^-24 of the
+// sum of |a b|), a bf16 or f16 one within that plus one ulp of the result's dtype (a double sum and
+// an f32 sum on either side of a rounding boundary); an operand read wrongly misses by far more.
+TEST(OneDnnHalfProduct, AgreesWithTheReferenceBackend) {
+  SKIP_WITHOUT_ONEDNN();
+  std::mt19937 rng(46);
+  for (DType in : {DType::kBF16, DType::kF16})
+    for (const ProductCase& c : kCases)
+      for (DType result : {in, DType::kF32}) {
+        SCOPED_TRACE(std::string(c.name) + " " + std::string(dtype_name(in)) + " -> " + std::string(dtype_name(result)));
+        size_t na = 1, nb = 1;
+        for (int64_t d : c.a) na *= static_cast<size_t>(d);
+        for (int64_t d : c.b) nb *= static_cast<size_t>(d);
+        const HalfBuffer a = random_half(in, na, rng), b = random_half(in, nb, rng);
+        size_t workspace = 0;
+        const std::vector<double> got = run_product("onednn", c.dims, a, c.a, b, c.b, result, c.c, &workspace);
+        ASSERT_FALSE(got.empty()) << "onednn declined a " << dtype_name(in) << " product";
+        const std::vector<double> expected = run_product("reference", c.dims, a, c.a, b, c.b, result, c.c);
+        ASSERT_EQ(got.size(), expected.size());
+        const double k = static_cast<double>(c.a[c.dims.lhs_contract[0]]);
+        const double ulp = result == DType::kF32 ? 0 : (in == DType::kBF16 ? 0x1p-7 : 0x1p-10);
+        for (size_t i = 0; i < got.size(); ++i) {
+          // |a| and |b| are at most 2: the sum of |a b| is at most 4k.
+          const double bound = k * 0x1p-24 * 4 * k + ulp * std::fabs(expected[i]);
+          EXPECT_NEAR(got[i], expected[i], bound) << i;
+        }
+      }
+}
+
+// Exact sums round as the reference's bf16_bits and f16_bits (element_values.hpp) do: to nearest
+// even at the ties (257 -> 256 and 259 -> 260 in bf16; 2049 -> 2048 and 2051 -> 2052 in f16), and a
+// NaN operand gives a NaN.
+TEST(OneDnnHalfProduct, RoundsTiesToEvenAndKeepsNaNs) {
+  SKIP_WITHOUT_ONEDNN();
+  for (DType in : {DType::kBF16, DType::kF16}) {
+    SCOPED_TRACE(dtype_name(in));
+    // a's rows sum to big + 1, big + 3, big + 2, 1 and NaN; b is a column of ones.
+    const float big = in == DType::kBF16 ? 256 : 2048, nan = std::nanf("");
+    const std::vector<std::vector<float>> rows = {{big, 1, 0, 0}, {big, 1, 1, 1}, {big, 1, 1, 0}, {1, 0, 0, 0}, {nan, 0, 0, 0}};
+    const std::vector<double> rounded = {big, big + 4.0, big + 2.0, 1};
+    constexpr int64_t k = 4;
+    HalfBuffer a{in, {}}, b{in, std::vector<uint16_t>(k, half_bits(in, 1))};
+    for (const std::vector<float>& row : rows)
+      for (float v : row) a.bits.push_back(half_bits(in, v));
+    const int64_t m = static_cast<int64_t>(rows.size());
+    const std::vector<double> got = run_product("onednn", {{1}, {0}, {}, {}}, a, {m, k}, b, {k, 1}, in, {m, 1});
+    ASSERT_EQ(got.size(), rows.size());
+    for (size_t i = 0; i < rounded.size(); ++i) EXPECT_EQ(got[i], rounded[i]) << i;
+    EXPECT_TRUE(std::isnan(got.back()));
+  }
+}
+
+}  // namespace
+}  // namespace rematkit::testing
