@@ -203,7 +203,7 @@ HWY_INLINE auto compare_mask(V a, V b) {
   if constexpr (op == Compare::kLt) return hn::Lt(a, b);
   if constexpr (op == Compare::kLe) return hn::Le(a, b);
   if constexpr (op == Compare::kEq) return hn::Eq(a, b);
-  return hn::Ne(a, b);
+  return hn::Not(hn::Eq(a, b));  // true beside a NaN, as lax.ne (Highway's Ne is an ordered comparison on x86)
 }
 
 // Masks become 1 / 0 int32 lanes, then bytes (a saturating demotion); the tail one at a time.

@@ -33,4 +33,8 @@ double by_rows_ns(bool grouped, double n) {
   return plugin::measured_ns({{4096, 446}, {32768, 2040}, {98304, 5310}, {393216, 35800}}, n);
 }
 
+double half_ns(std::optional<Unary> op, size_t operands, double n) {
+  return (op ? unary_ns(*op, n) : one_pass_ns(n)) + static_cast<double>(operands + 1) * one_pass_ns(n);
+}
+
 }  // namespace rematkit::hwy_backend

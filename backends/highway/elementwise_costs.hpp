@@ -1,6 +1,7 @@
 // What one call of an elementwise kernel costs on one thread (expected_ns), from measured rows.
 #pragma once
 #include <cstddef>
+#include <optional>
 
 #include "highway/kernels.hpp"
 
@@ -13,5 +14,8 @@ double unary_ns(Unary op, double n);
 // A binary op or comparison whose operand with size-1 dims leaves whole rows (binary_kernels.hpp):
 // `grouped`, short each-row rows grouped; otherwise a loop call per row.
 double by_rows_ns(bool grouped, double n);
+// A single bf16 or f16 elementwise equation (run as a fused part): the f32 op's time (`op`, or an
+// exact one), and a pass per operand promoted and for the result rounded.
+double half_ns(std::optional<Unary> op, size_t operands, double n);
 
 }  // namespace rematkit::hwy_backend

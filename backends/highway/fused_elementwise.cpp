@@ -1,6 +1,7 @@
 #include "highway/fused_elementwise.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 
 #include "highway/primitive_ops.hpp"
@@ -26,6 +27,9 @@ std::optional<size_t> row_period(const plugin::FusedPart& p, const std::vector<i
 
 // f32, u32 and i32 values share the segment buffers: the kernels read their 32 bits as they are.
 bool four_bytes(int32_t dtype) { return dtype == RK_DTYPE_F32 || dtype == RK_DTYPE_U32 || dtype == RK_DTYPE_I32; }
+// bf16 and f16 values are held in the segment buffers as f32 (half_precision.hpp).
+bool is_half(int32_t dtype) { return dtype == RK_DTYPE_BF16 || dtype == RK_DTYPE_F16; }
+bool is_float(int32_t dtype) { return dtype == RK_DTYPE_F32 || is_half(dtype); }
 
 // The elements of a row when `s` is `out`'s leading dims followed by size-1 dims (at least one
 // trailing dim of `out` over 1); else 0.
@@ -58,12 +62,22 @@ bool FusedElementwise::read_operand(const plugin::Fusion& fusion, const std::vec
   Access& a = access_[static_cast<size_t>(v)];
   const std::vector<int64_t>& s = fusion.shape(v);
   a.is_bool = fusion.dtype(v) == RK_DTYPE_BOOL;
-  if (!four_bytes(fusion.dtype(v)) && !a.is_bool) return false;
-  if (s == shape) return true;
-  if (count(s) == 1) return a.mode = Access::Mode::kScalar, true;
+  a.dtype = fusion.dtype(v);
+  const bool half = is_half(a.dtype);
+  if (!four_bytes(a.dtype) && !a.is_bool && !half) return false;
+  // A bf16 or f16 operand is promoted into a slot at each segment's start (promote()).
+  auto promoted = [&] {
+    if (!half || a.slot >= 0) return true;
+    if (num_slots_ == kMaxSlots) return false;
+    a.slot = num_slots_++;
+    promoted_.push_back(static_cast<int>(v));
+    return true;
+  };
+  if (s == shape) return promoted();
+  if (count(s) == 1) return a.mode = Access::Mode::kScalar, promoted();
   // The output's leading dims, then size-1 dims: one value per row (a layer norm's [B, S, 1] mean
   // beside [B, S, D], a softmax's row max). Spread into a slot at each segment's start.
-  if (const size_t period = per_row_period(s, shape); period > 0 && fusion.dtype(v) == RK_DTYPE_F32) {
+  if (const size_t period = per_row_period(s, shape); period > 0 && is_float(a.dtype)) {
     if (a.mode == Access::Mode::kPerRow) return a.slot >= 0;  // a fill reads it otherwise: decline
     if (num_slots_ == kMaxSlots) return false;
     a.mode = Access::Mode::kPerRow;
@@ -92,6 +106,7 @@ bool FusedElementwise::read_operand(const plugin::Fusion& fusion, const std::vec
     tiled_.push_back(static_cast<int>(v));
   } else {
     periods_.push_back(a.period);
+    return promoted();
   }
   return true;
 }
@@ -122,12 +137,15 @@ bool FusedElementwise::add_part(const plugin::Fusion& fusion, size_t first, size
   for (size_t o = 0; o < part.operands.size(); ++o) {
     const Access& a = access_[static_cast<size_t>(part.operands[o])];
     const bool takes_scalar = part.kind == Kind::kBinary || part.kind == Kind::kCompare || part.kind == Kind::kFill ||
-                              part.kind == Kind::kBitwise || (part.kind == Kind::kSelect && o == 0);
+                              part.kind == Kind::kBitwise || part.kind == Kind::kReference ||
+                              (part.kind == Kind::kBinary2 && is_half(p.dtype)) || (part.kind == Kind::kSelect && o == 0);
     if (a.mode == Access::Mode::kScalar && !takes_scalar) return false;
   }
+  if (!fit_half(fusion, p, part)) return false;
   Access& mine = access_[static_cast<size_t>(value)];
   mine.is_bool = p.dtype == RK_DTYPE_BOOL;
-  if (!fusion.is_result(value)) {
+  mine.dtype = p.dtype;
+  if (!fusion.is_result(value) || is_half(p.dtype)) {  // a bf16 or f16 result is rounded there, then stored
     if (num_slots_ == kMaxSlots) return false;
     mine.slot = num_slots_++;
   }
@@ -141,24 +159,40 @@ FusedElementwise::Fit FusedElementwise::fit(const plugin::Fusion& fusion, size_t
   const Prim prim = *p.prim;
   bool f32_operands = true, int32_operands = true;
   for (int64_t v : p.operands) f32_operands = f32_operands && f32(v), int32_operands = int32_operands && int32(v);
+  // Operands all of one floating dtype (f32, bf16 or f16), and the result of it too.
+  const int32_t t = p.operands.empty() ? p.dtype : fusion.dtype(p.operands[0]);
+  bool float_operands = is_float(t);
+  for (int64_t v : p.operands) float_operands = float_operands && fusion.dtype(v) == t;
+  const bool same_float = float_operands && p.dtype == t;
   const std::optional<Bitwise> wop = op_of(kBitwises, prim);
-  if (auto op = op_of(kUnaries, prim); op && p.operands.size() == 1 && f32_operands && p.dtype == RK_DTYPE_F32) {
+  if (auto op = op_of(kUnaries, prim); op && p.operands.size() == 1 && same_float) {
     part.kind = Kind::kUnary;
     part.op = static_cast<int>(*op);
-  } else if (prim == Prim::kConvertElementType && f32_operands && p.dtype == RK_DTYPE_F32) {
-    part.kind = Kind::kUnary;
+  } else if (prim == Prim::kConvertElementType && p.operands.size() == 1 && is_float(t) && is_float(p.dtype)) {
+    part.kind = Kind::kUnary;  // the value moves; a bf16 or f16 result is rounded after it
     part.op = static_cast<int>(Unary::kCopy);
-  } else if (prim == Prim::kIntegerPow && f32_operands && p.dtype == RK_DTYPE_F32) {
+  } else if (prim == Prim::kIntegerPow && same_float) {
     part.kind = Kind::kPow;
     for (const rk_value& param : p.params)
       if (param.name && std::string_view(param.name) == "y") part.power = param.int_value;
-  } else if (auto bop = op_of(kBinaries, prim); bop && p.operands.size() == 2 && f32_operands && p.dtype == RK_DTYPE_F32) {
+  } else if (auto bop = op_of(kBinaries, prim); bop && p.operands.size() == 2 && same_float) {
     part.kind = Kind::kBinary;
     part.op = static_cast<int>(*bop);
-  } else if (auto cop = op_of(kCompares, prim); cop && p.operands.size() == 2 && f32_operands && p.dtype == RK_DTYPE_BOOL) {
+  } else if (auto cop = op_of(kCompares, prim); cop && p.operands.size() == 2 && float_operands && p.dtype == RK_DTYPE_BOOL) {
     part.kind = Kind::kCompare;
     part.op = static_cast<int>(*cop);
-  } else if (prim == Prim::kBroadcastInDim && p.operands.size() == 1 && f32_operands && p.dtype == RK_DTYPE_F32) {
+  } else if (prim == Prim::kClamp && p.operands.size() == 3 && same_float && is_half(p.dtype)) {
+    part.kind = Kind::kBinary2;  // min(max(x, lo), hi): clamp's operands are (lo, x, hi)
+    part.op = static_cast<int>(Binary::kMax);
+    part.op2 = static_cast<int>(Binary::kMin);
+    part.operands = {static_cast<int>(p.operands[1]), static_cast<int>(p.operands[0]), static_cast<int>(p.operands[2])};
+  } else if (prim == Prim::kPow && p.operands.size() == 2 && same_float) {
+    part.kind = Kind::kReference;  // no f32 kernel: the reference's bits, in f32 too
+  } else if (prim == Prim::kConvertElementType && p.operands.size() == 1 && is_half(p.dtype) &&
+             (t == RK_DTYPE_BOOL || t == RK_DTYPE_I32)) {
+    part.kind = Kind::kConvert;  // a mask or a count into bf16 or f16
+    part.op = t == RK_DTYPE_BOOL ? 0 : 1;
+  } else if (prim == Prim::kBroadcastInDim && p.operands.size() == 1 && same_float) {
     if (!fit_fill(fusion, first, p, part)) return Fit::kDecline;
   } else if (wop && p.operands.size() == 2 && int32_operands && p.dtype == fusion.dtype(p.operands[0]) &&
              (*wop != Bitwise::kShiftRightArithmetic || p.dtype == RK_DTYPE_I32)) {
@@ -172,7 +206,7 @@ FusedElementwise::Fit FusedElementwise::fit(const plugin::Fusion& fusion, size_t
              f32_operands && p.dtype == RK_DTYPE_F32 && fusion.is_result(part.value)) {
     if (!fit_reduction(fusion, first, p, part)) return Fit::kDecline;
   } else if (prim == Prim::kSelectN && p.operands.size() == 3 && fusion.dtype(p.operands[0]) == RK_DTYPE_BOOL &&
-             f32(p.operands[1]) && f32(p.operands[2]) && p.dtype == RK_DTYPE_F32) {
+             is_float(p.dtype) && fusion.dtype(p.operands[1]) == p.dtype && fusion.dtype(p.operands[2]) == p.dtype) {
     part.kind = Kind::kSelect;
   } else {
     return Fit::kDecline;
@@ -185,8 +219,10 @@ FusedElementwise::Fit FusedElementwise::fit(const plugin::Fusion& fusion, size_t
 bool FusedElementwise::fit_fill(const plugin::Fusion& fusion, size_t first, const plugin::FusedPart& p, Part& part) {
   part.kind = Kind::kFill;
   Access& operand = access_[static_cast<size_t>(p.operands[0])];
-  if (operand.slot >= 0 || p.operands[0] >= static_cast<int64_t>(fusion.num_inputs() + first)) return false;
   const size_t values = count(fusion.shape(p.operands[0]));
+  const bool promoted_scalar = is_half(operand.dtype) && values == 1;  // in its slot (read_operand)
+  if ((operand.slot >= 0 && !promoted_scalar) || p.operands[0] >= static_cast<int64_t>(fusion.num_inputs() + first)) return false;
+  operand.dtype = fusion.dtype(p.operands[0]);
   if (values == 1) {
     operand.mode = Access::Mode::kScalar;
     return true;
@@ -230,6 +266,29 @@ bool FusedElementwise::fit_reduction(const plugin::Fusion& fusion, size_t first,
   return true;
 }
 
+// A bf16 or f16 part, or one the reference math computes: which of its lanes the reference math
+// computes, from which operands.
+bool FusedElementwise::fit_half(const plugin::Fusion& fusion, const plugin::FusedPart& p, Part& part) {
+  part.dtype = p.dtype;
+  if (!is_half(p.dtype) && part.kind != Kind::kReference) return true;
+  if (p.operands.size() > part.lanes.operand_dtypes.size()) return false;
+  part.check = is_half(p.dtype) ? half_check(*p.prim) : HalfCheck{};
+  fit_lanes(fusion, p, part);
+  return true;
+}
+
+void FusedElementwise::fit_lanes(const plugin::Fusion& fusion, const plugin::FusedPart& p, Part& part) {
+  part.lanes.prim = *p.prim;
+  part.lanes.integer = part.power;
+  part.lanes.dtype = p.dtype;
+  if (part.check.kind == HalfCheck::Kind::kMove && part.kind != Kind::kReference) return;  // reads no operand
+  part.lanes.num_operands = p.operands.size();
+  for (size_t k = 0; k < p.operands.size(); ++k) {
+    part.lanes.operand_dtypes[k] = fusion.dtype(p.operands[k]);
+    part.lane_operands.push_back(static_cast<int>(p.operands[k]));
+  }
+}
+
 void FusedElementwise::pair_binaries() {
   // How many times the parts read value v (a bitcast's reads are its operand's).
   auto reads = [&](int v) {
@@ -241,8 +300,10 @@ void FusedElementwise::pair_binaries() {
   std::vector<Part> paired;
   for (size_t j = 0; j < parts_.size(); ++j) {
     const Part& p = parts_[j];
+    // Not bf16 or f16 parts: each result is rounded, its operands at hand, before the next reads it.
     if (j + 1 < parts_.size() && p.kind == Kind::kBinary && parts_[j + 1].kind == Kind::kBinary &&
-        access_[static_cast<size_t>(p.value)].slot >= 0 && reads(p.value) == 1) {
+        p.dtype == RK_DTYPE_F32 && parts_[j + 1].dtype == RK_DTYPE_F32 && access_[static_cast<size_t>(p.value)].slot >= 0 &&
+        reads(p.value) == 1) {
       const Part& q = parts_[j + 1];
       const size_t at = q.operands[0] == p.value ? 0 : 1;
       if (q.operands[at] == p.value) {
@@ -253,6 +314,7 @@ void FusedElementwise::pair_binaries() {
         both.inner_left = at == 0;
         both.operands = {p.operands[0], p.operands[1], q.operands[1 - at]};
         both.value = q.value;
+        both.dtype = q.dtype;
         paired.push_back(std::move(both));
         ++j;
         continue;
@@ -268,7 +330,13 @@ void FusedElementwise::run(std::span<void* const> values, size_t begin, size_t e
   for (size_t t = 0; t < tiled_.size(); ++t) {
     const size_t v = static_cast<size_t>(tiled_[t]), period = access_[v].period;
     const float* from = static_cast<const float*>(values[v]);
-    for (size_t i = 0; i < kSegment + period; i += period) std::copy(from, from + period, scratch.tiles[t] + i);
+    size_t i = 0;
+    if (is_half(access_[v].dtype)) {  // promoted once, then repeated from there
+      half_loops().promote(access_[v].dtype == RK_DTYPE_F16, static_cast<const uint16_t*>(values[v]), scratch.tiles[t], period);
+      from = scratch.tiles[t];
+      i = period;
+    }
+    for (; i < kSegment + period; i += period) std::copy(from, from + period, scratch.tiles[t] + i);
   }
   const size_t segment = kSegment / row_ * row_;  // whole rows
   while (begin < end) {
@@ -277,6 +345,41 @@ void FusedElementwise::run(std::span<void* const> values, size_t begin, size_t e
     run_segment(values, begin, len, scratch);
     begin += len;
   }
+}
+
+void FusedElementwise::promote(std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const {
+  for (int v : spread_) {
+    const Access& a = access_[static_cast<size_t>(v)];
+    spread(a, values[static_cast<size_t>(v)], begin, len, scratch.slots[a.slot], scratch);
+  }
+  for (int v : promoted_) {
+    const Access& a = access_[static_cast<size_t>(v)];
+    const uint16_t* from = static_cast<const uint16_t*>(values[static_cast<size_t>(v)]);
+    const size_t at = a.mode == Access::Mode::kScalar ? 0 : a.mode == Access::Mode::kRepeat ? begin % a.period : begin;
+    half_loops().promote(a.dtype == RK_DTYPE_F16, from + at, scratch.slots[a.slot], a.mode == Access::Mode::kScalar ? 1 : len);
+  }
+}
+
+void FusedElementwise::spread(const Access& a, const void* from, size_t begin, size_t len, float* y, Scratch& scratch) const {
+  if (!is_half(a.dtype)) return loops().spread_rows(static_cast<const float*>(from), a.period, begin, len, y);
+  const size_t first = begin / a.period, rows = (begin + len - 1) / a.period + 1 - first;  // at most len + 1
+  half_loops().promote(a.dtype == RK_DTYPE_F16, static_cast<const uint16_t*>(from) + first, scratch.rows, rows);
+  loops().spread_rows(scratch.rows, a.period, begin - first * a.period, len, y);
+}
+
+void FusedElementwise::finish(const Part& p, std::span<void* const> values, const LaneOperand* operands, void* y, size_t begin,
+                              size_t len, Scratch& scratch) const {
+  const bool f16 = p.dtype == RK_DTYPE_F16;
+  float* rounded = static_cast<float*>(y);
+  size_t flagged = len;
+  if (p.kind == Kind::kReference) {
+    for (size_t i = 0; i < len; ++i) scratch.flagged[i] = static_cast<uint32_t>(i);
+  } else {
+    flagged = half_loops().round(f16, p.check, operands, p.lane_operands.size(), rounded, len, scratch.flagged);
+  }
+  p.lanes.recompute(operands, scratch.flagged, flagged, rounded);
+  if (is_half(p.dtype) && values[static_cast<size_t>(p.value)])  // a result: stored as bf16 or f16
+    half_loops().narrow(f16, rounded, static_cast<uint16_t*>(values[static_cast<size_t>(p.value)]) + begin, len);
 }
 
 void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const {
@@ -298,10 +401,7 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
     return base;
   };
   const Loops& run = loops();  // the dispatched loops, called straight: a segment is short
-  for (int v : spread_) {
-    const Access& a = access_[static_cast<size_t>(v)];
-    run.spread_rows(static_cast<const float*>(values[static_cast<size_t>(v)]), a.period, begin, len, scratch.slots[a.slot]);
-  }
+  promote(values, begin, len, scratch);
   for (const Part& p : parts_) {
     bool s0 = false, s1 = false, s2 = false, unused = false;
     void* y = p.kind == Kind::kReduceRows ? nullptr : at(p.value, unused);  // a reduction writes by rows (below)
@@ -311,7 +411,10 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
     auto f = [](void* v) { return static_cast<float*>(v); };
     switch (p.kind) {
       case Kind::kUnary: run.unary(p.op, f(x0), f(y), len); break;
-      case Kind::kPow: run.integer_pow(p.power, f(x0), f(y), len); break;
+      case Kind::kPow:  // bf16 and f16 in double, as the reference: repeated f32 products round too often
+        if (is_half(p.dtype)) half_loops().integer_pow_f64(p.power, f(x0), f(y), len);
+        else run.integer_pow(p.power, f(x0), f(y), len);
+        break;
       case Kind::kBinary: run.binary(p.op, f(x0), s0, f(x1), s1, f(y), len); break;
       case Kind::kBinary2: run.binary2(p.op, p.op2, p.inner_left, f(x0), s0, f(x1), s1, f(x2), s2, f(y), len); break;
       case Kind::kCompare: run.compare(p.op, f(x0), s0, f(x1), s1, static_cast<uint8_t*>(y), len); break;
@@ -330,10 +433,27 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
           fill32(std::bit_cast<uint32_t>(f(x0)[0]), static_cast<uint32_t*>(y), len);
           break;
         }
-        run.spread_rows(f(x0), a.period, begin, len, f(y));
+        spread(a, x0, begin, len, f(y), scratch);
+        break;
+      }
+      case Kind::kReference: break;  // every lane below
+      case Kind::kConvert: {
+        float* out = f(y);
+        if (p.op == 0)
+          for (size_t i = 0; i < len; ++i) out[i] = static_cast<const uint8_t*>(x0)[s0 ? 0 : i] ? 1.0f : 0.0f;
+        else
+          for (size_t i = 0; i < len; ++i) out[i] = static_cast<float>(static_cast<const int32_t*>(x0)[s0 ? 0 : i]);
         break;
       }
     }
+    if (!is_half(p.dtype) && p.kind != Kind::kReference) continue;
+    std::array<LaneOperand, 3> operands{};
+    for (size_t k = 0; k < p.lane_operands.size(); ++k) {
+      bool scalar = false;
+      operands[k].data = f(at(p.lane_operands[k], scalar));
+      operands[k].scalar = scalar;
+    }
+    finish(p, values, operands.data(), y, begin, len, scratch);
   }
 }
 

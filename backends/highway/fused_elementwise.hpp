@@ -2,7 +2,9 @@
 // maxima of its rows, run over one segment of the output shape at a time: each part's kernel from
 // kernels.hpp runs on a few hundred elements that stay in L1, so the values between parts never go
 // to memory. The same kernels as the parts run alone, element by element (a row at once for a
-// reduction), so the results are the same bits. SIMD-free.
+// reduction), so the results are the same bits. bf16 and f16 values are promoted to f32 as they
+// are read and each part's result is rounded to its dtype (half_precision.hpp), where JAX rounds
+// each bf16 equation's result; f32 parts of a mixed chain are not rounded. SIMD-free.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -10,7 +12,9 @@
 #include <span>
 #include <vector>
 
+#include "highway/half_precision.hpp"
 #include "highway/kernels.hpp"
+#include "highway/reference_lanes.hpp"
 #include "rematkit/plugin/fusion_view.hpp"
 
 namespace rematkit::hwy_backend {
@@ -39,7 +43,9 @@ class FusedElementwise {
   size_t alignment() const { return row_; }
 
  private:
-  enum class Kind { kUnary, kPow, kBinary, kBinary2, kCompare, kSelect, kFill, kBitwise, kReduceRows };
+  // kReference: every lane by the reference math (pow); kConvert: bool (op 0) or i32 (op 1) to a
+  // bf16 or f16 value.
+  enum class Kind { kUnary, kPow, kBinary, kBinary2, kCompare, kSelect, kFill, kBitwise, kReduceRows, kReference, kConvert };
   struct Part {
     Kind kind = Kind::kUnary;
     int op = 0;
@@ -48,6 +54,11 @@ class FusedElementwise {
     bool inner_left = true;     // kBinary2: op's result is op2's left operand (else its right)
     std::vector<int> operands;  // value numbers (kBinary2: op's two, then op2's other)
     int value = 0;              // the value it defines
+    int32_t dtype = RK_DTYPE_F32;  // its result's: a bf16 or f16 one is rounded to it
+    // A bf16 or f16 part: which lanes are recomputed, and how (the operands in the primitive's order).
+    HalfCheck check;
+    ReferenceLanes lanes;
+    std::vector<int> lane_operands;
   };
   // How a value is read at flat element i of the output: at i, at 0, at i mod period (a bias
   // [1, F] beside [B, F]) or at i / period (one value per row: a layer norm's mean, spread by a
@@ -64,12 +75,15 @@ class FusedElementwise {
     int tile = -1;
     int same_as = -1;  // a bitcast's value: read where this value (its operand) is
     bool is_bool = false;
+    int32_t dtype = RK_DTYPE_F32;  // bf16 or f16 values are held in slots or tiles as f32
   };
-  static constexpr int kMaxSlots = 16, kMaxTiles = 4;
+  static constexpr int kMaxSlots = 24, kMaxTiles = 4;
   // A run's buffers on the caller's stack: the values only the parts read, and the tiles.
   struct Scratch {
     alignas(64) float slots[kMaxSlots][kSegment];
     alignas(64) float tiles[kMaxTiles][2 * kSegment];
+    alignas(64) float rows[kSegment + 1];  // a bf16 or f16 per-row operand's rows, promoted
+    uint32_t flagged[kSegment];            // the lanes a bf16 or f16 part recomputes
   };
 
   // Building one (of): part j of `fusion` added, or false when it is not fused here; reading a value
@@ -83,8 +97,18 @@ class FusedElementwise {
   bool fit_fill(const plugin::Fusion& fusion, size_t first, const plugin::FusedPart& p, Part& part);
   Fit fit_bitcast(const plugin::Fusion& fusion, const plugin::FusedPart& p, Part& part);
   bool fit_reduction(const plugin::Fusion& fusion, size_t first, const plugin::FusedPart& p, Part& part);
+  bool fit_half(const plugin::Fusion& fusion, const plugin::FusedPart& p, Part& part);
+  void fit_lanes(const plugin::Fusion& fusion, const plugin::FusedPart& p, Part& part);
 
   void run_segment(std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const;
+  // The bf16 or f16 operands promoted into their slots, and one value per row spread (from bf16 or
+  // f16 rows promoted first), for a segment.
+  void promote(std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const;
+  void spread(const Access& a, const void* from, size_t begin, size_t len, float* y, Scratch& scratch) const;
+  // A bf16 or f16 part's results at y rounded (its lanes recomputed), and stored when a result; a
+  // kReference part's lanes computed.
+  void finish(const Part& p, std::span<void* const> values, const LaneOperand* operands, void* y, size_t begin, size_t len,
+             Scratch& scratch) const;
   // Binary parts in pairs where the second alone reads the first: one pass, one store fewer.
   void pair_binaries();
 
@@ -95,6 +119,7 @@ class FusedElementwise {
   std::vector<size_t> periods_;  // of the kRepeat operands without a tile: segments never cross a multiple of one
   std::vector<int> tiled_;       // the values with a tile, in tile order
   std::vector<int> spread_;      // the per-row operands spread into their slots at each segment's start
+  std::vector<int> promoted_;    // the bf16 or f16 operands promoted into their slots at each segment's start
   size_t row_ = 1;               // the rows reduction parts reduce (kReduceRows), 1 without any
   std::vector<int64_t> reduced_;  // the values reduction parts define: results, which no part reads
 };

@@ -25,12 +25,16 @@ struct FusedBuffers {
   void bind(const rk_tensor_view* in, const rk_tensor_view* out, std::span<void*> values) const;
 };
 
-// Elementwise parts over their whole shape: chunks in parallel on oneTBB once there are enough.
+// Elementwise parts over their whole shape: chunks in parallel on oneTBB once there are enough. A
+// single elementwise equation in bf16 or f16 runs here too, as a fusion of one part: the parts'
+// code promotes, computes and rounds in segments that stay in L1.
 struct FusedElementwiseKernel {
   std::shared_ptr<const FusedElementwise> parts;
   FusedBuffers buffers;
+  double single_ns = -1;  // a single equation's estimate (elementwise_costs.hpp); -1 for a fusion
   static std::optional<FusedElementwiseKernel> prepare(const Equation& eq);
   size_t workspace() const { return 0; }  // the parts' segments are on the stack
+  double expected_ns() const { return single_ns; }
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };
 

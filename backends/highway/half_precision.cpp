@@ -1,0 +1,186 @@
+// bf16 and f16 loops (half_precision.hpp), compiled for every Highway target (foreach_target.h) and
+// dispatched once. The roundings are element_values.hpp's bf16_bits and f16_bits written on integer
+// lanes, so every target gives their bits; each loop's tail runs one lane at a time through the
+// same code on a one-lane vector.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "highway/half_precision.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "highway/half_precision.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace rematkit::hwy_backend {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// A NaN made quiet, as the reference's f32 to double conversion of a loaded element makes it.
+template <class D>
+HWY_INLINE hn::Vec<D> Quiet(D d, hn::Vec<D> v) {
+  const hn::RebindToUnsigned<D> du;
+  return hn::IfThenElse(hn::IsNaN(v), hn::BitCast(d, hn::Or(hn::BitCast(du, v), hn::Set(du, 0x00400000u))), v);
+}
+
+// bf16 or f16 bits (in u32 lanes) to f32: bf16 is an f32's top half; f16 as f16_value.
+template <class D, class VU>
+HWY_INLINE hn::Vec<D> HalfToF32(D d, bool f16, VU bits) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  if (!f16) return Quiet(d, hn::BitCast(d, hn::ShiftLeft<16>(bits)));
+  const VU sign = hn::ShiftLeft<16>(hn::And(bits, hn::Set(du, 0x8000u)));
+  const VU exponent = hn::And(hn::ShiftRight<10>(bits), hn::Set(du, 0x1Fu));
+  const VU mantissa = hn::And(bits, hn::Set(du, 0x3FFu));
+  const VU normal = hn::Or(hn::ShiftLeft<23>(hn::Add(exponent, hn::Set(du, 112u))), hn::ShiftLeft<13>(mantissa));
+  const VU special = hn::Or(hn::Set(du, 0x7F800000u), hn::ShiftLeft<13>(mantissa));  // infinity or NaN
+  // A subnormal or zero: mantissa * 2^-24, exact in f32.
+  const VU small = hn::BitCast(du, hn::Mul(hn::ConvertTo(d, hn::BitCast(di, mantissa)), hn::Set(d, 0x1p-24f)));
+  const auto is_small = hn::Eq(exponent, hn::Zero(du)), is_special = hn::Eq(exponent, hn::Set(du, 0x1Fu));
+  return Quiet(d, hn::BitCast(d, hn::Or(sign, hn::IfThenElse(is_small, small, hn::IfThenElse(is_special, special, normal)))));
+}
+
+// f32 to bf16 (bf16_bits) or f16 (f16_bits) bits, in u32 lanes.
+template <class D>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> HalfBits(D d, bool f16, hn::Vec<D> v) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  using VU = hn::Vec<decltype(du)>;
+  const VU bits = hn::BitCast(du, v);
+  if (!f16) {
+    const VU lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+    const VU rounded = hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), lsb)));
+    const VU quiet = hn::Or(hn::ShiftRight<16>(bits), hn::Set(du, 0x40u));
+    return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet, rounded);
+  }
+  const VU sign = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 0x8000u));
+  const VU magnitude = hn::And(bits, hn::Set(du, 0x7FFFFFFFu));
+  const auto m = hn::BitCast(di, magnitude);  // below 2^31: signed comparisons order it
+  const VU nan = hn::Or(hn::Set(du, 0x7E00u), hn::And(hn::ShiftRight<13>(magnitude), hn::Set(du, 0x3FFu)));
+  const VU scaled = hn::BitCast(du, hn::ConvertTo(di, hn::Round(hn::Mul(hn::BitCast(d, magnitude), hn::Set(d, 0x1p24f)))));
+  const VU rebased = hn::Sub(magnitude, hn::Set(du, 112u << 23));
+  const VU lsb = hn::And(hn::ShiftRight<13>(rebased), hn::Set(du, 1u));
+  const VU normal = hn::ShiftRight<13>(hn::Add(rebased, hn::Add(hn::Set(du, 0xFFFu), lsb)));
+  VU half = hn::IfThenElse(hn::RebindMask(du, hn::Lt(m, hn::Set(di, 0x38800000))), scaled, normal);
+  half = hn::IfThenElse(hn::RebindMask(du, hn::Gt(m, hn::Set(di, 0x477FEFFF))), hn::Set(du, 0x7C00u), half);
+  half = hn::IfThenElse(hn::RebindMask(du, hn::Gt(m, hn::Set(di, 0x7F800000))), nan, half);
+  return hn::Or(sign, half);
+}
+
+template <class D>
+HWY_INLINE hn::Vec<D> Operand(D d, const LaneOperand& x, size_t i) {
+  return x.scalar ? hn::Set(d, x.data[0]) : hn::LoadU(d, x.data + i);
+}
+
+// The lanes of v (an op's f32 results at i) that `check` sends to the reference math.
+template <class D>
+HWY_INLINE hn::Mask<D> Flagged(D d, bool f16, const HalfCheck& check, const LaneOperand* operands, size_t num_operands,
+                               hn::Vec<D> v, size_t i) {
+  const hn::RebindToSigned<D> di;
+  if (check.kind == HalfCheck::Kind::kMove) return hn::FirstN(d, 0);  // a moved NaN keeps its bits too
+  auto flagged = hn::IsNaN(v);
+  for (size_t k = 0; k < num_operands; ++k) {
+    const auto x = Operand(d, operands[k], i);
+    flagged = hn::Or(flagged, hn::IsNaN(x));
+    if (check.kind != HalfCheck::Kind::kApprox) continue;
+    const auto magnitude = hn::Abs(x);
+    const auto in_range = hn::And(hn::Ge(magnitude, hn::Set(d, check.min_input)), hn::Le(magnitude, hn::Set(d, check.max_input)));
+    flagged = hn::Or(flagged, hn::Not(in_range));
+    if (check.negative_input) flagged = hn::Or(flagged, hn::Lt(x, hn::Zero(d)));
+  }
+  if (check.kind != HalfCheck::Kind::kApprox) return flagged;
+  flagged = hn::Or(flagged, hn::Lt(hn::Abs(v), hn::Set(d, check.tiny)));
+  // Every f32 within `ulps` of the result rounds to one half value, or the lane is flagged.
+  const auto magnitude = hn::BitCast(di, hn::Abs(v));
+  const auto ulps = hn::Set(di, check.ulps);
+  const auto below = hn::BitCast(d, hn::Max(hn::Sub(magnitude, ulps), hn::Zero(di)));
+  const auto above = hn::BitCast(d, hn::Min(hn::Add(magnitude, ulps), hn::Set(di, 0x7F800000)));
+  const auto differ = hn::RebindMask(d, hn::Ne(hn::BitCast(di, HalfBits(d, f16, below)), hn::BitCast(di, HalfBits(d, f16, above))));
+  return hn::Or(flagged, differ);
+}
+
+void PromoteImpl(bool f16, const uint16_t* x, float* y, size_t n) {
+  auto body = [&](auto d, size_t i) {
+    const hn::RebindToUnsigned<decltype(d)> du;
+    const hn::Rebind<uint16_t, decltype(d)> d16;
+    hn::StoreU(HalfToF32(d, f16, hn::PromoteTo(du, hn::LoadU(d16, x + i))), d, y + i);
+  };
+  const hn::ScalableTag<float> d;
+  size_t i = 0;
+  for (; i + hn::Lanes(d) <= n; i += hn::Lanes(d)) body(d, i);
+  for (; i < n; ++i) body(hn::CappedTag<float, 1>(), i);
+}
+
+void NarrowImpl(bool f16, const float* x, uint16_t* y, size_t n) {
+  auto body = [&](auto d, size_t i) {
+    const hn::RebindToSigned<decltype(d)> di;
+    const hn::Rebind<uint16_t, decltype(d)> d16;
+    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, HalfBits(d, f16, hn::LoadU(d, x + i)))), d16, y + i);
+  };
+  const hn::ScalableTag<float> d;
+  size_t i = 0;
+  for (; i + hn::Lanes(d) <= n; i += hn::Lanes(d)) body(d, i);
+  for (; i < n; ++i) body(hn::CappedTag<float, 1>(), i);
+}
+
+size_t RoundImpl(bool f16, const HalfCheck& check, const LaneOperand* operands, size_t num_operands, float* y, size_t n,
+                 uint32_t* flagged) {
+  size_t count = 0;
+  auto body = [&](auto d, size_t i) {
+    const hn::RebindToSigned<decltype(d)> di;
+    const auto v = hn::LoadU(d, y + i);
+    const auto mask = Flagged(d, f16, check, operands, num_operands, v, i);
+    hn::StoreU(HalfToF32(d, f16, HalfBits(d, f16, v)), d, y + i);
+    if (hn::AllFalse(d, mask)) return;
+    HWY_ALIGN int32_t lane[hn::MaxLanes(di)];
+    hn::Store(hn::VecFromMask(di, hn::RebindMask(di, mask)), di, lane);
+    for (size_t j = 0; j < hn::Lanes(di); ++j)
+      if (lane[j] != 0) flagged[count++] = static_cast<uint32_t>(i + j);
+  };
+  const hn::ScalableTag<float> d;
+  size_t i = 0;
+  for (; i + hn::Lanes(d) <= n; i += hn::Lanes(d)) body(d, i);
+  for (; i < n; ++i) body(hn::CappedTag<float, 1>(), i);
+  return count;
+}
+
+void IntegerPowF64Impl(int64_t power, const float* x, float* y, size_t n) {
+  const int64_t m = power < 0 ? -power : power;
+  auto body = [&](auto dd, size_t i) {
+    const hn::Rebind<float, decltype(dd)> df;
+    const auto v = hn::PromoteTo(dd, hn::LoadU(df, x + i));
+    auto r = hn::Set(dd, 1.0);
+    for (int64_t k = 0; k < m; ++k) r = hn::Mul(r, v);
+    if (power < 0) r = hn::Div(hn::Set(dd, 1.0), r);
+    hn::StoreU(hn::DemoteTo(df, r), df, y + i);
+  };
+  const hn::ScalableTag<double> dd;
+  size_t i = 0;
+  for (; i + hn::Lanes(dd) <= n; i += hn::Lanes(dd)) body(dd, i);
+  for (; i < n; ++i) body(hn::CappedTag<double, 1>(), i);
+}
+
+void Choose() {}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace rematkit::hwy_backend
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace rematkit::hwy_backend {
+
+HWY_EXPORT(PromoteImpl);
+HWY_EXPORT(NarrowImpl);
+HWY_EXPORT(RoundImpl);
+HWY_EXPORT(IntegerPowF64Impl);
+HWY_EXPORT(Choose);
+
+const HalfLoops& half_loops() {
+  static const HalfLoops chosen = [] {
+    HWY_DYNAMIC_DISPATCH(Choose)();  // chooses the target before the tables are read
+    return HalfLoops{&HWY_DYNAMIC_DISPATCH(PromoteImpl), &HWY_DYNAMIC_DISPATCH(NarrowImpl), &HWY_DYNAMIC_DISPATCH(RoundImpl),
+                     &HWY_DYNAMIC_DISPATCH(IntegerPowF64Impl)};
+  }();
+  return chosen;
+}
+
+}  // namespace rematkit::hwy_backend
+#endif

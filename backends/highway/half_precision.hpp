@@ -1,0 +1,57 @@
+// bf16 and f16 as the Highway backend computes with them: elements promoted to f32, the f32 loops
+// (kernels.hpp) run on them, and each result rounded back to nearest even as the reference math
+// stores it (rematkit/reference_math/element_values.hpp: bf16_bits, f16_bits; a NaN kept quiet).
+// The reference computes in double and rounds twice (to f32, then to bf16 or f16). An op that f32
+// computes correctly rounded (add, sub, mul, div, sqrt, max, ...) gives the same f32 value from
+// operands of 8 or 11 bits, so the same bits; an approximate one (exp, tanh, rsqrt, ...) is within
+// a few f32 ulps, so only lanes that lie that close to a bf16 or f16 rounding boundary could round
+// the other way: those lanes, and NaNs, are recomputed by the reference math itself
+// (reference_lanes.hpp), so every lane has the reference's bits by construction. SIMD-free.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+namespace rematkit::hwy_backend {
+
+// An operand of a part, as the f32 loops read it: at [i], or at [0] when scalar.
+struct LaneOperand {
+  const float* data = nullptr;
+  bool scalar = false;
+};
+
+// Which lanes of an op's f32 results are recomputed before they are rounded.
+struct HalfCheck {
+  enum class Kind : uint8_t {
+    kMove,    // the value moves (a copy, select_n, a conversion): no lane
+    kExact,   // correctly rounded in f32: lanes with a NaN operand or result (NaN payloads, max's NaN)
+    kApprox,  // also lanes near a rounding boundary, tiny results, and operands out of range
+  } kind = Kind::kMove;
+  int32_t ulps = 0;  // kApprox: the f32 kernel's error bound, with margin, in f32 ulps
+  // kApprox: results below this magnitude (zero included), where an f32 kernel's error is absolute
+  // rather than relative, and operands outside [min_input, max_input] in magnitude (or non-finite).
+  float tiny = 0x1p-120f;
+  float min_input = 0x1p-120f;
+  float max_input = std::numeric_limits<float>::max();
+  bool negative_input = false;  // kApprox: whether negative operands are recomputed (outside log's domain)
+};
+
+// The chosen target's loops (half_precision.cpp), for a segment of a fused chain or a chunk.
+struct HalfLoops {
+  // y[i] = the f32 value of bf16 (or f16, when `f16`) bits x[i], a NaN made quiet (as the
+  // reference loads an element: through a double).
+  void (*promote)(bool f16, const uint16_t* x, float* y, size_t n);
+  // y[i] = x[i] rounded to bf16 (or f16) bits.
+  void (*narrow)(bool f16, const float* x, uint16_t* y, size_t n);
+  // y[i] rounded in place to the nearest bf16 (or f16) value, held as f32. The lanes `check` picks
+  // (reading the f32 results before rounding and the `num_operands` operands) are written to
+  // `flagged`; returns how many.
+  size_t (*round)(bool f16, const HalfCheck& check, const LaneOperand* operands, size_t num_operands, float* y, size_t n,
+                  uint32_t* flagged);
+  // y[i] = x[i] ** power by repeated multiplication in double, rounded to f32: lax.integer_pow as the
+  // reference computes it (1 / x ** -power for negative powers).
+  void (*integer_pow_f64)(int64_t power, const float* x, float* y, size_t n);
+};
+const HalfLoops& half_loops();
+
+}  // namespace rematkit::hwy_backend
