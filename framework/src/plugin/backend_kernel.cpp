@@ -36,13 +36,6 @@ std::mutex& serializing_mutex(const rk_backend_api* api) {
   return *m;
 }
 
-// Whether a plugin built before ABI 1.3 (f32, i32 and bool) knows every dtype of `types`.
-bool knows_dtypes_of(const std::vector<Type>& types) {
-  for (const Type& t : types)
-    if (t.dtype != DType::kF32 && t.dtype != DType::kI32 && t.dtype != DType::kBool) return false;
-  return true;
-}
-
 // The ABI minor that brought a dtype's rk_dtype code (rk_plugin.h): f32, i32 and bool 1.0, the
 // others to key<fry> 1.3, c64 and c128 1.8.
 int minor_introducing(DType dtype) {
@@ -134,7 +127,7 @@ bool BackendInstance::supports(Prim prim, const Params& params, const std::vecto
 std::optional<double> BackendInstance::expected_ns(Prim prim, const Params& params, const std::vector<Type>& inputs,
                                                    const std::vector<Type>& outputs) const {
   if (abi_minor_ < 7 || !RK_HAS_FIELD(api_, rk_backend_api, expected_ns) || !api_->expected_ns) return std::nullopt;
-  if (!(knows_dtypes_of(inputs) && knows_dtypes_of(outputs))) return std::nullopt;
+  if (!knows_dtypes(abi_minor_, inputs, outputs)) return std::nullopt;
   const plugin_host::CEquationView view(prim_name(prim), params, inputs, outputs);
   const double ns = api_->expected_ns(backend_, view.get());
   if (!(ns >= 0) || !std::isfinite(ns)) return std::nullopt;  // none, or an answer that is not a time
