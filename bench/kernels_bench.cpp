@@ -170,9 +170,10 @@ void register_all() {
     if (backend != "reference") register_gemm(backend, "mlp_dw_1024x256x1024_tn", 0, 1024, 256, 1024, true, false);
   for (const std::string& backend : backends)
     if (backend != "reference") register_gemm(backend, "batched_8x128^3", 8, 128, 128, 128);
-  // The gpt default's products (B*S = 64 rows, D = 64, heads 4 of 16, vocabulary 128): where a
-  // small product is cheapest.
-  for (auto [shape, batch, m, k, n] : {std::tuple{"gpt_qkv_64x64x192", 0, 64, 64, 192}, std::tuple{"gpt_proj_64x64x64", 0, 64, 64, 64},
+  // One row times a 64x64 matrix, and the gpt default's products (B*S = 64 rows, D = 64, heads 4
+  // of 16, vocabulary 128): where a small product is cheapest.
+  for (auto [shape, batch, m, k, n] : {std::tuple{"row_1x64x64", 0, 1, 64, 64}, std::tuple{"gpt_qkv_64x64x192", 0, 64, 64, 192},
+                                       std::tuple{"gpt_proj_64x64x64", 0, 64, 64, 64},
                                        std::tuple{"gpt_mlp_64x64x256", 0, 64, 64, 256}, std::tuple{"gpt_mlp_64x256x64", 0, 64, 256, 64},
                                        std::tuple{"gpt_scores_8x32x16x32", 8, 32, 16, 32}, std::tuple{"gpt_values_8x32x32x16", 8, 32, 32, 16}})
     for (const std::string& backend : backends)

@@ -91,19 +91,30 @@ std::optional<Operands> operands_of(const rk_equation_view* e, const ProductOpti
 // An operand whose columns are not contiguous: a matrix read transposed.
 bool transposed(const Layout& l) { return l.dims.back() > 1 && l.strides.back() != 1; }
 
-// Whether copying a transposed operand into the plain layout before the product beats reading it
-// by its strides. Measured on AVX2 (rematkit_kernels_bench's gpt2_* and gpt768_* rows against
-// their -strides and -reordered twins, docs/performance.md): oneDNN's gemm:jit packs either way.
-bool reordering_pays(const Layout&) { return false; }
+std::string matmul_impl(const dnnl::engine& engine, const Layout& a, const Layout& b, const Layout& c) {
+  auto desc = [](const Layout& l) { return dnnl::memory::desc(l.dims, dt::f32, l.strides); };
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(desc(a), desc(b), desc(c)), user_scratchpad(), engine);
+  return pd.impl_info_str();
+}
 
-bool reorders(const Layout& l, const ProductOptions& options) {
+// Whether a transposed operand (`which`: 0 for a, 1 for b) is copied into the plain layout before
+// the product: when oneDNN would run the product on another implementation with it as it lies than
+// with it plain, so the strides cost the fast kernel. Where the implementation is the same (oneDNN
+// 2.6's gemm:jit on AVX2 takes every layout and packs both operands itself), the copy is a pass
+// more: measured on this AVX2 machine, reading by strides was as fast or faster for each of the 16
+// transposed products of a 768-wide gpt (docs/performance.md, "Products at their best").
+bool reorders(const dnnl::engine& engine, const Layout& a, const Layout& b, const Layout& c, int which,
+              const ProductOptions& options) {
+  const Layout& l = which == 0 ? a : b;
   if (!transposed(l)) return false;
   switch (options.transposed) {
     case TransposedOperands::kStrides: return false;
     case TransposedOperands::kReordered: return true;
-    case TransposedOperands::kChosen: return reordering_pays(l);
+    case TransposedOperands::kChosen: break;
   }
-  return false;
+  Layout plain = l;
+  plain.strides = row_major_strides(l.dims);
+  return matmul_impl(engine, a, b, c) != (which == 0 ? matmul_impl(engine, plain, b, c) : matmul_impl(engine, a, plain, c));
 }
 
 // bf16 or f16 elements widened to f32 (exact), and f32 rounded to them as the reference math
@@ -250,8 +261,9 @@ bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const
     const bool widened = *operands == Operands::kWidened;
     WorkspacePlan ws;
     std::vector<OperandStaging> staging;
-    am = stage_operand(engine, e, 0, a, widened, reorders(a, options), ws, staging);
-    bm = stage_operand(engine, e, 1, b, widened, reorders(b, options), ws, staging);
+    const bool reorder_a = reorders(engine, a, b, c, 0, options), reorder_b = reorders(engine, a, b, c, 1, options);
+    am = stage_operand(engine, e, 0, a, widened, reorder_a, ws, staging);
+    bm = stage_operand(engine, e, 1, b, widened, reorder_b, ws, staging);
     cm = dnnl::memory::desc(c.dims, dt::f32, c.strides);
     for (const OperandStaging& s : staging) r.staged.push_back({s.input, s.read_at()});
     if (!staging.empty())
@@ -284,12 +296,27 @@ bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const
   return true;
 }
 
+// An f32 product's time on one thread by its multiply-adds, whatever its layout (transposed
+// operands measured as fast as plain ones), and what widening a bf16 or f16 element and rounding a
+// result's element back add: rematkit_kernels_bench's gemm/onednn rows (row_1x64x64, 64^3 to
+// 1024^3, gpt768_t1024_*_768x3072) and their gemm_bf16 twins, CPU-time medians on this AVX2 machine
+// (docs/performance.md, "Products at their best"). A native bf16 product is estimated as an f32 one.
 double product_expected_ns(const rk_equation_view* e, const ProductOptions& options) {
   Layout a, b, c;
   if (!matmul_layouts(e, a, b, c)) return -1;
   const std::optional<Operands> operands = operands_of(e, options);
   if (!operands) return -1;
-  return -1;
+  const double products = static_cast<double>(count(c.dims)) * static_cast<double>(a.dims.back());
+  double ns = rematkit::plugin::measured_ns({{4096, 774}, {262144, 6450}, {2097152, 46000}, {16777216, 368000},
+                                             {134217728, 4207000}, {1073741824, 25361000}, {2415919104, 55366000}},
+                                            products);
+  if (*operands == Operands::kWidened) {
+    constexpr double kConvertNs = 0.3;  // per element widened or rounded back
+    double converted = static_cast<double>(count(a.dims) + count(b.dims));
+    if (e->outputs[0].dtype != RK_DTYPE_F32) converted += static_cast<double>(count(c.dims));
+    ns += kConvertNs * converted;
+  }
+  return ns;
 }
 
 }  // namespace rematkit_onednn

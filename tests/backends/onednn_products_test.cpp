@@ -1,12 +1,15 @@
-// bf16 and f16 products on the oneDNN backend wherever it is built: natively where the CPU has
-// AVX512_BF16, elsewhere oneDNN's f32 matmul on operands widened in the kernel's workspace, the
-// result rounded back as XLA:CPU stores it (f32 accumulation, one rounding to nearest even). Checked
-// against the reference backend (sums in double, one rounding) on plain, transposed and batched
-// operands, with the rounding's ties and NaNs, in the workspace the kernel asks for.
+// The oneDNN backend's products (onednn_products.cpp). bf16 and f16 wherever it is built: natively
+// where the CPU has AVX512_BF16, elsewhere oneDNN's f32 matmul on operands widened in the kernel's
+// workspace, the result rounded back as XLA:CPU stores it (f32 accumulation, one rounding to nearest
+// even). Checked against the reference backend (sums in double, one rounding) on plain, transposed
+// and batched operands, with the rounding's ties and NaNs, in the workspace the kernel asks for.
+// Transposed operands read by their strides or reordered into the workspace give the same answers;
+// and the backend estimates each product's time (ABI 1.7), widening included.
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -52,8 +55,8 @@ Type type_of(DType dtype, std::vector<int64_t> shape) { return Type{dtype, std::
 // kernel declared, so a widened copy outside them would be caught by the sanitizer build.
 std::vector<double> run_product(const std::string& backend, const DotDims& dims, const HalfBuffer& a, const std::vector<int64_t>& as,
                                 const HalfBuffer& b, const std::vector<int64_t>& bs, DType result, const std::vector<int64_t>& cs,
-                                size_t* workspace_bytes = nullptr) {
-  BackendInstance instance(default_plugins(), backend);
+                                size_t* workspace_bytes = nullptr, const Params& options = {}) {
+  BackendInstance instance(default_plugins(), backend, options);
   const auto kernel = instance.prepare(Prim::kDotGeneral, dot_general_params(dims, result), {type_of(a.dtype, as), type_of(b.dtype, bs)},
                                        {type_of(result, cs)}, "half product");
   if (!kernel) return {};
@@ -89,7 +92,7 @@ const ProductCase kCases[] = {
 // Against the reference backend: an f32 result within f32 accumulation's error (k * 2^-24 of the
 // sum of |a b|), a bf16 or f16 one within that plus one ulp of the result's dtype (a double sum and
 // an f32 sum on either side of a rounding boundary); an operand read wrongly misses by far more.
-TEST(OneDnnHalfProduct, AgreesWithTheReferenceBackend) {
+TEST(OneDnnProducts, AgreesWithTheReferenceBackend) {
   SKIP_WITHOUT_ONEDNN();
   std::mt19937 rng(46);
   for (DType in : {DType::kBF16, DType::kF16})
@@ -118,7 +121,7 @@ TEST(OneDnnHalfProduct, AgreesWithTheReferenceBackend) {
 // Exact sums round as the reference's bf16_bits and f16_bits (element_values.hpp) do: to nearest
 // even at the ties (257 -> 256 and 259 -> 260 in bf16; 2049 -> 2048 and 2051 -> 2052 in f16), and a
 // NaN operand gives a NaN.
-TEST(OneDnnHalfProduct, RoundsTiesToEvenAndKeepsNaNs) {
+TEST(OneDnnProducts, RoundsTiesToEvenAndKeepsNaNs) {
   SKIP_WITHOUT_ONEDNN();
   for (DType in : {DType::kBF16, DType::kF16}) {
     SCOPED_TRACE(dtype_name(in));
@@ -136,6 +139,66 @@ TEST(OneDnnHalfProduct, RoundsTiesToEvenAndKeepsNaNs) {
     for (size_t i = 0; i < rounded.size(); ++i) EXPECT_EQ(got[i], rounded[i]) << i;
     EXPECT_TRUE(std::isnan(got.back()));
   }
+}
+
+// A transposed operand copied into the plain layout first (transposed_operands='reordered') or read
+// by its strides: both agree with the reference backend, in f32 and widened bf16, and the copy is
+// declared as workspace.
+TEST(OneDnnProducts, ReadTransposedOperandsByStridesOrReordered) {
+  SKIP_WITHOUT_ONEDNN();
+  std::mt19937 rng(7);
+  for (const ProductCase& c : {kCases[1], kCases[2]})
+    for (DType in : {DType::kBF16, DType::kF32}) {
+      SCOPED_TRACE(std::string(c.name) + " " + std::string(dtype_name(in)));
+      size_t na = 1, nb = 1;
+      for (int64_t d : c.a) na *= static_cast<size_t>(d);
+      for (int64_t d : c.b) nb *= static_cast<size_t>(d);
+      // f32 operands hold the bf16 values as floats: the product's inputs are exact either way.
+      const HalfBuffer ha = random_half(DType::kBF16, na, rng), hb = random_half(DType::kBF16, nb, rng);
+      std::vector<float> fa(na), fb(nb);
+      for (size_t i = 0; i < na; ++i) fa[i] = static_cast<float>(half_value(DType::kBF16, ha.bits[i]));
+      for (size_t i = 0; i < nb; ++i) fb[i] = static_cast<float>(half_value(DType::kBF16, hb.bits[i]));
+      std::vector<std::vector<double>> results;
+      std::vector<size_t> workspaces;
+      for (const char* how : {"strides", "reordered"}) {
+        Params options;
+        options.set("transposed_operands", ParamValue::of_string(how));
+        BackendInstance onednn(default_plugins(), "onednn", options);
+        const auto kernel = onednn.prepare(Prim::kDotGeneral, dot_general_params(c.dims, DType::kF32),
+                                           {type_of(in, c.a), type_of(in, c.b)}, {type_of(DType::kF32, c.c)}, "product");
+        ASSERT_NE(kernel, nullptr) << how;
+        workspaces.push_back(kernel->workspace_bytes());
+        std::vector<float> out(static_cast<size_t>(c.c[0] * c.c[1]));
+        const void* a = in == DType::kF32 ? static_cast<const void*>(fa.data()) : ha.bits.data();
+        const void* b = in == DType::kF32 ? static_cast<const void*>(fb.data()) : hb.bits.data();
+        kernel->execute_allocating_workspace({a, b}, {out.data()});
+        results.emplace_back(out.begin(), out.end());
+      }
+      const std::vector<double> expected = run_product("reference", c.dims, ha, c.a, hb, c.b, DType::kF32, c.c);
+      const double k = 301;
+      for (const std::vector<double>& got : results)
+        for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], k * 0x1p-24 * 4 * k) << i;
+      // The plain copy of the transposed operand (37x301 or 19x301 floats) is in the workspace.
+      EXPECT_GE(workspaces[1], workspaces[0] + 19 * 301 * sizeof(float));
+    }
+}
+
+// Every product oneDNN runs has an estimate (ABI 1.7's expected_ns), growing with its multiply-adds;
+// a product whose bf16 operands are widened costs more than its f32 twin by the conversions.
+TEST(OneDnnProducts, EstimateEachProductWideningIncluded) {
+  SKIP_WITHOUT_ONEDNN();
+  BackendInstance onednn(default_plugins(), "onednn");
+  auto estimate = [&](DType in, DType out, int64_t m, int64_t k, int64_t n) {
+    return onednn.expected_ns(Prim::kDotGeneral, dot_general_params({{1}, {0}, {}, {}}, out),
+                              {type_of(in, {m, k}), type_of(in, {k, n})}, {type_of(out, {m, n})});
+  };
+  const std::optional<double> small = estimate(DType::kF32, DType::kF32, 64, 64, 64),
+                              large = estimate(DType::kF32, DType::kF32, 1024, 768, 3072);
+  ASSERT_TRUE(small && large);
+  EXPECT_GT(*large, 1000 * *small);
+  const std::optional<double> bf16 = estimate(DType::kBF16, DType::kBF16, 1024, 768, 3072);
+  ASSERT_TRUE(bf16.has_value());
+  EXPECT_GE(*bf16, *large);  // equal where the CPU multiplies bf16 natively
 }
 
 }  // namespace
