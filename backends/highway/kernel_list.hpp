@@ -22,7 +22,8 @@ namespace rematkit::hwy_backend {
 
 using Kernel = std::variant<FusedProductKernel, FusedElementwiseKernel, GatherRowsKernel, ScatterAddRowsKernel,
                             CompareIntKernel, CompareKernel, SelectKernel, BitwiseKernel, BitcastKernel, BroadcastKernel,
-                            IotaKernel, RandomBitsKernel, RandomFoldInKernel, ConvertToF32Kernel, SplitKernel, PadKernel,
+                            IotaKernel, RandomBitsKernel, RandomFoldInKernel, ConvertToF32Kernel, ReshapeKernel, SliceKernel,
+                            ConcatenateKernel, SplitKernel, PadKernel,
                             PowKernel, UnaryKernel, BinaryKernel, SoftmaxKernel, PermuteKernel, ReverseKernel,
                             ReduceLeadingKernel, ReduceKernel, GemmKernel>;
 

@@ -6,7 +6,8 @@
 
 namespace rematkit::hwy_backend {
 
-void Permutation::apply(const float* in, float* out) const {
+template <typename T>
+void Permutation::apply(const T* in, T* out) const {
   const size_t rank = shape.size();
   if (const std::optional<Matrices> m = as_matrices()) return transpose(*m, in, out);
   Index in_strides, out_shape;
@@ -45,8 +46,13 @@ std::optional<Permutation::Matrices> Permutation::as_matrices() const {
   return m;
 }
 
+template void Permutation::apply(const float*, float*) const;
+template void Permutation::apply(const uint32_t*, uint32_t*) const;
+template void Permutation::apply(const uint16_t*, uint16_t*) const;
+
 // Tile by tile, so that both the rows read and the rows written stay in cache.
-void Permutation::transpose(const Matrices& m, const float* in, float* out) {
+template <typename T>
+void Permutation::transpose(const Matrices& m, const T* in, T* out) {
   constexpr size_t kTile = 32;
   const size_t rows = m.rows, cols = m.cols;
   for (size_t b = 0; b < m.count; ++b, in += rows * cols, out += rows * cols)
@@ -100,12 +106,14 @@ void broadcast(const Dims& in_shape, std::span<const int64_t> dims, const Dims& 
   }
 }
 template void broadcast(const Dims&, std::span<const int64_t>, const Dims&, const uint8_t*, uint8_t*);
+template void broadcast(const Dims&, std::span<const int64_t>, const Dims&, const uint16_t*, uint16_t*);
 template void broadcast(const Dims&, std::span<const int64_t>, const Dims&, const uint32_t*, uint32_t*);
 template void broadcast(const Dims&, std::span<const int64_t>, const Dims&, const float*, float*);
 
 // Whole rows at a time when the last dim keeps its order (a convolution kernel reversed in space,
 // [H, W, I, O]).
-void reverse(const Dims& shape, const Dims& dims, const float* in, float* out) {
+template <typename T>
+void reverse(const Dims& shape, const Dims& dims, const T* in, T* out) {
   const size_t rank = shape.size();
   if (rank == 0) return void(out[0] = in[0]);
   std::array<bool, kMaxRank> reversed{};
@@ -125,14 +133,68 @@ void reverse(const Dims& shape, const Dims& dims, const float* in, float* out) {
   }
 }
 
-const float* expanded(const Dims& shape, const Dims& out_shape, const float* data, float*& scratch) {
+template void reverse(const Dims&, const Dims&, const uint32_t*, uint32_t*);
+template void reverse(const Dims&, const Dims&, const uint16_t*, uint16_t*);
+
+template <typename T>
+void Slice::apply(const T* in, T* out) const {
+  const size_t rank = in_shape.size();
+  if (rank == 0) return void(out[0] = in[0]);
+  Index in_strides;
+  in_strides[rank - 1] = 1;
+  for (size_t i = rank - 1; i-- > 0;) in_strides[i] = in_strides[i + 1] * in_shape[i + 1];
+  const bool rows = stride[rank - 1] == 1;
+  const size_t row = rows ? static_cast<size_t>(out_shape[rank - 1]) : 1;
+  Index coord{};
+  for (size_t o = 0, n = count(out_shape); o < n; o += row) {
+    int64_t offset = 0;
+    for (size_t i = 0; i < rank; ++i) offset += (start[i] + coord[i] * stride[i]) * in_strides[i];
+    if (rows) std::copy(in + offset, in + offset + row, out + o);
+    else out[o] = in[offset];
+    for (int i = static_cast<int>(rank) - (rows ? 2 : 1); i >= 0 && ++coord[i] == out_shape[i]; --i) coord[i] = 0;
+  }
+}
+template void Slice::apply(const uint32_t*, uint32_t*) const;
+template void Slice::apply(const uint16_t*, uint16_t*) const;
+
+// Operand rows (its last dim) one at a time, each element placed by the last dim's padding.
+template <typename T>
+void Padding::apply(const T* in, T value, T* out) const {
+  fill(value, out, count(out_shape));
+  const size_t rank = in_shape.size();
+  if (rank == 0) return void(out[0] = in[0]);
+  Index out_strides;
+  out_strides[rank - 1] = 1;
+  for (size_t i = rank - 1; i-- > 0;) out_strides[i] = out_strides[i + 1] * out_shape[i + 1];
+  const int64_t row = in_shape[rank - 1], step = config[rank - 1].interior + 1;
+  Index coord{};
+  for (size_t i = 0, n = count(in_shape); i < n; i += static_cast<size_t>(row)) {
+    int64_t offset = 0;
+    bool inside = true;
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      const int64_t at = config[d].low + coord[d] * (config[d].interior + 1);
+      inside = inside && at >= 0 && at < out_shape[d];
+      offset += at * out_strides[d];
+    }
+    for (int64_t k = 0, at = config[rank - 1].low; inside && k < row; ++k, at += step)
+      if (at >= 0 && at < out_shape[rank - 1]) out[offset + at] = in[i + static_cast<size_t>(k)];
+    for (int d = static_cast<int>(rank) - 2; d >= 0 && ++coord[d] == in_shape[d]; --d) coord[d] = 0;
+  }
+}
+template void Padding::apply(const uint32_t*, uint32_t, uint32_t*) const;
+template void Padding::apply(const uint16_t*, uint16_t, uint16_t*) const;
+
+template <typename T>
+const T* expanded(const Dims& shape, const Dims& out_shape, const T* data, T*& scratch) {
   if (shape.empty()) return data;
   Index dims;
   std::iota(dims.begin(), dims.begin() + static_cast<long>(shape.size()), 0);
   broadcast(shape, std::span<const int64_t>(dims.data(), shape.size()), out_shape, data, scratch);
-  const float* result = scratch;
+  const T* result = scratch;
   scratch += count(out_shape);
   return result;
 }
+template const float* expanded(const Dims&, const Dims&, const float*, float*&);
+template const uint16_t* expanded(const Dims&, const Dims&, const uint16_t*, uint16_t*&);
 
 }  // namespace rematkit::hwy_backend

@@ -1,5 +1,7 @@
-// Copies that move elements between layouts, as they are: an operand permuted, broadcast or
-// reversed, and a value filled. Plain loops (no SIMD but fill32's), shared by the kernel kinds.
+// Copies that move elements between layouts, as they are: an operand permuted, broadcast, reversed
+// or sliced, and a value filled. Plain loops (no SIMD but fill32's), shared by the kernel kinds.
+// They move bits, so each takes its element type: float or uint32_t for 4-byte dtypes, uint16_t for
+// bf16 and f16, uint8_t for bool (element_type picks one from a size).
 #pragma once
 #include <algorithm>
 #include <bit>
@@ -7,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "highway/equation.hpp"
 #include "highway/kernels.hpp"
@@ -26,7 +29,8 @@ struct Permutation {
     for (int64_t d : shape) n *= static_cast<size_t>(d);
     return n;
   }
-  void apply(const float* in, float* out) const;
+  template <typename T>
+  void apply(const T* in, T* out) const;
 
  private:
   // A batch of matrices to transpose: leading dims in place, then two groups of adjacent dims
@@ -36,8 +40,26 @@ struct Permutation {
     size_t count, rows, cols;
   };
   std::optional<Matrices> as_matrices() const;
-  static void transpose(const Matrices& m, const float* in, float* out);
+  template <typename T>
+  static void transpose(const Matrices& m, const T* in, T* out);
 };
+
+// Calls f(T{}) with T the unsigned type of `bytes` bytes (1, 2, or 4 for any other size): a kernel
+// that moves bits picks its element type so from its dtype's size.
+template <typename F>
+decltype(auto) with_element_type(size_t bytes, F&& f) {
+  switch (bytes) {
+    case 1: return f(uint8_t{});
+    case 2: return f(uint16_t{});
+    default: return f(uint32_t{});
+  }
+}
+// The same for kinds of f32, bf16 and f16 elements alone: 2 bytes or 4.
+template <typename F>
+decltype(auto) with_float_element_type(size_t bytes, F&& f) {
+  if (bytes == 2) return f(uint16_t{});
+  return f(uint32_t{});
+}
 
 // n copies of the 4-byte (or bool) value v.
 template <typename T>
@@ -47,14 +69,32 @@ void fill(T v, T* out, size_t n) {
 }
 
 // broadcast_in_dim of `in` (shape in_shape, placed at output dims `dims`) to out_shape; T is
-// uint8_t, uint32_t or float.
+// uint8_t, uint16_t, uint32_t or float.
 template <typename T>
 void broadcast(const Dims& in_shape, std::span<const int64_t> dims, const Dims& out_shape, const T* in, T* out);
 
 // rev: out[i...] = in[i with each of `dims` counted from its end].
-void reverse(const Dims& shape, const Dims& dims, const float* in, float* out);
+template <typename T>
+void reverse(const Dims& shape, const Dims& dims, const T* in, T* out);
+
+// lax.slice: out[i...] = in[start + i * stride...] (whole rows when the last stride is 1).
+struct Slice {
+  Dims in_shape, start, stride, out_shape;
+  template <typename T>
+  void apply(const T* in, T* out) const;
+};
+
+// lax.pad: `value` everywhere but where an operand element lands, at low + k * (interior + 1)
+// along each dim (a negative low or high crops).
+struct Padding {
+  Dims in_shape, out_shape;
+  std::vector<PaddingDim> config;
+  template <typename T>
+  void apply(const T* in, T value, T* out) const;
+};
 
 // An operand with size-1 dims expanded to the output's shape in `scratch` (then advanced), or as is.
-const float* expanded(const Dims& shape, const Dims& out_shape, const float* data, float*& scratch);
+template <typename T>
+const T* expanded(const Dims& shape, const Dims& out_shape, const T* data, T*& scratch);
 
 }  // namespace rematkit::hwy_backend

@@ -1,26 +1,110 @@
 #include "highway/reduction_kernels.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
 
+#include "highway/half_values.hpp"
 #include "highway/kernels.hpp"
 
 namespace rematkit::hwy_backend {
 namespace {
 
-// A reduce_sum or reduce_max's axes: as listed, sorted, and the elements each output reduces.
+// A reduce_sum, reduce_max or reduce_min's axes: as listed, sorted, and the elements each output
+// reduces; nullopt for other primitives, and for dtypes (or f32's min) no loop here reduces.
 struct Axes {
+  Reduction reduction;
   Dims in_shape, listed, sorted;
   size_t len = 1;
 };
 std::optional<Axes> reduced_axes(const Equation& eq) {
-  if ((!eq.is(Prim::kReduceSum) && !eq.is(Prim::kReduceMax)) || !eq.all_f32) return std::nullopt;
+  const std::optional<Reduce> op = eq.is(Prim::kReduceSum)   ? std::optional(Reduce::kSum)
+                                   : eq.is(Prim::kReduceMax) ? std::optional(Reduce::kMax)
+                                   : eq.is(Prim::kReduceMin) ? std::optional(Reduce::kMin)
+                                                             : std::nullopt;
+  if (!op) return std::nullopt;
+  const int32_t t = eq.view->outputs[0].dtype;
+  if (eq.view->inputs[0].dtype != t || !(is_half(t) || (t == RK_DTYPE_F32 && *op != Reduce::kMin))) return std::nullopt;
   Axes a;
+  a.reduction = Reduction{*op, t};
   a.listed = plugin::ints_param(eq.view, "axes");
   a.in_shape = shape_of(eq.view->inputs[0]);
   a.sorted = a.listed;
   std::sort(a.sorted.begin(), a.sorted.end());
   for (int64_t d : a.listed) a.len *= static_cast<size_t>(a.in_shape[d]);
   return a;
+}
+
+// The reference's accumulation (structural.cpp's reduce): a sum in double in order; max and min
+// keep the first NaN, else the extreme value; an empty reduction gives 0, -inf or inf. A sum's NaN
+// is the one its compiled `acc += v` keeps: SSE's addsd keeps its first operand's NaN of two, and
+// the reference's build puts the element first (objdump of structural.cpp.o), so the last NaN read.
+template <Reduce op>
+struct Accumulator {
+  static constexpr double init() {
+    if constexpr (op == Reduce::kSum) return 0.0;
+    else if constexpr (op == Reduce::kMax) return -std::numeric_limits<double>::infinity();
+    else return std::numeric_limits<double>::infinity();
+  }
+  static void add(double& acc, double v) {
+    if constexpr (op == Reduce::kSum) acc = std::isnan(v) ? v : acc + v;
+    else if (!std::isnan(acc) && (std::isnan(v) || (op == Reduce::kMax ? v > acc : v < acc))) acc = v;
+  }
+};
+
+// The reduction of one row of len, as the reference accumulates it.
+template <Reduce op>
+double reduced_row(Half half, const uint16_t* x, size_t len) {
+  double acc = Accumulator<op>::init();
+  for (size_t i = 0; i < len; ++i) Accumulator<op>::add(acc, half.value(x[i]));
+  return acc;
+}
+
+// y[r] = the reduction of row r of x (rows of len), each rounded once as the reference stores it.
+// Sums four rows at a time with plain adds (four chains, each in order: without a NaN, the same
+// sums), and a row whose sum is NaN again by the reference's rule, for its NaN.
+template <Reduce op>
+void reduce_half_rows(Half half, const uint16_t* x, uint16_t* y, size_t rows, size_t len) {
+  size_t r = 0;
+  if constexpr (op == Reduce::kSum)
+    for (; r + 4 <= rows; r += 4) {
+      double acc[4] = {0.0, 0.0, 0.0, 0.0};
+      for (size_t i = 0; i < len; ++i)
+        for (size_t k = 0; k < 4; ++k) acc[k] += half.value(x[(r + k) * len + i]);
+      for (size_t k = 0; k < 4; ++k)
+        y[r + k] = half.bits(std::isnan(acc[k]) ? reduced_row<op>(half, x + (r + k) * len, len) : acc[k]);
+    }
+  for (; r < rows; ++r) y[r] = half.bits(reduced_row<op>(half, x + r * len, len));
+}
+
+// y[j] = the reduction over r < rows of x[r * len + j], rows in order, `acc` a double per j. Sums
+// with plain adds, and a column whose sum is NaN again by the reference's rule, as rows are.
+template <Reduce op>
+void reduce_half_leading(Half half, const uint16_t* x, uint16_t* y, size_t rows, size_t len, double* acc) {
+  std::fill(acc, acc + len, Accumulator<op>::init());
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t j = 0; j < len; ++j) {
+      if constexpr (op == Reduce::kSum) acc[j] += half.value(x[r * len + j]);
+      else Accumulator<op>::add(acc[j], half.value(x[r * len + j]));
+    }
+  for (size_t j = 0; j < len; ++j) {
+    if (op == Reduce::kSum && std::isnan(acc[j])) {
+      acc[j] = Accumulator<op>::init();
+      for (size_t r = 0; r < rows; ++r) Accumulator<op>::add(acc[j], half.value(x[r * len + j]));
+    }
+    y[j] = half.bits(acc[j]);
+  }
+}
+
+// Calls f(std::integral_constant<Reduce, op>) for the run-time op.
+template <typename F>
+void with_op(Reduce op, F&& f) {
+  switch (op) {
+    case Reduce::kSum: return f(std::integral_constant<Reduce, Reduce::kSum>{});
+    case Reduce::kMax: return f(std::integral_constant<Reduce, Reduce::kMax>{});
+    case Reduce::kMin: return f(std::integral_constant<Reduce, Reduce::kMin>{});
+  }
 }
 
 }  // namespace
@@ -34,11 +118,25 @@ std::optional<ReduceLeadingKernel> ReduceLeadingKernel::prepare(const Equation& 
   if (!adjacent) return std::nullopt;
   size_t outer = 1;
   for (int64_t d = 0; d < sorted.front(); ++d) outer *= static_cast<size_t>(a->in_shape[d]);
-  return ReduceLeadingKernel{eq.is(Prim::kReduceMax), count(eq.out), a->len, outer};
+  return ReduceLeadingKernel{a->reduction, count(eq.out), a->len, outer};
 }
-void ReduceLeadingKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
-  const size_t row = n / outer;
-  for (size_t o = 0; o < outer; ++o) reduce_leading(is_max, f32(in[0]) + o * len * row, f32(out[0]) + o * row, len, row);
+size_t ReduceLeadingKernel::workspace() const {
+  return reduction.dtype == RK_DTYPE_F32 ? 0 : sizeof(double) * (outer == 0 ? 0 : n / outer);
+}
+void ReduceLeadingKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const {
+  const size_t row = outer == 0 ? 0 : n / outer;
+  if (reduction.dtype == RK_DTYPE_F32) {
+    for (size_t o = 0; o < outer; ++o)
+      reduce_leading(reduction.op == Reduce::kMax, f32(in[0]) + o * len * row, f32(out[0]) + o * row, len, row);
+    return;
+  }
+  const auto* x = static_cast<const uint16_t*>(in[0].data);
+  auto* y = static_cast<uint16_t*>(out[0].data);
+  with_op(reduction.op, [&](auto op) {
+    for (size_t o = 0; o < outer; ++o)
+      reduce_half_leading<op()>(Half::of(reduction.dtype), x + o * len * row, y + o * row, len, row,
+                                static_cast<double*>(workspace));
+  });
 }
 
 std::optional<ReduceKernel> ReduceKernel::prepare(const Equation& eq) {
@@ -48,16 +146,23 @@ std::optional<ReduceKernel> ReduceKernel::prepare(const Equation& eq) {
   for (int64_t d = 0; d < static_cast<int64_t>(a->in_shape.size()); ++d)
     if (std::find(a->listed.begin(), a->listed.end(), d) == a->listed.end()) rows.perm.push_back(d);
   rows.perm.insert(rows.perm.end(), a->sorted.begin(), a->sorted.end());
-  return ReduceKernel{eq.is(Prim::kReduceMax), count(eq.out), a->len, std::move(rows)};
+  return ReduceKernel{a->reduction, count(eq.out), a->len, std::move(rows)};
 }
-size_t ReduceKernel::workspace() const { return rows.identity() ? 0 : sizeof(float) * rows.count(); }
+size_t ReduceKernel::workspace() const { return rows.identity() ? 0 : reduction.element_bytes() * rows.count(); }
+// The operand with its reduced axes moved last (in the workspace, unless they are), then its rows.
+template <typename T>
+static const T* as_rows(const Permutation& rows, const void* in, void* workspace) {
+  if (rows.identity()) return static_cast<const T*>(in);
+  rows.apply(static_cast<const T*>(in), static_cast<T*>(workspace));
+  return static_cast<const T*>(workspace);
+}
 void ReduceKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const {
-  const float* data = f32(in[0]);
-  if (!rows.identity()) {
-    rows.apply(data, static_cast<float*>(workspace));
-    data = static_cast<const float*>(workspace);
-  }
-  reduce_rows(is_max, data, f32(out[0]), n, len);
+  if (reduction.dtype == RK_DTYPE_F32)
+    return reduce_rows(reduction.op == Reduce::kMax, as_rows<float>(rows, in[0].data, workspace), f32(out[0]), n, len);
+  const uint16_t* data = as_rows<uint16_t>(rows, in[0].data, workspace);
+  with_op(reduction.op, [&](auto op) {
+    reduce_half_rows<op()>(Half::of(reduction.dtype), data, static_cast<uint16_t*>(out[0].data), n, len);
+  });
 }
 
 std::optional<SoftmaxKernel> SoftmaxKernel::prepare(const Equation& eq) {

@@ -1,10 +1,14 @@
 #include "highway/row_kernels.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <limits>
 #include <vector>
 
+#include "highway/half_values.hpp"
 #include "highway/kernels.hpp"
+#include "highway/layout.hpp"
 
 namespace rematkit::hwy_backend {
 
@@ -13,23 +17,27 @@ std::optional<TableRows> TableRows::of(const Equation& eq, bool scatter) {
   if (!eq.is(scatter ? Prim::kScatterAdd : Prim::kGather)) return std::nullopt;
   const rk_type& table = e->inputs[0];
   const rk_type& indices = e->inputs[1];
-  if (table.dtype != RK_DTYPE_F32 || table.rank != 2 || table.shape[0] < 1 || table.shape[1] < 1) return std::nullopt;
+  const int32_t t = table.dtype;
+  if ((t != RK_DTYPE_F32 && !is_half(t)) || table.rank != 2 || table.shape[0] < 1 || table.shape[1] < 1) return std::nullopt;
   if ((indices.dtype != RK_DTYPE_I32 && indices.dtype != RK_DTYPE_U32) || indices.rank < 1 ||
       indices.shape[indices.rank - 1] != 1)
     return std::nullopt;
   const bool wraps = plugin::find_param(e, "wrap_negative_indices") && plugin::bool_param(e, "wrap_negative_indices");
-  if (e->outputs[0].dtype != RK_DTYPE_F32 || wraps) return std::nullopt;
+  if (e->outputs[0].dtype != t || wraps) return std::nullopt;
   const IndexingDims d = plugin::indexing_dims(e);
   const int64_t window = indices.rank - 1;  // the row's dim in the output (the updates)
   if (d.window_dims != std::vector<int64_t>{window} || d.collapsed_dims != std::vector<int64_t>{0} ||
       d.index_map != std::vector<int64_t>{0} || !d.operand_batching_dims.empty())
     return std::nullopt;
   if (!scatter && plugin::ints_param(e, "slice_sizes") != std::vector<int64_t>{1, table.shape[1]}) return std::nullopt;
-  if (scatter && (e->inputs[2].dtype != RK_DTYPE_F32 || e->inputs[2].rank != indices.rank ||
+  if (scatter && (e->inputs[2].dtype != t || e->inputs[2].rank != indices.rank ||
                   e->inputs[2].shape[window] != table.shape[1]))
     return std::nullopt;
-  return TableRows{static_cast<size_t>(table.shape[0]), static_cast<size_t>(table.shape[1]), count(indices),
-                   indices.dtype == RK_DTYPE_U32, plugin::index_mode(e) == IndexMode::kFillOrDrop};
+  // XLA clamps a gather's windows unless FILL_OR_DROP, and drops a scatter's unless CLIP (the
+  // reference's indexing.cpp).
+  const IndexMode mode = plugin::index_mode(e);
+  return TableRows{static_cast<size_t>(table.shape[0]), static_cast<size_t>(table.shape[1]), count(indices), t,
+                   indices.dtype == RK_DTYPE_U32, scatter ? mode != IndexMode::kClip : mode == IndexMode::kFillOrDrop};
 }
 
 int64_t TableRows::row_of(const void* indices, size_t r) const {
@@ -44,25 +52,69 @@ std::optional<GatherRowsKernel> GatherRowsKernel::prepare(const Equation& eq) {
   const std::optional<TableRows> table = TableRows::of(eq, false);
   if (!table) return std::nullopt;
   const std::optional<double> fill = plugin::fill_value(eq.view);
-  return GatherRowsKernel{*table, fill ? static_cast<float>(*fill) : std::numeric_limits<float>::quiet_NaN()};
+  const double value = fill ? *fill : std::numeric_limits<double>::quiet_NaN();  // slicing._gather_fill
+  const uint32_t bits = table->dtype == RK_DTYPE_F32 ? std::bit_cast<uint32_t>(static_cast<float>(value))
+                                                     : Half::of(table->dtype).bits(value);
+  return GatherRowsKernel{*table, bits};
 }
 void GatherRowsKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
-  const size_t k = table.width;
-  for (size_t r = 0; r < table.n; ++r) {
-    const int64_t row = table.row_of(in[1].data, r);
-    float* to = f32(out[0]) + r * k;
-    if (row < 0) std::fill(to, to + k, fill);
-    else std::copy(f32(in[0]) + static_cast<size_t>(row) * k, f32(in[0]) + (static_cast<size_t>(row) + 1) * k, to);
+  with_float_element_type(table.dtype == RK_DTYPE_F32 ? 4 : 2, [&]<typename T>(T) {
+    const size_t k = table.width;
+    const T* from = static_cast<const T*>(in[0].data);
+    for (size_t r = 0; r < table.n; ++r) {
+      const int64_t row = table.row_of(in[1].data, r);
+      T* to = static_cast<T*>(out[0].data) + r * k;
+      if (row < 0) std::fill(to, to + k, static_cast<T>(fill));
+      else std::copy(from + static_cast<size_t>(row) * k, from + (static_cast<size_t>(row) + 1) * k, to);
+    }
+  });
+}
+
+namespace {
+
+// A half table's scatter-add: each row's updates chained (first[row], then next[update]), then each
+// row with any summed in double from its old value, the updates in order, and rounded once.
+void scatter_add_half_rows(const TableRows& t, const uint16_t* table, const void* indices, const uint16_t* updates,
+                           uint16_t* out, void* workspace) {
+  constexpr size_t kNone = std::numeric_limits<size_t>::max();
+  const size_t k = t.width;
+  const Half half = Half::of(t.dtype);
+  size_t* first = static_cast<size_t*>(workspace);
+  size_t* next = first + t.rows;
+  double* acc = reinterpret_cast<double*>(next + t.n);
+  std::fill(first, first + t.rows, kNone);
+  for (size_t r = t.n; r-- > 0;)
+    if (const int64_t row = t.row_of(indices, r); row >= 0) {
+      next[r] = first[row];
+      first[row] = r;
+    }
+  std::copy(table, table + t.rows * k, out);
+  for (size_t row = 0; row < t.rows; ++row) {
+    if (first[row] == kNone) continue;
+    for (size_t j = 0; j < k; ++j) acc[j] = half.value(table[row * k + j]);
+    for (size_t r = first[row]; r != kNone; r = next[r])
+      for (size_t j = 0; j < k; ++j)  // of two NaNs the sum's own, as the reference's addsd keeps it
+        acc[j] = std::isnan(acc[j]) ? acc[j] : acc[j] + half.value(updates[r * k + j]);
+    for (size_t j = 0; j < k; ++j) out[row * k + j] = half.bits(acc[j]);
   }
 }
+
+}  // namespace
 
 std::optional<ScatterAddRowsKernel> ScatterAddRowsKernel::prepare(const Equation& eq) {
   const std::optional<TableRows> table = TableRows::of(eq, true);
   if (!table) return std::nullopt;
   return ScatterAddRowsKernel{*table};
 }
-// The table, then each update row added into its row, in order.
-void ScatterAddRowsKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
+size_t ScatterAddRowsKernel::workspace() const {
+  if (table.dtype == RK_DTYPE_F32) return 0;
+  return sizeof(size_t) * (table.rows + table.n) + sizeof(double) * table.width;
+}
+// f32: the table, then each update row added into its row, in order.
+void ScatterAddRowsKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const {
+  if (table.dtype != RK_DTYPE_F32)
+    return scatter_add_half_rows(table, static_cast<const uint16_t*>(in[0].data), in[1].data,
+                                 static_cast<const uint16_t*>(in[2].data), static_cast<uint16_t*>(out[0].data), workspace);
   const size_t k = table.width;
   std::copy(f32(in[0]), f32(in[0]) + table.rows * k, f32(out[0]));
   for (size_t r = 0; r < table.n; ++r)

@@ -1,6 +1,6 @@
 // Kernel kinds of an embedding's rows (x[ids], jnp.take, nn.Embed) and their transpose, the
-// scatter-add of rows: a gather or scatter_add whose table is [rows, width] of f32, its indices
-// [..., 1] of i32 or u32, its windows one whole row.
+// scatter-add of rows: a gather or scatter_add whose table is [rows, width] of f32, bf16 or f16, its
+// indices [..., 1] of i32 or u32, its windows one whole row.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -10,11 +10,12 @@
 
 namespace rematkit::hwy_backend {
 
-// `n` indices into a table of `rows` rows of `width` floats.
+// `n` indices into a table of `rows` rows of `width` elements.
 struct TableRows {
   size_t rows, width, n;
+  int32_t dtype;            // the table's, the updates' and the result's
   bool unsigned_indices;    // u32 indices, else i32
-  bool drop_out_of_bounds;  // FILL_OR_DROP; otherwise clamped into the table (XLA)
+  bool drop_out_of_bounds;  // a gather's FILL_OR_DROP, a scatter's mode but CLIP; otherwise clamped (XLA)
   // nullopt when the equation is not such a gather (scatter false) or scatter_add (true).
   static std::optional<TableRows> of(const Equation& eq, bool scatter);
   // Row `r`'s index, clamped into the table, or -1 when it is out of bounds and dropped.
@@ -23,16 +24,19 @@ struct TableRows {
 
 struct GatherRowsKernel {
   TableRows table;
-  float fill;  // the row an out-of-bounds gather gives
+  uint32_t fill;  // the bits of the element an out-of-bounds gather gives (f32's, or a half's)
   static std::optional<GatherRowsKernel> prepare(const Equation& eq);
   size_t workspace() const { return 0; }
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };
 
+// f32 adds each update row into its row in f32. bf16 and f16 add in double as the reference backend
+// does (indexing.cpp's scatter_add: the old value, then the updates in order, rounded once): the
+// workspace chains the updates of each row, and holds a row of doubles.
 struct ScatterAddRowsKernel {
   TableRows table;
   static std::optional<ScatterAddRowsKernel> prepare(const Equation& eq);
-  size_t workspace() const { return 0; }
+  size_t workspace() const;
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };
 
