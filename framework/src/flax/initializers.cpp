@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "../random/parallel_draw.hpp"
+#include "../random/present_pages.hpp"
 #include "rematkit/ir/error.hpp"
 
 namespace rematkit::flax {
@@ -19,7 +20,7 @@ Initializer Initializer::in_blocks(Blocks blocks) {
 
 std::vector<float> Initializer::operator()(const random::Key& key, const Shape& shape, random::PrngMode mode) const {
   if (values_) return values_(key, shape, mode);
-  std::vector<float> values(static_cast<size_t>(num_elements(shape)));
+  std::vector<float> values = random::with_present_pages<float>(static_cast<size_t>(num_elements(shape)));
   blocks_(key, shape, mode, [&](uint64_t first, const float* block, size_t count) {
     std::memcpy(values.data() + first, block, count * sizeof(float));
   });

@@ -2,12 +2,7 @@
 
 #include <tbb/parallel_for.h>
 
-#include <cstdint>
-#if __has_include(<sys/mman.h>)
-#include <sys/mman.h>
-#include <unistd.h>
-#endif
-
+#include "../random/present_pages.hpp"
 #include "layers.hpp"
 
 #include "rematkit/ir/primitive_params.hpp"
@@ -81,23 +76,6 @@ std::vector<ParamArgument> param_arguments(const TokenModelParams& params, DType
   return arguments;
 }
 
-// n zeroed doubles whose pages are made present in one call (madvise(2)'s MADV_POPULATE_WRITE,
-// Linux 5.14) rather than faulted in one at a time as they are zeroed: a gigabyte of params is a
-// quarter of a million faults, each slow on a virtual machine. Where the call is refused or not
-// defined, the pages fault in as usual.
-std::vector<double> zeroed_doubles(size_t n) {
-  std::vector<double> values;
-  values.reserve(n);
-#ifdef MADV_POPULATE_WRITE
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(values.data()) + page - 1) / page * page;
-  const uintptr_t end = reinterpret_cast<uintptr_t>(values.data() + n) / page * page;
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
-#endif
-  values.resize(n);
-  return values;
-}
-
 // A block of drawn f32 values rounded to `dtype` (param_dtype) into a tensor's doubles.
 void store_rounded(const float* values, size_t count, DType dtype, double* out) {
   if (dtype == DType::kF32) {
@@ -116,7 +94,7 @@ std::vector<Tensor> draw_param_arguments(const std::vector<ParamSpec>& specs, co
   const std::vector<random::Key> keys = random::split(random::prng_key(seed), specs.size(), random::PrngMode::kPartitionable);
   std::vector<Tensor> values(arguments.size());
   tbb::parallel_for(size_t{0}, arguments.size(), [&](size_t a) {
-    Tensor value{arguments[a].type, zeroed_doubles(static_cast<size_t>(arguments[a].type.num_elements()))};
+    Tensor value{arguments[a].type, random::with_present_pages<double>(static_cast<size_t>(arguments[a].type.num_elements()))};
     double* at = value.data.data();
     for (size_t i : arguments[a].specs) {
       specs[i].init(keys[i], specs[i].shape, random::PrngMode::kPartitionable,

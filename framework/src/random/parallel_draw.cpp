@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 
+#include "present_pages.hpp"
 #include "rematkit/plugin/threefry2x32.hpp"
 #include "sampler_lanes.hpp"
 
@@ -162,7 +163,7 @@ void for_each_block(uint64_t n, const PerBlock& per_block) {
 std::vector<float> draw_with(DrawBlock draw_block, const Key& key, uint64_t n, PrngMode mode,
                              const ElementTransform& transform) {
   const BlockJob job{key, n, mode, transform};
-  std::vector<float> out(n);
+  std::vector<float> out = with_present_pages<float>(n);
   for_each_block(n, [&](uint64_t first, size_t count) { draw_block(job, first, count, out.data() + first); });
   return out;
 }
