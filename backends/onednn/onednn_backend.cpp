@@ -22,6 +22,7 @@
 
 #include "onednn_products.hpp"
 #include "onednn_recipe.hpp"
+#include "onednn_widening.hpp"
 #include "rematkit/plugin/fusion_view.hpp"
 #include "rematkit/plugin/measured_cost.hpp"
 #include "rematkit/plugin/plugin.hpp"
@@ -209,6 +210,14 @@ bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
   if (rematkit_onednn::product_recipe(backend.engine, e, backend.products, r)) return true;
   if (rematkit_onednn::convolution_recipe(backend.engine, e, r) || rematkit_onednn::pooling_recipe(backend.engine, e, r))
     return true;
+  // A bf16 or f16 convolution as the f32 one on widened copies (XLA:CPU's f32 accumulation; oneDNN
+  // 2.6 has no bf16 convolution without AVX-512).
+  if (rematkit::plugin::primitive_of(e) == Prim::kConvGeneralDilated && rematkit_onednn::has_half_and_f32_only(e)) {
+    const rematkit_onednn::F32Equation f32(e);
+    if (!rematkit_onednn::convolution_recipe(backend.engine, f32.get(), r)) return false;
+    rematkit_onednn::widen_recipe(e, r);
+    return true;
+  }
   const std::optional<Prim> prim = rematkit::plugin::primitive_of(e);
   if (!prim || !all_f32_nonempty(e)) return false;
   const Prim p = *prim;

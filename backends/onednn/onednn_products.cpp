@@ -6,16 +6,14 @@
 // semantics (f32 accumulation, one rounding on store), where oneDNN 2.6 has no bf16 kernel.
 #include "onednn_products.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "onednn_widening.hpp"
 #include "rematkit/plugin/measured_cost.hpp"
-#include "rematkit/reference_math/element_values.hpp"
 
 namespace rematkit_onednn {
 namespace {
@@ -117,33 +115,6 @@ bool reorders(const dnnl::engine& engine, const Layout& a, const Layout& b, cons
   return matmul_impl(engine, a, b, c) != (which == 0 ? matmul_impl(engine, plain, b, c) : matmul_impl(engine, a, plain, c));
 }
 
-// bf16 or f16 elements widened to f32 (exact), and f32 rounded to them as the reference math
-// stores them (element_values.hpp: to nearest even, a NaN kept quiet). Plain loops the compiler
-// vectorizes, split over the kernel's OpenMP team when long.
-constexpr int64_t kParallelElements = int64_t{1} << 16;
-
-void widen(const void* from, int32_t dtype, int64_t n, float* to) {
-  const auto* h = static_cast<const uint16_t*>(from);
-  if (dtype == RK_DTYPE_BF16) {
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
-    for (int64_t i = 0; i < n; ++i) to[i] = rematkit::reference::bf16_value(h[i]);
-  } else {
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
-    for (int64_t i = 0; i < n; ++i) to[i] = rematkit::reference::f16_value(h[i]);
-  }
-}
-
-void narrow(const float* from, int32_t dtype, int64_t n, void* to) {
-  auto* h = static_cast<uint16_t*>(to);
-  if (dtype == RK_DTYPE_BF16) {
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
-    for (int64_t i = 0; i < n; ++i) h[i] = rematkit::reference::bf16_bits(from[i]);
-  } else {
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
-    for (int64_t i = 0; i < n; ++i) h[i] = rematkit::reference::f16_bits(from[i]);
-  }
-}
-
 // Bytes of the workspace handed out in order, each part on cache lines of its own.
 struct WorkspacePlan {
   size_t bytes = 0;
@@ -154,48 +125,31 @@ struct WorkspacePlan {
   }
 };
 
-// How one operand reaches the matmul when it is not read where it lies: widened into an f32 copy
-// with the buffer's own strides, then (or instead) reordered into the plain layout.
+// A transposed operand copied into the plain layout before each run (oneDNN's reorder).
 struct OperandStaging {
   int input = 0;
-  int32_t dtype = RK_DTYPE_F32;  // of the input's buffer
-  int64_t elements = 0;
-  bool widened = false;
-  size_t widened_at = 0;
-  std::shared_ptr<Reordering> reordering;  // null: read in the layout it has
+  std::shared_ptr<Reordering> reordering;
   size_t plain_at = 0, reorder_scratch_at = 0;
-  size_t read_at() const { return reordering ? plain_at : widened_at; }
   void run(const rk_tensor_view* inputs, std::byte* workspace) const {
-    const void* from = inputs[input].data;
-    if (widened) {
-      widen(from, dtype, elements, reinterpret_cast<float*>(workspace + widened_at));
-      from = workspace + widened_at;
-    }
-    if (reordering) reordering->run(from, workspace + plain_at, workspace + reorder_scratch_at);
+    reordering->run(inputs[input].data, workspace + plain_at, workspace + reorder_scratch_at);
   }
 };
 
-// Plans the staging of operand `input` (laid out as `l`) and returns the descriptor the matmul
-// reads it by; `l` becomes the plain layout when it is reordered.
-dnnl::memory::desc stage_operand(const dnnl::engine& engine, const rk_equation_view* e, int input, Layout& l, bool widened,
-                                 bool reorder, WorkspacePlan& ws, std::vector<OperandStaging>& staging) {
+// Plans the reordering of operand `input` (laid out as `l`, which becomes the plain layout) when
+// `reorder`, and returns the descriptor the matmul reads it by.
+dnnl::memory::desc stage_operand(const dnnl::engine& engine, int input, Layout& l, bool reorder, WorkspacePlan& ws,
+                                 std::vector<OperandStaging>& staging) {
   const dnnl::memory::desc as_it_lies(l.dims, dt::f32, l.strides);
-  if (!widened && !reorder) return as_it_lies;
+  if (!reorder) return as_it_lies;
+  l.strides = row_major_strides(l.dims);
+  const dnnl::memory::desc plain(l.dims, dt::f32, l.strides);
   OperandStaging s;
   s.input = input;
-  s.dtype = e->inputs[input].dtype;
-  s.elements = count(Dims(e->inputs[input].shape, e->inputs[input].shape + e->inputs[input].rank));
-  s.widened = widened;
-  if (widened) s.widened_at = ws.place(static_cast<size_t>(s.elements) * sizeof(float));
-  if (reorder) {
-    l.strides = row_major_strides(l.dims);
-    const dnnl::memory::desc plain(l.dims, dt::f32, l.strides);
-    s.reordering = std::make_shared<Reordering>(engine, as_it_lies, plain);
-    s.plain_at = ws.place(plain.get_size());
-    s.reorder_scratch_at = ws.place(s.reordering->scratchpad_bytes());
-  }
+  s.reordering = std::make_shared<Reordering>(engine, as_it_lies, plain);
+  s.plain_at = ws.place(plain.get_size());
+  s.reorder_scratch_at = ws.place(s.reordering->scratchpad_bytes());
   staging.push_back(s);
-  return dnnl::memory::desc(l.dims, dt::f32, l.strides);
+  return plain;
 }
 
 }  // namespace
@@ -249,6 +203,12 @@ bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const
   if (!matmul_layouts(e, a, b, c)) return false;
   const std::optional<Operands> operands = operands_of(e, options);
   if (!operands) return false;
+  if (*operands == Operands::kWidened) {  // the f32 product on widened copies (onednn_widening.hpp)
+    const F32Equation f32(e);
+    if (!product_recipe(engine, f32.get(), options, r)) return false;
+    widen_recipe(e, r);
+    return true;
+  }
   const int32_t out = e->outputs[0].dtype;
   std::string key = "matmul";
   dnnl::memory::desc am, bm, cm;
@@ -258,25 +218,17 @@ bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const
     cm = dnnl::memory::desc(c.dims, out == RK_DTYPE_BF16 ? dt::bf16 : dt::f32, c.strides);
     key += out == RK_DTYPE_BF16 ? "-bf16" : "-bf16f32";
   } else {
-    const bool widened = *operands == Operands::kWidened;
     WorkspacePlan ws;
     std::vector<OperandStaging> staging;
     const bool reorder_a = reorders(engine, a, b, c, 0, options), reorder_b = reorders(engine, a, b, c, 1, options);
-    am = stage_operand(engine, e, 0, a, widened, reorder_a, ws, staging);
-    bm = stage_operand(engine, e, 1, b, widened, reorder_b, ws, staging);
+    am = stage_operand(engine, 0, a, reorder_a, ws, staging);
+    bm = stage_operand(engine, 1, b, reorder_b, ws, staging);
     cm = dnnl::memory::desc(c.dims, dt::f32, c.strides);
-    for (const OperandStaging& s : staging) r.staged.push_back({s.input, s.read_at()});
+    for (const OperandStaging& s : staging) r.staged.push_back({s.input, s.plain_at});
     if (!staging.empty())
       r.stage = [staging](const rk_tensor_view* inputs, std::byte* workspace) {
         for (const OperandStaging& s : staging) s.run(inputs, workspace);
       };
-    if (out != RK_DTYPE_F32) {  // the f32 result in the workspace, rounded into the output
-      const int64_t elements = count(c.dims);
-      r.result_at = ws.place(static_cast<size_t>(elements) * sizeof(float));
-      r.unstage = [out, elements, at = r.result_at](std::byte* workspace, void* output) {
-        narrow(reinterpret_cast<const float*>(workspace + at), out, elements, output);
-      };
-    }
     r.workspace_bytes = ws.bytes;
   }
   const dnnl::matmul::desc d(am, bm, cm);

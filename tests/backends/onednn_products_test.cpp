@@ -4,9 +4,11 @@
 // even). Checked against the reference backend (sums in double, one rounding) on plain, transposed
 // and batched operands, with the rounding's ties and NaNs, in the workspace the kernel asks for.
 // Transposed operands read by their strides or reordered into the workspace give the same answers;
-// and the backend estimates each product's time (ABI 1.7), widening included.
+// the backend estimates each product's time (ABI 1.7), widening included; and bf16 convolutions
+// run the same way.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <optional>
@@ -16,6 +18,7 @@
 
 #include "rematkit/ir/primitive_params.hpp"
 #include "rematkit/plugin_host/backend_kernel.hpp"
+#include "rematkit/schedule/step_program.hpp"
 #include "support/test_support.hpp"
 
 namespace rematkit::testing {
@@ -199,6 +202,36 @@ TEST(OneDnnProducts, EstimateEachProductWideningIncluded) {
   const std::optional<double> bf16 = estimate(DType::kBF16, DType::kBF16, 1024, 768, 3072);
   ASSERT_TRUE(bf16.has_value());
   EXPECT_GE(*bf16, *large);  // equal where the CPU multiplies bf16 natively
+}
+
+// A bf16 convolution (JAX counts it as a dot) and its two transposes run on oneDNN as f32 ones on
+// widened copies: a strided 3x3 NHWC/HWIO convolution's gradient on `onednn,reference` agrees with
+// the reference backend's within a bf16 rounding or two of each value (the two round differently
+// summed values), and no convolution is left to the reference backend.
+TEST(OneDnnProducts, RunBf16ConvolutionsAndTheirTransposes) {
+  SKIP_WITHOUT_ONEDNN();
+  const Program program = parse_program(R"({ lambda ; x:bf16[2,7,8,4] w:bf16[3,3,4,6]. let
+      c:bf16[2,4,4,6] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2)) feature_group_count=1 lhs_dilation=(1, 1) padding=((1, 1), (1, 1)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(2, 2)] x w
+      d:bf16[2,4,4,6] = mul c c
+    in (d,) })", "bf16 convolution");
+  const Linearization lin = linearize_with(program);
+  const BackendOptions options{{"onednn", "reference"}, &default_plugins()};
+  const StepProgram steps = build_step_program(lin, options, Pass::kBackward, InputMode::kLoadedEachRun);
+  std::vector<std::string> convolutions;
+  for (const Step& step : steps.steps())
+    if (step.kind == StepKind::kKernel && lin.graph.eqns[step.equation].prim == Prim::kConvGeneralDilated)
+      convolutions.push_back(step.kernel->backend());
+  EXPECT_EQ(convolutions, (std::vector<std::string>{"onednn", "onednn", "onednn"}));
+  const RandomInputs in = random_inputs(program, 46);
+  const GradientResult got = run_gradient(lin, in.constants, in.arguments, options);
+  const GradientResult expected = run_gradient(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
+  for (size_t a = 0; a < expected.gradients.size(); ++a) {
+    ASSERT_TRUE(got.gradients[a] && expected.gradients[a]);
+    double scale = 0;
+    for (double v : expected.gradients[a]->data) scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < got.gradients[a]->data.size(); ++i)
+      EXPECT_NEAR(got.gradients[a]->data[i], expected.gradients[a]->data[i], 0x1p-6 * scale) << a << " " << i;
+  }
 }
 
 }  // namespace
