@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 
 #include "rematkit/plugin_host/plugin_registry.hpp"
@@ -52,6 +53,45 @@ TEST(TrainingStep, SgdOnLeastSquaresFollowsTheHandGradient) {
         previous = loss;
       }
     }
+  }
+}
+
+// A bf16 param's SGD: p - lr * g in f32 (lr * g rounded to f32 first, as an f32 optimizer), stored
+// rounded to nearest even; over a million elements, so the update runs in parallel chunks.
+TEST(TrainingStep, Bf16ParamsTakeTheF32DifferenceRoundedToNearestEven) {
+  constexpr size_t n = (size_t{1} << 20) + 3;
+  const std::string size = std::to_string(n);
+  const Program program = parse_program("{ lambda c:bf16[" + size + "]; w:bf16[" + size + "]. let p:bf16[" + size +
+                                            "] = mul w c; l:bf16[] = reduce_sum[axes=(0,)] p in (l,) }",
+                                        "bf16_sgd");
+  auto to_bf16 = [](double v) {  // round to nearest even on an f32's top half
+    const uint32_t bits = std::bit_cast<uint32_t>(static_cast<float>(v));
+    return static_cast<double>(std::bit_cast<float>((bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u));
+  };
+  Tensor c{Type{DType::kBF16, {static_cast<int64_t>(n)}}, std::vector<double>(n)};
+  Tensor w = c;
+  for (size_t i = 0; i < n; ++i) {  // magnitudes from 2^-12 to 2^12 apart, so the rounding decides
+    c.data[i] = to_bf16(std::ldexp(1.0 + static_cast<double>(i % 97) / 97, static_cast<int>(i % 25) - 12));
+    w.data[i] = to_bf16((i % 2 ? -1.0 : 1.0) * (0.5 + static_cast<double>(i % 89) / 89));
+  }
+  const float lr = 0.02f;
+  for (const std::string& backend : default_plugins().backend_names()) {
+    SCOPED_TRACE(backend);
+    TrainingStep step(linearize_with(program, "everything_saveable"),
+                      BackendOptions{{backend, "reference"}, &default_plugins()}, {0}, lr);
+    step.set_constants({c});
+    step.set_arguments({w});
+    step.run();
+    const Tensor updated = step.argument(0);
+    size_t wrong = 0, moved = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const float grad_step = lr * static_cast<float>(c.data[i]);
+      const double expected = to_bf16(static_cast<float>(w.data[i]) - grad_step);
+      wrong += updated.data[i] != expected;
+      moved += updated.data[i] != w.data[i];
+    }
+    EXPECT_EQ(wrong, 0u);
+    EXPECT_GT(moved, n / 4);
   }
 }
 

@@ -119,46 +119,66 @@ float TrainingStep::run() {
                                                     dtype_code(lin_->graph.values[lin_->outputs[0]].type.dtype), 0));
 }
 
+namespace {
+
+// Chunks of elements are independent, so any split gives the same bits. Below kParallelFrom
+// elements one thread updates: a small weight's update in parallel made the whole step slower
+// (measured with rematkit_step_timing; docs/performance.md, "Measurements behind choices in the code").
+template <class Update>
+void in_chunks(size_t n, const Update& update) {
+  constexpr size_t kGrain = size_t{1} << 15, kParallelFrom = size_t{1} << 20;
+  if (n < kParallelFrom) return update(size_t{0}, n);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, kGrain),
+                    [&](const tbb::blocked_range<size_t>& r) { update(r.begin(), r.end()); });
+}
+
+// f32 SGD, as an f32 optimizer computes it: the product rounded, then the difference.
+void sgd_f32(float* param, const float* grad, size_t n, float lr) {
+  in_chunks(n, [=](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const float step = lr * grad[i];
+      param[i] = param[i] - step;
+    }
+  });
+}
+
+// bf16 params: the same f32 arithmetic on the widened values, rounded to nearest even on store
+// (reference::store_element's rounding: f32 is wide enough that its difference, rounded once to
+// f32, is what the exact difference rounds to).
+void sgd_bf16(uint16_t* param, const uint16_t* grad, size_t n, float lr) {
+  in_chunks(n, [=](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const float step = lr * reference::bf16_value(grad[i]);
+      param[i] = reference::bf16_bits(reference::bf16_value(param[i]) - step);
+    }
+  });
+}
+
+}  // namespace
+
 void TrainingStep::update(ResidentRunner& runner) {
   const Linearization& lin = *lin_;
-  // f32 SGD, as an f32 optimizer computes it: the product rounded, then the difference. Chunks of
-  // elements are independent, so any split gives the same bits. Below kParallelFrom elements one
-  // thread updates: a small weight's update in parallel made the whole step slower (measured with
-  // rematkit_step_timing; docs/performance.md, "Measurements behind choices in the code").
-  constexpr size_t kGrain = size_t{1} << 15, kParallelFrom = size_t{1} << 20;
   for (size_t a : trained_) {
     const Value& value = lin.graph.values[lin.arguments[a]];
     const Type& type = value.type;
     // One device's block on a mesh (device_type copies the shape: a warm step off a mesh allocates nothing).
-    const int64_t elements = value.tiles.empty() ? type.num_elements() : device_type(value).num_elements();
-    if (type.dtype != DType::kF32) {  // bf16, f16, f64: in f32 (f64 for f64), rounded on store
-      void* param = runner.argument_data(a);
-      const void* grad = runner.gradient_data(a);
+    const size_t elements =
+        static_cast<size_t>(value.tiles.empty() ? type.num_elements() : device_type(value).num_elements());
+    void* param = runner.argument_data(a);
+    const void* grad = runner.gradient_data(a);
+    if (type.dtype == DType::kF32) {
+      sgd_f32(static_cast<float*>(param), static_cast<const float*>(grad), elements, learning_rate_);
+    } else if (type.dtype == DType::kBF16) {
+      sgd_bf16(static_cast<uint16_t*>(param), static_cast<const uint16_t*>(grad), elements, learning_rate_);
+    } else {  // f16, f64: in f32 (f64 for f64), rounded on store
       const int32_t code = dtype_code(type.dtype);
       const DType arithmetic = type.dtype == DType::kF64 ? DType::kF64 : DType::kF32;
-      for (size_t i = 0; i < static_cast<size_t>(elements); ++i) {
+      for (size_t i = 0; i < elements; ++i) {
         const double step = round_to_dtype(learning_rate_ * reference::load_element(grad, code, i), arithmetic,
                                            Arithmetic::kFloat32);
         reference::store_element(param, code, i, reference::load_element(param, code, i) - step);
       }
-      continue;
     }
-    float* param = static_cast<float*>(runner.argument_data(a));
-    const float* grad = static_cast<const float*>(runner.gradient_data(a));
-    const size_t n = static_cast<size_t>(elements);
-    const float lr = learning_rate_;
-    auto sgd = [=](size_t begin, size_t end) {
-      for (size_t i = begin; i < end; ++i) {
-        const float step = lr * grad[i];
-        param[i] = param[i] - step;
-      }
-    };
-    if (n < kParallelFrom) {
-      sgd(0, n);
-      continue;
-    }
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, n, kGrain),
-                      [&](const tbb::blocked_range<size_t>& r) { sgd(r.begin(), r.end()); });
   }
 }
 
