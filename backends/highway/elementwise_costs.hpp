@@ -15,7 +15,8 @@ double unary_ns(Unary op, double n);
 // `grouped`, short each-row rows grouped; otherwise a loop call per row.
 double by_rows_ns(bool grouped, double n);
 // A single bf16 or f16 elementwise equation (run as a fused part): the f32 op's time (`op`, or an
-// exact one), and a pass per operand promoted and for the result rounded.
-double half_ns(std::optional<Unary> op, size_t operands, double n);
+// exact one's), and passes at the f32 add's speed to promote its operands and round its result
+// (more for an `approximate` op's checks, and for f16).
+double half_ns(std::optional<Unary> op, bool approximate, bool f16, size_t operands, double n);
 
 }  // namespace rematkit::hwy_backend

@@ -68,8 +68,7 @@ bool FusedElementwise::read_operand(const plugin::Fusion& fusion, const std::vec
   // A bf16 or f16 operand is promoted into a slot at each segment's start (promote()).
   auto promoted = [&] {
     if (!half || a.slot >= 0) return true;
-    if (num_slots_ == kMaxSlots) return false;
-    a.slot = num_slots_++;
+    if (!take_slot(false, a.slot)) return false;
     promoted_.push_back(static_cast<int>(v));
     return true;
   };
@@ -79,10 +78,9 @@ bool FusedElementwise::read_operand(const plugin::Fusion& fusion, const std::vec
   // beside [B, S, D], a softmax's row max). Spread into a slot at each segment's start.
   if (const size_t period = per_row_period(s, shape); period > 0 && is_float(a.dtype)) {
     if (a.mode == Access::Mode::kPerRow) return a.slot >= 0;  // a fill reads it otherwise: decline
-    if (num_slots_ == kMaxSlots) return false;
+    if (!take_slot(true, a.slot)) return false;
     a.mode = Access::Mode::kPerRow;
     a.period = period;
-    a.slot = num_slots_++;
     spread_.push_back(static_cast<int>(v));
     return true;
   }
@@ -145,10 +143,8 @@ bool FusedElementwise::add_part(const plugin::Fusion& fusion, size_t first, size
   Access& mine = access_[static_cast<size_t>(value)];
   mine.is_bool = p.dtype == RK_DTYPE_BOOL;
   mine.dtype = p.dtype;
-  if (!fusion.is_result(value) || is_half(p.dtype)) {  // a bf16 or f16 result is rounded there, then stored
-    if (num_slots_ == kMaxSlots) return false;
-    mine.slot = num_slots_++;
-  }
+  // A bf16 or f16 result is rounded there, then stored.
+  if ((!fusion.is_result(value) || is_half(p.dtype)) && !take_slot(!fusion.is_result(value), mine.slot)) return false;
   parts_.push_back(std::move(part));
   return true;
 }
@@ -266,6 +262,13 @@ bool FusedElementwise::fit_reduction(const plugin::Fusion& fusion, size_t first,
   return true;
 }
 
+bool FusedElementwise::take_slot(bool as_f32, int& slot) {
+  if (num_slots_ == kMaxSlots || (as_f32 && f32_slots_ == kMaxF32Slots)) return false;
+  f32_slots_ += as_f32 ? 1 : 0;
+  slot = num_slots_++;
+  return true;
+}
+
 // A bf16 or f16 part, or one the reference math computes: which of its lanes the reference math
 // computes, from which operands.
 bool FusedElementwise::fit_half(const plugin::Fusion& fusion, const plugin::FusedPart& p, Part& part) {
@@ -369,17 +372,17 @@ void FusedElementwise::spread(const Access& a, const void* from, size_t begin, s
 
 void FusedElementwise::finish(const Part& p, std::span<void* const> values, const LaneOperand* operands, void* y, size_t begin,
                               size_t len, Scratch& scratch) const {
-  const bool f16 = p.dtype == RK_DTYPE_F16;
   float* rounded = static_cast<float*>(y);
+  void* result = values[static_cast<size_t>(p.value)];  // a result's bf16 or f16 bits go there too
+  uint16_t* bits = is_half(p.dtype) && result ? static_cast<uint16_t*>(result) + begin : nullptr;
   size_t flagged = len;
   if (p.kind == Kind::kReference) {
     for (size_t i = 0; i < len; ++i) scratch.flagged[i] = static_cast<uint32_t>(i);
   } else {
-    flagged = half_loops().round(f16, p.check, operands, p.lane_operands.size(), rounded, len, scratch.flagged);
+    const bool f16 = p.dtype == RK_DTYPE_F16;
+    flagged = half_loops().round(f16, p.check, operands, p.lane_operands.size(), rounded, bits, len, scratch.flagged);
   }
-  p.lanes.recompute(operands, scratch.flagged, flagged, rounded);
-  if (is_half(p.dtype) && values[static_cast<size_t>(p.value)])  // a result: stored as bf16 or f16
-    half_loops().narrow(f16, rounded, static_cast<uint16_t*>(values[static_cast<size_t>(p.value)]) + begin, len);
+  p.lanes.recompute(operands, scratch.flagged, flagged, rounded, bits);
 }
 
 void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const {

@@ -77,7 +77,10 @@ class FusedElementwise {
     bool is_bool = false;
     int32_t dtype = RK_DTYPE_F32;  // bf16 or f16 values are held in slots or tiles as f32
   };
-  static constexpr int kMaxSlots = 24, kMaxTiles = 4;
+  // Slots: those an f32 chain would take too (values only the parts read, per-row operands) are at
+  // most kMaxF32Slots, as before bf16 and f16 came, so f32 chains fuse as they did; the rest hold
+  // promoted bf16 or f16 operands and bf16 or f16 results.
+  static constexpr int kMaxSlots = 24, kMaxF32Slots = 16, kMaxTiles = 4;
   // A run's buffers on the caller's stack: the values only the parts read, and the tiles.
   struct Scratch {
     alignas(64) float slots[kMaxSlots][kSegment];
@@ -98,6 +101,8 @@ class FusedElementwise {
   Fit fit_bitcast(const plugin::Fusion& fusion, const plugin::FusedPart& p, Part& part);
   bool fit_reduction(const plugin::Fusion& fusion, size_t first, const plugin::FusedPart& p, Part& part);
   bool fit_half(const plugin::Fusion& fusion, const plugin::FusedPart& p, Part& part);
+  // A slot for a value, counted among those an f32 chain takes when `as_f32`; false when none is left.
+  bool take_slot(bool as_f32, int& slot);
   void fit_lanes(const plugin::Fusion& fusion, const plugin::FusedPart& p, Part& part);
 
   void run_segment(std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const;
@@ -115,7 +120,7 @@ class FusedElementwise {
   std::vector<Part> parts_;
   std::vector<Access> access_;  // per value
   size_t elements_ = 0;
-  int num_slots_ = 0;
+  int num_slots_ = 0, f32_slots_ = 0;
   std::vector<size_t> periods_;  // of the kRepeat operands without a tile: segments never cross a multiple of one
   std::vector<int> tiled_;       // the values with a tile, in tile order
   std::vector<int> spread_;      // the per-row operands spread into their slots at each segment's start

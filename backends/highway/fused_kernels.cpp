@@ -125,8 +125,13 @@ std::optional<FusedElementwiseKernel> FusedElementwiseKernel::prepare(const Equa
     const std::optional<plugin::Fusion> fusion = plugin::Fusion::of(one.view());
     std::optional<FusedElementwise> part = fusion ? FusedElementwise::of(*fusion, 0) : std::nullopt;
     if (!part) return std::nullopt;
-    return FusedElementwiseKernel{std::make_shared<const FusedElementwise>(std::move(*part)), FusedBuffers::of(*fusion),
-                                  half_ns(op_of(kUnaries, *eq.prim), eq.view->num_inputs, static_cast<double>(count(eq.out)))};
+    FusedElementwiseKernel k{std::make_shared<const FusedElementwise>(std::move(*part)), FusedBuffers::of(*fusion)};
+    bool f16 = eq.view->outputs[0].dtype == RK_DTYPE_F16;
+    for (size_t i = 0; i < eq.view->num_inputs; ++i) f16 = f16 || eq.view->inputs[i].dtype == RK_DTYPE_F16;
+    const bool approximate = half_check(*eq.prim).kind == HalfCheck::Kind::kApprox;
+    if (!eq.is(Prim::kPow))  // every lane in the reference math: no estimate
+      k.single_ns = half_ns(op_of(kUnaries, *eq.prim), approximate, f16, eq.view->num_inputs, static_cast<double>(count(eq.out)));
+    return k;
   }
   if (!eq.fusion || eq.fusion->parts().front().prim == Prim::kDotGeneral) return std::nullopt;
   std::optional<FusedElementwise> parts = FusedElementwise::of(*eq.fusion, 0);

@@ -7,6 +7,8 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include <type_traits>
+
 #include "highway/half_precision.hpp"
 
 HWY_BEFORE_NAMESPACE();
@@ -22,11 +24,15 @@ HWY_INLINE hn::Vec<D> Quiet(D d, hn::Vec<D> v) {
 }
 
 // bf16 or f16 bits (in u32 lanes) to f32: bf16 is an f32's top half; f16 as f16_value.
+// `quiet`: whether a signalling NaN can come in (a loaded element), else it is quiet already.
 template <class D, class VU>
-HWY_INLINE hn::Vec<D> HalfToF32(D d, bool f16, VU bits) {
+HWY_INLINE hn::Vec<D> HalfToF32(D d, bool f16, VU bits, bool quiet = true) {
   const hn::RebindToUnsigned<D> du;
   const hn::RebindToSigned<D> di;
-  if (!f16) return Quiet(d, hn::BitCast(d, hn::ShiftLeft<16>(bits)));
+  if (!f16) {
+    const auto v = hn::BitCast(d, hn::ShiftLeft<16>(bits));
+    return quiet ? Quiet(d, v) : v;
+  }
   const VU sign = hn::ShiftLeft<16>(hn::And(bits, hn::Set(du, 0x8000u)));
   const VU exponent = hn::And(hn::ShiftRight<10>(bits), hn::Set(du, 0x1Fu));
   const VU mantissa = hn::And(bits, hn::Set(du, 0x3FFu));
@@ -35,7 +41,8 @@ HWY_INLINE hn::Vec<D> HalfToF32(D d, bool f16, VU bits) {
   // A subnormal or zero: mantissa * 2^-24, exact in f32.
   const VU small = hn::BitCast(du, hn::Mul(hn::ConvertTo(d, hn::BitCast(di, mantissa)), hn::Set(d, 0x1p-24f)));
   const auto is_small = hn::Eq(exponent, hn::Zero(du)), is_special = hn::Eq(exponent, hn::Set(du, 0x1Fu));
-  return Quiet(d, hn::BitCast(d, hn::Or(sign, hn::IfThenElse(is_small, small, hn::IfThenElse(is_special, special, normal)))));
+  const auto v = hn::BitCast(d, hn::Or(sign, hn::IfThenElse(is_small, small, hn::IfThenElse(is_special, special, normal))));
+  return quiet ? Quiet(d, v) : v;
 }
 
 // f32 to bf16 (bf16_bits) or f16 (f16_bits) bits, in u32 lanes.
@@ -70,27 +77,34 @@ HWY_INLINE hn::Vec<D> Operand(D d, const LaneOperand& x, size_t i) {
   return x.scalar ? hn::Set(d, x.data[0]) : hn::LoadU(d, x.data + i);
 }
 
-// The lanes of v (an op's f32 results at i) that `check` sends to the reference math.
-template <class D>
+// The lanes of v (an op's f32 results at i) that `check` (of kind `kKind`) sends to the reference
+// math.
+template <HalfCheck::Kind kKind, class D>
 HWY_INLINE hn::Mask<D> Flagged(D d, bool f16, const HalfCheck& check, const LaneOperand* operands, size_t num_operands,
                                hn::Vec<D> v, size_t i) {
   const hn::RebindToSigned<D> di;
-  if (check.kind == HalfCheck::Kind::kMove) return hn::FirstN(d, 0);  // a moved NaN keeps its bits too
+  if constexpr (kKind == HalfCheck::Kind::kMove) return hn::FirstN(d, 0);  // a moved NaN keeps its bits too
   auto flagged = hn::IsNaN(v);
+  if constexpr (kKind == HalfCheck::Kind::kExact) return flagged;
   for (size_t k = 0; k < num_operands; ++k) {
     const auto x = Operand(d, operands[k], i);
     flagged = hn::Or(flagged, hn::IsNaN(x));
-    if (check.kind != HalfCheck::Kind::kApprox) continue;
+    if constexpr (kKind != HalfCheck::Kind::kApprox) continue;
     const auto magnitude = hn::Abs(x);
     const auto in_range = hn::And(hn::Ge(magnitude, hn::Set(d, check.min_input)), hn::Le(magnitude, hn::Set(d, check.max_input)));
     flagged = hn::Or(flagged, hn::Not(in_range));
     if (check.negative_input) flagged = hn::Or(flagged, hn::Lt(x, hn::Zero(d)));
   }
-  if (check.kind != HalfCheck::Kind::kApprox) return flagged;
+  if constexpr (kKind != HalfCheck::Kind::kApprox) return flagged;
   flagged = hn::Or(flagged, hn::Lt(hn::Abs(v), hn::Set(d, check.tiny)));
-  // Every f32 within `ulps` of the result rounds to one half value, or the lane is flagged.
+  // Every f32 within `ulps` of the result rounds to one half value, or the lane is flagged. bf16's
+  // rounding turns where the dropped half is 0x8000 (or 0x8001, ties going to even).
   const auto magnitude = hn::BitCast(di, hn::Abs(v));
   const auto ulps = hn::Set(di, check.ulps);
+  if (!f16) {
+    const auto dropped = hn::And(hn::Sub(magnitude, hn::Set(di, 0x8000 - check.ulps - 1)), hn::Set(di, 0xFFFF));
+    return hn::Or(flagged, hn::RebindMask(d, hn::Lt(dropped, hn::Set(di, 2 * check.ulps + 3))));
+  }
   const auto below = hn::BitCast(d, hn::Max(hn::Sub(magnitude, ulps), hn::Zero(di)));
   const auto above = hn::BitCast(d, hn::Min(hn::Add(magnitude, ulps), hn::Set(di, 0x7F800000)));
   const auto differ = hn::RebindMask(d, hn::Ne(hn::BitCast(di, HalfBits(d, f16, below)), hn::BitCast(di, HalfBits(d, f16, above))));
@@ -109,26 +123,26 @@ void PromoteImpl(bool f16, const uint16_t* x, float* y, size_t n) {
   for (; i < n; ++i) body(hn::CappedTag<float, 1>(), i);
 }
 
-void NarrowImpl(bool f16, const float* x, uint16_t* y, size_t n) {
-  auto body = [&](auto d, size_t i) {
-    const hn::RebindToSigned<decltype(d)> di;
-    const hn::Rebind<uint16_t, decltype(d)> d16;
-    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, HalfBits(d, f16, hn::LoadU(d, x + i)))), d16, y + i);
-  };
-  const hn::ScalableTag<float> d;
-  size_t i = 0;
-  for (; i + hn::Lanes(d) <= n; i += hn::Lanes(d)) body(d, i);
-  for (; i < n; ++i) body(hn::CappedTag<float, 1>(), i);
-}
-
-size_t RoundImpl(bool f16, const HalfCheck& check, const LaneOperand* operands, size_t num_operands, float* y, size_t n,
-                 uint32_t* flagged) {
+// RoundImpl for one dtype and kind of check, so that the loop holds no branch on them.
+template <bool kF16, HalfCheck::Kind kKind>
+size_t RoundLoop(const HalfCheck& check, const LaneOperand* operands, size_t num_operands, float* y, uint16_t* bits,
+                 size_t n, uint32_t* flagged) {
   size_t count = 0;
   auto body = [&](auto d, size_t i) {
     const hn::RebindToSigned<decltype(d)> di;
-    const auto v = hn::LoadU(d, y + i);
-    const auto mask = Flagged(d, f16, check, operands, num_operands, v, i);
-    hn::StoreU(HalfToF32(d, f16, HalfBits(d, f16, v)), d, y + i);
+    auto v = hn::LoadU(d, y + i);
+    auto mask = Flagged<kKind>(d, kF16, check, operands, num_operands, v, i);
+    if constexpr (kKind == HalfCheck::Kind::kApprox) {  // results known to be +0 (exp of a masked score)
+      const auto zero = hn::Lt(Operand(d, operands[0], i), hn::Set(d, check.zero_below));
+      v = hn::IfThenZeroElse(zero, v);
+      mask = hn::AndNot(zero, mask);
+    }
+    const auto half = HalfBits(d, kF16, v);
+    hn::StoreU(HalfToF32(d, kF16, half, false), d, y + i);
+    if (bits) {
+      const hn::Rebind<uint16_t, decltype(d)> d16;
+      hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, half)), d16, bits + i);
+    }
     if (hn::AllFalse(d, mask)) return;
     HWY_ALIGN int32_t lane[hn::MaxLanes(di)];
     hn::Store(hn::VecFromMask(di, hn::RebindMask(di, mask)), di, lane);
@@ -140,6 +154,24 @@ size_t RoundImpl(bool f16, const HalfCheck& check, const LaneOperand* operands, 
   for (; i + hn::Lanes(d) <= n; i += hn::Lanes(d)) body(d, i);
   for (; i < n; ++i) body(hn::CappedTag<float, 1>(), i);
   return count;
+}
+
+size_t RoundImpl(bool f16, const HalfCheck& check, const LaneOperand* operands, size_t num_operands, float* y,
+                 uint16_t* bits, size_t n, uint32_t* flagged) {
+  using Kind = HalfCheck::Kind;
+  auto loop = [&](auto dtype, auto kind) {
+    return RoundLoop<decltype(dtype)::value, decltype(kind)::value>(check, operands, num_operands, y, bits, n, flagged);
+  };
+  auto of_kind = [&](auto dtype) {
+    switch (check.kind) {
+      case Kind::kMove: return loop(dtype, std::integral_constant<Kind, Kind::kMove>());
+      case Kind::kExact: return loop(dtype, std::integral_constant<Kind, Kind::kExact>());
+      case Kind::kPicks: return loop(dtype, std::integral_constant<Kind, Kind::kPicks>());
+      case Kind::kApprox: return loop(dtype, std::integral_constant<Kind, Kind::kApprox>());
+    }
+    return size_t{0};
+  };
+  return f16 ? of_kind(std::true_type()) : of_kind(std::false_type());
 }
 
 void IntegerPowF64Impl(int64_t power, const float* x, float* y, size_t n) {
@@ -168,7 +200,6 @@ HWY_AFTER_NAMESPACE();
 namespace rematkit::hwy_backend {
 
 HWY_EXPORT(PromoteImpl);
-HWY_EXPORT(NarrowImpl);
 HWY_EXPORT(RoundImpl);
 HWY_EXPORT(IntegerPowF64Impl);
 HWY_EXPORT(Choose);
@@ -176,7 +207,7 @@ HWY_EXPORT(Choose);
 const HalfLoops& half_loops() {
   static const HalfLoops chosen = [] {
     HWY_DYNAMIC_DISPATCH(Choose)();  // chooses the target before the tables are read
-    return HalfLoops{&HWY_DYNAMIC_DISPATCH(PromoteImpl), &HWY_DYNAMIC_DISPATCH(NarrowImpl), &HWY_DYNAMIC_DISPATCH(RoundImpl),
+    return HalfLoops{&HWY_DYNAMIC_DISPATCH(PromoteImpl), &HWY_DYNAMIC_DISPATCH(RoundImpl),
                      &HWY_DYNAMIC_DISPATCH(IntegerPowF64Impl)};
   }();
   return chosen;

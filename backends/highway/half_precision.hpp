@@ -24,7 +24,9 @@ struct LaneOperand {
 struct HalfCheck {
   enum class Kind : uint8_t {
     kMove,    // the value moves (a copy, select_n, a conversion): no lane
-    kExact,   // correctly rounded in f32: lanes with a NaN operand or result (NaN payloads, max's NaN)
+    kExact,   // correctly rounded in f32, a NaN operand giving a NaN: lanes with a NaN result (payloads)
+    kPicks,   // also correctly rounded, but picks an operand (max, min, clamp, relu): lanes with a NaN
+              // operand too (lax's max is NaN beside a NaN; x86's is the second operand)
     kApprox,  // also lanes near a rounding boundary, tiny results, and operands out of range
   } kind = Kind::kMove;
   int32_t ulps = 0;  // kApprox: the f32 kernel's error bound, with margin, in f32 ulps
@@ -34,6 +36,8 @@ struct HalfCheck {
   float min_input = 0x1p-120f;
   float max_input = std::numeric_limits<float>::max();
   bool negative_input = false;  // kApprox: whether negative operands are recomputed (outside log's domain)
+  // kApprox: below this first operand the result is +0 in f32 (exp, logistic), whatever the kernel gives
+  float zero_below = -std::numeric_limits<float>::infinity();
 };
 
 // The chosen target's loops (half_precision.cpp), for a segment of a fused chain or a chunk.
@@ -41,13 +45,11 @@ struct HalfLoops {
   // y[i] = the f32 value of bf16 (or f16, when `f16`) bits x[i], a NaN made quiet (as the
   // reference loads an element: through a double).
   void (*promote)(bool f16, const uint16_t* x, float* y, size_t n);
-  // y[i] = x[i] rounded to bf16 (or f16) bits.
-  void (*narrow)(bool f16, const float* x, uint16_t* y, size_t n);
-  // y[i] rounded in place to the nearest bf16 (or f16) value, held as f32. The lanes `check` picks
-  // (reading the f32 results before rounding and the `num_operands` operands) are written to
-  // `flagged`; returns how many.
-  size_t (*round)(bool f16, const HalfCheck& check, const LaneOperand* operands, size_t num_operands, float* y, size_t n,
-                  uint32_t* flagged);
+  // y[i] rounded in place to the nearest bf16 (or f16) value, held as f32, and its bits stored to
+  // bits[i] unless bits is null (a result). The lanes `check` picks (reading the f32 results before
+  // rounding and the `num_operands` operands) are written to `flagged`; returns how many.
+  size_t (*round)(bool f16, const HalfCheck& check, const LaneOperand* operands, size_t num_operands, float* y,
+                  uint16_t* bits, size_t n, uint32_t* flagged);
   // y[i] = x[i] ** power by repeated multiplication in double, rounded to f32: lax.integer_pow as the
   // reference computes it (1 / x ** -power for negative powers).
   void (*integer_pow_f64)(int64_t power, const float* x, float* y, size_t n);

@@ -7,7 +7,7 @@
 
 namespace rematkit::hwy_backend {
 
-void ReferenceLanes::recompute(const LaneOperand* operands, const uint32_t* lanes, size_t count, float* y) const {
+void ReferenceLanes::recompute(const LaneOperand* operands, const uint32_t* lanes, size_t count, float* y, uint16_t* bits) const {
   reference::KernelParams params;
   params.integer = integer;
   for (size_t l = 0; l < count; ++l) {
@@ -23,6 +23,7 @@ void ReferenceLanes::recompute(const LaneOperand* operands, const uint32_t* lane
                        reference::Output{std::span<double>(&result, 1), {}, dtype, {}});
     // store_element's rounding (to f32, then to bf16 or f16), whose value f32 holds exactly
     y[i] = static_cast<float>(reference::round_to_code(result, dtype, false));
+    if (bits) bits[i] = dtype == RK_DTYPE_BF16 ? reference::bf16_bits(y[i]) : reference::f16_bits(y[i]);
   }
 }
 

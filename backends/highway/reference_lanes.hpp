@@ -20,8 +20,9 @@ struct ReferenceLanes {
   int32_t dtype = 0;  // the result's: f32, bf16 or f16
 
   // y[i] for each i in lanes[0 .. count): the reference's result from the operands at i (at 0 where
-  // scalar), rounded to `dtype` and held as f32.
-  void recompute(const LaneOperand* operands, const uint32_t* lanes, size_t count, float* y) const;
+  // scalar), rounded to `dtype` and held as f32; and its bf16 or f16 bits to bits[i] unless bits is
+  // null.
+  void recompute(const LaneOperand* operands, const uint32_t* lanes, size_t count, float* y, uint16_t* bits) const;
 };
 
 }  // namespace rematkit::hwy_backend

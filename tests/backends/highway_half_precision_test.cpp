@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -223,6 +224,24 @@ TEST(HighwayHalfPrecision, SelectClampAndConversionsGiveTheReferenceBits) {
     const DType other = t == DType::kBF16 ? DType::kF16 : DType::kBF16;
     expect_reference_bits(Prim::kConvertElementType, convert(other), {every}, vector_of(other, 65536),
                           name + " to " + dname(other));
+  }
+}
+
+// A single bf16 or f16 op has an estimate (ABI 1.7's expected_ns), above the f32 op's: its operands
+// are promoted and its result rounded too.
+TEST(HighwayHalfPrecision, SingleOpsHaveEstimatesAboveF32s) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  BackendInstance highway(default_plugins(), "highway");
+  for (Prim p : {Prim::kAdd, Prim::kExp}) {
+    const bool binary = p == Prim::kAdd;
+    auto estimate = [&](DType t) {
+      const std::vector<Type> in(binary ? 2 : 1, vector_of(t, 16384));
+      return highway.expected_ns(p, {}, in, {vector_of(t, 16384)});
+    };
+    const std::optional<double> f32 = estimate(DType::kF32), bf16 = estimate(DType::kBF16), f16 = estimate(DType::kF16);
+    ASSERT_TRUE(f32 && bf16 && f16) << prim_name(p);
+    EXPECT_GT(*bf16, *f32) << prim_name(p);
+    EXPECT_GT(*f16, *bf16) << prim_name(p);
   }
 }
 
