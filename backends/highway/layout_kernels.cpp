@@ -6,6 +6,7 @@
 #include <numeric>
 #include <vector>
 
+#include "highway/half_costs.hpp"
 #include "highway/half_values.hpp"
 
 namespace rematkit::hwy_backend {
@@ -45,6 +46,9 @@ void BroadcastKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, v
     broadcast(in_shape, dims, out_shape, in_as<T>(in[0]), out_as<T>(out[0]));
   });
 }
+double BroadcastKernel::expected_ns() const {
+  return element_bytes == 2 ? half_copy_ns(static_cast<double>(count(out_shape))) : -1;
+}
 
 std::optional<PermuteKernel> PermuteKernel::prepare(const Equation& eq) {
   const std::optional<size_t> bytes = eq.is(Prim::kTranspose) ? moved_float_bytes(eq.view) : std::nullopt;
@@ -53,6 +57,9 @@ std::optional<PermuteKernel> PermuteKernel::prepare(const Equation& eq) {
 }
 void PermuteKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
   with_float_element_type(element_bytes, [&]<typename T>(T) { permutation.apply(in_as<T>(in[0]), out_as<T>(out[0])); });
+}
+double PermuteKernel::expected_ns() const {
+  return element_bytes == 2 ? half_permute_ns(static_cast<double>(permutation.count())) : -1;
 }
 
 std::optional<ReverseKernel> ReverseKernel::prepare(const Equation& eq) {
@@ -65,6 +72,9 @@ std::optional<ReverseKernel> ReverseKernel::prepare(const Equation& eq) {
 }
 void ReverseKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
   with_float_element_type(element_bytes, [&]<typename T>(T) { reverse(shape, dims, in_as<T>(in[0]), out_as<T>(out[0])); });
+}
+double ReverseKernel::expected_ns() const {
+  return element_bytes == 2 ? half_permute_ns(static_cast<double>(count(shape))) : -1;
 }
 
 std::optional<ReshapeKernel> ReshapeKernel::prepare(const Equation& eq) {
@@ -79,6 +89,7 @@ std::optional<ReshapeKernel> ReshapeKernel::prepare(const Equation& eq) {
 void ReshapeKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
   std::memcpy(out[0].data, in[0].data, bytes);
 }
+double ReshapeKernel::expected_ns() const { return half_copy_ns(static_cast<double>(bytes / 2)); }
 
 std::optional<SliceKernel> SliceKernel::prepare(const Equation& eq) {
   const std::optional<size_t> bytes = eq.is(Prim::kSlice) ? moved_float_bytes(eq.view) : std::nullopt;
@@ -96,6 +107,11 @@ std::optional<SliceKernel> SliceKernel::prepare(const Equation& eq) {
 void SliceKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
   if (count(slice.out_shape) == 0) return;
   with_float_element_type(element_bytes, [&]<typename T>(T) { slice.apply(in_as<T>(in[0]), out_as<T>(out[0])); });
+}
+double SliceKernel::expected_ns() const {
+  if (element_bytes != 2) return -1;
+  const double n = static_cast<double>(count(slice.out_shape));
+  return slice.stride.empty() || slice.stride.back() == 1 ? half_copy_ns(n) : half_permute_ns(n);
 }
 
 std::optional<ConcatenateKernel> ConcatenateKernel::prepare(const Equation& eq) {
@@ -125,6 +141,9 @@ void ConcatenateKernel::run(const rk_tensor_view* in, const rk_tensor_view* out,
       to += bytes;
     }
 }
+double ConcatenateKernel::expected_ns() const {
+  return element_bytes == 2 ? half_copy_ns(static_cast<double>(outer * out_run)) : -1;
+}
 
 std::optional<SplitKernel> SplitKernel::prepare(const Equation& eq) {
   const rk_equation_view* e = eq.view;
@@ -148,6 +167,9 @@ void SplitKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*
   for (size_t r = 0; r < runs.outer; ++r)
     std::memcpy(static_cast<char*>(out[0].data) + r * bytes,
                 static_cast<const char*>(in[0].data) + (r * runs.in_run + runs.at) * element_bytes, bytes);
+}
+double SplitKernel::expected_ns() const {
+  return element_bytes == 2 ? half_copy_ns(static_cast<double>(runs.outer * runs.out_run)) : -1;
 }
 
 namespace {
@@ -203,6 +225,11 @@ void PadKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) 
     else padding.apply(in_as<T>(in[0]), value, out_as<T>(out[0]));
   });
 }
+double PadKernel::expected_ns() const {
+  if (element_bytes != 2) return -1;
+  const double n = static_cast<double>(count(padding.out_shape));
+  return runs ? half_copy_ns(n) : half_copy_ns(n) + half_permute_ns(static_cast<double>(count(padding.in_shape)));
+}
 
 std::optional<IotaKernel> IotaKernel::prepare(const Equation& eq) {
   const rk_equation_view* e = eq.view;
@@ -232,5 +259,6 @@ void IotaKernel::run(const rk_tensor_view*, const rk_tensor_view* out, void*) co
     for (size_t i = period; i < n; i += period) std::memcpy(to + i, to, std::min(period, n - i) * sizeof(T));
   });
 }
+double IotaKernel::expected_ns() const { return is_half(dtype) ? half_copy_ns(static_cast<double>(n)) : -1; }
 
 }  // namespace rematkit::hwy_backend

@@ -16,6 +16,7 @@ struct BroadcastKernel {
   size_t element_bytes;  // 4, 2 for bf16 and f16, 1 for bool
   Dims in_shape, dims, out_shape;  // dims: broadcast_dimensions
   static std::optional<BroadcastKernel> prepare(const Equation& eq);
+  double expected_ns() const;  // bf16 and f16 (half_costs.hpp); -1, none, for the others
   size_t workspace() const { return 0; }
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };
@@ -27,6 +28,7 @@ struct PermuteKernel {
   size_t element_bytes;
   Permutation permutation;
   static std::optional<PermuteKernel> prepare(const Equation& eq);
+  double expected_ns() const;  // bf16 and f16 (half_costs.hpp); -1, none, for the others
   size_t workspace() const { return 0; }
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };
@@ -36,6 +38,7 @@ struct ReverseKernel {
   size_t element_bytes;
   Dims shape, dims;
   static std::optional<ReverseKernel> prepare(const Equation& eq);
+  double expected_ns() const;  // bf16 and f16 (half_costs.hpp); -1, none, for the others
   size_t workspace() const { return 0; }
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };
@@ -44,6 +47,7 @@ struct ReverseKernel {
 struct ReshapeKernel {
   size_t bytes;
   static std::optional<ReshapeKernel> prepare(const Equation& eq);
+  double expected_ns() const;  // bf16 and f16 (half_costs.hpp); -1, none, for the others
   size_t workspace() const { return 0; }
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };
@@ -53,6 +57,7 @@ struct SliceKernel {
   size_t element_bytes;
   Slice slice;
   static std::optional<SliceKernel> prepare(const Equation& eq);
+  double expected_ns() const;  // bf16 and f16 (half_costs.hpp); -1, none, for the others
   size_t workspace() const { return 0; }
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };
@@ -68,6 +73,7 @@ struct ConcatenateKernel {
   size_t element_bytes, outer, out_run;
   std::vector<size_t> in_runs;  // per operand
   static std::optional<ConcatenateKernel> prepare(const Equation& eq);
+  double expected_ns() const;  // bf16 and f16 (half_costs.hpp); -1, none, for the others
   size_t workspace() const { return 0; }
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };
@@ -77,6 +83,7 @@ struct SplitKernel {
   size_t element_bytes;
   Runs runs;
   static std::optional<SplitKernel> prepare(const Equation& eq);
+  double expected_ns() const;  // bf16 and f16 (half_costs.hpp); -1, none, for the others
   size_t workspace() const { return 0; }
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };
@@ -88,6 +95,7 @@ struct PadKernel {
   std::optional<Runs> runs;
   Padding padding;
   static std::optional<PadKernel> prepare(const Equation& eq);
+  double expected_ns() const;  // bf16 and f16 (half_costs.hpp); -1, none, for the others
   size_t workspace() const { return 0; }
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };
@@ -98,6 +106,7 @@ struct IotaKernel {
   int32_t dtype;
   size_t n, run_length, size;
   static std::optional<IotaKernel> prepare(const Equation& eq);
+  double expected_ns() const;  // bf16 and f16 (half_costs.hpp); -1, none, for the others
   size_t workspace() const { return 0; }
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };

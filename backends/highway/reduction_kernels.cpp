@@ -5,6 +5,10 @@
 #include <limits>
 #include <type_traits>
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "highway/half_costs.hpp"
 #include "highway/half_values.hpp"
 #include "highway/kernels.hpp"
 
@@ -54,56 +58,97 @@ struct Accumulator {
 };
 
 // The reduction of one row of len, as the reference accumulates it.
-template <Reduce op>
-double reduced_row(Half half, const uint16_t* x, size_t len) {
+template <Reduce op, class Decode>
+double reduced_row(const uint16_t* x, size_t len) {
   double acc = Accumulator<op>::init();
-  for (size_t i = 0; i < len; ++i) Accumulator<op>::add(acc, half.value(x[i]));
+  for (size_t i = 0; i < len; ++i) Accumulator<op>::add(acc, Decode::value(x[i]));
   return acc;
 }
 
-// y[r] = the reduction of row r of x (rows of len), each rounded once as the reference stores it.
-// Sums four rows at a time with plain adds (four chains, each in order: without a NaN, the same
-// sums), and a row whose sum is NaN again by the reference's rule, for its NaN.
+// acc combined with v as the reference does when neither is NaN.
 template <Reduce op>
-void reduce_half_rows(Half half, const uint16_t* x, uint16_t* y, size_t rows, size_t len) {
-  size_t r = 0;
-  if constexpr (op == Reduce::kSum)
-    for (; r + 4 <= rows; r += 4) {
-      double acc[4] = {0.0, 0.0, 0.0, 0.0};
-      for (size_t i = 0; i < len; ++i)
-        for (size_t k = 0; k < 4; ++k) acc[k] += half.value(x[(r + k) * len + i]);
-      for (size_t k = 0; k < 4; ++k)
-        y[r + k] = half.bits(std::isnan(acc[k]) ? reduced_row<op>(half, x + (r + k) * len, len) : acc[k]);
-    }
-  for (; r < rows; ++r) y[r] = half.bits(reduced_row<op>(half, x + r * len, len));
+double combined(double acc, double v) {
+  if constexpr (op == Reduce::kSum) return acc + v;
+  else if constexpr (op == Reduce::kMax) return v > acc ? v : acc;
+  else return v < acc ? v : acc;
 }
 
-// y[j] = the reduction over r < rows of x[r * len + j], rows in order, `acc` a double per j. Sums
-// with plain adds, and a column whose sum is NaN again by the reference's rule, as rows are.
-template <Reduce op>
-void reduce_half_leading(Half half, const uint16_t* x, uint16_t* y, size_t rows, size_t len, double* acc) {
-  std::fill(acc, acc + len, Accumulator<op>::init());
+// y[r] = the reduction of row r of x (rows of len), each rounded once as the reference stores it.
+// Four rows at a time, NaNs aside (four chains, each in order: without a NaN, the reference's
+// results), and a row that holds a NaN again by the reference's rule, for its NaN.
+template <Reduce op, class Decode>
+void reduce_half_rows(Half half, const uint16_t* x, uint16_t* y, size_t rows, size_t len) {
+  constexpr size_t kRows = 4;
+  size_t r = 0;
+  for (; r + kRows <= rows; r += kRows) {
+    double acc[kRows];
+    bool nan[kRows] = {};
+    std::fill(acc, acc + kRows, Accumulator<op>::init());
+    for (size_t i = 0; i < len; ++i)
+      for (size_t k = 0; k < kRows; ++k) {
+        const double v = Decode::value(x[(r + k) * len + i]);
+        nan[k] = nan[k] || std::isnan(v);
+        acc[k] = combined<op>(acc[k], v);
+      }
+    for (size_t k = 0; k < kRows; ++k)
+      y[r + k] = half.bits(nan[k] ? reduced_row<op, Decode>(x + (r + k) * len, len) : acc[k]);
+  }
+  for (; r < rows; ++r) y[r] = half.bits(reduced_row<op, Decode>(x + r * len, len));
+}
+
+// y[j] = the reduction over r < rows of x[r * stride + j] for j in [begin, end), rows in order,
+// `acc` a double per j. Sums with plain adds, and a column whose sum is NaN again by the
+// reference's rule, as rows are.
+template <Reduce op, class Decode>
+void reduce_half_leading(Half half, const uint16_t* x, uint16_t* y, size_t rows, size_t stride, size_t begin, size_t end,
+                         double* acc) {
+  std::fill(acc + begin, acc + end, Accumulator<op>::init());
   for (size_t r = 0; r < rows; ++r)
-    for (size_t j = 0; j < len; ++j) {
-      if constexpr (op == Reduce::kSum) acc[j] += half.value(x[r * len + j]);
-      else Accumulator<op>::add(acc[j], half.value(x[r * len + j]));
+    for (size_t j = begin; j < end; ++j) {
+      if constexpr (op == Reduce::kSum) acc[j] += Decode::value(x[r * stride + j]);
+      else Accumulator<op>::add(acc[j], Decode::value(x[r * stride + j]));
     }
-  for (size_t j = 0; j < len; ++j) {
+  for (size_t j = begin; j < end; ++j) {
     if (op == Reduce::kSum && std::isnan(acc[j])) {
       acc[j] = Accumulator<op>::init();
-      for (size_t r = 0; r < rows; ++r) Accumulator<op>::add(acc[j], half.value(x[r * len + j]));
+      for (size_t r = 0; r < rows; ++r) Accumulator<op>::add(acc[j], Decode::value(x[r * stride + j]));
     }
     y[j] = half.bits(acc[j]);
   }
 }
 
-// Calls f(std::integral_constant<Reduce, op>) for the run-time op.
+// f(begin, end) over [0, n) in pieces of `grain` on oneTBB when the reduction reads `elements` at
+// least kParallelFrom (elementwise.cpp's threshold for the f32 loops), else once. Each output is
+// reduced whole by one call, so the bits do not depend on the split.
 template <typename F>
-void with_op(Reduce op, F&& f) {
-  switch (op) {
-    case Reduce::kSum: return f(std::integral_constant<Reduce, Reduce::kSum>{});
-    case Reduce::kMax: return f(std::integral_constant<Reduce, Reduce::kMax>{});
-    case Reduce::kMin: return f(std::integral_constant<Reduce, Reduce::kMin>{});
+void split_over_threads(size_t n, size_t grain, size_t elements, F&& f) {
+  constexpr size_t kParallelFrom = size_t{1} << 17;
+  if (elements < kParallelFrom || n <= grain) return f(size_t{0}, n);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, (n + grain - 1) / grain), [&](const tbb::blocked_range<size_t>& r) {
+    f(r.begin() * grain, std::min(n, r.end() * grain));
+  });
+}
+
+// The element decoders, as types: the loops above are compiled once for each, the conversion
+// inlined (element_values.hpp's).
+struct DecodeBf16 {
+  static float value(uint16_t bits) { return reference::bf16_value(bits); }
+};
+struct DecodeF16 {
+  static float value(uint16_t bits) { return reference::f16_value(bits); }
+};
+
+// Calls f(std::integral_constant<Reduce, op>{}, decoder) for the run-time op and half dtype.
+template <typename F>
+void with_op(Reduction reduction, F&& f) {
+  auto with_decoder = [&](auto op) {
+    if (reduction.dtype == RK_DTYPE_BF16) f(op, DecodeBf16{});
+    else f(op, DecodeF16{});
+  };
+  switch (reduction.op) {
+    case Reduce::kSum: return with_decoder(std::integral_constant<Reduce, Reduce::kSum>{});
+    case Reduce::kMax: return with_decoder(std::integral_constant<Reduce, Reduce::kMax>{});
+    case Reduce::kMin: return with_decoder(std::integral_constant<Reduce, Reduce::kMin>{});
   }
 }
 
@@ -120,6 +165,9 @@ std::optional<ReduceLeadingKernel> ReduceLeadingKernel::prepare(const Equation& 
   for (int64_t d = 0; d < sorted.front(); ++d) outer *= static_cast<size_t>(a->in_shape[d]);
   return ReduceLeadingKernel{a->reduction, count(eq.out), a->len, outer};
 }
+double ReduceLeadingKernel::expected_ns() const {
+  return reduction.dtype == RK_DTYPE_F32 ? -1 : half_reduce_ns(static_cast<double>(n * len));
+}
 size_t ReduceLeadingKernel::workspace() const {
   return reduction.dtype == RK_DTYPE_F32 ? 0 : sizeof(double) * (outer == 0 ? 0 : n / outer);
 }
@@ -132,10 +180,12 @@ void ReduceLeadingKernel::run(const rk_tensor_view* in, const rk_tensor_view* ou
   }
   const auto* x = static_cast<const uint16_t*>(in[0].data);
   auto* y = static_cast<uint16_t*>(out[0].data);
-  with_op(reduction.op, [&](auto op) {
+  with_op(reduction, [&](auto op, auto decode) {
     for (size_t o = 0; o < outer; ++o)
-      reduce_half_leading<op()>(Half::of(reduction.dtype), x + o * len * row, y + o * row, len, row,
-                                static_cast<double*>(workspace));
+      split_over_threads(row, 1024, len * row, [&](size_t begin, size_t end) {
+        reduce_half_leading<op(), decltype(decode)>(Half::of(reduction.dtype), x + o * len * row, y + o * row, len, row, begin, end,
+                                  static_cast<double*>(workspace));
+      });
   });
 }
 
@@ -147,6 +197,11 @@ std::optional<ReduceKernel> ReduceKernel::prepare(const Equation& eq) {
     if (std::find(a->listed.begin(), a->listed.end(), d) == a->listed.end()) rows.perm.push_back(d);
   rows.perm.insert(rows.perm.end(), a->sorted.begin(), a->sorted.end());
   return ReduceKernel{a->reduction, count(eq.out), a->len, std::move(rows)};
+}
+double ReduceKernel::expected_ns() const {
+  if (reduction.dtype == RK_DTYPE_F32) return -1;
+  const double elements = static_cast<double>(n * len);
+  return half_reduce_ns(elements) + (rows.identity() ? 0.0 : half_permute_ns(elements));
 }
 size_t ReduceKernel::workspace() const { return rows.identity() ? 0 : reduction.element_bytes() * rows.count(); }
 // The operand with its reduced axes moved last (in the workspace, unless they are), then its rows.
@@ -160,8 +215,11 @@ void ReduceKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void
   if (reduction.dtype == RK_DTYPE_F32)
     return reduce_rows(reduction.op == Reduce::kMax, as_rows<float>(rows, in[0].data, workspace), f32(out[0]), n, len);
   const uint16_t* data = as_rows<uint16_t>(rows, in[0].data, workspace);
-  with_op(reduction.op, [&](auto op) {
-    reduce_half_rows<op()>(Half::of(reduction.dtype), data, static_cast<uint16_t*>(out[0].data), n, len);
+  uint16_t* y = static_cast<uint16_t*>(out[0].data);
+  with_op(reduction, [&](auto op, auto decode) {
+    split_over_threads(n, 16, n * len, [&](size_t begin, size_t end) {
+      reduce_half_rows<op(), decltype(decode)>(Half::of(reduction.dtype), data + begin * len, y + begin, end - begin, len);
+    });
   });
 }
 

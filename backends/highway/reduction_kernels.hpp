@@ -28,6 +28,7 @@ struct ReduceLeadingKernel {
   Reduction reduction;
   size_t n, len, outer;
   static std::optional<ReduceLeadingKernel> prepare(const Equation& eq);
+  double expected_ns() const;  // bf16 and f16 (half_costs.hpp); -1, none, for f32
   size_t workspace() const;  // a half dtype's accumulators: a double per output of a block
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };
@@ -39,6 +40,7 @@ struct ReduceKernel {
   size_t n, len;
   Permutation rows;  // the operand into that layout
   static std::optional<ReduceKernel> prepare(const Equation& eq);
+  double expected_ns() const;  // bf16 and f16 (half_costs.hpp); -1, none, for f32
   size_t workspace() const;
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };

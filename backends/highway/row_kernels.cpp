@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "highway/half_costs.hpp"
 #include "highway/half_values.hpp"
 #include "highway/kernels.hpp"
 #include "highway/layout.hpp"
@@ -57,6 +58,9 @@ std::optional<GatherRowsKernel> GatherRowsKernel::prepare(const Equation& eq) {
                                                      : Half::of(table->dtype).bits(value);
   return GatherRowsKernel{*table, bits};
 }
+double GatherRowsKernel::expected_ns() const {
+  return table.dtype == RK_DTYPE_F32 ? -1 : half_copy_ns(static_cast<double>(table.n * table.width));
+}
 void GatherRowsKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
   with_float_element_type(table.dtype == RK_DTYPE_F32 ? 4 : 2, [&]<typename T>(T) {
     const size_t k = table.width;
@@ -105,6 +109,10 @@ std::optional<ScatterAddRowsKernel> ScatterAddRowsKernel::prepare(const Equation
   const std::optional<TableRows> table = TableRows::of(eq, true);
   if (!table) return std::nullopt;
   return ScatterAddRowsKernel{*table};
+}
+double ScatterAddRowsKernel::expected_ns() const {  // the table copied, the updates summed
+  if (table.dtype == RK_DTYPE_F32) return -1;
+  return half_copy_ns(static_cast<double>(table.rows * table.width)) + half_reduce_ns(static_cast<double>(table.n * table.width));
 }
 size_t ScatterAddRowsKernel::workspace() const {
   if (table.dtype == RK_DTYPE_F32) return 0;

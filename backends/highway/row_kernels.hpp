@@ -26,6 +26,7 @@ struct GatherRowsKernel {
   TableRows table;
   uint32_t fill;  // the bits of the element an out-of-bounds gather gives (f32's, or a half's)
   static std::optional<GatherRowsKernel> prepare(const Equation& eq);
+  double expected_ns() const;  // bf16 and f16 (half_costs.hpp); -1, none, for f32
   size_t workspace() const { return 0; }
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };
@@ -36,6 +37,7 @@ struct GatherRowsKernel {
 struct ScatterAddRowsKernel {
   TableRows table;
   static std::optional<ScatterAddRowsKernel> prepare(const Equation& eq);
+  double expected_ns() const;  // bf16 and f16 (half_costs.hpp); -1, none, for f32
   size_t workspace() const;
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };

@@ -188,5 +188,29 @@ TEST(HighwayHalfLayout, ReductionsGiveTheReferenceBits) {
       }
 }
 
+// Each half kind estimates its time (ABI 1.7 expected_ns, half_costs.hpp), more for more elements
+// and more for an element-by-element move than for a copy of runs; f32 moves still give none.
+TEST(HighwayHalfLayout, HalfKindsEstimateTheirTime) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  BackendInstance highway(default_plugins(), "highway");
+  auto estimate = [&](const std::string& text) {
+    const Program p = parse_program(text, "estimate");
+    const Equation& e = p.eqns.at(0);
+    std::vector<Type> in;
+    for (const Atom& a : e.inputs) in.push_back(p.type_of(a));
+    return highway.expected_ns(e.prim, e.params, in, {p.vars[static_cast<size_t>(e.outputs[0])].type});
+  };
+  const auto small = estimate("{ lambda ; a:bf16[64,256]. let b:bf16[256,64] = transpose[permutation=(1, 0)] a in (b,) }");
+  const auto large = estimate("{ lambda ; a:bf16[512,256]. let b:bf16[256,512] = transpose[permutation=(1, 0)] a in (b,) }");
+  const auto copy = estimate("{ lambda ; a:bf16[512,256]. let b:bf16[256,512] = reshape[dimensions=None new_sizes=(256, 512)] a in (b,) }");
+  const auto sum = estimate("{ lambda ; a:f16[512,256]. let b:f16[512] = reduce_sum[axes=(1,)] a in (b,) }");
+  ASSERT_TRUE(small && large && copy && sum);
+  EXPECT_GT(*small, 0);
+  EXPECT_GT(*large, *small);
+  EXPECT_GT(*large, *copy);
+  EXPECT_GT(*sum, *copy);
+  EXPECT_FALSE(estimate("{ lambda ; a:f32[64,256]. let b:f32[256,64] = transpose[permutation=(1, 0)] a in (b,) }"));
+}
+
 }  // namespace
 }  // namespace rematkit::testing
