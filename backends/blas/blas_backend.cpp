@@ -9,6 +9,8 @@
 // Threads: num_threads=N, or OpenBLAS's own count when the plugin loads (every core unless
 // OPENBLAS_NUM_THREADS says otherwise); blas_threads.hpp shares OpenBLAS's one count between them.
 // Kernels: blas_core.hpp; REMATKIT_LOG=1 shows which OpenBLAS runs.
+// Placement: expected_ns estimates a product on one thread, so that after oneDNN in a list (the
+// default list) it takes the products OpenBLAS runs faster and leaves the others.
 #include <cblas.h>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include "blas_core.hpp"
 #include "blas_threads.hpp"
 #include "../strided_product.hpp"
+#include "rematkit/plugin/measured_cost.hpp"
 #include "rematkit/plugin/plugin.hpp"
 
 namespace {
@@ -116,6 +119,34 @@ int32_t supports(const rk_backend*, const rk_equation_view* e) {
   }
 }
 
+// One product's time on one thread: rematkit_product_backends_bench's blas rows on this 2-core AVX2
+// EPYC (OpenBLAS's Zen kernels), by multiply-adds of one product of the batch, as the plain (A B)
+// products measured; the layouts that measured slower than that cost more. Against oneDNN's
+// matmul there (docs/performance.md, "blas and xsmm, settled"): the plain products of 30 M to
+// 300 M multiply-adds a quarter to a half faster, level from 1 G on (estimated a little above
+// oneDNN's there, so that oneDNN keeps them and the bias and activation it fuses into them),
+// slower from 4 K to 8 M; B transposed never faster; A transposed (a weight's gradient) 13-46%
+// slower when it contracts 128 or fewer. The same on every thread count: which backend runs a
+// product decides its bits, and a step gives the same bits on any (the MPI ranks check it against
+// the simulated mesh's).
+double expected_ns(const rk_backend*, const rk_equation_view* e) {
+  try {
+    const std::optional<Gemm> g = gemm_for(e);
+    if (!g) return -1;
+    const double multiply_adds = static_cast<double>(g->m) * static_cast<double>(g->n) * static_cast<double>(g->k);
+    double ns = static_cast<double>(g->batch) *
+                rematkit::plugin::measured_ns({{320, 200}, {262144, 8400}, {1048576, 30300}, {8388608, 209500},
+                                               {33554432, 812000}, {67108864, 1520000}, {134217728, 2980000},
+                                               {268435456, 6080000}, {1073741824, 26500000}, {2415919104, 57500000}},
+                                              multiply_adds);
+    if (g->b.transpose == CblasTrans) ns *= 1.5;
+    else if (g->a.transpose == CblasTrans) ns *= g->k <= 128 ? 1.4 : g->k < 1024 ? 1.3 : 1.0;
+    return ns;
+  } catch (...) {
+    return -1;
+  }
+}
+
 rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** kernel, size_t* workspace_bytes) {
   return guarded([&] {
     std::optional<Gemm> g = gemm_for(e);
@@ -152,7 +183,7 @@ rk_error* initialize(const rk_host_api* host) {
 
 // execute() may run on several threads at once: OpenBLAS's pthreads build takes concurrent calls.
 const rk_backend_api kBackend = {sizeof(rk_backend_api), "blas", RK_BACKEND_THREAD_SAFE, &create, &destroy,
-                                 &supports, &prepare, &execute, &kernel_destroy, nullptr};  // no estimates: the preference decides
+                                 &supports, &prepare, &execute, &kernel_destroy, &expected_ns};
 const rk_backend_api* const kBackends[] = {&kBackend};
 const rk_plugin_api kApi = {sizeof(rk_plugin_api), {RK_ABI_MAJOR, RK_ABI_MINOR}, "blas-backend", "0.1.0",
                             &initialize, 0, nullptr, 1, kBackends};

@@ -16,7 +16,8 @@
 // per call is deliberate: libxsmm wins on small products (against oneDNN's matmul, measured
 // single-threaded; docs/performance.md has the figures), where splitting a product between
 // threads costs more than it saves; larger products go to the backends that thread them.
-// It asks for no workspace and libxsmm allocates nothing per call.
+// It asks for no workspace and libxsmm allocates nothing per call. expected_ns estimates a
+// product, so that after oneDNN in a list (the default list) it takes the small ones only.
 #include <libxsmm.h>
 
 #include <algorithm>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "../strided_product.hpp"
+#include "rematkit/plugin/measured_cost.hpp"
 #include "rematkit/plugin/plugin.hpp"
 
 namespace {
@@ -139,6 +141,26 @@ int32_t supports(const rk_backend*, const rk_equation_view* e) {
   }
 }
 
+// One product's time on its one thread: rematkit_product_backends_bench's xsmm rows on this 2-core
+// AVX2 EPYC (JIT target hsw), by multiply-adds of one product of the batch. Against oneDNN's matmul
+// there (docs/performance.md, "blas and xsmm, settled"): up to about 1 M multiply-adds faster (a
+// oneDNN call costs near a microsecond before any work), level at 8 M, and the 512x64x512
+// products of GPT-2's attention gradient 1.6x slower (its kernels do not block for the caches).
+// The estimate holds on any thread count: oneDNN runs products this small on one thread too.
+double expected_ns(const rk_backend*, const rk_equation_view* e) {
+  try {
+    const std::optional<Gemm> g = gemm_for(e);
+    if (!g) return -1;
+    const double multiply_adds = static_cast<double>(g->m) * static_cast<double>(g->n) * static_cast<double>(g->k);
+    return static_cast<double>(g->batch) *
+           rematkit::plugin::measured_ns({{320, 100}, {16384, 390}, {262144, 5700}, {1048576, 23300}, {8388608, 186000},
+                                          {16777216, 1198000}},
+                                         multiply_adds);
+  } catch (...) {
+    return -1;
+  }
+}
+
 rk_error* prepare(rk_backend*, const rk_equation_view* e, rk_kernel** kernel, size_t* workspace_bytes) {
   return guarded([&] {
     const std::optional<Gemm> g = gemm_for(e);
@@ -174,7 +196,7 @@ rk_error* initialize(const rk_host_api* host) {
 // three pointers (it keeps no state), and libxsmm's dispatch is thread-safe ("multiple application
 // threads can call LIBXSMM's routines concurrently", its README).
 const rk_backend_api kBackend = {sizeof(rk_backend_api), "xsmm", RK_BACKEND_THREAD_SAFE, &create, &destroy,
-                                 &supports, &prepare, &execute, &kernel_destroy, nullptr};  // no estimates: the preference decides
+                                 &supports, &prepare, &execute, &kernel_destroy, &expected_ns};
 const rk_backend_api* const kBackends[] = {&kBackend};
 const rk_plugin_api kApi = {sizeof(rk_plugin_api), {RK_ABI_MAJOR, RK_ABI_MINOR}, "xsmm-backend", "0.1.0",
                             &initialize, 0, nullptr, 1, kBackends};

@@ -59,6 +59,28 @@ TEST(BlasBackend, RunsTheProductsItClaimsAsTheInterpreterDoes) {
   expect_outputs_near(run_forward(lin, in.constants, in.arguments, options), expected, 1e-6);
 }
 
+// After oneDNN in a list, blas takes the products its estimate (expected_ns) says OpenBLAS runs
+// faster, on any thread count (so that the bits do not depend on it): a 512x256x512 product, not a
+// 64^3 one (oneDNN's is faster) nor a 2048x768x3072 one (level: oneDNN keeps it, and its fusions).
+TEST(BlasBackend, AfterOnednnTakesTheProductsItRunsFaster) {
+  if (!has_blas()) GTEST_SKIP() << "the blas backend is not built (no OpenBLAS)";
+  if (!backend_installed("onednn")) GTEST_SKIP() << "the onednn backend is not built";
+  const Program program = parse_program(R"({ lambda ; a:f32[512,256] w:f32[256,512] s:f32[64,64] t:f32[64,64]
+      x:f32[2048,768] v:f32[768,3072]. let
+      c1:f32[512,512] = dot_general[dimension_numbers=(([1], [0]), ([], []))] a w
+      c2:f32[64,64] = dot_general[dimension_numbers=(([1], [0]), ([], []))] s t
+      c3:f32[2048,3072] = dot_general[dimension_numbers=(([1], [0]), ([], []))] x v
+    in (c1, c2, c3) })",
+                                         "products");
+  const Linearization lin = linearize_with(program);
+  for (int threads : {1, 2}) {
+    BackendOptions options{{"onednn", "blas", "reference"}, &default_plugins()};
+    options.threads = threads;
+    EXPECT_EQ(forward_step_backends(lin, options), (std::vector<std::string>{"blas", "onednn", "onednn"}))
+        << threads << " threads";
+  }
+}
+
 TEST(BlasBackend, DeclinesOtherDtypes) {
   if (!has_blas()) GTEST_SKIP() << "the blas backend is not built (no OpenBLAS)";
   BackendInstance blas(default_plugins(), "blas");
