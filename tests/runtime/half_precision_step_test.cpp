@@ -41,6 +41,18 @@ Model small_llama(const std::string& policy) {
   return build_llama(config, policy);
 }
 
+// At batch 1, as the sweep's llama: RMSNorm's gradient multiplies [1, S, 1] by [1, 1, D].
+Model small_llama_of_one(const std::string& policy) {
+  LlamaConfig config;
+  config.vocab = 64;
+  config.sequence = 16;
+  config.model = 32;
+  config.mlp = 48;
+  config.batch = 1;
+  config.dtype = DType::kBF16;
+  return build_llama(config, policy);
+}
+
 // The sweep's cnn (sweep_models.cpp's cnn_instance) in bf16: two ResNet blocks, the second strided.
 Model small_cnn(const std::string& policy) {
   ModelBuilder builder;
@@ -52,8 +64,16 @@ Model small_cnn(const std::string& policy) {
 
 BackendOptions on(std::vector<std::string> backends) { return BackendOptions{std::move(backends), &default_plugins()}; }
 
-// Each kernel step the default list places on the reference backend, as "primitive dtype" (a
-// fused step's parts joined by +), with how many steps of that kind, over both passes.
+// "bf16[2,16]".
+std::string type_text(const Type& t) {
+  std::string text = std::string(dtype_name(t.dtype)) + "[";
+  for (size_t i = 0; i < t.shape.size(); ++i) text += (i ? "," : "") + std::to_string(t.shape[i]);
+  return text + "]";
+}
+
+// Each kernel step the default list places on the reference backend, as "primitive operand types
+// -> result type" (a fused step's parts joined by +), with how many steps of that kind, over both
+// passes.
 std::map<std::string, int> reference_census(const Linearization& lin) {
   const StepProgram program = build_step_program(lin, on({"onednn", "highway", "reference"}), Pass::kBackward,
                                                  InputMode::kLoadedEachRun);
@@ -67,8 +87,8 @@ std::map<std::string, int> reference_census(const Linearization& lin) {
       const auto& eqn = g.eqns[static_cast<size_t>(e)];
       if (!what.empty()) what += " + ";
       what += std::string(prim_name(eqn.prim));
-      for (ValueId in : eqn.inputs) what += " " + std::string(dtype_name(g.values[in].type.dtype));
-      what += " -> " + std::string(dtype_name(g.values[eqn.outputs[0]].type.dtype));
+      for (ValueId in : eqn.inputs) what += " " + type_text(g.values[in].type);
+      what += " -> " + type_text(g.values[eqn.outputs[0]].type);
     }
     ++census[what];
   }
@@ -93,8 +113,10 @@ std::vector<uint64_t> gradient_bits(const GradientResult& r) {
 }
 
 // Under each policy: highway's gradients have the reference backend's bits, and so does every
-// policy; and no kernel step on the reference backend, under either.
-void expect_bf16_step_on_fast_backends(Model (*build)(const std::string&)) {
+// policy; and no kernel step on the reference backend, under either. `awaited`: steps (a census
+// entry's start, "mul bf16") another change is to take off the reference backend; a census of
+// those alone skips the test, naming them.
+void expect_bf16_step_on_fast_backends(Model (*build)(const std::string&), const std::string& awaited = "") {
   if (!backend_installed("highway") || !backend_installed("onednn")) GTEST_SKIP() << "highway or onednn is not built";
   std::vector<uint64_t> first_policy;
   std::map<std::string, int> census;
@@ -109,11 +131,19 @@ void expect_bf16_step_on_fast_backends(Model (*build)(const std::string&)) {
     if (first_policy.empty()) first_policy = oracle;
     else EXPECT_TRUE(oracle == first_policy) << "the gradients differ between policies";
   }
+  bool only_awaited = !awaited.empty() && !census.empty();
+  for (const auto& [what, n] : census) only_awaited = only_awaited && what.find(": " + awaited) != std::string::npos;
+  if (only_awaited) GTEST_SKIP() << "awaiting these steps off the reference backend:" << listed(census);
   EXPECT_TRUE(census.empty()) << "kernel steps on the reference backend:" << listed(census);
 }
 
 TEST(HalfPrecisionStep, TheBf16GptRunsNothingOnReferenceAndHasItsBits) { expect_bf16_step_on_fast_backends(small_gpt); }
 TEST(HalfPrecisionStep, TheBf16LlamaRunsNothingOnReferenceAndHasItsBits) { expect_bf16_step_on_fast_backends(small_llama); }
+// Highway's bf16 elementwise kinds decline RMSNorm's mul by a [1, 1, D] operand when the batch is 1
+// ([1, S, 1] x [1, 1, D], [1, S, D] x [1, 1, D]; at batch 2 they run it): skipped while they do.
+TEST(HalfPrecisionStep, TheBf16LlamaOfBatchOneRunsNothingOnReferenceAndHasItsBits) {
+  expect_bf16_step_on_fast_backends(small_llama_of_one, "mul bf16");
+}
 TEST(HalfPrecisionStep, TheBf16CnnRunsNothingOnReferenceAndHasItsBits) { expect_bf16_step_on_fast_backends(small_cnn); }
 
 }  // namespace
