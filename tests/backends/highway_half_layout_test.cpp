@@ -164,6 +164,12 @@ TEST(HighwayHalfLayout, ScatterAddSumsInDoubleAndRoundsOnce) {
   for (DType t : kHalves) {
     expect_reference_bits(text, t, false, true);
     expect_reference_bits(text, t, false, false);
+    // Out-of-bounds rows clamped under CLIP, dropped under PROMISE_IN_BOUNDS as under FILL_OR_DROP.
+    for (const char* mode : {"CLIP", "PROMISE_IN_BOUNDS"}) {
+      std::string other = text;
+      other.replace(other.find("FILL_OR_DROP"), 12, mode);
+      expect_reference_bits(other, t, false, true);
+    }
   }
 }
 
