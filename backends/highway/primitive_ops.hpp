@@ -40,21 +40,23 @@ inline constexpr std::pair<Prim, Bitwise> kBitwises[] = {
 // reduction), so small results and large operands are recomputed there. Highway's exp is valid up
 // to about 88 (exp and logistic recompute operands past it, whose results are infinite, 0 or 1),
 // and its log of a negative operand is not a NaN. Below -104, e^x (and so logistic) is under half
-// the smallest f32 subnormal, so its f32 is +0: a masked attention score's exp needs no recompute.
+// the smallest f32 subnormal, so its f32 is +0: a masked attention score's exp needs no recompute;
+// nor does exp of 0 or another tiny operand (the row's largest score, less itself).
 constexpr HalfCheck kMoves{}, kExact{HalfCheck::Kind::kExact}, kPicks{HalfCheck::Kind::kPicks};
-constexpr HalfCheck approximate(int32_t ulps, float tiny = 0x1p-120f, float max_input = 3.4e38f, bool negative = false,
-                                float zero_below = -std::numeric_limits<float>::infinity()) {
-  return HalfCheck{HalfCheck::Kind::kApprox, ulps, tiny, 0x1p-120f, max_input, negative, zero_below};
-}
+constexpr HalfCheck approximate(int32_t ulps) { return HalfCheck{.kind = HalfCheck::Kind::kApprox, .ulps = ulps}; }
+constexpr HalfCheck kExpCheck{.kind = HalfCheck::Kind::kApprox, .ulps = 8, .min_input = 0, .max_input = 88, .zero_below = -104};
 inline constexpr std::pair<Prim, HalfCheck> kHalfChecks[] = {
-    {Prim::kExp, approximate(8, 0x1p-120f, 88, false, -104)}, {Prim::kLog, approximate(16, 0x1p-120f, 3.4e38f, true)},
-    {Prim::kSin, approximate(16, 0x1p-4f, 256)}, {Prim::kCos, approximate(16, 0x1p-4f, 256)},
-    {Prim::kTanh, approximate(24)},     {Prim::kLogistic, approximate(16, 0x1p-120f, 88, false, -104)},
-    {Prim::kRsqrt, approximate(8)},     {Prim::kErf, approximate(16)},  {Prim::kNeg, kExact},
-    {Prim::kSqrt, kExact},              {Prim::kSquare, kExact},        {Prim::kRelu, kPicks},
+    {Prim::kExp, kExpCheck},
+    {Prim::kLog, {.kind = HalfCheck::Kind::kApprox, .ulps = 16, .negative_input = true}},
+    {Prim::kSin, {.kind = HalfCheck::Kind::kApprox, .ulps = 16, .tiny = 0x1p-4f, .max_input = 256}},
+    {Prim::kCos, {.kind = HalfCheck::Kind::kApprox, .ulps = 16, .tiny = 0x1p-4f, .max_input = 256}},
+    {Prim::kLogistic, {.kind = HalfCheck::Kind::kApprox, .ulps = 16, .max_input = 88, .zero_below = -104}},
+    {Prim::kTanh, approximate(24)},     {Prim::kRsqrt, approximate(8)}, {Prim::kErf, approximate(16)},
+    {Prim::kNeg, kExact},               {Prim::kSqrt, kExact},          {Prim::kSquare, kExact},
     {Prim::kAdd, kExact},               {Prim::kSub, kExact},           {Prim::kMul, kExact},
-    {Prim::kDiv, kExact},               {Prim::kMax, kPicks},           {Prim::kMin, kPicks},
-    {Prim::kClamp, kPicks},             {Prim::kIntegerPow, kExact},    {Prim::kPow, kExact}};
+    {Prim::kDiv, kExact},               {Prim::kIntegerPow, kExact},    {Prim::kPow, kExact},
+    {Prim::kMax, kPicks},               {Prim::kMin, kPicks},           {Prim::kClamp, kPicks},
+    {Prim::kRelu, kPicks}};
 // Everything else that runs in bf16 or f16 only moves values (kMoves): copies, conversions, select_n.
 inline HalfCheck half_check(Prim p) {
   for (const auto& [prim, check] : kHalfChecks)

@@ -245,13 +245,20 @@ TEST(HighwayHalfPrecision, SingleOpsHaveEstimatesAboveF32s) {
   }
 }
 
-// The plan on `backends` fused wherever a backend can (FusionChoice{}).
+// The plan on `backends` fused wherever a backend can (FusionChoice{}); `fused_steps` gets each
+// fused step's parts, and each kernel step on another backend than the first.
 std::vector<Tensor> run_fused(const Linearization& lin, const RandomInputs& in, const std::vector<std::string>& backends,
                               std::vector<std::string>& fused_steps) {
   BackendOptions options{backends, &default_plugins()};
   StepProgram steps = build_step_program(lin, options, Pass::kForward, InputMode::kLoadedEachRun, FusionChoice{});
   for (const Step& step : steps.steps())
-    if (!step.fused.empty()) fused_steps.push_back(step.kernel->backend() + " x" + std::to_string(step.fused.size()));
+    if (step.kernel && step.kernel->backend() != backends.front()) fused_steps.push_back("unfused on " + step.kernel->backend());
+    else if (!step.fused.empty()) {
+      std::string text = step.kernel->backend() + ":";
+      for (size_t i = 0; i < step.fused.size(); ++i)
+        text += std::string(i ? " + " : " ") + std::string(prim_name(steps.linearization().graph.eqns[step.fused[i]].prim));
+      fused_steps.push_back(text);
+    }
   return OneShotRunner(std::move(steps), options).run(in.constants, in.arguments).outputs;
 }
 
@@ -262,8 +269,12 @@ TEST(HighwayHalfPrecision, FusedChainsGiveTheReferenceBits) {
   if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   for (const char* t : {"bf16", "f16"}) {
     SCOPED_TRACE(t);
-    std::string text = R"({ lambda ; x:T[8,300] y:T[8,300] m:T[8,1] g:T[1,300]. let
-      a:T[8,300] = sub x m
+    std::string text = R"({ lambda ; x:T[8,300] y:T[8,300] m:T[8,1] g:T[1,300] r:T[8]. let
+      q:T[8,300] = broadcast_in_dim[shape=(8, 300) broadcast_dimensions=(0,)] r
+      o:T[8,300] = broadcast_in_dim[shape=(8, 300) broadcast_dimensions=()] 1.5:T[]
+      u:T[8,300] = mul x q
+      v:T[8,300] = add u o
+      a:T[8,300] = sub v m
       b:T[8,300] = mul a g
       c:T[8,300] = integer_pow[y=3] b
       d:T[8,300] = mul c 0.044715:T[]
@@ -286,7 +297,7 @@ TEST(HighwayHalfPrecision, FusedChainsGiveTheReferenceBits) {
     const std::vector<Tensor> got = run_fused(lin, in, {"highway", "reference"}, fused);
     const std::vector<Tensor> expected = run_fused(lin, in, {"reference"}, none);
     ASSERT_FALSE(fused.empty());
-    EXPECT_EQ(fused.front().rfind("highway", 0), 0u) << fused.front();
+    for (const std::string& step : fused) EXPECT_EQ(step.rfind("highway:", 0), 0u) << step;
     ASSERT_EQ(got.size(), expected.size());
     for (size_t o = 0; o < got.size(); ++o) {
       ASSERT_EQ(got[o].data.size(), expected[o].data.size());
