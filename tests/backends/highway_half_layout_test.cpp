@@ -183,6 +183,9 @@ TEST(HighwayHalfLayout, ReductionsGiveTheReferenceBits) {
       "{ lambda ; a:T[5,6,7]. let b:T[] = R[axes=(0, 1, 2)] a in (b,) }",
       "{ lambda ; a:T[0,3]. let b:T[3] = R[axes=(0,)] a in (b,) }",
       "{ lambda ; a:T[3,0]. let b:T[3] = R[axes=(1,)] a in (b,) }",
+      // Past the size where rows, or columns in blocks, are split over threads.
+      "{ lambda ; a:T[601,301]. let b:T[601] = R[axes=(1,)] a in (b,) }",
+      "{ lambda ; a:T[70,2053]. let b:T[2053] = R[axes=(0,)] a in (b,) }",
   };
   for (DType t : kHalves)
     for (const char* r : {"reduce_sum", "reduce_max", "reduce_min"})
