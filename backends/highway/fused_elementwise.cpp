@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
+#include <limits>
 
 #include "highway/primitive_ops.hpp"
 
@@ -41,6 +43,31 @@ size_t per_row_period(const std::vector<int64_t>& s, const std::vector<int64_t>&
     if (s[d] != 1) return 0;
   const size_t period = count(std::vector<int64_t>(out.begin() + static_cast<long>(kept), out.end()));
   return period > 1 ? period : 0;
+}
+
+// convert_element_type between bool or i32 and a bf16 or f16 value (held as f32), as the reference
+// converts (compute.cpp, element_values.hpp): from bool 0 or 1, from i32 the nearest f32 (then
+// rounded to the part's dtype); to bool whether it is nonzero (a NaN is); to i32 toward zero,
+// saturating, a NaN to 0 (XLA's conversion).
+enum class Conversion { kFromBool, kFromI32, kToBool, kToI32 };
+void convert(Conversion c, const void* x, bool scalar, void* y, size_t len) {
+  const float* from = static_cast<const float*>(x);
+  auto to_i32 = [](float v) {
+    if (std::isnan(v)) return int32_t{0};
+    const float t = std::trunc(v);
+    if (t < -2147483648.0f) return std::numeric_limits<int32_t>::min();
+    if (t >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
+    return static_cast<int32_t>(t);
+  };
+  for (size_t i = 0; i < len; ++i) {
+    const size_t at = scalar ? 0 : i;
+    switch (c) {
+      case Conversion::kFromBool: static_cast<float*>(y)[i] = static_cast<const uint8_t*>(x)[at] ? 1.0f : 0.0f; break;
+      case Conversion::kFromI32: static_cast<float*>(y)[i] = static_cast<float>(static_cast<const int32_t*>(x)[at]); break;
+      case Conversion::kToBool: static_cast<uint8_t*>(y)[i] = from[at] != 0.0f ? 1 : 0; break;
+      case Conversion::kToI32: static_cast<int32_t*>(y)[i] = to_i32(from[at]); break;
+    }
+  }
 }
 
 }  // namespace
@@ -187,7 +214,11 @@ FusedElementwise::Fit FusedElementwise::fit(const plugin::Fusion& fusion, size_t
   } else if (prim == Prim::kConvertElementType && p.operands.size() == 1 && is_half(p.dtype) &&
              (t == RK_DTYPE_BOOL || t == RK_DTYPE_I32)) {
     part.kind = Kind::kConvert;  // a mask or a count into bf16 or f16
-    part.op = t == RK_DTYPE_BOOL ? 0 : 1;
+    part.op = static_cast<int>(t == RK_DTYPE_BOOL ? Conversion::kFromBool : Conversion::kFromI32);
+  } else if (prim == Prim::kConvertElementType && p.operands.size() == 1 && is_half(t) &&
+             (p.dtype == RK_DTYPE_BOOL || p.dtype == RK_DTYPE_I32)) {
+    part.kind = Kind::kConvert;
+    part.op = static_cast<int>(p.dtype == RK_DTYPE_BOOL ? Conversion::kToBool : Conversion::kToI32);
   } else if (prim == Prim::kBroadcastInDim && p.operands.size() == 1 && same_float) {
     if (!fit_fill(fusion, first, p, part)) return Fit::kDecline;
   } else if (wop && p.operands.size() == 2 && int32_operands && p.dtype == fusion.dtype(p.operands[0]) &&
@@ -440,14 +471,7 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
         break;
       }
       case Kind::kReference: break;  // every lane below
-      case Kind::kConvert: {
-        float* out = f(y);
-        if (p.op == 0)
-          for (size_t i = 0; i < len; ++i) out[i] = static_cast<const uint8_t*>(x0)[s0 ? 0 : i] ? 1.0f : 0.0f;
-        else
-          for (size_t i = 0; i < len; ++i) out[i] = static_cast<float>(static_cast<const int32_t*>(x0)[s0 ? 0 : i]);
-        break;
-      }
+      case Kind::kConvert: convert(static_cast<Conversion>(p.op), x0, s0, y, len); break;
     }
     if (!is_half(p.dtype) && p.kind != Kind::kReference) continue;
     std::array<LaneOperand, 3> operands{};

@@ -43,8 +43,8 @@ class FusedElementwise {
   size_t alignment() const { return row_; }
 
  private:
-  // kReference: every lane by the reference math (pow); kConvert: bool (op 0) or i32 (op 1) to a
-  // bf16 or f16 value.
+  // kReference: every lane by the reference math (pow); kConvert: between bool or i32 and a bf16 or
+  // f16 value (op: a Conversion, fused_elementwise.cpp).
   enum class Kind { kUnary, kPow, kBinary, kBinary2, kCompare, kSelect, kFill, kBitwise, kReduceRows, kReference, kConvert };
   struct Part {
     Kind kind = Kind::kUnary;

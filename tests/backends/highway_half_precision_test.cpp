@@ -221,6 +221,8 @@ TEST(HighwayHalfPrecision, SelectClampAndConversionsGiveTheReferenceBits) {
     const Operand i32{vector_of(DType::kI32, n), elements(DType::kI32, operands(DType::kF32, n, 11))};
     expect_reference_bits(Prim::kConvertElementType, convert(t), {pred}, a.type, "bool to " + name);
     expect_reference_bits(Prim::kConvertElementType, convert(t), {i32}, a.type, "i32 to " + name);
+    expect_reference_bits(Prim::kConvertElementType, convert(DType::kBool), {every}, vector_of(DType::kBool, 65536), name + " to bool");
+    expect_reference_bits(Prim::kConvertElementType, convert(DType::kI32), {every}, vector_of(DType::kI32, 65536), name + " to i32");
     const DType other = t == DType::kBF16 ? DType::kF16 : DType::kBF16;
     expect_reference_bits(Prim::kConvertElementType, convert(other), {every}, vector_of(other, 65536),
                           name + " to " + dname(other));
