@@ -117,7 +117,10 @@ bool FusedElementwise::read_operand(const plugin::Fusion& fusion, const std::vec
   bool leading = true;
   for (size_t d = 0; d < s.size(); ++d) {
     const bool matches = s[d] == shape[offset + d];
-    if (leading && s[d] == 1 && !matches) continue;
+    // A bf16 or f16 operand's leading size-1 dims may face the output's own size-1 dims too (an
+    // RMSNorm's [1, 1, D] beside [1, S, D], whose single equations run here alone); f32 chains
+    // keep the rule they fuse by.
+    if (leading && s[d] == 1 && (!matches || half)) continue;
     leading = false;
     if (!matches) return false;
   }

@@ -189,6 +189,12 @@ TEST(HighwayHalfPrecision, BroadcastOperandsGiveTheReferenceBits) {
     const Operand per_row{Type{t, {96, 1}, MemorySpace::kDevice}, elements(t, operands(t, 96, 4))};
     const Operand each_row{Type{t, {1, 40}, MemorySpace::kDevice}, elements(t, operands(t, 40, 5))};
     const Operand scalar{Type{t, {}, MemorySpace::kDevice}, elements(t, {half_of(t, 1.3f)})};
+    // An RMSNorm's at batch 1: [1, S, 1] and [1, S, D] beside [1, 1, D].
+    const Type batch_one{t, {1, 96, 40}, MemorySpace::kDevice};
+    const Operand row{Type{t, {1, 96, 1}, MemorySpace::kDevice}, per_row.data}, x1{batch_one, x.data};
+    const Operand scale{Type{t, {1, 1, 40}, MemorySpace::kDevice}, each_row.data};
+    expect_reference_bits(Prim::kMul, {}, {row, scale}, batch_one, "mul [1,S,1] [1,1,D] " + dname(t));
+    expect_reference_bits(Prim::kMul, {}, {x1, scale}, batch_one, "mul [1,S,D] [1,1,D] " + dname(t));
     for (Prim p : {Prim::kAdd, Prim::kSub, Prim::kMul, Prim::kDiv, Prim::kMax})
       for (const Operand* o : {&per_row, &each_row, &scalar}) {
         const std::string what = std::string(prim_name(p)) + " " + dname(t) + " beside rank " + std::to_string(o->type.shape.size());
