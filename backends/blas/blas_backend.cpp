@@ -9,8 +9,9 @@
 // Threads: num_threads=N, or OpenBLAS's own count when the plugin loads (every core unless
 // OPENBLAS_NUM_THREADS says otherwise); blas_threads.hpp shares OpenBLAS's one count between them.
 // Kernels: blas_core.hpp; REMATKIT_LOG=1 shows which OpenBLAS runs.
-// Placement: expected_ns estimates a product on one thread, so that after oneDNN in a list (the
-// default list) it takes the products OpenBLAS runs faster and leaves the others.
+// Placement: expected_ns estimates a product on one thread, so that listed after oneDNN it takes
+// the products OpenBLAS runs faster and leaves the others. Not in the default list: on two threads
+// the same placement made steps slower (docs/performance.md, "blas and xsmm, settled").
 #include <cblas.h>
 
 #include <algorithm>
@@ -123,8 +124,8 @@ int32_t supports(const rk_backend*, const rk_equation_view* e) {
 // EPYC (OpenBLAS's Zen kernels), by multiply-adds of one product of the batch, as the plain (A B)
 // products measured; the layouts that measured slower than that cost more. Against oneDNN's
 // matmul there (docs/performance.md, "blas and xsmm, settled"): the plain products of 30 M to
-// 300 M multiply-adds a quarter to a half faster, level from 1 G on (estimated a little above
-// oneDNN's there, so that oneDNN keeps them and the bias and activation it fuses into them),
+// 300 M multiply-adds a quarter to a half faster, level from 600 M on (estimated a little above
+// oneDNN's from about 450 M, so that oneDNN keeps them and the bias and activation it fuses in),
 // slower from 4 K to 8 M; B transposed never faster; A transposed (a weight's gradient) 13-46%
 // slower when it contracts 128 or fewer. The same on every thread count: which backend runs a
 // product decides its bits, and a step gives the same bits on any (the MPI ranks check it against
@@ -137,7 +138,8 @@ double expected_ns(const rk_backend*, const rk_equation_view* e) {
     double ns = static_cast<double>(g->batch) *
                 rematkit::plugin::measured_ns({{320, 200}, {262144, 8400}, {1048576, 30300}, {8388608, 209500},
                                                {33554432, 812000}, {67108864, 1520000}, {134217728, 2980000},
-                                               {268435456, 6080000}, {1073741824, 26500000}, {2415919104, 57500000}},
+                                               {268435456, 6080000}, {536870912, 13800000}, {1073741824, 26500000},
+                                               {2415919104, 57500000}},
                                               multiply_adds);
     if (g->b.transpose == CblasTrans) ns *= 1.5;
     else if (g->a.transpose == CblasTrans) ns *= g->k <= 128 ? 1.4 : g->k < 1024 ? 1.3 : 1.0;

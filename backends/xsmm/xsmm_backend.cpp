@@ -17,7 +17,9 @@
 // single-threaded; docs/performance.md has the figures), where splitting a product between
 // threads costs more than it saves; larger products go to the backends that thread them.
 // It asks for no workspace and libxsmm allocates nothing per call. expected_ns estimates a
-// product, so that after oneDNN in a list (the default list) it takes the small ones only.
+// product, so that listed after oneDNN it takes the small ones only. Not in the default list: a
+// product it takes loses the bias and activation oneDNN fuses into it, which cost a gpt step more
+// than its faster products saved (docs/performance.md, "blas and xsmm, settled").
 #include <libxsmm.h>
 
 #include <algorithm>

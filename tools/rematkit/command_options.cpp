@@ -50,7 +50,7 @@ const PluginRegistry& command_plugins(const PluginOptions& options) {
 void add_backend_option(CLI::App* cmd, std::vector<std::string>& backends) {
   cmd->add_option("--backend", backends,
                   "backends to run on, in order of preference: an equation runs on the first that supports it "
-                  "(default: the installed ones of onednn,highway,blas,xsmm,reference; rematkit plugins lists them)")
+                  "(default: the fastest installed of onednn,highway,reference; rematkit plugins lists them)")
       ->delimiter(',');
 }
 

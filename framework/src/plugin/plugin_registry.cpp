@@ -156,12 +156,9 @@ std::vector<std::string> PluginRegistry::backend_names() const {
   return names;
 }
 
-// blas and xsmm come after the first, whose products they take only where their estimates
-// (expected_ns) are below its: OpenBLAS's mid-sized products on one thread, libxsmm's small ones
-// (docs/performance.md, "blas and xsmm, settled").
 std::vector<std::string> PluginRegistry::fastest_backends() const {
   std::vector<std::string> preference;
-  for (const char* fastest_first : {"onednn", "highway", "blas", "xsmm", "reference"})
+  for (const char* fastest_first : {"onednn", "highway", "reference"})
     if (backend(fastest_first)) preference.push_back(fastest_first);
   return preference;
 }
