@@ -137,6 +137,7 @@ void ConcatenateKernel::run(const rk_tensor_view* in, const rk_tensor_view* out,
   for (size_t o = 0; o < outer; ++o)
     for (size_t i = 0; i < in_runs.size(); ++i) {
       const size_t bytes = in_runs[i] * element_bytes;
+      if (bytes == 0) continue;  // an empty operand may have no buffer
       std::memcpy(to, static_cast<const char*>(in[i].data) + o * bytes, bytes);
       to += bytes;
     }
@@ -164,7 +165,7 @@ std::optional<SplitKernel> SplitKernel::prepare(const Equation& eq) {
 }
 void SplitKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
   const size_t bytes = runs.out_run * element_bytes;
-  for (size_t r = 0; r < runs.outer; ++r)
+  for (size_t r = 0; r < runs.outer && bytes > 0; ++r)
     std::memcpy(static_cast<char*>(out[0].data) + r * bytes,
                 static_cast<const char*>(in[0].data) + (r * runs.in_run + runs.at) * element_bytes, bytes);
 }

@@ -113,10 +113,8 @@ std::vector<uint64_t> gradient_bits(const GradientResult& r) {
 }
 
 // Under each policy: highway's gradients have the reference backend's bits, and so does every
-// policy; and no kernel step on the reference backend, under either. `awaited`: steps (a census
-// entry's start, "mul bf16") another change is to take off the reference backend; a census of
-// those alone skips the test, naming them.
-void expect_bf16_step_on_fast_backends(Model (*build)(const std::string&), const std::string& awaited = "") {
+// policy; and no kernel step on the reference backend, under either.
+void expect_bf16_step_on_fast_backends(Model (*build)(const std::string&)) {
   if (!backend_installed("highway") || !backend_installed("onednn")) GTEST_SKIP() << "highway or onednn is not built";
   std::vector<uint64_t> first_policy;
   std::map<std::string, int> census;
@@ -131,18 +129,13 @@ void expect_bf16_step_on_fast_backends(Model (*build)(const std::string&), const
     if (first_policy.empty()) first_policy = oracle;
     else EXPECT_TRUE(oracle == first_policy) << "the gradients differ between policies";
   }
-  bool only_awaited = !awaited.empty() && !census.empty();
-  for (const auto& [what, n] : census) only_awaited = only_awaited && what.find(": " + awaited) != std::string::npos;
-  if (only_awaited) GTEST_SKIP() << "awaiting these steps off the reference backend:" << listed(census);
   EXPECT_TRUE(census.empty()) << "kernel steps on the reference backend:" << listed(census);
 }
 
 TEST(HalfPrecisionStep, TheBf16GptRunsNothingOnReferenceAndHasItsBits) { expect_bf16_step_on_fast_backends(small_gpt); }
 TEST(HalfPrecisionStep, TheBf16LlamaRunsNothingOnReferenceAndHasItsBits) { expect_bf16_step_on_fast_backends(small_llama); }
-// Highway's bf16 elementwise kinds decline RMSNorm's mul by a [1, 1, D] operand when the batch is 1
-// ([1, S, 1] x [1, 1, D], [1, S, D] x [1, 1, D]; at batch 2 they run it): skipped while they do.
 TEST(HalfPrecisionStep, TheBf16LlamaOfBatchOneRunsNothingOnReferenceAndHasItsBits) {
-  expect_bf16_step_on_fast_backends(small_llama_of_one, "mul bf16");
+  expect_bf16_step_on_fast_backends(small_llama_of_one);
 }
 TEST(HalfPrecisionStep, TheBf16CnnRunsNothingOnReferenceAndHasItsBits) { expect_bf16_step_on_fast_backends(small_cnn); }
 
