@@ -152,6 +152,14 @@ void with_op(Reduction reduction, F&& f) {
   }
 }
 
+// The operand with its reduced axes moved last (in the workspace, unless they are), then its rows.
+template <typename T>
+const T* as_rows(const Permutation& rows, const void* in, void* workspace) {
+  if (rows.identity()) return static_cast<const T*>(in);
+  rows.apply(static_cast<const T*>(in), static_cast<T*>(workspace));
+  return static_cast<const T*>(workspace);
+}
+
 }  // namespace
 
 std::optional<ReduceLeadingKernel> ReduceLeadingKernel::prepare(const Equation& eq) {
@@ -204,13 +212,6 @@ double ReduceKernel::expected_ns() const {
   return half_reduce_ns(elements) + (rows.identity() ? 0.0 : half_permute_ns(elements));
 }
 size_t ReduceKernel::workspace() const { return rows.identity() ? 0 : reduction.element_bytes() * rows.count(); }
-// The operand with its reduced axes moved last (in the workspace, unless they are), then its rows.
-template <typename T>
-static const T* as_rows(const Permutation& rows, const void* in, void* workspace) {
-  if (rows.identity()) return static_cast<const T*>(in);
-  rows.apply(static_cast<const T*>(in), static_cast<T*>(workspace));
-  return static_cast<const T*>(workspace);
-}
 void ReduceKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const {
   if (reduction.dtype == RK_DTYPE_F32)
     return reduce_rows(reduction.op == Reduce::kMax, as_rows<float>(rows, in[0].data, workspace), f32(out[0]), n, len);
