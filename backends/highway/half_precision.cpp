@@ -16,6 +16,17 @@ namespace rematkit::hwy_backend {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// F16C (AVX2 and later): Highway converts f16 in one instruction each way, exactly as f16_value
+// and f16_bits (to nearest even whatever MXCSR says: it passes the rounding in the instruction; a
+// NaN quiet, its payload's top bits kept). Elsewhere Highway's emulation truncates, so the integer
+// code below runs.
+#undef RK_HALF_F16C  // this file is compiled once per target
+#if HWY_ARCH_X86 && HWY_TARGET < HWY_SSE4 && !defined(HWY_DISABLE_F16C)
+#define RK_HALF_F16C 1
+#else
+#define RK_HALF_F16C 0
+#endif
+
 // A NaN made quiet, as the reference's f32 to double conversion of a loaded element makes it.
 template <class D>
 HWY_INLINE hn::Vec<D> Quiet(D d, hn::Vec<D> v) {
@@ -31,6 +42,12 @@ HWY_INLINE hn::Vec<D> HalfToF32(D d, bool f16, VU bits, bool quiet = true) {
   const hn::RebindToSigned<D> di;
   if (!f16) {
     const auto v = hn::BitCast(d, hn::ShiftLeft<16>(bits));
+    return quiet ? Quiet(d, v) : v;
+  }
+  if constexpr (RK_HALF_F16C) {
+    const hn::Rebind<hwy::float16_t, D> dh;
+    const hn::Rebind<uint16_t, D> d16;
+    const auto v = hn::PromoteTo(d, hn::BitCast(dh, hn::DemoteTo(d16, hn::BitCast(di, bits))));
     return quiet ? Quiet(d, v) : v;
   }
   const VU sign = hn::ShiftLeft<16>(hn::And(bits, hn::Set(du, 0x8000u)));
@@ -57,6 +74,11 @@ HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> HalfBits(D d, bool f16, hn::Vec<D> v
     const VU rounded = hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), lsb)));
     const VU quiet = hn::Or(hn::ShiftRight<16>(bits), hn::Set(du, 0x40u));
     return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet, rounded);
+  }
+  if constexpr (RK_HALF_F16C) {
+    const hn::Rebind<hwy::float16_t, D> dh;
+    const hn::Rebind<uint16_t, D> d16;
+    return hn::PromoteTo(du, hn::BitCast(d16, hn::DemoteTo(dh, v)));
   }
   const VU sign = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 0x8000u));
   const VU magnitude = hn::And(bits, hn::Set(du, 0x7FFFFFFFu));
