@@ -8,6 +8,8 @@
 namespace rematkit::hwy_backend {
 
 void ReferenceLanes::recompute(const LaneOperand* operands, const uint32_t* lanes, size_t count, float* y, uint16_t* bits) const {
+  // Most segments flag no lane: return before the parameters' vectors are built and freed.
+  if (count == 0) return;
   reference::KernelParams params;
   params.integer = integer;
   for (size_t l = 0; l < count; ++l) {
