@@ -62,9 +62,11 @@ HWY_INLINE hn::Vec<D> HalfToF32(D d, bool f16, VU bits, bool quiet = true) {
   return quiet ? Quiet(d, v) : v;
 }
 
-// f32 to bf16 (bf16_bits) or f16 (f16_bits) bits, in u32 lanes.
+// f32 to bf16 (bf16_bits) or f16 (f16_bits) bits, in u32 lanes. `nan_bits`: whether a NaN lane's
+// bf16 bits matter; a caller that sends every NaN lane to the reference math (which rewrites it)
+// passes false, and those lanes hold garbage until then.
 template <class D>
-HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> HalfBits(D d, bool f16, hn::Vec<D> v) {
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> HalfBits(D d, bool f16, hn::Vec<D> v, bool nan_bits = true) {
   const hn::RebindToUnsigned<D> du;
   const hn::RebindToSigned<D> di;
   using VU = hn::Vec<decltype(du)>;
@@ -72,6 +74,7 @@ HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> HalfBits(D d, bool f16, hn::Vec<D> v
   if (!f16) {
     const VU lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
     const VU rounded = hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), lsb)));
+    if (!nan_bits) return rounded;
     const VU quiet = hn::Or(hn::ShiftRight<16>(bits), hn::Set(du, 0x40u));
     return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet, rounded);
   }
@@ -159,7 +162,8 @@ size_t RoundLoop(const HalfCheck& check, const LaneOperand* operands, size_t num
       v = hn::IfThenZeroElse(zero, v);
       mask = hn::AndNot(zero, mask);
     }
-    const auto half = HalfBits(d, kF16, v);
+    // Every kind but kMove flags the NaN results (Flagged), which recompute() rewrites.
+    const auto half = HalfBits(d, kF16, v, kKind == HalfCheck::Kind::kMove);
     hn::StoreU(HalfToF32(d, kF16, half, false), d, y + i);
     if (bits) {
       const hn::Rebind<uint16_t, decltype(d)> d16;
