@@ -82,6 +82,7 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
   // Segments that stop at a repeat's period would cut rows.
   if (f.row_ > 1 && !f.periods_.empty()) return std::nullopt;
   f.pair_binaries();
+  f.read_bits();
   return f;
 }
 
@@ -311,6 +312,8 @@ bool FusedElementwise::fit_half(const plugin::Fusion& fusion, const plugin::Fuse
   if (p.operands.size() > part.lanes.operand_dtypes.size()) return false;
   part.check = is_half(p.dtype) ? half_check(*p.prim) : HalfCheck{};
   fit_lanes(fusion, p, part);
+  const bool exact = part.check.kind == HalfCheck::Kind::kExact || part.check.kind == HalfCheck::Kind::kPicks;
+  part.rounds_in_pass = is_half(p.dtype) && part.kind == Kind::kBinary && exact && part.lane_operands == part.operands;
   return true;
 }
 
@@ -362,6 +365,31 @@ void FusedElementwise::pair_binaries() {
   parts_ = std::move(paired);
 }
 
+void FusedElementwise::read_bits() {
+  auto read_elsewhere = [&](int v, const Part& by) {
+    for (const Part& p : parts_) {
+      if (&p == &by) continue;
+      const bool reads = std::find(p.operands.begin(), p.operands.end(), v) != p.operands.end() ||
+                         std::find(p.lane_operands.begin(), p.lane_operands.end(), v) != p.lane_operands.end();
+      if (reads) return true;
+    }
+    return false;
+  };
+  for (Part& p : parts_) {
+    if (!p.rounds_in_pass) continue;
+    bool bits = true;
+    for (int v : p.operands) {
+      const Access& a = access_[static_cast<size_t>(v)];
+      const bool promoted = std::find(promoted_.begin(), promoted_.end(), v) != promoted_.end();
+      bits = bits && promoted && a.dtype == p.dtype && a.same_as < 0 && a.tile < 0 &&
+             (a.mode == Access::Mode::kFull || a.mode == Access::Mode::kScalar) && !read_elsewhere(v, p);
+    }
+    if (!bits) continue;
+    p.reads_bits = true;
+    for (int v : p.operands) promoted_.erase(std::remove(promoted_.begin(), promoted_.end(), v), promoted_.end());
+  }
+}
+
 void FusedElementwise::run(std::span<void* const> values, size_t begin, size_t end) const {
   Scratch scratch;
   for (size_t t = 0; t < tiled_.size(); ++t) {
@@ -389,12 +417,14 @@ void FusedElementwise::promote(std::span<void* const> values, size_t begin, size
     const Access& a = access_[static_cast<size_t>(v)];
     spread(a, values[static_cast<size_t>(v)], begin, len, scratch.slots[a.slot], scratch);
   }
-  for (int v : promoted_) {
-    const Access& a = access_[static_cast<size_t>(v)];
-    const uint16_t* from = static_cast<const uint16_t*>(values[static_cast<size_t>(v)]);
-    const size_t at = a.mode == Access::Mode::kScalar ? 0 : a.mode == Access::Mode::kRepeat ? begin % a.period : begin;
-    half_loops().promote(a.dtype == RK_DTYPE_F16, from + at, scratch.slots[a.slot], a.mode == Access::Mode::kScalar ? 1 : len);
-  }
+  for (int v : promoted_) promote_value(v, values, begin, len, scratch);
+}
+
+void FusedElementwise::promote_value(int v, std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const {
+  const Access& a = access_[static_cast<size_t>(v)];
+  const uint16_t* from = static_cast<const uint16_t*>(values[static_cast<size_t>(v)]);
+  const size_t at = a.mode == Access::Mode::kScalar ? 0 : a.mode == Access::Mode::kRepeat ? begin % a.period : begin;
+  half_loops().promote(a.dtype == RK_DTYPE_F16, from + at, scratch.slots[a.slot], a.mode == Access::Mode::kScalar ? 1 : len);
 }
 
 void FusedElementwise::spread(const Access& a, const void* from, size_t begin, size_t len, float* y, Scratch& scratch) const {
@@ -412,9 +442,22 @@ void FusedElementwise::finish(const Part& p, std::span<void* const> values, cons
   size_t flagged = len;
   if (p.kind == Kind::kReference) {
     for (size_t i = 0; i < len; ++i) scratch.flagged[i] = static_cast<uint32_t>(i);
+  } else if (p.reads_bits) {
+    std::array<HalfOperand, 2> x{};
+    for (size_t k = 0; k < 2; ++k) {
+      const int v = p.operands[k];
+      x[k].scalar = access_[static_cast<size_t>(v)].mode == Access::Mode::kScalar;
+      x[k].bits = static_cast<const uint16_t*>(values[static_cast<size_t>(v)]) + (x[k].scalar ? 0 : begin);
+    }
+    flagged = half_loops().binary_round_bits(p.dtype == RK_DTYPE_F16, p.op, x.data(), rounded, bits, len, scratch.flagged);
+    // The recomputed lanes read the operands promoted, as the other parts do.
+    if (flagged > 0)
+      for (int v : p.operands) promote_value(v, values, begin, len, scratch);
   } else {
     const bool f16 = p.dtype == RK_DTYPE_F16;
-    flagged = half_loops().round(f16, p.check, operands, p.lane_operands.size(), rounded, bits, len, scratch.flagged);
+    flagged = p.rounds_in_pass
+                  ? half_loops().binary_round(f16, p.op, p.check, operands, rounded, bits, len, scratch.flagged)
+                  : half_loops().round(f16, p.check, operands, p.lane_operands.size(), rounded, bits, len, scratch.flagged);
   }
   p.lanes.recompute(operands, scratch.flagged, flagged, rounded, bits);
 }
@@ -452,7 +495,9 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
         if (is_half(p.dtype)) half_loops().integer_pow_f64(p.power, f(x0), f(y), len);
         else run.integer_pow(p.power, f(x0), f(y), len);
         break;
-      case Kind::kBinary: run.binary(p.op, f(x0), s0, f(x1), s1, f(y), len); break;
+      case Kind::kBinary:  // a part that rounds in its pass is computed there (finish)
+        if (!p.rounds_in_pass) run.binary(p.op, f(x0), s0, f(x1), s1, f(y), len);
+        break;
       case Kind::kBinary2: run.binary2(p.op, p.op2, p.inner_left, f(x0), s0, f(x1), s1, f(x2), s2, f(y), len); break;
       case Kind::kCompare: run.compare(p.op, f(x0), s0, f(x1), s1, static_cast<uint8_t*>(y), len); break;
       case Kind::kBitwise: {

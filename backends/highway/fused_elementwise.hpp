@@ -57,6 +57,12 @@ class FusedElementwise {
     int32_t dtype = RK_DTYPE_F32;  // its result's: a bf16 or f16 one is rounded to it
     // A bf16 or f16 part: which lanes are recomputed, and how (the operands in the primitive's order).
     HalfCheck check;
+    // A bf16 or f16 binary part that is correctly rounded in f32 (kExact or kPicks): computed and
+    // rounded in one pass (half_loops().binary_round), its lane operands its two operands.
+    bool rounds_in_pass = false;
+    // Such a part whose two operands are bf16 or f16 values no other part reads, at i or scalar: read
+    // as bits in its pass (half_loops().binary_round_bits), promoted only when a lane is recomputed.
+    bool reads_bits = false;
     ReferenceLanes lanes;
     std::vector<int> lane_operands;
   };
@@ -116,6 +122,10 @@ class FusedElementwise {
              Scratch& scratch) const;
   // Binary parts in pairs where the second alone reads the first: one pass, one store fewer.
   void pair_binaries();
+  // The parts that read their operands as bits (Part::reads_bits) chosen, those operands no longer
+  // promoted at each segment's start.
+  void read_bits();
+  void promote_value(int v, std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const;
 
   std::vector<Part> parts_;
   std::vector<Access> access_;  // per value

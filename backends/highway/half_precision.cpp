@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "highway/half_precision.hpp"
+#include "highway/kernels.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace rematkit::hwy_backend {
@@ -148,14 +149,15 @@ void PromoteImpl(bool f16, const uint16_t* x, float* y, size_t n) {
   for (; i < n; ++i) body(hn::CappedTag<float, 1>(), i);
 }
 
-// RoundImpl for one dtype and kind of check, so that the loop holds no branch on them.
-template <bool kF16, HalfCheck::Kind kKind>
+// RoundImpl for one dtype and kind of check, so that the loop holds no branch on them; the f32
+// results are `result(d, i)`: those stored at y, or a binary part's computed in the same pass.
+template <bool kF16, HalfCheck::Kind kKind, class Result>
 size_t RoundLoop(const HalfCheck& check, const LaneOperand* operands, size_t num_operands, float* y, uint16_t* bits,
-                 size_t n, uint32_t* flagged) {
+                 size_t n, uint32_t* flagged, Result result) {
   size_t count = 0;
   auto body = [&](auto d, size_t i) {
     const hn::RebindToSigned<decltype(d)> di;
-    auto v = hn::LoadU(d, y + i);
+    auto v = result(d, i);
     auto mask = Flagged<kKind>(d, kF16, check, operands, num_operands, v, i);
     if constexpr (kKind == HalfCheck::Kind::kApprox) {  // results known to be +0 (exp of a masked score)
       const auto zero = hn::Lt(Operand(d, operands[0], i), hn::Set(d, check.zero_below));
@@ -186,7 +188,8 @@ size_t RoundImpl(bool f16, const HalfCheck& check, const LaneOperand* operands, 
                  uint16_t* bits, size_t n, uint32_t* flagged) {
   using Kind = HalfCheck::Kind;
   auto loop = [&](auto dtype, auto kind) {
-    return RoundLoop<decltype(dtype)::value, decltype(kind)::value>(check, operands, num_operands, y, bits, n, flagged);
+    return RoundLoop<decltype(dtype)::value, decltype(kind)::value>(check, operands, num_operands, y, bits, n, flagged,
+                                                                    [y](auto d, size_t i) { return hn::LoadU(d, y + i); });
   };
   auto of_kind = [&](auto dtype) {
     switch (check.kind) {
@@ -198,6 +201,75 @@ size_t RoundImpl(bool f16, const HalfCheck& check, const LaneOperand* operands, 
     return size_t{0};
   };
   return f16 ? of_kind(std::true_type()) : of_kind(std::false_type());
+}
+
+// The f32 op as elementwise.cpp's binary loops compute it (apply<op>), so the same bits.
+template <Binary kOp, class V>
+HWY_INLINE V BinaryOf(V a, V b) {
+  if constexpr (kOp == Binary::kAdd) return hn::Add(a, b);
+  if constexpr (kOp == Binary::kSub) return hn::Sub(a, b);
+  if constexpr (kOp == Binary::kMul) return hn::Mul(a, b);
+  if constexpr (kOp == Binary::kDiv) return hn::Div(a, b);
+  if constexpr (kOp == Binary::kMax) return hn::Max(a, b);
+  return hn::Min(a, b);
+}
+
+// f called with kernels.hpp's Binary `op` as a compile-time constant.
+template <class F>
+size_t WithBinary(int op, F f) {
+  switch (static_cast<Binary>(op)) {
+    case Binary::kAdd: return f(std::integral_constant<Binary, Binary::kAdd>());
+    case Binary::kSub: return f(std::integral_constant<Binary, Binary::kSub>());
+    case Binary::kMul: return f(std::integral_constant<Binary, Binary::kMul>());
+    case Binary::kDiv: return f(std::integral_constant<Binary, Binary::kDiv>());
+    case Binary::kMax: return f(std::integral_constant<Binary, Binary::kMax>());
+    case Binary::kMin: return f(std::integral_constant<Binary, Binary::kMin>());
+  }
+  return size_t{0};
+}
+
+size_t BinaryRoundImpl(bool f16, int op, const HalfCheck& check, const LaneOperand* operands, float* y, uint16_t* bits,
+                       size_t n, uint32_t* flagged) {
+  using Kind = HalfCheck::Kind;
+  auto loop = [&](auto dtype, auto kind, auto binary) {
+    auto result = [operands](auto d, size_t i) {
+      return BinaryOf<decltype(binary)::value>(Operand(d, operands[0], i), Operand(d, operands[1], i));
+    };
+    return RoundLoop<decltype(dtype)::value, decltype(kind)::value>(check, operands, 2, y, bits, n, flagged, result);
+  };
+  auto of_op = [&](auto dtype, auto kind) { return WithBinary(op, [&](auto binary) { return loop(dtype, kind, binary); }); };
+  // Only these two kinds come here (FusedElementwise::Part::rounds_in_pass).
+  auto of_kind = [&](auto dtype) {
+    return check.kind == Kind::kPicks ? of_op(dtype, std::integral_constant<Kind, Kind::kPicks>())
+                                      : of_op(dtype, std::integral_constant<Kind, Kind::kExact>());
+  };
+  return f16 ? of_kind(std::true_type()) : of_kind(std::false_type());
+}
+
+size_t BinaryRoundBitsImpl(bool f16, int op, const HalfOperand* operands, float* y, uint16_t* bits, size_t n,
+                           uint32_t* flagged) {
+  HalfCheck exact;
+  exact.kind = HalfCheck::Kind::kExact;
+  auto loop = [&](auto dtype, auto binary) {
+    constexpr bool kF16 = decltype(dtype)::value;
+    constexpr Binary kOp = decltype(binary)::value;
+    auto result = [operands](auto d, size_t i) {
+      const hn::RebindToUnsigned<decltype(d)> du;
+      const hn::Rebind<uint16_t, decltype(d)> d16;
+      // Not made quiet: a NaN operand's lane is flagged and recomputed.
+      auto load = [&](const HalfOperand& x) {
+        return HalfToF32(d, kF16, x.scalar ? hn::Set(du, x.bits[0]) : hn::PromoteTo(du, hn::LoadU(d16, x.bits + i)), false);
+      };
+      const auto a = load(operands[0]), b = load(operands[1]);
+      const auto v = BinaryOf<kOp>(a, b);
+      if constexpr (kOp != Binary::kMax && kOp != Binary::kMin) return v;
+      // max and min may pick the other operand beside a NaN (kPicks): a NaN there so that it is flagged.
+      return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), v);
+    };
+    return RoundLoop<kF16, HalfCheck::Kind::kExact>(exact, nullptr, 0, y, bits, n, flagged, result);
+  };
+  auto of_op = [&](auto dtype) { return WithBinary(op, [&](auto binary) { return loop(dtype, binary); }); };
+  return f16 ? of_op(std::true_type()) : of_op(std::false_type());
 }
 
 void IntegerPowF64Impl(int64_t power, const float* x, float* y, size_t n) {
@@ -227,6 +299,8 @@ namespace rematkit::hwy_backend {
 
 HWY_EXPORT(PromoteImpl);
 HWY_EXPORT(RoundImpl);
+HWY_EXPORT(BinaryRoundImpl);
+HWY_EXPORT(BinaryRoundBitsImpl);
 HWY_EXPORT(IntegerPowF64Impl);
 HWY_EXPORT(Choose);
 
@@ -234,6 +308,8 @@ const HalfLoops& half_loops() {
   static const HalfLoops chosen = [] {
     HWY_DYNAMIC_DISPATCH(Choose)();  // chooses the target before the tables are read
     return HalfLoops{&HWY_DYNAMIC_DISPATCH(PromoteImpl), &HWY_DYNAMIC_DISPATCH(RoundImpl),
+                     &HWY_DYNAMIC_DISPATCH(BinaryRoundImpl),
+                     &HWY_DYNAMIC_DISPATCH(BinaryRoundBitsImpl),
                      &HWY_DYNAMIC_DISPATCH(IntegerPowF64Impl)};
   }();
   return chosen;

@@ -20,6 +20,12 @@ struct LaneOperand {
   bool scalar = false;
 };
 
+// An operand read as its bf16 or f16 bits: at [i], or at [0] when scalar.
+struct HalfOperand {
+  const uint16_t* bits = nullptr;
+  bool scalar = false;
+};
+
 // Which lanes of an op's f32 results are recomputed before they are rounded.
 struct HalfCheck {
   enum class Kind : uint8_t {
@@ -50,6 +56,16 @@ struct HalfLoops {
   // rounding and the `num_operands` operands) are written to `flagged`; returns how many.
   size_t (*round)(bool f16, const HalfCheck& check, const LaneOperand* operands, size_t num_operands, float* y,
                   uint16_t* bits, size_t n, uint32_t* flagged);
+  // round's work for a binary part (kernels.hpp's Binary `op`, check.kind kExact or kPicks): its f32
+  // result operands[0] op operands[1] computed, rounded and checked in one pass, the value held in a
+  // register, so y is written once rather than by the op's loop and again by round.
+  size_t (*binary_round)(bool f16, int op, const HalfCheck& check, const LaneOperand* operands, float* y, uint16_t* bits,
+                         size_t n, uint32_t* flagged);
+  // binary_round with its two operands read as bf16 or f16 bits (of the result's dtype) and promoted
+  // in registers: no promoted copy of them is written. Flags the lanes with a NaN result or operand,
+  // which the caller recomputes from promoted operands.
+  size_t (*binary_round_bits)(bool f16, int op, const HalfOperand* operands, float* y, uint16_t* bits, size_t n,
+                              uint32_t* flagged);
   // y[i] = x[i] ** power by repeated multiplication in double, rounded to f32: lax.integer_pow as the
   // reference computes it (1 / x ** -power for negative powers).
   void (*integer_pow_f64)(int64_t power, const float* x, float* y, size_t n);
