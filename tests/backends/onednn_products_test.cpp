@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -27,15 +28,35 @@ namespace {
 #define SKIP_WITHOUT_ONEDNN() \
   if (!backend_installed("onednn")) GTEST_SKIP() << "the onednn backend is not built"
 
+// IEEE binary16 from a value it holds exactly (every value given here is, or a NaN or an infinity),
+// and any binary16 back: written out here rather than through _Float16, which clang 14 lacks on x86.
+uint16_t f16_of_exact(float v) {
+  const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  const double a = std::fabs(static_cast<double>(v));
+  if (std::isnan(a)) return static_cast<uint16_t>(sign | 0x7E00);
+  if (std::isinf(a)) return static_cast<uint16_t>(sign | 0x7C00);
+  if (a == 0) return sign;
+  int e = 0;
+  const double m = std::frexp(a, &e);  // a = m 2^e, m in [0.5, 1)
+  const int biased = e - 1 + 15;
+  if (biased <= 0) return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::ldexp(a, 24)));  // subnormal
+  return static_cast<uint16_t>(sign | (biased << 10) | static_cast<int>((2 * m - 1) * 1024));
+}
+double f16_value_of(uint16_t h) {
+  const double sign = (h & 0x8000) ? -1.0 : 1.0;
+  const int e = (h >> 10) & 0x1F, m = h & 0x3FF;
+  if (e == 0) return sign * std::ldexp(m, -24);
+  if (e == 31) return m ? std::numeric_limits<double>::quiet_NaN() : sign * std::numeric_limits<double>::infinity();
+  return sign * std::ldexp(1024 + m, e - 25);
+}
+
 // A value's bits in bf16 or f16 and back: bf16 as the top half of an f32 (every value given here
-// is exact in bf16, so nothing rounds), f16 through the compiler's _Float16.
+// is exact in bf16, so nothing rounds).
 uint16_t half_bits(DType dtype, float v) {
-  return dtype == DType::kBF16 ? static_cast<uint16_t>(std::bit_cast<uint32_t>(v) >> 16)
-                               : std::bit_cast<uint16_t>(static_cast<_Float16>(v));
+  return dtype == DType::kBF16 ? static_cast<uint16_t>(std::bit_cast<uint32_t>(v) >> 16) : f16_of_exact(v);
 }
 double half_value(DType dtype, uint16_t h) {
-  return dtype == DType::kBF16 ? std::bit_cast<float>(static_cast<uint32_t>(h) << 16)
-                               : static_cast<double>(std::bit_cast<_Float16>(h));
+  return dtype == DType::kBF16 ? std::bit_cast<float>(static_cast<uint32_t>(h) << 16) : f16_value_of(h);
 }
 
 // 16-bit elements of `dtype` (bf16 or f16).
