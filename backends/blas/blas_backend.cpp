@@ -120,16 +120,13 @@ int32_t supports(const rk_backend*, const rk_equation_view* e) {
   }
 }
 
-// One product's time on one thread: rematkit_product_backends_bench's blas rows on this 2-core AVX2
-// EPYC (OpenBLAS's Zen kernels), by multiply-adds of one product of the batch, as the plain (A B)
-// products measured; the layouts that measured slower than that cost more. Against oneDNN's
-// matmul there (docs/performance.md, "blas and xsmm, settled"): the plain products of 30 M to
-// 300 M multiply-adds a quarter to a half faster, level from 600 M on (estimated a little above
-// oneDNN's from about 450 M, so that oneDNN keeps them and the bias and activation it fuses in),
-// slower from 4 K to 8 M; B transposed never faster; A transposed (a weight's gradient) 13-46%
-// slower when it contracts 128 or fewer. The same on every thread count: which backend runs a
-// product decides its bits, and a step gives the same bits on any (the MPI ranks check it against
-// the simulated mesh's).
+// One product's time on one thread, by multiply-adds of one product of the batch: the plain (A B)
+// products rematkit_product_backends_bench measured for blas (docs/performance.md, "blas and xsmm,
+// settled", has the rows and oneDNN's beside them); the layouts that measured slower cost more.
+// Where blas and oneDNN are level the estimate sits a little above oneDNN's, so that oneDNN keeps
+// those products and the bias and activation it fuses into them. The same on every thread count:
+// which backend runs a product decides its bits, and a step gives the same bits on any (the MPI
+// ranks check it against the simulated mesh's).
 double expected_ns(const rk_backend*, const rk_equation_view* e) {
   try {
     const std::optional<Gemm> g = gemm_for(e);
