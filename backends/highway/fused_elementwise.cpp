@@ -47,8 +47,8 @@ size_t per_row_period(const std::vector<int64_t>& s, const std::vector<int64_t>&
 
 // convert_element_type between bool or i32 and a bf16 or f16 value (held as f32), as the reference
 // converts (compute.cpp, element_values.hpp): from bool 0 or 1, from i32 the nearest f32 (then
-// rounded to the part's dtype); to bool whether it is nonzero (a NaN is); to i32 toward zero,
-// saturating, a NaN to 0 (XLA's conversion).
+// rounded to the part's dtype; those two are half_loops().convert_round's); to bool whether it is
+// nonzero (a NaN is); to i32 toward zero, saturating, a NaN to 0 (XLA's conversion).
 enum class Conversion { kFromBool, kFromI32, kToBool, kToI32 };
 void convert(Conversion c, const void* x, bool scalar, void* y, size_t len) {
   const float* from = static_cast<const float*>(x);
@@ -59,15 +59,11 @@ void convert(Conversion c, const void* x, bool scalar, void* y, size_t len) {
     if (t >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
     return static_cast<int32_t>(t);
   };
-  for (size_t i = 0; i < len; ++i) {
-    const size_t at = scalar ? 0 : i;
-    switch (c) {
-      case Conversion::kFromBool: static_cast<float*>(y)[i] = static_cast<const uint8_t*>(x)[at] ? 1.0f : 0.0f; break;
-      case Conversion::kFromI32: static_cast<float*>(y)[i] = static_cast<float>(static_cast<const int32_t*>(x)[at]); break;
-      case Conversion::kToBool: static_cast<uint8_t*>(y)[i] = from[at] != 0.0f ? 1 : 0; break;
-      case Conversion::kToI32: static_cast<int32_t*>(y)[i] = to_i32(from[at]); break;
-    }
-  }
+  const size_t step = scalar ? 0 : 1;
+  if (c == Conversion::kToBool)
+    for (size_t i = 0; i < len; ++i) static_cast<uint8_t*>(y)[i] = from[i * step] != 0.0f ? 1 : 0;
+  else if (c == Conversion::kToI32)
+    for (size_t i = 0; i < len; ++i) static_cast<int32_t*>(y)[i] = to_i32(from[i * step]);
 }
 
 }  // namespace
@@ -83,6 +79,7 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
   if (f.row_ > 1 && !f.periods_.empty()) return std::nullopt;
   f.pair_binaries();
   f.read_bits();
+  f.drop_unread_f32();
   return f;
 }
 
@@ -377,16 +374,30 @@ void FusedElementwise::read_bits() {
   };
   for (Part& p : parts_) {
     if (!p.rounds_in_pass) continue;
-    bool bits = true;
-    for (int v : p.operands) {
+    for (size_t k = 0; k < 2; ++k) {
+      const int v = p.operands[k];
       const Access& a = access_[static_cast<size_t>(v)];
       const bool promoted = std::find(promoted_.begin(), promoted_.end(), v) != promoted_.end();
-      bits = bits && promoted && a.dtype == p.dtype && a.same_as < 0 && a.tile < 0 &&
-             (a.mode == Access::Mode::kFull || a.mode == Access::Mode::kScalar) && !read_elsewhere(v, p);
+      p.bits_operands[k] = promoted && a.dtype == p.dtype && a.same_as < 0 && a.tile < 0 &&
+                           (a.mode == Access::Mode::kFull || a.mode == Access::Mode::kScalar) && !read_elsewhere(v, p);
+      p.reads_bits = p.reads_bits || p.bits_operands[k];
     }
-    if (!bits) continue;
-    p.reads_bits = true;
-    for (int v : p.operands) promoted_.erase(std::remove(promoted_.begin(), promoted_.end(), v), promoted_.end());
+    for (size_t k = 0; k < 2; ++k)
+      if (p.bits_operands[k]) promoted_.erase(std::remove(promoted_.begin(), promoted_.end(), p.operands[k]), promoted_.end());
+  }
+}
+
+void FusedElementwise::drop_unread_f32() {
+  for (Part& p : parts_) {
+    if (!is_half(p.dtype)) continue;
+    bool read = false;
+    for (const Part& q : parts_)
+      for (const std::vector<int>* list : {&q.operands, &q.lane_operands})
+        for (int o : *list) {
+          const Access& a = access_[static_cast<size_t>(o)];
+          read = read || o == p.value || a.same_as == p.value;
+        }
+    p.keeps_f32 = read;
   }
 }
 
@@ -446,18 +457,23 @@ void FusedElementwise::finish(const Part& p, std::span<void* const> values, cons
     std::array<HalfOperand, 2> x{};
     for (size_t k = 0; k < 2; ++k) {
       const int v = p.operands[k];
-      x[k].scalar = access_[static_cast<size_t>(v)].mode == Access::Mode::kScalar;
-      x[k].bits = static_cast<const uint16_t*>(values[static_cast<size_t>(v)]) + (x[k].scalar ? 0 : begin);
+      x[k].scalar = operands[k].scalar;
+      x[k].data = operands[k].data;
+      if (p.bits_operands[k])
+        x[k].bits = static_cast<const uint16_t*>(values[static_cast<size_t>(v)]) + (x[k].scalar ? 0 : begin);
     }
-    flagged = half_loops().binary_round_bits(p.dtype == RK_DTYPE_F16, p.op, x.data(), rounded, bits, len, scratch.flagged);
+    flagged = half_loops().binary_round_bits(p.dtype == RK_DTYPE_F16, p.op, x.data(), rounded, p.keeps_f32, bits, len,
+                                             scratch.flagged);
     // The recomputed lanes read the operands promoted, as the other parts do.
     if (flagged > 0)
-      for (int v : p.operands) promote_value(v, values, begin, len, scratch);
+      for (size_t k = 0; k < 2; ++k)
+        if (p.bits_operands[k]) promote_value(p.operands[k], values, begin, len, scratch);
   } else {
     const bool f16 = p.dtype == RK_DTYPE_F16;
     flagged = p.rounds_in_pass
-                  ? half_loops().binary_round(f16, p.op, p.check, operands, rounded, bits, len, scratch.flagged)
-                  : half_loops().round(f16, p.check, operands, p.lane_operands.size(), rounded, bits, len, scratch.flagged);
+                  ? half_loops().binary_round(f16, p.op, p.check, operands, rounded, p.keeps_f32, bits, len, scratch.flagged)
+                  : half_loops().round(f16, p.check, operands, p.lane_operands.size(), rounded, p.keeps_f32, bits, len,
+                                       scratch.flagged);
   }
   p.lanes.recompute(operands, scratch.flagged, flagged, rounded, bits);
 }
@@ -519,7 +535,18 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
         break;
       }
       case Kind::kReference: break;  // every lane below
-      case Kind::kConvert: convert(static_cast<Conversion>(p.op), x0, s0, y, len); break;
+      case Kind::kConvert: {
+        const Conversion c = static_cast<Conversion>(p.op);
+        if (c == Conversion::kToBool || c == Conversion::kToI32) {
+          convert(c, x0, s0, y, len);
+          break;
+        }
+        // Into bf16 or f16: converted and rounded in one pass, no lane recomputed (a moved value).
+        void* result = values[static_cast<size_t>(p.value)];
+        uint16_t* bits = result ? static_cast<uint16_t*>(result) + begin : nullptr;
+        half_loops().convert_round(p.dtype == RK_DTYPE_F16, c == Conversion::kFromBool, x0, s0, f(y), bits, len);
+        continue;
+      }
     }
     if (!is_half(p.dtype) && p.kind != Kind::kReference) continue;
     std::array<LaneOperand, 3> operands{};

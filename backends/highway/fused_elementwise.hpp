@@ -6,6 +6,7 @@
 // are read and each part's result is rounded to its dtype (half_precision.hpp), where JAX rounds
 // each bf16 equation's result; f32 parts of a mixed chain are not rounded. SIMD-free.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -60,9 +61,13 @@ class FusedElementwise {
     // A bf16 or f16 binary part that is correctly rounded in f32 (kExact or kPicks): computed and
     // rounded in one pass (half_loops().binary_round), its lane operands its two operands.
     bool rounds_in_pass = false;
-    // Such a part whose two operands are bf16 or f16 values no other part reads, at i or scalar: read
-    // as bits in its pass (half_loops().binary_round_bits), promoted only when a lane is recomputed.
+    // Such a part with an operand that is a bf16 or f16 input no other part reads, at i or scalar:
+    // read as bits in its pass (half_loops().binary_round_bits), promoted only when a lane is
+    // recomputed. Which of its two operands are.
     bool reads_bits = false;
+    std::array<bool, 2> bits_operands{};
+    // A bf16 or f16 part whose value a later part reads as f32 (else only its bits are stored).
+    bool keeps_f32 = true;
     ReferenceLanes lanes;
     std::vector<int> lane_operands;
   };
@@ -122,9 +127,11 @@ class FusedElementwise {
              Scratch& scratch) const;
   // Binary parts in pairs where the second alone reads the first: one pass, one store fewer.
   void pair_binaries();
-  // The parts that read their operands as bits (Part::reads_bits) chosen, those operands no longer
+  // The parts that read operands as bits (Part::reads_bits) chosen, those operands no longer
   // promoted at each segment's start.
   void read_bits();
+  // The bf16 or f16 parts whose rounded f32 values no part reads (Part::keeps_f32 false).
+  void drop_unread_f32();
   void promote_value(int v, std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const;
 
   std::vector<Part> parts_;

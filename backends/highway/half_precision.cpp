@@ -7,6 +7,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include <array>
 #include <type_traits>
 
 #include "highway/half_precision.hpp"
@@ -150,7 +151,8 @@ void PromoteImpl(bool f16, const uint16_t* x, float* y, size_t n) {
 }
 
 // RoundImpl for one dtype and kind of check, so that the loop holds no branch on them; the f32
-// results are `result(d, i)`: those stored at y, or a binary part's computed in the same pass.
+// results are `result(d, i)`: those stored at y, or a binary part's computed in the same pass. The
+// rounded values go to y unless it is null.
 template <bool kF16, HalfCheck::Kind kKind, class Result>
 size_t RoundLoop(const HalfCheck& check, const LaneOperand* operands, size_t num_operands, float* y, uint16_t* bits,
                  size_t n, uint32_t* flagged, Result result) {
@@ -166,7 +168,7 @@ size_t RoundLoop(const HalfCheck& check, const LaneOperand* operands, size_t num
     }
     // Every kind but kMove flags the NaN results (Flagged), which recompute() rewrites.
     const auto half = HalfBits(d, kF16, v, kKind == HalfCheck::Kind::kMove);
-    hn::StoreU(HalfToF32(d, kF16, half, false), d, y + i);
+    if (y) hn::StoreU(HalfToF32(d, kF16, half, false), d, y + i);
     if (bits) {
       const hn::Rebind<uint16_t, decltype(d)> d16;
       hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, half)), d16, bits + i);
@@ -185,10 +187,11 @@ size_t RoundLoop(const HalfCheck& check, const LaneOperand* operands, size_t num
 }
 
 size_t RoundImpl(bool f16, const HalfCheck& check, const LaneOperand* operands, size_t num_operands, float* y,
-                 uint16_t* bits, size_t n, uint32_t* flagged) {
+                 bool keep_f32, uint16_t* bits, size_t n, uint32_t* flagged) {
   using Kind = HalfCheck::Kind;
+  float* out = keep_f32 ? y : nullptr;
   auto loop = [&](auto dtype, auto kind) {
-    return RoundLoop<decltype(dtype)::value, decltype(kind)::value>(check, operands, num_operands, y, bits, n, flagged,
+    return RoundLoop<decltype(dtype)::value, decltype(kind)::value>(check, operands, num_operands, out, bits, n, flagged,
                                                                     [y](auto d, size_t i) { return hn::LoadU(d, y + i); });
   };
   auto of_kind = [&](auto dtype) {
@@ -228,14 +231,16 @@ size_t WithBinary(int op, F f) {
   return size_t{0};
 }
 
-size_t BinaryRoundImpl(bool f16, int op, const HalfCheck& check, const LaneOperand* operands, float* y, uint16_t* bits,
-                       size_t n, uint32_t* flagged) {
+size_t BinaryRoundImpl(bool f16, int op, const HalfCheck& check, const LaneOperand* operands, float* y, bool keep_f32,
+                       uint16_t* bits, size_t n, uint32_t* flagged) {
   using Kind = HalfCheck::Kind;
+  float* out = keep_f32 ? y : nullptr;
+  const std::array<LaneOperand, 2> x{operands[0], operands[1]};  // locals: the loop's stores cannot alias them
   auto loop = [&](auto dtype, auto kind, auto binary) {
-    auto result = [operands](auto d, size_t i) {
-      return BinaryOf<decltype(binary)::value>(Operand(d, operands[0], i), Operand(d, operands[1], i));
+    auto result = [a = x[0], b = x[1]](auto d, size_t i) {
+      return BinaryOf<decltype(binary)::value>(Operand(d, a, i), Operand(d, b, i));
     };
-    return RoundLoop<decltype(dtype)::value, decltype(kind)::value>(check, operands, 2, y, bits, n, flagged, result);
+    return RoundLoop<decltype(dtype)::value, decltype(kind)::value>(check, x.data(), 2, out, bits, n, flagged, result);
   };
   auto of_op = [&](auto dtype, auto kind) { return WithBinary(op, [&](auto binary) { return loop(dtype, kind, binary); }); };
   // Only these two kinds come here (FusedElementwise::Part::rounds_in_pass).
@@ -246,30 +251,67 @@ size_t BinaryRoundImpl(bool f16, int op, const HalfCheck& check, const LaneOpera
   return f16 ? of_kind(std::true_type()) : of_kind(std::false_type());
 }
 
-size_t BinaryRoundBitsImpl(bool f16, int op, const HalfOperand* operands, float* y, uint16_t* bits, size_t n,
+// An operand of BinaryRoundBitsImpl's: its bits promoted (kBits; not made quiet, as a NaN operand's
+// lane is flagged and recomputed), or its promoted f32 values.
+template <bool kF16, bool kBits, class D>
+HWY_INLINE hn::Vec<D> HalfOperandAt(D d, const HalfOperand& x, size_t i) {
+  if constexpr (!kBits) {
+    return x.scalar ? hn::Set(d, x.data[0]) : hn::LoadU(d, x.data + i);
+  } else {
+    const hn::RebindToUnsigned<D> du;
+    const hn::Rebind<uint16_t, D> d16;
+    return HalfToF32(d, kF16, x.scalar ? hn::Set(du, x.bits[0]) : hn::PromoteTo(du, hn::LoadU(d16, x.bits + i)), false);
+  }
+}
+
+size_t BinaryRoundBitsImpl(bool f16, int op, const HalfOperand* operands, float* y, bool keep_f32, uint16_t* bits, size_t n,
                            uint32_t* flagged) {
   HalfCheck exact;
   exact.kind = HalfCheck::Kind::kExact;
-  auto loop = [&](auto dtype, auto binary) {
+  float* out = keep_f32 ? y : nullptr;
+  auto loop = [&](auto dtype, auto binary, auto bits_a, auto bits_b) {
     constexpr bool kF16 = decltype(dtype)::value;
     constexpr Binary kOp = decltype(binary)::value;
-    auto result = [operands](auto d, size_t i) {
-      const hn::RebindToUnsigned<decltype(d)> du;
-      const hn::Rebind<uint16_t, decltype(d)> d16;
-      // Not made quiet: a NaN operand's lane is flagged and recomputed.
-      auto load = [&](const HalfOperand& x) {
-        return HalfToF32(d, kF16, x.scalar ? hn::Set(du, x.bits[0]) : hn::PromoteTo(du, hn::LoadU(d16, x.bits + i)), false);
-      };
-      const auto a = load(operands[0]), b = load(operands[1]);
+    auto result = [x = operands[0], z = operands[1]](auto d, size_t i) {  // copies: the stores cannot alias them
+      const auto a = HalfOperandAt<kF16, decltype(bits_a)::value>(d, x, i);
+      const auto b = HalfOperandAt<kF16, decltype(bits_b)::value>(d, z, i);
       const auto v = BinaryOf<kOp>(a, b);
       if constexpr (kOp != Binary::kMax && kOp != Binary::kMin) return v;
       // max and min may pick the other operand beside a NaN (kPicks): a NaN there so that it is flagged.
       return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), v);
     };
-    return RoundLoop<kF16, HalfCheck::Kind::kExact>(exact, nullptr, 0, y, bits, n, flagged, result);
+    return RoundLoop<kF16, HalfCheck::Kind::kExact>(exact, nullptr, 0, out, bits, n, flagged, result);
   };
-  auto of_op = [&](auto dtype) { return WithBinary(op, [&](auto binary) { return loop(dtype, binary); }); };
+  // Which operands are read as bits, as compile-time constants.
+  auto of_forms = [&](auto dtype, auto binary) {
+    using Yes = std::true_type;
+    using No = std::false_type;
+    if (operands[0].bits && operands[1].bits) return loop(dtype, binary, Yes(), Yes());
+    if (operands[0].bits) return loop(dtype, binary, Yes(), No());
+    return loop(dtype, binary, No(), Yes());
+  };
+  auto of_op = [&](auto dtype) { return WithBinary(op, [&](auto binary) { return of_forms(dtype, binary); }); };
   return f16 ? of_op(std::true_type()) : of_op(std::false_type());
+}
+
+void ConvertRoundImpl(bool f16, bool from_bool, const void* x, bool scalar, float* y, uint16_t* bits, size_t n) {
+  auto loop = [&](auto dtype, auto is_bool) {
+    auto result = [x, scalar](auto d, size_t i) {
+      const hn::RebindToSigned<decltype(d)> di;
+      if constexpr (decltype(is_bool)::value) {
+        const hn::Rebind<uint8_t, decltype(d)> d8;
+        const uint8_t* b = static_cast<const uint8_t*>(x);
+        const auto byte = scalar ? hn::Set(di, b[0]) : hn::BitCast(di, hn::PromoteTo(hn::RebindToUnsigned<decltype(d)>(), hn::LoadU(d8, b + i)));
+        return hn::IfThenElseZero(hn::RebindMask(d, hn::Ne(byte, hn::Zero(di))), hn::Set(d, 1.0f));
+      } else {
+        const int32_t* v = static_cast<const int32_t*>(x);
+        return hn::ConvertTo(d, scalar ? hn::Set(di, v[0]) : hn::LoadU(di, v + i));  // to nearest, as static_cast
+      }
+    };
+    return RoundLoop<decltype(dtype)::value, HalfCheck::Kind::kMove>(HalfCheck{}, nullptr, 0, y, bits, n, nullptr, result);
+  };
+  auto of_source = [&](auto dtype) { return from_bool ? loop(dtype, std::true_type()) : loop(dtype, std::false_type()); };
+  f16 ? of_source(std::true_type()) : of_source(std::false_type());
 }
 
 void IntegerPowF64Impl(int64_t power, const float* x, float* y, size_t n) {
@@ -302,6 +344,7 @@ HWY_EXPORT(RoundImpl);
 HWY_EXPORT(BinaryRoundImpl);
 HWY_EXPORT(BinaryRoundBitsImpl);
 HWY_EXPORT(IntegerPowF64Impl);
+HWY_EXPORT(ConvertRoundImpl);
 HWY_EXPORT(Choose);
 
 const HalfLoops& half_loops() {
@@ -309,7 +352,7 @@ const HalfLoops& half_loops() {
     HWY_DYNAMIC_DISPATCH(Choose)();  // chooses the target before the tables are read
     return HalfLoops{&HWY_DYNAMIC_DISPATCH(PromoteImpl), &HWY_DYNAMIC_DISPATCH(RoundImpl),
                      &HWY_DYNAMIC_DISPATCH(BinaryRoundImpl),
-                     &HWY_DYNAMIC_DISPATCH(BinaryRoundBitsImpl),
+                     &HWY_DYNAMIC_DISPATCH(BinaryRoundBitsImpl), &HWY_DYNAMIC_DISPATCH(ConvertRoundImpl),
                      &HWY_DYNAMIC_DISPATCH(IntegerPowF64Impl)};
   }();
   return chosen;

@@ -20,9 +20,11 @@ struct LaneOperand {
   bool scalar = false;
 };
 
-// An operand read as its bf16 or f16 bits: at [i], or at [0] when scalar.
+// An operand of binary_round_bits: read as its bf16 or f16 bits, or, where bits is null, as the f32
+// values it was promoted to (data); at [i], or at [0] when scalar.
 struct HalfOperand {
   const uint16_t* bits = nullptr;
+  const float* data = nullptr;
   bool scalar = false;
 };
 
@@ -51,21 +53,26 @@ struct HalfLoops {
   // y[i] = the f32 value of bf16 (or f16, when `f16`) bits x[i], a NaN made quiet (as the
   // reference loads an element: through a double).
   void (*promote)(bool f16, const uint16_t* x, float* y, size_t n);
-  // y[i] rounded in place to the nearest bf16 (or f16) value, held as f32, and its bits stored to
-  // bits[i] unless bits is null (a result). The lanes `check` picks (reading the f32 results before
-  // rounding and the `num_operands` operands) are written to `flagged`; returns how many.
+  // y[i] rounded to the nearest bf16 (or f16) value, held as f32, stored back to y[i] unless
+  // `keep_f32` is false (no later part reads it), and its bits stored to bits[i] unless bits is null
+  // (a result). The lanes `check` picks (reading the f32 results before rounding and the
+  // `num_operands` operands) are written to `flagged`; returns how many.
   size_t (*round)(bool f16, const HalfCheck& check, const LaneOperand* operands, size_t num_operands, float* y,
-                  uint16_t* bits, size_t n, uint32_t* flagged);
+                  bool keep_f32, uint16_t* bits, size_t n, uint32_t* flagged);
   // round's work for a binary part (kernels.hpp's Binary `op`, check.kind kExact or kPicks): its f32
   // result operands[0] op operands[1] computed, rounded and checked in one pass, the value held in a
-  // register, so y is written once rather than by the op's loop and again by round.
-  size_t (*binary_round)(bool f16, int op, const HalfCheck& check, const LaneOperand* operands, float* y, uint16_t* bits,
-                         size_t n, uint32_t* flagged);
-  // binary_round with its two operands read as bf16 or f16 bits (of the result's dtype) and promoted
-  // in registers: no promoted copy of them is written. Flags the lanes with a NaN result or operand,
-  // which the caller recomputes from promoted operands.
-  size_t (*binary_round_bits)(bool f16, int op, const HalfOperand* operands, float* y, uint16_t* bits, size_t n,
-                              uint32_t* flagged);
+  // register, so y is written once (or not at all) rather than by the op's loop and again by round.
+  size_t (*binary_round)(bool f16, int op, const HalfCheck& check, const LaneOperand* operands, float* y, bool keep_f32,
+                         uint16_t* bits, size_t n, uint32_t* flagged);
+  // binary_round with an operand (or both) read as bf16 or f16 bits (of the result's dtype) and
+  // promoted in registers: no promoted copy of it is written. Flags the lanes with a NaN result or
+  // operand, which the caller recomputes from promoted operands.
+  size_t (*binary_round_bits)(bool f16, int op, const HalfOperand* operands, float* y, bool keep_f32, uint16_t* bits,
+                              size_t n, uint32_t* flagged);
+  // convert_element_type from bool (`from_bool`; a nonzero byte is 1) or i32 (the nearest f32) to
+  // bf16 or f16, rounded as round rounds a moved value: y[i] the value held as f32, and its bits to
+  // bits[i] unless bits is null. x is read at [i], or at [0] when `scalar`. No lane is flagged.
+  void (*convert_round)(bool f16, bool from_bool, const void* x, bool scalar, float* y, uint16_t* bits, size_t n);
   // y[i] = x[i] ** power by repeated multiplication in double, rounded to f32: lax.integer_pow as the
   // reference computes it (1 / x ** -power for negative powers).
   void (*integer_pow_f64)(int64_t power, const float* x, float* y, size_t n);

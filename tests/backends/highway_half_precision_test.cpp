@@ -5,9 +5,12 @@
 // operands for the others; and fused bf16 chains give the bits the reference backend gives alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -270,6 +273,23 @@ std::vector<Tensor> run_fused(const Linearization& lin, const RandomInputs& in, 
   return OneShotRunner(std::move(steps), options).run(in.constants, in.arguments).outputs;
 }
 
+// The program fused on highway (every step there) gives the reference backend's bits in every output.
+void expect_fused_reference_bits(const Linearization& lin, const RandomInputs& in) {
+  std::vector<std::string> fused, none;
+  const std::vector<Tensor> got = run_fused(lin, in, {"highway", "reference"}, fused);
+  const std::vector<Tensor> expected = run_fused(lin, in, {"reference"}, none);
+  ASSERT_FALSE(fused.empty());
+  for (const std::string& step : fused) EXPECT_EQ(step.rfind("highway:", 0), 0u) << step;
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t o = 0; o < got.size(); ++o) {
+    ASSERT_EQ(got[o].data.size(), expected[o].data.size());
+    size_t differ = 0;
+    for (size_t i = 0; i < got[o].data.size(); ++i)
+      differ += std::bit_cast<uint64_t>(got[o].data[i]) != std::bit_cast<uint64_t>(expected[o].data[i]);
+    EXPECT_EQ(differ, 0u) << "output " << o;
+  }
+}
+
 // A gelu and a layer norm's arithmetic in bf16 and f16 (a value per row, a row for all, scalars),
 // f32 parts between conversions, a comparison and a select: fused on highway, every bf16 or f16
 // part rounded where JAX rounds it, so the reference backend's bits.
@@ -301,19 +321,58 @@ TEST(HighwayHalfPrecision, FusedChainsGiveTheReferenceBits) {
     const Program program = parse_program(text, "chain");
     const Linearization lin = linearize_with(program);
     const RandomInputs in = random_inputs(program, 5, -3, 3, false);
-    std::vector<std::string> fused, none;
-    const std::vector<Tensor> got = run_fused(lin, in, {"highway", "reference"}, fused);
-    const std::vector<Tensor> expected = run_fused(lin, in, {"reference"}, none);
-    ASSERT_FALSE(fused.empty());
-    for (const std::string& step : fused) EXPECT_EQ(step.rfind("highway:", 0), 0u) << step;
-    ASSERT_EQ(got.size(), expected.size());
-    for (size_t o = 0; o < got.size(); ++o) {
-      ASSERT_EQ(got[o].data.size(), expected[o].data.size());
-      size_t differ = 0;
-      for (size_t i = 0; i < got[o].data.size(); ++i)
-        differ += std::bit_cast<uint64_t>(got[o].data[i]) != std::bit_cast<uint64_t>(expected[o].data[i]);
-      EXPECT_EQ(differ, 0u) << "output " << o;
-    }
+    expect_fused_reference_bits(lin, in);
+  }
+}
+
+// A bf16 or f16 value's bits as the double a Tensor holds (a NaN as a quiet one).
+double value_of(DType dtype, uint32_t bits) {
+  if (dtype == DType::kBF16) return std::bit_cast<float>(bits << 16);
+  const int sign = bits & 0x8000 ? -1 : 1, e = static_cast<int>((bits >> 10) & 0x1F), m = static_cast<int>(bits & 0x3FF);
+  if (e == 0x1F) return m ? std::numeric_limits<double>::quiet_NaN() : sign * std::numeric_limits<double>::infinity();
+  return sign * std::ldexp(e ? m + 1024 : m, (e ? e : 1) - 25);
+}
+
+// Parts whose operands are read in their pass as the inputs' bits beside values of earlier parts (a
+// one-hot mask converted from bool, a count from i32), a value per row, a scalar, and parts whose
+// f32 values no later part reads: every operand's specials (NaNs, infinities, values beside rounding
+// boundaries) and random bit patterns, so the reference backend's bits.
+TEST(HighwayHalfPrecision, FusedChainsReadingInputBitsGiveTheReferenceBits) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  for (DType t : kHalves) {
+    SCOPED_TRACE(dname(t));
+    std::string text = R"({ lambda ; x:T[8,300] y:T[8,300] m:T[8,1] b:bool[8,300] n:i32[8,300] s:T[]. let
+      c:T[8,300] = convert_element_type[new_dtype=TT] b
+      d:T[8,300] = mul x c
+      e:T[8,300] = sub y m
+      f:T[8,300] = exp e
+      g:T[8,300] = convert_element_type[new_dtype=TT] n
+      h:T[8,300] = add g s
+      k:T[8,300] = max f d
+      r:T[8,300] = tanh h
+      u:T[8,300] = div r 0.7:T[]
+    in (c, d, k, u, g) })";
+    for (size_t at; (at = text.find("TT")) != std::string::npos;) text.replace(at, 2, t == DType::kBF16 ? "bfloat16" : "float16");
+    for (size_t at; (at = text.find(":T")) != std::string::npos;) text.replace(at + 1, 1, dname(t));
+    const Program program = parse_program(text, "chain");
+    const Linearization lin = linearize_with(program);
+    RandomInputs in;
+    auto halves = [&](size_t n, unsigned seed) {
+      std::vector<double> v;
+      for (uint32_t bits : operands(t, n, seed)) v.push_back(value_of(t, bits));
+      std::shuffle(v.begin(), v.end(), std::mt19937(seed));  // the specials beside every kind of operand
+      v.resize(n);  // a short operand holds some of the specials
+      return v;
+    };
+    std::vector<double> mask(2400), counts(2400);
+    std::mt19937 rng(3);
+    for (double& v : mask) v = static_cast<double>(rng() % 2);
+    const std::vector<uint32_t> count_bits = operands(DType::kF32, 2400, 4);  // i32s of every size: ties to round
+    for (size_t i = 0; i < counts.size(); ++i) counts[i] = static_cast<int32_t>(count_bits[i]);
+    const std::vector<std::vector<double>> data{halves(2400, 5), halves(2400, 6), halves(8, 7), mask, counts, {value_of(t, half_of(t, 1.3f))}};
+    for (size_t a = 0; a < data.size(); ++a)
+      in.arguments.push_back(Tensor{program.vars[static_cast<size_t>(program.invars[a])].type, data[a]});
+    expect_fused_reference_bits(lin, in);
   }
 }
 
