@@ -9,6 +9,7 @@
 #include <tbb/parallel_for.h>
 
 #include "highway/half_costs.hpp"
+#include "highway/half_row_reductions.hpp"
 #include "highway/half_values.hpp"
 #include "highway/kernels.hpp"
 
@@ -73,11 +74,27 @@ double combined(double acc, double v) {
   else return v < acc ? v : acc;
 }
 
+// Rows this long or longer are reduced one at a time in SIMD (half_row_reductions.hpp): a row
+// whose result could depend on the order again in order.
+constexpr size_t kSimdRow = 64;
+
+template <Reduce op, class Decode>
+void reduce_long_half_rows(Half half, const uint16_t* x, uint16_t* y, size_t rows, size_t len) {
+  const HalfRowLoops& loops = half_row_loops();
+  for (size_t r = 0; r < rows; ++r) {
+    const uint16_t* row = x + r * len;
+    const bool done = op == Reduce::kSum ? loops.sum(!half.is_bf16, row, len, y + r)
+                                         : loops.extreme(!half.is_bf16, op == Reduce::kMax, row, len, y + r);
+    if (!done) y[r] = half.bits(reduced_row<op, Decode>(row, len));
+  }
+}
+
 // y[r] = the reduction of row r of x (rows of len), each rounded once as the reference stores it.
 // Four rows at a time, NaNs aside (four chains, each in order: without a NaN, the reference's
 // results), and a row that holds a NaN again by the reference's rule, for its NaN.
 template <Reduce op, class Decode>
 void reduce_half_rows(Half half, const uint16_t* x, uint16_t* y, size_t rows, size_t len) {
+  if (len >= kSimdRow) return reduce_long_half_rows<op, Decode>(half, x, y, rows, len);
   constexpr size_t kRows = 4;
   size_t r = 0;
   for (; r + kRows <= rows; r += kRows) {

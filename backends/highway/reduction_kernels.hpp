@@ -1,6 +1,7 @@
 // Kernel kinds that reduce rows: reduce_sum and reduce_max of f32 over any axes, and reduce_sum,
-// reduce_max and reduce_min of bf16 and f16 (in double, in order, rounded once, as the reference
-// backend: the same bits); softmax of f32 along the last axis. SIMD-free: they call kernels.hpp.
+// reduce_max and reduce_min of bf16 and f16 (in double, rounded once, with the reference backend's
+// bits: in order, or long rows in SIMD where the order cannot show, half_row_reductions.hpp);
+// softmax of f32 along the last axis. SIMD-free: they call kernels.hpp.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -6,6 +6,7 @@
 // too). Sums and extremes read every pattern: both accumulate in double, in order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -73,8 +74,10 @@ std::string typed(std::string text, DType t) {
 }
 
 // The equation giving the program's output, on highway and on the reference backend over the same
-// operands: the same output bytes, and highway runs it.
-void expect_reference_bits(const std::string& text, DType t, bool moves, bool small = false) {
+// operands (`given`, or drawn: bits for each half one, indices for each i32 one): the same output
+// bytes, and highway runs it.
+void expect_reference_bits(const std::string& text, DType t, bool moves, bool small = false,
+                           const std::vector<std::vector<uint8_t>>& given = {}) {
   const Program program = parse_program(typed(text, t), "case");
   SCOPED_TRACE(typed(text, t));
   const Equation* found = nullptr;
@@ -85,16 +88,18 @@ void expect_reference_bits(const std::string& text, DType t, bool moves, bool sm
   const Params& params = eqn.params;
   static BackendInstance highway(default_plugins(), "highway"), reference(default_plugins(), "reference");
   std::vector<Type> in_types;
-  std::vector<std::vector<uint8_t>> operands;
+  std::vector<std::vector<uint8_t>> operands = given;
   std::mt19937 rng(7);
   int32_t rows = 1;
   for (const Atom& a : eqn.inputs) {
     const Type& type = program.type_of(a);
     in_types.push_back(type);
+    if (!given.empty()) continue;
     if (type.dtype == DType::kI32) operands.push_back(index_operand(elements_of(type), rows, rng));
     else operands.push_back(half_operand(type.dtype, elements_of(type), rng, moves, small));
     if (!type.shape.empty()) rows = static_cast<int32_t>(type.shape[0]);
   }
+  ASSERT_EQ(operands.size(), in_types.size());
   const Type out = program.vars[static_cast<size_t>(eqn.outputs.at(0))].type;
   const auto on_highway = highway.prepare(eqn.prim, params, in_types, {out}, "case");
   const auto on_reference = reference.prepare(eqn.prim, params, in_types, {out}, "case");
@@ -195,6 +200,74 @@ TEST(HighwayHalfLayout, ReductionsGiveTheReferenceBits) {
         expect_reference_bits(program, t, false, true);
         expect_reference_bits(program, t, false, false);
       }
+}
+
+// Bits of +-(1 + m / 2^fraction_bits) * 2^exponent in bf16 or f16, a normal value (m below
+// 2^fraction_bits).
+uint16_t half_of(DType t, bool negative, int exponent, uint32_t m) {
+  const uint32_t sign = negative ? 0x8000u : 0u;
+  if (t == DType::kBF16) return static_cast<uint16_t>(sign | static_cast<uint32_t>(exponent + 127) << 7 | (m & 0x7F));
+  return static_cast<uint16_t>(sign | static_cast<uint32_t>(exponent + 15) << 10 | (m & 0x3FF));
+}
+
+std::vector<uint8_t> bytes_of(const std::vector<uint16_t>& bits) {
+  std::vector<uint8_t> bytes(2 * bits.size());
+  std::memcpy(bytes.data(), bits.data(), bytes.size());
+  return bytes;
+}
+
+// Long rows are summed in SIMD, in another order than the reference's, only where no partial sum
+// can round or the rounding to the half dtype cannot tell the orders apart
+// (half_row_reductions.hpp); elsewhere in order. Rows whose magnitudes spread over fewer and more
+// bits than exact sums allow, a softmax's exponentials, a row where the order decides the sum
+// (2^60 + 1 - 2^60 is 0 in order, 1 with the 1 added last), and extremes that are zeros of either
+// sign, infinities, NaNs and subnormals: every row has the reference's bits.
+TEST(HighwayHalfLayout, LongRowsSumInAnyOrderOnlyWhereItCannotShow) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  std::mt19937 rng(11);
+  for (DType t : kHalves)
+    for (size_t len : {64u, 127u, 2053u}) {
+      const int top = t == DType::kBF16 ? 60 : 15, bottom = t == DType::kBF16 ? -60 : -14;
+      std::vector<std::vector<uint16_t>> rows;
+      for (int spread : {8, 20, 30, 36, 37, 38, 39, 44, 45, 46, 60, 120}) {
+        std::vector<uint16_t> row(len);
+        const int low = std::max(bottom, -spread / 2), high = std::min(top, low + spread);
+        for (uint16_t& h : row)
+          h = rng() % 9 == 0 ? 0 : half_of(t, rng() % 2, low + static_cast<int>(rng() % static_cast<uint32_t>(high - low + 1)), rng());
+        rows.push_back(row);
+      }
+      std::vector<uint16_t> exponentials(len);  // a softmax's: positive, over more bits than exact sums allow
+      for (uint16_t& h : exponentials) h = half_of(t, false, -static_cast<int>(rng() % static_cast<uint32_t>(-bottom)), rng());
+      rows.push_back(exponentials);
+      std::vector<uint16_t> cancel(len, 0);
+      cancel[0] = half_of(t, false, top, 0), cancel[1] = half_of(t, false, 0, 0), cancel[len / 2] = half_of(t, true, top, 0);
+      rows.push_back(cancel);
+      // Zeros of both signs, the first one's sign the reference keeps; then negatives beside them.
+      for (uint16_t first : {uint16_t{0}, uint16_t{0x8000}}) {
+        std::vector<uint16_t> zeros(len, static_cast<uint16_t>(first ^ 0x8000));
+        zeros[0] = first;
+        rows.push_back(zeros);
+        for (size_t i = 1; i < len; i += 2) zeros[i] = half_of(t, true, 1, 3);
+        rows.push_back(zeros);
+      }
+      const uint16_t infinity = t == DType::kBF16 ? 0x7F80 : 0x7C00, nan = t == DType::kBF16 ? 0x7FC1 : 0x7E01;
+      for (uint16_t special : {infinity, static_cast<uint16_t>(infinity | 0x8000), nan}) {
+        std::vector<uint16_t> row = rows[0];
+        row[len - 1 - rng() % len] = special;
+        rows.push_back(row);
+      }
+      std::vector<uint16_t> subnormal(len);
+      for (uint16_t& h : subnormal) h = static_cast<uint16_t>((rng() % 2 ? 0x8000 : 0) | (1 + rng() % 60));
+      subnormal[5] = half_of(t, false, 2, 1);
+      rows.push_back(subnormal);
+      std::vector<uint16_t> all;
+      for (const auto& row : rows) all.insert(all.end(), row.begin(), row.end());
+      const std::string shape = std::to_string(rows.size()) + "," + std::to_string(len);
+      for (const char* r : {"reduce_sum", "reduce_max", "reduce_min"})
+        expect_reference_bits("{ lambda ; a:T[" + shape + "]. let b:T[" + std::to_string(rows.size()) + "] = " + r +
+                                  "[axes=(1,)] a in (b,) }",
+                              t, false, false, {bytes_of(all)});
+    }
 }
 
 // Each half kind estimates its time (ABI 1.7 expected_ns, half_costs.hpp), more for more elements
