@@ -43,7 +43,9 @@ struct Backend {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // bf16_matmul=emulated: oneDNN's bf16 products also on AVX-512 cores without AVX512_BF16
   // (oneDNN converts in software: for checking that path on such a machine);
-  // transposed_operands=strides|reordered: how every transposed operand is read, for measuring.
+  // transposed_operands=strides|reordered: how every transposed operand is read, for measuring;
+  // widened_block_bytes=N: the block budget of widened bf16/f16 products (0: whole), so tests and
+  // measurements can choose it.
   rematkit_onednn::ProductOptions products;
   std::mutex mutex;                             // guards the cache: programs may be built in parallel
   std::map<std::string, dnnl::primitive> cache;  // by operation, shapes and strides
@@ -68,6 +70,7 @@ struct Kernel {
   std::function<void(const rk_tensor_view*, std::byte*)> stage;
   size_t result_at = 0;  // the output, written in the workspace when there is an unstage (Recipe::unstage)
   std::function<void(std::byte*, void*)> unstage;
+  Recipe::Run run;  // a product in blocks, in place of `primitive` (Recipe::make_run)
   size_t scratchpad_at = 0, scratchpad = 0;  // where oneDNN's scratchpad lies in the workspace, its bytes
 };
 
@@ -283,9 +286,11 @@ rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
       } else if (name == "transposed_operands" && options[i].kind == RK_VALUE_STRING &&
                  transposed_operands(options[i].string_value)) {
         backend->products.transposed = *transposed_operands(options[i].string_value);
+      } else if (name == "widened_block_bytes" && options[i].kind == RK_VALUE_INT && options[i].int_value >= 0) {
+        backend->products.widened_block_bytes = static_cast<size_t>(options[i].int_value);
       } else {
-        throw ArgumentError("the onednn backend takes num_threads=N (N >= 1), bf16_matmul='native' or 'emulated' "
-                            "and transposed_operands='chosen', 'strides' or 'reordered'");
+        throw ArgumentError("the onednn backend takes num_threads=N (N >= 1), bf16_matmul='native' or 'emulated', "
+                            "transposed_operands='chosen', 'strides' or 'reordered' and widened_block_bytes=N (N >= 0)");
       }
     }
     rematkit::plugin::log(RK_LOG_DEBUG, "onednn: an OpenMP team of up to " + std::to_string(backend->threads) +
@@ -370,6 +375,12 @@ rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** ker
     k->stage = r.stage;
     k->result_at = r.result_at;
     k->unstage = r.unstage;
+    if (r.make_run) {  // its own primitives, their scratchpads in r.workspace_bytes
+      k->run = r.make_run(backend.engine);
+      *workspace_bytes = r.workspace_bytes;
+      *kernel = reinterpret_cast<rk_kernel*>(k.release());
+      return;
+    }
     std::lock_guard<std::mutex> lock(backend.mutex);
     auto [it, fresh] = backend.cache.try_emplace(r.key);
     if (fresh) it->second = r.make(backend.engine);
@@ -400,6 +411,7 @@ rk_error* execute(rk_kernel* handle, const rk_tensor_view* in, size_t, const rk_
     Kernel& k = *reinterpret_cast<Kernel*>(handle);
     omp_set_num_threads(k.threads);  // this calling thread's OpenMP team
     std::lock_guard<std::mutex> lock(k.running);
+    if (k.run) return k.run(in, static_cast<std::byte*>(workspace), out[0].data);
     for (size_t i = 0; i < k.inputs.size(); ++i) k.memories[i].set_data_handle(in[i].data);
     std::byte* const ws = static_cast<std::byte*>(workspace);
     if (k.stage) k.stage(in, ws);

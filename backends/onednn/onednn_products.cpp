@@ -3,7 +3,8 @@
 // included). bf16 runs natively where the CPU multiplies bf16 (AVX512_BF16, AMX); elsewhere bf16
 // and f16 operands are widened into f32 copies in the kernel's workspace and the f32 matmul runs on
 // them, its result rounded back to bf16 or f16 unless the product asks for f32: XLA:CPU's
-// semantics (f32 accumulation, one rounding on store), where oneDNN 2.6 has no bf16 kernel.
+// semantics (f32 accumulation, one rounding on store), where oneDNN 2.6 has no bf16 kernel; a large
+// one in cache-sized blocks (onednn_blocked_products.cpp).
 #include "onednn_products.hpp"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "onednn_blocked_products.hpp"
 #include "onednn_widening.hpp"
 #include "rematkit/plugin/measured_cost.hpp"
 
@@ -85,9 +87,6 @@ std::optional<Operands> operands_of(const rk_equation_view* e, const ProductOpti
     default: return std::nullopt;
   }
 }
-
-// An operand whose columns are not contiguous: a matrix read transposed.
-bool transposed(const Layout& l) { return l.dims.back() > 1 && l.strides.back() != 1; }
 
 std::string matmul_impl(const dnnl::engine& engine, const Layout& a, const Layout& b, const Layout& c) {
   auto desc = [](const Layout& l) { return dnnl::memory::desc(l.dims, dt::f32, l.strides); };
@@ -204,6 +203,7 @@ bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const
   const std::optional<Operands> operands = operands_of(e, options);
   if (!operands) return false;
   if (*operands == Operands::kWidened) {  // the f32 product on widened copies (onednn_widening.hpp)
+    if (blocked_product_recipe(engine, e, a, b, c, options.widened_block_bytes, r)) return true;  // large: in blocks
     const F32Equation f32(e);
     if (!product_recipe(engine, f32.get(), options, r)) return false;
     widen_recipe(e, r);
@@ -253,6 +253,9 @@ bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const
 // result's element back add: rematkit_kernels_bench's gemm/onednn rows (row_1x64x64, 64^3 to
 // 1024^3, gpt768_t1024_*_768x3072) and their gemm_bf16 twins, CPU-time medians on this AVX2 machine
 // (docs/performance.md, "Products at their best"). A native bf16 product is estimated as an f32 one.
+// One widened in blocks (onednn_blocked_products.cpp) converts as many elements at the same rate:
+// timed alone, one product, its blocks cost what the whole copies do; the blocks' gain shows in a
+// step's time.
 double product_expected_ns(const rk_equation_view* e, const ProductOptions& options) {
   Layout a, b, c;
   if (!matmul_layouts(e, a, b, c)) return -1;

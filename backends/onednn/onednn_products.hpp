@@ -22,7 +22,16 @@ enum class TransposedOperands { kChosen, kStrides, kReordered };
 struct ProductOptions {
   bool bf16_emulated = false;  // the backend's bf16_matmul='emulated'
   TransposedOperands transposed = TransposedOperands::kChosen;
+  // The backend's widened_block_bytes: the f32 bytes of a widened product's slices and result per
+  // block (onednn_blocked_products.hpp); 0 widens every operand whole. The default, chosen by
+  // timing the 768-wide gpt's bf16 step (docs/performance.md), keeps a block in a shared L3 rather
+  // than a core's L2: smaller blocks made the step slower than widening whole, as each block's
+  // primitive packs the uncut operand again.
+  size_t widened_block_bytes = size_t{8} << 20;
 };
+
+// An operand whose columns are not contiguous: a matrix read transposed.
+inline bool transposed(const Layout& l) { return l.dims.back() > 1 && l.strides.back() != 1; }
 
 // The layouts of a dot_general whose operands' batch, free and contracted dims each read as one
 // strided dim (a [B, S, D] activation times a [D, F] weight is (B*S, D) x (D, F); attention's

@@ -38,6 +38,11 @@ struct Recipe {
   // of the workspace, and `unstage` writes the output's buffer from it after each run.
   size_t result_at = 0;
   std::function<void(std::byte* workspace, void* output)> unstage = nullptr;
+  // A product run in blocks, several primitives one after another (onednn_blocked_products.hpp):
+  // where set, prepare() calls it in place of making `make`'s primitive, and execute() runs what it
+  // returns on the inputs, the workspace (`workspace_bytes`, its scratchpads included) and the output.
+  using Run = std::function<void(const rk_tensor_view* inputs, std::byte* workspace, void* output)>;
+  std::function<Run(const dnnl::engine&)> make_run = nullptr;
 };
 
 // The primitive cache's key: an operation's name and its lists of dims (shapes, strides, params).

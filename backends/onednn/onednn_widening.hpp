@@ -18,27 +18,42 @@ namespace rematkit_onednn {
 inline bool is_half(int32_t dtype) { return dtype == RK_DTYPE_BF16 || dtype == RK_DTYPE_F16; }
 
 // Plain loops the compiler vectorizes (bf16's; f16's branch on subnormals and NaNs), split over the
-// kernel's OpenMP team when long.
+// kernel's OpenMP team when long. A short one enters no parallel region: OpenMP's `if` still makes
+// a team of one, which costs more than a short row (onednn_blocked_products.cpp widens row by row).
 inline constexpr int64_t kParallelElements = int64_t{1} << 16;
 
 inline void widen(const void* from, int32_t dtype, int64_t n, float* to) {
   const auto* h = static_cast<const uint16_t*>(from);
+  if (n < kParallelElements) {
+    if (dtype == RK_DTYPE_BF16)
+      for (int64_t i = 0; i < n; ++i) to[i] = rematkit::reference::bf16_value(h[i]);
+    else
+      for (int64_t i = 0; i < n; ++i) to[i] = rematkit::reference::f16_value(h[i]);
+    return;
+  }
   if (dtype == RK_DTYPE_BF16) {
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) to[i] = rematkit::reference::bf16_value(h[i]);
   } else {
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) to[i] = rematkit::reference::f16_value(h[i]);
   }
 }
 
 inline void narrow(const float* from, int32_t dtype, int64_t n, void* to) {
   auto* h = static_cast<uint16_t*>(to);
+  if (n < kParallelElements) {
+    if (dtype == RK_DTYPE_BF16)
+      for (int64_t i = 0; i < n; ++i) h[i] = rematkit::reference::bf16_bits(from[i]);
+    else
+      for (int64_t i = 0; i < n; ++i) h[i] = rematkit::reference::f16_bits(from[i]);
+    return;
+  }
   if (dtype == RK_DTYPE_BF16) {
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) h[i] = rematkit::reference::bf16_bits(from[i]);
   } else {
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) h[i] = rematkit::reference::f16_bits(from[i]);
   }
 }

@@ -567,8 +567,8 @@ TEST(BackendInstance, OptionsAreChecked) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "backend 'onednn' could not start: the onednn backend takes num_threads=N (N >= 1), "
-                                     "bf16_matmul='native' or 'emulated' and transposed_operands='chosen', 'strides' or "
-                                     "'reordered'");
+                                     "bf16_matmul='native' or 'emulated', transposed_operands='chosen', 'strides' or "
+                                     "'reordered' and widened_block_bytes=N (N >= 0)");
   }
 }
 

@@ -4,8 +4,9 @@
 // even). Checked against the reference backend (sums in double, one rounding) on plain, transposed
 // and batched operands, with the rounding's ties and NaNs, in the workspace the kernel asks for.
 // Transposed operands read by their strides or reordered into the workspace give the same answers;
-// the backend estimates each product's time (ABI 1.7), widening included; and bf16 convolutions
-// run the same way.
+// the backend estimates each product's time (ABI 1.7), widening included; bf16 convolutions run
+// the same way; and products widened in blocks (forced small) agree with the reference backend and,
+// where no block splits a sum, give the unblocked product's bits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -253,6 +254,94 @@ TEST(OneDnnProducts, RunBf16ConvolutionsAndTheirTransposes) {
     for (size_t i = 0; i < got.gradients[a]->data.size(); ++i)
       EXPECT_NEAR(got.gradients[a]->data[i], expected.gradients[a]->data[i], 0x1p-6 * scale) << a << " " << i;
   }
+}
+
+// Widened products in blocks (onednn_blocked_products.cpp), forced onto small shapes by a tiny
+// widened_block_bytes: each split, with the layouts a gpt's products have (a weight read
+// transposed, "ba"; an activation read transposed for a weight's gradient; attention batched over
+// (B, H) of a [B, S, H, Dh] operand, "acbd", and its transpose, "abdc"); every last block shorter.
+struct BlockedCase {
+  const char* name;
+  DotDims dims;
+  std::vector<int64_t> a, b, c;
+  int64_t block_bytes;
+  bool bitwise;  // the same bits as unblocked: each result element summed in one primitive call
+};
+const BlockedCase kBlockedCases[] = {
+    {"columns", {{1}, {0}, {}, {}}, {37, 150}, {150, 300}, {37, 300}, 4, true},
+    {"columns_weight_transposed", {{1}, {1}, {}, {}}, {37, 150}, {300, 150}, {37, 300}, 4, true},
+    {"rows", {{1}, {0}, {}, {}}, {300, 150}, {150, 37}, {300, 37}, 4, true},
+    {"rows_lhs_transposed", {{0}, {0}, {}, {}}, {150, 300}, {150, 37}, {300, 37}, 4, true},
+    {"contracted_lhs_transposed", {{0}, {0}, {}, {}}, {301, 37}, {301, 19}, {37, 19}, 8000, false},
+    {"contracted_rhs_transposed", {{1}, {1}, {}, {}}, {37, 301}, {19, 301}, {37, 19}, 8000, false},
+    {"batch_scores", {{3}, {3}, {0, 2}, {0, 2}}, {2, 40, 3, 24}, {2, 40, 3, 24}, {2, 3, 40, 40}, 4 * 4 * 3520, true},
+    {"batch_values", {{3}, {1}, {0, 1}, {0, 2}}, {2, 3, 40, 40}, {2, 40, 3, 24}, {2, 3, 40, 24}, 4, true},
+};
+
+size_t elements_of(const std::vector<int64_t>& shape) {
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+Params block_budget(int64_t bytes) {
+  Params options;
+  options.set("widened_block_bytes", ParamValue::of_int(bytes));
+  return options;
+}
+
+// Against the reference backend within AgreesWithTheReferenceBackend's bound; the same bits as the
+// unblocked product where no block splits a sum; less workspace than the whole widened copies.
+TEST(OneDnnBlockedProducts, AgreeWithTheReferenceAndTheUnblockedProduct) {
+  SKIP_WITHOUT_ONEDNN();
+  std::mt19937 rng(4646);
+  for (DType in : {DType::kBF16, DType::kF16})
+    for (const BlockedCase& c : kBlockedCases)
+      for (DType result : {in, DType::kF32}) {
+        SCOPED_TRACE(std::string(c.name) + " " + std::string(dtype_name(in)) + " -> " + std::string(dtype_name(result)));
+        const HalfBuffer a = random_half(in, elements_of(c.a), rng), b = random_half(in, elements_of(c.b), rng);
+        size_t blocked_workspace = 0, whole_workspace = 0;
+        const std::vector<double> got =
+            run_product("onednn", c.dims, a, c.a, b, c.b, result, c.c, &blocked_workspace, block_budget(c.block_bytes));
+        ASSERT_FALSE(got.empty()) << "onednn declined the blocked product";
+        const std::vector<double> expected = run_product("reference", c.dims, a, c.a, b, c.b, result, c.c);
+        const double k = static_cast<double>(c.a[c.dims.lhs_contract[0]]);
+        const double ulp = result == DType::kF32 ? 0 : (in == DType::kBF16 ? 0x1p-7 : 0x1p-10);
+        for (size_t i = 0; i < got.size(); ++i)
+          EXPECT_NEAR(got[i], expected[i], k * 0x1p-24 * 4 * k + ulp * std::fabs(expected[i])) << i;
+        const std::vector<double> whole =
+            run_product("onednn", c.dims, a, c.a, b, c.b, result, c.c, &whole_workspace, block_budget(0));
+        if (whole.empty()) continue;  // oneDNN would run the unblocked one on its reference code: declined
+        EXPECT_LT(blocked_workspace, whole_workspace);
+        if (c.bitwise) {
+          EXPECT_EQ(got, whole);
+        }
+      }
+}
+
+// A NaN operand gives NaNs in the blocks that read it, whichever block holds it: a row of the
+// result where the NaN is in the lhs; in a split along K, in its last block, after the rounding
+// of the earlier ones' sums.
+TEST(OneDnnBlockedProducts, KeepNaNs) {
+  SKIP_WITHOUT_ONEDNN();
+  std::mt19937 rng(46);
+  for (DType in : {DType::kBF16, DType::kF16})
+    for (const BlockedCase& c : {kBlockedCases[0], kBlockedCases[2], kBlockedCases[4]}) {
+      SCOPED_TRACE(std::string(c.name) + " " + std::string(dtype_name(in)));
+      HalfBuffer a = random_half(in, elements_of(c.a), rng);
+      const HalfBuffer b = random_half(in, elements_of(c.b), rng);
+      a.bits.back() = half_bits(in, std::nanf(""));  // the last row of a plain lhs, the last column of a transposed one
+      const std::vector<double> got =
+          run_product("onednn", c.dims, a, c.a, b, c.b, in, c.c, nullptr, block_budget(c.block_bytes));
+      const std::vector<double> expected = run_product("reference", c.dims, a, c.a, b, c.b, in, c.c);
+      ASSERT_EQ(got.size(), expected.size());
+      size_t nans = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(std::isnan(got[i]), std::isnan(expected[i])) << i;
+        nans += std::isnan(got[i]) ? 1 : 0;
+      }
+      EXPECT_EQ(nans, static_cast<size_t>(c.c.back()));  // one row of the result
+    }
 }
 
 }  // namespace
