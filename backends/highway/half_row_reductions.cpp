@@ -163,6 +163,23 @@ bool RowExtremeImpl(bool f16, bool max, const uint16_t* x, size_t len, uint16_t*
   return true;
 }
 
+void AddRowsImpl(bool f16, const uint16_t* x, size_t rows, size_t stride, size_t n, double* acc) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;
+  const hn::Rebind<uint32_t, decltype(dd)> du;
+  const hn::Rebind<uint16_t, decltype(dd)> d16;
+  const size_t lanes = hn::Lanes(dd);
+  for (size_t r = 0; r < rows; ++r) {
+    const uint16_t* row = x + r * stride;
+    size_t j = 0;
+    for (; j + lanes <= n; j += lanes) {
+      const auto v = hn::PromoteTo(dd, ValuesOf(df, f16, hn::PromoteTo(du, hn::LoadU(d16, row + j)), row + j));
+      hn::StoreU(hn::Add(hn::LoadU(dd, acc + j), v), dd, acc + j);
+    }
+    for (; j < n; ++j) acc[j] += ScalarValue(f16, row[j]);
+  }
+}
+
 void ChooseRowTarget() {}
 
 }  // namespace HWY_NAMESPACE
@@ -174,12 +191,14 @@ namespace rematkit::hwy_backend {
 
 HWY_EXPORT(RowSumImpl);
 HWY_EXPORT(RowExtremeImpl);
+HWY_EXPORT(AddRowsImpl);
 HWY_EXPORT(ChooseRowTarget);
 
 const HalfRowLoops& half_row_loops() {
   static const HalfRowLoops chosen = [] {
     HWY_DYNAMIC_DISPATCH(ChooseRowTarget)();  // chooses the target before the tables are read
-    return HalfRowLoops{&HWY_DYNAMIC_DISPATCH(RowSumImpl), &HWY_DYNAMIC_DISPATCH(RowExtremeImpl)};
+    return HalfRowLoops{&HWY_DYNAMIC_DISPATCH(RowSumImpl), &HWY_DYNAMIC_DISPATCH(RowExtremeImpl),
+                        &HWY_DYNAMIC_DISPATCH(AddRowsImpl)};
   }();
   return chosen;
 }

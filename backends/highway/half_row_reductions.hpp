@@ -11,7 +11,8 @@
 // A row that is neither (a sum within that distance of a rounding boundary, a zero from
 // cancellation), or that holds an infinity or a NaN, reports false and is reduced in order instead.
 // Max and min pick an element; the pick differs by order only among NaNs and between +0 and -0, so
-// such rows report false too. SIMD-free.
+// such rows report false too. Rows added to rows (a sum over leading axes) keep the reference's
+// order in each column. SIMD-free.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +26,9 @@ struct HalfRowLoops {
   // The row's maximum (or minimum, when !max) into *bits, or false when the row holds an infinity or
   // a NaN or the result is a zero.
   bool (*extreme)(bool f16, bool max, const uint16_t* x, size_t len, uint16_t* bits);
+  // acc[j] += the value of x[r * stride + j] for r from 0 to rows in order, each j in [0, n): the
+  // reference's order for each column, so its bits, however many columns a vector holds.
+  void (*add_rows)(bool f16, const uint16_t* x, size_t rows, size_t stride, size_t n, double* acc);
 };
 const HalfRowLoops& half_row_loops();
 

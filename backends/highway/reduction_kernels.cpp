@@ -120,11 +120,12 @@ template <Reduce op, class Decode>
 void reduce_half_leading(Half half, const uint16_t* x, uint16_t* y, size_t rows, size_t stride, size_t begin, size_t end,
                          double* acc) {
   std::fill(acc + begin, acc + end, Accumulator<op>::init());
-  for (size_t r = 0; r < rows; ++r)
-    for (size_t j = begin; j < end; ++j) {
-      if constexpr (op == Reduce::kSum) acc[j] += Decode::value(x[r * stride + j]);
-      else Accumulator<op>::add(acc[j], Decode::value(x[r * stride + j]));
-    }
+  if constexpr (op == Reduce::kSum) {
+    half_row_loops().add_rows(!half.is_bf16, x + begin, rows, stride, end - begin, acc + begin);
+  } else {
+    for (size_t r = 0; r < rows; ++r)
+      for (size_t j = begin; j < end; ++j) Accumulator<op>::add(acc[j], Decode::value(x[r * stride + j]));
+  }
   for (size_t j = begin; j < end; ++j) {
     if (op == Reduce::kSum && std::isnan(acc[j])) {
       acc[j] = Accumulator<op>::init();

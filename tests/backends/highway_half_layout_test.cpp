@@ -270,6 +270,23 @@ TEST(HighwayHalfLayout, LongRowsSumInAnyOrderOnlyWhereItCannotShow) {
     }
 }
 
+// Sums over leading axes add each column in the reference's order, however many columns a SIMD
+// vector holds: 1 + 2^60 - 2^60 is 0 in that order and 1 backwards (bf16; f16's range is too
+// narrow for a double to round, which the same case checks too).
+TEST(HighwayHalfLayout, ColumnSumsKeepTheReferenceOrder) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  for (DType t : kHalves)
+    for (size_t columns : {3u, 37u}) {
+      const int top = t == DType::kBF16 ? 60 : 15;
+      std::vector<uint16_t> bits;
+      for (uint16_t row : {half_of(t, false, 0, 0), half_of(t, false, top, 0), half_of(t, true, top, 0)})
+        bits.insert(bits.end(), columns, row);
+      const std::string n = std::to_string(columns);
+      expect_reference_bits("{ lambda ; a:T[3," + n + "]. let b:T[" + n + "] = reduce_sum[axes=(0,)] a in (b,) }", t, false,
+                            false, {bytes_of(bits)});
+    }
+}
+
 // Each half kind estimates its time (ABI 1.7 expected_ns, half_costs.hpp), more for more elements
 // and more for an element-by-element move than for a copy of runs; f32 moves still give none.
 TEST(HighwayHalfLayout, HalfKindsEstimateTheirTime) {
