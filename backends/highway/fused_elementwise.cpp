@@ -311,6 +311,10 @@ bool FusedElementwise::fit_half(const plugin::Fusion& fusion, const plugin::Fuse
   fit_lanes(fusion, p, part);
   const bool exact = part.check.kind == HalfCheck::Kind::kExact || part.check.kind == HalfCheck::Kind::kPicks;
   part.rounds_in_pass = is_half(p.dtype) && part.kind == Kind::kBinary && exact && part.lane_operands == part.operands;
+  const bool moves = part.kind == Kind::kSelect || part.kind == Kind::kFill ||
+                     (part.kind == Kind::kUnary && part.op == static_cast<int>(Unary::kCopy));
+  part.moves_half = is_half(p.dtype) && part.check.kind == HalfCheck::Kind::kMove && moves &&
+                    fusion.dtype(p.operands.back()) == p.dtype;
   return true;
 }
 
@@ -397,7 +401,7 @@ void FusedElementwise::drop_unread_f32() {
           const Access& a = access_[static_cast<size_t>(o)];
           read = read || o == p.value || a.same_as == p.value;
         }
-    p.keeps_f32 = read;
+    p.keeps_f32 = read && !p.moves_half;  // a moved value is in its slot already
   }
 }
 
@@ -549,6 +553,7 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
       }
     }
     if (!is_half(p.dtype) && p.kind != Kind::kReference) continue;
+    if (p.moves_half && !values[static_cast<size_t>(p.value)]) continue;  // no bits to store, nothing to round
     std::array<LaneOperand, 3> operands{};
     for (size_t k = 0; k < p.lane_operands.size(); ++k) {
       bool scalar = false;

@@ -68,6 +68,10 @@ class FusedElementwise {
     std::array<bool, 2> bits_operands{};
     // A bf16 or f16 part whose value a later part reads as f32 (else only its bits are stored).
     bool keeps_f32 = true;
+    // A bf16 or f16 part that only moves values of its own dtype (select_n, a broadcast, a copy):
+    // they are bf16 or f16 values already, so rounding leaves them as they are; only a result's bits
+    // are stored.
+    bool moves_half = false;
     ReferenceLanes lanes;
     std::vector<int> lane_operands;
   };

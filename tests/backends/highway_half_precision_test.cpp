@@ -334,9 +334,10 @@ double value_of(DType dtype, uint32_t bits) {
 }
 
 // Parts whose operands are read in their pass as the inputs' bits beside values of earlier parts (a
-// one-hot mask converted from bool, a count from i32), a value per row, a scalar, and parts whose
-// f32 values no later part reads: every operand's specials (NaNs, infinities, values beside rounding
-// boundaries) and random bit patterns, so the reference backend's bits.
+// one-hot mask converted from bool, a count from i32), a value per row, a scalar, parts whose f32
+// values no later part reads, and moves (select_n, a copy) that round nothing: every operand's
+// specials (NaNs, infinities, values beside rounding boundaries) and random bit patterns, so the
+// reference backend's bits.
 TEST(HighwayHalfPrecision, FusedChainsReadingInputBitsGiveTheReferenceBits) {
   if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   for (DType t : kHalves) {
@@ -351,7 +352,9 @@ TEST(HighwayHalfPrecision, FusedChainsReadingInputBitsGiveTheReferenceBits) {
       k:T[8,300] = max f d
       r:T[8,300] = tanh h
       u:T[8,300] = div r 0.7:T[]
-    in (c, d, k, u, g) })";
+      w:T[8,300] = select_n b e k
+      v:T[8,300] = stop_gradient w
+    in (c, d, k, u, g, v) })";
     for (size_t at; (at = text.find("TT")) != std::string::npos;) text.replace(at, 2, t == DType::kBF16 ? "bfloat16" : "float16");
     for (size_t at; (at = text.find(":T")) != std::string::npos;) text.replace(at + 1, 1, dname(t));
     const Program program = parse_program(text, "chain");
