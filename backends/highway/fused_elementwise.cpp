@@ -66,6 +66,14 @@ void convert(Conversion c, const void* x, bool scalar, void* y, size_t len) {
     for (size_t i = 0; i < len; ++i) static_cast<int32_t*>(y)[i] = to_i32(from[i * step]);
 }
 
+// Whether integer_pow's repeated products of a bf16 or f16 operand are exact in f32, so that the f32
+// loop gives the reference's value (its products in double, rounded to f32 once): a bf16 value's 8
+// significant bits make at most 24 in its cube, an f16's 11 at most 22 in its square, and f32 holds
+// 24. A square below f32's normal range could round, but then the cube is below half the smallest
+// subnormal, a zero of the operand's sign, as the reference's is; lax's negative powers divide,
+// which rounds.
+bool exact_in_f32(int32_t dtype, int64_t power) { return power >= 0 && power <= (dtype == RK_DTYPE_BF16 ? 3 : 2); }
+
 }  // namespace
 
 std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusion, size_t first) {
@@ -511,8 +519,8 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
     auto f = [](void* v) { return static_cast<float*>(v); };
     switch (p.kind) {
       case Kind::kUnary: run.unary(p.op, f(x0), f(y), len); break;
-      case Kind::kPow:  // bf16 and f16 in double, as the reference: repeated f32 products round too often
-        if (is_half(p.dtype)) half_loops().integer_pow_f64(p.power, f(x0), f(y), len);
+      case Kind::kPow:  // bf16 and f16 in double, as the reference, unless the f32 products are exact
+        if (is_half(p.dtype) && !exact_in_f32(p.dtype, p.power)) half_loops().integer_pow_f64(p.power, f(x0), f(y), len);
         else run.integer_pow(p.power, f(x0), f(y), len);
         break;
       case Kind::kBinary:  // a part that rounds in its pass is computed there (finish)

@@ -301,7 +301,8 @@ void ConvertRoundImpl(bool f16, bool from_bool, const void* x, bool scalar, floa
       if constexpr (decltype(is_bool)::value) {
         const hn::Rebind<uint8_t, decltype(d)> d8;
         const uint8_t* b = static_cast<const uint8_t*>(x);
-        const auto byte = scalar ? hn::Set(di, b[0]) : hn::BitCast(di, hn::PromoteTo(hn::RebindToUnsigned<decltype(d)>(), hn::LoadU(d8, b + i)));
+        const hn::RebindToUnsigned<decltype(d)> du;
+        const auto byte = scalar ? hn::Set(di, b[0]) : hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d8, b + i)));
         return hn::IfThenElseZero(hn::RebindMask(d, hn::Ne(byte, hn::Zero(di))), hn::Set(d, 1.0f));
       } else {
         const int32_t* v = static_cast<const int32_t*>(x);

@@ -372,7 +372,8 @@ TEST(HighwayHalfPrecision, FusedChainsReadingInputBitsGiveTheReferenceBits) {
     for (double& v : mask) v = static_cast<double>(rng() % 2);
     const std::vector<uint32_t> count_bits = operands(DType::kF32, 2400, 4);  // i32s of every size: ties to round
     for (size_t i = 0; i < counts.size(); ++i) counts[i] = static_cast<int32_t>(count_bits[i]);
-    const std::vector<std::vector<double>> data{halves(2400, 5), halves(2400, 6), halves(8, 7), mask, counts, {value_of(t, half_of(t, 1.3f))}};
+    const std::vector<std::vector<double>> data{halves(2400, 5), halves(2400, 6), halves(8, 7),
+                                                mask, counts, {value_of(t, half_of(t, 1.3f))}};
     for (size_t a = 0; a < data.size(); ++a)
       in.arguments.push_back(Tensor{program.vars[static_cast<size_t>(program.invars[a])].type, data[a]});
     expect_fused_reference_bits(lin, in);
