@@ -174,6 +174,129 @@ std::function<void(const void*, void*)> reverse_kernel(const View& rhs, int64_t 
   };
 }
 
+// What the three kinds of convolution below read of an equation: its params, its operands and
+// result in oneDNN's dim order, and its padding split into low and high.
+struct ConvEquation {
+  ConvParams c;
+  View l, k, o;
+  Dims lows, highs;
+  size_t spatial = 0;
+};
+
+// Backward weights. The equation contracts the lhs's feature dim (oneDNN's minibatch) with the
+// rhs's in-feature dim; oneDNN's source is the lhs with batch and feature swapped, its diff_dst the
+// rhs likewise, its diff_weights the output (out feature, batch), grouped by the equation's batch
+// groups. The equation's window strides are oneDNN's dilation and its rhs dilation oneDNN's stride;
+// the high padding is what makes oneDNN's sizes add up.
+bool backward_weights_recipe(const dnnl::engine& engine, const rk_equation_view* e, const ConvEquation& q, Recipe& r) {
+  const ConvParams& c = q.c;
+  const auto& d = c.dims;
+  const rk_type &lhs = e->inputs[0], &rhs = e->inputs[1], &out = e->outputs[0];
+  ConvSetup s;
+  const View src = view(lhs, swapped(d.lhs_spec)), diff_dst = view(rhs, swapped(d.rhs_spec));
+  View diff_weights = view(out, swapped(d.out_spec));
+  if (c.batch_group_count > 1) diff_weights = grouped(diff_weights, c.batch_group_count);
+  s.strides = Dims(c.rhs_dilation.begin(), c.rhs_dilation.end());
+  s.dilates = minus_one(c.window_strides);
+  s.padding_l = q.lows;
+  for (size_t i = 0; i < q.spatial; ++i) {
+    const int64_t kept = q.o.dims[2 + i], taps = q.k.dims[2 + i];
+    s.padding_r.push_back(high_padding((taps - 1) * s.strides[i] + (kept - 1) * c.window_strides[i] + 1 -
+                                           q.l.dims[2 + i] - q.lows[i], s.strides[i]));
+    if (s.padding_r.back() < 0) return false;
+  }
+  s.src = src.desc();
+  s.dst = diff_dst.desc();
+  // The kernel's gradient in the layout oneDNN chooses, reordered into the output after: with
+  // it as it lies (HWIO from Flax) oneDNN 2.6 falls back to im2col and a GEMM, several times
+  // slower at the CNN's shapes than its blocked JIT kernel, reorder included (docs/performance.md).
+  s.weights = dnnl::memory::desc(diff_weights.dims, dt::f32, dnnl::memory::format_tag::any);
+  const auto hint = forward_pd(engine, s, dnnl::prop_kind::forward_training);
+  const dnnl::convolution_backward_weights::primitive_desc pd(
+      dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, s.src, s.weights, s.dst, s.strides,
+                                               s.dilates, s.padding_l, s.padding_r),
+      user_scratchpad(), engine, hint);
+  s.weights = pd.diff_weights_desc();
+  if (s.weights != diff_weights.desc()) unstage_from_chosen_layout(engine, s.weights, diff_weights.desc(), r);
+  r.key = key_of("conv-bwd-weights", {&src.dims, &src.strides, &diff_dst.dims, &diff_dst.strides, &diff_weights.dims,
+                                      &diff_weights.strides, &s.strides, &s.dilates, &s.padding_l, &s.padding_r});
+  r.inputs = {{DNNL_ARG_SRC, s.src}, {DNNL_ARG_DIFF_DST, s.dst}};
+  r.output = {DNNL_ARG_DIFF_WEIGHTS, s.weights};
+  r.make = [pd](const dnnl::engine&) -> dnnl::primitive { return dnnl::convolution_backward_weights(pd); };
+  return true;
+}
+
+// Backward data: out[n, o, y] sums lhs[n, c, j] k[o, c, t] over y + t*rd - low = j*ld, which is
+// oneDNN's diff_src of a convolution strided by ld, dilated by rd, of the kernel reversed
+// (t' = K-1-t), padded (K-1)*rd - low below; the lhs is its diff_dst.
+bool backward_data_recipe(const dnnl::engine& engine, const ConvEquation& q, Recipe& r) {
+  const ConvParams& c = q.c;
+  const View &l = q.l, &k = q.k, &o = q.o;
+  ConvSetup s;
+  if (!all_one(c.window_strides)) return false;
+  const int64_t groups = c.feature_group_count;
+  s.strides = Dims(c.lhs_dilation.begin(), c.lhs_dilation.end());
+  s.dilates = minus_one(c.rhs_dilation);
+  for (size_t i = 0; i < q.spatial; ++i) {
+    const int64_t span = (k.dims[2 + i] - 1) * c.rhs_dilation[i];
+    s.padding_l.push_back(span - q.lows[i]);
+    s.padding_r.push_back(
+        high_padding((l.dims[2 + i] - 1) * s.strides[i] + span + 1 - o.dims[2 + i] - s.padding_l[i], s.strides[i]));
+    if (s.padding_l.back() < 0 || s.padding_r.back() < 0) return false;
+  }
+  // oneDNN's weights: (lhs features, out features) per group, dense, reversed.
+  Dims weights = {l.dims[1], k.dims[0]};
+  if (groups > 1) weights = {groups, l.dims[1] / groups, k.dims[0] / groups};
+  weights.insert(weights.end(), k.dims.begin() + 2, k.dims.end());
+  s.src = o.desc();
+  const dnnl::memory::desc plain(weights, dt::f32, dense_strides(weights));
+  s.weights = dnnl::memory::desc(weights, dt::f32, dnnl::memory::format_tag::any);
+  s.dst = l.desc();
+  const auto hint = forward_pd(engine, s, dnnl::prop_kind::forward_training);
+  const dnnl::convolution_backward_data::primitive_desc pd(
+      dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, s.src, s.weights, s.dst, s.strides,
+                                            s.dilates, s.padding_l, s.padding_r),
+      user_scratchpad(), engine, hint);
+  s.weights = pd.weights_desc();
+  r.key = key_of("conv-bwd-data", {&l.dims, &l.strides, &o.dims, &o.strides, &weights, &s.strides, &s.dilates,
+                                   &s.padding_l, &s.padding_r});
+  r.inputs = {{DNNL_ARG_DIFF_DST, s.dst}, {DNNL_ARG_WEIGHTS, s.weights}};
+  r.output = {DNNL_ARG_DIFF_SRC, s.src};
+  stage_in_chosen_layout(engine, plain, s.weights, reverse_kernel(k, groups), r, 1);
+  r.make = [pd](const dnnl::engine&) -> dnnl::primitive { return dnnl::convolution_backward_data(pd); };
+  return true;
+}
+
+// Forward, feature groups as oneDNN's groups of the kernel's out features.
+bool forward_recipe(const dnnl::engine& engine, const ConvEquation& q, Recipe& r) {
+  const ConvParams& c = q.c;
+  const View &l = q.l, &k = q.k, &o = q.o;
+  ConvSetup s;
+  const View weights = c.feature_group_count > 1 ? grouped(k, c.feature_group_count) : k;
+  s.src = l.desc();
+  s.weights = weights.desc();
+  s.dst = o.desc();
+  s.strides = Dims(c.window_strides.begin(), c.window_strides.end());
+  s.dilates = minus_one(c.rhs_dilation);
+  s.padding_l = q.lows;
+  s.padding_r = q.highs;
+  const dnnl::memory::desc as_it_lies = s.weights;
+  s.weights = dnnl::memory::desc(weights.dims, dt::f32, dnnl::memory::format_tag::any);
+  auto pd = forward_pd(engine, s, dnnl::prop_kind::forward_inference);
+  s.weights = pd.weights_desc();
+  if (s.weights != as_it_lies) stage_in_chosen_layout(engine, as_it_lies, s.weights, nullptr, r, 1);
+  // oneDNN's reference forward convolution on layouts as they lie is far slower than rematkit's own
+  // reference kernel (on the cnn example; docs/performance.md has the figures): decline it. Its
+  // backward ones cost less than ours and stay.
+  if (is_reference_impl(pd.impl_info_str())) return false;
+  r.key = key_of("conv-fwd", {&l.dims, &l.strides, &weights.dims, &weights.strides, &o.dims, &o.strides, &s.strides,
+                              &s.dilates, &s.padding_l, &s.padding_r});
+  r.inputs = {{DNNL_ARG_SRC, s.src}, {DNNL_ARG_WEIGHTS, s.weights}};
+  r.output = {DNNL_ARG_DST, s.dst};
+  r.make = [pd](const dnnl::engine&) -> dnnl::primitive { return dnnl::convolution_forward(pd); };
+  return true;
+}
+
 }  // namespace
 
 bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, Recipe& r) {
@@ -193,123 +316,22 @@ bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, R
     negative_high = negative_high || p.high < 0;
   }
   const auto& d = c.dims;
-  const View l = view(lhs, d.lhs_spec), k = view(rhs, d.rhs_spec), o = view(out, d.out_spec);
-  Dims lows, highs;
+  ConvEquation q{c, view(lhs, d.lhs_spec), view(rhs, d.rhs_spec), view(out, d.out_spec), {}, {}, spatial};
   for (const rematkit::PadPair& p : c.padding) {
-    lows.push_back(p.low);
-    highs.push_back(p.high);
+    q.lows.push_back(p.low);
+    q.highs.push_back(p.high);
   }
   // Multiply-adds: each output element sums a kernel's worth of one group.
   int64_t work = 1;
-  for (int64_t x : o.dims) work *= x;
-  for (size_t i = 1; i < k.dims.size(); ++i) work *= k.dims[i];
+  for (int64_t x : q.o.dims) work *= x;
+  for (size_t i = 1; i < q.k.dims.size(); ++i) work *= q.k.dims[i];
   r.work = work;
   const bool dilates_lhs = !all_one(c.lhs_dilation);
-  ConvSetup s;
-
-  if (!dilates_lhs && c.feature_group_count == 1 && d.lhs_spec[1] == 0) {
-    // Backward weights. The equation contracts the lhs's feature dim (oneDNN's minibatch) with the
-    // rhs's in-feature dim; oneDNN's source is the lhs with batch and feature swapped, its
-    // diff_dst the rhs likewise, its diff_weights the output (out feature, batch), grouped by the
-    // equation's batch groups. The equation's window strides are oneDNN's dilation and its rhs
-    // dilation oneDNN's stride; the high padding is what makes oneDNN's sizes add up.
-    const View src = view(lhs, swapped(d.lhs_spec)), diff_dst = view(rhs, swapped(d.rhs_spec));
-    View diff_weights = view(out, swapped(d.out_spec));
-    if (c.batch_group_count > 1) diff_weights = grouped(diff_weights, c.batch_group_count);
-    s.strides = Dims(c.rhs_dilation.begin(), c.rhs_dilation.end());
-    s.dilates = minus_one(c.window_strides);
-    s.padding_l = lows;
-    for (size_t i = 0; i < spatial; ++i) {
-      const int64_t kept = o.dims[2 + i], taps = k.dims[2 + i];
-      s.padding_r.push_back(high_padding((taps - 1) * s.strides[i] + (kept - 1) * c.window_strides[i] + 1 -
-                                             l.dims[2 + i] - lows[i], s.strides[i]));
-      if (s.padding_r.back() < 0) return false;
-    }
-    s.src = src.desc();
-    s.dst = diff_dst.desc();
-    // The kernel's gradient in the layout oneDNN chooses, reordered into the output after: with
-    // it as it lies (HWIO from Flax) oneDNN 2.6 falls back to im2col and a GEMM, several times
-    // slower at the CNN's shapes than its blocked JIT kernel, reorder included (docs/performance.md).
-    s.weights = dnnl::memory::desc(diff_weights.dims, dt::f32, dnnl::memory::format_tag::any);
-    const auto hint = forward_pd(engine, s, dnnl::prop_kind::forward_training);
-    const dnnl::convolution_backward_weights::primitive_desc pd(
-        dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, s.src, s.weights, s.dst, s.strides,
-                                                 s.dilates, s.padding_l, s.padding_r),
-        user_scratchpad(), engine, hint);
-    s.weights = pd.diff_weights_desc();
-    if (s.weights != diff_weights.desc()) unstage_from_chosen_layout(engine, s.weights, diff_weights.desc(), r);
-    r.key = key_of("conv-bwd-weights", {&src.dims, &src.strides, &diff_dst.dims, &diff_dst.strides, &diff_weights.dims,
-                                        &diff_weights.strides, &s.strides, &s.dilates, &s.padding_l, &s.padding_r});
-    r.inputs = {{DNNL_ARG_SRC, s.src}, {DNNL_ARG_DIFF_DST, s.dst}};
-    r.output = {DNNL_ARG_DIFF_WEIGHTS, s.weights};
-    r.make = [pd](const dnnl::engine&) -> dnnl::primitive { return dnnl::convolution_backward_weights(pd); };
-    return true;
-  }
+  if (!dilates_lhs && c.feature_group_count == 1 && d.lhs_spec[1] == 0) return backward_weights_recipe(engine, e, q, r);
   if (c.batch_group_count != 1) return false;
-
-  if (dilates_lhs) {
-    // Backward data: out[n, o, y] sums lhs[n, c, j] k[o, c, t] over y + t*rd - low = j*ld, which
-    // is oneDNN's diff_src of a convolution strided by ld, dilated by rd, of the kernel reversed
-    // (t' = K-1-t), padded (K-1)*rd - low below; the lhs is its diff_dst.
-    if (!all_one(c.window_strides)) return false;
-    const int64_t groups = c.feature_group_count;
-    s.strides = Dims(c.lhs_dilation.begin(), c.lhs_dilation.end());
-    s.dilates = minus_one(c.rhs_dilation);
-    for (size_t i = 0; i < spatial; ++i) {
-      const int64_t span = (k.dims[2 + i] - 1) * c.rhs_dilation[i];
-      s.padding_l.push_back(span - lows[i]);
-      s.padding_r.push_back(
-          high_padding((l.dims[2 + i] - 1) * s.strides[i] + span + 1 - o.dims[2 + i] - s.padding_l[i], s.strides[i]));
-      if (s.padding_l.back() < 0 || s.padding_r.back() < 0) return false;
-    }
-    // oneDNN's weights: (lhs features, out features) per group, dense, reversed.
-    Dims weights = {l.dims[1], k.dims[0]};
-    if (groups > 1) weights = {groups, l.dims[1] / groups, k.dims[0] / groups};
-    weights.insert(weights.end(), k.dims.begin() + 2, k.dims.end());
-    s.src = o.desc();
-    const dnnl::memory::desc plain(weights, dt::f32, dense_strides(weights));
-    s.weights = dnnl::memory::desc(weights, dt::f32, dnnl::memory::format_tag::any);
-    s.dst = l.desc();
-    const auto hint = forward_pd(engine, s, dnnl::prop_kind::forward_training);
-    const dnnl::convolution_backward_data::primitive_desc pd(
-        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, s.src, s.weights, s.dst, s.strides,
-                                              s.dilates, s.padding_l, s.padding_r),
-        user_scratchpad(), engine, hint);
-    s.weights = pd.weights_desc();
-    r.key = key_of("conv-bwd-data", {&l.dims, &l.strides, &o.dims, &o.strides, &weights, &s.strides, &s.dilates,
-                                     &s.padding_l, &s.padding_r});
-    r.inputs = {{DNNL_ARG_DIFF_DST, s.dst}, {DNNL_ARG_WEIGHTS, s.weights}};
-    r.output = {DNNL_ARG_DIFF_SRC, s.src};
-    stage_in_chosen_layout(engine, plain, s.weights, reverse_kernel(k, groups), r, 1);
-    r.make = [pd](const dnnl::engine&) -> dnnl::primitive { return dnnl::convolution_backward_data(pd); };
-    return true;
-  }
-
-  // Forward, feature groups as oneDNN's groups of the kernel's out features.
+  if (dilates_lhs) return backward_data_recipe(engine, q, r);
   if (negative_high) return false;
-  const View weights = c.feature_group_count > 1 ? grouped(k, c.feature_group_count) : k;
-  s.src = l.desc();
-  s.weights = weights.desc();
-  s.dst = o.desc();
-  s.strides = Dims(c.window_strides.begin(), c.window_strides.end());
-  s.dilates = minus_one(c.rhs_dilation);
-  s.padding_l = lows;
-  s.padding_r = highs;
-  const dnnl::memory::desc as_it_lies = s.weights;
-  s.weights = dnnl::memory::desc(weights.dims, dt::f32, dnnl::memory::format_tag::any);
-  auto pd = forward_pd(engine, s, dnnl::prop_kind::forward_inference);
-  s.weights = pd.weights_desc();
-  if (s.weights != as_it_lies) stage_in_chosen_layout(engine, as_it_lies, s.weights, nullptr, r, 1);
-  // oneDNN's reference forward convolution on layouts as they lie is far slower than rematkit's own
-  // reference kernel (on the cnn example; docs/performance.md has the figures): decline it. Its
-  // backward ones cost less than ours and stay.
-  if (is_reference_impl(pd.impl_info_str())) return false;
-  r.key = key_of("conv-fwd", {&l.dims, &l.strides, &weights.dims, &weights.strides, &o.dims, &o.strides, &s.strides,
-                              &s.dilates, &s.padding_l, &s.padding_r});
-  r.inputs = {{DNNL_ARG_SRC, s.src}, {DNNL_ARG_WEIGHTS, s.weights}};
-  r.output = {DNNL_ARG_DST, s.dst};
-  r.make = [pd](const dnnl::engine&) -> dnnl::primitive { return dnnl::convolution_forward(pd); };
-  return true;
+  return forward_recipe(engine, q, r);
 }
 
 bool pooling_recipe(const dnnl::engine& engine, const rk_equation_view* e, Recipe& r) {
