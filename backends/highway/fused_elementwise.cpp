@@ -86,6 +86,7 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
   // Segments that stop at a repeat's period would cut rows.
   if (f.row_ > 1 && !f.periods_.empty()) return std::nullopt;
   f.pair_binaries();
+  f.pair_halves();
   f.read_bits();
   f.drop_unread_f32();
   return f;
@@ -160,6 +161,7 @@ bool FusedElementwise::add_part(const plugin::Fusion& fusion, size_t first, size
     if (!spreads_rows && v < static_cast<int64_t>(fusion.num_inputs() + first) && !read_operand(fusion, shape, v)) return false;
   Part part;
   part.value = value;
+  part.result = fusion.is_result(value);
   part.operands.assign(p.operands.begin(), p.operands.end());
   switch (fit(fusion, first, p, part)) {
     case Fit::kDecline: return false;
@@ -374,24 +376,52 @@ void FusedElementwise::pair_binaries() {
   parts_ = std::move(paired);
 }
 
-void FusedElementwise::read_bits() {
-  auto read_elsewhere = [&](int v, const Part& by) {
-    for (const Part& p : parts_) {
-      if (&p == &by) continue;
-      const bool reads = std::find(p.operands.begin(), p.operands.end(), v) != p.operands.end() ||
-                         std::find(p.lane_operands.begin(), p.lane_operands.end(), v) != p.lane_operands.end();
-      if (reads) return true;
-    }
+bool FusedElementwise::bits_eligible(int v, const Part& by) const {
+  const Access& a = access_[static_cast<size_t>(v)];
+  if (std::find(promoted_.begin(), promoted_.end(), v) == promoted_.end() || a.dtype != by.dtype || a.same_as >= 0 ||
+      a.tile >= 0 || (a.mode != Access::Mode::kFull && a.mode != Access::Mode::kScalar))
+    return false;
+  for (const Part& p : parts_) {
+    if (&p == &by) continue;
+    const bool reads = std::find(p.operands.begin(), p.operands.end(), v) != p.operands.end() ||
+                       std::find(p.lane_operands.begin(), p.lane_operands.end(), v) != p.lane_operands.end();
+    if (reads) return false;
+  }
+  return true;
+}
+
+void FusedElementwise::pair_halves() {
+  auto reads = [&](int v) {
+    int n = 0;
+    for (const Part& p : parts_) n += static_cast<int>(std::count(p.operands.begin(), p.operands.end(), v));
+    return n;
+  };
+  // Only a whole input read as bits costs more promoted than the pass saves; a scalar is one element.
+  auto reads_whole_bits = [&](const Part& p) {
+    for (int v : p.operands)
+      if (access_[static_cast<size_t>(v)].mode == Access::Mode::kFull && bits_eligible(v, p)) return true;
     return false;
   };
-  for (Part& p : parts_) {
-    if (!p.rounds_in_pass) continue;
+  auto pairs = [](int op) { return op == static_cast<int>(Binary::kAdd) || op == static_cast<int>(Binary::kSub) ||
+                                   op == static_cast<int>(Binary::kMul); };
+  for (size_t j = 0; j + 1 < parts_.size(); ++j) {
+    Part& p = parts_[j];
+    const Part& q = parts_[j + 1];
+    const bool halves = p.rounds_in_pass && q.rounds_in_pass && p.dtype == q.dtype && pairs(p.op) && pairs(q.op);
+    if (!halves || p.result || reads(p.value) != 1 || (q.operands[0] != p.value && q.operands[1] != p.value) ||
+        reads_whole_bits(p) || reads_whole_bits(q))
+      continue;
+    p.heads_pair = true;
+    ++j;
+  }
+}
+
+void FusedElementwise::read_bits() {
+  for (size_t j = 0; j < parts_.size(); ++j) {
+    Part& p = parts_[j];
+    if (!p.rounds_in_pass || p.heads_pair || (j > 0 && parts_[j - 1].heads_pair)) continue;
     for (size_t k = 0; k < 2; ++k) {
-      const int v = p.operands[k];
-      const Access& a = access_[static_cast<size_t>(v)];
-      const bool promoted = std::find(promoted_.begin(), promoted_.end(), v) != promoted_.end();
-      p.bits_operands[k] = promoted && a.dtype == p.dtype && a.same_as < 0 && a.tile < 0 &&
-                           (a.mode == Access::Mode::kFull || a.mode == Access::Mode::kScalar) && !read_elsewhere(v, p);
+      p.bits_operands[k] = bits_eligible(p.operands[k], p);
       p.reads_bits = p.reads_bits || p.bits_operands[k];
     }
     for (size_t k = 0; k < 2; ++k)
@@ -490,86 +520,108 @@ void FusedElementwise::finish(const Part& p, std::span<void* const> values, cons
   p.lanes.recompute(operands, scratch.flagged, flagged, rounded, bits);
 }
 
-void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const {
-  // A value's elements for this segment, and whether the kernel reads it as a scalar.
-  auto at = [&](int v, bool& scalar) -> void* {
-    const Access& a = access_[static_cast<size_t>(v)];
-    if (a.same_as >= 0) v = a.same_as;
-    scalar = a.mode == Access::Mode::kScalar;
-    if (a.slot >= 0) return scratch.slots[a.slot];
-    if (a.tile >= 0) return scratch.tiles[a.tile] + begin % a.period;
-    const size_t bytes = a.is_bool ? 1 : sizeof(float);
-    std::byte* base = static_cast<std::byte*>(values[static_cast<size_t>(v)]);
-    switch (a.mode) {
-      case Access::Mode::kFull: return base + begin * bytes;
-      case Access::Mode::kScalar: return base;
-      case Access::Mode::kRepeat: return base + (begin % a.period) * bytes;
-      case Access::Mode::kPerRow: return base;  // the fill reads it (run_segment)
-    }
-    return base;
-  };
-  const Loops& run = loops();  // the dispatched loops, called straight: a segment is short
-  promote(values, begin, len, scratch);
-  for (const Part& p : parts_) {
-    bool s0 = false, s1 = false, s2 = false, unused = false;
-    void* y = p.kind == Kind::kReduceRows ? nullptr : at(p.value, unused);  // a reduction writes by rows (below)
-    void* x0 = at(p.operands[0], s0);
-    void* x1 = p.operands.size() > 1 ? at(p.operands[1], s1) : nullptr;
-    void* x2 = p.operands.size() > 2 ? at(p.operands[2], s2) : nullptr;
-    auto f = [](void* v) { return static_cast<float*>(v); };
-    switch (p.kind) {
-      case Kind::kUnary: run.unary(p.op, f(x0), f(y), len); break;
-      case Kind::kPow:  // bf16 and f16 in double, as the reference, unless the f32 products are exact
-        if (is_half(p.dtype) && !exact_in_f32(p.dtype, p.power)) half_loops().integer_pow_f64(p.power, f(x0), f(y), len);
-        else run.integer_pow(p.power, f(x0), f(y), len);
-        break;
-      case Kind::kBinary:  // a part that rounds in its pass is computed there (finish)
-        if (!p.rounds_in_pass) run.binary(p.op, f(x0), s0, f(x1), s1, f(y), len);
-        break;
-      case Kind::kBinary2: run.binary2(p.op, p.op2, p.inner_left, f(x0), s0, f(x1), s1, f(x2), s2, f(y), len); break;
-      case Kind::kCompare: run.compare(p.op, f(x0), s0, f(x1), s1, static_cast<uint8_t*>(y), len); break;
-      case Kind::kBitwise: {
-        auto u = [](void* v) { return static_cast<uint32_t*>(v); };
-        bitwise(static_cast<Bitwise>(p.op), u(x0), s0, u(x1), s1, u(y), len);
-        break;
-      }
-      case Kind::kReduceRows:
-        run.reduce_rows(p.op == 1, f(x0), static_cast<float*>(values[static_cast<size_t>(p.value)]) + begin / row_, len / row_, row_);
-        break;
-      case Kind::kSelect: run.select(static_cast<const uint8_t*>(x0), s0, f(x1), f(x2), f(y), len); break;
-      case Kind::kFill: {
-        const Access& a = access_[static_cast<size_t>(p.operands[0])];
-        if (a.mode != Access::Mode::kPerRow) {
-          fill32(std::bit_cast<uint32_t>(f(x0)[0]), static_cast<uint32_t*>(y), len);
-          break;
-        }
-        spread(a, x0, begin, len, f(y), scratch);
-        break;
-      }
-      case Kind::kReference: break;  // every lane below
-      case Kind::kConvert: {
-        const Conversion c = static_cast<Conversion>(p.op);
-        if (c == Conversion::kToBool || c == Conversion::kToI32) {
-          convert(c, x0, s0, y, len);
-          break;
-        }
-        // Into bf16 or f16: converted and rounded in one pass, no lane recomputed (a moved value).
-        void* result = values[static_cast<size_t>(p.value)];
-        uint16_t* bits = result ? static_cast<uint16_t*>(result) + begin : nullptr;
-        half_loops().convert_round(p.dtype == RK_DTYPE_F16, c == Conversion::kFromBool, x0, s0, f(y), bits, len);
-        continue;
-      }
-    }
-    if (!is_half(p.dtype) && p.kind != Kind::kReference) continue;
-    if (p.moves_half && !values[static_cast<size_t>(p.value)]) continue;  // no bits to store, nothing to round
-    std::array<LaneOperand, 3> operands{};
-    for (size_t k = 0; k < p.lane_operands.size(); ++k) {
-      bool scalar = false;
-      operands[k].data = f(at(p.lane_operands[k], scalar));
-      operands[k].scalar = scalar;
-    }
-    finish(p, values, operands.data(), y, begin, len, scratch);
+void* FusedElementwise::at(int v, bool& scalar, std::span<void* const> values, size_t begin, Scratch& scratch) const {
+  const Access& a = access_[static_cast<size_t>(v)];
+  if (a.same_as >= 0) v = a.same_as;
+  scalar = a.mode == Access::Mode::kScalar;
+  if (a.slot >= 0) return scratch.slots[a.slot];
+  if (a.tile >= 0) return scratch.tiles[a.tile] + begin % a.period;
+  const size_t bytes = a.is_bool ? 1 : sizeof(float);
+  std::byte* base = static_cast<std::byte*>(values[static_cast<size_t>(v)]);
+  switch (a.mode) {
+    case Access::Mode::kFull: return base + begin * bytes;
+    case Access::Mode::kScalar: return base;
+    case Access::Mode::kRepeat: return base + (begin % a.period) * bytes;
+    case Access::Mode::kPerRow: return base;  // the fill reads it (run_part)
   }
+  return base;
+}
+
+void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const {
+  promote(values, begin, len, scratch);
+  for (size_t j = 0; j < parts_.size(); ++j) {
+    if (parts_[j].heads_pair && run_pair(parts_[j], parts_[j + 1], values, begin, len, scratch)) {
+      ++j;
+      continue;
+    }
+    run_part(parts_[j], values, begin, len, scratch);
+  }
+}
+
+bool FusedElementwise::run_pair(const Part& p, const Part& q, std::span<void* const> values, size_t begin, size_t len,
+                                Scratch& scratch) const {
+  const bool inner_left = q.operands[0] == p.value;
+  const std::array<int, 3> from{p.operands[0], p.operands[1], q.operands[inner_left ? 1 : 0]};
+  std::array<LaneOperand, 3> x{};
+  for (size_t k = 0; k < 3; ++k) x[k].data = static_cast<const float*>(at(from[k], x[k].scalar, values, begin, scratch));
+  bool unused = false;
+  float* y = static_cast<float*>(at(q.value, unused, values, begin, scratch));
+  void* result = values[static_cast<size_t>(q.value)];
+  uint16_t* bits = result ? static_cast<uint16_t*>(result) + begin : nullptr;
+  return half_loops().binary2_round(q.dtype == RK_DTYPE_F16, p.op, q.op, inner_left, x.data(), y, q.keeps_f32, bits, len);
+}
+
+void FusedElementwise::run_part(const Part& p, std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const {
+  const Loops& run = loops();  // the dispatched loops, called straight: a segment is short
+  auto at = [&](int v, bool& scalar) { return this->at(v, scalar, values, begin, scratch); };
+  bool s0 = false, s1 = false, s2 = false, unused = false;
+  void* y = p.kind == Kind::kReduceRows ? nullptr : at(p.value, unused);  // a reduction writes by rows (below)
+  void* x0 = at(p.operands[0], s0);
+  void* x1 = p.operands.size() > 1 ? at(p.operands[1], s1) : nullptr;
+  void* x2 = p.operands.size() > 2 ? at(p.operands[2], s2) : nullptr;
+  auto f = [](void* v) { return static_cast<float*>(v); };
+  switch (p.kind) {
+    case Kind::kUnary: run.unary(p.op, f(x0), f(y), len); break;
+    case Kind::kPow:  // bf16 and f16 in double, as the reference, unless the f32 products are exact
+      if (is_half(p.dtype) && !exact_in_f32(p.dtype, p.power)) half_loops().integer_pow_f64(p.power, f(x0), f(y), len);
+      else run.integer_pow(p.power, f(x0), f(y), len);
+      break;
+    case Kind::kBinary:  // a part that rounds in its pass is computed there (finish)
+      if (!p.rounds_in_pass) run.binary(p.op, f(x0), s0, f(x1), s1, f(y), len);
+      break;
+    case Kind::kBinary2: run.binary2(p.op, p.op2, p.inner_left, f(x0), s0, f(x1), s1, f(x2), s2, f(y), len); break;
+    case Kind::kCompare: run.compare(p.op, f(x0), s0, f(x1), s1, static_cast<uint8_t*>(y), len); break;
+    case Kind::kBitwise: {
+      auto u = [](void* v) { return static_cast<uint32_t*>(v); };
+      bitwise(static_cast<Bitwise>(p.op), u(x0), s0, u(x1), s1, u(y), len);
+      break;
+    }
+    case Kind::kReduceRows:
+      run.reduce_rows(p.op == 1, f(x0), static_cast<float*>(values[static_cast<size_t>(p.value)]) + begin / row_, len / row_, row_);
+      break;
+    case Kind::kSelect: run.select(static_cast<const uint8_t*>(x0), s0, f(x1), f(x2), f(y), len); break;
+    case Kind::kFill: {
+      const Access& a = access_[static_cast<size_t>(p.operands[0])];
+      if (a.mode != Access::Mode::kPerRow) {
+        fill32(std::bit_cast<uint32_t>(f(x0)[0]), static_cast<uint32_t*>(y), len);
+        break;
+      }
+      spread(a, x0, begin, len, f(y), scratch);
+      break;
+    }
+    case Kind::kReference: break;  // every lane below
+    case Kind::kConvert: {
+      const Conversion c = static_cast<Conversion>(p.op);
+      if (c == Conversion::kToBool || c == Conversion::kToI32) {
+        convert(c, x0, s0, y, len);
+        break;
+      }
+      // Into bf16 or f16: converted and rounded in one pass, no lane recomputed (a moved value).
+      void* result = values[static_cast<size_t>(p.value)];
+      uint16_t* bits = result ? static_cast<uint16_t*>(result) + begin : nullptr;
+      half_loops().convert_round(p.dtype == RK_DTYPE_F16, c == Conversion::kFromBool, x0, s0, f(y), bits, len);
+      return;
+    }
+  }
+  if (!is_half(p.dtype) && p.kind != Kind::kReference) return;
+  if (p.moves_half && !values[static_cast<size_t>(p.value)]) return;  // no bits to store, nothing to round
+  std::array<LaneOperand, 3> operands{};
+  for (size_t k = 0; k < p.lane_operands.size(); ++k) {
+    bool scalar = false;
+    operands[k].data = f(at(p.lane_operands[k], scalar));
+    operands[k].scalar = scalar;
+  }
+  finish(p, values, operands.data(), y, begin, len, scratch);
 }
 
 }  // namespace rematkit::hwy_backend

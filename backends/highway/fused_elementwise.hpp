@@ -72,6 +72,10 @@ class FusedElementwise {
     // they are bf16 or f16 values already, so rounding leaves them as they are; only a result's bits
     // are stored.
     bool moves_half = false;
+    bool result = false;  // whether its value is a result of the fused equation
+    // A bf16 or f16 binary part run in one pass with the next, which alone reads it
+    // (half_loops().binary2_round); each alone where a lane of the segment is a NaN.
+    bool heads_pair = false;
     ReferenceLanes lanes;
     std::vector<int> lane_operands;
   };
@@ -121,6 +125,13 @@ class FusedElementwise {
   void fit_lanes(const plugin::Fusion& fusion, const plugin::FusedPart& p, Part& part);
 
   void run_segment(std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const;
+  // A value's elements for a segment, and whether the kernels read it as a scalar.
+  void* at(int v, bool& scalar, std::span<void* const> values, size_t begin, Scratch& scratch) const;
+  // One part over a segment; a pair (Part::heads_pair) in one pass, false where a lane is a NaN
+  // (then nothing it stored counts).
+  void run_part(const Part& p, std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const;
+  bool run_pair(const Part& p, const Part& q, std::span<void* const> values, size_t begin, size_t len,
+                Scratch& scratch) const;
   // The bf16 or f16 operands promoted into their slots, and one value per row spread (from bf16 or
   // f16 rows promoted first), for a segment.
   void promote(std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const;
@@ -131,9 +142,14 @@ class FusedElementwise {
              Scratch& scratch) const;
   // Binary parts in pairs where the second alone reads the first: one pass, one store fewer.
   void pair_binaries();
+  // bf16 or f16 binary parts paired (Part::heads_pair); those read no operand as bits.
+  void pair_halves();
   // The parts that read operands as bits (Part::reads_bits) chosen, those operands no longer
   // promoted at each segment's start.
   void read_bits();
+  // Whether part `by` may read value v as bits: a bf16 or f16 input of its dtype, promoted at i or
+  // as a scalar, that no other part reads.
+  bool bits_eligible(int v, const Part& by) const;
   // The bf16 or f16 parts whose rounded f32 values no part reads (Part::keeps_f32 false).
   void drop_unread_f32();
   void promote_value(int v, std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const;

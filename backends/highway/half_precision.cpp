@@ -294,6 +294,62 @@ size_t BinaryRoundBitsImpl(bool f16, int op, const HalfOperand* operands, float*
   return f16 ? of_op(std::true_type()) : of_op(std::false_type());
 }
 
+// Binary2RoundImpl for one dtype, pair of ops and order.
+template <bool kF16, Binary kOp1, Binary kOp2, bool kInnerLeft>
+bool Binary2RoundLoop(const LaneOperand* operands, float* y, uint16_t* bits, size_t n) {
+  const std::array<LaneOperand, 3> x{operands[0], operands[1], operands[2]};  // locals: the stores cannot alias them
+  bool clean = true;
+  auto body = [&](auto d, size_t i) {
+    const hn::RebindToSigned<decltype(d)> di;
+    const auto p = BinaryOf<kOp1>(Operand(d, x[0], i), Operand(d, x[1], i));
+    const auto rounded = HalfToF32(d, kF16, HalfBits(d, kF16, p, false), false);  // p's value, as its slot would hold it
+    const auto c = Operand(d, x[2], i);
+    const auto q = kInnerLeft ? BinaryOf<kOp2>(rounded, c) : BinaryOf<kOp2>(c, rounded);
+    const auto half = HalfBits(d, kF16, q, false);
+    if (y) hn::StoreU(HalfToF32(d, kF16, half, false), d, y + i);
+    if (bits) {
+      const hn::Rebind<uint16_t, decltype(d)> d16;
+      hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, half)), d16, bits + i);
+    }
+    if (!hn::AllFalse(d, hn::Or(hn::IsNaN(p), hn::IsNaN(q)))) clean = false;
+  };
+  const hn::ScalableTag<float> d;
+  size_t i = 0;
+  for (; i + hn::Lanes(d) <= n; i += hn::Lanes(d)) body(d, i);
+  for (; i < n; ++i) body(hn::CappedTag<float, 1>(), i);
+  return clean;
+}
+
+// f called with add, sub or mul (kernels.hpp's Binary `op`) as a compile-time constant; false for
+// another op.
+template <class F>
+bool WithPairedBinary(int op, F f) {
+  if (op == static_cast<int>(Binary::kAdd)) return f(std::integral_constant<Binary, Binary::kAdd>());
+  if (op == static_cast<int>(Binary::kSub)) return f(std::integral_constant<Binary, Binary::kSub>());
+  if (op == static_cast<int>(Binary::kMul)) return f(std::integral_constant<Binary, Binary::kMul>());
+  return false;
+}
+
+// Where no lane is a NaN, each part's value is the one its own pass rounds (add, sub and mul are
+// correctly rounded, and their check flags only NaN results), so the same bits; with -ffp-contract
+// on, the two ops still round apart, as the first's value passes through integer rounding.
+bool Binary2RoundImpl(bool f16, int op1, int op2, bool inner_left, const LaneOperand* operands, float* y, bool keep_f32,
+                      uint16_t* bits, size_t n) {
+  float* out = keep_f32 ? y : nullptr;
+  auto of_order = [&](auto dtype, auto first, auto second) {
+    constexpr bool kF16 = decltype(dtype)::value;
+    constexpr Binary kOp1 = decltype(first)::value, kOp2 = decltype(second)::value;
+    return inner_left ? Binary2RoundLoop<kF16, kOp1, kOp2, true>(operands, out, bits, n)
+                      : Binary2RoundLoop<kF16, kOp1, kOp2, false>(operands, out, bits, n);
+  };
+  auto of_ops = [&](auto dtype) {
+    return WithPairedBinary(op1, [&](auto first) {
+      return WithPairedBinary(op2, [&](auto second) { return of_order(dtype, first, second); });
+    });
+  };
+  return f16 ? of_ops(std::true_type()) : of_ops(std::false_type());
+}
+
 void ConvertRoundImpl(bool f16, bool from_bool, const void* x, bool scalar, float* y, uint16_t* bits, size_t n) {
   auto loop = [&](auto dtype, auto is_bool) {
     auto result = [x, scalar](auto d, size_t i) {
@@ -346,6 +402,7 @@ HWY_EXPORT(BinaryRoundImpl);
 HWY_EXPORT(BinaryRoundBitsImpl);
 HWY_EXPORT(IntegerPowF64Impl);
 HWY_EXPORT(ConvertRoundImpl);
+HWY_EXPORT(Binary2RoundImpl);
 HWY_EXPORT(Choose);
 
 const HalfLoops& half_loops() {
@@ -353,7 +410,8 @@ const HalfLoops& half_loops() {
     HWY_DYNAMIC_DISPATCH(Choose)();  // chooses the target before the tables are read
     return HalfLoops{&HWY_DYNAMIC_DISPATCH(PromoteImpl), &HWY_DYNAMIC_DISPATCH(RoundImpl),
                      &HWY_DYNAMIC_DISPATCH(BinaryRoundImpl),
-                     &HWY_DYNAMIC_DISPATCH(BinaryRoundBitsImpl), &HWY_DYNAMIC_DISPATCH(ConvertRoundImpl),
+                     &HWY_DYNAMIC_DISPATCH(BinaryRoundBitsImpl), &HWY_DYNAMIC_DISPATCH(Binary2RoundImpl),
+                     &HWY_DYNAMIC_DISPATCH(ConvertRoundImpl),
                      &HWY_DYNAMIC_DISPATCH(IntegerPowF64Impl)};
   }();
   return chosen;

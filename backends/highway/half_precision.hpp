@@ -69,6 +69,13 @@ struct HalfLoops {
   // operand, which the caller recomputes from promoted operands.
   size_t (*binary_round_bits)(bool f16, int op, const HalfOperand* operands, float* y, bool keep_f32, uint16_t* bits,
                               size_t n, uint32_t* flagged);
+  // Two binary parts of one bf16 or f16 dtype in one pass (ops add, sub or mul, whose checks flag
+  // only NaN results): p = operands[0] op1 operands[1] rounded in a register, then q = p op2
+  // operands[2] (or operands[2] op2 p when not `inner_left`) rounded, stored to y unless `keep_f32`
+  // is false, and its bits to bits[i] unless bits is null. False where a lane of either is a NaN:
+  // then nothing it stored counts, and the caller runs each part alone.
+  bool (*binary2_round)(bool f16, int op1, int op2, bool inner_left, const LaneOperand* operands, float* y, bool keep_f32,
+                        uint16_t* bits, size_t n);
   // convert_element_type from bool (`from_bool`; a nonzero byte is 1) or i32 (the nearest f32) to
   // bf16 or f16, rounded as round rounds a moved value: y[i] the value held as f32, and its bits to
   // bits[i] unless bits is null. x is read at [i], or at [0] when `scalar`. No lane is flagged.

@@ -292,7 +292,8 @@ void expect_fused_reference_bits(const Linearization& lin, const RandomInputs& i
 
 // A gelu and a layer norm's arithmetic in bf16 and f16 (a value per row, a row for all, scalars),
 // f32 parts between conversions, a comparison and a select: fused on highway, every bf16 or f16
-// part rounded where JAX rounds it, so the reference backend's bits.
+// part rounded where JAX rounds it (pairs of binary parts in one pass, no NaN among these values),
+// so the reference backend's bits.
 TEST(HighwayHalfPrecision, FusedChainsGiveTheReferenceBits) {
   if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   for (const char* t : {"bf16", "f16"}) {
@@ -335,9 +336,9 @@ double value_of(DType dtype, uint32_t bits) {
 
 // Parts whose operands are read in their pass as the inputs' bits beside values of earlier parts (a
 // one-hot mask converted from bool, a count from i32), a value per row, a scalar, parts whose f32
-// values no later part reads, and moves (select_n, a copy) that round nothing: every operand's
-// specials (NaNs, infinities, values beside rounding boundaries) and random bit patterns, so the
-// reference backend's bits.
+// values no later part reads, moves (select_n, a copy) that round nothing, and two binary parts in
+// one pass (each alone in a segment with a NaN): every operand's specials (NaNs, infinities, values
+// beside rounding boundaries) and random bit patterns, so the reference backend's bits.
 TEST(HighwayHalfPrecision, FusedChainsReadingInputBitsGiveTheReferenceBits) {
   if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   for (DType t : kHalves) {
@@ -354,7 +355,9 @@ TEST(HighwayHalfPrecision, FusedChainsReadingInputBitsGiveTheReferenceBits) {
       u:T[8,300] = div r 0.7:T[]
       w:T[8,300] = select_n b e k
       v:T[8,300] = stop_gradient w
-    in (c, d, k, u, g, v) })";
+      a:T[8,300] = mul e 0.5:T[]
+      z:T[8,300] = add a e
+    in (c, d, k, u, g, v, z) })";
     for (size_t at; (at = text.find("TT")) != std::string::npos;) text.replace(at, 2, t == DType::kBF16 ? "bfloat16" : "float16");
     for (size_t at; (at = text.find(":T")) != std::string::npos;) text.replace(at + 1, 1, dname(t));
     const Program program = parse_program(text, "chain");
