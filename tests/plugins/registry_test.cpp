@@ -76,6 +76,24 @@ TEST(PluginRegistry, TheSameNameTwiceIsRejectedWithoutATrace) {
   EXPECT_EQ(registry.plugins().size(), 1u);
 }
 
+// OpenMP threads (oneDNN's) are asked to sleep rather than spin beside oneTBB's workers, from
+// before the first plugin loads; a user's own choice stands. (libgomp reads it when it loads.)
+TEST(PluginRegistry, AsksOpenMpThreadsToSleepUnlessTheUserChose) {
+  const char* before = std::getenv("OMP_WAIT_POLICY");
+  const std::string saved = before ? before : "";
+  unsetenv("OMP_WAIT_POLICY");
+  PluginRegistry fresh;
+  fresh.load(fixture("duplicate_a"));
+  const char* chosen = std::getenv("OMP_WAIT_POLICY");
+  EXPECT_STREQ(chosen ? chosen : "(unset)", "PASSIVE");
+  setenv("OMP_WAIT_POLICY", "ACTIVE", 1);
+  PluginRegistry again;
+  again.load(fixture("duplicate_a"));
+  EXPECT_STREQ(std::getenv("OMP_WAIT_POLICY"), "ACTIVE");
+  if (before) setenv("OMP_WAIT_POLICY", saved.c_str(), 1);
+  else unsetenv("OMP_WAIT_POLICY");
+}
+
 TEST(PluginRegistry, OlderAndNewerMinorsLoad) {
   PluginRegistry registry;
   registry.load(fixture("older_minor"));

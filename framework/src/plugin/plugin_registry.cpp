@@ -29,11 +29,20 @@ std::string canonical(const std::string& path) {
   return ec ? path : p.string();
 }
 
+// A plugin whose kernels run on OpenMP (oneDNN's runtime, libgomp) shares the cores with oneTBB's
+// workers, which run the core's parallel passes and the Highway backend. libgomp's threads spin
+// after each parallel region by default and hold the core the next TBB task needs; told to sleep
+// instead they cost a wake-up per region, which measured cheaper (docs/performance.md, "OpenMP
+// beside oneTBB"). libgomp reads the setting once, when it is loaded, so it is set before the first
+// plugin is; a user's own OMP_WAIT_POLICY stands.
+void prefer_sleeping_openmp_threads() { setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0); }
+
 }  // namespace
 
 void PluginRegistry::load(const std::string& path) {
   const std::string key = canonical(path);
   if (std::find(loaded_files_.begin(), loaded_files_.end(), key) != loaded_files_.end()) return;
+  prefer_sleeping_openmp_threads();
   // RTLD_LOCAL keeps plugins' symbols apart; the library stays loaded for the life of the process.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
