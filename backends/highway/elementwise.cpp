@@ -13,6 +13,7 @@
 #include <limits>
 #include <utility>
 
+#include "highway/binary_op-inl.h"
 #include "highway/kernels.hpp"
 
 HWY_BEFORE_NAMESPACE();
@@ -73,16 +74,6 @@ HWY_INLINE V apply(D d, V x) {
   return x;
 }
 
-template <Binary op, class V>
-HWY_INLINE V apply(V a, V b) {
-  if constexpr (op == Binary::kAdd) return hn::Add(a, b);
-  if constexpr (op == Binary::kSub) return hn::Sub(a, b);
-  if constexpr (op == Binary::kMul) return hn::Mul(a, b);
-  if constexpr (op == Binary::kDiv) return hn::Div(a, b);
-  if constexpr (op == Binary::kMax) return hn::Max(a, b);
-  return hn::Min(a, b);
-}
-
 template <Unary op>
 void unary_loop(const float* x, float* y, size_t n) {
   const hn::ScalableTag<float> d;
@@ -103,11 +94,11 @@ void binary_loop(const float* a, bool a_scalar, const float* b, bool b_scalar, f
   const size_t lanes = hn::Lanes(d);
   auto load = [&](const float* p, bool scalar, size_t i) { return scalar ? hn::Set(d, p[0]) : hn::LoadU(d, p + i); };
   size_t i = 0;
-  for (; i + lanes <= n; i += lanes) hn::StoreU(apply<op>(load(a, a_scalar, i), load(b, b_scalar, i)), d, y + i);
+  for (; i + lanes <= n; i += lanes) hn::StoreU(ApplyBinary<op>(load(a, a_scalar, i), load(b, b_scalar, i)), d, y + i);
   if (i < n) {
     HWY_ALIGN float ba[hn::MaxLanes(d)] = {}, bb[hn::MaxLanes(d)] = {};
     for (size_t j = i; j < n; ++j) ba[j - i] = a[a_scalar ? 0 : j], bb[j - i] = b[b_scalar ? 0 : j];
-    hn::Store(apply<op>(hn::Load(d, ba), hn::Load(d, bb)), d, ba);
+    hn::Store(ApplyBinary<op>(hn::Load(d, ba), hn::Load(d, bb)), d, ba);
     std::memcpy(y + i, ba, (n - i) * sizeof(float));
   }
 }
@@ -151,8 +142,8 @@ void binary2_loop(const float* a, bool as, const float* b, bool bs, const float*
   const size_t lanes = hn::Lanes(d);
   auto load = [&](const float* p, bool scalar, size_t i) { return scalar ? hn::Set(d, p[0]) : hn::LoadU(d, p + i); };
   auto both = [&](auto va, auto vb, auto vc) {
-    const auto inner = apply<op1>(va, vb);
-    return inner_left ? apply<op2>(inner, vc) : apply<op2>(vc, inner);
+    const auto inner = ApplyBinary<op1>(va, vb);
+    return inner_left ? ApplyBinary<op2>(inner, vc) : ApplyBinary<op2>(vc, inner);
   };
   size_t i = 0;
   for (; i + lanes <= n; i += lanes) hn::StoreU(both(load(a, as, i), load(b, bs, i), load(c, cs, i)), d, y + i);

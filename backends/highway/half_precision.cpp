@@ -10,6 +10,7 @@
 #include <array>
 #include <type_traits>
 
+#include "highway/binary_op-inl.h"
 #include "highway/half_precision.hpp"
 #include "highway/kernels.hpp"
 
@@ -206,17 +207,6 @@ size_t RoundImpl(bool f16, const HalfCheck& check, const LaneOperand* operands, 
   return f16 ? of_kind(std::true_type()) : of_kind(std::false_type());
 }
 
-// The f32 op as elementwise.cpp's binary loops compute it (apply<op>), so the same bits.
-template <Binary kOp, class V>
-HWY_INLINE V BinaryOf(V a, V b) {
-  if constexpr (kOp == Binary::kAdd) return hn::Add(a, b);
-  if constexpr (kOp == Binary::kSub) return hn::Sub(a, b);
-  if constexpr (kOp == Binary::kMul) return hn::Mul(a, b);
-  if constexpr (kOp == Binary::kDiv) return hn::Div(a, b);
-  if constexpr (kOp == Binary::kMax) return hn::Max(a, b);
-  return hn::Min(a, b);
-}
-
 // f called with kernels.hpp's Binary `op` as a compile-time constant.
 template <class F>
 size_t WithBinary(int op, F f) {
@@ -238,7 +228,7 @@ size_t BinaryRoundImpl(bool f16, int op, const HalfCheck& check, const LaneOpera
   const std::array<LaneOperand, 2> x{operands[0], operands[1]};  // locals: the loop's stores cannot alias them
   auto loop = [&](auto dtype, auto kind, auto binary) {
     auto result = [a = x[0], b = x[1]](auto d, size_t i) {
-      return BinaryOf<decltype(binary)::value>(Operand(d, a, i), Operand(d, b, i));
+      return ApplyBinary<decltype(binary)::value>(Operand(d, a, i), Operand(d, b, i));
     };
     return RoundLoop<decltype(dtype)::value, decltype(kind)::value>(check, x.data(), 2, out, bits, n, flagged, result);
   };
@@ -275,7 +265,7 @@ size_t BinaryRoundBitsImpl(bool f16, int op, const HalfOperand* operands, float*
     auto result = [x = operands[0], z = operands[1]](auto d, size_t i) {  // copies: the stores cannot alias them
       const auto a = HalfOperandAt<kF16, decltype(bits_a)::value>(d, x, i);
       const auto b = HalfOperandAt<kF16, decltype(bits_b)::value>(d, z, i);
-      const auto v = BinaryOf<kOp>(a, b);
+      const auto v = ApplyBinary<kOp>(a, b);
       if constexpr (kOp != Binary::kMax && kOp != Binary::kMin) return v;
       // max and min may pick the other operand beside a NaN (kPicks): a NaN there so that it is flagged.
       return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), v);
@@ -301,10 +291,10 @@ bool Binary2RoundLoop(const LaneOperand* operands, float* y, uint16_t* bits, siz
   bool clean = true;
   auto body = [&](auto d, size_t i) {
     const hn::RebindToSigned<decltype(d)> di;
-    const auto p = BinaryOf<kOp1>(Operand(d, x[0], i), Operand(d, x[1], i));
+    const auto p = ApplyBinary<kOp1>(Operand(d, x[0], i), Operand(d, x[1], i));
     const auto rounded = HalfToF32(d, kF16, HalfBits(d, kF16, p, false), false);  // p's value, as its slot would hold it
     const auto c = Operand(d, x[2], i);
-    const auto q = kInnerLeft ? BinaryOf<kOp2>(rounded, c) : BinaryOf<kOp2>(c, rounded);
+    const auto q = kInnerLeft ? ApplyBinary<kOp2>(rounded, c) : ApplyBinary<kOp2>(c, rounded);
     const auto half = HalfBits(d, kF16, q, false);
     if (y) hn::StoreU(HalfToF32(d, kF16, half, false), d, y + i);
     if (bits) {
