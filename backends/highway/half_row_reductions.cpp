@@ -91,8 +91,8 @@ HWY_INLINE bool StoredInAnyOrder(bool f16, double sum, double magnitude, size_t 
   return true;
 }
 
-// The row's sum (and, when `magnitude`, the sum of the magnitudes) in double, four accumulators
-// taking turns over pieces of a double vector's lanes.
+// The row's sum in double (its magnitudes' sum when kMagnitude), with the fields it holds into
+// *fields unless null; four accumulators take turns over pieces of a double vector's lanes.
 template <bool kMagnitude>
 double RowTotal(bool f16, const uint16_t* x, size_t len, RowFields* fields, const RowExponent& e) {
   const hn::ScalableTag<uint16_t> d16;
