@@ -42,7 +42,8 @@ struct Backend {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // bf16_matmul=emulated: oneDNN's bf16 products also on AVX-512 cores without AVX512_BF16
-  // (oneDNN converts in software: for checking that path on such a machine);
+  // (oneDNN converts in software: for checking that path on such a machine); bf16_matmul=widened:
+  // widened to f32 even where the CPU multiplies bf16 (to measure and test that path there);
   // transposed_operands=strides|reordered: how every transposed operand is read, for measuring;
   // widened_block_bytes=N: the block budget of widened bf16/f16 products (0: whole), so tests and
   // measurements can choose it.
@@ -265,6 +266,14 @@ bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
   return false;
 }
 
+std::optional<rematkit_onednn::Bf16Products> bf16_products(const std::string& name) {
+  using rematkit_onednn::Bf16Products;
+  if (name == "native") return Bf16Products::kNative;
+  if (name == "emulated") return Bf16Products::kEmulated;
+  if (name == "widened") return Bf16Products::kWidened;
+  return std::nullopt;
+}
+
 std::optional<rematkit_onednn::TransposedOperands> transposed_operands(const std::string& name) {
   using rematkit_onednn::TransposedOperands;
   if (name == "chosen") return TransposedOperands::kChosen;
@@ -280,16 +289,15 @@ rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
       const std::string name = options[i].name ? options[i].name : "";
       if (name == "num_threads" && options[i].kind == RK_VALUE_INT && options[i].int_value >= 1) {
         backend->threads = static_cast<int>(options[i].int_value);
-      } else if (name == "bf16_matmul" && options[i].kind == RK_VALUE_STRING &&
-                 (std::string(options[i].string_value) == "native" || std::string(options[i].string_value) == "emulated")) {
-        backend->products.bf16_emulated = std::string(options[i].string_value) == "emulated";
+      } else if (name == "bf16_matmul" && options[i].kind == RK_VALUE_STRING && bf16_products(options[i].string_value)) {
+        backend->products.bf16 = *bf16_products(options[i].string_value);
       } else if (name == "transposed_operands" && options[i].kind == RK_VALUE_STRING &&
                  transposed_operands(options[i].string_value)) {
         backend->products.transposed = *transposed_operands(options[i].string_value);
       } else if (name == "widened_block_bytes" && options[i].kind == RK_VALUE_INT && options[i].int_value >= 0) {
         backend->products.widened_block_bytes = static_cast<size_t>(options[i].int_value);
       } else {
-        throw ArgumentError("the onednn backend takes num_threads=N (N >= 1), bf16_matmul='native' or 'emulated', "
+        throw ArgumentError("the onednn backend takes num_threads=N (N >= 1), bf16_matmul='native', 'emulated' or 'widened', "
                             "transposed_operands='chosen', 'strides' or 'reordered' and widened_block_bytes=N (N >= 0)");
       }
     }

@@ -19,8 +19,13 @@ struct Layout {
 // `transposed_operands` option, for measuring both.
 enum class TransposedOperands { kChosen, kStrides, kReordered };
 
+// How bf16 operands are multiplied (the backend's bf16_matmul): natively where the CPU has
+// AVX512_BF16, else widened; emulated by oneDNN on any AVX-512 core too; or widened everywhere (to
+// measure, and test, the widening path on a CPU that has the native one).
+enum class Bf16Products { kNative, kEmulated, kWidened };
+
 struct ProductOptions {
-  bool bf16_emulated = false;  // the backend's bf16_matmul='emulated'
+  Bf16Products bf16 = Bf16Products::kNative;
   TransposedOperands transposed = TransposedOperands::kChosen;
   // The backend's widened_block_bytes: the f32 bytes of a widened product's slices and result per
   // block (onednn_blocked_products.hpp); 0 widens every operand whole. The default, chosen by

@@ -567,44 +567,47 @@ TEST(BackendInstance, OptionsAreChecked) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "backend 'onednn' could not start: the onednn backend takes num_threads=N (N >= 1), "
-                                     "bf16_matmul='native' or 'emulated', transposed_operands='chosen', 'strides' or "
+                                     "bf16_matmul='native', 'emulated' or 'widened', transposed_operands='chosen', 'strides' or "
                                      "'reordered' and widened_block_bytes=N (N >= 0)");
   }
 }
 
 // bf16 operands, an f32 (preferred_element_type) or a bf16 result: oneDNN's bf16 matmul, natively
-// on AVX512_BF16 and, with bf16_matmul='emulated', on any AVX-512 core; elsewhere its f32 matmul on
-// operands widened in the workspace. Small integers, so every product and sum is exact and the
-// expected values are the integer dot products.
+// on AVX512_BF16 and, with bf16_matmul='emulated', on any AVX-512 core; elsewhere, or with
+// bf16_matmul='widened', its f32 matmul on operands widened in the workspace. Small integers, so
+// every product and sum is exact and the expected values are the integer dot products.
 TEST(BackendInstance, OneDnnMultipliesBf16) {
-  Params options;
-  options.set("bf16_matmul", ParamValue::of_string("emulated"));
-  BackendInstance onednn(default_plugins(), "onednn", options);
-  constexpr int64_t m = 5, k = 7, n = 3;
-  std::vector<uint16_t> a(m * k), b(k * n);
-  std::vector<double> a_values(a.size()), b_values(b.size());
-  auto bf16_of = [](double v) { return static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>(v)) >> 16); };
-  for (size_t i = 0; i < a.size(); ++i) a[i] = bf16_of(a_values[i] = static_cast<double>(static_cast<int>(i % 7) - 3));
-  for (size_t i = 0; i < b.size(); ++i) b[i] = bf16_of(b_values[i] = static_cast<double>(static_cast<int>(i % 5) - 2));
-  for (DType result : {DType::kF32, DType::kBF16}) {
-    SCOPED_TRACE(std::string(dtype_name(result)));
-    const DotDims dims{{1}, {0}, {}, {}};
-    const auto kernel = onednn.prepare(Prim::kDotGeneral, dot_general_params(dims, result),
-                                       {Type{DType::kBF16, {m, k}, MemorySpace::kDevice}, Type{DType::kBF16, {k, n}, MemorySpace::kDevice}},
-                                       {Type{result, {m, n}, MemorySpace::kDevice}}, "bf16 product");
-    ASSERT_NE(kernel, nullptr) << "onednn declined a bf16 product";
-    std::vector<float> out_f32(m * n);
-    std::vector<uint16_t> out_bf16(m * n);
-    void* out = result == DType::kF32 ? static_cast<void*>(out_f32.data()) : static_cast<void*>(out_bf16.data());
-    kernel->execute_allocating_workspace({a.data(), b.data()}, {out});
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double expected = 0;
-        for (int64_t p = 0; p < k; ++p) expected += a_values[i * k + p] * b_values[p * n + j];
-        const double got = result == DType::kF32 ? out_f32[i * n + j]
-                                                 : std::bit_cast<float>(static_cast<uint32_t>(out_bf16[i * n + j]) << 16);
-        EXPECT_EQ(got, expected) << i << "," << j;
-      }
+  for (const char* how : {"emulated", "widened"}) {
+    SCOPED_TRACE(how);
+    Params options;
+    options.set("bf16_matmul", ParamValue::of_string(how));
+    BackendInstance onednn(default_plugins(), "onednn", options);
+    constexpr int64_t m = 5, k = 7, n = 3;
+    std::vector<uint16_t> a(m * k), b(k * n);
+    std::vector<double> a_values(a.size()), b_values(b.size());
+    auto bf16_of = [](double v) { return static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>(v)) >> 16); };
+    for (size_t i = 0; i < a.size(); ++i) a[i] = bf16_of(a_values[i] = static_cast<double>(static_cast<int>(i % 7) - 3));
+    for (size_t i = 0; i < b.size(); ++i) b[i] = bf16_of(b_values[i] = static_cast<double>(static_cast<int>(i % 5) - 2));
+    for (DType result : {DType::kF32, DType::kBF16}) {
+      SCOPED_TRACE(std::string(dtype_name(result)));
+      const DotDims dims{{1}, {0}, {}, {}};
+      const auto kernel = onednn.prepare(Prim::kDotGeneral, dot_general_params(dims, result),
+                                         {Type{DType::kBF16, {m, k}, MemorySpace::kDevice}, Type{DType::kBF16, {k, n}, MemorySpace::kDevice}},
+                                         {Type{result, {m, n}, MemorySpace::kDevice}}, "bf16 product");
+      ASSERT_NE(kernel, nullptr) << "onednn declined a bf16 product";
+      std::vector<float> out_f32(m * n);
+      std::vector<uint16_t> out_bf16(m * n);
+      void* out = result == DType::kF32 ? static_cast<void*>(out_f32.data()) : static_cast<void*>(out_bf16.data());
+      kernel->execute_allocating_workspace({a.data(), b.data()}, {out});
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double expected = 0;
+          for (int64_t p = 0; p < k; ++p) expected += a_values[i * k + p] * b_values[p * n + j];
+          const double got = result == DType::kF32 ? out_f32[i * n + j]
+                                                   : std::bit_cast<float>(static_cast<uint32_t>(out_bf16[i * n + j]) << 16);
+          EXPECT_EQ(got, expected) << i << "," << j;
+        }
+    }
   }
 }
 #endif

@@ -76,6 +76,14 @@ HalfBuffer random_half(DType dtype, size_t n, std::mt19937& rng) {
 
 Type type_of(DType dtype, std::vector<int64_t> shape) { return Type{dtype, std::move(shape), MemorySpace::kDevice}; }
 
+// The backend's bf16_matmul option: "native" multiplies bf16 natively where the CPU can (widened
+// elsewhere), "widened" widens everywhere, so both paths are checked on a CPU with AVX512_BF16.
+Params bf16_products(const char* how) {
+  Params options;
+  options.set("bf16_matmul", ParamValue::of_string(how));
+  return options;
+}
+
 // One product on `backend`, its result's elements as doubles. The workspace is exactly the bytes the
 // kernel declared, so a widened copy outside them would be caught by the sanitizer build.
 std::vector<double> run_product(const std::string& backend, const DotDims& dims, const HalfBuffer& a, const std::vector<int64_t>& as,
@@ -120,27 +128,28 @@ const ProductCase kCases[] = {
 TEST(OneDnnProducts, AgreesWithTheReferenceBackend) {
   SKIP_WITHOUT_ONEDNN();
   std::mt19937 rng(46);
-  for (DType in : {DType::kBF16, DType::kF16})
-    for (const ProductCase& c : kCases)
-      for (DType result : {in, DType::kF32}) {
-        SCOPED_TRACE(std::string(c.name) + " " + std::string(dtype_name(in)) + " -> " + std::string(dtype_name(result)));
-        size_t na = 1, nb = 1;
-        for (int64_t d : c.a) na *= static_cast<size_t>(d);
-        for (int64_t d : c.b) nb *= static_cast<size_t>(d);
-        const HalfBuffer a = random_half(in, na, rng), b = random_half(in, nb, rng);
-        size_t workspace = 0;
-        const std::vector<double> got = run_product("onednn", c.dims, a, c.a, b, c.b, result, c.c, &workspace);
-        ASSERT_FALSE(got.empty()) << "onednn declined a " << dtype_name(in) << " product";
-        const std::vector<double> expected = run_product("reference", c.dims, a, c.a, b, c.b, result, c.c);
-        ASSERT_EQ(got.size(), expected.size());
-        const double k = static_cast<double>(c.a[c.dims.lhs_contract[0]]);
-        const double ulp = result == DType::kF32 ? 0 : (in == DType::kBF16 ? 0x1p-7 : 0x1p-10);
-        for (size_t i = 0; i < got.size(); ++i) {
-          // |a| and |b| are at most 2: the sum of |a b| is at most 4k.
-          const double bound = k * 0x1p-24 * 4 * k + ulp * std::fabs(expected[i]);
-          EXPECT_NEAR(got[i], expected[i], bound) << i;
+  for (const char* bf16 : {"native", "widened"})
+    for (DType in : {DType::kBF16, DType::kF16})
+      for (const ProductCase& c : kCases)
+        for (DType result : {in, DType::kF32}) {
+          SCOPED_TRACE(std::string(c.name) + " " + std::string(dtype_name(in)) + " -> " + std::string(dtype_name(result)) +
+                       " bf16_matmul=" + bf16);
+          size_t na = 1, nb = 1;
+          for (int64_t d : c.a) na *= static_cast<size_t>(d);
+          for (int64_t d : c.b) nb *= static_cast<size_t>(d);
+          const HalfBuffer a = random_half(in, na, rng), b = random_half(in, nb, rng);
+          const std::vector<double> got = run_product("onednn", c.dims, a, c.a, b, c.b, result, c.c, nullptr, bf16_products(bf16));
+          ASSERT_FALSE(got.empty()) << "onednn declined a " << dtype_name(in) << " product";
+          const std::vector<double> expected = run_product("reference", c.dims, a, c.a, b, c.b, result, c.c);
+          ASSERT_EQ(got.size(), expected.size());
+          const double k = static_cast<double>(c.a[c.dims.lhs_contract[0]]);
+          const double ulp = result == DType::kF32 ? 0 : (in == DType::kBF16 ? 0x1p-7 : 0x1p-10);
+          for (size_t i = 0; i < got.size(); ++i) {
+            // |a| and |b| are at most 2: the sum of |a b| is at most 4k.
+            const double bound = k * 0x1p-24 * 4 * k + ulp * std::fabs(expected[i]);
+            EXPECT_NEAR(got[i], expected[i], bound) << i;
+          }
         }
-      }
 }
 
 // Exact sums round as the reference's bf16_bits and f16_bits (element_values.hpp) do: to nearest
@@ -148,27 +157,30 @@ TEST(OneDnnProducts, AgreesWithTheReferenceBackend) {
 // NaN operand gives a NaN.
 TEST(OneDnnProducts, RoundsTiesToEvenAndKeepsNaNs) {
   SKIP_WITHOUT_ONEDNN();
-  for (DType in : {DType::kBF16, DType::kF16}) {
-    SCOPED_TRACE(dtype_name(in));
-    // a's rows sum to big + 1, big + 3, big + 2, 1 and NaN; b is a column of ones.
-    const float big = in == DType::kBF16 ? 256 : 2048, nan = std::nanf("");
-    const std::vector<std::vector<float>> rows = {{big, 1, 0, 0}, {big, 1, 1, 1}, {big, 1, 1, 0}, {1, 0, 0, 0}, {nan, 0, 0, 0}};
-    const std::vector<double> rounded = {big, big + 4.0, big + 2.0, 1};
-    constexpr int64_t k = 4;
-    HalfBuffer a{in, {}}, b{in, std::vector<uint16_t>(k, half_bits(in, 1))};
-    for (const std::vector<float>& row : rows)
-      for (float v : row) a.bits.push_back(half_bits(in, v));
-    const int64_t m = static_cast<int64_t>(rows.size());
-    const std::vector<double> got = run_product("onednn", {{1}, {0}, {}, {}}, a, {m, k}, b, {k, 1}, in, {m, 1});
-    ASSERT_EQ(got.size(), rows.size());
-    for (size_t i = 0; i < rounded.size(); ++i) EXPECT_EQ(got[i], rounded[i]) << i;
-    EXPECT_TRUE(std::isnan(got.back()));
-  }
+  for (const char* bf16 : {"native", "widened"})
+    for (DType in : {DType::kBF16, DType::kF16}) {
+      SCOPED_TRACE(std::string(dtype_name(in)) + " bf16_matmul=" + bf16);
+      // a's rows sum to big + 1, big + 3, big + 2, 1 and NaN; b is a column of ones.
+      const float big = in == DType::kBF16 ? 256 : 2048, nan = std::nanf("");
+      const std::vector<std::vector<float>> rows = {{big, 1, 0, 0}, {big, 1, 1, 1}, {big, 1, 1, 0}, {1, 0, 0, 0}, {nan, 0, 0, 0}};
+      const std::vector<double> rounded = {big, big + 4.0, big + 2.0, 1};
+      constexpr int64_t k = 4;
+      HalfBuffer a{in, {}}, b{in, std::vector<uint16_t>(k, half_bits(in, 1))};
+      for (const std::vector<float>& row : rows)
+        for (float v : row) a.bits.push_back(half_bits(in, v));
+      const int64_t m = static_cast<int64_t>(rows.size());
+      const std::vector<double> got =
+          run_product("onednn", {{1}, {0}, {}, {}}, a, {m, k}, b, {k, 1}, in, {m, 1}, nullptr, bf16_products(bf16));
+      ASSERT_EQ(got.size(), rows.size());
+      for (size_t i = 0; i < rounded.size(); ++i) EXPECT_EQ(got[i], rounded[i]) << i;
+      EXPECT_TRUE(std::isnan(got.back()));
+    }
 }
 
 // A transposed operand copied into the plain layout first (transposed_operands='reordered') or read
 // by its strides: both agree with the reference backend, in f32 and widened bf16, and the copy is
-// declared as workspace.
+// declared as workspace, beside what the same product on the operand laid out plain declares (its
+// widened copies, oneDNN's scratchpad for the plain layout, which reading by strides may differ from).
 TEST(OneDnnProducts, ReadTransposedOperandsByStridesOrReordered) {
   SKIP_WITHOUT_ONEDNN();
   std::mt19937 rng(7);
@@ -186,7 +198,7 @@ TEST(OneDnnProducts, ReadTransposedOperandsByStridesOrReordered) {
       std::vector<std::vector<double>> results;
       std::vector<size_t> workspaces;
       for (const char* how : {"strides", "reordered"}) {
-        Params options;
+        Params options = bf16_products("widened");
         options.set("transposed_operands", ParamValue::of_string(how));
         BackendInstance onednn(default_plugins(), "onednn", options);
         const auto kernel = onednn.prepare(Prim::kDotGeneral, dot_general_params(c.dims, DType::kF32),
@@ -204,7 +216,12 @@ TEST(OneDnnProducts, ReadTransposedOperandsByStridesOrReordered) {
       for (const std::vector<double>& got : results)
         for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], k * 0x1p-24 * 4 * k) << i;
       // The plain copy of the transposed operand (37x301 or 19x301 floats) is in the workspace.
-      EXPECT_GE(workspaces[1], workspaces[0] + 19 * 301 * sizeof(float));
+      const ProductCase& plain = kCases[0];
+      BackendInstance onednn(default_plugins(), "onednn", bf16_products("widened"));
+      const auto plain_kernel = onednn.prepare(Prim::kDotGeneral, dot_general_params(plain.dims, DType::kF32),
+                                               {type_of(in, plain.a), type_of(in, plain.b)}, {type_of(DType::kF32, plain.c)}, "plain");
+      ASSERT_NE(plain_kernel, nullptr);
+      EXPECT_GE(workspaces[1], plain_kernel->workspace_bytes() + 19 * 301 * sizeof(float));
     }
 }
 
@@ -284,8 +301,9 @@ size_t elements_of(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// Widened (bf16 too, on a CPU that multiplies it natively), in blocks of `bytes`.
 Params block_budget(int64_t bytes) {
-  Params options;
+  Params options = bf16_products("widened");
   options.set("widened_block_bytes", ParamValue::of_int(bytes));
   return options;
 }
