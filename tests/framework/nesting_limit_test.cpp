@@ -154,6 +154,19 @@ TEST(NestingLimit, SharedSubProgramsThatMultiplyAreRefusedBeforeTheyAreInlined) 
                 "many times (rematkit's limit, docs/program-format.md#limits)");
 }
 
+// A problem in a shared sub-program called at three places is reported once, at its own place.
+TEST(NestingLimit, AProblemInASharedSubProgramIsReportedOnceAtItsPlace) {
+  const std::string text = "let f = { lambda ; a:f32[]. let b:f32[] = sin a; c:i32[] = cos b in (c,) } in\n"
+                           "{ lambda ; x:f32[]. let\n"
+                           "    y:i32[] = pjit[jaxpr=f name=g] x\n"
+                           "    z:i32[] = pjit[jaxpr=f name=g] x\n"
+                           "    w:i32[] = pjit[jaxpr=f name=g] x\n"
+                           "  in (y, z, w) }\n";
+  const std::vector<std::string> problems = program_problems(text, "shared.jaxpr");
+  ASSERT_EQ(problems.size(), 1u) << ::testing::PrintToString(problems);
+  EXPECT_EQ(problems[0].rfind("shared.jaxpr:1:" + std::to_string(text.find("cos b") + 1) + ": cos", 0), 0u) << problems[0];
+}
+
 // A program built in C++ never meets the reader: each pass bounds its own recursion.
 Program built_nested(int levels) {
   const Type f32{DType::kF32, {}, MemorySpace::kDevice};

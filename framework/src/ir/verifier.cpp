@@ -1,5 +1,7 @@
 #include "verifier.hpp"
 
+#include <set>
+
 #include "rematkit/ir/control_flow_params.hpp"
 #include "rematkit/ir/mesh.hpp"
 #include "rematkit/ir/nesting_limit.hpp"
@@ -39,6 +41,12 @@ void verify_call(const Program& program, const Equation& eqn) {
 // The meshes of the shard_maps and pmaps being verified, innermost last: a collective works over
 // their axes (shard_map.py, parallel.py: an unbound axis name is an error).
 thread_local std::vector<Mesh> enclosing_meshes;
+
+// The programs the outermost verify_program has verified outside any mesh, where verifying a
+// program cannot depend on where it is called: a shared sub-program called at many places (a
+// `let f = {...}` in a jaxpr) is verified once, so verifying costs the equations written rather than
+// the equations inlined (which double with each level of calls), and reports its problems once.
+thread_local std::set<const Program*>* verified_outside_meshes = nullptr;
 
 struct MeshScope {
   explicit MeshScope(Mesh mesh) { enclosing_meshes.push_back(std::move(mesh)); }
@@ -170,6 +178,19 @@ void verify_equation(const Program& program, const Equation& eqn, std::vector<st
 void verify_program(const Program& program, std::vector<std::string>* problems) {
   static thread_local int depth = 0;  // sub-programs are verified before the equation that holds them
   const NestingGuard nesting(depth, "programs (in the verifier)", program);
+  std::set<const Program*> verified;
+  struct Outermost {
+    explicit Outermost(std::set<const Program*>& set) : owns(!verified_outside_meshes) {
+      if (owns) verified_outside_meshes = &set;
+    }
+    ~Outermost() {
+      if (owns) verified_outside_meshes = nullptr;
+    }
+    Outermost(const Outermost&) = delete;
+    Outermost& operator=(const Outermost&) = delete;
+    const bool owns;
+  } outermost(verified);
+  if (enclosing_meshes.empty() && !verified_outside_meshes->insert(&program).second) return;
   for (const Equation& eqn : program.eqns) {
     if (!problems) {
       verify_equation(program, eqn, nullptr);
