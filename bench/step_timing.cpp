@@ -9,7 +9,8 @@
 // --gpt L,B,S,D,H,V[,M] the sweep's gpt (torch_gpt.py's model), --cnn B,I,C,W1/W2/..,D,K the
 // sweep's CNN (torch_cnn.py's model; no GEMM beside it), --scanned-mlp DEPTH,WIDTH,BATCH a deep MLP
 // unrolled and scanned, interleaved (what reading the scan's rows costs). --bf16-too times the gpt,
-// llama or CNN in bf16 too, interleaved with the f32 steps.
+// llama or CNN in bf16 too, interleaved with the f32 steps. --step-times N then says where each
+// step's time goes, per backend, primitives and dtype.
 #include <tbb/global_control.h>
 
 #include <CLI/CLI.hpp>
@@ -28,11 +29,13 @@
 #include "interleaved_rounds.hpp"
 #include "quiet_wait.hpp"
 #include "step_workloads.hpp"
+#include "rematkit/analysis/step_times.hpp"
 #include "rematkit/autodiff/linearize.hpp"
 #include "rematkit/plugin_host/plugin_registry.hpp"
 #include "rematkit/sweep/median_interval.hpp"
 #include "rematkit/sweep/peak_rss.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
+#include "rematkit/runtime/step_runner.hpp"
 #include "rematkit/runtime/training_step.hpp"
 
 namespace {
@@ -81,7 +84,10 @@ struct Options {
   std::string json_path;
   bool unfused_too = false;  // each policy also with BackendOptions::Fusion::kOff
   bool bf16_too = false;     // the gpt, llama or CNN also in bf16 (named "POLICY, bf16")
+  int step_times = 0;        // steps per contender run again with their steps timed (0: none)
+  size_t step_time_rows = 15;  // the longest rows of each breakdown printed
 };
+
 
 // The same model in bf16 (its dtype: the params, the input and every activation), timed beside the
 // f32 one so that the bf16-over-f32 ratio comes from one sitting.
@@ -145,8 +151,38 @@ void write_json_atomically(const std::string& path, const json& doc) {
   std::filesystem::rename(tmp, path);
 }
 
-// Times one (workload, threads) configuration: its rows are printed and returned as JSON.
-json time_configuration(const Options& options, const bench::Workload& work, int threads, uint64_t seed) {
+// Where each contender's step spends its time: `options.step_times` more steps with every step
+// timed (StepRunner::time_steps), summed per backend, primitives and dtype. Printed after the
+// table (returned as text) and kept in the rows' JSON.
+std::string step_time_breakdown(const Options& options, const std::string& shape, int threads, const std::string& name,
+                                TrainingStep& step, json& row) {
+  step.time_steps(true);
+  for (int i = 0; i < options.step_times; ++i) step.run();
+  step.time_steps(false);
+  const std::vector<StepTimeRow> rows = step_time_rows(step.runner().program(), step.runner().step_ns());
+  int64_t total = 0;
+  for (const StepTimeRow& r : rows) total += r.ns;
+  const double per_step = 1e-6 / options.step_times;  // ns summed over the steps -> ms per step
+  std::string text = "\n" + shape + ", " + std::to_string(threads) + " thread(s), " + name + ": " +
+                     ms_text(static_cast<double>(total) * per_step) + " ms a step in its steps\n\n" +
+                     "| backend | primitives | dtype | steps | ms a step | share |\n|---|---|---|---|---|---|\n";
+  json out = json::array();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const StepTimeRow& r = rows[i];
+    const double ms = static_cast<double>(r.ns) * per_step, share = total ? static_cast<double>(r.ns) / total : 0;
+    out.push_back({{"backend", r.backend}, {"primitives", r.what}, {"dtype", r.dtype}, {"steps", r.steps}, {"ms", ms}});
+    if (i < options.step_time_rows)
+      text += "| " + r.backend + " | " + r.what + " | " + r.dtype + " | " + std::to_string(r.steps) + " | " + ms_text(ms) +
+              " | " + fixed(100 * share, 1) + "% |\n";
+  }
+  row["step_times"] = std::move(out);
+  return text;
+}
+
+// Times one (workload, threads) configuration: its rows are printed and returned as JSON; each
+// step's --step-times breakdown is added to `breakdowns`.
+json time_configuration(const Options& options, const bench::Workload& work, int threads, uint64_t seed,
+                        std::string& breakdowns) {
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
   const sweep::PeakRss rss;  // the steps' arenas and what planning them took
   BackendOptions backends{options.backends, &default_plugins()};
@@ -220,6 +256,8 @@ json time_configuration(const Options& options, const bench::Workload& work, int
       row["measured_peak_MiB"] = static_cast<double>(step.measured_peak(MemorySpace::kDevice)) / 1048576.0;
       row["predicted_peak_MiB"] = static_cast<double>(step.predicted_peak(MemorySpace::kDevice)) / 1048576.0;
       peak = fixed(row["measured_peak_MiB"].get<double>(), 2);
+      if (options.step_times > 0)
+        breakdowns += step_time_breakdown(options, shape, threads, c.name, *steps[i]->step, row);
       if (gemm) {
         row["share_of_gemm_gflops"] = gflops / gemm_gflops;
         of_gemm = fixed(100 * gflops / gemm_gflops, 0) + "%";
@@ -313,6 +351,11 @@ int main(int argc, char** argv) {
                "also time each policy with fusion off (named 'POLICY unfused'), interleaved with the rest: what fusion saves");
   app.add_flag("--bf16-too", options.bf16_too,
                "also time each policy on the gpt, llama or CNN in bf16 (named 'POLICY, bf16'), interleaved with the f32 steps");
+  app.add_option("--step-times", options.step_times,
+                 "then run N more steps of each policy with each step timed, and print where the time goes: per backend, "
+                 "primitives and dtype, longest first")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--step-time-rows", options.step_time_rows, "how many rows of each --step-times breakdown to print");
   app.add_option("--json", options.json_path, "write the rows here (rewritten after every configuration)");
   CLI11_PARSE(app, argc, argv);
 
@@ -364,9 +407,10 @@ int main(int argc, char** argv) {
               << " (intervals) | of GEMM's GFLOP/s | peak MiB |\n|---|---|---|---|---|---|---|---|---|\n";
     uint64_t seed = 0;
     bool all_reached = true;
+    std::string breakdowns;
     for (const bench::Workload& work : workloads)
       for (int t : options.threads) {
-        json configuration = time_configuration(options, work, t, seed++);
+        json configuration = time_configuration(options, work, t, seed++, breakdowns);
         all_reached = all_reached && configuration["converged"].get<bool>();
         doc["configurations"].push_back(std::move(configuration));
         if (!options.json_path.empty()) write_json_atomically(options.json_path, doc);
@@ -374,6 +418,7 @@ int main(int argc, char** argv) {
     if (!all_reached)
       std::cout << "\n* target not reached within --max-seconds " << fixed(options.rounds.max_seconds, 0)
                 << ": the interval shown is the one reached\n";
+    std::cout << breakdowns;
   } catch (const std::exception& e) {
     std::cerr << "rematkit_step_timing: " << e.what() << "\n";
     return 1;

@@ -1,5 +1,6 @@
 #include "step_executor.hpp"
 
+#include <chrono>
 #include <iostream>
 #include <optional>
 
@@ -82,13 +83,20 @@ void StepExecutor::run_collective_step(const Step& step, size_t s, MeshTransport
   write_buffer(out, output_data_[s][0]);
 }
 
+void StepExecutor::time_steps(bool on) {
+  timing_ = on;
+  step_ns_.resize(program_.steps().size(), 0);
+}
+
 Tensor StepExecutor::read(int buffer) const { return read_buffer(program_.buffer_type(buffer), data(buffer)); }
 
 void StepExecutor::run(const StepIo& io) {
   const std::vector<Step>& steps = program_.steps();
   arena_->reset_marks();
+  using Clock = std::chrono::steady_clock;
   for (size_t s = 0; s < steps.size(); ++s) {
     const Step& step = steps[s];
+    const Clock::time_point started = timing_ ? Clock::now() : Clock::time_point{};
     for (int b : step.acquire) arena_->acquire(b);
     switch (step.kind) {
       case StepKind::kKernel:
@@ -137,6 +145,7 @@ void StepExecutor::run(const StepIo& io) {
         break;
     }
     for (int b : step.release) arena_->release(b);
+    if (timing_) step_ns_[s] += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - started).count();
   }
 }
 

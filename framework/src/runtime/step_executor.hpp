@@ -3,6 +3,7 @@
 // builds no argument lists; a loop step gets a LoopRunner over its workspace.
 #pragma once
 #include <array>
+#include <cstdint>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -44,6 +45,10 @@ class StepExecutor {
   Tensor read(int buffer) const;
   // The highest byte the arena reached in the last run.
   int64_t high_water(MemorySpace space) const { return arena_->high_water(space); }
+  // From now on (until false), each run adds each step's wall time to step_ns()[s] (a loop step's
+  // is its whole loop's). Off, a run reads no clock. step_ns() is empty until the first call.
+  void time_steps(bool on);
+  const std::vector<int64_t>& step_ns() const { return step_ns_; }
 
  private:
   void run_collective_step(const Step& step, size_t s, MeshTransport* transport);
@@ -57,6 +62,8 @@ class StepExecutor {
   std::vector<std::vector<const void**>> input_slots_;
   std::vector<std::vector<void**>> output_slots_;
   std::vector<std::unique_ptr<LoopRunner>> loops_;  // per step; null but for loop steps
+  bool timing_ = false;
+  std::vector<int64_t> step_ns_;  // per step, while timing_ or since
 };
 
 }  // namespace rematkit

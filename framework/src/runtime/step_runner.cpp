@@ -55,6 +55,10 @@ StepRunner& StepRunner::operator=(StepRunner&&) noexcept = default;
 
 int64_t StepRunner::measured_peak(MemorySpace space) const { return measured_peak_[static_cast<size_t>(space)]; }
 
+void StepRunner::time_steps(bool on) { executor_->time_steps(on); }
+
+const std::vector<int64_t>& StepRunner::step_ns() const { return executor_->step_ns(); }
+
 void* StepRunner::buffer_data(int buffer) const { return executor_->data(buffer); }
 
 Tensor StepRunner::read_buffer(int buffer) const { return executor_->read(buffer); }

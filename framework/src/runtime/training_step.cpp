@@ -57,6 +57,10 @@ std::optional<Tensor> TrainingStep::gradient(size_t index) const { return runner
 
 const ArenaLayout& TrainingStep::layout() const { return runners_[0]->layout(); }
 
+void TrainingStep::time_steps(bool on) {
+  for (const auto& r : runners_) r->time_steps(on);
+}
+
 int64_t TrainingStep::measured_peak(MemorySpace space) const {
   int64_t most = 0;
   for (const auto& r : runners_) most = std::max(most, r->measured_peak(space));

@@ -68,6 +68,9 @@ class REMATKIT_CORE_EXPORT TrainingStep {
   int64_t measured_peak(MemorySpace space = MemorySpace::kDevice) const;
   // What runs the step (rematkit/runtime/step_runner.hpp has the type): device 0's on a mesh.
   const ResidentRunner& runner() const { return *runners_[0]; }
+  // StepRunner::time_steps on every device's runner: runner().step_ns() then says where a step's
+  // time goes.
+  void time_steps(bool on);
 
  private:
   void start(const Linearization& lin, const BackendOptions& backends, int64_t runners);  // checks, then the runners
