@@ -212,13 +212,21 @@ bool fused_matmul_recipe(const rk_equation_view* e, Recipe& r) {
 bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
   if (fused_matmul_recipe(e, r)) return true;
   if (rematkit_onednn::product_recipe(backend.engine, e, backend.products, r)) return true;
-  if (rematkit_onednn::convolution_recipe(backend.engine, e, r) || rematkit_onednn::pooling_recipe(backend.engine, e, r))
+  const bool native_bf16 = rematkit_onednn::multiplies_bf16(backend.products.bf16);
+  if (rematkit::plugin::primitive_of(e) == Prim::kConvGeneralDilated && native_bf16 && rematkit_onednn::has_half_and_f32_only(e)) {
+    try {  // bf16 natively where oneDNN has a JIT kernel for it, else widened below
+      if (rematkit_onednn::convolution_recipe(backend.engine, e, true, r)) return true;
+    } catch (const dnnl::error&) {
+    }
+    r = Recipe{};
+  }
+  if (rematkit_onednn::convolution_recipe(backend.engine, e, false, r) || rematkit_onednn::pooling_recipe(backend.engine, e, r))
     return true;
   // A bf16 or f16 convolution as the f32 one on widened copies (XLA:CPU's f32 accumulation; oneDNN
-  // 2.6 has no bf16 convolution without AVX-512).
+  // 2.6 multiplies bf16 only with AVX-512).
   if (rematkit::plugin::primitive_of(e) == Prim::kConvGeneralDilated && rematkit_onednn::has_half_and_f32_only(e)) {
     const rematkit_onednn::F32Equation f32(e);
-    if (!rematkit_onednn::convolution_recipe(backend.engine, f32.get(), r)) return false;
+    if (!rematkit_onednn::convolution_recipe(backend.engine, f32.get(), false, r)) return false;
     rematkit_onednn::widen_recipe(e, r);
     return true;
   }

@@ -62,22 +62,6 @@ Dims free_dims(const Dims& shape, const Dims& contract, const Dims& batch) {
   return out;
 }
 
-// Whether oneDNN multiplies bf16 here: natively (AVX512_BF16 or AMX); when emulating, on any
-// AVX-512 core; never when asked to widen. Elsewhere bf16 products are widened to f32.
-bool has_bf16(Bf16Products how) {
-  auto has = [](dnnl::cpu_isa wanted) {
-    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa()), w = static_cast<unsigned>(wanted);
-    return (isa & w) == w;
-  };
-  static const bool native = has(dnnl::cpu_isa::avx512_core_bf16), avx512 = has(dnnl::cpu_isa::avx512_core);
-  switch (how) {
-    case Bf16Products::kNative: return native;
-    case Bf16Products::kEmulated: return native || avx512;
-    case Bf16Products::kWidened: return false;
-  }
-  return false;
-}
-
 // What the matmul multiplies: f32 operands; bf16 ones natively; or bf16/f16 ones widened to f32.
 enum class Operands { kF32, kNativeBf16, kWidened };
 
@@ -87,7 +71,7 @@ std::optional<Operands> operands_of(const rk_equation_view* e, const ProductOpti
   if (e->inputs[1].dtype != in || (out != in && out != RK_DTYPE_F32)) return std::nullopt;
   switch (in) {
     case RK_DTYPE_F32: return Operands::kF32;
-    case RK_DTYPE_BF16: return has_bf16(options.bf16) ? Operands::kNativeBf16 : Operands::kWidened;
+    case RK_DTYPE_BF16: return multiplies_bf16(options.bf16) ? Operands::kNativeBf16 : Operands::kWidened;
     case RK_DTYPE_F16: return Operands::kWidened;
     default: return std::nullopt;
   }
@@ -200,6 +184,20 @@ bool matmul_layouts(const rk_equation_view* e, Layout& a, Layout& b, Layout& c) 
   b = {with_batch(batch, {k, n}), with_batch(sb_r, {sk_r, sn})};
   c = {with_batch(batch, {m, n}), with_batch(sc, {n, 1})};
   return true;
+}
+
+bool multiplies_bf16(Bf16Products how) {
+  auto has = [](dnnl::cpu_isa wanted) {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa()), w = static_cast<unsigned>(wanted);
+    return (isa & w) == w;
+  };
+  static const bool native = has(dnnl::cpu_isa::avx512_core_bf16), avx512 = has(dnnl::cpu_isa::avx512_core);
+  switch (how) {
+    case Bf16Products::kNative: return native;
+    case Bf16Products::kEmulated: return native || avx512;
+    case Bf16Products::kWidened: return false;
+  }
+  return false;
 }
 
 bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const ProductOptions& options, Recipe& r) {

@@ -35,6 +35,11 @@ struct ProductOptions {
   size_t widened_block_bytes = size_t{8} << 20;
 };
 
+// Whether oneDNN multiplies bf16 here, asked `how`: natively (AVX512_BF16 or AMX); when emulating,
+// on any AVX-512 core too; never when asked to widen. Products and convolutions it does not
+// multiply in bf16 are widened to f32.
+bool multiplies_bf16(Bf16Products how);
+
 // An operand whose columns are not contiguous: a matrix read transposed.
 inline bool transposed(const Layout& l) { return l.dims.back() > 1 && l.strides.back() != 1; }
 

@@ -99,10 +99,11 @@ class Reordering {
   std::vector<dnnl_exec_arg_t> args_;
 };
 
-// conv_general_dilated as a oneDNN convolution (forward, backward data or backward weights), and
+// conv_general_dilated as a oneDNN convolution (forward, backward data or backward weights), f32,
+// or bf16 with a bf16 or f32 result when `native_bf16` (the CPU multiplies bf16), and
 // reduce_window_max/sum as pooling; false for an equation of another kind or one they do not fit.
 // May throw where oneDNN refuses the descriptors (the caller declines the equation then).
-bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, Recipe& r);
+bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, bool native_bf16, Recipe& r);
 bool pooling_recipe(const dnnl::engine& engine, const rk_equation_view* e, Recipe& r);
 
 }  // namespace rematkit_onednn

@@ -9,6 +9,9 @@
 //  - backward data when it dilates its lhs (_conv_general_dilated_transpose_lhs of a strided
 //    convolution), with the kernel reversed back into the workspace;
 //  - forward otherwise, feature groups as oneDNN's groups.
+// bf16 convolutions run natively where oneDNN multiplies bf16 (AVX512_BF16, AMX): bf16 operands,
+// a bf16 or f32 result, f32 accumulation rounded once on store, as XLA:CPU computes them; elsewhere
+// onednn_backend.cpp runs them as f32 ones on widened copies.
 // Pooling: reduce_window_max as max pooling, reduce_window_sum as average pooling (padding
 // included) scaled back by the window's size; two dims the window leaves alone are batch and
 // channels. Whatever does not fit (lhs dilation with strides, batch groups outside a kernel's
@@ -38,11 +41,13 @@ Dims row_major_strides(const rk_type& t) {
 // from its row-major buffer.
 struct View {
   Dims dims, strides;
-  dnnl::memory::desc desc() const { return dnnl::memory::desc(dims, dt::f32, strides); }
+  dt type = dt::f32;
+  dnnl::memory::desc desc() const { return dnnl::memory::desc(dims, type, strides); }
 };
 View view(const rk_type& t, const std::vector<int64_t>& order) {
   const Dims rm = row_major_strides(t);
   View v;
+  v.type = t.dtype == RK_DTYPE_BF16 ? dt::bf16 : dt::f32;
   for (int64_t d : order) {
     v.dims.push_back(t.shape[d]);
     v.strides.push_back(rm[d]);
@@ -59,6 +64,7 @@ std::vector<int64_t> swapped(std::vector<int64_t> spec) {
 // A view's first dim split into (groups, rest), groups major: oneDNN's grouped weights.
 View grouped(const View& v, int64_t groups) {
   View g;
+  g.type = v.type;
   g.dims = {groups, v.dims[0] / groups};
   g.strides = {v.strides[0] * (v.dims[0] / groups), v.strides[0]};
   g.dims.insert(g.dims.end(), v.dims.begin() + 1, v.dims.end());
@@ -66,12 +72,13 @@ View grouped(const View& v, int64_t groups) {
   return g;
 }
 
-bool f32_nonempty(const rk_type& t) {
-  if (t.dtype != RK_DTYPE_F32) return false;
+bool nonempty(const rk_type& t) {
   for (int32_t d = 0; d < t.rank; ++d)
     if (t.shape[d] == 0) return false;
   return true;
 }
+
+bool f32_nonempty(const rk_type& t) { return t.dtype == RK_DTYPE_F32 && nonempty(t); }
 
 // oneDNN's high padding where the exact one, `exact`, is negative: oneDNN's output size rounds
 // down, (in + low + high - window) / stride + 1, so up to stride - 1 rows more reach no output
@@ -152,13 +159,14 @@ dnnl::convolution_forward::primitive_desc forward_pd(const dnnl::engine& engine,
 // The kernel of a backward-data convolution: oneDNN's weights (groups, lhs features per group,
 // out features per group, spatial...) dense in the workspace, the equation's kernel reversed in
 // every spatial dim into them.
+template <typename Element>
 std::function<void(const void*, void*)> reverse_kernel(const View& rhs, int64_t groups) {
   const Dims window(rhs.dims.begin() + 2, rhs.dims.end());
   int64_t window_size = 1;
   for (int64_t k : window) window_size *= k;
   return [rhs, groups, window, window_size](const void* from, void* to) {
-    const float* in = static_cast<const float*>(from);
-    float* out = static_cast<float*>(to);
+    const Element* in = static_cast<const Element*>(from);
+    Element* out = static_cast<Element*>(to);
     const int64_t out_features = rhs.dims[0], in_features = rhs.dims[1], per_group = out_features / groups;
     for (int64_t g = 0; g < groups; ++g)
       for (int64_t i = 0; i < in_features; ++i)
@@ -210,12 +218,13 @@ bool backward_weights_recipe(const dnnl::engine& engine, const rk_equation_view*
   // The kernel's gradient in the layout oneDNN chooses, reordered into the output after: with
   // it as it lies (HWIO from Flax) oneDNN 2.6 falls back to im2col and a GEMM, several times
   // slower at the CNN's shapes than its blocked JIT kernel, reorder included (docs/performance.md).
-  s.weights = dnnl::memory::desc(diff_weights.dims, dt::f32, dnnl::memory::format_tag::any);
+  s.weights = dnnl::memory::desc(diff_weights.dims, diff_weights.type, dnnl::memory::format_tag::any);
   const auto hint = forward_pd(engine, s, dnnl::prop_kind::forward_training);
   const dnnl::convolution_backward_weights::primitive_desc pd(
       dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, s.src, s.weights, s.dst, s.strides,
                                                s.dilates, s.padding_l, s.padding_r),
       user_scratchpad(), engine, hint);
+  if (src.type == dt::bf16 && is_reference_impl(pd.impl_info_str())) return false;  // widened instead
   s.weights = pd.diff_weights_desc();
   if (s.weights != diff_weights.desc()) unstage_from_chosen_layout(engine, s.weights, diff_weights.desc(), r);
   r.key = key_of("conv-bwd-weights", {&src.dims, &src.strides, &diff_dst.dims, &diff_dst.strides, &diff_weights.dims,
@@ -249,20 +258,22 @@ bool backward_data_recipe(const dnnl::engine& engine, const ConvEquation& q, Rec
   if (groups > 1) weights = {groups, l.dims[1] / groups, k.dims[0] / groups};
   weights.insert(weights.end(), k.dims.begin() + 2, k.dims.end());
   s.src = o.desc();
-  const dnnl::memory::desc plain(weights, dt::f32, dense_strides(weights));
-  s.weights = dnnl::memory::desc(weights, dt::f32, dnnl::memory::format_tag::any);
+  const dnnl::memory::desc plain(weights, k.type, dense_strides(weights));
+  s.weights = dnnl::memory::desc(weights, k.type, dnnl::memory::format_tag::any);
   s.dst = l.desc();
   const auto hint = forward_pd(engine, s, dnnl::prop_kind::forward_training);
   const dnnl::convolution_backward_data::primitive_desc pd(
       dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, s.src, s.weights, s.dst, s.strides,
                                             s.dilates, s.padding_l, s.padding_r),
       user_scratchpad(), engine, hint);
+  if (k.type == dt::bf16 && is_reference_impl(pd.impl_info_str())) return false;  // widened instead
   s.weights = pd.weights_desc();
   r.key = key_of("conv-bwd-data", {&l.dims, &l.strides, &o.dims, &o.strides, &weights, &s.strides, &s.dilates,
                                    &s.padding_l, &s.padding_r});
   r.inputs = {{DNNL_ARG_DIFF_DST, s.dst}, {DNNL_ARG_WEIGHTS, s.weights}};
   r.output = {DNNL_ARG_DIFF_SRC, s.src};
-  stage_in_chosen_layout(engine, plain, s.weights, reverse_kernel(k, groups), r, 1);
+  stage_in_chosen_layout(engine, plain, s.weights,
+                         k.type == dt::bf16 ? reverse_kernel<uint16_t>(k, groups) : reverse_kernel<float>(k, groups), r, 1);
   r.make = [pd](const dnnl::engine&) -> dnnl::primitive { return dnnl::convolution_backward_data(pd); };
   return true;
 }
@@ -281,7 +292,7 @@ bool forward_recipe(const dnnl::engine& engine, const ConvEquation& q, Recipe& r
   s.padding_l = q.lows;
   s.padding_r = q.highs;
   const dnnl::memory::desc as_it_lies = s.weights;
-  s.weights = dnnl::memory::desc(weights.dims, dt::f32, dnnl::memory::format_tag::any);
+  s.weights = dnnl::memory::desc(weights.dims, weights.type, dnnl::memory::format_tag::any);
   auto pd = forward_pd(engine, s, dnnl::prop_kind::forward_inference);
   s.weights = pd.weights_desc();
   if (s.weights != as_it_lies) stage_in_chosen_layout(engine, as_it_lies, s.weights, nullptr, r, 1);
@@ -299,11 +310,13 @@ bool forward_recipe(const dnnl::engine& engine, const ConvEquation& q, Recipe& r
 
 }  // namespace
 
-bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, Recipe& r) {
+bool convolution_recipe(const dnnl::engine& engine, const rk_equation_view* e, bool native_bf16, Recipe& r) {
   if (rematkit::plugin::primitive_of(e) != Prim::kConvGeneralDilated || e->num_inputs != 2 || e->num_outputs != 1)
     return false;
   const rk_type &lhs = e->inputs[0], &rhs = e->inputs[1], &out = e->outputs[0];
-  if (!f32_nonempty(lhs) || !f32_nonempty(rhs) || !f32_nonempty(out)) return false;
+  const bool bf16 = native_bf16 && lhs.dtype == RK_DTYPE_BF16 && rhs.dtype == RK_DTYPE_BF16 &&
+                    (out.dtype == RK_DTYPE_BF16 || out.dtype == RK_DTYPE_F32) && nonempty(lhs) && nonempty(rhs) && nonempty(out);
+  if (!bf16 && (!f32_nonempty(lhs) || !f32_nonempty(rhs) || !f32_nonempty(out))) return false;
   const ConvParams c = rematkit::plugin::conv_params(e);
   const size_t spatial = c.window_strides.size();
   if (spatial < 1 || spatial > 3) return false;

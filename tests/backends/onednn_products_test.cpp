@@ -243,16 +243,20 @@ TEST(OneDnnProducts, EstimateEachProductWideningIncluded) {
   EXPECT_GE(*bf16, *large);  // equal where the CPU multiplies bf16 natively
 }
 
-// A bf16 convolution (JAX counts it as a dot) and its two transposes run on oneDNN as f32 ones on
-// widened copies: a strided 3x3 NHWC/HWIO convolution's gradient on `onednn,reference` agrees with
-// the reference backend's within a bf16 rounding or two of each value (the two round differently
-// summed values), and no convolution is left to the reference backend.
+// A bf16 convolution (JAX counts it as a dot) and its two transposes run on oneDNN: natively where
+// the CPU multiplies bf16, else (and with bf16_matmul='widened') as f32 ones on widened copies. A
+// strided 3x3 NHWC/HWIO convolution's gradient on `onednn,reference` agrees with the reference
+// backend's within a bf16 rounding or two of each value (the two round differently summed values),
+// and no convolution is left to the reference backend; each of the three convolutions alone, on
+// either path, agrees with the reference backend's.
+const char* kBf16Convolution = R"({ lambda ; x:bf16[2,7,8,4] w:bf16[3,3,4,6]. let
+    c:bf16[2,4,4,6] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2)) feature_group_count=1 lhs_dilation=(1, 1) padding=((1, 1), (1, 1)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(2, 2)] x w
+    d:bf16[2,4,4,6] = mul c c
+  in (d,) })";
+
 TEST(OneDnnProducts, RunBf16ConvolutionsAndTheirTransposes) {
   SKIP_WITHOUT_ONEDNN();
-  const Program program = parse_program(R"({ lambda ; x:bf16[2,7,8,4] w:bf16[3,3,4,6]. let
-      c:bf16[2,4,4,6] = conv_general_dilated[batch_group_count=1 dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2)) feature_group_count=1 lhs_dilation=(1, 1) padding=((1, 1), (1, 1)) precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(2, 2)] x w
-      d:bf16[2,4,4,6] = mul c c
-    in (d,) })", "bf16 convolution");
+  const Program program = parse_program(kBf16Convolution, "bf16 convolution");
   const Linearization lin = linearize_with(program);
   const BackendOptions options{{"onednn", "reference"}, &default_plugins()};
   const StepProgram steps = build_step_program(lin, options, Pass::kBackward, InputMode::kLoadedEachRun);
@@ -271,6 +275,48 @@ TEST(OneDnnProducts, RunBf16ConvolutionsAndTheirTransposes) {
     for (size_t i = 0; i < got.gradients[a]->data.size(); ++i)
       EXPECT_NEAR(got.gradients[a]->data[i], expected.gradients[a]->data[i], 0x1p-6 * scale) << a << " " << i;
   }
+}
+
+TEST(OneDnnProducts, RunEachBf16ConvolutionNativelyOrWidened) {
+  SKIP_WITHOUT_ONEDNN();
+  const Linearization lin = linearize_with(parse_program(kBf16Convolution, "bf16 convolution"));
+  std::mt19937 rng(4646);
+  int convolutions = 0;
+  for (const FlatEquation& eqn : lin.graph.eqns) {
+    if (eqn.prim != Prim::kConvGeneralDilated) continue;
+    ++convolutions;
+    std::vector<Type> ins, outs;
+    std::vector<HalfBuffer> operands;
+    for (ValueId v : eqn.inputs) {
+      ins.push_back(lin.graph.values[v].type);
+      operands.push_back(random_half(DType::kBF16, static_cast<size_t>(ins.back().num_elements()), rng));
+    }
+    for (ValueId v : eqn.outputs) outs.push_back(lin.graph.values[v].type);
+    ASSERT_EQ(ins.size(), 2u);
+    ASSERT_EQ(outs.size(), 1u);
+    auto run = [&](const std::string& backend, const Params& options) {
+      BackendInstance instance(default_plugins(), backend, options);
+      const auto kernel = instance.prepare(eqn.prim, eqn.params, ins, outs, "convolution");
+      EXPECT_NE(kernel, nullptr) << backend;
+      if (!kernel) return std::vector<double>{};
+      std::vector<uint16_t> out(static_cast<size_t>(outs[0].num_elements()));
+      kernel->execute_allocating_workspace({operands[0].bits.data(), operands[1].bits.data()}, {out.data()});
+      std::vector<double> values;
+      for (uint16_t bits : out) values.push_back(half_value(DType::kBF16, bits));
+      return values;
+    };
+    const std::vector<double> expected = run("reference", {});
+    double scale = 0;
+    for (double v : expected) scale = std::max(scale, std::fabs(v));
+    for (const char* bf16 : {"native", "widened"}) {
+      SCOPED_TRACE(std::string(prim_name(eqn.origin)) + "'s convolution " + std::to_string(convolutions) +
+                   ", bf16_matmul=" + bf16);
+      const std::vector<double> got = run("onednn", bf16_products(bf16));
+      ASSERT_EQ(got.size(), expected.size());
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 0x1p-6 * scale) << i;
+    }
+  }
+  EXPECT_GE(convolutions, 3);  // the forward one and its two transposes, at least
 }
 
 // Widened products in blocks (onednn_blocked_products.cpp), forced onto small shapes by a tiny
