@@ -33,7 +33,8 @@ class REMATKIT_CORE_EXPORT StepRunner {
   // predicted peak, once a run has happened).
   int64_t measured_peak(MemorySpace space = MemorySpace::kDevice) const;
   // From now on (until false), each run adds the wall time of each step to step_ns()[s], per step
-  // of program().steps() (a loop step's is its whole loop's); step_times.hpp sums them per kernel.
+  // of program().steps() (a loop step's is its whole loop's); step_times.hpp sums them per backend,
+  // primitives and dtype.
   // Off by default: then a run reads no clock, and step_ns() is empty until the first call.
   void time_steps(bool on);
   const std::vector<int64_t>& step_ns() const;
