@@ -5,57 +5,50 @@
 // rounding on store. Used by the products (onednn_products.cpp) and the convolutions
 // (onednn_windows.cpp).
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "onednn_half_copies.hpp"
 #include "onednn_recipe.hpp"
-#include "rematkit/reference_math/element_values.hpp"
 
 namespace rematkit_onednn {
 
 inline bool is_half(int32_t dtype) { return dtype == RK_DTYPE_BF16 || dtype == RK_DTYPE_F16; }
 
-// Plain loops the compiler vectorizes (bf16's; f16's branch on subnormals and NaNs), split over the
-// kernel's OpenMP team when long. A short one enters no parallel region: OpenMP's `if` still makes
-// a team of one, which costs more than a short row (onednn_blocked_products.cpp widens row by row).
+// onednn_half_copies.hpp's loops, split over the kernel's OpenMP team in chunks when long. A
+// short one enters no parallel region: OpenMP's `if` still makes a team of one, which costs more
+// than a short row (onednn_blocked_products.cpp widens row by row).
 inline constexpr int64_t kParallelElements = int64_t{1} << 16;
+inline constexpr int64_t kChunkElements = int64_t{1} << 14;
+
+template <class F>
+void in_chunks(int64_t n, F copy) {
+  if (n < kParallelElements) {
+    copy(0, n);
+    return;
+  }
+  const int64_t chunks = (n + kChunkElements - 1) / kChunkElements;
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) copy(c * kChunkElements, std::min(n, (c + 1) * kChunkElements));
+}
 
 inline void widen(const void* from, int32_t dtype, int64_t n, float* to) {
   const auto* h = static_cast<const uint16_t*>(from);
-  if (n < kParallelElements) {
-    if (dtype == RK_DTYPE_BF16)
-      for (int64_t i = 0; i < n; ++i) to[i] = rematkit::reference::bf16_value(h[i]);
-    else
-      for (int64_t i = 0; i < n; ++i) to[i] = rematkit::reference::f16_value(h[i]);
-    return;
-  }
-  if (dtype == RK_DTYPE_BF16) {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) to[i] = rematkit::reference::bf16_value(h[i]);
-  } else {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) to[i] = rematkit::reference::f16_value(h[i]);
-  }
+  const bool f16 = dtype == RK_DTYPE_F16;
+  in_chunks(n, [&](int64_t begin, int64_t end) {
+    widen_lanes(f16, h + begin, to + begin, static_cast<size_t>(end - begin));
+  });
 }
 
 inline void narrow(const float* from, int32_t dtype, int64_t n, void* to) {
   auto* h = static_cast<uint16_t*>(to);
-  if (n < kParallelElements) {
-    if (dtype == RK_DTYPE_BF16)
-      for (int64_t i = 0; i < n; ++i) h[i] = rematkit::reference::bf16_bits(from[i]);
-    else
-      for (int64_t i = 0; i < n; ++i) h[i] = rematkit::reference::f16_bits(from[i]);
-    return;
-  }
-  if (dtype == RK_DTYPE_BF16) {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) h[i] = rematkit::reference::bf16_bits(from[i]);
-  } else {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) h[i] = rematkit::reference::f16_bits(from[i]);
-  }
+  const bool f16 = dtype == RK_DTYPE_F16;
+  in_chunks(n, [&](int64_t begin, int64_t end) {
+    narrow_lanes(f16, from + begin, h + begin, static_cast<size_t>(end - begin));
+  });
 }
 
 inline int64_t elements(const rk_type& t) {

@@ -153,8 +153,8 @@ TEST(OneDnnProducts, AgreesWithTheReferenceBackend) {
 }
 
 // Exact sums round as the reference's bf16_bits and f16_bits (element_values.hpp) do: to nearest
-// even at the ties (257 -> 256 and 259 -> 260 in bf16; 2049 -> 2048 and 2051 -> 2052 in f16), and a
-// NaN operand gives a NaN.
+// even at the ties (257 -> 256 and 259 -> 260 in bf16; 2049 -> 2048 and 2051 -> 2052 in f16), f16
+// past its range to infinity and below its normals to a subnormal, and a NaN operand gives a NaN.
 TEST(OneDnnProducts, RoundsTiesToEvenAndKeepsNaNs) {
   SKIP_WITHOUT_ONEDNN();
   for (const char* bf16 : {"native", "widened"})
@@ -162,8 +162,13 @@ TEST(OneDnnProducts, RoundsTiesToEvenAndKeepsNaNs) {
       SCOPED_TRACE(std::string(dtype_name(in)) + " bf16_matmul=" + bf16);
       // a's rows sum to big + 1, big + 3, big + 2, 1 and NaN; b is a column of ones.
       const float big = in == DType::kBF16 ? 256 : 2048, nan = std::nanf("");
-      const std::vector<std::vector<float>> rows = {{big, 1, 0, 0}, {big, 1, 1, 1}, {big, 1, 1, 0}, {1, 0, 0, 0}, {nan, 0, 0, 0}};
-      const std::vector<double> rounded = {big, big + 4.0, big + 2.0, 1};
+      std::vector<std::vector<float>> rows = {{big, 1, 0, 0}, {big, 1, 1, 1}, {big, 1, 1, 0}, {1, 0, 0, 0}};
+      std::vector<double> rounded = {big, big + 4.0, big + 2.0, 1};
+      if (in == DType::kF16) {  // past f16's largest finite value (65504) to infinity; a subnormal sum exactly
+        rows.push_back({60000, 10000, 0, 0}), rounded.push_back(INFINITY);
+        rows.push_back({0x1p-20f, 0x1p-24f, 0, 0}), rounded.push_back(0x1.1p-20);
+      }
+      rows.push_back({nan, 0, 0, 0});
       constexpr int64_t k = 4;
       HalfBuffer a{in, {}}, b{in, std::vector<uint16_t>(k, half_bits(in, 1))};
       for (const std::vector<float>& row : rows)
