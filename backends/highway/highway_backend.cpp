@@ -6,12 +6,14 @@
 // declines everything else (and ranks above kMaxRank) when asked, so the equation goes to the next
 // backend in the user's list. The kernel kinds and the order they are chosen in: kernel_list.hpp;
 // this file holds the plugin's C ABI entry points.
+#include <cstdlib>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <variant>
 
 #include "highway/kernel_list.hpp"
+#include "highway/target_cap.hpp"
 #include "rematkit/plugin/plugin.hpp"
 
 namespace {
@@ -69,9 +71,14 @@ void kernel_destroy(rk_kernel* kernel) { delete reinterpret_cast<Kernel*>(kernel
 const rk_backend_api kBackend = {sizeof(rk_backend_api), "highway", RK_BACKEND_THREAD_SAFE, &create, &destroy,
                                  &supports, &prepare, &execute, &kernel_destroy, &expected_ns};
 const rk_backend_api* const kBackends[] = {&kBackend};
-// Says which SIMD target the kernels dispatch to on this CPU (REMATKIT_LOG=1 shows it).
+// Caps the dispatch where REMATKIT_HIGHWAY_MAX_TARGET asks (target_cap.hpp; a name it cannot cap at
+// is warned about, not fatal: the backend stays in the user's list, as it would without the
+// variable), and says which SIMD target the kernels dispatch to on this CPU (REMATKIT_LOG=1 shows it).
 rk_error* initialize(const rk_host_api* host) {
   rematkit::plugin::remember_host(host);
+  if (const char* cap = std::getenv("REMATKIT_HIGHWAY_MAX_TARGET"))
+    if (const std::optional<std::string> problem = rematkit::hwy_backend::cap_target(cap))
+      rematkit::plugin::log(RK_LOG_WARN, "highway: " + *problem + "; the dispatch is not capped");
   rematkit::plugin::log(RK_LOG_INFO, std::string("highway: kernels dispatch to ") + rematkit::hwy_backend::chosen_target());
   return nullptr;
 }

@@ -734,6 +734,27 @@ TEST_F(CliTest, PluginsLogThroughTheHostWhenAsked) {
   EXPECT_NE(r.err.find(line), std::string::npos) << r.err;
 }
 
+TEST_F(CliTest, HighwayDispatchIsCappedWhereAsked) {
+  // REMATKIT_HIGHWAY_MAX_TARGET caps the SIMD target (for measuring AVX2's kernels on an AVX-512
+  // machine); a name that is no target of this build and CPU is warned about and changes nothing.
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "this CPU has no AVX2 to cap at";
+  ::setenv("REMATKIT_LOG", "1", 1);
+  ::setenv("REMATKIT_HIGHWAY_MAX_TARGET", "avx2", 1);
+  const CliRun capped = run("plugins");
+  ::setenv("REMATKIT_HIGHWAY_MAX_TARGET", "avx9", 1);
+  const CliRun bad = run("plugins");
+  ::unsetenv("REMATKIT_HIGHWAY_MAX_TARGET");
+  ::unsetenv("REMATKIT_LOG");
+  EXPECT_EQ(capped.exit_code, 0) << capped.err;
+  EXPECT_NE(capped.err.find("highway: kernels dispatch to AVX2\n"), std::string::npos) << capped.err;
+  EXPECT_EQ(bad.exit_code, 0) << bad.err;
+  EXPECT_NE(bad.err.find("highway: REMATKIT_HIGHWAY_MAX_TARGET='avx9' is not a SIMD target of this build on this CPU "
+                         "(one of "),
+            std::string::npos)
+      << bad.err;
+  EXPECT_NE(bad.out.find("backends: highway"), std::string::npos) << bad.out;
+}
+
 TEST_F(CliTest, PluginOptionLoadsAPolicyOrFailsCleanly) {
   const std::string program = write("p.jaxpr", "{ lambda ; x:f32[]. let a:f32[] = sin x; b:f32[] = sin a in (b,) }");
   const CliRun r = run(std::string("residuals --plugin ") + REMATKIT_EXAMPLE_PLUGIN +
