@@ -18,15 +18,19 @@ namespace rematkit_onednn {
 
 inline bool is_half(int32_t dtype) { return dtype == RK_DTYPE_BF16 || dtype == RK_DTYPE_F16; }
 
-// onednn_half_copies.hpp's loops, split over the kernel's OpenMP team in chunks when long. A
-// short one enters no parallel region: OpenMP's `if` still makes a team of one, which costs more
-// than a short row (onednn_blocked_products.cpp widens row by row).
+// onednn_half_copies.hpp's loops, split over the kernel's OpenMP team in chunks from
+// `parallel_from` elements. A short one enters no parallel region: OpenMP's `if` still makes a team
+// of one, which costs more than a short row (onednn_blocked_products.cpp widens row by row).
 inline constexpr int64_t kParallelElements = int64_t{1} << 16;
+// widen_recipe's copies, of a convolution's operands and results or a small product's, split only
+// from here: on two threads the CNN's (131k to 262k elements) ran faster whole on one thread than
+// split around oneDNN's own regions (docs/performance.md, "bf16 against f32").
+inline constexpr int64_t kRecipeParallelElements = int64_t{1} << 20;
 inline constexpr int64_t kChunkElements = int64_t{1} << 14;
 
 template <class F>
-void in_chunks(int64_t n, F copy) {
-  if (n < kParallelElements) {
+void in_chunks(int64_t n, int64_t parallel_from, F copy) {
+  if (n < parallel_from) {
     copy(0, n);
     return;
   }
@@ -35,18 +39,18 @@ void in_chunks(int64_t n, F copy) {
   for (int64_t c = 0; c < chunks; ++c) copy(c * kChunkElements, std::min(n, (c + 1) * kChunkElements));
 }
 
-inline void widen(const void* from, int32_t dtype, int64_t n, float* to) {
+inline void widen(const void* from, int32_t dtype, int64_t n, float* to, int64_t parallel_from = kParallelElements) {
   const auto* h = static_cast<const uint16_t*>(from);
   const bool f16 = dtype == RK_DTYPE_F16;
-  in_chunks(n, [&](int64_t begin, int64_t end) {
+  in_chunks(n, parallel_from, [&](int64_t begin, int64_t end) {
     widen_lanes(f16, h + begin, to + begin, static_cast<size_t>(end - begin));
   });
 }
 
-inline void narrow(const float* from, int32_t dtype, int64_t n, void* to) {
+inline void narrow(const float* from, int32_t dtype, int64_t n, void* to, int64_t parallel_from = kParallelElements) {
   auto* h = static_cast<uint16_t*>(to);
   const bool f16 = dtype == RK_DTYPE_F16;
-  in_chunks(n, [&](int64_t begin, int64_t end) {
+  in_chunks(n, parallel_from, [&](int64_t begin, int64_t end) {
     narrow_lanes(f16, from + begin, h + begin, static_cast<size_t>(end - begin));
   });
 }
@@ -125,7 +129,7 @@ inline void widen_recipe(const rk_equation_view* e, Recipe& r) {
   r.stage = [copies, views, inner_stage, inner](const rk_tensor_view* inputs, std::byte* workspace) {
     std::copy(inputs, inputs + views->size(), views->begin());
     for (const Copy& c : copies) {
-      widen(inputs[c.input].data, c.dtype, c.elements, reinterpret_cast<float*>(workspace + c.at));
+      widen(inputs[c.input].data, c.dtype, c.elements, reinterpret_cast<float*>(workspace + c.at), kRecipeParallelElements);
       (*views)[static_cast<size_t>(c.input)].data = workspace + c.at;
     }
     if (inner_stage) inner_stage(views->data(), workspace + inner);
@@ -139,7 +143,7 @@ inline void widen_recipe(const rk_equation_view* e, Recipe& r) {
     r.result_at = inner_unstage ? inner + r.result_at : f32_result;
     r.unstage = [inner_unstage, inner, f32_result, out, n](std::byte* workspace, void* output) {
       if (inner_unstage) inner_unstage(workspace + inner, workspace + f32_result);
-      narrow(reinterpret_cast<const float*>(workspace + f32_result), out, n, output);
+      narrow(reinterpret_cast<const float*>(workspace + f32_result), out, n, output, kRecipeParallelElements);
     };
   } else if (r.unstage) {
     auto inner_unstage = r.unstage;
