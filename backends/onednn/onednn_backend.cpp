@@ -45,6 +45,7 @@ struct Backend {
   // (oneDNN converts in software: for checking that path on such a machine); bf16_matmul=widened:
   // widened to f32 even where the CPU multiplies bf16 (to measure and test that path there);
   // transposed_operands=strides|reordered: how every transposed operand is read, for measuring;
+  // weights_layout=as_it_lies: no product's weights copied into oneDNN's preferred layout, likewise;
   // widened_block_bytes=N: the block budget of widened bf16/f16 products (0: whole), so tests and
   // measurements can choose it.
   rematkit_onednn::ProductOptions products;
@@ -122,7 +123,7 @@ const std::pair<Prim, dnnl::algorithm> kBinary[] = {
 // operand as its bias, then a chain of eltwise ops and binary ops with an operand as post-ops, each
 // part reading the one before, the last part's value the only result. oneDNN adds the bias to the
 // f32 accumulator and applies the post-ops to it before the one store.
-bool fused_matmul_recipe(const rk_equation_view* e, Recipe& r) {
+bool fused_matmul_recipe(const Backend& backend, const rk_equation_view* e, Recipe& r) {
   const auto fusion = rematkit::plugin::Fusion::of(e);
   if (!fusion || fusion->parts().front().prim != Prim::kDotGeneral || fusion->results().size() != 1 ||
       fusion->results()[0] != static_cast<int64_t>(fusion->num_values()) - 1)
@@ -196,13 +197,22 @@ bool fused_matmul_recipe(const rk_equation_view* e, Recipe& r) {
   }
   for (size_t i = 0; i < inputs; ++i)
     if (arg_of[i] < 0) return false;
-  const dnnl::memory::desc am = desc_of[static_cast<size_t>(ops[0])], bm = desc_of[static_cast<size_t>(ops[1])];
-  r = {key, {}, {DNNL_ARG_DST, cm}, [am, bm, bias, cm, post](const dnnl::engine& eng) -> dnnl::primitive {
+  const dnnl::memory::desc am = desc_of[static_cast<size_t>(ops[0])];
+  dnnl::memory::desc bm = desc_of[static_cast<size_t>(ops[1])];
+  dnnl::primitive_attr with_post;
+  with_post.set_post_ops(post);
+  const auto weights = rematkit_onednn::preferred_weights(backend.engine, am, bm, bias, cm, with_post, backend.products);
+  if (weights) {
+    desc_of[static_cast<size_t>(ops[1])] = *weights;
+    key += "-weights-preferred";
+  }
+  r = {key, {}, {DNNL_ARG_DST, cm}, [am, bm = weights ? *weights : bm, bias, cm, post](const dnnl::engine& eng) -> dnnl::primitive {
          dnnl::primitive_attr attr;
          attr.set_post_ops(post);
          const dnnl::matmul::desc d = bias ? dnnl::matmul::desc(am, bm, bias, cm) : dnnl::matmul::desc(am, bm, cm);
          return dnnl::matmul(dnnl::matmul::primitive_desc(d, user_scratchpad(attr), eng));
        }};
+  if (weights) rematkit_onednn::stage_weights(backend.engine, static_cast<int>(ops[1]), bm, *weights, r);
   for (size_t i = 0; i < inputs; ++i) r.inputs.emplace_back(arg_of[i], desc_of[i]);
   r.work = count(c.dims) * a.dims.back();
   return true;
@@ -210,7 +220,7 @@ bool fused_matmul_recipe(const rk_equation_view* e, Recipe& r) {
 
 // How oneDNN runs `e`, or false when this backend does not.
 bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
-  if (fused_matmul_recipe(e, r)) return true;
+  if (fused_matmul_recipe(backend, e, r)) return true;
   if (rematkit_onednn::product_recipe(backend.engine, e, backend.products, r)) return true;
   const bool native_bf16 = rematkit_onednn::multiplies_bf16(backend.products.bf16);
   if (rematkit::plugin::primitive_of(e) == Prim::kConvGeneralDilated && native_bf16 && rematkit_onednn::has_half_and_f32_only(e)) {
@@ -290,6 +300,12 @@ std::optional<rematkit_onednn::TransposedOperands> transposed_operands(const std
   return std::nullopt;
 }
 
+std::optional<rematkit_onednn::WeightsLayout> weights_layout(const std::string& name) {
+  if (name == "preferred") return rematkit_onednn::WeightsLayout::kPreferred;
+  if (name == "as_it_lies") return rematkit_onednn::WeightsLayout::kAsItLies;
+  return std::nullopt;
+}
+
 rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
   return guarded([&] {
     auto backend = std::make_unique<Backend>();
@@ -302,11 +318,14 @@ rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
       } else if (name == "transposed_operands" && options[i].kind == RK_VALUE_STRING &&
                  transposed_operands(options[i].string_value)) {
         backend->products.transposed = *transposed_operands(options[i].string_value);
+      } else if (name == "weights_layout" && options[i].kind == RK_VALUE_STRING && weights_layout(options[i].string_value)) {
+        backend->products.weights = *weights_layout(options[i].string_value);
       } else if (name == "widened_block_bytes" && options[i].kind == RK_VALUE_INT && options[i].int_value >= 0) {
         backend->products.widened_block_bytes = static_cast<size_t>(options[i].int_value);
       } else {
         throw ArgumentError("the onednn backend takes num_threads=N (N >= 1), bf16_matmul='native', 'emulated' or 'widened', "
-                            "transposed_operands='chosen', 'strides' or 'reordered' and widened_block_bytes=N (N >= 0)");
+                            "transposed_operands='chosen', 'strides' or 'reordered', weights_layout='preferred' or "
+                            "'as_it_lies' and widened_block_bytes=N (N >= 0)");
       }
     }
     rematkit::plugin::log(RK_LOG_DEBUG, "onednn: an OpenMP team of up to " + std::to_string(backend->threads) +

@@ -140,7 +140,47 @@ dnnl::memory::desc stage_operand(const dnnl::engine& engine, int input, Layout& 
   return plain;
 }
 
+// Weights copied into the layout oneDNN prefers from this many rows of the product (M, one
+// batch element's) and up to this many bytes. On AVX-512, oneDNN 2.6's brgemm matmul reads plain
+// weights up to 3x slower than its blocked ones (a [768, 3072] weight: 61 against 187 GFLOP/s), and
+// the copy costs about what K x N multiply-adds do; from 768 rows it paid in every product of the
+// gpt measured, at 512 it cost what it saved (docs/performance.md, "Weights in oneDNN's layout").
+// Where the CPU runs oneDNN's gemm (AVX2), the preferred layout is the plain one: no copy.
+constexpr int64_t kPreferredWeightsRows = 768;
+constexpr size_t kPreferredWeightsBytes = size_t{32} << 20;
+
 }  // namespace
+
+std::optional<dnnl::memory::desc> preferred_weights(const dnnl::engine& engine, const dnnl::memory::desc& am,
+                                                    const dnnl::memory::desc& bm, const dnnl::memory::desc& bias,
+                                                    const dnnl::memory::desc& cm, const dnnl::primitive_attr& attr,
+                                                    const ProductOptions& options) {
+  const Dims dims = am.dims();
+  if (options.weights == WeightsLayout::kAsItLies || dims.size() != 2 || dims[0] < kPreferredWeightsRows ||
+      bm.get_size() > kPreferredWeightsBytes)
+    return std::nullopt;
+  const dnnl::memory::desc any(bm.dims(), bm.data_type(), dnnl::memory::format_tag::any);
+  dnnl::primitive_attr with_scratchpad = attr;
+  with_scratchpad.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const dnnl::matmul::desc d = bias ? dnnl::matmul::desc(am, any, bias, cm) : dnnl::matmul::desc(am, any, cm);
+  const dnnl::memory::desc preferred = dnnl::matmul::primitive_desc(d, with_scratchpad, engine).weights_desc();
+  if (preferred == bm) return std::nullopt;
+  return preferred;
+}
+
+void stage_weights(const dnnl::engine& engine, int input, const dnnl::memory::desc& lies,
+                   const dnnl::memory::desc& preferred, Recipe& r) {
+  WorkspacePlan ws{r.workspace_bytes};
+  auto reordering = std::make_shared<Reordering>(engine, lies, preferred);
+  const size_t at = ws.place(preferred.get_size()), scratch_at = ws.place(reordering->scratchpad_bytes());
+  r.workspace_bytes = ws.bytes;
+  r.staged.push_back({input, at});
+  auto inner = r.stage;
+  r.stage = [inner, reordering, input, at, scratch_at](const rk_tensor_view* inputs, std::byte* workspace) {
+    if (inner) inner(inputs, workspace);
+    reordering->run(inputs[input].data, workspace + at, workspace + scratch_at);
+  };
+}
 
 bool matmul_layouts(const rk_equation_view* e, Layout& a, Layout& b, Layout& c) {
   if (rematkit::plugin::primitive_of(e) != rematkit::Prim::kDotGeneral || e->num_inputs != 2 || e->num_outputs != 1)
@@ -215,24 +255,32 @@ bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const
   const int32_t out = e->outputs[0].dtype;
   std::string key = "matmul";
   dnnl::memory::desc am, bm, cm;
+  std::optional<dnnl::memory::desc> weights;  // b in oneDNN's preferred layout, copied there per run
   if (*operands == Operands::kNativeBf16) {  // oneDNN's bf16 matmul sums in f32 and rounds once
     am = dnnl::memory::desc(a.dims, dt::bf16, a.strides);
     bm = dnnl::memory::desc(b.dims, dt::bf16, b.strides);
     cm = dnnl::memory::desc(c.dims, out == RK_DTYPE_BF16 ? dt::bf16 : dt::f32, c.strides);
     key += out == RK_DTYPE_BF16 ? "-bf16" : "-bf16f32";
+    weights = preferred_weights(engine, am, bm, {}, cm, {}, options);
   } else {
     WorkspacePlan ws;
     std::vector<OperandStaging> staging;
-    const bool reorder_a = reorders(engine, a, b, c, 0, options), reorder_b = reorders(engine, a, b, c, 1, options);
-    am = stage_operand(engine, 0, a, reorder_a, ws, staging);
-    bm = stage_operand(engine, 1, b, reorder_b, ws, staging);
+    am = stage_operand(engine, 0, a, reorders(engine, a, b, c, 0, options), ws, staging);
+    bm = dnnl::memory::desc(b.dims, dt::f32, b.strides);
     cm = dnnl::memory::desc(c.dims, dt::f32, c.strides);
+    weights = preferred_weights(engine, am, bm, {}, cm, {}, options);
+    if (!weights) bm = stage_operand(engine, 1, b, reorders(engine, a, b, c, 1, options), ws, staging);
     for (const OperandStaging& s : staging) r.staged.push_back({s.input, s.plain_at});
     if (!staging.empty())
       r.stage = [staging](const rk_tensor_view* inputs, std::byte* workspace) {
         for (const OperandStaging& s : staging) s.run(inputs, workspace);
       };
     r.workspace_bytes = ws.bytes;
+  }
+  if (weights) {
+    stage_weights(engine, 1, bm, *weights, r);
+    bm = *weights;
+    key += "-weights-preferred";
   }
   const dnnl::matmul::desc d(am, bm, cm);
   if (a.dims.size() > 3) {  // several batch dims: declined where oneDNN would run its reference code

@@ -3,6 +3,8 @@
 #pragma once
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <optional>
+
 #include "onednn_recipe.hpp"
 
 namespace rematkit_onednn {
@@ -24,9 +26,15 @@ enum class TransposedOperands { kChosen, kStrides, kReordered };
 // measure, and test, the widening path on a CPU that has the native one).
 enum class Bf16Products { kNative, kEmulated, kWidened };
 
+// How a product's weights (its second operand) reach the matmul: in the blocked layout oneDNN's
+// matmul prefers, copied there before each run where the rule in onednn_products.cpp pays for the
+// copy (kPreferred), or as they lie (kAsItLies): the backend's `weights_layout` option.
+enum class WeightsLayout { kPreferred, kAsItLies };
+
 struct ProductOptions {
   Bf16Products bf16 = Bf16Products::kNative;
   TransposedOperands transposed = TransposedOperands::kChosen;
+  WeightsLayout weights = WeightsLayout::kPreferred;
   // The backend's widened_block_bytes: the f32 bytes of a widened product's slices and result per
   // block (onednn_blocked_products.hpp); 0 widens every operand whole. The default, chosen by
   // timing the 768-wide gpt's bf16 step (docs/performance.md), keeps a block in a shared L3 rather
@@ -52,6 +60,19 @@ bool matmul_layouts(const rk_equation_view* e, Layout& a, Layout& b, Layout& c);
 // AVX-512 when asked); elsewhere bf16 and f16 widened to f32 in the workspace, the result rounded
 // back when it is not f32. False for a product this backend does not run.
 bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const ProductOptions& options, Recipe& r);
+
+// The layout oneDNN's matmul of (am, bm[, bias], cm) prefers for its weights, where the rule in
+// onednn_products.cpp takes it and it is not bm's; else nothing.
+std::optional<dnnl::memory::desc> preferred_weights(const dnnl::engine& engine, const dnnl::memory::desc& am,
+                                                    const dnnl::memory::desc& bm, const dnnl::memory::desc& bias,
+                                                    const dnnl::memory::desc& cm, const dnnl::primitive_attr& attr,
+                                                    const ProductOptions& options);
+
+// Equation input `input` (laid out as `lies`) copied into `preferred` before each run: the copy and
+// its reorder's scratchpad placed in `r`'s workspace after what `r` holds, the copy chained after
+// `r`'s stage, and the input read from it.
+void stage_weights(const dnnl::engine& engine, int input, const dnnl::memory::desc& lies,
+                   const dnnl::memory::desc& preferred, Recipe& r);
 
 // One call's nanoseconds on one thread, from the measured rates (docs/performance.md); -1 when the
 // backend does not run the product.

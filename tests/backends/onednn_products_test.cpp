@@ -12,10 +12,13 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "rematkit/ir/primitive_params.hpp"
@@ -232,6 +235,64 @@ TEST(OneDnnProducts, ReadTransposedOperandsByStridesOrReordered) {
 
 // Every product oneDNN runs has an estimate (ABI 1.7's expected_ns), growing with its multiply-adds;
 // a product whose bf16 operands are widened costs more than its f32 twin by the conversions.
+// Weights copied into the layout oneDNN's matmul prefers (weights_layout='preferred', the default)
+// or read as they lie: both agree with the reference backend, plain and transposed. The copy is
+// declared as workspace where oneDNN prefers another layout (its blocked ones on AVX-512; on AVX2
+// its gemm takes the plain one, and nothing is copied), and is made only from 768 rows and up to
+// 32 MiB of weights.
+TEST(OneDnnProducts, CopyWeightsIntoThePreferredLayoutWhereItPays) {
+  SKIP_WITHOUT_ONEDNN();
+  std::mt19937 rng(768);
+  auto prepared = [](const char* layout, const DotDims& dims, std::vector<int64_t> as, std::vector<int64_t> bs,
+                     std::vector<int64_t> cs) {
+    Params options;
+    options.set("weights_layout", ParamValue::of_string(layout));
+    auto instance = std::make_shared<BackendInstance>(default_plugins(), "onednn", options);
+    auto kernel = instance->prepare(Prim::kDotGeneral, dot_general_params(dims, DType::kF32),
+                                    {type_of(DType::kF32, std::move(as)), type_of(DType::kF32, std::move(bs))},
+                                    {type_of(DType::kF32, std::move(cs))}, "product");
+    return std::make_pair(instance, std::move(kernel));
+  };
+  constexpr int64_t m = 768, k = 96, n = 200;
+  for (const bool transposed : {false, true}) {
+    SCOPED_TRACE(transposed ? "weights transposed" : "weights plain");
+    const DotDims dims = transposed ? DotDims{{1}, {1}, {}, {}} : DotDims{{1}, {0}, {}, {}};
+    const std::vector<int64_t> as = {m, k}, bs = transposed ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+    // f32 operands holding bf16 values: exact inputs for the reference's bf16 product.
+    const HalfBuffer ha = random_half(DType::kBF16, m * k, rng), hb = random_half(DType::kBF16, k * n, rng);
+    std::vector<float> fa(ha.bits.size()), fb(hb.bits.size());
+    for (size_t i = 0; i < fa.size(); ++i) fa[i] = half_value(DType::kBF16, ha.bits[i]);
+    for (size_t i = 0; i < fb.size(); ++i) fb[i] = half_value(DType::kBF16, hb.bits[i]);
+    const std::vector<double> expected = run_product("reference", dims, ha, as, hb, bs, DType::kF32, {m, n});
+    std::vector<size_t> workspaces;
+    for (const char* layout : {"preferred", "as_it_lies"}) {
+      auto [instance, kernel] = prepared(layout, dims, as, bs, {m, n});
+      ASSERT_NE(kernel, nullptr) << layout;
+      workspaces.push_back(kernel->workspace_bytes());
+      std::vector<float> out(static_cast<size_t>(m * n));
+      kernel->execute_allocating_workspace({fa.data(), fb.data()}, {out.data()});
+      for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected[i], k * 0x1p-24 * 4 * k) << layout << " " << i;
+    }
+    if (transposed) continue;  // read as it lies, a transposed weight may be copied plain instead
+    const size_t copy = static_cast<size_t>(k * n) * sizeof(float);
+    EXPECT_TRUE(workspaces[0] == workspaces[1] || workspaces[0] >= workspaces[1] + copy) << workspaces[0] << " " << workspaces[1];
+    // oneDNN 2.6's matmul on AVX-512 (brgemm) prefers blocked weights; nothing caps its ISA here.
+    if (__builtin_cpu_supports("avx512f") && !std::getenv("ONEDNN_MAX_CPU_ISA")) {
+      EXPECT_GE(workspaces[0], workspaces[1] + copy);
+    }
+  }
+  // One row fewer, or more than 32 MiB of weights: read as they lie, whatever oneDNN prefers.
+  for (const auto& [rows, contract, columns] : {std::tuple<int64_t, int64_t, int64_t>{m - 1, k, n}, {m, 2048, 4097}}) {
+    SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(contract) + "x" + std::to_string(columns));
+    const DotDims dims{{1}, {0}, {}, {}};
+    auto preferred = prepared("preferred", dims, {rows, contract}, {contract, columns}, {rows, columns});
+    auto as_it_lies = prepared("as_it_lies", dims, {rows, contract}, {contract, columns}, {rows, columns});
+    ASSERT_NE(preferred.second, nullptr);
+    ASSERT_NE(as_it_lies.second, nullptr);
+    EXPECT_EQ(preferred.second->workspace_bytes(), as_it_lies.second->workspace_bytes());
+  }
+}
+
 TEST(OneDnnProducts, EstimateEachProductWideningIncluded) {
   SKIP_WITHOUT_ONEDNN();
   BackendInstance onednn(default_plugins(), "onednn");
