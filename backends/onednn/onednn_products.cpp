@@ -140,12 +140,13 @@ dnnl::memory::desc stage_operand(const dnnl::engine& engine, int input, Layout& 
   return plain;
 }
 
-// Weights copied into the layout oneDNN prefers from this many rows of the product (M, one
-// batch element's) and up to this many bytes. On AVX-512, oneDNN 2.6's brgemm matmul reads plain
-// weights up to 3x slower than its blocked ones (a [768, 3072] weight: 61 against 187 GFLOP/s), and
-// the copy costs about what K x N multiply-adds do; from 768 rows it paid in every product of the
-// gpt measured, at 512 it cost what it saved (docs/performance.md, "Weights in oneDNN's layout").
-// Where the CPU runs oneDNN's gemm (AVX2), the preferred layout is the plain one: no copy.
+// A 2-D product's weights copied into the layout oneDNN prefers from this many rows (M) and up to
+// this many bytes (a copy that size sits in the step's memory plan). On AVX-512, oneDNN 2.6's
+// brgemm matmul reads plain weights up to 3x slower than its blocked ones (a [768, 3072] weight: 61
+// against 187 GFLOP/s), and the copy costs about what K x N multiply-adds do: from 768 rows it paid
+// in every product measured, at 512 it cost what it saved; attention's batched products gained
+// nothing (docs/performance.md, "Weights in oneDNN's layout"). Where the CPU runs oneDNN's gemm
+// (AVX2), the preferred layout is the plain one: no copy.
 constexpr int64_t kPreferredWeightsRows = 768;
 constexpr size_t kPreferredWeightsBytes = size_t{32} << 20;
 
