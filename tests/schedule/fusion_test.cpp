@@ -517,6 +517,35 @@ TEST(Fusion, OneDnnPostOpsGiveTheUnfusedBits) {
   }
 }
 
+// From 768 rows oneDNN reads a product's weights from a copy in the layout its matmul prefers (its
+// blocked ones on AVX-512), in a plain product and in one with its bias add fused into it:
+// the gradients are still the reference's, and fused and unfused give the same bits.
+TEST(Fusion, OneDnnWeightsInTheirPreferredLayoutGiveTheReferenceGradients) {
+  if (!backend_installed("onednn") || !backend_installed("highway")) GTEST_SKIP() << "onednn or highway is not built";
+  const Program program = parse_program(R"({ lambda ; x:f32[1024,48] b1:f32[40] w1:f32[48,40] w2:f32[40,24]. let
+    a:f32[1024,40] = dot_general[dimension_numbers=(([1], [0]), ([], []))] x w1
+    c:f32[1,40] = reshape[new_sizes=(1, 40) dimensions=None] b1
+    d:f32[1024,40] = add a c
+    e:f32[1024,40] = tanh d
+    f:f32[1024,24] = dot_general[dimension_numbers=(([1], [0]), ([], []))] e w2
+    l:f32[] = reduce_sum[axes=(0, 1)] f
+  in (l,) })", "dense");
+  const RandomInputs in = random_inputs(program, 11, -1.0, 1.0);
+  const Linearization lin = linearize_with(program);
+  const GradientResult expected = run_gradient(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
+  OneShotRunner fused = fused_everywhere_runner(lin, {"onednn", "highway", "reference"});
+  OneShotRunner unfused(lin, fused_on({"onednn", "highway", "reference"}, BackendOptions::Fusion::kOff));
+  const std::vector<std::string> steps = fused_steps(fused.program(), Pass::kForward);
+  ASSERT_NE(std::find(steps.begin(), steps.end(), "onednn: dot_general + add"), steps.end()) << ::testing::PrintToString(steps);
+  const GradientResult a = fused.run(in.constants, in.arguments), b = unfused.run(in.constants, in.arguments);
+  expect_gradient_near(a, expected, 1e-5);
+  expect_gradient_near(b, expected, 1e-5);
+  for (size_t i = 0; i < a.gradients.size(); ++i) {
+    if (!a.gradients[i]) continue;
+    for (size_t j = 0; j < a.gradients[i]->data.size(); ++j) EXPECT_EQ(a.gradients[i]->data[j], b.gradients[i]->data[j]);
+  }
+}
+
 TEST(Fusion, TrainingStepsFusedAndUnfusedStayBitForBitTogether) {
   if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   const Program program = parse_program(kDenseLayers, "dense");
