@@ -13,11 +13,14 @@
 
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "onednn_products.hpp"
@@ -284,42 +287,40 @@ bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
   return false;
 }
 
-std::optional<rematkit_onednn::Bf16Products> bf16_products(const std::string& name) {
-  using rematkit_onednn::Bf16Products;
-  if (name == "native") return Bf16Products::kNative;
-  if (name == "emulated") return Bf16Products::kEmulated;
-  if (name == "widened") return Bf16Products::kWidened;
-  return std::nullopt;
-}
-
-std::optional<rematkit_onednn::TransposedOperands> transposed_operands(const std::string& name) {
-  using rematkit_onednn::TransposedOperands;
-  if (name == "chosen") return TransposedOperands::kChosen;
-  if (name == "strides") return TransposedOperands::kStrides;
-  if (name == "reordered") return TransposedOperands::kReordered;
-  return std::nullopt;
-}
-
-std::optional<rematkit_onednn::WeightsLayout> weights_layout(const std::string& name) {
-  if (name == "preferred") return rematkit_onednn::WeightsLayout::kPreferred;
-  if (name == "as_it_lies") return rematkit_onednn::WeightsLayout::kAsItLies;
+// A string option's value: the choice named `value`, or nothing when it names none.
+template <class Choice>
+std::optional<Choice> choice_named(const char* value, std::initializer_list<std::pair<const char*, Choice>> choices) {
+  for (const auto& [name, choice] : choices)
+    if (std::string_view(value) == name) return choice;
   return std::nullopt;
 }
 
 rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
   return guarded([&] {
+    using rematkit_onednn::Bf16Products, rematkit_onednn::TransposedOperands, rematkit_onednn::WeightsLayout;
     auto backend = std::make_unique<Backend>();
     for (size_t i = 0; i < n; ++i) {
       const std::string name = options[i].name ? options[i].name : "";
+      std::optional<Bf16Products> bf16;
+      std::optional<TransposedOperands> transposed;
+      std::optional<WeightsLayout> weights;
       if (name == "num_threads" && options[i].kind == RK_VALUE_INT && options[i].int_value >= 1) {
         backend->threads = static_cast<int>(options[i].int_value);
-      } else if (name == "bf16_matmul" && options[i].kind == RK_VALUE_STRING && bf16_products(options[i].string_value)) {
-        backend->products.bf16 = *bf16_products(options[i].string_value);
+      } else if (name == "bf16_matmul" && options[i].kind == RK_VALUE_STRING &&
+                 (bf16 = choice_named<Bf16Products>(options[i].string_value, {{"native", Bf16Products::kNative},
+                                                                               {"emulated", Bf16Products::kEmulated},
+                                                                               {"widened", Bf16Products::kWidened}}))) {
+        backend->products.bf16 = *bf16;
       } else if (name == "transposed_operands" && options[i].kind == RK_VALUE_STRING &&
-                 transposed_operands(options[i].string_value)) {
-        backend->products.transposed = *transposed_operands(options[i].string_value);
-      } else if (name == "weights_layout" && options[i].kind == RK_VALUE_STRING && weights_layout(options[i].string_value)) {
-        backend->products.weights = *weights_layout(options[i].string_value);
+                 (transposed = choice_named<TransposedOperands>(options[i].string_value,
+                                                                {{"chosen", TransposedOperands::kChosen},
+                                                                 {"strides", TransposedOperands::kStrides},
+                                                                 {"reordered", TransposedOperands::kReordered}}))) {
+        backend->products.transposed = *transposed;
+      } else if (name == "weights_layout" && options[i].kind == RK_VALUE_STRING &&
+                 (weights = choice_named<WeightsLayout>(options[i].string_value, {{"preferred", WeightsLayout::kPreferred},
+                                                                                  {"as_it_lies", WeightsLayout::kAsItLies}}))) {
+        backend->products.weights = *weights;
       } else if (name == "widened_block_bytes" && options[i].kind == RK_VALUE_INT && options[i].int_value >= 0) {
         backend->products.widened_block_bytes = static_cast<size_t>(options[i].int_value);
       } else {

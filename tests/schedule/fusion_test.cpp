@@ -499,6 +499,16 @@ TEST(Fusion, SomeCasesReallyFuse) {
   EXPECT_GE(fusing, residual_cases().size() / 3);
 }
 
+// Every gradient of `a` has `b`'s bits.
+void expect_same_gradient_bits(const GradientResult& a, const GradientResult& b) {
+  ASSERT_EQ(a.gradients.size(), b.gradients.size());
+  for (size_t i = 0; i < a.gradients.size(); ++i) {
+    if (!a.gradients[i]) continue;
+    ASSERT_TRUE(b.gradients[i]) << i;
+    for (size_t j = 0; j < a.gradients[i]->data.size(); ++j) EXPECT_EQ(a.gradients[i]->data[j], b.gradients[i]->data[j]);
+  }
+}
+
 TEST(Fusion, OneDnnPostOpsGiveTheUnfusedBits) {
   // Every policy's gradients are the baseline's bits only if a fusion changes no value's bits: a
   // kept product ends a fusion that a recomputed one makes.
@@ -509,12 +519,7 @@ TEST(Fusion, OneDnnPostOpsGiveTheUnfusedBits) {
   OneShotRunner fused = fused_everywhere_runner(lin, {"onednn", "highway", "reference"});
   OneShotRunner unfused(lin, fused_on({"onednn", "highway", "reference"}, BackendOptions::Fusion::kOff));
   ASSERT_GT(fused.program().fused_steps(), 0u);
-  const GradientResult a = fused.run(in.constants, in.arguments), b = unfused.run(in.constants, in.arguments);
-  for (size_t i = 0; i < a.gradients.size(); ++i) {
-    if (!a.gradients[i]) continue;
-    for (size_t j = 0; j < a.gradients[i]->data.size(); ++j)
-      EXPECT_EQ(a.gradients[i]->data[j], b.gradients[i]->data[j]);
-  }
+  expect_same_gradient_bits(fused.run(in.constants, in.arguments), unfused.run(in.constants, in.arguments));
 }
 
 // From 768 rows oneDNN reads a product's weights from a copy in the layout its matmul prefers (its
@@ -540,10 +545,7 @@ TEST(Fusion, OneDnnWeightsInTheirPreferredLayoutGiveTheReferenceGradients) {
   const GradientResult a = fused.run(in.constants, in.arguments), b = unfused.run(in.constants, in.arguments);
   expect_gradient_near(a, expected, 1e-5);
   expect_gradient_near(b, expected, 1e-5);
-  for (size_t i = 0; i < a.gradients.size(); ++i) {
-    if (!a.gradients[i]) continue;
-    for (size_t j = 0; j < a.gradients[i]->data.size(); ++j) EXPECT_EQ(a.gradients[i]->data[j], b.gradients[i]->data[j]);
-  }
+  expect_same_gradient_bits(a, b);
 }
 
 TEST(Fusion, TrainingStepsFusedAndUnfusedStayBitForBitTogether) {
