@@ -236,7 +236,8 @@ TEST(OneDnnProducts, ReadTransposedOperandsByStridesOrReordered) {
 // Every product oneDNN runs has an estimate (ABI 1.7's expected_ns), growing with its multiply-adds;
 // a product whose bf16 operands are widened costs more than its f32 twin by the conversions.
 // Weights copied into the layout oneDNN's matmul prefers (weights_layout='preferred', the default)
-// or read as they lie: both agree with the reference backend, plain and transposed. The copy is
+// or read as they lie: both agree with the reference backend, plain and transposed, in f32 and in
+// bf16 widened to f32. The copy is
 // declared as workspace where oneDNN prefers another layout (its blocked ones on AVX-512; on AVX2
 // its gemm takes the plain one, and nothing is copied), and is made only from 768 rows and up to
 // 32 MiB of weights.
@@ -272,6 +273,12 @@ TEST(OneDnnProducts, CopyWeightsIntoThePreferredLayoutWhereItPays) {
       std::vector<float> out(static_cast<size_t>(m * n));
       kernel->execute_allocating_workspace({fa.data(), fb.data()}, {out.data()});
       for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected[i], k * 0x1p-24 * 4 * k) << layout << " " << i;
+      // bf16 widened to f32 first: the f32 product's copy then reads the widened weights.
+      Params widened = bf16_products("widened");
+      widened.set("weights_layout", ParamValue::of_string(layout));
+      const std::vector<double> got = run_product("onednn", dims, ha, as, hb, bs, DType::kF32, {m, n}, nullptr, widened);
+      ASSERT_EQ(got.size(), expected.size()) << layout;
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], k * 0x1p-24 * 4 * k) << layout << " bf16 " << i;
     }
     if (transposed) continue;  // read as it lies, a transposed weight may be copied plain instead
     const size_t copy = static_cast<size_t>(k * n) * sizeof(float);
