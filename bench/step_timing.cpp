@@ -79,6 +79,7 @@ struct Options {
   std::vector<int> threads{1, 2};
   std::vector<std::string> policies{kBaseline, "dots_with_no_batch_dims_saveable", "nothing_saveable"};
   std::vector<std::string> backends{"onednn", "highway", "reference"};
+  std::vector<std::string> backend_options;  // BACKEND.NAME=VALUE, each (parse_backend_option)
   bench::RoundsOptions rounds;
   double quiet_cores = 0.15, max_wait_seconds = 0;
   std::string json_path;
@@ -187,6 +188,7 @@ json time_configuration(const Options& options, const bench::Workload& work, int
   const sweep::PeakRss rss;  // the steps' arenas and what planning them took
   BackendOptions backends{options.backends, &default_plugins()};
   backends.threads = threads;
+  for (const std::string& option : options.backend_options) backends.backend_options.push_back(parse_backend_option(option));
   std::vector<std::unique_ptr<PolicyStep>> steps;
   std::vector<std::string> names;  // per step: its policy, and " unfused" for a step with fusion off
   BackendOptions unfused = backends;
@@ -337,6 +339,9 @@ int main(int argc, char** argv) {
   app.add_option("--threads", options.threads, "thread counts, one configuration each")->delimiter(',')->check(CLI::PositiveNumber);
   app.add_option("--policies", options.policies, "policies, interleaved; ratios are to everything_saveable")->delimiter(',');
   app.add_option("--backends", options.backends, "one preference list, for the steps and the GEMM")->delimiter(',');
+  app.add_option("--backend-option", options.backend_options,
+                 "BACKEND.NAME=VALUE: the steps' backend created with this option of its own (repeatable; e.g. "
+                 "onednn.weights_layout=as_it_lies; the GEMM keeps each backend's defaults)");
   app.add_option("--target", options.rounds.target, "the most a 95% interval's half-width may be, as a share of its median")
       ->check(CLI::PositiveNumber);
   app.add_option("--max-seconds", options.rounds.max_seconds, "cap on warm-up and rounds per (size, threads)")

@@ -14,6 +14,9 @@
 #include <optional>
 #include <fstream>
 #include <sstream>
+#include <variant>
+#include <string>
+#include <cstdlib>
 
 namespace rematkit::testing {
 namespace {
@@ -173,6 +176,75 @@ TEST(Plan, TrainingStepsApplyTheGradient) {
 
 // How a plan runs is one BackendOptions: its fusion too. A Dense layer with its relu fuses on
 // highway (the values between the parts get no buffer); with fusion off the plan is the unfused one.
+// "BACKEND.NAME=VALUE": an integer value where it reads as one, else a string; anything else is
+// bad input that says how to write it.
+TEST(BackendOptions, ABackendOptionIsReadFromItsText) {
+  const BackendOptions::BackendOption layout = parse_backend_option("onednn.weights_layout=as_it_lies");
+  EXPECT_EQ(layout.backend, "onednn");
+  EXPECT_EQ(layout.name, "weights_layout");
+  EXPECT_EQ(std::get<std::string>(layout.value), "as_it_lies");
+  EXPECT_EQ(std::get<int64_t>(parse_backend_option("onednn.widened_block_bytes=-3").value), -3);
+  EXPECT_EQ(std::get<std::string>(parse_backend_option("onednn.x=2a").value), "2a");
+  EXPECT_EQ(std::get<std::string>(parse_backend_option("onednn.x=").value), "");
+  for (const char* bad : {"weights_layout=as_it_lies", ".x=1", "onednn.=1", "onednn.x"}) {
+    try {
+      parse_backend_option(bad);
+      ADD_FAILURE() << bad << " was read";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), "backend option '" + std::string(bad) +
+                                           "': write it as BACKEND.NAME=VALUE, e.g. onednn.weights_layout=as_it_lies");
+    }
+  }
+}
+
+// A backend option reaches the backend it names: oneDNN's weights_layout changes where its
+// products' weights are read from (on AVX-512, copies in the steps' workspaces), not the gradient; a bad value is the plugin's error, and an option for a backend not in the list
+// is refused.
+TEST(BackendOptions, AnOptionReachesTheBackendItNames) {
+  if (!backend_installed("onednn")) GTEST_SKIP() << "onednn is not built";
+  const Program program = parse_program(R"({ lambda ; x:f32[768,96] w:f32[96,200]. let
+    y:f32[768,200] = dot_general[dimension_numbers=(([1], [0]), ([], []))] x w
+    l:f32[] = reduce_sum[axes=(0, 1)] y
+  in (l,) })", "product");
+  const RandomInputs in = random_inputs(program, 768, -1.0, 1.0);
+  auto options = [](std::vector<std::string> backend_options) {
+    PlanOptions o;
+    o.backends.preference = {"onednn", "reference"};
+    for (const std::string& text : backend_options) o.backends.backend_options.push_back(parse_backend_option(text));
+    return o;
+  };
+  Plan preferred(program, options({})), as_it_lies(program, options({"onednn.weights_layout=as_it_lies"}));
+  const GradientResult a = preferred.gradient(in.arguments), b = as_it_lies.gradient(in.arguments);
+  for (size_t i = 0; i < a.gradients.size(); ++i)
+    for (size_t j = 0; j < a.gradients[i]->data.size(); ++j)
+      EXPECT_NEAR(a.gradients[i]->data[j], b.gradients[i]->data[j], 1e-3) << i << " " << j;
+  auto workspace_bytes = [](const Plan& plan) {
+    int64_t bytes = 0;
+    for (const BufferMemory& b : plan.memory_report().buffers)
+      if (b.kind == BufferKind::kKernelWorkspace) bytes += b.bytes;
+    return bytes;
+  };
+  if (__builtin_cpu_supports("avx512f") && !std::getenv("ONEDNN_MAX_CPU_ISA")) {
+    EXPECT_GE(workspace_bytes(preferred), workspace_bytes(as_it_lies) + 96 * 200 * 4);
+  }
+  EXPECT_THROW(
+      {
+        try {
+          Plan bad(program, options({"onednn.weights_layout=sideways"}));
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("weights_layout='preferred' or 'as_it_lies'"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      Error);
+  try {
+    Plan elsewhere(program, options({"highway.x=1"}));
+    ADD_FAILURE() << "an option for a backend not in the list was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "backend option highway.x is for a backend not in the list (onednn, reference)");
+  }
+}
+
 TEST(Plan, FusionCanBeTurnedOff) {
   if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   const Model model = ModelBuilder().dense(16).relu().dense(16).relu().dense(1).build(8, 16);

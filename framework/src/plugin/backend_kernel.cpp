@@ -1,10 +1,12 @@
 #include "rematkit/plugin_host/backend_kernel.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string_view>
+#include <variant>
 
 #include "equation_view.hpp"
 #include "host_api.hpp"
@@ -163,10 +165,22 @@ BackendSet::BackendSet(const BackendOptions& options)
   if (preference.empty()) fail("no backend given, and none of onednn, highway and reference is installed");
   if (options.threads < 0)
     fail("the number of threads must be at least 1 (or 0 for every core), not " + std::to_string(options.threads));
-  Params created_with;
-  if (options.threads > 0) created_with.set("num_threads", ParamValue::of_int(options.threads));
-  for (const std::string& name : preference)
+  for (const BackendOptions::BackendOption& option : options.backend_options)
+    if (std::find(preference.begin(), preference.end(), option.backend) == preference.end()) {
+      std::string listed;
+      for (const std::string& b : preference) listed += (listed.empty() ? "" : ", ") + b;
+      fail("backend option " + option.backend + "." + option.name + " is for a backend not in the list (" + listed + ")");
+    }
+  for (const std::string& name : preference) {
+    Params created_with;
+    if (options.threads > 0) created_with.set("num_threads", ParamValue::of_int(options.threads));
+    for (const BackendOptions::BackendOption& option : options.backend_options)
+      if (option.backend == name)
+        created_with.set(option.name, std::holds_alternative<int64_t>(option.value)
+                                          ? ParamValue::of_int(std::get<int64_t>(option.value))
+                                          : ParamValue::of_string(std::get<std::string>(option.value)));
     backends_.push_back(std::make_unique<BackendInstance>(plugins, name, created_with));
+  }
 }
 
 namespace {

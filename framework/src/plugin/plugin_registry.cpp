@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -170,6 +171,18 @@ std::vector<std::string> PluginRegistry::fastest_backends() const {
   for (const char* fastest_first : {"onednn", "highway", "reference"})
     if (backend(fastest_first)) preference.push_back(fastest_first);
   return preference;
+}
+
+BackendOptions::BackendOption parse_backend_option(const std::string& text) {
+  const size_t dot = text.find('.'), equals = text.find('=');
+  if (dot == 0 || dot == std::string::npos || equals == std::string::npos || equals < dot + 2)
+    fail("backend option '" + text + "': write it as BACKEND.NAME=VALUE, e.g. onednn.weights_layout=as_it_lies");
+  BackendOptions::BackendOption option{text.substr(0, dot), text.substr(dot + 1, equals - dot - 1), text.substr(equals + 1)};
+  const std::string& value = std::get<std::string>(option.value);
+  int64_t number = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
+  if (!value.empty() && error == std::errc() && end == value.data() + value.size()) option.value = number;
+  return option;
 }
 
 std::vector<std::string> preference_or_fastest(const BackendOptions& options) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "rematkit/core_export.hpp"
@@ -37,7 +38,18 @@ struct BackendOptions {
   // Whether a program's debug prints (debug_callback, debug_print) print their operands to
   // standard error as their steps run; otherwise those steps do nothing (the CLI's --debug-prints).
   bool debug_prints = false;
+  // An option a backend of `preference` is created with, beside num_threads: the plugin's own
+  // (onednn's bf16_matmul or weights_layout, docs/backends.md), an integer or a string.
+  struct BackendOption {
+    std::string backend, name;
+    std::variant<int64_t, std::string> value;
+  };
+  std::vector<BackendOption> backend_options{};
 };
+
+// "BACKEND.NAME=VALUE" (e.g. onednn.weights_layout=as_it_lies) as a backend option: VALUE an
+// integer where it reads as one, else a string. Throws Error saying what is wrong.
+REMATKIT_CORE_EXPORT BackendOptions::BackendOption parse_backend_option(const std::string& text);
 
 // `options.preference`, or where it is empty the installed ones of onednn, highway and reference,
 // fastest first (PluginRegistry::fastest_backends): the one place an empty preference is read.
