@@ -755,6 +755,22 @@ TEST_F(CliTest, HighwayDispatchIsCappedWhereAsked) {
   EXPECT_NE(bad.out.find("backends: highway"), std::string::npos) << bad.out;
 }
 
+TEST_F(CliTest, BackendOptionsReachTheirBackendOrFailCleanly) {
+  if (!backend_installed("onednn")) GTEST_SKIP() << "onednn is not built";
+  const std::string program = write("p.jaxpr", "{ lambda ; x:f32[3]. let a:f32[3] = sin x in (a,) }");
+  const std::string inputs = write("in.json", "{\"x\": [1, 2, 3]}");
+  const std::string grad = "grad " + program + " --inputs " + inputs + " --backend onednn,reference ";
+  const CliRun widened = run(grad + "--backend-option onednn.bf16_matmul=widened --backend-option onednn.num_threads=1");
+  EXPECT_EQ(widened.exit_code, 0) << widened.err;
+  EXPECT_EQ(widened.out, run(grad).out);
+  expect_bad_input(grad + "--backend-option onednn.weights_layout=sideways",
+                   "backend 'onednn' could not start: the onednn backend takes num_threads=N");
+  expect_bad_input(grad + "--backend-option highway.x=1",
+                   "backend option highway.x is for a backend not in the list (onednn, reference)");
+  expect_bad_input(grad + "--backend-option weights_layout",
+                   "backend option 'weights_layout': write it as BACKEND.NAME=VALUE, e.g. onednn.weights_layout=as_it_lies");
+}
+
 TEST_F(CliTest, PluginOptionLoadsAPolicyOrFailsCleanly) {
   const std::string program = write("p.jaxpr", "{ lambda ; x:f32[]. let a:f32[] = sin x; b:f32[] = sin a in (b,) }");
   const CliRun r = run(std::string("residuals --plugin ") + REMATKIT_EXAMPLE_PLUGIN +

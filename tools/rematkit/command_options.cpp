@@ -47,11 +47,20 @@ const PluginRegistry& command_plugins(const PluginOptions& options) {
   return *registry;
 }
 
-void add_backend_option(CLI::App* cmd, std::vector<std::string>& backends) {
-  cmd->add_option("--backend", backends,
+void add_backend_option(CLI::App* cmd, BackendChoice& backends) {
+  cmd->add_option("--backend", backends.names,
                   "backends to run on, in order of preference: an equation runs on the first that supports it "
                   "(default: the fastest installed of onednn,highway,reference; rematkit plugins lists them)")
       ->delimiter(',');
+  cmd->add_option("--backend-option", backends.options,
+                  "BACKEND.NAME=VALUE: an option of a listed backend's own, such as onednn.weights_layout=as_it_lies "
+                  "(repeatable; docs/backends.md has each backend's)");
+}
+
+BackendOptions BackendChoice::backend_options(const PluginRegistry& plugins) const {
+  BackendOptions options{names, &plugins};
+  for (const std::string& text : this->options) options.backend_options.push_back(parse_backend_option(text));
+  return options;
 }
 
 void add_fusion_option(CLI::App* cmd, bool& no_fusion) {

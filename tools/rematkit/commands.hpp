@@ -9,6 +9,7 @@
 #include "rematkit/ir/mesh.hpp"
 #include "rematkit/ir/parser.hpp"
 #include "rematkit/ir/program.hpp"
+#include "rematkit/plugin_host/backend_options.hpp"
 #include "rematkit/plugin_host/plugin_registry.hpp"
 
 namespace rematkit::cli {
@@ -47,8 +48,15 @@ void add_plugin_option(CLI::App* cmd, PluginOptions& options);
 const rematkit::PluginRegistry& command_plugins(const PluginOptions& options);
 
 // --backend NAME[,NAME...]: the backends to run on, in order of preference (default: the fastest
-// installed, as the API's: onednn, highway, reference).
-void add_backend_option(CLI::App* cmd, std::vector<std::string>& backends);
+// installed, as the API's: onednn, highway, reference); --backend-option BACKEND.NAME=VALUE
+// (repeatable): an option of a listed backend's own (rematkit::parse_backend_option).
+struct BackendChoice {
+  std::vector<std::string> names;    // empty: the fastest installed
+  std::vector<std::string> options;  // BACKEND.NAME=VALUE each
+  // Them as the API takes them, the backends coming from `plugins`.
+  rematkit::BackendOptions backend_options(const rematkit::PluginRegistry& plugins) const;
+};
+void add_backend_option(CLI::App* cmd, BackendChoice& backends);
 // --no-fusion: BackendOptions::fuse off.
 void add_fusion_option(CLI::App* cmd, bool& no_fusion);
 

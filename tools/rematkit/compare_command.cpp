@@ -36,7 +36,7 @@ struct CompareOptions {
   std::string file;
   std::string inputs;
   std::vector<std::string> policies;
-  std::vector<std::string> backends;  // empty: the fastest installed
+  BackendChoice backends;
   int threads = 1;
   bool json = false;
   std::string max_memory;
@@ -286,7 +286,7 @@ Planned planned(const CompareOptions& o) {
   c.policies = o.policies;
   c.one_by_one_threads = o.threads;
   BackendOptions& backends = out.backends;
-  backends = BackendOptions{o.backends, &plugins};
+  backends = o.backends.backend_options(plugins);
   backends.threads = o.threads;
   backends.max_memory = memory_limit(o.max_memory);
   c.plans.reserve(o.policies.size());

@@ -26,7 +26,7 @@ struct GradOptions {
   std::string file;
   std::string inputs;
   std::string policy;
-  std::vector<std::string> backends;  // empty: the fastest installed
+  BackendChoice backends;
   bool plan = false;
   bool no_fusion = false;
   bool debug_prints = false;
@@ -138,7 +138,7 @@ GradStep read_grad_step(const GradOptions& o) {
   ProgramInputs inputs = load_program_inputs(o.inputs, program);
   const PluginRegistry& plugins = command_plugins(o.plugins);
   Linearization lin = linearize(program, linearize_options(o.plugins, o.policy, program, o.edits));
-  BackendOptions backends{o.backends, &plugins};
+  BackendOptions backends = o.backends.backend_options(plugins);
   backends.threads = o.threads;
   backends.max_memory = memory_limit(o.max_memory);
   if (o.no_fusion) backends.fusion = BackendOptions::Fusion::kOff;

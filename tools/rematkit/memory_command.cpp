@@ -19,7 +19,7 @@ struct MemoryOptions {
   ProgramEditOptions edits;
   std::string file;
   std::vector<std::string> policies;  // none: the program's own checkpoints
-  std::vector<std::string> backends;  // empty: the fastest installed
+  BackendChoice backends;
   bool json = false;
   bool no_fusion = false;
   std::string timeline;
@@ -29,7 +29,7 @@ struct MemoryOptions {
 void run_memory(const MemoryOptions& o) {
   const Program program = edited_program(command_program(o.file, o.edits), o.edits);
   const PluginRegistry& plugins = command_plugins(o.plugins);
-  BackendOptions backends{o.backends, &plugins};
+  BackendOptions backends = o.backends.backend_options(plugins);
   if (o.no_fusion) backends.fusion = BackendOptions::Fusion::kOff;
   // Each policy's plan, as `grad` and the API's Plan make it; only its report outlives it.
   const std::vector<std::string> policies = o.policies.empty() ? std::vector<std::string>{""} : o.policies;

@@ -26,7 +26,7 @@ struct MlpOptions {
   bool params = false;
   bool residuals = false;
   bool program = false;
-  std::vector<std::string> backends;  // empty: the fastest installed
+  BackendChoice backends;
 };
 
 // {"params": {"Dense_0": {"kernel": [[...]], "bias": [...]}, ...}} with every float exact.
@@ -81,7 +81,7 @@ void run_mlp(const MlpOptions& o) {
     fail("--prng must be partitionable or legacy, got '" + o.prng + "'");
   options.prng = o.prng == "legacy" ? random::PrngMode::kLegacy : random::PrngMode::kPartitionable;
   options.policy = o.policy;
-  options.backends = BackendOptions{o.backends, &command_plugins(o.plugins)};
+  options.backends = o.backends.backend_options(command_plugins(o.plugins));
   // Every input is checked before anything is computed.
   const flax::RematMlpSetup setup = flax::check_nn_remat_policy_inputs(o.seed, x, o.features, options);
   const flax::InitializedModule module = flax::init_remat_mlp(setup, static_cast<int64_t>(x.size()), options);

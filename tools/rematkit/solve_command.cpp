@@ -19,7 +19,7 @@ struct SolveOptions {
   std::string cost = "flops";
   double comm_bandwidth = 0;
   double comm_ns_per_byte = 0;
-  std::vector<std::string> backends;
+  BackendChoice backends;
   int threads = 0;
   std::string decisions_out;
   std::string jax_out;
@@ -33,7 +33,7 @@ void run_solve(const SolveOptions& o) {
   BudgetOptions options;
   options.budget = parse_budget(o.budget, "--budget");
   options.cost = parse_recompute_cost(o.cost, "--cost");
-  options.backends = BackendOptions{o.backends, &command_plugins(o.plugins)};
+  options.backends = o.backends.backend_options(command_plugins(o.plugins));
   options.backends.threads = o.threads;
   if (!o.edits.wrt.empty()) options.differentiate = argument_indices(program, o.edits.wrt, "--wrt");
   options.jax_signatures = !o.jax_out.empty();
