@@ -1,10 +1,13 @@
 #include "rematkit/sweep/sweep_checks.hpp"
 
+#include <algorithm>
+
 #include "budget_rows.hpp"
 #include "rematkit/ir/error.hpp"
 #include "rematkit/io/text_file.hpp"
 #include "rematkit/ir/near_names.hpp"
 #include "rematkit/ir/parser.hpp"
+#include "rematkit/plugin_host/backend_kernel.hpp"
 #include "rematkit/sweep/sweep_models.hpp"
 
 namespace rematkit::sweep {
@@ -63,6 +66,23 @@ void check_sweep(const SweepConfig& config, const PluginRegistry& plugins) {
         fail_at(place(config.backend_where, i, config.source),
                 "unknown backend '" + name + "'" + did_you_mean(name, known) +
                     " (available: " + (available.empty() ? "none found" : available) + ")");
+  // Each backend option names a backend of some list, which takes it.
+  for (size_t i = 0; i < config.backend_options.size(); ++i) {
+    const BackendOptions::BackendOption& option = config.backend_options[i];
+    const SourceLocation where = place(config.backend_option_where, i, config.source);
+    const auto list = std::find_if(config.backends.begin(), config.backends.end(), [&](const std::vector<std::string>& l) {
+      return std::find(l.begin(), l.end(), option.backend) != l.end();
+    });
+    if (list == config.backends.end())
+      fail_at(where, "backend option " + option.backend + "." + option.name + " is for a backend in none of the lists");
+    BackendOptions alone{{option.backend}, &plugins};
+    alone.backend_options = {option};
+    try {
+      BackendSet{alone};
+    } catch (const Error& e) {
+      relocate(e, where);
+    }
+  }
   for (const ModelSpec& model : config.models)
     if (model.kind == ModelSpec::Kind::kProgram) {
       try {

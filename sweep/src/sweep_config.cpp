@@ -3,6 +3,7 @@
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -366,8 +367,9 @@ ModelSpec read_program(const Reader& r, const YAML::Node& node, const std::strin
 SweepConfig read_sweep(const YAML::Node& root, const std::string& source) {
   const Reader r(source);
   if (!root || root.IsNull()) fail(source + ": the sweep file is empty");
-  r.expect_map(root, "the sweep", {"models", "policies", "backends", "threads", "repetitions", "target_interval",
-                                  "time_limit", "budget_time_limit", "seed", "max_memory", "plugins", "outputs"});
+  r.expect_map(root, "the sweep", {"models", "policies", "backends", "backend_options", "threads", "repetitions",
+                                  "target_interval", "time_limit", "budget_time_limit", "seed", "max_memory", "plugins",
+                                  "outputs"});
 
   SweepConfig config;
   config.source = source;
@@ -400,6 +402,17 @@ SweepConfig read_sweep(const YAML::Node& root, const std::string& source) {
   const YAML::Node backends = r.required(root, "backends", "the sweep");
   for (const std::string& list : r.texts(backends, "backends")) config.backends.push_back(split_commas(list));
   config.backend_where = r.places(backends);
+  if (const YAML::Node options = root["backend_options"]) {
+    const std::vector<std::string> texts = r.texts(options, "backend_options");
+    config.backend_option_where = r.places(options);
+    for (size_t i = 0; i < texts.size(); ++i) {
+      try {
+        config.backend_options.push_back(parse_backend_option(texts[i]));
+      } catch (const Error& e) {
+        fail_at(config.backend_option_where[i], e.what());
+      }
+    }
+  }
   if (root["threads"]) {
     config.threads.clear();
     for (int64_t t : r.integers(root["threads"], "threads", 1)) config.threads.push_back(static_cast<int>(t));
@@ -472,6 +485,14 @@ void check_nesting(const YAML::Node& root, const std::string& source) {
 }
 
 }  // namespace
+
+BackendOptions backend_options_of(const SweepConfig& config, size_t list, const PluginRegistry& plugins) {
+  const std::vector<std::string>& names = config.backends[list];
+  BackendOptions options{names, &plugins};
+  for (const BackendOptions::BackendOption& option : config.backend_options)
+    if (std::find(names.begin(), names.end(), option.backend) != names.end()) options.backend_options.push_back(option);
+  return options;
+}
 
 SweepConfig parse_sweep(const std::string& yaml, const std::string& source) {
   YAML::Node root;

@@ -395,7 +395,7 @@ std::vector<SweepRow> timed_group(const SweepConfig& config, const PluginRegistr
                                   BudgetAnswers& answers, MeshTransport* device) {
   const PeakRss rss;
   const ModelSpec& model = config.models[group.model];
-  BackendOptions options{config.backends[group.backends], &plugins};
+  BackendOptions options = backend_options_of(config, group.backends, plugins);
   options.threads = config.threads[group.threads];
   options.max_memory = config.max_memory;
   const size_t baseline = baseline_of(config);

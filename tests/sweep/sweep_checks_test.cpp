@@ -48,6 +48,26 @@ TEST(SweepChecks, AnUnknownBackendIsPlacedAtItsList) {
   EXPECT_EQ(message.rfind("s.yaml:5:23: unknown backend 'highwya' (did you mean 'highway'?) (available: ", 0), 0u) << message;
 }
 
+TEST(SweepChecks, ABackendOptionIsCheckedAtItsEntry) {
+  if (!default_plugins().backend("onednn")) GTEST_SKIP() << "onednn is not built";
+  const std::string head = kHead + "policies: [dots_saveable]\nbackends: [reference, \"onednn,reference\"]\n";
+  const std::string fine = head + "backend_options: [onednn.weights_layout=as_it_lies]\n";
+  EXPECT_EQ(check_error(fine), "(no error)");
+  const SweepConfig config = parse_sweep(fine, "s.yaml");
+  EXPECT_TRUE(backend_options_of(config, 0, default_plugins()).backend_options.empty());  // reference alone
+  const BackendOptions second = backend_options_of(config, 1, default_plugins());
+  ASSERT_EQ(second.backend_options.size(), 1u);
+  EXPECT_EQ(second.backend_options[0].name, "weights_layout");
+  EXPECT_EQ(second.preference, (std::vector<std::string>{"onednn", "reference"}));
+  const std::string bad_value = check_error(head + "backend_options: [onednn.num_threads=1, onednn.weights_layout=sideways]\n");
+  EXPECT_EQ(bad_value.rfind("s.yaml:6:41: backend 'onednn' could not start: the onednn backend takes ", 0), 0u) << bad_value;
+  EXPECT_EQ(check_error(head + "backend_options: [highway.x=1]\n"),
+            "s.yaml:6:19: backend option highway.x is for a backend in none of the lists");
+  EXPECT_EQ(check_error(head + "backend_options: [weights_layout]\n"),
+            "s.yaml:6:19: backend option 'weights_layout': write it as BACKEND.NAME=VALUE, e.g. "
+            "onednn.weights_layout=as_it_lies");
+}
+
 TEST(SweepChecks, AProgramModelIsReadBeforeTheRun) {
   const std::string dir = rematkit::testing::temp_dir();
   std::ofstream(dir + "/bad.jaxpr") << "{ lambda ; w:f32[8]. let a:f32[8] = sinn w in (a,) }";

@@ -63,8 +63,9 @@ TEST(SweepConfig, ReadsEveryKey) {
 TEST(SweepConfig, MistakesAreNamedWithLineAndColumn) {
   const std::string tail = "policies: [nothing_saveable]\nbackends: [reference]\n";
   EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [4]}\npolices: [a]\n" + tail),
-            "s.yaml:3:1: unknown key 'polices' in the sweep (did you mean 'policies'?) (expected: backends, budget_time_limit, max_memory, models, "
-            "outputs, plugins, policies, repetitions, seed, target_interval, threads, time_limit)");
+            "s.yaml:3:1: unknown key 'polices' in the sweep (did you mean 'policies'?) (expected: backend_options, "
+            "backends, budget_time_limit, max_memory, models, outputs, plugins, policies, repetitions, seed, "
+            "target_interval, threads, time_limit)");
   EXPECT_EQ(error_of("models:\n  - mlp: {input: 8, widths: [4], remat: sometimes}\n" + tail),
             "s.yaml:2:41: remat must be none, whole or per_layer, not 'sometimes'");
   EXPECT_EQ(error_of("models:\n  - mlp: {input: eight, widths: [4]}\n" + tail),

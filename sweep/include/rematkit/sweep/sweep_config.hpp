@@ -11,6 +11,7 @@
 #include "rematkit/flax/remat_placement.hpp"
 #include "rematkit/flax/transformer.hpp"
 #include "rematkit/ir/error.hpp"
+#include "rematkit/plugin_host/backend_options.hpp"
 #include "rematkit/sweep/export.hpp"
 
 namespace rematkit::sweep {
@@ -92,6 +93,9 @@ struct SweepConfig {
   std::vector<ModelSpec> models;
   std::vector<std::string> policies;
   std::vector<std::vector<std::string>> backends;  // each a preference list: "highway,reference"
+  // `backend_options: [onednn.weights_layout=as_it_lies]`: a backend's own options, each given to
+  // that backend in every list that has it (BackendOptions::backend_options).
+  std::vector<BackendOptions::BackendOption> backend_options;
   std::vector<int> threads{1};
   // Timed steps per configuration; the repetitions of a model, backend list and thread count's
   // policies interleave. With `repetitions: auto`, rounds go on until every median's 95% interval
@@ -112,9 +116,14 @@ struct SweepConfig {
   std::string charts;     // a folder for one SVG chart per model; empty: none
   std::string report;     // a folder for index.html, the sweep as one self-contained page; empty: none
   // Where each entry is in the file, so that checks made before the first run point at it.
-  std::vector<SourceLocation> policy_where, backend_where, plugin_where;
+  std::vector<SourceLocation> policy_where, backend_where, backend_option_where, plugin_where;
   SourceLocation csv_where, json_where, charts_where, report_where;
 };
+
+// Backend list `list` of `config` as the API takes it: its names, and the sweep's backend options
+// for the backends it has.
+REMATKIT_SWEEP_EXPORT BackendOptions backend_options_of(const SweepConfig& config, size_t list,
+                                                        const PluginRegistry& plugins);
 
 // Reads a sweep from YAML text; `source` names it in errors. Unknown keys, missing keys and bad
 // values are bad-input errors at SOURCE:LINE:COL.
