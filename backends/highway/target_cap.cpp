@@ -12,13 +12,11 @@
 namespace rematkit::hwy_backend {
 
 std::optional<std::string> cap_target(const std::string& name) {
-  auto upper = [](std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    return s;
-  };
+  std::string wanted = name;
+  std::transform(wanted.begin(), wanted.end(), wanted.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   std::string names;
   for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {  // one bit each, the best first
-    if (upper(name) == hwy::TargetName(target)) {
+    if (wanted == hwy::TargetName(target)) {
       hwy::DisableTargets(target - 1);
       return std::nullopt;
     }

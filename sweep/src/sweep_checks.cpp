@@ -70,10 +70,10 @@ void check_sweep(const SweepConfig& config, const PluginRegistry& plugins) {
   for (size_t i = 0; i < config.backend_options.size(); ++i) {
     const BackendOptions::BackendOption& option = config.backend_options[i];
     const SourceLocation where = place(config.backend_option_where, i, config.source);
-    const auto list = std::find_if(config.backends.begin(), config.backends.end(), [&](const std::vector<std::string>& l) {
+    const bool listed = std::any_of(config.backends.begin(), config.backends.end(), [&](const std::vector<std::string>& l) {
       return std::find(l.begin(), l.end(), option.backend) != l.end();
     });
-    if (list == config.backends.end())
+    if (!listed)
       fail_at(where, "backend option " + option.backend + "." + option.name + " is for a backend in none of the lists");
     BackendOptions alone{{option.backend}, &plugins};
     alone.backend_options = {option};
