@@ -49,6 +49,7 @@ struct Backend {
   // widened to f32 even where the CPU multiplies bf16 (to measure and test that path there);
   // transposed_operands=strides|reordered: how every transposed operand is read, for measuring;
   // weights_layout=as_it_lies: no product's weights copied into oneDNN's preferred layout, likewise;
+  // large_operands=matmul: no large product on oneDNN's sgemm (onednn_products.cpp), likewise;
   // widened_block_bytes=N: the block budget of widened bf16/f16 products (0: whole), so tests and
   // measurements can choose it.
   rematkit_onednn::ProductOptions products;
@@ -297,13 +298,15 @@ std::optional<Choice> choice_named(const char* value, std::initializer_list<std:
 
 rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
   return guarded([&] {
-    using rematkit_onednn::Bf16Products, rematkit_onednn::TransposedOperands, rematkit_onednn::WeightsLayout;
+    using rematkit_onednn::Bf16Products, rematkit_onednn::LargeOperands, rematkit_onednn::TransposedOperands,
+        rematkit_onednn::WeightsLayout;
     auto backend = std::make_unique<Backend>();
     for (size_t i = 0; i < n; ++i) {
       const std::string name = options[i].name ? options[i].name : "";
       std::optional<Bf16Products> bf16;
       std::optional<TransposedOperands> transposed;
       std::optional<WeightsLayout> weights;
+      std::optional<LargeOperands> large;
       if (name == "num_threads" && options[i].kind == RK_VALUE_INT && options[i].int_value >= 1) {
         backend->threads = static_cast<int>(options[i].int_value);
       } else if (name == "bf16_matmul" && options[i].kind == RK_VALUE_STRING &&
@@ -321,12 +324,16 @@ rk_error* create(const rk_value* options, size_t n, rk_backend** out) {
                  (weights = choice_named<WeightsLayout>(options[i].string_value, {{"preferred", WeightsLayout::kPreferred},
                                                                                   {"as_it_lies", WeightsLayout::kAsItLies}}))) {
         backend->products.weights = *weights;
+      } else if (name == "large_operands" && options[i].kind == RK_VALUE_STRING &&
+                 (large = choice_named<LargeOperands>(options[i].string_value, {{"sgemm", LargeOperands::kSgemm},
+                                                                                {"matmul", LargeOperands::kMatmul}}))) {
+        backend->products.large_operands = *large;
       } else if (name == "widened_block_bytes" && options[i].kind == RK_VALUE_INT && options[i].int_value >= 0) {
         backend->products.widened_block_bytes = static_cast<size_t>(options[i].int_value);
       } else {
         throw ArgumentError("the onednn backend takes num_threads=N (N >= 1), bf16_matmul='native', 'emulated' or 'widened', "
                             "transposed_operands='chosen', 'strides' or 'reordered', weights_layout='preferred' or "
-                            "'as_it_lies' and widened_block_bytes=N (N >= 0)");
+                            "'as_it_lies', large_operands='sgemm' or 'matmul' and widened_block_bytes=N (N >= 0)");
       }
     }
     rematkit::plugin::log(RK_LOG_DEBUG, "onednn: an OpenMP team of up to " + std::to_string(backend->threads) +

@@ -150,6 +150,65 @@ dnnl::memory::desc stage_operand(const dnnl::engine& engine, int input, Layout& 
 constexpr int64_t kPreferredWeightsRows = 768;
 constexpr size_t kPreferredWeightsBytes = size_t{32} << 20;
 
+// A large f32 product on oneDNN's sgemm (gemm:jit, called as dnnl_sgemm) rather than its matmul:
+// where the matmul would run brgemm (AVX-512) and read an operand over kPreferredWeightsBytes in a
+// layout not its blocked one, which it repacks as it goes: weights too large to copy into that
+// layout, plain or transposed, or a transposed lhs. The vocabulary's three products of a gpt ran
+// 1.1-1.9x faster so (GPT-2 small's weight gradient 842 against 1568 ms), with no copy in the
+// workspace; dnnl_sgemm packs in buffers of its own, outside the step's memory plan, as oneDNN's
+// matmul does on AVX2, where it runs this same gemm (docs/performance.md, "Large products on
+// oneDNN's sgemm").
+struct Sgemm {
+  char transa = 'N', transb = 'N';
+  dnnl_dim_t m = 0, n = 0, k = 0, lda = 0, ldb = 0;
+};
+
+// A 2-D operand of `rows` x `cols` as BLAS reads it: plain ('N', leading dim its row stride) or
+// transposed ('T', leading dim its column stride); nothing when neither dim steps by one.
+bool blas_operand(const Layout& l, char& trans, dnnl_dim_t& ld) {
+  const int64_t rows = l.dims[0], cols = l.dims[1];
+  if (l.strides[1] == 1 && (rows == 1 || l.strides[0] >= cols)) {
+    trans = 'N';
+    ld = std::max(l.strides[0], std::max<int64_t>(cols, 1));
+    return true;
+  }
+  if (l.strides[0] == 1 && (cols == 1 || l.strides[1] >= rows)) {
+    trans = 'T';
+    ld = std::max(l.strides[1], std::max<int64_t>(rows, 1));
+    return true;
+  }
+  return false;
+}
+
+std::optional<Sgemm> sgemm_for(const dnnl::engine& engine, const Layout& a, const Layout& b, const Layout& c,
+                               const ProductOptions& options) {
+  if (options.large_operands != LargeOperands::kSgemm || a.dims.size() != 2) return std::nullopt;
+  auto bytes = [](const Layout& l) { return static_cast<size_t>(count(l.dims)) * sizeof(float); };
+  const bool large_weights = bytes(b) > kPreferredWeightsBytes;
+  const bool large_transposed_lhs = transposed(a) && bytes(a) > kPreferredWeightsBytes;
+  if (!large_weights && !large_transposed_lhs) return std::nullopt;
+  Sgemm g;
+  if (!blas_operand(a, g.transa, g.lda) || !blas_operand(b, g.transb, g.ldb)) return std::nullopt;
+  if (matmul_impl(engine, a, b, c).rfind("brg", 0) != 0) return std::nullopt;  // gemm:jit already (AVX2)
+  g.m = a.dims[0];
+  g.k = a.dims[1];
+  g.n = b.dims[1];
+  return g;
+}
+
+void sgemm_recipe(const Sgemm& g, Recipe& r) {
+  r.work = g.m * g.n * g.k;
+  r.make_run = [g](const dnnl::engine&) -> Recipe::Run {
+    return [g](const rk_tensor_view* inputs, std::byte*, void* output) {
+      // beta 0: C is written, never read (the host's buffer is not cleared)
+      dnnl::error::wrap_c_api(dnnl_sgemm(g.transa, g.transb, g.m, g.n, g.k, 1.0f, static_cast<const float*>(inputs[0].data),
+                                         g.lda, static_cast<const float*>(inputs[1].data), g.ldb, 0.0f,
+                                         static_cast<float*>(output), g.n),
+                              "could not run dnnl_sgemm");
+    };
+  };
+}
+
 }  // namespace
 
 std::optional<dnnl::memory::desc> preferred_weights(const dnnl::engine& engine, const dnnl::memory::desc& am,
@@ -241,7 +300,12 @@ bool multiplies_bf16(Bf16Products how) {
   return false;
 }
 
-bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const ProductOptions& options, Recipe& r) {
+namespace {
+
+// `widened_copies`: the f32 product on a bf16 or f16 one's widened copies (its staging wraps a
+// primitive, so no sgemm run).
+bool product_recipe_of(const dnnl::engine& engine, const rk_equation_view* e, const ProductOptions& options, Recipe& r,
+                       bool widened_copies) {
   Layout a, b, c;
   if (!matmul_layouts(e, a, b, c)) return false;
   const std::optional<Operands> operands = operands_of(e, options);
@@ -249,10 +313,15 @@ bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const
   if (*operands == Operands::kWidened) {  // the f32 product on widened copies (onednn_widening.hpp)
     if (blocked_product_recipe(engine, e, a, b, c, options.widened_block_bytes, r)) return true;  // large: in blocks
     const F32Equation f32(e);
-    if (!product_recipe(engine, f32.get(), options, r)) return false;
+    if (!product_recipe_of(engine, f32.get(), options, r, true)) return false;
     widen_recipe(e, r);
     return true;
   }
+  if (*operands == Operands::kF32 && !widened_copies)
+    if (const std::optional<Sgemm> g = sgemm_for(engine, a, b, c, options)) {
+      sgemm_recipe(*g, r);
+      return true;
+    }
   const int32_t out = e->outputs[0].dtype;
   std::string key = "matmul";
   dnnl::memory::desc am, bm, cm;
@@ -298,6 +367,12 @@ bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const
   };
   r.work = count(c.dims) * a.dims.back();
   return true;
+}
+
+}  // namespace
+
+bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const ProductOptions& options, Recipe& r) {
+  return product_recipe_of(engine, e, options, r, false);
 }
 
 // An f32 product's time on one thread by its multiply-adds, whatever its layout (transposed

@@ -30,11 +30,16 @@ enum class Bf16Products { kNative, kEmulated, kWidened };
 // matmul prefers, copied there before each run where the rule in onednn_products.cpp pays for the
 // copy (kPreferred), or as they lie (kAsItLies): the backend's `weights_layout` option.
 enum class WeightsLayout { kPreferred, kAsItLies };
+// How a large f32 product that oneDNN's matmul would run badly (the rule in onednn_products.cpp)
+// is run: on oneDNN's sgemm (kSgemm) or on the matmul regardless (kMatmul): the backend's
+// `large_operands` option.
+enum class LargeOperands { kSgemm, kMatmul };
 
 struct ProductOptions {
   Bf16Products bf16 = Bf16Products::kNative;
   TransposedOperands transposed = TransposedOperands::kChosen;
   WeightsLayout weights = WeightsLayout::kPreferred;
+  LargeOperands large_operands = LargeOperands::kSgemm;
   // The backend's widened_block_bytes: the f32 bytes of a widened product's slices and result per
   // block (onednn_blocked_products.hpp); 0 widens every operand whole. The default, chosen by
   // timing the 768-wide gpt's bf16 step (docs/performance.md), keeps a block in a shared L3 rather

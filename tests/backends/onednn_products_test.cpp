@@ -300,6 +300,55 @@ TEST(OneDnnProducts, CopyWeightsIntoThePreferredLayoutWhereItPays) {
   }
 }
 
+// An f32 product with an operand over 32 MiB that oneDNN's matmul would read in a layout not its
+// own (weights too large to copy, plain or transposed; a transposed lhs) runs on oneDNN's sgemm
+// (large_operands='sgemm', the default), which asks for no workspace; with 'matmul' on the matmul.
+// Both agree with the reference backend. Where the matmul is brgemm (AVX-512, its ISA not capped),
+// it asks for a scratchpad that sgemm does not.
+TEST(OneDnnProducts, RunLargeOperandsOnSgemmWhereTheMatmulWouldRepackThem) {
+  SKIP_WITHOUT_ONEDNN();
+  std::mt19937 rng(4097);
+  constexpr int64_t small = 3, k = 2048, large = 4097;  // 2048 x 4097 floats: 32 MiB and 32 KiB
+  struct LargeCase {
+    const char* name;
+    DotDims dims;
+    std::vector<int64_t> a, b, c;
+  };
+  const LargeCase cases[] = {
+      {"weights plain", {{1}, {0}, {}, {}}, {small, k}, {k, large}, {small, large}},
+      {"weights transposed", {{1}, {1}, {}, {}}, {small, k}, {large, k}, {small, large}},
+      {"lhs transposed", {{0}, {0}, {}, {}}, {k, large}, {k, small}, {large, small}},
+  };
+  const bool brgemm = __builtin_cpu_supports("avx512f") && !std::getenv("ONEDNN_MAX_CPU_ISA");
+  for (const LargeCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const HalfBuffer ha = random_half(DType::kBF16, static_cast<size_t>(c.a[0] * c.a[1]), rng);
+    const HalfBuffer hb = random_half(DType::kBF16, static_cast<size_t>(c.b[0] * c.b[1]), rng);
+    std::vector<float> fa(ha.bits.size()), fb(hb.bits.size());
+    for (size_t i = 0; i < fa.size(); ++i) fa[i] = static_cast<float>(half_value(DType::kBF16, ha.bits[i]));
+    for (size_t i = 0; i < fb.size(); ++i) fb[i] = static_cast<float>(half_value(DType::kBF16, hb.bits[i]));
+    const std::vector<double> expected = run_product("reference", c.dims, ha, c.a, hb, c.b, DType::kF32, c.c);
+    std::vector<size_t> workspaces;
+    for (const char* how : {"sgemm", "matmul"}) {
+      Params options;
+      options.set("large_operands", ParamValue::of_string(how));
+      BackendInstance onednn(default_plugins(), "onednn", options);
+      const auto kernel = onednn.prepare(Prim::kDotGeneral, dot_general_params(c.dims, DType::kF32),
+                                         {type_of(DType::kF32, c.a), type_of(DType::kF32, c.b)}, {type_of(DType::kF32, c.c)},
+                                         "large product");
+      ASSERT_NE(kernel, nullptr) << how;
+      workspaces.push_back(kernel->workspace_bytes());
+      std::vector<float> out(expected.size());
+      kernel->execute_allocating_workspace({fa.data(), fb.data()}, {out.data()});
+      for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], expected[i], k * 0x1p-24 * 4 * k) << how << " " << i;
+    }
+    if (brgemm) {
+      EXPECT_EQ(workspaces[0], 0u);
+      EXPECT_GT(workspaces[1], 0u);
+    }
+  }
+}
+
 TEST(OneDnnProducts, EstimateEachProductWideningIncluded) {
   SKIP_WITHOUT_ONEDNN();
   BackendInstance onednn(default_plugins(), "onednn");
