@@ -15,10 +15,16 @@ def _edits(wrt, retarget_policy, mesh=None, whole_arrays=False):
     return _rematkit.ProgramEdits([str(w) for w in (wrt or [])], retarget_policy or '', mesh or '', bool(whole_arrays))
 
 
-def _run_on(backend, threads, max_memory=None):
+def _run_on(backend, threads, max_memory=None, backend_options=None):
     if isinstance(backend, str):
         backend = backend.split(',')
-    return _rematkit.RunOn(list(backend or []), int(threads), max_memory)
+    # {'onednn.weights_layout': 'as_it_lies'}, or ['onednn.weights_layout=as_it_lies'] as the CLI's
+    # --backend-option takes them.
+    if isinstance(backend_options, dict):
+        backend_options = ['%s=%s' % (name, value) for name, value in backend_options.items()]
+    elif isinstance(backend_options, str):
+        backend_options = [backend_options]
+    return _rematkit.RunOn(list(backend or []), int(threads), max_memory, [str(o) for o in (backend_options or [])])
 
 
 def _budget_text(budget):
@@ -90,14 +96,16 @@ class Program:
                                                          _edits(wrt, retarget_policy, mesh, whole_arrays))]
 
     def memory(self, policy=None, wrt=None, retarget_policy=None, backend=None, threads=0, mesh=None,
-               whole_arrays=False):
+               whole_arrays=False, backend_options=None):
         """The training step's memory plan: a MemoryReport (as `rematkit memory`), one device's on a
-        mesh (as residuals)."""
+        mesh (as residuals). backend_options, here and in solve, grad and compare: a listed backend's
+        own options, {'onednn.weights_layout': 'as_it_lies'} or ['onednn.weights_layout=as_it_lies']
+        (the CLI's --backend-option; docs/backends.md has each backend's)."""
         return MemoryReport(_rematkit.memory_json(self._p, policy or '', _edits(wrt, retarget_policy, mesh, whole_arrays),
-                                                  _run_on(backend, threads)))
+                                                  _run_on(backend, threads, None, backend_options)))
 
     def solve(self, budget, cost='flops', wrt=None, retarget_policy=None, backend=None, threads=0, for_jax=False,
-              offload=False, structure=True, time_limit=8.0, mesh=None, whole_arrays=False):
+              offload=False, structure=True, time_limit=8.0, mesh=None, whole_arrays=False, backend_options=None):
         """The cheapest save-or-recompute decisions whose planned peak fits `budget` (bytes as an int
         or '64MiB', a fraction such as 0.3, or 'min'): a Solution. for_jax=True gives equations a JAX
         policy cannot tell apart one answer, so that Solution.jax_policy() can say it. On a mesh (as
@@ -110,9 +118,10 @@ class Program:
         request.structure = bool(structure)
         request.time_limit_seconds = float(time_limit)
         return Solution(_rematkit.solve(self._p, request, _edits(wrt, retarget_policy, mesh, whole_arrays),
-                                        _run_on(backend, threads)))
+                                        _run_on(backend, threads, None, backend_options)))
 
-    def grad(self, inputs, policy=None, backend=None, threads=0, wrt=None, retarget_policy=None, max_memory=None):
+    def grad(self, inputs, policy=None, backend=None, threads=0, wrt=None, retarget_policy=None, max_memory=None,
+             backend_options=None):
         """The outputs and the gradient of their sum, as `rematkit grad` computes them (the same bits
         under every policy): `inputs` maps every argument (and constant) name to an array, or lists
         the arguments in binder order. Gives Gradients, arrays in the program's dtypes."""
@@ -132,17 +141,18 @@ class Program:
         c = [to_float64(v, b['dtype']) for v, b in zip(given_c, constants)]
         a = [to_float64(v, b['dtype']) for v, b in zip(given_a, arguments)]
         outputs, gradients = _rematkit.grad(self._p, c, a, policy or '', _edits(wrt, retarget_policy),
-                                            _run_on(backend, threads, max_memory))
+                                            _run_on(backend, threads, max_memory, backend_options))
         values = [from_float64(o, t['dtype']) for o, t in zip(outputs, self._p.outputs)]
         grads = {b['name']: from_float64(g, b['dtype']) for b, g in zip(arguments, gradients) if g is not None}
         return Gradients(values[0] if len(values) == 1 else values, grads)
 
-    def compare(self, policies, repetitions=3, wrt=None, retarget_policy=None, backend=None, threads=1):
+    def compare(self, policies, repetitions=3, wrt=None, retarget_policy=None, backend=None, threads=1,
+                backend_options=None):
         """Each policy planned and run on the same drawn inputs (`rematkit compare`'s): Rows of
         policy, residuals, residual_bytes, predicted_peak, measured_peak, forward_flops,
         recompute_flops, backward_flops, median_ms and max_grad_diff (against the first policy)."""
         rows = _rematkit.compare(self._p, [p or '' for p in policies], int(repetitions), _edits(wrt, retarget_policy),
-                                 _run_on(backend, threads))
+                                 _run_on(backend, threads, None, backend_options))
         keys = ('policy', 'residuals', 'residual_bytes', 'predicted_peak', 'measured_peak', 'forward_flops',
                 'recompute_flops', 'backward_flops', 'median_ms', 'max_grad_diff')
         return Rows({k: getattr(r, k) for k in keys} for r in rows)

@@ -115,10 +115,11 @@ PYBIND11_MODULE(_rematkit, m) {
            }),
            py::arg("wrt"), py::arg("retarget_policy"), py::arg("mesh") = "", py::arg("whole_arrays") = false);
   py::class_<RunOn>(m, "RunOn")
-      .def(py::init([](std::vector<std::string> backends, int threads, std::optional<int64_t> max_memory) {
-             return RunOn{std::move(backends), threads, max_memory};
+      .def(py::init([](std::vector<std::string> backends, int threads, std::optional<int64_t> max_memory,
+                       std::vector<std::string> backend_options) {
+             return RunOn{std::move(backends), threads, max_memory, std::move(backend_options)};
            }),
-           py::arg("backends"), py::arg("threads"), py::arg("max_memory"));
+           py::arg("backends"), py::arg("threads"), py::arg("max_memory"), py::arg("backend_options"));
 
   py::class_<ResidualRow>(m, "ResidualRow")
       .def_readonly("dtype", &ResidualRow::dtype)

@@ -29,12 +29,20 @@ std::vector<size_t> differentiated(const Program& program, const ProgramEdits& e
   return edits.wrt.empty() ? std::vector<size_t>{} : argument_indices(program, edits.wrt, "wrt");
 }
 
+// The backends, threads, memory cap and backends' own options a call asked for.
+BackendOptions backend_options_of(const RunOn& on) {
+  BackendOptions options;
+  options.preference = on.backends;
+  options.threads = on.threads;
+  options.max_memory = on.max_memory;
+  for (const std::string& text : on.backend_options) options.backend_options.push_back(parse_backend_option(text));
+  return options;
+}
+
 PlanOptions plan_options(const Program& program, const std::string& policy, const ProgramEdits& edits, const RunOn& on) {
   PlanOptions options;
   options.policy = policy;
-  options.backends.preference = on.backends;
-  options.backends.threads = on.threads;
-  options.backends.max_memory = on.max_memory;
+  options.backends = backend_options_of(on);
   options.differentiate = differentiated(program, edits);
   return options;
 }
@@ -87,9 +95,8 @@ std::string memory_json(const Program& program, const std::string& policy, const
   if (mesh || edits.whole_arrays) {
     // One device's plan, or the whole arrays' (a Plan places a program on its mesh): planned, not run.
     const Linearization lin = analysed(p, policy, edits, mesh);
-    const PluginRegistry& plugins = default_plugins();
-    const BackendOptions backends{on.backends, &plugins};
-    return memory_report_json(build_memory_report(build_step_program(lin, backends, Pass::kBackward, InputMode::kLoadedEachRun)));
+    return memory_report_json(
+        build_memory_report(build_step_program(lin, backend_options_of(on), Pass::kBackward, InputMode::kLoadedEachRun)));
   }
   const Plan plan(p, plan_options(p, policy, edits, on));
   return memory_report_json(plan.memory_report());
@@ -100,8 +107,7 @@ SolveAnswer solve(const Program& program, const SolveRequest& request, const Pro
   BudgetOptions options;
   options.budget = parse_budget(request.budget, "budget");
   options.cost = parse_recompute_cost(request.cost, "cost");
-  options.backends.preference = on.backends;
-  options.backends.threads = on.threads;
+  options.backends = backend_options_of(on);
   options.differentiate = differentiated(p, edits);
   options.jax_signatures = request.for_jax;
   options.allow_offload = request.offload;

@@ -25,6 +25,7 @@ struct RunOn {
   std::vector<std::string> backends;
   int threads = 0;
   std::optional<int64_t> max_memory;
+  std::vector<std::string> backend_options;  // "BACKEND.NAME=VALUE" each (parse_backend_option)
 };
 
 struct ResidualRow {
