@@ -1,5 +1,5 @@
 // A dot_general read as strided matrices, for the backends that hand products to a GEMM library
-// (blas, xsmm): each operand's batch, free and contracted dims must each read as one strided dim,
+// (blas, xsmm; onednn's sgemm): each operand's batch, free and contracted dims must each read as one strided dim,
 // or the library cannot run the product without a copy. On the plugin SDK alone.
 #pragma once
 #include <algorithm>
@@ -43,6 +43,24 @@ inline Dims free_dims(size_t rank, const Dims& contract, const Dims& batch) {
     if (std::find(contract.begin(), contract.end(), d) == contract.end() && std::find(batch.begin(), batch.end(), d) == batch.end())
       out.push_back(d);
   return out;
+}
+
+// A (rows, cols) operand as a row-major BLAS gemm reads it: as it lies when a row's elements are
+// adjacent, transposed when a column's are; nullopt when neither steps by one.
+struct BlasMatrix {
+  bool transposed = false;
+  int64_t leading = 1;  // lda or ldb: floats between rows (between columns when transposed)
+};
+inline std::optional<BlasMatrix> blas_matrix(Dim rows, Dim cols) {
+  if (cols.size == 1 || cols.stride == 1) {
+    const int64_t leading = rows.size == 1 ? cols.size : rows.stride;
+    if (leading >= cols.size) return BlasMatrix{false, leading};
+  }
+  if (rows.size == 1 || rows.stride == 1) {
+    const int64_t leading = cols.size == 1 ? rows.size : cols.stride;
+    if (leading >= rows.size) return BlasMatrix{true, leading};
+  }
+  return std::nullopt;
 }
 
 // An f32 dot_general with no empty operand: lhs (batch, m, k), rhs (batch, k, n), each group one

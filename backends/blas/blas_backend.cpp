@@ -39,32 +39,17 @@ struct Backend {
   int threads = default_threads;
 };
 
+using rematkit::backends::BlasMatrix;
 using rematkit::backends::Dim;
 
-// A (rows, cols) operand as cblas_sgemm reads it in row-major order: as it is when a row's
-// elements are adjacent, transposed when a column's are.
-struct Matrix {
-  CBLAS_TRANSPOSE transpose;
-  int64_t leading;  // lda or ldb: floats between rows (between columns when transposed)
-};
-std::optional<Matrix> blas_matrix(Dim rows, Dim cols) {
-  if (cols.size == 1 || cols.stride == 1) {
-    const int64_t leading = rows.size == 1 ? cols.size : rows.stride;
-    if (leading >= cols.size) return Matrix{CblasNoTrans, leading};
-  }
-  if (rows.size == 1 || rows.stride == 1) {
-    const int64_t leading = cols.size == 1 ? rows.size : cols.stride;
-    if (leading >= rows.size) return Matrix{CblasTrans, leading};
-  }
-  return std::nullopt;
-}
+CBLAS_TRANSPOSE cblas_transpose(const BlasMatrix& m) { return m.transposed ? CblasTrans : CblasNoTrans; }
 
 // C = A B per product of the batch: A (m, k), B (k, n), C (m, n) row-major with ldc = n, which is
 // dot_general's output (batch, lhs free, rhs free).
 struct Gemm {
   int threads = 1;
   int64_t batch = 1, m = 1, n = 1, k = 1;
-  Matrix a{CblasNoTrans, 1}, b{CblasNoTrans, 1};
+  BlasMatrix a, b;
   int64_t a_step = 0, b_step = 0;  // floats between the batch's products
 };
 
@@ -74,7 +59,7 @@ std::optional<Gemm> gemm_for(const rk_equation_view* e) {
   if (!product) return std::nullopt;
   const Dim *batch_l = &product->batch_l, *batch_r = &product->batch_r, *m = &product->m, *n = &product->n,
             *k_l = &product->k_l, *k_r = &product->k_r;
-  const auto a = blas_matrix(*m, *k_l), b = blas_matrix(*k_r, *n);
+  const auto a = rematkit::backends::blas_matrix(*m, *k_l), b = rematkit::backends::blas_matrix(*k_r, *n);
   if (!a || !b) return std::nullopt;
   // Debian's OpenBLAS takes 32-bit sizes (not its ILP64 build).
   for (int64_t v : {m->size, n->size, k_l->size, a->leading, b->leading})
@@ -138,8 +123,8 @@ double expected_ns(const rk_backend*, const rk_equation_view* e) {
                                                {268435456, 6080000}, {536870912, 13800000}, {1073741824, 26500000},
                                                {2415919104, 57500000}},
                                               multiply_adds);
-    if (g->b.transpose == CblasTrans) ns *= 1.5;
-    else if (g->a.transpose == CblasTrans) ns *= g->k <= 128 ? 1.4 : g->k < 1024 ? 1.3 : 1.0;
+    if (g->b.transposed) ns *= 1.5;
+    else if (g->a.transposed) ns *= g->k <= 128 ? 1.4 : g->k < 1024 ? 1.3 : 1.0;
     return ns;
   } catch (...) {
     return -1;
@@ -165,7 +150,7 @@ rk_error* execute(rk_kernel* handle, const rk_tensor_view* in, size_t, const rk_
     auto i32 = [](int64_t v) { return static_cast<blasint>(v); };
     rematkit_blas::thread_count().run_on(g.threads, [&] {
       for (int64_t p = 0; p < g.batch; ++p)  // beta 0: C is written, never read (the host's buffer is not cleared)
-        cblas_sgemm(CblasRowMajor, g.a.transpose, g.b.transpose, i32(g.m), i32(g.n), i32(g.k), 1.0f, a + p * g.a_step,
+        cblas_sgemm(CblasRowMajor, cblas_transpose(g.a), cblas_transpose(g.b), i32(g.m), i32(g.n), i32(g.k), 1.0f, a + p * g.a_step,
                     i32(g.a.leading), b + p * g.b_step, i32(g.b.leading), 0.0f, c + p * g.m * g.n, i32(g.n));
     });
   });

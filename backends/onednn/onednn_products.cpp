@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../strided_product.hpp"
 #include "onednn_blocked_products.hpp"
 #include "onednn_widening.hpp"
 #include "rematkit/plugin/measured_cost.hpp"
@@ -153,31 +154,22 @@ constexpr size_t kPreferredWeightsBytes = size_t{32} << 20;
 // A large f32 product on oneDNN's sgemm (gemm:jit, called as dnnl_sgemm) rather than its matmul:
 // where the matmul would run brgemm (AVX-512) and read an operand over kPreferredWeightsBytes in a
 // layout not its blocked one, which it repacks as it goes: weights too large to copy into that
-// layout, plain or transposed, or a transposed lhs. The vocabulary's three products of a gpt ran
-// 1.1-1.9x faster so (GPT-2 small's weight gradient 842 against 1568 ms), with no copy in the
-// workspace; dnnl_sgemm packs in buffers of its own, outside the step's memory plan, as oneDNN's
-// matmul does on AVX2, where it runs this same gemm (docs/performance.md, "Large products on
-// oneDNN's sgemm").
+// layout, plain or transposed, or a transposed lhs (a vocabulary's products). sgemm packs both
+// operands in cache-sized panels itself, in buffers of its own, outside the step's memory plan, as
+// oneDNN's matmul does on AVX2, where it runs this same gemm (docs/performance.md, "Large products
+// on oneDNN's sgemm", has the timings).
 struct Sgemm {
   char transa = 'N', transb = 'N';
   dnnl_dim_t m = 0, n = 0, k = 0, lda = 0, ldb = 0;
 };
 
-// A 2-D operand of `rows` x `cols` as BLAS reads it: plain ('N', leading dim its row stride) or
-// transposed ('T', leading dim its column stride); nothing when neither dim steps by one.
+// A 2-D operand as dnnl_sgemm reads it ('N' or 'T' and its leading dim); false where it cannot.
 bool blas_operand(const Layout& l, char& trans, dnnl_dim_t& ld) {
-  const int64_t rows = l.dims[0], cols = l.dims[1];
-  if (l.strides[1] == 1 && (rows == 1 || l.strides[0] >= cols)) {
-    trans = 'N';
-    ld = std::max(l.strides[0], std::max<int64_t>(cols, 1));
-    return true;
-  }
-  if (l.strides[0] == 1 && (cols == 1 || l.strides[1] >= rows)) {
-    trans = 'T';
-    ld = std::max(l.strides[1], std::max<int64_t>(rows, 1));
-    return true;
-  }
-  return false;
+  const auto m = rematkit::backends::blas_matrix({l.dims[0], l.strides[0]}, {l.dims[1], l.strides[1]});
+  if (!m) return false;
+  trans = m->transposed ? 'T' : 'N';
+  ld = m->leading;
+  return true;
 }
 
 std::optional<Sgemm> sgemm_for(const dnnl::engine& engine, const Layout& a, const Layout& b, const Layout& c,
