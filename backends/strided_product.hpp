@@ -1,6 +1,6 @@
 // A dot_general read as strided matrices, for the backends that hand products to a GEMM library
-// (blas, xsmm; onednn's sgemm): each operand's batch, free and contracted dims must each read as one strided dim,
-// or the library cannot run the product without a copy. On the plugin SDK alone.
+// (blas, xsmm; onednn's sgemm): each operand's batch, free and contracted dims must each read as
+// one strided dim, or the library cannot run the product without a copy. On the plugin SDK alone.
 #pragma once
 #include <algorithm>
 #include <cstdint>

@@ -150,8 +150,9 @@ rk_error* execute(rk_kernel* handle, const rk_tensor_view* in, size_t, const rk_
     auto i32 = [](int64_t v) { return static_cast<blasint>(v); };
     rematkit_blas::thread_count().run_on(g.threads, [&] {
       for (int64_t p = 0; p < g.batch; ++p)  // beta 0: C is written, never read (the host's buffer is not cleared)
-        cblas_sgemm(CblasRowMajor, cblas_transpose(g.a), cblas_transpose(g.b), i32(g.m), i32(g.n), i32(g.k), 1.0f, a + p * g.a_step,
-                    i32(g.a.leading), b + p * g.b_step, i32(g.b.leading), 0.0f, c + p * g.m * g.n, i32(g.n));
+        cblas_sgemm(CblasRowMajor, cblas_transpose(g.a), cblas_transpose(g.b), i32(g.m), i32(g.n), i32(g.k), 1.0f,
+                    a + p * g.a_step, i32(g.a.leading), b + p * g.b_step, i32(g.b.leading), 0.0f, c + p * g.m * g.n,
+                    i32(g.n));
     });
   });
 }

@@ -193,10 +193,11 @@ void sgemm_recipe(const Sgemm& g, Recipe& r) {
   r.make_run = [g](const dnnl::engine&) -> Recipe::Run {
     return [g](const rk_tensor_view* inputs, std::byte*, void* output) {
       // beta 0: C is written, never read (the host's buffer is not cleared)
-      dnnl::error::wrap_c_api(dnnl_sgemm(g.transa, g.transb, g.m, g.n, g.k, 1.0f, static_cast<const float*>(inputs[0].data),
-                                         g.lda, static_cast<const float*>(inputs[1].data), g.ldb, 0.0f,
-                                         static_cast<float*>(output), g.n),
-                              "could not run dnnl_sgemm");
+      const auto* a = static_cast<const float*>(inputs[0].data);
+      const auto* b = static_cast<const float*>(inputs[1].data);
+      dnnl::error::wrap_c_api(
+          dnnl_sgemm(g.transa, g.transb, g.m, g.n, g.k, 1.0f, a, g.lda, b, g.ldb, 0.0f, static_cast<float*>(output), g.n),
+          "could not run dnnl_sgemm");
     };
   };
 }

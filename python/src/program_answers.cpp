@@ -95,8 +95,8 @@ std::string memory_json(const Program& program, const std::string& policy, const
   if (mesh || edits.whole_arrays) {
     // One device's plan, or the whole arrays' (a Plan places a program on its mesh): planned, not run.
     const Linearization lin = analysed(p, policy, edits, mesh);
-    return memory_report_json(
-        build_memory_report(build_step_program(lin, backend_options_of(on), Pass::kBackward, InputMode::kLoadedEachRun)));
+    const StepProgram steps = build_step_program(lin, backend_options_of(on), Pass::kBackward, InputMode::kLoadedEachRun);
+    return memory_report_json(build_memory_report(steps));
   }
   const Plan plan(p, plan_options(p, policy, edits, on));
   return memory_report_json(plan.memory_report());

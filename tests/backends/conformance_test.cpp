@@ -568,8 +568,8 @@ TEST(BackendInstance, OptionsAreChecked) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "backend 'onednn' could not start: the onednn backend takes num_threads=N (N >= 1), "
                                      "bf16_matmul='native', 'emulated' or 'widened', transposed_operands='chosen', 'strides' or "
-                                     "'reordered', weights_layout='preferred' or 'as_it_lies', large_operands='sgemm' or 'matmul' "
-                                     "and widened_block_bytes=N (N >= 0)");
+                                     "'reordered', weights_layout='preferred' or 'as_it_lies', large_operands='sgemm' or "
+                                     "'matmul' and widened_block_bytes=N (N >= 0)");
   }
 }
 

@@ -333,9 +333,9 @@ TEST(OneDnnProducts, RunLargeOperandsOnSgemmWhereTheMatmulWouldRepackThem) {
       Params options;
       options.set("large_operands", ParamValue::of_string(how));
       BackendInstance onednn(default_plugins(), "onednn", options);
-      const auto kernel = onednn.prepare(Prim::kDotGeneral, dot_general_params(c.dims, DType::kF32),
-                                         {type_of(DType::kF32, c.a), type_of(DType::kF32, c.b)}, {type_of(DType::kF32, c.c)},
-                                         "large product");
+      const auto kernel =
+          onednn.prepare(Prim::kDotGeneral, dot_general_params(c.dims, DType::kF32),
+                         {type_of(DType::kF32, c.a), type_of(DType::kF32, c.b)}, {type_of(DType::kF32, c.c)}, "large product");
       ASSERT_NE(kernel, nullptr) << how;
       workspaces.push_back(kernel->workspace_bytes());
       std::vector<float> out(expected.size());
