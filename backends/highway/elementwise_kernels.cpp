@@ -1,14 +1,16 @@
 #include "highway/elementwise_kernels.hpp"
 
+#include <algorithm>
+
 #include "highway/elementwise_costs.hpp"
 #include "highway/primitive_ops.hpp"
 
 namespace rematkit::hwy_backend {
 namespace {
 
-// y[i] = a[i or 0] op b[i or 0] on integers, as 0 / 1 bytes (plain loops the compiler vectorizes).
+// Plain loops the compiler vectorizes.
 template <class T>
-void compare_ints(Compare op, const T* a, bool a_scalar, const T* b, bool b_scalar, uint8_t* y, size_t n) {
+void compare_as(Compare op, const T* a, bool a_scalar, const T* b, bool b_scalar, uint8_t* y, size_t n) {
   auto run = [&](auto cmp) {
     for (size_t i = 0; i < n; ++i) y[i] = cmp(a[a_scalar ? 0 : i], b[b_scalar ? 0 : i]) ? 1 : 0;
   };
@@ -22,7 +24,27 @@ void compare_ints(Compare op, const T* a, bool a_scalar, const T* b, bool b_scal
   }
 }
 
+template <class T, class F>
+void convert_as(const T* x, bool scalar, float* y, size_t n, F value) {
+  if (scalar) std::fill(y, y + n, value(x[0]));
+  else
+    for (size_t i = 0; i < n; ++i) y[i] = value(x[i]);
+}
+
 }  // namespace
+
+void compare_ints(Compare op, bool is_unsigned, const void* a, bool a_scalar, const void* b, bool b_scalar, uint8_t* y,
+                  size_t n) {
+  if (is_unsigned)
+    compare_as(op, static_cast<const uint32_t*>(a), a_scalar, static_cast<const uint32_t*>(b), b_scalar, y, n);
+  else
+    compare_as(op, static_cast<const int32_t*>(a), a_scalar, static_cast<const int32_t*>(b), b_scalar, y, n);
+}
+
+void convert_to_f32(bool from_bool, const void* x, bool scalar, float* y, size_t n) {
+  if (from_bool) convert_as(static_cast<const uint8_t*>(x), scalar, y, n, [](uint8_t v) { return v ? 1.0f : 0.0f; });
+  else convert_as(static_cast<const int32_t*>(x), scalar, y, n, [](int32_t v) { return static_cast<float>(v); });
+}
 
 std::optional<UnaryKernel> UnaryKernel::prepare(const Equation& eq) {
   if (!eq.prim || !eq.all_f32) return std::nullopt;
@@ -79,11 +101,7 @@ std::optional<CompareIntKernel> CompareIntKernel::prepare(const Equation& eq) {
   return CompareIntKernel{*op, a != eq.out, b != eq.out, t == RK_DTYPE_U32, count(eq.out)};
 }
 void CompareIntKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
-  uint8_t* y = static_cast<uint8_t*>(out[0].data);
-  if (is_unsigned)
-    compare_ints(op, static_cast<const uint32_t*>(in[0].data), a_scalar, static_cast<const uint32_t*>(in[1].data), b_scalar, y, n);
-  else
-    compare_ints(op, static_cast<const int32_t*>(in[0].data), a_scalar, static_cast<const int32_t*>(in[1].data), b_scalar, y, n);
+  compare_ints(op, is_unsigned, in[0].data, a_scalar, in[1].data, b_scalar, static_cast<uint8_t*>(out[0].data), n);
 }
 
 std::optional<ConvertToF32Kernel> ConvertToF32Kernel::prepare(const Equation& eq) {
@@ -94,14 +112,7 @@ std::optional<ConvertToF32Kernel> ConvertToF32Kernel::prepare(const Equation& eq
   return ConvertToF32Kernel{e->inputs[0].dtype == RK_DTYPE_BOOL, count(eq.out)};
 }
 void ConvertToF32Kernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
-  float* y = f32(out[0]);
-  if (from_bool) {
-    const uint8_t* from = static_cast<const uint8_t*>(in[0].data);
-    for (size_t i = 0; i < n; ++i) y[i] = from[i] ? 1.0f : 0.0f;
-  } else {
-    const int32_t* from = static_cast<const int32_t*>(in[0].data);
-    for (size_t i = 0; i < n; ++i) y[i] = static_cast<float>(from[i]);
-  }
+  convert_to_f32(from_bool, in[0].data, false, f32(out[0]), n);
 }
 
 }  // namespace rematkit::hwy_backend

@@ -6,16 +6,11 @@
 #include <cmath>
 #include <limits>
 
+#include "highway/elementwise_kernels.hpp"
 #include "highway/primitive_ops.hpp"
 
 namespace rematkit::hwy_backend {
 namespace {
-
-size_t count(const std::vector<int64_t>& shape) {
-  size_t n = 1;
-  for (int64_t d : shape) n *= static_cast<size_t>(d);
-  return n;
-}
 
 // The elements of a row when broadcast part `p` spreads one value per row of `out`.
 std::optional<size_t> row_period(const plugin::FusedPart& p, const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
@@ -45,10 +40,11 @@ size_t per_row_period(const std::vector<int64_t>& s, const std::vector<int64_t>&
   return period > 1 ? period : 0;
 }
 
-// convert_element_type between bool or i32 and a bf16 or f16 value (held as f32), as the reference
-// converts (compute.cpp, element_values.hpp): from bool 0 or 1, from i32 the nearest f32 (then
-// rounded to the part's dtype; those two are half_loops().convert_round's); to bool whether it is
-// nonzero (a NaN is); to i32 toward zero, saturating, a NaN to 0 (XLA's conversion).
+// convert_element_type between bool or i32 and a float value (bf16 and f16 held as f32), as the
+// reference converts (compute.cpp, element_values.hpp): from bool 0 or 1, from i32 the nearest f32
+// (then rounded to a bf16 or f16 part's dtype; those two are half_loops().convert_round's, into f32
+// convert_to_f32's); to bool whether it is nonzero (a NaN is); to i32 toward zero, saturating, a
+// NaN to 0 (XLA's conversion).
 enum class Conversion { kFromBool, kFromI32, kToBool, kToI32 };
 void convert(Conversion c, const void* x, bool scalar, void* y, size_t len) {
   const float* from = static_cast<const float*>(x);
@@ -172,7 +168,8 @@ bool FusedElementwise::add_part(const plugin::Fusion& fusion, size_t first, size
   // power's or select's cases; repeated operands are pointers into the segment, so any kernel.
   for (size_t o = 0; o < part.operands.size(); ++o) {
     const Access& a = access_[static_cast<size_t>(part.operands[o])];
-    const bool takes_scalar = part.kind == Kind::kBinary || part.kind == Kind::kCompare || part.kind == Kind::kFill ||
+    const bool takes_scalar = part.kind == Kind::kBinary || part.kind == Kind::kCompare || part.kind == Kind::kCompareInt ||
+                              part.kind == Kind::kFill ||
                               part.kind == Kind::kBitwise || part.kind == Kind::kReference ||
                               (part.kind == Kind::kBinary2 && is_half(p.dtype)) || (part.kind == Kind::kSelect && o == 0);
     if (a.mode == Access::Mode::kScalar && !takes_scalar) return false;
@@ -222,15 +219,23 @@ FusedElementwise::Fit FusedElementwise::fit(const plugin::Fusion& fusion, size_t
     part.operands = {static_cast<int>(p.operands[1]), static_cast<int>(p.operands[0]), static_cast<int>(p.operands[2])};
   } else if (prim == Prim::kPow && p.operands.size() == 2 && same_float) {
     part.kind = Kind::kReference;  // no f32 kernel: the reference's bits, in f32 too
-  } else if (prim == Prim::kConvertElementType && p.operands.size() == 1 && is_half(p.dtype) &&
+  } else if (auto cop = op_of(kCompares, prim); cop && p.operands.size() == 2 && int32_operands &&
+             fusion.dtype(p.operands[1]) == t && p.dtype == RK_DTYPE_BOOL) {
+    part.kind = Kind::kCompareInt;  // a one-hot's class numbers against its labels, a mask's positions
+    part.op = static_cast<int>(*cop);
+    part.op2 = t == RK_DTYPE_U32 ? 1 : 0;
+  } else if (prim == Prim::kIota && p.operands.empty() && (p.dtype == RK_DTYPE_I32 || p.dtype == RK_DTYPE_F32)) {
+    if (!fit_iota(p, part)) return Fit::kDecline;
+  } else if (prim == Prim::kConvertElementType && p.operands.size() == 1 && is_float(p.dtype) &&
              (t == RK_DTYPE_BOOL || t == RK_DTYPE_I32)) {
-    part.kind = Kind::kConvert;  // a mask or a count into bf16 or f16
+    part.kind = Kind::kConvert;  // a mask or a count into floats
     part.op = static_cast<int>(t == RK_DTYPE_BOOL ? Conversion::kFromBool : Conversion::kFromI32);
   } else if (prim == Prim::kConvertElementType && p.operands.size() == 1 && is_half(t) &&
              (p.dtype == RK_DTYPE_BOOL || p.dtype == RK_DTYPE_I32)) {
     part.kind = Kind::kConvert;
     part.op = static_cast<int>(p.dtype == RK_DTYPE_BOOL ? Conversion::kToBool : Conversion::kToI32);
-  } else if (prim == Prim::kBroadcastInDim && p.operands.size() == 1 && same_float) {
+  } else if (prim == Prim::kBroadcastInDim && p.operands.size() == 1 &&
+             (same_float || (int32_operands && p.dtype == t))) {  // i32 and u32 moved as their bits
     if (!fit_fill(fusion, first, p, part)) return Fit::kDecline;
   } else if (wop && p.operands.size() == 2 && int32_operands && p.dtype == fusion.dtype(p.operands[0]) &&
              (*wop != Bitwise::kShiftRightArithmetic || p.dtype == RK_DTYPE_I32)) {
@@ -273,6 +278,21 @@ bool FusedElementwise::fit_fill(const plugin::Fusion& fusion, size_t first, cons
   return true;
 }
 
+// iota's count along `dimension`: runs of equal values, as many as the trailing dims' elements.
+// Its values stay exact in f32 (2^24) and within i32.
+bool FusedElementwise::fit_iota(const plugin::FusedPart& p, Part& part) {
+  int64_t dim = -1;
+  for (const rk_value& param : p.params)
+    if (param.name && std::string_view(param.name) == "dimension" && param.kind == RK_VALUE_INT) dim = param.int_value;
+  if (dim < 0 || dim >= static_cast<int64_t>(p.shape.size())) return false;
+  const int64_t size = p.shape[static_cast<size_t>(dim)];
+  if (size > (p.dtype == RK_DTYPE_F32 ? int64_t{1} << 24 : int64_t{1} << 31)) return false;
+  part.kind = Kind::kIota;
+  part.iota_size = static_cast<size_t>(size);
+  part.iota_run = count(std::vector<int64_t>(p.shape.begin() + dim + 1, p.shape.end()));
+  return true;
+}
+
 // The same 32 bits read as another dtype: where only the parts read it, the operand's own place
 // (no pass); a result is copied out.
 FusedElementwise::Fit FusedElementwise::fit_bitcast(const plugin::Fusion& fusion, const plugin::FusedPart& p, Part& part) {
@@ -296,7 +316,7 @@ bool FusedElementwise::fit_reduction(const plugin::Fusion& fusion, size_t first,
       !std::equal(p.shape.begin(), p.shape.end(), shape.begin()))
     return false;
   const size_t row = count(std::vector<int64_t>(shape.begin() + static_cast<long>(p.shape.size()), shape.end()));
-  if (row > kSegment || (row_ != 1 && row_ != row)) return false;
+  if (row == 0 || row > kSegment || (row_ != 1 && row_ != row)) return false;  // empty rows: alone
   row_ = row;
   part.kind = Kind::kReduceRows;
   part.op = *p.prim == Prim::kReduceMax ? 1 : 0;
@@ -561,12 +581,37 @@ bool FusedElementwise::run_pair(const Part& p, const Part& q, std::span<void* co
   return half_loops().binary2_round(q.dtype == RK_DTYPE_F16, p.op, q.op, inner_left, x.data(), y, q.keeps_f32, bits, len);
 }
 
+void FusedElementwise::iota(const Part& p, size_t begin, size_t len, void* y) {
+  size_t value = begin / p.iota_run % p.iota_size, left = p.iota_run - begin % p.iota_run;  // in this run
+  const bool is_int = p.dtype == RK_DTYPE_I32;
+  if (p.iota_run == 1) {  // counting along the last dim: a loop over each count up to its restart
+    for (size_t i = 0; i < len;) {
+      const size_t n = std::min(p.iota_size - value, len - i);
+      if (is_int)
+        for (size_t k = 0; k < n; ++k) static_cast<int32_t*>(y)[i + k] = static_cast<int32_t>(value + k);
+      else
+        for (size_t k = 0; k < n; ++k) static_cast<float*>(y)[i + k] = static_cast<float>(value + k);
+      i += n;
+      value = 0;
+    }
+    return;
+  }
+  for (size_t i = 0; i < len;) {
+    const size_t n = std::min(left, len - i);
+    fill32(is_int ? static_cast<uint32_t>(value) : std::bit_cast<uint32_t>(static_cast<float>(value)),
+           static_cast<uint32_t*>(y) + i, n);
+    i += n;
+    left = p.iota_run;
+    if (++value == p.iota_size) value = 0;
+  }
+}
+
 void FusedElementwise::run_part(const Part& p, std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const {
   const Loops& run = loops();  // the dispatched loops, called straight: a segment is short
   auto at = [&](int v, bool& scalar) { return this->at(v, scalar, values, begin, scratch); };
   bool s0 = false, s1 = false, s2 = false, unused = false;
   void* y = p.kind == Kind::kReduceRows ? nullptr : at(p.value, unused);  // a reduction writes by rows (below)
-  void* x0 = at(p.operands[0], s0);
+  void* x0 = p.operands.empty() ? nullptr : at(p.operands[0], s0);
   void* x1 = p.operands.size() > 1 ? at(p.operands[1], s1) : nullptr;
   void* x2 = p.operands.size() > 2 ? at(p.operands[2], s2) : nullptr;
   auto f = [](void* v) { return static_cast<float*>(v); };
@@ -581,6 +626,8 @@ void FusedElementwise::run_part(const Part& p, std::span<void* const> values, si
       break;
     case Kind::kBinary2: run.binary2(p.op, p.op2, p.inner_left, f(x0), s0, f(x1), s1, f(x2), s2, f(y), len); break;
     case Kind::kCompare: run.compare(p.op, f(x0), s0, f(x1), s1, static_cast<uint8_t*>(y), len); break;
+    case Kind::kCompareInt: compare_ints(static_cast<Compare>(p.op), p.op2 == 1, x0, s0, x1, s1, static_cast<uint8_t*>(y), len); break;
+    case Kind::kIota: iota(p, begin, len, y); break;
     case Kind::kBitwise: {
       auto u = [](void* v) { return static_cast<uint32_t*>(v); };
       bitwise(static_cast<Bitwise>(p.op), u(x0), s0, u(x1), s1, u(y), len);
@@ -604,6 +651,10 @@ void FusedElementwise::run_part(const Part& p, std::span<void* const> values, si
       const Conversion c = static_cast<Conversion>(p.op);
       if (c == Conversion::kToBool || c == Conversion::kToI32) {
         convert(c, x0, s0, y, len);
+        break;
+      }
+      if (p.dtype == RK_DTYPE_F32) {
+        convert_to_f32(c == Conversion::kFromBool, x0, s0, f(y), len);
         break;
       }
       // Into bf16 or f16: converted and rounded in one pass, no lane recomputed (a moved value).

@@ -44,9 +44,13 @@ class FusedElementwise {
   size_t alignment() const { return row_; }
 
  private:
-  // kReference: every lane by the reference math (pow); kConvert: between bool or i32 and a bf16 or
-  // f16 value (op: a Conversion, fused_elementwise.cpp).
-  enum class Kind { kUnary, kPow, kBinary, kBinary2, kCompare, kSelect, kFill, kBitwise, kReduceRows, kReference, kConvert };
+  // kReference: every lane by the reference math (pow); kConvert: between bool or i32 and a float
+  // value (op: a Conversion, fused_elementwise.cpp); kCompareInt: a comparison of i32 or u32 values
+  // (op2 1 for u32); kIota: an iota of the output's shape, computed per segment.
+  enum class Kind {
+    kUnary, kPow, kBinary, kBinary2, kCompare, kCompareInt, kSelect, kFill, kBitwise, kReduceRows, kReference, kConvert,
+    kIota
+  };
   struct Part {
     Kind kind = Kind::kUnary;
     int op = 0;
@@ -54,6 +58,7 @@ class FusedElementwise {
     int op2 = 0;                // kBinary2: two binary parts, op then op2, in one pass
     bool inner_left = true;     // kBinary2: op's result is op2's left operand (else its right)
     std::vector<int> operands;  // value numbers (kBinary2: op's two, then op2's other)
+    size_t iota_run = 1, iota_size = 1;  // kIota: equal values in a run, and runs before the count restarts
     int value = 0;              // the value it defines
     int32_t dtype = RK_DTYPE_F32;  // its result's: a bf16 or f16 one is rounded to it
     // A bf16 or f16 part: which lanes are recomputed, and how (the operands in the primitive's order).
@@ -118,6 +123,7 @@ class FusedElementwise {
   Fit fit(const plugin::Fusion& fusion, size_t first, const plugin::FusedPart& p, Part& part);
   bool fit_fill(const plugin::Fusion& fusion, size_t first, const plugin::FusedPart& p, Part& part);
   Fit fit_bitcast(const plugin::Fusion& fusion, const plugin::FusedPart& p, Part& part);
+  static bool fit_iota(const plugin::FusedPart& p, Part& part);
   bool fit_reduction(const plugin::Fusion& fusion, size_t first, const plugin::FusedPart& p, Part& part);
   bool fit_half(const plugin::Fusion& fusion, const plugin::FusedPart& p, Part& part);
   // A slot for a value, counted among those an f32 chain takes when `as_f32`; false when none is left.
@@ -125,6 +131,8 @@ class FusedElementwise {
   void fit_lanes(const plugin::Fusion& fusion, const plugin::FusedPart& p, Part& part);
 
   void run_segment(std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const;
+  // A kIota part's values at elements [begin, begin + len) of the output, into y.
+  static void iota(const Part& p, size_t begin, size_t len, void* y);
   // A value's elements for a segment, and whether the kernels read it as a scalar.
   void* at(int v, bool& scalar, std::span<void* const> values, size_t begin, Scratch& scratch) const;
   // One part over a segment; a pair (Part::heads_pair) in one pass, false where a lane is a NaN

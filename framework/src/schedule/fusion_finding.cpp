@@ -20,6 +20,13 @@ bool spreads_over(const PassView& pass, const FlatEquation& e, const std::vector
                                           param_ints(e.params, "broadcast_dimensions", e.where), shape) > 0;
 }
 
+// An iota of `shape` (a one-hot's class numbers, a mask's positions): a part computes it in each
+// segment rather than reading a whole buffer written before.
+bool generates(const PassView& pass, const FlatEquation& e, const std::vector<int64_t>& shape) {
+  return e.prim == Prim::kIota && !e.scan && !e.cond && e.inputs.empty() && e.outputs.size() == 1 &&
+         pass.graph.values[e.outputs[0]].type.shape == shape;
+}
+
 // Whether `e` reads a value of the fusion, or an operand of the fusion's shape that a part reads
 // too (a relu and its mask both read the pre-activation: one pass over it instead of two).
 bool reads_any(const PassView& pass, const FlatEquation& e, const std::vector<size_t>& parts,
@@ -79,15 +86,15 @@ std::vector<size_t> find_chain(const PassView& pass, size_t first, const std::ve
   const FlatGraph& g = pass.graph;
   const std::vector<int64_t>& shape = g.values[pass.eqn_at(first).outputs[0]].type.shape;
   // A part's operands spread from a scalar (a relu's zeros) or from one value per row (a layer
-  // norm's mean and scale, a softmax's max and sum) come along, from before the seed too (not
-  // ahead of a product, which leads its fusion): then they fill a segment inside the kernel
-  // instead of a whole buffer before it.
+  // norm's mean and scale, a softmax's max and sum), or an iota of the shape, come along, from
+  // before the seed too (not ahead of a product, which leads its fusion): then they fill a segment
+  // inside the kernel instead of a whole buffer before it.
   auto with_spreads = [&](std::vector<size_t> grown, const FlatEquation& e) {
     for (ValueId v : e.inputs)
       if (auto d = pass.defined_at.find(v);
           d != pass.defined_at.end() && d->second != first &&
           (d->second > first || !product(pass.eqn_at(first))) && taken[d->second] == kOnItsOwn &&
-          spreads_over(pass, pass.eqn_at(d->second), shape) &&
+          (spreads_over(pass, pass.eqn_at(d->second), shape) || generates(pass, pass.eqn_at(d->second), shape)) &&
           std::find(grown.begin(), grown.end(), d->second) == grown.end())
         grown.push_back(d->second);
     std::sort(grown.begin(), grown.end());
