@@ -626,7 +626,9 @@ void FusedElementwise::run_part(const Part& p, std::span<void* const> values, si
       break;
     case Kind::kBinary2: run.binary2(p.op, p.op2, p.inner_left, f(x0), s0, f(x1), s1, f(x2), s2, f(y), len); break;
     case Kind::kCompare: run.compare(p.op, f(x0), s0, f(x1), s1, static_cast<uint8_t*>(y), len); break;
-    case Kind::kCompareInt: compare_ints(static_cast<Compare>(p.op), p.op2 == 1, x0, s0, x1, s1, static_cast<uint8_t*>(y), len); break;
+    case Kind::kCompareInt:
+      compare_ints(static_cast<Compare>(p.op), p.op2 == 1, x0, s0, x1, s1, static_cast<uint8_t*>(y), len);
+      break;
     case Kind::kIota: iota(p, begin, len, y); break;
     case Kind::kBitwise: {
       auto u = [](void* v) { return static_cast<uint32_t*>(v); };

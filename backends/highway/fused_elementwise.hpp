@@ -1,10 +1,11 @@
-// A chain of elementwise parts of a fused equation (rematkit/plugin/fusion_view.hpp), and sums or
-// maxima of its rows, run over one segment of the output shape at a time: each part's kernel from
-// kernels.hpp runs on a few hundred elements that stay in L1, so the values between parts never go
-// to memory. The same kernels as the parts run alone, element by element (a row at once for a
-// reduction), so the results are the same bits. bf16 and f16 values are promoted to f32 as they
-// are read and each part's result is rounded to its dtype (half_precision.hpp), where JAX rounds
-// each bf16 equation's result; f32 parts of a mixed chain are not rounded. SIMD-free.
+// A chain of elementwise parts of a fused equation (rematkit/plugin/fusion_view.hpp), the iotas it
+// reads and sums or maxima of its rows, run over one segment of the output shape at a time: each
+// part's kernel from kernels.hpp runs on a few hundred elements that stay in L1, so the values
+// between parts never go to memory. The same kernels as the parts run alone, element by element (a
+// row at once for a reduction), so the results are the same bits. bf16 and f16 values are promoted
+// to f32 as they are read and each part's result is rounded to its dtype (half_precision.hpp),
+// where JAX rounds each bf16 equation's result; f32 parts of a mixed chain are not rounded.
+// SIMD-free.
 #pragma once
 #include <array>
 #include <cstddef>
