@@ -15,6 +15,7 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
@@ -123,6 +124,46 @@ const std::pair<Prim, dnnl::algorithm> kBinary[] = {
     {Prim::kMul, dnnl::algorithm::binary_mul}, {Prim::kDiv, dnnl::algorithm::binary_div},
     {Prim::kMax, dnnl::algorithm::binary_max}, {Prim::kMin, dnnl::algorithm::binary_min}};
 
+// A fused product whose product runs on dnnl_sgemm (a large operand the matmul would repack as it
+// goes, onednn_products.cpp): the product into the output, then its bias and post-ops as one oneDNN
+// binary add in place on it: the matmul's arithmetic in its order (the f32 product, plus the bias,
+// then each post-op), so the unfused sgemm product and the add and ops after it give the same bits.
+class SgemmWithBias {
+ public:
+  SgemmWithBias(rematkit_onednn::SgemmCall gemm, size_t a_input, size_t b_input, const dnnl::binary::primitive_desc& pd,
+                std::vector<std::pair<int, dnnl::memory::desc>> operands, const dnnl::engine& engine)
+      : gemm_(std::move(gemm)), a_(a_input), b_(b_input), binary_(pd), stream_(engine) {
+    for (const auto& [arg, desc] : operands) {  // per equation input; the product's two are unused
+      memories_.emplace_back(desc, engine, nullptr);
+      if (arg >= 0) args_.push_back({arg, memories_.back().get()});
+    }
+    product_ = dnnl::memory(pd.dst_desc(), engine, nullptr);
+    args_.push_back({DNNL_ARG_SRC_0, product_.get()});
+    args_.push_back({DNNL_ARG_DST, product_.get()});
+    if (const dnnl::memory::desc scratchpad = pd.scratchpad_desc(); scratchpad.get_size()) {
+      scratchpad_ = dnnl::memory(scratchpad, engine, nullptr);
+      args_.push_back({DNNL_ARG_SCRATCHPAD, scratchpad_.get()});
+    }
+  }
+  void run(const rk_tensor_view* inputs, std::byte* workspace, void* output) {
+    gemm_(static_cast<const float*>(inputs[a_].data), static_cast<const float*>(inputs[b_].data), static_cast<float*>(output));
+    for (size_t i = 0; i < memories_.size(); ++i) memories_[i].set_data_handle(inputs[i].data);
+    product_.set_data_handle(output);
+    if (scratchpad_) scratchpad_.set_data_handle(workspace);
+    rematkit_onednn::execute(binary_, stream_, args_);
+    stream_.wait();
+  }
+
+ private:
+  rematkit_onednn::SgemmCall gemm_;
+  size_t a_, b_;
+  dnnl::binary binary_;
+  dnnl::stream stream_;
+  std::vector<dnnl::memory> memories_;
+  dnnl::memory product_, scratchpad_;
+  std::vector<dnnl_exec_arg_t> args_;
+};
+
 // A fused product (rematkit/plugin/fusion_view.hpp) as one matmul: a first add of a [N] or [1, N]
 // operand as its bias, then a chain of eltwise ops and binary ops with an operand as post-ops, each
 // part reading the one before, the last part's value the only result. oneDNN adds the bias to the
@@ -205,6 +246,27 @@ bool fused_matmul_recipe(const Backend& backend, const rk_equation_view* e, Reci
   dnnl::memory::desc bm = desc_of[static_cast<size_t>(ops[1])];
   dnnl::primitive_attr with_post;
   with_post.set_post_ops(post);
+  if (auto gemm = rematkit_onednn::large_product_on_sgemm(backend.engine, a, b, c, backend.products)) {
+    // Without a bias no add carries the post-ops: declined, the parts run alone (the product on
+    // sgemm), since the matmul here would give the product other bits than the unfused one's.
+    if (!bias) return false;
+    const dnnl::binary::primitive_desc pd(dnnl::binary::desc(dnnl::algorithm::binary_add, cm, bias, cm),
+                                          user_scratchpad(with_post), backend.engine);
+    std::vector<std::pair<int, dnnl::memory::desc>> operands;  // the product's two unused (-1)
+    for (size_t i = 0; i < inputs; ++i) {
+      const bool product_operand = static_cast<int64_t>(i) == ops[0] || static_cast<int64_t>(i) == ops[1];
+      operands.emplace_back(product_operand ? -1 : arg_of[i] == DNNL_ARG_BIAS ? DNNL_ARG_SRC_1 : arg_of[i], desc_of[i]);
+    }
+    r = {key + "-sgemm", {}, {DNNL_ARG_DST, cm}, nullptr};
+    r.workspace_bytes = pd.scratchpad_desc().get_size();
+    r.work = count(c.dims) * a.dims.back();
+    r.make_run = [gemm = *gemm, a_input = static_cast<size_t>(ops[0]), b_input = static_cast<size_t>(ops[1]), pd,
+                  operands](const dnnl::engine& eng) -> Recipe::Run {
+      auto run = std::make_shared<SgemmWithBias>(gemm, a_input, b_input, pd, operands, eng);
+      return [run](const rk_tensor_view* in, std::byte* workspace, void* output) { run->run(in, workspace, output); };
+    };
+    return true;
+  }
   const auto weights = rematkit_onednn::preferred_weights(backend.engine, am, bm, bias, cm, with_post, backend.products);
   if (weights) {
     desc_of[static_cast<size_t>(ops[1])] = *weights;

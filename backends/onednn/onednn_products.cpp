@@ -188,16 +188,18 @@ std::optional<Sgemm> sgemm_for(const dnnl::engine& engine, const Layout& a, cons
   return g;
 }
 
+void run_sgemm(const Sgemm& g, const float* a, const float* b, float* c) {
+  // beta 0: C is written, never read (the host's buffer is not cleared)
+  dnnl::error::wrap_c_api(dnnl_sgemm(g.transa, g.transb, g.m, g.n, g.k, 1.0f, a, g.lda, b, g.ldb, 0.0f, c, g.n),
+                          "could not run dnnl_sgemm");
+}
+
 void sgemm_recipe(const Sgemm& g, Recipe& r) {
   r.work = g.m * g.n * g.k;
   r.make_run = [g](const dnnl::engine&) -> Recipe::Run {
     return [g](const rk_tensor_view* inputs, std::byte*, void* output) {
-      // beta 0: C is written, never read (the host's buffer is not cleared)
-      const auto* a = static_cast<const float*>(inputs[0].data);
-      const auto* b = static_cast<const float*>(inputs[1].data);
-      dnnl::error::wrap_c_api(
-          dnnl_sgemm(g.transa, g.transb, g.m, g.n, g.k, 1.0f, a, g.lda, b, g.ldb, 0.0f, static_cast<float*>(output), g.n),
-          "could not run dnnl_sgemm");
+      run_sgemm(g, static_cast<const float*>(inputs[0].data), static_cast<const float*>(inputs[1].data),
+                static_cast<float*>(output));
     };
   };
 }
@@ -233,6 +235,13 @@ void stage_weights(const dnnl::engine& engine, int input, const dnnl::memory::de
     if (inner) inner(inputs, workspace);
     reordering->run(inputs[input].data, workspace + at, workspace + scratch_at);
   };
+}
+
+std::optional<SgemmCall> large_product_on_sgemm(const dnnl::engine& engine, const Layout& a, const Layout& b,
+                                                const Layout& c, const ProductOptions& options) {
+  const std::optional<Sgemm> g = sgemm_for(engine, a, b, c, options);
+  if (!g) return std::nullopt;
+  return SgemmCall([g = *g](const float* x, const float* y, float* z) { run_sgemm(g, x, y, z); });
 }
 
 bool matmul_layouts(const rk_equation_view* e, Layout& a, Layout& b, Layout& c) {

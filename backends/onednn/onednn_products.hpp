@@ -3,6 +3,7 @@
 #pragma once
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <functional>
 #include <optional>
 
 #include "onednn_recipe.hpp"
@@ -78,6 +79,13 @@ std::optional<dnnl::memory::desc> preferred_weights(const dnnl::engine& engine, 
 // `r`'s stage, and the input read from it.
 void stage_weights(const dnnl::engine& engine, int input, const dnnl::memory::desc& lies,
                    const dnnl::memory::desc& preferred, Recipe& r);
+
+// An f32 product of these layouts on dnnl_sgemm (beta 0: C written, never read), where the rule in
+// onednn_products.cpp sends it there (a large operand the matmul would repack as it goes); else
+// nothing. It asks for no workspace.
+using SgemmCall = std::function<void(const float* a, const float* b, float* c)>;
+std::optional<SgemmCall> large_product_on_sgemm(const dnnl::engine& engine, const Layout& a, const Layout& b,
+                                                const Layout& c, const ProductOptions& options);
 
 // One call's nanoseconds on one thread, from the measured rates (docs/performance.md); -1 when the
 // backend does not run the product.

@@ -602,6 +602,57 @@ TEST(Fusion, OneDnnWeightsInTheirPreferredLayoutGiveTheReferenceGradients) {
   expect_same_gradient_bits(a, b);
 }
 
+// A product whose weights are over the 32 MiB oneDNN's copy takes runs on its sgemm
+// (onednn_products.cpp); fused with its bias and a mul, those run as one binary add with the mul as
+// its post-op, in place on the product: fused and unfused give the same bits, near the
+// reference's. Where the matmul would be brgemm (AVX-512), it would ask for a scratchpad; the
+// sgemm and its add ask for none.
+TEST(Fusion, OneDnnsLargeProductOnSgemmKeepsItsBiasAndPostOpsFused) {
+  if (!backend_installed("onednn") || !backend_installed("highway")) GTEST_SKIP() << "onednn or highway is not built";
+  const Program program = parse_program(R"({ lambda ; x:f32[6,2048] b1:f32[4097] w1:f32[2048,4097] s:f32[6,4097]. let
+    a:f32[6,4097] = dot_general[dimension_numbers=(([1], [0]), ([], []))] x w1
+    c:f32[1,4097] = reshape[new_sizes=(1, 4097) dimensions=None] b1
+    d:f32[6,4097] = add a c
+    f:f32[6,4097] = mul d s
+  in (f,) })", "large_dense");
+  const RandomInputs in = random_inputs(program, 13, -1.0, 1.0);
+  LinearizeOptions options;
+  options.policies = &test_policies();
+  options.differentiate = {0, 1, 2};  // not s: then the mul's JVP keeps s, and d stays inside the fusion
+  const Linearization lin = linearize(program, options);
+  const std::vector<std::string> list{"onednn", "highway", "reference"};
+  OneShotRunner fused = fused_everywhere_runner(lin, list, Pass::kForward);
+  OneShotRunner unfused(lin, fused_on(list, BackendOptions::Fusion::kOff), Pass::kForward);
+  const Step* step = nullptr;
+  for (const Step& s : fused.program().steps())
+    if (s.fused.size() >= 2 && s.kernel && s.kernel->backend() == "onednn") step = &s;
+  ASSERT_NE(step, nullptr) << ::testing::PrintToString(fused_steps(fused.program(), Pass::kForward));
+  EXPECT_EQ(step->fused.size(), 3u) << ::testing::PrintToString(fused_steps(fused.program(), Pass::kForward));
+  if (__builtin_cpu_supports("avx512f") && !std::getenv("ONEDNN_MAX_CPU_ISA")) {
+    EXPECT_EQ(step->kernel->workspace_bytes(), 0u);
+  }
+  const std::vector<Tensor> a = fused.run(in.constants, in.arguments).outputs;
+  const std::vector<Tensor> b = unfused.run(in.constants, in.arguments).outputs;
+  const std::vector<Tensor> expected = run_forward(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].data, b[0].data);
+  expect_outputs_near(a, expected, 1e-4);
+
+  // With no bias to carry them, the post-ops are not fused (the matmul would give the product other
+  // bits than sgemm alone): the same bits again.
+  const Program no_bias = parse_program(R"({ lambda ; x:f32[6,2048] w1:f32[2048,4097] s:f32[6,4097]. let
+    a:f32[6,4097] = dot_general[dimension_numbers=(([1], [0]), ([], []))] x w1
+    f:f32[6,4097] = mul a s
+  in (f,) })", "large_product");
+  const RandomInputs in2 = random_inputs(no_bias, 17, -1.0, 1.0);
+  options.differentiate = {0, 1};
+  const Linearization lin2 = linearize(no_bias, options);
+  OneShotRunner fused2 = fused_everywhere_runner(lin2, list, Pass::kForward);
+  for (const std::string& f : fused_steps(fused2.program(), Pass::kForward)) EXPECT_EQ(f.rfind("onednn:", 0), std::string::npos) << f;
+  EXPECT_EQ(fused2.run(in2.constants, in2.arguments).outputs[0].data,
+            OneShotRunner(lin2, fused_on(list, BackendOptions::Fusion::kOff), Pass::kForward).run(in2.constants, in2.arguments).outputs[0].data);
+}
+
 TEST(Fusion, TrainingStepsFusedAndUnfusedStayBitForBitTogether) {
   if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   const Program program = parse_program(kDenseLayers, "dense");
