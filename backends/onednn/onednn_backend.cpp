@@ -164,6 +164,71 @@ class SgemmWithBias {
   std::vector<dnnl_exec_arg_t> args_;
 };
 
+// A fused equation's inputs as oneDNN arguments: each input one argument, with its descriptor.
+struct FusedArguments {
+  explicit FusedArguments(size_t inputs) : arg_of(inputs, -1), desc_of(inputs) {}
+  bool take(int64_t v, int arg, const dnnl::memory::desc& md) {
+    if (v < 0 || v >= static_cast<int64_t>(arg_of.size()) || arg_of[static_cast<size_t>(v)] >= 0) return false;
+    arg_of[static_cast<size_t>(v)] = arg;
+    desc_of[static_cast<size_t>(v)] = md;
+    return true;
+  }
+  bool all_taken() const { return std::all_of(arg_of.begin(), arg_of.end(), [](int a) { return a >= 0; }); }
+  std::vector<int> arg_of;  // per equation input: its DNNL_ARG_*
+  std::vector<dnnl::memory::desc> desc_of;
+};
+
+// The parts of `fusion` after its first as oneDNN post-ops on a result of `c_dims`: eltwise ops, and
+// binary ops with an operand (an input of the output's shape, or one broadcast from [N] / [1, N])
+// whose other operand is the part before; each part reading the one before, which nothing else
+// reads. A first add of a row operand is the matmul's bias where `bias` is given. False where a
+// part does not fit.
+bool chain_post_ops(const rematkit::plugin::Fusion& fusion, const Dims& c_dims, FusedArguments& args, dnnl::post_ops& post,
+                    dnnl::memory::desc* bias, std::string& key) {
+  const std::vector<int64_t>& out_shape = fusion.parts().front().shape;
+  const size_t inputs = fusion.num_inputs();
+  for (size_t j = 1; j < fusion.parts().size(); ++j) {
+    const rematkit::plugin::FusedPart& p = fusion.parts()[j];
+    const int64_t previous = static_cast<int64_t>(inputs + j - 1);
+    if (!p.prim || p.shape != out_shape || p.dtype != RK_DTYPE_F32 || fusion.readers(previous) != 1) return false;
+    key += std::string(";") + p.primitive;
+    const EltwiseOp* eltwise = nullptr;
+    for (const EltwiseOp& op : kEltwise)
+      if (op.primitive == *p.prim) eltwise = &op;
+    if (eltwise && p.operands.size() == 1 && p.operands[0] == previous) {
+      post.append_eltwise(1.0f, eltwise->algorithm, eltwise->alpha, eltwise->beta);
+      continue;
+    }
+    if (p.operands.size() != 2) return false;
+    const bool chain_first = p.operands[0] == previous;
+    if (!chain_first && p.operands[1] != previous) return false;
+    const int64_t other = chain_first ? p.operands[1] : p.operands[0];
+    if (other >= static_cast<int64_t>(inputs) || fusion.dtype(other) != RK_DTYPE_F32) return false;
+    const std::vector<int64_t>& os = fusion.shape(other);
+    const int64_t n = c_dims.back();
+    const bool row = count(os) == n && !os.empty() && os.back() == n;
+    if (!row && os != out_shape) return false;
+    Dims operand_dims = c_dims;
+    if (row) std::fill(operand_dims.begin(), operand_dims.end() - 1, 1);
+    const dnnl::memory::desc om = row_major(operand_dims);
+    if (bias && *p.prim == Prim::kAdd && j == 1 && row) {
+      *bias = om;
+      if (!args.take(other, DNNL_ARG_BIAS, om)) return false;
+      key += "-bias";
+      continue;
+    }
+    const bool commutes = *p.prim == Prim::kAdd || *p.prim == Prim::kMul || *p.prim == Prim::kMax || *p.prim == Prim::kMin;
+    if (!chain_first && !commutes) return false;  // oneDNN's binary post-op is chain op operand
+    const dnnl::algorithm* algorithm = nullptr;
+    for (const auto& [prim, alg] : kBinary)
+      if (prim == *p.prim) algorithm = &alg;
+    if (!algorithm || !args.take(other, DNNL_ARG_ATTR_MULTIPLE_POST_OP(post.len()) | DNNL_ARG_SRC_1, om)) return false;
+    post.append_binary(*algorithm, om);
+    key += row ? "-row" : "-full";
+  }
+  return args.all_taken();
+}
+
 // A fused product (rematkit/plugin/fusion_view.hpp) as one matmul: a first add of a [N] or [1, N]
 // operand as its bias, then a chain of eltwise ops and binary ops with an operand as post-ops, each
 // part reading the one before, the last part's value the only result. oneDNN adds the bias to the
@@ -181,67 +246,19 @@ bool fused_matmul_recipe(const Backend& backend, const rk_equation_view* e, Reci
       e->outputs[0].dtype != RK_DTYPE_F32)
     return false;
   const dt in = dt::f32;
-  const std::vector<int64_t>& out_shape = fusion->parts().front().shape;
   const size_t inputs = fusion->num_inputs();
-  std::vector<int> arg_of(inputs, -1);  // per equation input: its DNNL_ARG_*
-  std::vector<dnnl::memory::desc> desc_of(inputs);
-  auto take = [&](int64_t v, int arg, const dnnl::memory::desc& md) {
-    if (v >= static_cast<int64_t>(inputs) || arg_of[static_cast<size_t>(v)] >= 0) return false;  // one argument each
-    arg_of[static_cast<size_t>(v)] = arg;
-    desc_of[static_cast<size_t>(v)] = md;
-    return true;
-  };
+  FusedArguments args(inputs);
   const std::vector<int64_t>& ops = fusion->parts().front().operands;
-  if (!take(ops[0], DNNL_ARG_SRC, dnnl::memory::desc(a.dims, in, a.strides)) ||
-      !take(ops[1], DNNL_ARG_WEIGHTS, dnnl::memory::desc(b.dims, in, b.strides)))
+  if (!args.take(ops[0], DNNL_ARG_SRC, dnnl::memory::desc(a.dims, in, a.strides)) ||
+      !args.take(ops[1], DNNL_ARG_WEIGHTS, dnnl::memory::desc(b.dims, in, b.strides)))
     return false;
   const dnnl::memory::desc cm(c.dims, dt::f32, c.strides);
   dnnl::memory::desc bias;
   dnnl::post_ops post;
   std::string key = key_of("matmul-fused", {&a.dims, &a.strides, &b.dims, &b.strides});
-  for (size_t j = 1; j < fusion->parts().size(); ++j) {
-    const rematkit::plugin::FusedPart& p = fusion->parts()[j];
-    const int64_t previous = static_cast<int64_t>(inputs + j - 1);
-    if (!p.prim || p.shape != out_shape || p.dtype != RK_DTYPE_F32 || fusion->readers(previous) != 1) return false;
-    key += std::string(";") + p.primitive;
-    const EltwiseOp* eltwise = nullptr;
-    for (const EltwiseOp& op : kEltwise)
-      if (op.primitive == *p.prim) eltwise = &op;
-    if (eltwise && p.operands.size() == 1 && p.operands[0] == previous) {
-      post.append_eltwise(1.0f, eltwise->algorithm, eltwise->alpha, eltwise->beta);
-      continue;
-    }
-    if (p.operands.size() != 2) return false;
-    // The operand that is not the chain's: an input of the output's shape, or one broadcast from
-    // [N] / [1, N] (with size-1 dims in front to the output's rank).
-    const bool chain_first = p.operands[0] == previous;
-    if (!chain_first && p.operands[1] != previous) return false;
-    const int64_t other = chain_first ? p.operands[1] : p.operands[0];
-    if (other >= static_cast<int64_t>(inputs) || fusion->dtype(other) != RK_DTYPE_F32) return false;
-    const std::vector<int64_t>& os = fusion->shape(other);
-    const int64_t n = c.dims.back();
-    const bool row = count(os) == n && !os.empty() && os.back() == n;
-    if (!row && os != out_shape) return false;
-    Dims operand_dims = c.dims;
-    if (row) std::fill(operand_dims.begin(), operand_dims.end() - 1, 1);
-    const dnnl::memory::desc om = row_major(operand_dims);
-    if (*p.prim == Prim::kAdd && j == 1 && row) {  // the bias
-      bias = om;
-      if (!take(other, DNNL_ARG_BIAS, om)) return false;
-      key += "-bias";
-      continue;
-    }
-    const bool commutes = *p.prim == Prim::kAdd || *p.prim == Prim::kMul || *p.prim == Prim::kMax || *p.prim == Prim::kMin;
-    if (!chain_first && !commutes) return false;  // oneDNN's binary post-op is chain op operand
-    const dnnl::algorithm* algorithm = nullptr;
-    for (const auto& [prim, alg] : kBinary)
-      if (prim == *p.prim) algorithm = &alg;
-    if (!algorithm || !take(other, DNNL_ARG_ATTR_MULTIPLE_POST_OP(post.len()) | DNNL_ARG_SRC_1, om)) return false;
-    post.append_binary(*algorithm, om);
-    key += row ? "-row" : "-full";
-  }
-  for (size_t i = 0; i < inputs; ++i)
-    if (arg_of[i] < 0) return false;
+  if (!chain_post_ops(*fusion, c.dims, args, post, &bias, key)) return false;
+  std::vector<int>& arg_of = args.arg_of;
+  std::vector<dnnl::memory::desc>& desc_of = args.desc_of;
   const dnnl::memory::desc am = desc_of[static_cast<size_t>(ops[0])];
   dnnl::memory::desc bm = desc_of[static_cast<size_t>(ops[1])];
   dnnl::primitive_attr with_post;
