@@ -301,9 +301,68 @@ bool fused_matmul_recipe(const Backend& backend, const rk_equation_view* e, Reci
   return true;
 }
 
+// A fused chain led by a binary op (an input minus a row's max, then its exp) as one oneDNN binary
+// with the parts after it as post-ops (chain_post_ops): one pass where the parts alone make one
+// each. The binary's source with the output's shape is its first (a commutative op's two swap), the
+// other broadcasts along size-1 dims, as the binary alone runs; the post-ops are oneDNN's eltwise
+// and binary kernels themselves, so the parts' bits alone. Declined where oneDNN would run it with
+// its reference code, as the binary alone is.
+bool fused_binary_recipe(const Backend& backend, const rk_equation_view* e, Recipe& r) {
+  const auto fusion = rematkit::plugin::Fusion::of(e);
+  if (!fusion || fusion->parts().size() < 2 || fusion->results().size() != 1 ||
+      fusion->results()[0] != static_cast<int64_t>(fusion->num_values()) - 1 || e->outputs[0].dtype != RK_DTYPE_F32)
+    return false;
+  const rematkit::plugin::FusedPart& first = fusion->parts().front();
+  const dnnl::algorithm* algorithm = nullptr;
+  for (const auto& [prim, alg] : kBinary)
+    if (first.prim && prim == *first.prim) algorithm = &alg;
+  const size_t inputs = fusion->num_inputs();
+  if (!algorithm || first.operands.size() != 2 || first.dtype != RK_DTYPE_F32) return false;
+  for (int64_t v : first.operands)
+    if (v >= static_cast<int64_t>(inputs) || fusion->dtype(v) != RK_DTYPE_F32) return false;
+  const Dims out(first.shape.begin(), first.shape.end());
+  if (out.empty() || count(out) == 0) return false;
+  auto as_out_rank = [&](const std::vector<int64_t>& shape) { return shape.empty() ? Dims(out.size(), 1) : Dims(shape.begin(), shape.end()); };
+  int64_t v0 = first.operands[0], v1 = first.operands[1];
+  Dims s0 = as_out_rank(fusion->shape(v0)), s1 = as_out_rank(fusion->shape(v1));
+  if (s0 != out) {  // only the second source may broadcast: swap commutative operands
+    const bool commutes = *algorithm == dnnl::algorithm::binary_add || *algorithm == dnnl::algorithm::binary_mul ||
+                          *algorithm == dnnl::algorithm::binary_max || *algorithm == dnnl::algorithm::binary_min;
+    if (!commutes || s1 != out) return false;
+    std::swap(s0, s1);
+    std::swap(v0, v1);
+  }
+  if (s1.size() != out.size()) return false;
+  for (size_t d = 0; d < out.size(); ++d)
+    if (s1[d] != out[d] && s1[d] != 1) return false;
+  const dnnl::memory::desc m0 = row_major(s0), m1 = row_major(s1), md = row_major(out);
+  FusedArguments args(inputs);
+  dnnl::post_ops post;
+  std::string key = key_of(std::string("binary-fused;") + first.primitive, {&s0, &s1, &out});
+  if (!args.take(v0, DNNL_ARG_SRC_0, m0) || !args.take(v1, DNNL_ARG_SRC_1, m1) ||
+      !chain_post_ops(*fusion, out, args, post, nullptr, key))
+    return false;
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(post);
+  const dnnl::binary::desc d(*algorithm, m0, m1, md);
+  try {
+    const dnnl::binary::primitive_desc pd(d, user_scratchpad(attr), backend.engine);
+    if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return false;
+  } catch (const dnnl::error&) {  // post-ops this binary does not take
+    return false;
+  }
+  r = {key, {}, {DNNL_ARG_DST, md}, [d, post](const dnnl::engine& eng) -> dnnl::primitive {
+         dnnl::primitive_attr with_post;
+         with_post.set_post_ops(post);
+         return dnnl::binary(dnnl::binary::primitive_desc(d, user_scratchpad(with_post), eng));
+       }};
+  for (size_t i = 0; i < inputs; ++i) r.inputs.emplace_back(args.arg_of[i], args.desc_of[i]);
+  return true;
+}
+
 // How oneDNN runs `e`, or false when this backend does not.
 bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
-  if (fused_matmul_recipe(backend, e, r)) return true;
+  if (fused_matmul_recipe(backend, e, r) || fused_binary_recipe(backend, e, r)) return true;
   if (rematkit_onednn::product_recipe(backend.engine, e, backend.products, r)) return true;
   const bool native_bf16 = rematkit_onednn::multiplies_bf16(backend.products.bf16);
   if (rematkit::plugin::primitive_of(e) == Prim::kConvGeneralDilated && native_bf16 && rematkit_onednn::has_half_and_f32_only(e)) {

@@ -653,6 +653,39 @@ TEST(Fusion, OneDnnsLargeProductOnSgemmKeepsItsBiasAndPostOpsFused) {
             OneShotRunner(lin2, fused_on(list, BackendOptions::Fusion::kOff), Pass::kForward).run(in2.constants, in2.arguments).outputs[0].data);
 }
 
+// Elementwise chains that oneDNN runs part by part fuse on oneDNN too, led by a binary op with the
+// rest as its post-ops: a log-softmax's subtraction of the row max (a [4, 6, 1] operand broadcast)
+// with its exp, and a mul with the add after it. Fused and unfused give the same bits, gradients
+// included, near the reference backend's. (oneDNN 2.6 runs a binary post-op whose operand
+// broadcasts with its reference code: such chains are declined and run part by part.)
+TEST(Fusion, OneDnnRunsAChainLedByABinaryOpAsOnePass) {
+  if (!backend_installed("onednn")) GTEST_SKIP() << "onednn is not built";
+  const Program program = parse_program(R"({ lambda ; x:f32[4,6,300] c:f32[4,6,300] d:f32[4,6,300] h:f32[4,6,300]. let
+    m:f32[4,6] = reduce_max[axes=(2,)] x
+    ms:f32[4,6] = stop_gradient m
+    mb:f32[4,6,1] = broadcast_in_dim[shape=(4, 6, 1) broadcast_dimensions=(0, 1)] ms
+    s:f32[4,6,300] = sub x mb
+    e:f32[4,6,300] = exp s
+    n:f32[4,6,300] = mul c e
+    y:f32[4,6,300] = mul n d
+    z:f32[4,6,300] = add y h
+    l:f32[] = reduce_sum[axes=(0, 1, 2)] z
+  in (l,) })", "binary_chains");
+  const RandomInputs in = random_inputs(program, 23, -1.0, 1.0);
+  const Linearization lin = linearize_with(program);
+  const std::vector<std::string> list{"onednn", "reference"};
+  OneShotRunner fused = fused_everywhere_runner(lin, list);
+  OneShotRunner unfused(lin, fused_on(list, BackendOptions::Fusion::kOff));
+  const std::vector<std::string> forward = fused_steps(fused.program(), Pass::kForward);
+  auto has = [&](const std::string& chain) { return std::find(forward.begin(), forward.end(), chain) != forward.end(); };
+  EXPECT_TRUE(has("onednn: sub + exp")) << ::testing::PrintToString(forward);
+  EXPECT_TRUE(has("onednn: mul + add")) << ::testing::PrintToString(forward);
+  const GradientResult a = fused.run(in.constants, in.arguments), b = unfused.run(in.constants, in.arguments);
+  expect_same_gradient_bits(a, b);
+  expect_outputs_near(a.outputs, b.outputs, 0);
+  expect_gradient_near(a, run_gradient(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()}), 1e-5);
+}
+
 TEST(Fusion, TrainingStepsFusedAndUnfusedStayBitForBitTogether) {
   if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   const Program program = parse_program(kDenseLayers, "dense");
