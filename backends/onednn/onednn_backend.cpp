@@ -164,6 +164,49 @@ class SgemmWithBias {
   std::vector<dnnl_exec_arg_t> args_;
 };
 
+// A binary op's operands as oneDNN's binary takes them: the one of the output's shape first (a
+// commutative op's two swap; `swapped`), the other broadcasting along size-1 dims (rank 0: all 1),
+// and runs of dims that both read alike collapsed into one. Collapsed, a softmax's [B, H, S, 1] row
+// max beside its [B, H, S, S] scores is [B*H*S, 1] beside [B*H*S, S], which oneDNN 2.6 runs with its
+// JIT kernel (as four dims, with its reference code). Nothing where oneDNN's binary cannot read them.
+struct BinaryOperands {
+  Dims s0, s1;  // s0 is the output's dims too
+  bool swapped = false;
+};
+std::optional<BinaryOperands> binary_operands(dnnl::algorithm algorithm, Dims s0, Dims s1, const Dims& out) {
+  auto as_out_rank = [&](Dims shape) { return shape.empty() ? Dims(out.size(), 1) : shape; };
+  s0 = as_out_rank(std::move(s0));
+  s1 = as_out_rank(std::move(s1));
+  BinaryOperands b;
+  if (s0 != out) {  // only the second source may broadcast
+    const bool commutes = algorithm == dnnl::algorithm::binary_add || algorithm == dnnl::algorithm::binary_mul ||
+                          algorithm == dnnl::algorithm::binary_max || algorithm == dnnl::algorithm::binary_min;
+    if (!commutes || s1 != out) return std::nullopt;
+    std::swap(s0, s1);
+    b.swapped = true;
+  }
+  if (s1.size() != out.size()) return std::nullopt;
+  int kind = -1;  // of the run being collapsed: 1 where s1 has the output's dim, 0 where it broadcasts
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;  // a size-1 dim reads alike either way
+    if (s1[d] != out[d] && s1[d] != 1) return std::nullopt;
+    const int k = s1[d] == out[d] ? 1 : 0;
+    if (k == kind) {
+      b.s0.back() *= out[d];
+      b.s1.back() *= s1[d];
+    } else {
+      b.s0.push_back(out[d]);
+      b.s1.push_back(s1[d]);
+      kind = k;
+    }
+  }
+  while (b.s0.size() < 2) {  // at least two dims, as oneDNN's binary kernels expect
+    b.s0.insert(b.s0.begin(), 1);
+    b.s1.insert(b.s1.begin(), 1);
+  }
+  return b;
+}
+
 // A fused equation's inputs as oneDNN arguments: each input one argument, with its descriptor.
 struct FusedArguments {
   explicit FusedArguments(size_t inputs) : arg_of(inputs, -1), desc_of(inputs) {}
@@ -322,25 +365,19 @@ bool fused_binary_recipe(const Backend& backend, const rk_equation_view* e, Reci
     if (v >= static_cast<int64_t>(inputs) || fusion->dtype(v) != RK_DTYPE_F32) return false;
   const Dims out(first.shape.begin(), first.shape.end());
   if (out.empty() || count(out) == 0) return false;
-  auto as_out_rank = [&](const std::vector<int64_t>& shape) { return shape.empty() ? Dims(out.size(), 1) : Dims(shape.begin(), shape.end()); };
   int64_t v0 = first.operands[0], v1 = first.operands[1];
-  Dims s0 = as_out_rank(fusion->shape(v0)), s1 = as_out_rank(fusion->shape(v1));
-  if (s0 != out) {  // only the second source may broadcast: swap commutative operands
-    const bool commutes = *algorithm == dnnl::algorithm::binary_add || *algorithm == dnnl::algorithm::binary_mul ||
-                          *algorithm == dnnl::algorithm::binary_max || *algorithm == dnnl::algorithm::binary_min;
-    if (!commutes || s1 != out) return false;
-    std::swap(s0, s1);
-    std::swap(v0, v1);
-  }
-  if (s1.size() != out.size()) return false;
-  for (size_t d = 0; d < out.size(); ++d)
-    if (s1[d] != out[d] && s1[d] != 1) return false;
-  const dnnl::memory::desc m0 = row_major(s0), m1 = row_major(s1), md = row_major(out);
+  const auto operands = binary_operands(*algorithm, Dims(fusion->shape(v0).begin(), fusion->shape(v0).end()),
+                                        Dims(fusion->shape(v1).begin(), fusion->shape(v1).end()), out);
+  if (!operands) return false;
+  if (operands->swapped) std::swap(v0, v1);
+  const Dims& s0 = operands->s0;
+  const Dims& s1 = operands->s1;
+  const dnnl::memory::desc m0 = row_major(s0), m1 = row_major(s1), md = row_major(s0);
   FusedArguments args(inputs);
   dnnl::post_ops post;
-  std::string key = key_of(std::string("binary-fused;") + first.primitive, {&s0, &s1, &out});
+  std::string key = key_of(std::string("binary-fused;") + first.primitive, {&s0, &s1});
   if (!args.take(v0, DNNL_ARG_SRC_0, m0) || !args.take(v1, DNNL_ARG_SRC_1, m1) ||
-      !chain_post_ops(*fusion, out, args, post, nullptr, key))
+      !chain_post_ops(*fusion, s0, args, post, nullptr, key))
     return false;
   dnnl::primitive_attr attr;
   attr.set_post_ops(post);
@@ -399,25 +436,19 @@ bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
   }
   for (const auto& [binary, algorithm] : kBinary) {
     if (p != binary) continue;
-    // Operands as oneDNN wants them: the output's rank, size-1 dims broadcasting (rank 0: all 1).
-    auto as_out_rank = [&](Dims shape) { return shape.empty() ? Dims(out.size(), 1) : shape; };
-    Dims s0 = as_out_rank(shape_of(e->inputs[0])), s1 = as_out_rank(shape_of(e->inputs[1]));
-    int arg0 = DNNL_ARG_SRC_0, arg1 = DNNL_ARG_SRC_1;
-    if (s0 != out) {  // only the second source may broadcast: swap commutative operands
-      const bool commutes = algorithm == dnnl::algorithm::binary_add || algorithm == dnnl::algorithm::binary_mul ||
-                            algorithm == dnnl::algorithm::binary_max || algorithm == dnnl::algorithm::binary_min;
-      if (!commutes || s1 != out) return false;
-      std::swap(s0, s1);
-      std::swap(arg0, arg1);
-    }
-    const dnnl::memory::desc m0 = row_major(s0), m1 = row_major(s1), md = row_major(out);
-    // oneDNN 2.6 runs some broadcasts with its reference implementation (a [B, H, S, 1] operand of
-    // a softmax's [B, H, S, S], far slower than Highway; docs/performance.md has the figures):
-    // those are declined, for the next backend listed.
+    const auto operands = binary_operands(algorithm, shape_of(e->inputs[0]), shape_of(e->inputs[1]), out);
+    if (!operands) return false;
+    const Dims& s0 = operands->s0;
+    const Dims& s1 = operands->s1;
+    const int arg0 = operands->swapped ? DNNL_ARG_SRC_1 : DNNL_ARG_SRC_0, arg1 = operands->swapped ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1;
+    const dnnl::memory::desc m0 = row_major(s0), m1 = row_major(s1), md = row_major(s0);
+    // oneDNN 2.6 runs some broadcasts with its reference implementation (before the dims were
+    // collapsed, a [B, H, S, 1] operand of a softmax's [B, H, S, S], far slower than Highway;
+    // docs/performance.md has the figures): those are declined, for the next backend listed.
     const dnnl::binary::primitive_desc pd(dnnl::binary::desc(algorithm, m0, m1, md), user_scratchpad(), backend.engine);
     if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return false;
     // inputs[i] is the equation's operand i, whichever oneDNN source it feeds.
-    r = {key_of(name, {&s0, &s1, &out}), {{arg0, arg0 == DNNL_ARG_SRC_0 ? m0 : m1}, {arg1, arg1 == DNNL_ARG_SRC_0 ? m0 : m1}},
+    r = {key_of(name, {&s0, &s1}), {{arg0, arg0 == DNNL_ARG_SRC_0 ? m0 : m1}, {arg1, arg1 == DNNL_ARG_SRC_0 ? m0 : m1}},
          {DNNL_ARG_DST, md}, [m0, m1, md, algorithm = algorithm](const dnnl::engine& eng) -> dnnl::primitive {
            return dnnl::binary(dnnl::binary::primitive_desc(dnnl::binary::desc(algorithm, m0, m1, md), user_scratchpad(), eng));
          }};
