@@ -164,47 +164,89 @@ class SgemmWithBias {
   std::vector<dnnl_exec_arg_t> args_;
 };
 
+// Runs of an output's dims that every operand reads alike (each has the run's dims, or broadcasts
+// along all of them) collapsed into one dim, at least two dims in all. Collapsed, a softmax's
+// [B, H, S, 1] row max beside its [B, H, S, S] scores is [B*H*S, 1] beside [B*H*S, S], and a bias
+// row [1, 1, D] beside [B, S, D] is [1, D] beside [B*S, D]: oneDNN 2.6 runs both with its JIT
+// kernels, where as they were it runs its reference code.
+class CollapsedDims {
+ public:
+  // Nothing where an operand neither has a dim of `out` nor broadcasts along it.
+  static std::optional<CollapsedDims> of(const Dims& out, const std::vector<Dims>& operands) {
+    CollapsedDims c;
+    c.rank_ = out.size();
+    c.group_of_.assign(out.size(), -1);
+    Dims runs;
+    std::vector<char> last;  // per operand: whether it has the current run's dims
+    for (size_t d = 0; d < out.size(); ++d) {
+      if (out[d] == 1) continue;  // a size-1 dim reads alike either way
+      std::vector<char> has;
+      for (const Dims& o : operands) {
+        const Dims s = o.empty() ? Dims(out.size(), 1) : o;
+        if (s.size() != out.size() || (s[d] != out[d] && s[d] != 1)) return std::nullopt;
+        has.push_back(s[d] == out[d] ? 1 : 0);
+      }
+      if (runs.empty() || has != last) runs.push_back(1);
+      runs.back() *= out[d];
+      c.group_of_[d] = static_cast<int>(runs.size()) - 1;
+      last = std::move(has);
+    }
+    c.leading_ones_ = runs.size() < 2 ? 2 - runs.size() : 0;
+    c.out_ = Dims(c.leading_ones_, 1);
+    c.out_.insert(c.out_.end(), runs.begin(), runs.end());
+    return c;
+  }
+  const Dims& out() const { return out_; }
+  // An operand's dims collapsed the same way; nothing where it reads a run otherwise.
+  std::optional<Dims> operand(const Dims& shape) const {
+    const Dims s = shape.empty() ? Dims(rank_, 1) : shape;
+    if (s.size() != rank_) return std::nullopt;
+    Dims dims(out_.size(), 1);
+    std::vector<int> kind(out_.size(), -1);  // per run: 1 where it has the run's dims, 0 where it broadcasts
+    for (size_t d = 0; d < rank_; ++d) {
+      if (group_of_[d] < 0) continue;
+      const size_t g = static_cast<size_t>(group_of_[d]) + leading_ones_;
+      const int k = s[d] == 1 ? 0 : 1;
+      if (kind[g] >= 0 && kind[g] != k) return std::nullopt;
+      kind[g] = k;
+      dims[g] *= s[d];
+    }
+    return dims;
+  }
+
+ private:
+  size_t rank_ = 0, leading_ones_ = 0;
+  Dims out_;
+  std::vector<int> group_of_;  // per dim of the output: its run, -1 for a size-1 dim
+};
+
 // A binary op's operands as oneDNN's binary takes them: the one of the output's shape first (a
 // commutative op's two swap; `swapped`), the other broadcasting along size-1 dims (rank 0: all 1),
-// and runs of dims that both read alike collapsed into one. Collapsed, a softmax's [B, H, S, 1] row
-// max beside its [B, H, S, S] scores is [B*H*S, 1] beside [B*H*S, S], which oneDNN 2.6 runs with its
-// JIT kernel (as four dims, with its reference code). Nothing where oneDNN's binary cannot read them.
+// with `also` (a fused chain's other operands) collapsed alike (CollapsedDims). Nothing where
+// oneDNN's binary cannot read them.
 struct BinaryOperands {
   Dims s0, s1;  // s0 is the output's dims too
   bool swapped = false;
 };
-std::optional<BinaryOperands> binary_operands(dnnl::algorithm algorithm, Dims s0, Dims s1, const Dims& out) {
+std::optional<BinaryOperands> binary_operands(dnnl::algorithm algorithm, Dims s0, Dims s1, const Dims& out,
+                                              std::vector<Dims> also = {}) {
   auto as_out_rank = [&](Dims shape) { return shape.empty() ? Dims(out.size(), 1) : shape; };
   s0 = as_out_rank(std::move(s0));
   s1 = as_out_rank(std::move(s1));
-  BinaryOperands b;
+  bool swapped = false;
   if (s0 != out) {  // only the second source may broadcast
     const bool commutes = algorithm == dnnl::algorithm::binary_add || algorithm == dnnl::algorithm::binary_mul ||
                           algorithm == dnnl::algorithm::binary_max || algorithm == dnnl::algorithm::binary_min;
     if (!commutes || s1 != out) return std::nullopt;
     std::swap(s0, s1);
-    b.swapped = true;
+    swapped = true;
   }
-  if (s1.size() != out.size()) return std::nullopt;
-  int kind = -1;  // of the run being collapsed: 1 where s1 has the output's dim, 0 where it broadcasts
-  for (size_t d = 0; d < out.size(); ++d) {
-    if (out[d] == 1) continue;  // a size-1 dim reads alike either way
-    if (s1[d] != out[d] && s1[d] != 1) return std::nullopt;
-    const int k = s1[d] == out[d] ? 1 : 0;
-    if (k == kind) {
-      b.s0.back() *= out[d];
-      b.s1.back() *= s1[d];
-    } else {
-      b.s0.push_back(out[d]);
-      b.s1.push_back(s1[d]);
-      kind = k;
-    }
-  }
-  while (b.s0.size() < 2) {  // at least two dims, as oneDNN's binary kernels expect
-    b.s0.insert(b.s0.begin(), 1);
-    b.s1.insert(b.s1.begin(), 1);
-  }
-  return b;
+  also.push_back(s1);
+  std::optional<CollapsedDims> dims = CollapsedDims::of(out, also);
+  if (!dims) return std::nullopt;
+  const std::optional<Dims> c1 = dims->operand(s1);
+  if (!c1) return std::nullopt;
+  return BinaryOperands{dims->out(), *c1, swapped};
 }
 
 // A fused equation's inputs as oneDNN arguments: each input one argument, with its descriptor.
@@ -363,11 +405,15 @@ bool fused_binary_recipe(const Backend& backend, const rk_equation_view* e, Reci
   if (!algorithm || first.operands.size() != 2 || first.dtype != RK_DTYPE_F32) return false;
   for (int64_t v : first.operands)
     if (v >= static_cast<int64_t>(inputs) || fusion->dtype(v) != RK_DTYPE_F32) return false;
-  const Dims out(first.shape.begin(), first.shape.end());
+  const Dims out = first.shape;
   if (out.empty() || count(out) == 0) return false;
   int64_t v0 = first.operands[0], v1 = first.operands[1];
-  const auto operands = binary_operands(*algorithm, Dims(fusion->shape(v0).begin(), fusion->shape(v0).end()),
-                                        Dims(fusion->shape(v1).begin(), fusion->shape(v1).end()), out);
+  auto dims_of = [&](int64_t v) -> Dims { return fusion->shape(v); };
+  std::vector<Dims> others;  // the post-ops' operands, collapsed alike
+  for (size_t j = 1; j < fusion->parts().size(); ++j)
+    for (int64_t v : fusion->parts()[j].operands)
+      if (v != static_cast<int64_t>(inputs + j - 1) && v < static_cast<int64_t>(inputs)) others.push_back(dims_of(v));
+  const auto operands = binary_operands(*algorithm, dims_of(v0), dims_of(v1), out, others);
   if (!operands) return false;
   if (operands->swapped) std::swap(v0, v1);
   const Dims& s0 = operands->s0;

@@ -655,12 +655,13 @@ TEST(Fusion, OneDnnsLargeProductOnSgemmKeepsItsBiasAndPostOpsFused) {
 
 // Elementwise chains that oneDNN runs part by part fuse on oneDNN too, led by a binary op with the
 // rest as its post-ops: a log-softmax's subtraction of the row max (a [4, 6, 1] operand broadcast)
-// with its exp, and a mul with the add after it. Fused and unfused give the same bits, gradients
-// included, near the reference backend's. (oneDNN 2.6 runs a binary post-op whose operand
-// broadcasts with its reference code: such chains are declined and run part by part.)
+// with its exp, a mul of two whole operands with a row's add after it, and a layer norm's scale and
+// shift by rows of 300 (each chain's dims collapsed to [24, 300] for all its operands, which oneDNN
+// 2.6 jits; as three dims, it runs a broadcast post-op with its reference code). Fused and unfused give the same bits,
+// gradients included, near the reference backend's.
 TEST(Fusion, OneDnnRunsAChainLedByABinaryOpAsOnePass) {
   if (!backend_installed("onednn")) GTEST_SKIP() << "onednn is not built";
-  const Program program = parse_program(R"({ lambda ; x:f32[4,6,300] c:f32[4,6,300] d:f32[4,6,300] h:f32[4,6,300]. let
+  const Program program = parse_program(R"({ lambda ; x:f32[4,6,300] c:f32[4,6,300] d:f32[4,6,300] h:f32[1,1,300] p:f32[4,6,300] g:f32[1,1,300] b:f32[1,1,300]. let
     m:f32[4,6] = reduce_max[axes=(2,)] x
     ms:f32[4,6] = stop_gradient m
     mb:f32[4,6,1] = broadcast_in_dim[shape=(4, 6, 1) broadcast_dimensions=(0, 1)] ms
@@ -669,7 +670,10 @@ TEST(Fusion, OneDnnRunsAChainLedByABinaryOpAsOnePass) {
     n:f32[4,6,300] = mul c e
     y:f32[4,6,300] = mul n d
     z:f32[4,6,300] = add y h
-    l:f32[] = reduce_sum[axes=(0, 1, 2)] z
+    q:f32[4,6,300] = mul p g
+    r:f32[4,6,300] = add q b
+    t:f32[4,6,300] = add z r
+    l:f32[] = reduce_sum[axes=(0, 1, 2)] t
   in (l,) })", "binary_chains");
   const RandomInputs in = random_inputs(program, 23, -1.0, 1.0);
   const Linearization lin = linearize_with(program);
@@ -680,6 +684,8 @@ TEST(Fusion, OneDnnRunsAChainLedByABinaryOpAsOnePass) {
   auto has = [&](const std::string& chain) { return std::find(forward.begin(), forward.end(), chain) != forward.end(); };
   EXPECT_TRUE(has("onednn: sub + exp")) << ::testing::PrintToString(forward);
   EXPECT_TRUE(has("onednn: mul + add")) << ::testing::PrintToString(forward);
+  // The scale, the shift and the sum with z after them: rows and a whole operand in one pass.
+  EXPECT_TRUE(has("onednn: mul + add + add")) << ::testing::PrintToString(forward);
   const GradientResult a = fused.run(in.constants, in.arguments), b = unfused.run(in.constants, in.arguments);
   expect_same_gradient_bits(a, b);
   expect_outputs_near(a.outputs, b.outputs, 0);
