@@ -279,8 +279,16 @@ TEST(Fusion, DropoutsBitsBecomeItsMaskInOneHighwayPass) {
     recipe_fused |= fused.rfind("highway: shift_right_logical + or + bitcast_convert_type + sub + lt", 0) == 0;
   EXPECT_TRUE(recipe_fused) << "the bits' recipe is one fused step";
   const std::vector<Tensor> got = fused_everywhere_runner(lin, options, Pass::kForward).run(in.constants, in.arguments).outputs;
+  const std::vector<Tensor> unfused =
+      OneShotRunner(lin, fused_on(options, BackendOptions::Fusion::kOff), Pass::kForward).run(in.constants, in.arguments).outputs;
   ASSERT_EQ(got.size(), expected.size());
-  for (size_t o = 0; o < got.size(); ++o) EXPECT_EQ(got[o].data, expected[o].data) << "output " << o;
+  ASSERT_EQ(unfused.size(), expected.size());
+  for (size_t o = 0; o < got.size(); ++o) EXPECT_EQ(got[o].data, unfused[o].data) << "output " << o;
+  // The one-hot and each row's picked logit are exact in any order; the masked sum is added in
+  // Highway's order or the reference's.
+  EXPECT_EQ(got[0].data, expected[0].data);
+  EXPECT_EQ(got[1].data, expected[1].data);
+  expect_outputs_near(got, expected, 1e-5);
   double kept = 0;
   for (double v : got[0].data) kept += v;
   EXPECT_GT(kept, 0.8 * 300);  // about 90% kept: the bits became uniform floats
@@ -291,7 +299,8 @@ TEST(Fusion, DropoutsBitsBecomeItsMaskInOneHighwayPass) {
 // into f32, the product with the logits) is one Highway pass: the iota is computed in each segment,
 // not read from a buffer written before. Rows of 1100 classes cross the segments' ends; a second
 // iota counts along the middle dim (runs of 1100 equal values) and meets an f32 iota of the rows.
-// The results are the reference's bits, and every label's class is picked once.
+// The results are the unfused plan's bits, the one-hot and the picked logits the reference's, and
+// every label's class is picked once.
 TEST(Fusion, AOneHotsIotaAndLabelsAreOneHighwayPassWithTheReferenceBits) {
   if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   const Program program = parse_program(R"({ lambda ; t:i32[2,3] x:f32[2,3,1100] w:f32[2,3,1100]. let
@@ -326,8 +335,16 @@ TEST(Fusion, AOneHotsIotaAndLabelsAreOneHighwayPassWithTheReferenceBits) {
   EXPECT_TRUE(one_hot) << "the one-hot's chain is one step with its iota";
   EXPECT_EQ(iotas, 3u) << "each iota is a part of the chain that reads it";
   const std::vector<Tensor> got = fused_everywhere_runner(lin, options, Pass::kForward).run(in.constants, in.arguments).outputs;
+  const std::vector<Tensor> unfused =
+      OneShotRunner(lin, fused_on(options, BackendOptions::Fusion::kOff), Pass::kForward).run(in.constants, in.arguments).outputs;
   ASSERT_EQ(got.size(), expected.size());
-  for (size_t o = 0; o < got.size(); ++o) EXPECT_EQ(got[o].data, expected[o].data) << "output " << o;
+  ASSERT_EQ(unfused.size(), expected.size());
+  for (size_t o = 0; o < got.size(); ++o) EXPECT_EQ(got[o].data, unfused[o].data) << "output " << o;
+  // The one-hot and each row's picked logit are exact in any order; the masked sum is added in
+  // Highway's order or the reference's.
+  EXPECT_EQ(got[0].data, expected[0].data);
+  EXPECT_EQ(got[1].data, expected[1].data);
+  expect_outputs_near(got, expected, 1e-5);
   for (size_t row = 0; row < labels.size(); ++row) {
     double ones = 0;
     for (size_t k = 0; k < 1100; ++k) ones += got[0].data[row * 1100 + k];
