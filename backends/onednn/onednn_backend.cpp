@@ -174,7 +174,7 @@ class CollapsedDims {
   // Nothing where an operand neither has a dim of `out` nor broadcasts along it.
   static std::optional<CollapsedDims> of(const Dims& out, const std::vector<Dims>& operands) {
     CollapsedDims c;
-    c.rank_ = out.size();
+    c.full_ = out;
     c.group_of_.assign(out.size(), -1);
     Dims runs;
     std::vector<char> last;  // per operand: whether it has the current run's dims
@@ -182,9 +182,9 @@ class CollapsedDims {
       if (out[d] == 1) continue;  // a size-1 dim reads alike either way
       std::vector<char> has;
       for (const Dims& o : operands) {
-        const Dims s = o.empty() ? Dims(out.size(), 1) : o;
-        if (s.size() != out.size() || (s[d] != out[d] && s[d] != 1)) return std::nullopt;
-        has.push_back(s[d] == out[d] ? 1 : 0);
+        const std::optional<Dims> s = as_rank(o, out.size());
+        if (!s || ((*s)[d] != out[d] && (*s)[d] != 1)) return std::nullopt;
+        has.push_back((*s)[d] == out[d] ? 1 : 0);
       }
       if (runs.empty() || has != last) runs.push_back(1);
       runs.back() *= out[d];
@@ -199,11 +199,13 @@ class CollapsedDims {
   const Dims& out() const { return out_; }
   // An operand's dims collapsed the same way; nothing where it reads a run otherwise.
   std::optional<Dims> operand(const Dims& shape) const {
-    const Dims s = shape.empty() ? Dims(rank_, 1) : shape;
-    if (s.size() != rank_) return std::nullopt;
+    const std::optional<Dims> padded = as_rank(shape, full_.size());
+    if (!padded) return std::nullopt;
+    const Dims& s = *padded;
     Dims dims(out_.size(), 1);
     std::vector<int> kind(out_.size(), -1);  // per run: 1 where it has the run's dims, 0 where it broadcasts
-    for (size_t d = 0; d < rank_; ++d) {
+    for (size_t d = 0; d < full_.size(); ++d) {
+      if (s[d] != full_[d] && s[d] != 1) return std::nullopt;
       if (group_of_[d] < 0) continue;
       const size_t g = static_cast<size_t>(group_of_[d]) + leading_ones_;
       const int k = s[d] == 1 ? 0 : 1;
@@ -215,8 +217,15 @@ class CollapsedDims {
   }
 
  private:
-  size_t rank_ = 0, leading_ones_ = 0;
-  Dims out_;
+  // A shape of lower rank with size-1 dims in front (a scalar: all 1), as broadcasting reads it.
+  static std::optional<Dims> as_rank(const Dims& shape, size_t rank) {
+    if (shape.size() > rank) return std::nullopt;
+    Dims s(rank - shape.size(), 1);
+    s.insert(s.end(), shape.begin(), shape.end());
+    return s;
+  }
+  size_t leading_ones_ = 0;
+  Dims full_, out_;  // the output's dims, and collapsed
   std::vector<int> group_of_;  // per dim of the output: its run, -1 for a size-1 dim
 };
 
