@@ -276,7 +276,8 @@ rk_error* prepare(rk_backend* handle, const rk_equation_view* e, rk_kernel** ker
     // A second OpenMP thread costs a fork, a join and a colder cache: below 16 M multiply-adds (a
     // 32x512x512 product ran an MLP step faster alone, measured by rematkit_training_step_bench;
     // docs/performance.md has the figures) or 64 Ki elements, one thread runs the primitive.
-    const int64_t work = r.work > 0 ? r.work : count(r.output.second.dims());
+    const Dims out_dims = r.output.second.dims();
+    const int64_t work = r.work > 0 ? r.work : count(out_dims);
     k->threads = work < (r.work > 0 ? int64_t{1} << 24 : int64_t{1} << 16) ? 1 : backend.threads;
     // oneDNN fixes the threads a primitive splits its work over, and sizes its scratchpad for them,
     // when its descriptor is made, from this thread's OpenMP setting: the recipe is made again for
@@ -353,6 +354,12 @@ const rk_plugin_api kApi = {sizeof(rk_plugin_api), {RK_ABI_MAJOR, RK_ABI_MINOR},
 }  // namespace
 
 namespace rematkit_onednn {
+
+int64_t count(const dnnl::memory::dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
 
 dnnl::primitive_attr user_scratchpad(dnnl::primitive_attr attr) {
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

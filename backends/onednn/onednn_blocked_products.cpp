@@ -24,12 +24,6 @@ using dt = dnnl::memory::data_type;
 // slices start on cache lines.
 constexpr int64_t kMinBlock = 64, kBlockMultiple = 16;
 
-int64_t count(const Dims& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
-
 // Whether each row (or, read transposed, each column) of an operand is contiguous: then a slice is
 // widened in runs, as the whole operand is.
 bool contiguous_runs(const Layout& l) {

@@ -79,12 +79,6 @@ dnnl::memory::desc row_major(const Dims& shape) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
-int64_t count(const Dims& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
-
 std::optional<BinaryOperands> binary_operands(dnnl::algorithm algorithm, Dims s0, Dims s1, const Dims& out,
                                               std::vector<Dims> also) {
   auto as_out_rank = [&](Dims shape) { return shape.empty() ? Dims(out.size(), 1) : shape; };

@@ -36,7 +36,6 @@ inline const std::pair<Prim, dnnl::algorithm> kBinary[] = {
 
 // An f32 descriptor of `shape` in row-major order (rank 0: one element).
 dnnl::memory::desc row_major(const Dims& shape);
-int64_t count(const Dims& dims);
 
 // A binary op's operands as oneDNN's binary takes them: the one of the output's shape first (a
 // commutative op's two swap; `swapped`), the other broadcasting along size-1 dims (rank 0: all 1),

@@ -24,12 +24,6 @@ namespace {
 using Dims = dnnl::memory::dims;
 using dt = dnnl::memory::data_type;
 
-int64_t count(const Dims& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
-
 Dims row_major_strides(const Dims& dims) {
   Dims strides(dims.size(), 1);
   for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];

@@ -62,6 +62,9 @@ dnnl::primitive_attr user_scratchpad(dnnl::primitive_attr attr = {});
 dnnl::memory::desc scratchpad_desc(const dnnl::primitive& primitive);
 // `bytes` rounded up to a cache line: where the next part of a workspace starts.
 constexpr size_t cache_lines(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// The elements of a tensor of these dims.
+int64_t count(const dnnl::memory::dims& dims);
 // Runs `primitive` on arguments made once (memories whose data handles the caller points at its
 // buffers): through the C API, since the C++ execute() builds a vector of them on every call.
 void execute(const dnnl::primitive& primitive, const dnnl::stream& stream, const std::vector<dnnl_exec_arg_t>& args);
