@@ -1,14 +1,17 @@
 // Bitwise kernels on 32-bit integer lanes (u32, i32), compiled for every Highway target and
 // dispatched once per call: a PRNG's bit twiddling (dropout turns random_bits into floats with a
 // shift and an or) stays on SIMD instead of going to the reference backend; and filling 32-bit lanes
-// with one value (a broadcast scalar, an iota's runs), in whole vectors. Out-of-range shift
-// amounts follow lax's shifts (jax/_src/lax/lax.py: shift_left, shift_right_logical give 0,
-// shift_right_arithmetic the sign), as the reference backend computes them.
+// with one value (a broadcast scalar, an iota's runs), in whole vectors, or copying them past the
+// caches (stream32). Out-of-range shift amounts follow lax's shifts (jax/_src/lax/lax.py:
+// shift_left, shift_right_logical give 0, shift_right_arithmetic the sign), as the reference
+// backend computes them.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "highway/bitwise.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "highway/kernels.hpp"
@@ -74,6 +77,16 @@ void Fill32Impl(uint32_t bits, uint32_t* y, size_t n) {
   for (; i < n; ++i) y[i] = bits;
 }
 
+// Non-temporal stores from the first vector-aligned element of `to` on.
+void Stream32Impl(const uint32_t* from, uint32_t* to, size_t n) {
+  const hn::ScalableTag<uint32_t> d;
+  const size_t lanes = hn::Lanes(d);
+  size_t i = 0;
+  for (; i < n && reinterpret_cast<uintptr_t>(to + i) % (lanes * sizeof(uint32_t)) != 0; ++i) to[i] = from[i];
+  for (; i + lanes <= n; i += lanes) hn::Stream(hn::LoadU(d, from + i), d, to + i);
+  for (; i < n; ++i) to[i] = from[i];
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace rematkit::hwy_backend
 HWY_AFTER_NAMESPACE();
@@ -83,6 +96,7 @@ namespace rematkit::hwy_backend {
 
 HWY_EXPORT(BitwiseImpl);
 HWY_EXPORT(Fill32Impl);
+HWY_EXPORT(Stream32Impl);
 
 void bitwise(Bitwise op, const uint32_t* a, bool a_scalar, const uint32_t* b, bool b_scalar, uint32_t* y, size_t n) {
   (void)chosen_target();  // chooses the target before the table is read below
@@ -93,6 +107,13 @@ void fill32(uint32_t bits, uint32_t* y, size_t n) {
   (void)chosen_target();
   HWY_DYNAMIC_DISPATCH(Fill32Impl)(bits, y, n);
 }
+
+void stream32(const uint32_t* from, uint32_t* to, size_t n) {
+  (void)chosen_target();
+  HWY_DYNAMIC_DISPATCH(Stream32Impl)(from, to, n);
+}
+
+void stream_fence() { hwy::FlushStream(); }
 
 }  // namespace rematkit::hwy_backend
 #endif

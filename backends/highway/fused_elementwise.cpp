@@ -85,7 +85,20 @@ std::optional<FusedElementwise> FusedElementwise::of(const plugin::Fusion& fusio
   f.pair_halves();
   f.read_bits();
   f.drop_unread_f32();
+  if (f.elements_ * sizeof(float) >= kStreamFromBytes) f.stage_results();
   return f;
+}
+
+void FusedElementwise::stage_results() {
+  for (const Part& p : parts_) {
+    Access& a = access_[static_cast<size_t>(p.value)];
+    const bool read_as_bitcast =
+        std::any_of(access_.begin(), access_.end(), [&](const Access& b) { return b.same_as == p.value; });
+    if (!p.result || p.kind == Kind::kReduceRows || !four_bytes(p.dtype) || a.slot >= 0 || read_as_bitcast) continue;
+    if (streamed_.size() == static_cast<size_t>(kMaxStaged)) return;
+    a.staged = static_cast<int>(streamed_.size());
+    streamed_.push_back(p.value);
+  }
 }
 
 bool FusedElementwise::read_operand(const plugin::Fusion& fusion, const std::vector<int64_t>& shape, int64_t v) {
@@ -483,6 +496,7 @@ void FusedElementwise::run(std::span<void* const> values, size_t begin, size_t e
     run_segment(values, begin, len, scratch);
     begin += len;
   }
+  if (!streamed_.empty()) stream_fence();
 }
 
 void FusedElementwise::promote(std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const {
@@ -545,6 +559,7 @@ void* FusedElementwise::at(int v, bool& scalar, std::span<void* const> values, s
   if (a.same_as >= 0) v = a.same_as;
   scalar = a.mode == Access::Mode::kScalar;
   if (a.slot >= 0) return scratch.slots[a.slot];
+  if (a.staged >= 0) return scratch.staged[a.staged];
   if (a.tile >= 0) return scratch.tiles[a.tile] + begin % a.period;
   const size_t bytes = a.is_bool ? 1 : sizeof(float);
   std::byte* base = static_cast<std::byte*>(values[static_cast<size_t>(v)]);
@@ -566,6 +581,9 @@ void FusedElementwise::run_segment(std::span<void* const> values, size_t begin, 
     }
     run_part(parts_[j], values, begin, len, scratch);
   }
+  for (size_t k = 0; k < streamed_.size(); ++k)
+    if (void* out = values[static_cast<size_t>(streamed_[k])])
+      stream32(reinterpret_cast<const uint32_t*>(scratch.staged[k]), static_cast<uint32_t*>(out) + begin, len);
 }
 
 bool FusedElementwise::run_pair(const Part& p, const Part& q, std::span<void* const> values, size_t begin, size_t len,

@@ -2,9 +2,11 @@
 // reads and sums or maxima of its rows, run over one segment of the output shape at a time: each
 // part's kernel from kernels.hpp runs on a few hundred elements that stay in L1, so the values
 // between parts never go to memory. The same kernels as the parts run alone, element by element (a
-// row at once for a reduction), so the results are the same bits. bf16 and f16 values are promoted
-// to f32 as they are read and each part's result is rounded to its dtype (half_precision.hpp),
-// where JAX rounds each bf16 equation's result; f32 parts of a mixed chain are not rounded.
+// row at once for a reduction), so the results are the same bits. A large output's results are
+// computed into segment buffers too and streamed out from there (stage_results). bf16 and f16
+// values are promoted to f32 as they are read and each part's result is rounded to its dtype
+// (half_precision.hpp), where JAX rounds each bf16 equation's result; f32 parts of a mixed chain
+// are not rounded.
 // SIMD-free.
 #pragma once
 #include <array>
@@ -99,18 +101,24 @@ class FusedElementwise {
     int slot = -1;
     int tile = -1;
     int same_as = -1;  // a bitcast's value: read where this value (its operand) is
+    int staged = -1;   // a streamed result's segment buffer (stage_results)
     bool is_bool = false;
     int32_t dtype = RK_DTYPE_F32;  // bf16 or f16 values are held in slots or tiles as f32
   };
   // Slots: those an f32 chain would take too (values only the parts read, per-row operands) are at
   // most kMaxF32Slots, as before bf16 and f16 came, so f32 chains fuse as they did; the rest hold
   // promoted bf16 or f16 operands and bf16 or f16 results.
-  static constexpr int kMaxSlots = 24, kMaxF32Slots = 16, kMaxTiles = 4;
+  static constexpr int kMaxSlots = 24, kMaxF32Slots = 16, kMaxTiles = 4, kMaxStaged = 4;
+  // Outputs from this size on are past any cache by the time a later step reads them: their results
+  // are computed into a segment buffer and streamed out (stage_results; docs/performance.md, "Large
+  // results streamed past the caches").
+  static constexpr size_t kStreamFromBytes = size_t{16} << 20;
   // A run's buffers on the caller's stack: the values only the parts read, and the tiles.
   struct Scratch {
     alignas(64) float slots[kMaxSlots][kSegment];
     alignas(64) float tiles[kMaxTiles][2 * kSegment];
     alignas(64) float rows[kSegment + 1];  // a bf16 or f16 per-row operand's rows, promoted
+    alignas(64) float staged[kMaxStaged][kSegment];
     uint32_t flagged[kSegment];            // the lanes a bf16 or f16 part recomputes
   };
 
@@ -161,6 +169,9 @@ class FusedElementwise {
   bool bits_eligible(int v, const Part& by) const;
   // The bf16 or f16 parts whose rounded f32 values no part reads (Part::keeps_f32 false).
   void drop_unread_f32();
+  // Up to kMaxStaged 4-byte results of a large output computed into segment buffers, from which
+  // each segment's values are streamed to the result's buffer once every part has run (stream32).
+  void stage_results();
   void promote_value(int v, std::span<void* const> values, size_t begin, size_t len, Scratch& scratch) const;
 
   std::vector<Part> parts_;
@@ -171,6 +182,7 @@ class FusedElementwise {
   std::vector<int> tiled_;       // the values with a tile, in tile order
   std::vector<int> spread_;      // the per-row operands spread into their slots at each segment's start
   std::vector<int> promoted_;    // the bf16 or f16 operands promoted into their slots at each segment's start
+  std::vector<int> streamed_;    // the staged results, in staged-buffer order
   size_t row_ = 1;               // the rows reduction parts reduce (kReduceRows), 1 without any
   std::vector<int64_t> reduced_;  // the values reduction parts define: results, which no part reads
 };

@@ -44,6 +44,11 @@ const Loops& loops();
 void bitwise(Bitwise op, const uint32_t* a, bool a_scalar, const uint32_t* b, bool b_scalar, uint32_t* y, size_t n);
 // y[i] = bits for i < n (any 4-byte dtype's bits), in whole vectors.
 void fill32(uint32_t bits, uint32_t* y, size_t n);
+// to[i] = from[i] for i < n (any 4-byte dtype's bits) with non-temporal stores where `to` is
+// vector-aligned: a result too large to stay in cache is written without each line read first.
+void stream32(const uint32_t* from, uint32_t* to, size_t n);
+// Orders the streamed stores before later ones: called before a thread hands its results on.
+void stream_fence();
 // y[r] = sum (or max) of x[r * len .. r * len + len) for r < rows; an empty row gives 0 (or -inf).
 void reduce_rows(bool is_max, const float* x, float* y, size_t rows, size_t len);
 // y[j] = sum (or max) over r < rows of x[r * len + j], for j < len (a reduction over leading axes,
