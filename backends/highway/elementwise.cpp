@@ -404,18 +404,36 @@ void over_chunks(size_t n, Body body) {
   });
 }
 
+// over_chunks for a kernel with an f32 output y: body(begin, end, out) computes elements
+// [begin, end) into out. A large output (kStreamFromBytes) is computed a block at a time into a
+// buffer in L1 and streamed to y from there.
+template <typename Body>
+void over_chunks_into(size_t n, float* y, Body body) {
+  if (n * sizeof(float) < kStreamFromBytes) return over_chunks(n, [&](size_t begin, size_t end) { body(begin, end, y + begin); });
+  constexpr size_t kBlock = 1024;  // a multiple of every vector width, as kChunk is
+  over_chunks(n, [&](size_t begin, size_t end) {
+    alignas(64) float block[kBlock];
+    for (size_t b = begin; b < end; b += kBlock) {
+      const size_t e = std::min(end, b + kBlock);
+      body(b, e, block);
+      stream32(reinterpret_cast<const uint32_t*>(block), reinterpret_cast<uint32_t*>(y + b), e - b);
+    }
+    stream_fence();
+  });
+}
+
 }  // namespace
 
 void unary(Unary op, const float* x, float* y, size_t n) {
   (void)HWY_DYNAMIC_DISPATCH(TargetName)();  // chooses the target before the table is read below
   auto* fn = &HWY_DYNAMIC_DISPATCH(UnaryImpl);
-  over_chunks(n, [&](size_t begin, size_t end) { fn(static_cast<int>(op), x + begin, y + begin, end - begin); });
+  over_chunks_into(n, y, [&](size_t begin, size_t end, float* out) { fn(static_cast<int>(op), x + begin, out, end - begin); });
 }
 void binary(Binary op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* y, size_t n) {
   (void)HWY_DYNAMIC_DISPATCH(TargetName)();
   auto* fn = &HWY_DYNAMIC_DISPATCH(BinaryImpl);
-  over_chunks(n, [&](size_t begin, size_t end) {
-    fn(static_cast<int>(op), a_scalar ? a : a + begin, a_scalar, b_scalar ? b : b + begin, b_scalar, y + begin, end - begin);
+  over_chunks_into(n, y, [&](size_t begin, size_t end, float* out) {
+    fn(static_cast<int>(op), a_scalar ? a : a + begin, a_scalar, b_scalar ? b : b + begin, b_scalar, out, end - begin);
   });
 }
 const Loops& loops() {
@@ -431,7 +449,7 @@ const Loops& loops() {
 void integer_pow(int64_t power, const float* x, float* y, size_t n) {
   (void)HWY_DYNAMIC_DISPATCH(TargetName)();
   auto* fn = &HWY_DYNAMIC_DISPATCH(IntegerPowImpl);
-  over_chunks(n, [&](size_t begin, size_t end) { fn(power, x + begin, y + begin, end - begin); });
+  over_chunks_into(n, y, [&](size_t begin, size_t end, float* out) { fn(power, x + begin, out, end - begin); });
 }
 void compare(Compare op, const float* a, bool a_scalar, const float* b, bool b_scalar, uint8_t* y, size_t n) {
   (void)HWY_DYNAMIC_DISPATCH(TargetName)();
@@ -443,8 +461,8 @@ void compare(Compare op, const float* a, bool a_scalar, const float* b, bool b_s
 void select(const uint8_t* pred, bool pred_scalar, const float* on_false, const float* on_true, float* y, size_t n) {
   (void)HWY_DYNAMIC_DISPATCH(TargetName)();
   auto* fn = &HWY_DYNAMIC_DISPATCH(SelectImpl);
-  over_chunks(n, [&](size_t begin, size_t end) {
-    fn(pred_scalar ? pred : pred + begin, pred_scalar, on_false + begin, on_true + begin, y + begin, end - begin);
+  over_chunks_into(n, y, [&](size_t begin, size_t end, float* out) {
+    fn(pred_scalar ? pred : pred + begin, pred_scalar, on_false + begin, on_true + begin, out, end - begin);
   });
 }
 void reduce_rows(bool is_max, const float* x, float* y, size_t rows, size_t len) {

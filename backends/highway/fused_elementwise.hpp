@@ -109,10 +109,6 @@ class FusedElementwise {
   // most kMaxF32Slots, as before bf16 and f16 came, so f32 chains fuse as they did; the rest hold
   // promoted bf16 or f16 operands and bf16 or f16 results.
   static constexpr int kMaxSlots = 24, kMaxF32Slots = 16, kMaxTiles = 4, kMaxStaged = 4;
-  // Outputs from this size on are past any cache by the time a later step reads them: their results
-  // are computed into a segment buffer and streamed out (stage_results; docs/performance.md, "Large
-  // results streamed past the caches").
-  static constexpr size_t kStreamFromBytes = size_t{16} << 20;
   // A run's buffers on the caller's stack: the values only the parts read, and the tiles.
   struct Scratch {
     alignas(64) float slots[kMaxSlots][kSegment];

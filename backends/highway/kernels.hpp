@@ -47,6 +47,10 @@ void fill32(uint32_t bits, uint32_t* y, size_t n);
 // to[i] = from[i] for i < n (any 4-byte dtype's bits) with non-temporal stores where `to` is
 // vector-aligned: a result too large to stay in cache is written without each line read first.
 void stream32(const uint32_t* from, uint32_t* to, size_t n);
+// Outputs from this size on are past any cache by the time a later step reads them: elementwise
+// kernels compute them a block at a time and stream each block out (docs/performance.md, "Large
+// results streamed past the caches").
+inline constexpr size_t kStreamFromBytes = size_t{16} << 20;
 // Orders the streamed stores before later ones: called before a thread hands its results on.
 void stream_fence();
 // y[r] = sum (or max) of x[r * len .. r * len + len) for r < rows; an empty row gives 0 (or -inf).

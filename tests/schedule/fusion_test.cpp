@@ -345,11 +345,12 @@ TEST(Fusion, AOneHotsIotaAndLabelsAreOneHighwayPassWithTheReferenceBits) {
   }
 }
 
-// Outputs of 16 MiB and more are streamed past the caches from segment buffers
-// (FusedElementwise::stage_results): two results of one chain, a bias tiled beside them, and an
-// element count that leaves a partial last vector and segment. Every value is one rounding of f32
-// arithmetic, so the expected bits are computed here.
-TEST(Fusion, LargeResultsStreamedFromTheirSegmentsKeepTheirBits) {
+// Outputs of 16 MiB and more are streamed past the caches from buffers in L1
+// (FusedElementwise::stage_results, and over_chunks_into for the ops that run alone): two results
+// of one chain, a bias tiled beside them, and an element count that leaves a partial last vector
+// and segment; fused, and each op alone. Every value is one rounding of f32 arithmetic, so the
+// expected bits are computed here.
+TEST(Fusion, LargeResultsStreamedPastTheCachesKeepTheirBits) {
   if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   constexpr size_t kRows = 4099, kCols = 1025;
   static_assert(kRows * kCols * sizeof(float) >= (size_t{16} << 20), "over the size results are streamed from");
@@ -365,22 +366,29 @@ TEST(Fusion, LargeResultsStreamedFromTheirSegmentsKeepTheirBits) {
   const std::vector<std::string> fused = fused_steps(fused_everywhere(lin, backends, Pass::kForward), Pass::kForward);
   ASSERT_EQ(fused.size(), 1u);
   EXPECT_EQ(fused[0].rfind("highway: mul + add + max", 0), 0u) << fused[0];  // then max's JVP parts
-  const std::vector<Tensor> got = fused_everywhere_runner(lin, backends, Pass::kForward).run(in.constants, in.arguments).outputs;
-  ASSERT_EQ(got.size(), 2u);
-  ASSERT_EQ(got[0].data.size(), kRows * kCols);
-  ASSERT_EQ(got[1].data.size(), kRows * kCols);
   const std::vector<double>&x = in.arguments[0].data, &y = in.arguments[1].data, &b = in.arguments[2].data;
-  size_t wrong_products = 0, wrong_results = 0, first_wrong = kRows * kCols;
-  for (size_t i = 0; i < kRows * kCols; ++i) {
-    const float m = static_cast<float>(x[i]) * static_cast<float>(y[i]);
-    const float r = std::max(m + static_cast<float>(b[i % kCols]), 0.0f);
-    const bool product_ok = got[0].data[i] == static_cast<double>(m), result_ok = got[1].data[i] == static_cast<double>(r);
-    wrong_products += product_ok ? 0 : 1;
-    wrong_results += result_ok ? 0 : 1;
-    if (!product_ok || !result_ok) first_wrong = std::min(first_wrong, i);
+  for (bool fuse : {true, false}) {
+    SCOPED_TRACE(fuse ? "fused" : "each op alone");
+    const std::vector<Tensor> got =
+        (fuse ? fused_everywhere_runner(lin, backends, Pass::kForward)
+              : OneShotRunner(lin, fused_on(backends, BackendOptions::Fusion::kOff), Pass::kForward))
+            .run(in.constants, in.arguments)
+            .outputs;
+    ASSERT_EQ(got.size(), 2u);
+    ASSERT_EQ(got[0].data.size(), kRows * kCols);
+    ASSERT_EQ(got[1].data.size(), kRows * kCols);
+    size_t wrong_products = 0, wrong_results = 0, first_wrong = kRows * kCols;
+    for (size_t i = 0; i < kRows * kCols; ++i) {
+      const float m = static_cast<float>(x[i]) * static_cast<float>(y[i]);
+      const float r = std::max(m + static_cast<float>(b[i % kCols]), 0.0f);
+      const bool product_ok = got[0].data[i] == static_cast<double>(m), result_ok = got[1].data[i] == static_cast<double>(r);
+      wrong_products += product_ok ? 0 : 1;
+      wrong_results += result_ok ? 0 : 1;
+      if (!product_ok || !result_ok) first_wrong = std::min(first_wrong, i);
+    }
+    EXPECT_EQ(wrong_products, 0u) << "first wrong element " << first_wrong;
+    EXPECT_EQ(wrong_results, 0u) << "first wrong element " << first_wrong;
   }
-  EXPECT_EQ(wrong_products, 0u) << "first wrong element " << first_wrong;
-  EXPECT_EQ(wrong_results, 0u) << "first wrong element " << first_wrong;
 }
 
 // A value per row beside the row's elements ([B, S, 1] beside [B, S, D]: a layer norm's mean and
