@@ -312,6 +312,22 @@ void ReduceRowsImpl(bool is_max, const float* x, float* y, size_t rows, size_t l
   }
 }
 
+// One piece of a row too long for a fused segment, summed (or maxed) as ReduceRowsImpl sums the row
+// alone: the same lane accumulator carried from piece to piece in `carried` (every piece but the
+// row's last a whole number of vectors), then, at the last, the lanes and the tail as there.
+void ReduceRowPieceImpl(bool is_max, const float* x, size_t len, bool first, bool last, float* carried, float* y) {
+  static_assert(HWY_MAX_BYTES / sizeof(float) <= kMaxLaneFloats, "`carried` holds a vector");
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  auto acc = first ? hn::Set(d, is_max ? -std::numeric_limits<float>::infinity() : 0.0f) : hn::Load(d, carried);
+  size_t i = 0;
+  for (; i + lanes <= len; i += lanes) acc = is_max ? hn::Max(acc, hn::LoadU(d, x + i)) : hn::Add(acc, hn::LoadU(d, x + i));
+  if (!last) return hn::Store(acc, d, carried);
+  float result = is_max ? MaxOfLanesWithInfinity(d, acc) : hn::GetLane(hn::SumOfLanes(d, acc));
+  for (; i < len; ++i) result = is_max ? std::max(result, x[i]) : result + x[i];
+  *y = result;
+}
+
 // jax.nn.softmax along each row of `len` elements: exp(x - max) / sum(exp(x - max)), the
 // exponentials with Highway's Exp (1 ulp), the sum in f32 lanes.
 void SoftmaxRowsImpl(const float* x, float* y, size_t rows, size_t len) {
@@ -381,6 +397,7 @@ HWY_EXPORT(UnaryImpl);
 HWY_EXPORT(BinaryImpl);
 HWY_EXPORT(TargetName);
 HWY_EXPORT(ReduceRowsImpl);
+HWY_EXPORT(ReduceRowPieceImpl);
 HWY_EXPORT(ReduceLeadingImpl);
 HWY_EXPORT(SoftmaxRowsImpl);
 HWY_EXPORT(IntegerPowImpl);
@@ -441,8 +458,8 @@ const Loops& loops() {
     (void)HWY_DYNAMIC_DISPATCH(TargetName)();  // chooses the target before the tables are read
     return Loops{&HWY_DYNAMIC_DISPATCH(UnaryImpl), &HWY_DYNAMIC_DISPATCH(IntegerPowImpl), &HWY_DYNAMIC_DISPATCH(BinaryImpl),
                  &HWY_DYNAMIC_DISPATCH(CompareImpl), &HWY_DYNAMIC_DISPATCH(SelectImpl),
-                 &HWY_DYNAMIC_DISPATCH(ReduceRowsImpl), &HWY_DYNAMIC_DISPATCH(SpreadRowsImpl),
-                 &HWY_DYNAMIC_DISPATCH(Binary2Impl)};
+                 &HWY_DYNAMIC_DISPATCH(ReduceRowsImpl), &HWY_DYNAMIC_DISPATCH(ReduceRowPieceImpl),
+                 &HWY_DYNAMIC_DISPATCH(SpreadRowsImpl), &HWY_DYNAMIC_DISPATCH(Binary2Impl)};
   }();
   return chosen;
 }

@@ -329,7 +329,13 @@ bool FusedElementwise::fit_reduction(const plugin::Fusion& fusion, size_t first,
       !std::equal(p.shape.begin(), p.shape.end(), shape.begin()))
     return false;
   const size_t row = count(std::vector<int64_t>(shape.begin() + static_cast<long>(p.shape.size()), shape.end()));
-  if (row == 0 || row > kSegment || (row_ != 1 && row_ != row)) return false;  // empty rows: alone
+  if (row == 0 || (row_ != 1 && row_ != row)) return false;  // empty rows: alone
+  // A row longer than a segment (a language model's logits over its vocabulary) is reduced a
+  // segment at a time, its lane accumulator carried between them in the scratch.
+  if (row > kSegment) {
+    if (long_rows_ == kMaxLongRowReductions) return false;
+    part.carried = long_rows_++;
+  }
   row_ = row;
   part.kind = Kind::kReduceRows;
   part.op = *p.prim == Prim::kReduceMax ? 1 : 0;
@@ -489,9 +495,13 @@ void FusedElementwise::run(std::span<void* const> values, size_t begin, size_t e
     }
     for (; i < kSegment + period; i += period) std::copy(from, from + period, scratch.tiles[t] + i);
   }
-  const size_t segment = kSegment / row_ * row_;  // whole rows
+  // Whole rows; or, for rows longer than a segment, segments from each row's start, the last of a
+  // row cut at its end (every other one a whole number of vectors, as reduce_row_piece needs).
+  const bool long_rows = row_ > kSegment;
+  const size_t segment = long_rows ? kSegment : kSegment / row_ * row_;
   while (begin < end) {
     size_t len = std::min(segment, end - begin);
+    if (long_rows) len = std::min(len, row_ - begin % row_);
     for (size_t period : periods_) len = std::min(len, period - begin % period);  // stay inside one repeat
     run_segment(values, begin, len, scratch);
     begin += len;
@@ -653,9 +663,16 @@ void FusedElementwise::run_part(const Part& p, std::span<void* const> values, si
       bitwise(static_cast<Bitwise>(p.op), u(x0), s0, u(x1), s1, u(y), len);
       break;
     }
-    case Kind::kReduceRows:
-      run.reduce_rows(p.op == 1, f(x0), static_cast<float*>(values[static_cast<size_t>(p.value)]) + begin / row_, len / row_, row_);
+    case Kind::kReduceRows: {
+      float* rows = static_cast<float*>(values[static_cast<size_t>(p.value)]) + begin / row_;
+      if (p.carried < 0) {
+        run.reduce_rows(p.op == 1, f(x0), rows, len / row_, row_);
+        break;
+      }
+      const size_t at = begin % row_;
+      run.reduce_row_piece(p.op == 1, f(x0), len, at == 0, at + len == row_, scratch.carried[p.carried], rows);
       break;
+    }
     case Kind::kSelect: run.select(static_cast<const uint8_t*>(x0), s0, f(x1), f(x2), f(y), len); break;
     case Kind::kFill: {
       const Access& a = access_[static_cast<size_t>(p.operands[0])];

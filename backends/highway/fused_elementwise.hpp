@@ -43,7 +43,7 @@ class FusedElementwise {
   void run(std::span<void* const> values, size_t begin, size_t end) const;
   size_t elements() const { return elements_; }
   // The elements of a row that reduction parts reduce (1 when there are none): a run covers whole
-  // rows, so each row is summed at once, as reduce_rows sums it alone (the same bits).
+  // rows, so each row is summed in order, as reduce_rows sums it alone (the same bits).
   size_t alignment() const { return row_; }
 
  private:
@@ -62,6 +62,7 @@ class FusedElementwise {
     bool inner_left = true;     // kBinary2: op's result is op2's left operand (else its right)
     std::vector<int> operands;  // value numbers (kBinary2: op's two, then op2's other)
     size_t iota_run = 1, iota_size = 1;  // kIota: equal values in a run, and runs before the count restarts
+    int carried = -1;  // kReduceRows over rows longer than a segment: its accumulator, Scratch::carried
     int value = 0;              // the value it defines
     int32_t dtype = RK_DTYPE_F32;  // its result's: a bf16 or f16 one is rounded to it
     // A bf16 or f16 part: which lanes are recomputed, and how (the operands in the primitive's order).
@@ -108,7 +109,7 @@ class FusedElementwise {
   // Slots: those an f32 chain would take too (values only the parts read, per-row operands) are at
   // most kMaxF32Slots, as before bf16 and f16 came, so f32 chains fuse as they did; the rest hold
   // promoted bf16 or f16 operands and bf16 or f16 results.
-  static constexpr int kMaxSlots = 24, kMaxF32Slots = 16, kMaxTiles = 4, kMaxStaged = 4;
+  static constexpr int kMaxSlots = 24, kMaxF32Slots = 16, kMaxTiles = 4, kMaxStaged = 4, kMaxLongRowReductions = 4;
   // A run's buffers on the caller's stack: the values only the parts read, and the tiles.
   struct Scratch {
     alignas(64) float slots[kMaxSlots][kSegment];
@@ -116,6 +117,7 @@ class FusedElementwise {
     alignas(64) float rows[kSegment + 1];  // a bf16 or f16 per-row operand's rows, promoted
     alignas(64) float staged[kMaxStaged][kSegment];
     uint32_t flagged[kSegment];            // the lanes a bf16 or f16 part recomputes
+    alignas(64) float carried[kMaxLongRowReductions][kMaxLaneFloats];  // long rows' lane accumulators
   };
 
   // Building one (of): part j of `fusion` added, or false when it is not fused here; reading a value
@@ -180,6 +182,7 @@ class FusedElementwise {
   std::vector<int> promoted_;    // the bf16 or f16 operands promoted into their slots at each segment's start
   std::vector<int> streamed_;    // the staged results, in staged-buffer order
   size_t row_ = 1;               // the rows reduction parts reduce (kReduceRows), 1 without any
+  int long_rows_ = 0;            // reduction parts over rows longer than a segment (Part::carried)
   std::vector<int64_t> reduced_;  // the values reduction parts define: results, which no part reads
 };
 

@@ -31,6 +31,10 @@ struct Loops {
   void (*compare)(int op, const float* a, bool a_scalar, const float* b, bool b_scalar, uint8_t* y, size_t n);
   void (*select)(const uint8_t* pred, bool pred_scalar, const float* on_false, const float* on_true, float* y, size_t n);
   void (*reduce_rows)(bool is_max, const float* x, float* y, size_t rows, size_t len);  // on one thread
+  // One piece x[0, len) of a row, in order (pieces but the last of whole vectors): reduce_rows's
+  // lane accumulator started at the first, carried in `carried` (kMaxLaneFloats floats, vector
+  // aligned), finished into *y at the last; the row's value is reduce_rows's, bit for bit.
+  void (*reduce_row_piece)(bool is_max, const float* x, size_t len, bool first, bool last, float* carried, float* y);
   // y[i] = from[(begin + i) / period] for i < len (a value per row spread over its row's elements).
   void (*spread_rows)(const float* from, size_t period, size_t begin, size_t len, float* y);
   // y[i] = op2(op1(a[i], b[i]), c[i]) (the inner result op2's left operand), or op2(c[i], op1(...))
@@ -39,6 +43,8 @@ struct Loops {
                   const float* c, bool c_scalar, float* y, size_t n);
 };
 const Loops& loops();
+// The most floats a vector of any target holds (HWY_MAX_BYTES / 4 where HWY_MAX_BYTES is largest).
+inline constexpr size_t kMaxLaneFloats = 64;
 // y[i] = a[i or 0] op b[i or 0] on 32-bit lanes (u32, or i32's bits; bitwise.cpp): a shift by 32 or
 // more, or by a negative amount, gives 0, or the sign for the arithmetic one, as lax's shifts.
 void bitwise(Bitwise op, const uint32_t* a, bool a_scalar, const uint32_t* b, bool b_scalar, uint32_t* y, size_t n);

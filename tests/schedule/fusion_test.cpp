@@ -434,7 +434,7 @@ TEST(Fusion, AChainsRowsAreReducedInsideItsFusedStep) {
   const std::vector<std::string> chains = fused_steps(steps, Pass::kForward);
   ASSERT_FALSE(chains.empty());
   // Both sums (beside the JVP's coefficients); not the max over two axes, whose rows of 2400 are
-  // longer than a segment.
+  // not the sums' rows of 60.
   auto count = [&](const std::string& what) {
     size_t n = 0;
     for (size_t at = chains[0].find(what); at != std::string::npos; at = chains[0].find(what, at + 1)) ++n;
@@ -449,6 +449,38 @@ TEST(Fusion, AChainsRowsAreReducedInsideItsFusedStep) {
   const std::vector<Tensor> reference = run_forward(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
   ASSERT_EQ(got.size(), 4u);
   for (size_t o = 0; o < got.size(); ++o) EXPECT_EQ(got[o].data, unfused[o].data) << "output " << o;
+  expect_outputs_near(got, reference, 1e-4);
+}
+
+// Rows longer than a segment (a language model's logits over its vocabulary: the softmax's sum of
+// exponentials, the picked logit's masked sum) are reduced inside the chain too, a segment at a
+// time: rows of 3001 floats (two whole segments and a piece that ends in a partial vector), 48 of
+// them, so that chunks of rows run in parallel. Each row's value has the bits of the sum or max
+// alone, and is near the reference's.
+TEST(Fusion, RowsLongerThanASegmentAreReducedInsideTheChain) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  const Program program = parse_program(R"({ lambda ; x:f32[48,3001] m:f32[48]. let
+    b:f32[48,3001] = broadcast_in_dim[shape=(48, 3001) broadcast_dimensions=(0,)] m
+    c:f32[48,3001] = sub x b
+    e:f32[48,3001] = exp c
+    s:f32[48] = reduce_sum[axes=(1,)] e
+    q:f32[48,3001] = mul x x
+    t:f32[48] = reduce_max[axes=(1,)] q
+  in (s, t) })", "long rows");
+  const Linearization lin = linearize_with(program);
+  const RandomInputs in = random_inputs(program, 29);
+  const std::vector<std::string> backends{"highway", "reference"};
+  const std::vector<std::string> chains = fused_steps(fused_everywhere(lin, backends, Pass::kForward), Pass::kForward);
+  ASSERT_FALSE(chains.empty());
+  EXPECT_EQ(chains[0].rfind("highway: broadcast_in_dim + sub + exp + reduce_sum", 0), 0u) << chains[0];
+  EXPECT_NE(chains[0].find("reduce_max"), std::string::npos) << chains[0];
+  const std::vector<Tensor> got = fused_everywhere_runner(lin, backends, Pass::kForward).run(in.constants, in.arguments).outputs;
+  const std::vector<Tensor> alone =
+      run_forward(lin, in.constants, in.arguments, fused_on(backends, BackendOptions::Fusion::kOff));
+  const std::vector<Tensor> reference = run_forward(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
+  ASSERT_EQ(got.size(), 2u);
+  ASSERT_EQ(alone.size(), 2u);
+  for (size_t o = 0; o < got.size(); ++o) EXPECT_EQ(got[o].data, alone[o].data) << "output " << o;
   expect_outputs_near(got, reference, 1e-4);
 }
 
