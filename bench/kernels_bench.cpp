@@ -47,8 +47,11 @@ void BM_Gemm(benchmark::State& state, const std::string& backend, int64_t batch,
 }
 
 void BM_Elementwise(benchmark::State& state, const std::string& backend, Prim prim, int64_t n) {
-  tbb::global_control threads(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(state.range(0)));
-  BackendInstance instance(rematkit::default_plugins(), backend);
+  const int threads = static_cast<int>(state.range(0));
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
+  Params options;  // oneDNN's OpenMP team follows its num_threads option, not oneTBB's bound
+  if (backend == "onednn") options.set("num_threads", ParamValue::of_int(threads));
+  BackendInstance instance(rematkit::default_plugins(), backend, options);
   const bool binary = rematkit::is_binary_elementwise(prim);
   std::vector<Type> in(binary ? 2 : 1, f32({n}));
   auto kernel = instance.prepare(prim, {}, in, {f32({n})}, "elementwise");
@@ -181,9 +184,9 @@ void register_all() {
   for (int64_t tokens : {2048, 1024}) register_gpt_products(tokens, backends);
   register_bf16_products(backends);
   // Where oneDNN's per-call cost stops mattering for elementwise kernels (the sizes a step's
-  // elementwise ops have): oneDNN, Highway and (to 2^14) the reference side by side, 2^8 to 2^20
+  // elementwise ops have): oneDNN, Highway and (to 2^14) the reference side by side, 2^8 to 2^17
   // floats. oneDNN's size table for the ops it declines (onednn_backend.cpp) comes from these.
-  for (int64_t n = 256; n <= (int64_t{1} << 20); n *= 8)
+  for (int64_t n = 256; n <= (int64_t{1} << 17); n *= 8)
     for (auto [name, prim] : {std::pair{"add", Prim::kAdd}, std::pair{"tanh", Prim::kTanh}, std::pair{"exp", Prim::kExp}})
       for (const std::string& backend : backends)
         if (backend == "onednn" || backend == "highway" || (backend == "reference" && n <= 16384))
@@ -206,15 +209,17 @@ void register_all() {
         benchmark::RegisterBenchmark(("elementwise/" + backend + "/add_each_row/" + std::to_string(rows) + "x" + std::to_string(inner)).c_str(),
                                      BM_SpreadOperand, backend, Prim::kAdd, rows, inner, false)
             ->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
-  for (const std::string& backend : backends) {
-    if (backend == "onednn" || backend == "blas") continue;  // large sizes: the highway and reference kernels
-    // 2^24 floats is 64 MiB per array, past the 32 MiB last-level cache.
-    const int64_t n = backend == "reference" ? int64_t{1} << 20 : int64_t{1} << 24;
-    for (auto [name, prim] : {std::pair{"add", Prim::kAdd}, std::pair{"exp", Prim::kExp}})
-      benchmark::RegisterBenchmark(("elementwise/" + backend + "/" + name + "/" + std::to_string(n)).c_str(), BM_Elementwise,
-                                   backend, prim, n)
-          ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
-  }
+  // Past the caches, where a step's largest elementwise ops lie (a [4, 12, 512, 512] attention array is
+  // 2^23.6 floats): 2^24 floats is 64 MiB per array, past the 32 MiB last-level cache. oneDNN and
+  // Highway side by side, for the placement estimates beyond 2^17 (their tables' last rows).
+  for (int64_t n : {int64_t{1} << 20, int64_t{1} << 22, int64_t{1} << 24})
+    for (const std::string& backend : backends) {
+      if (backend == "blas" || (backend == "reference" && n > (int64_t{1} << 20))) continue;
+      for (auto [name, prim] : {std::pair{"add", Prim::kAdd}, std::pair{"mul", Prim::kMul}, std::pair{"exp", Prim::kExp}})
+        benchmark::RegisterBenchmark(("elementwise/" + backend + "/" + name + "/" + std::to_string(n)).c_str(), BM_Elementwise,
+                                     backend, prim, n)
+            ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+    }
 }
 
 const int kRegistered = (register_all(), 0);
