@@ -2,7 +2,7 @@
 // dispatched once per call: a PRNG's bit twiddling (dropout turns random_bits into floats with a
 // shift and an or) stays on SIMD instead of going to the reference backend; and filling 32-bit lanes
 // with one value (a broadcast scalar, an iota's runs), in whole vectors, or copying them past the
-// caches (stream32). Out-of-range shift amounts follow lax's shifts (jax/_src/lax/lax.py:
+// caches (stream32); a large fill or copy split over threads and streamed (fill32, copy32). Out-of-range shift amounts follow lax's shifts (jax/_src/lax/lax.py:
 // shift_left, shift_right_logical give 0, shift_right_arithmetic the sign), as the reference
 // backend computes them.
 #undef HWY_TARGET_INCLUDE
@@ -11,6 +11,7 @@
 #include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -77,6 +78,17 @@ void Fill32Impl(uint32_t bits, uint32_t* y, size_t n) {
   for (; i < n; ++i) y[i] = bits;
 }
 
+// Fill32Impl with non-temporal stores from the first vector-aligned element of `y` on.
+void StreamFill32Impl(uint32_t bits, uint32_t* y, size_t n) {
+  const hn::ScalableTag<uint32_t> d;
+  const size_t lanes = hn::Lanes(d);
+  const auto v = hn::Set(d, bits);
+  size_t i = 0;
+  for (; i < n && reinterpret_cast<uintptr_t>(y + i) % (lanes * sizeof(uint32_t)) != 0; ++i) y[i] = bits;
+  for (; i + lanes <= n; i += lanes) hn::Stream(v, d, y + i);
+  for (; i < n; ++i) y[i] = bits;
+}
+
 // Non-temporal stores from the first vector-aligned element of `to` on.
 void Stream32Impl(const uint32_t* from, uint32_t* to, size_t n) {
   const hn::ScalableTag<uint32_t> d;
@@ -92,11 +104,31 @@ void Stream32Impl(const uint32_t* from, uint32_t* to, size_t n) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 namespace rematkit::hwy_backend {
 
 HWY_EXPORT(BitwiseImpl);
 HWY_EXPORT(Fill32Impl);
+HWY_EXPORT(StreamFill32Impl);
 HWY_EXPORT(Stream32Impl);
+
+namespace {
+
+// An output past kStreamFromBytes is written in chunks on oneTBB, each streamed and fenced by the
+// thread that wrote it: a zeroed gradient table or a copied one is one pass at memory speed.
+constexpr size_t kBulkChunk = size_t{1} << 16;  // floats: a multiple of every vector width
+
+template <typename Body>
+void in_bulk(size_t n, Body body) {
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, (n + kBulkChunk - 1) / kBulkChunk), [&](const tbb::blocked_range<size_t>& r) {
+    body(r.begin() * kBulkChunk, std::min(n, r.end() * kBulkChunk));
+    hwy::FlushStream();
+  });
+}
+
+}  // namespace
 
 void bitwise(Bitwise op, const uint32_t* a, bool a_scalar, const uint32_t* b, bool b_scalar, uint32_t* y, size_t n) {
   (void)chosen_target();  // chooses the target before the table is read below
@@ -105,7 +137,16 @@ void bitwise(Bitwise op, const uint32_t* a, bool a_scalar, const uint32_t* b, bo
 
 void fill32(uint32_t bits, uint32_t* y, size_t n) {
   (void)chosen_target();
-  HWY_DYNAMIC_DISPATCH(Fill32Impl)(bits, y, n);
+  if (n * sizeof(uint32_t) < kStreamFromBytes) return HWY_DYNAMIC_DISPATCH(Fill32Impl)(bits, y, n);
+  auto* fn = &HWY_DYNAMIC_DISPATCH(StreamFill32Impl);
+  in_bulk(n, [&](size_t begin, size_t end) { fn(bits, y + begin, end - begin); });
+}
+
+void copy32(const uint32_t* from, uint32_t* to, size_t n) {
+  (void)chosen_target();
+  if (n * sizeof(uint32_t) < kStreamFromBytes) return void(std::memcpy(to, from, n * sizeof(uint32_t)));
+  auto* fn = &HWY_DYNAMIC_DISPATCH(Stream32Impl);
+  in_bulk(n, [&](size_t begin, size_t end) { fn(from + begin, to + begin, end - begin); });
 }
 
 void stream32(const uint32_t* from, uint32_t* to, size_t n) {

@@ -48,8 +48,12 @@ inline constexpr size_t kMaxLaneFloats = 64;
 // y[i] = a[i or 0] op b[i or 0] on 32-bit lanes (u32, or i32's bits; bitwise.cpp): a shift by 32 or
 // more, or by a negative amount, gives 0, or the sign for the arithmetic one, as lax's shifts.
 void bitwise(Bitwise op, const uint32_t* a, bool a_scalar, const uint32_t* b, bool b_scalar, uint32_t* y, size_t n);
-// y[i] = bits for i < n (any 4-byte dtype's bits), in whole vectors.
+// y[i] = bits for i < n (any 4-byte dtype's bits), in whole vectors; from kStreamFromBytes on,
+// in chunks on oneTBB with non-temporal stores (a zeroed gradient table).
 void fill32(uint32_t bits, uint32_t* y, size_t n);
+// to[i] = from[i] for i < n (any 4-byte dtype's bits): memcpy, or from kStreamFromBytes on as fill32
+// is split and streamed (a scatter-add's copied table).
+void copy32(const uint32_t* from, uint32_t* to, size_t n);
 // to[i] = from[i] for i < n (any 4-byte dtype's bits) with non-temporal stores where `to` is
 // vector-aligned: a result too large to stay in cache is written without each line read first.
 void stream32(const uint32_t* from, uint32_t* to, size_t n);

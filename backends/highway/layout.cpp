@@ -71,7 +71,10 @@ void broadcast(const Dims& in_shape, std::span<const int64_t> dims, const Dims& 
   if (n_in == 1) return fill(in[0], out, n_out);  // zeros, a seed of ones
   bool in_order = true;  // then equal counts mean only size-1 dims were added: the same elements
   for (size_t i = 1; i < dims.size(); ++i) in_order = in_order && dims[i] > dims[i - 1];
-  if (in_order && n_in == n_out) return void(std::memcpy(out, in, n_out * sizeof(T)));
+  if (in_order && n_in == n_out) {
+    if constexpr (sizeof(T) == 4) return copy32(reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out), n_out);
+    else return void(std::memcpy(out, in, n_out * sizeof(T)));
+  }
   // The operand's dims lead the output unchanged and new dims trail (a softmax sum spread over its
   // row): each element fills a run.
   bool leading = dims.size() < out_shape.size();

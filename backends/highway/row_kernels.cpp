@@ -124,7 +124,7 @@ void ScatterAddRowsKernel::run(const rk_tensor_view* in, const rk_tensor_view* o
     return scatter_add_half_rows(table, static_cast<const uint16_t*>(in[0].data), in[1].data,
                                  static_cast<const uint16_t*>(in[2].data), static_cast<uint16_t*>(out[0].data), workspace);
   const size_t k = table.width;
-  std::copy(f32(in[0]), f32(in[0]) + table.rows * k, f32(out[0]));
+  copy32(static_cast<const uint32_t*>(in[0].data), static_cast<uint32_t*>(out[0].data), table.rows * k);
   for (size_t r = 0; r < table.n; ++r)
     if (const int64_t row = table.row_of(in[1].data, r); row >= 0)
       binary(Binary::kAdd, f32(out[0]) + static_cast<size_t>(row) * k, false, f32(in[2]) + r * k, false,
