@@ -48,43 +48,42 @@ HWY_INLINE void threefry_xor(D d, uint32_t key0, uint32_t key1, V (&x0)[kChains]
   for (size_t j = 0; j < kChains; ++j) x0[j] = hn::Xor(x0[j], x1[j]);
 }
 
-void RandomBitsImpl(const uint32_t* keys, size_t num_keys, size_t per_key, bool low_byte, void* out) {
+// Words [begin, end) of key k's bits (begin a multiple of every target's kChains vectors).
+void RandomBitsImpl(const uint32_t* keys, size_t k, size_t per_key, size_t begin, size_t end, bool low_byte, void* out) {
   const hn::ScalableTag<uint32_t> d;
   using V = hn::Vec<decltype(d)>;
   const size_t lanes = hn::Lanes(d), block = kChains * lanes;
   HWY_ALIGN uint32_t words[kChains * hn::MaxLanes(d)];
-  for (size_t k = 0; k < num_keys; ++k) {
-    const uint32_t k0 = keys[2 * k], k1 = keys[2 * k + 1];
-    for (size_t i = 0; i < per_key; i += block) {
-      const size_t n = std::min(block, per_key - i);
-      // The block's indices share their high word unless they cross a multiple of 2^32.
-      if ((uint64_t{i} >> 32) != (uint64_t{i + block - 1} >> 32)) {
-        for (size_t j = 0; j < n; ++j) {
-          const auto y = plugin::threefry2x32_block(k0, k1, static_cast<uint32_t>(uint64_t{i + j} >> 32),
-                                                    static_cast<uint32_t>(i + j));
-          words[j] = y[0] ^ y[1];
-        }
-      } else {
-        V x0[kChains], x1[kChains];
-        for (size_t j = 0; j < kChains; ++j) {
-          x0[j] = hn::Set(d, static_cast<uint32_t>(uint64_t{i} >> 32));
-          x1[j] = hn::Iota(d, static_cast<uint32_t>(i + j * lanes));
-        }
-        threefry_xor(d, k0, k1, x0, x1);
-        uint32_t* y = static_cast<uint32_t*>(out) + k * per_key + i;
-        if (!low_byte && n == block) {  // whole vectors straight to the output
-          for (size_t j = 0; j < kChains; ++j) hn::StoreU(x0[j], d, y + j * lanes);
-          continue;
-        }
-        for (size_t j = 0; j < kChains; ++j) hn::Store(x0[j], d, words + j * lanes);
+  const uint32_t k0 = keys[2 * k], k1 = keys[2 * k + 1];
+  for (size_t i = begin; i < end; i += block) {
+    const size_t n = std::min(block, end - i);
+    // The block's indices share their high word unless they cross a multiple of 2^32.
+    if ((uint64_t{i} >> 32) != (uint64_t{i + block - 1} >> 32)) {
+      for (size_t j = 0; j < n; ++j) {
+        const auto y = plugin::threefry2x32_block(k0, k1, static_cast<uint32_t>(uint64_t{i + j} >> 32),
+                                                  static_cast<uint32_t>(i + j));
+        words[j] = y[0] ^ y[1];
       }
-      if (low_byte) {
-        uint8_t* y = static_cast<uint8_t*>(out) + k * per_key + i;
-        for (size_t j = 0; j < n; ++j) y[j] = static_cast<uint8_t>(words[j]);
-      } else {
-        uint32_t* y = static_cast<uint32_t*>(out) + k * per_key + i;
-        for (size_t j = 0; j < n; ++j) y[j] = words[j];
+    } else {
+      V x0[kChains], x1[kChains];
+      for (size_t j = 0; j < kChains; ++j) {
+        x0[j] = hn::Set(d, static_cast<uint32_t>(uint64_t{i} >> 32));
+        x1[j] = hn::Iota(d, static_cast<uint32_t>(i + j * lanes));
       }
+      threefry_xor(d, k0, k1, x0, x1);
+      uint32_t* y = static_cast<uint32_t*>(out) + k * per_key + i;
+      if (!low_byte && n == block) {  // whole vectors straight to the output
+        for (size_t j = 0; j < kChains; ++j) hn::StoreU(x0[j], d, y + j * lanes);
+        continue;
+      }
+      for (size_t j = 0; j < kChains; ++j) hn::Store(x0[j], d, words + j * lanes);
+    }
+    if (low_byte) {
+      uint8_t* y = static_cast<uint8_t*>(out) + k * per_key + i;
+      for (size_t j = 0; j < n; ++j) y[j] = static_cast<uint8_t>(words[j]);
+    } else {
+      uint32_t* y = static_cast<uint32_t*>(out) + k * per_key + i;
+      for (size_t j = 0; j < n; ++j) y[j] = words[j];
     }
   }
 }
@@ -94,13 +93,27 @@ void RandomBitsImpl(const uint32_t* keys, size_t num_keys, size_t per_key, bool 
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <tbb/parallel_for.h>
+
 namespace rematkit::hwy_backend {
 
 HWY_EXPORT(RandomBitsImpl);
 
 void random_bits(const uint32_t* keys, size_t num_keys, size_t per_key, bool low_byte, void* out) {
   (void)chosen_target();  // chooses the target before the table is read below
-  HWY_DYNAMIC_DISPATCH(RandomBitsImpl)(keys, num_keys, per_key, low_byte, out);
+  auto* fn = &HWY_DYNAMIC_DISPATCH(RandomBitsImpl);
+  // Each word depends only on its key and index: chunks of a key's words on oneTBB, from a size
+  // where a second thread pays (the pieces a multiple of any target's block of vectors).
+  constexpr size_t kChunk = size_t{1} << 14, kParallelFrom = size_t{1} << 16;
+  if (num_keys * per_key < kParallelFrom) {
+    for (size_t k = 0; k < num_keys; ++k) fn(keys, k, per_key, 0, per_key, low_byte, out);
+    return;
+  }
+  const size_t chunks = (per_key + kChunk - 1) / kChunk;
+  tbb::parallel_for(size_t{0}, num_keys * chunks, [&](size_t c) {
+    const size_t k = c / chunks, begin = c % chunks * kChunk;
+    fn(keys, k, per_key, begin, std::min(per_key, begin + kChunk), low_byte, out);
+  });
 }
 
 void random_fold_in(const uint32_t* keys, const uint32_t* data, bool scalar_data, size_t n, uint32_t* out) {

@@ -201,6 +201,9 @@ const Case kCases[] = {
     // tail after them, in both widths.
     {"random_bits_long_rows", "{ lambda ; k:key<fry>[3]. let a:u32[3,150] = random_bits[bit_width=32 shape=(150,)] k; "
                               "b:u8[3,2,75] = random_bits[bit_width=8 shape=(2, 75)] k in (a, b) }", 0},
+    // Enough words that Highway hashes chunks of each key's words on threads, the last chunk ragged.
+    {"random_bits_in_chunks", "{ lambda ; k:key<fry>[2]. let a:u32[2,40003] = random_bits[bit_width=32 shape=(40003,)] k; "
+                              "b:u8[2,40003] = random_bits[bit_width=8 shape=(40003,)] k in (a, b) }", 0},
     {"reduce_prod", "{ lambda ; a:f32[3,5,2]. let b:f32[5] = reduce_prod[axes=(0, 2)] a; c:f32[3,5,2] = mul a a; "
                     "d:f32[] = reduce_prod[axes=(0, 1, 2)] c; e:f32[3,0,2] = slice[limit_indices=(3, 0, 2) start_indices=(0, 0, 0) "
                     "strides=None] a; f:f32[3,2] = reduce_prod[axes=(1,)] e in (b, d, f) }", 1e-5},
