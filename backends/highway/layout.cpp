@@ -15,17 +15,25 @@ void Permutation::apply(const T* in, T* out) const {
   for (int i = static_cast<int>(rank) - 2; i >= 0; --i) in_strides[i] = in_strides[i + 1] * shape[i + 1];
   for (size_t i = 0; i < rank; ++i) out_shape[i] = shape[perm[i]];
   // When the innermost dim stays innermost (attention's [B, S, H, Dh] -> [B, H, S, Dh]), whole
-  // rows are copied; otherwise one element at a time.
+  // rows are copied; otherwise one element at a time. Pieces of the output's rows on threads, each
+  // starting from its first row's coordinates.
   const bool rows = rank > 0 && perm[rank - 1] == static_cast<int64_t>(rank - 1);
   const size_t row = rows ? static_cast<size_t>(shape[rank - 1]) : 1;
-  Index coord{};
-  for (size_t o = 0, n = count(); o < n; o += row) {
-    int64_t offset = 0;
-    for (size_t i = 0; i < rank; ++i) offset += coord[i] * in_strides[perm[i]];
-    if (rows) std::copy(in + offset, in + offset + row, out + o);
-    else out[o] = in[offset];
-    for (int i = static_cast<int>(rank) - (rows ? 2 : 1); i >= 0 && ++coord[i] == out_shape[i]; --i) coord[i] = 0;
-  }
+  const int last = static_cast<int>(rank) - (rows ? 2 : 1);  // the dims a row index counts
+  if (count() == 0) return;
+  over_items(count() / row, row * sizeof(T), [&](size_t begin, size_t end) {
+    Index coord{};
+    // Row `begin`'s coordinates, its last counted dim fastest.
+    for (size_t i = static_cast<size_t>(last + 1), index = begin; i-- > 0; index /= static_cast<size_t>(out_shape[i]))
+      coord[i] = static_cast<int64_t>(index % static_cast<size_t>(out_shape[i]));
+    for (size_t o = begin * row, stop = end * row; o < stop; o += row) {
+      int64_t offset = 0;
+      for (size_t i = 0; i < rank; ++i) offset += coord[i] * in_strides[perm[i]];
+      if (rows) std::copy(in + offset, in + offset + row, out + o);
+      else out[o] = in[offset];
+      for (int i = last; i >= 0 && ++coord[i] == out_shape[i]; --i) coord[i] = 0;
+    }
+  });
 }
 
 std::optional<Permutation::Matrices> Permutation::as_matrices() const {
@@ -54,12 +62,18 @@ template void Permutation::apply(const uint16_t*, uint16_t*) const;
 template <typename T>
 void Permutation::transpose(const Matrices& m, const T* in, T* out) {
   constexpr size_t kTile = 32;
-  const size_t rows = m.rows, cols = m.cols;
-  for (size_t b = 0; b < m.count; ++b, in += rows * cols, out += rows * cols)
-    for (size_t r0 = 0; r0 < rows; r0 += kTile)
+  const size_t rows = m.rows, cols = m.cols, bands = (rows + kTile - 1) / kTile;
+  // Bands of kTile rows of each matrix on threads.
+  over_items(m.count * bands, kTile * cols * sizeof(T), [&](size_t begin, size_t end) {
+    for (size_t band = begin; band < end; ++band) {
+      const size_t b = band / bands, r0 = band % bands * kTile;
+      const T* from = in + b * rows * cols;
+      T* to = out + b * rows * cols;
       for (size_t c0 = 0; c0 < cols; c0 += kTile)
         for (size_t c = c0; c < std::min(cols, c0 + kTile); ++c)
-          for (size_t r = r0; r < std::min(rows, r0 + kTile); ++r) out[c * rows + r] = in[r * cols + c];
+          for (size_t r = r0; r < std::min(rows, r0 + kTile); ++r) to[c * rows + r] = from[r * cols + c];
+    }
+  });
 }
 
 // Blocks are copied whole: the output's trailing dims that are the operand's trailing dims in

@@ -133,14 +133,16 @@ std::optional<ConcatenateKernel> ConcatenateKernel::prepare(const Equation& eq) 
 }
 // In bytes: whole runs are copied, whatever the element.
 void ConcatenateKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
-  char* to = static_cast<char*>(out[0].data);
-  for (size_t o = 0; o < outer; ++o)
-    for (size_t i = 0; i < in_runs.size(); ++i) {
-      const size_t bytes = in_runs[i] * element_bytes;
-      if (bytes == 0) continue;  // an empty operand may have no buffer
-      std::memcpy(to, static_cast<const char*>(in[i].data) + o * bytes, bytes);
-      to += bytes;
-    }
+  over_items(outer, out_run * element_bytes, [&](size_t begin, size_t end) {
+    char* to = static_cast<char*>(out[0].data) + begin * out_run * element_bytes;
+    for (size_t o = begin; o < end; ++o)
+      for (size_t i = 0; i < in_runs.size(); ++i) {
+        const size_t bytes = in_runs[i] * element_bytes;
+        if (bytes == 0) continue;  // an empty operand may have no buffer
+        std::memcpy(to, static_cast<const char*>(in[i].data) + o * bytes, bytes);
+        to += bytes;
+      }
+  });
 }
 double ConcatenateKernel::expected_ns() const {
   return element_bytes == 2 ? half_copy_ns(static_cast<double>(outer * out_run)) : -1;
@@ -165,9 +167,12 @@ std::optional<SplitKernel> SplitKernel::prepare(const Equation& eq) {
 }
 void SplitKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void*) const {
   const size_t bytes = runs.out_run * element_bytes;
-  for (size_t r = 0; r < runs.outer && bytes > 0; ++r)
-    std::memcpy(static_cast<char*>(out[0].data) + r * bytes,
-                static_cast<const char*>(in[0].data) + (r * runs.in_run + runs.at) * element_bytes, bytes);
+  if (bytes == 0) return;
+  over_items(runs.outer, bytes, [&](size_t begin, size_t end) {
+    for (size_t r = begin; r < end; ++r)
+      std::memcpy(static_cast<char*>(out[0].data) + r * bytes,
+                  static_cast<const char*>(in[0].data) + (r * runs.in_run + runs.at) * element_bytes, bytes);
+  });
 }
 double SplitKernel::expected_ns() const {
   return element_bytes == 2 ? half_copy_ns(static_cast<double>(runs.outer * runs.out_run)) : -1;
@@ -197,12 +202,14 @@ std::optional<Runs> padded_runs(const Dims& in, const Dims& out, const std::vect
 
 template <typename T>
 void pad_runs(const Runs& runs, const T* in, T value, T* out) {
-  for (size_t r = 0; r < runs.outer; ++r) {
-    T* to = out + r * runs.out_run;
-    fill(value, to, runs.at);
-    std::copy_n(in + r * runs.in_run, runs.in_run, to + runs.at);
-    fill(value, to + runs.at + runs.in_run, runs.out_run - runs.at - runs.in_run);
-  }
+  over_items(runs.outer, runs.out_run * sizeof(T), [&](size_t begin, size_t end) {
+    for (size_t r = begin; r < end; ++r) {
+      T* to = out + r * runs.out_run;
+      fill(value, to, runs.at);
+      std::copy_n(in + r * runs.in_run, runs.in_run, to + runs.at);
+      fill(value, to + runs.at + runs.in_run, runs.out_run - runs.at - runs.in_run);
+    }
+  });
 }
 
 }  // namespace
