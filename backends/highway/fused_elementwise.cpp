@@ -166,8 +166,11 @@ bool FusedElementwise::add_part(const plugin::Fusion& fusion, size_t first, size
   // A per-row broadcast's operand is read its own way (fit_fill). The values before `first` the
   // parts read: inputs, or a product's result (first == 1).
   const bool spreads_rows = p.prim == Prim::kBroadcastInDim && p.operands.size() == 1 && count(fusion.shape(p.operands[0])) != 1;
+  // random_bits' key is read as its two words (fit).
+  const bool hashes_key = p.prim == Prim::kRandomBits;
   for (int64_t v : p.operands)
-    if (!spreads_rows && v < static_cast<int64_t>(fusion.num_inputs() + first) && !read_operand(fusion, shape, v)) return false;
+    if (!spreads_rows && !hashes_key && v < static_cast<int64_t>(fusion.num_inputs() + first) && !read_operand(fusion, shape, v))
+      return false;
   Part part;
   part.value = value;
   part.result = fusion.is_result(value);
@@ -183,7 +186,7 @@ bool FusedElementwise::add_part(const plugin::Fusion& fusion, size_t first, size
     const Access& a = access_[static_cast<size_t>(part.operands[o])];
     const bool takes_scalar = part.kind == Kind::kBinary || part.kind == Kind::kCompare || part.kind == Kind::kCompareInt ||
                               part.kind == Kind::kFill ||
-                              part.kind == Kind::kBitwise || part.kind == Kind::kReference ||
+                              part.kind == Kind::kBitwise || part.kind == Kind::kReference || part.kind == Kind::kRandomBits ||
                               (part.kind == Kind::kBinary2 && is_half(p.dtype)) || (part.kind == Kind::kSelect && o == 0);
     if (a.mode == Access::Mode::kScalar && !takes_scalar) return false;
   }
@@ -239,6 +242,17 @@ FusedElementwise::Fit FusedElementwise::fit(const plugin::Fusion& fusion, size_t
     part.op2 = t == RK_DTYPE_U32 ? 1 : 0;
   } else if (prim == Prim::kIota && p.operands.empty() && (p.dtype == RK_DTYPE_I32 || p.dtype == RK_DTYPE_F32)) {
     if (!fit_iota(p, part)) return Fit::kDecline;
+  } else if (prim == Prim::kRandomBits && p.operands.size() == 1 && p.dtype == RK_DTYPE_U32 &&
+             fusion.dtype(p.operands[0]) == RK_DTYPE_KEY_FRY && fusion.shape(p.operands[0]).empty() &&
+             p.operands[0] < static_cast<int64_t>(fusion.num_inputs() + first)) {
+    // One key's words, numbered as the output's elements (random_bits.cpp): read where the key lies.
+    for (const rk_value& param : p.params)
+      if (param.name && std::string_view(param.name) == "bit_width" && param.int_value != 32) return Fit::kDecline;
+    Access& key = access_[static_cast<size_t>(p.operands[0])];
+    if (key.mode != Access::Mode::kFull || key.slot >= 0) return Fit::kDecline;
+    key.mode = Access::Mode::kScalar;
+    key.dtype = RK_DTYPE_KEY_FRY;
+    part.kind = Kind::kRandomBits;
   } else if (prim == Prim::kConvertElementType && p.operands.size() == 1 && is_float(p.dtype) &&
              (t == RK_DTYPE_BOOL || t == RK_DTYPE_I32)) {
     part.kind = Kind::kConvert;  // a mask or a count into floats
@@ -658,6 +672,7 @@ void FusedElementwise::run_part(const Part& p, std::span<void* const> values, si
       compare_ints(static_cast<Compare>(p.op), p.op2 == 1, x0, s0, x1, s1, static_cast<uint8_t*>(y), len);
       break;
     case Kind::kIota: iota(p, begin, len, y); break;
+    case Kind::kRandomBits: random_bits_piece(static_cast<const uint32_t*>(x0), begin, len, static_cast<uint32_t*>(y)); break;
     case Kind::kBitwise: {
       auto u = [](void* v) { return static_cast<uint32_t*>(v); };
       bitwise(static_cast<Bitwise>(p.op), u(x0), s0, u(x1), s1, u(y), len);

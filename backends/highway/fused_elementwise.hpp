@@ -49,10 +49,11 @@ class FusedElementwise {
  private:
   // kReference: every lane by the reference math (pow); kConvert: between bool or i32 and a float
   // value (op: a Conversion, fused_elementwise.cpp); kCompareInt: a comparison of i32 or u32 values
-  // (op2 1 for u32); kIota: an iota of the output's shape, computed per segment.
+  // (op2 1 for u32); kIota: an iota of the output's shape, computed per segment; kRandomBits: a
+  // key's 32-bit random_bits of the output's shape (dropout's), hashed per segment.
   enum class Kind {
     kUnary, kPow, kBinary, kBinary2, kCompare, kCompareInt, kSelect, kFill, kBitwise, kReduceRows, kReference, kConvert,
-    kIota
+    kIota, kRandomBits
   };
   struct Part {
     Kind kind = Kind::kUnary;

@@ -73,6 +73,9 @@ void reduce_leading(bool is_max, const float* x, float* y, size_t rows, size_t l
 // random_bits gives `per_key` u32 words per key (their low bytes for bit_width 8); random_fold_in
 // folds data (one word for every key when `scalar_data`) into each of `n` keys.
 void random_bits(const uint32_t* keys, size_t num_keys, size_t per_key, bool low_byte, void* out);
+// Words [begin, begin + n) of one key's 32-bit bits into out[0, n) (a fused chain's segment:
+// dropout's bits hashed where the chain reads them).
+void random_bits_piece(const uint32_t* key, size_t begin, size_t n, uint32_t* out);
 void random_fold_in(const uint32_t* keys, const uint32_t* data, bool scalar_data, size_t n, uint32_t* out);
 // jax.nn.softmax of each row: y[r, :] = exp(x[r, :] - max) / sum(exp(x[r, :] - max)).
 void softmax_rows(const float* x, float* y, size_t rows, size_t len);

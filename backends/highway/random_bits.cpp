@@ -48,13 +48,14 @@ HWY_INLINE void threefry_xor(D d, uint32_t key0, uint32_t key1, V (&x0)[kChains]
   for (size_t j = 0; j < kChains; ++j) x0[j] = hn::Xor(x0[j], x1[j]);
 }
 
-// Words [begin, end) of key k's bits (begin a multiple of every target's kChains vectors).
-void RandomBitsImpl(const uint32_t* keys, size_t k, size_t per_key, size_t begin, size_t end, bool low_byte, void* out) {
+// Words [begin, end) of one key's bits, into `out` from word `begin` on (a word's bits depend on
+// its index alone, so any piece gives the bits of the whole).
+void RandomBitsImpl(const uint32_t* key, size_t begin, size_t end, bool low_byte, void* out) {
   const hn::ScalableTag<uint32_t> d;
   using V = hn::Vec<decltype(d)>;
   const size_t lanes = hn::Lanes(d), block = kChains * lanes;
   HWY_ALIGN uint32_t words[kChains * hn::MaxLanes(d)];
-  const uint32_t k0 = keys[2 * k], k1 = keys[2 * k + 1];
+  const uint32_t k0 = key[0], k1 = key[1];
   for (size_t i = begin; i < end; i += block) {
     const size_t n = std::min(block, end - i);
     // The block's indices share their high word unless they cross a multiple of 2^32.
@@ -71,7 +72,7 @@ void RandomBitsImpl(const uint32_t* keys, size_t k, size_t per_key, size_t begin
         x1[j] = hn::Iota(d, static_cast<uint32_t>(i + j * lanes));
       }
       threefry_xor(d, k0, k1, x0, x1);
-      uint32_t* y = static_cast<uint32_t*>(out) + k * per_key + i;
+      uint32_t* y = static_cast<uint32_t*>(out) + (i - begin);
       if (!low_byte && n == block) {  // whole vectors straight to the output
         for (size_t j = 0; j < kChains; ++j) hn::StoreU(x0[j], d, y + j * lanes);
         continue;
@@ -79,10 +80,10 @@ void RandomBitsImpl(const uint32_t* keys, size_t k, size_t per_key, size_t begin
       for (size_t j = 0; j < kChains; ++j) hn::Store(x0[j], d, words + j * lanes);
     }
     if (low_byte) {
-      uint8_t* y = static_cast<uint8_t*>(out) + k * per_key + i;
+      uint8_t* y = static_cast<uint8_t*>(out) + (i - begin);
       for (size_t j = 0; j < n; ++j) y[j] = static_cast<uint8_t>(words[j]);
     } else {
-      uint32_t* y = static_cast<uint32_t*>(out) + k * per_key + i;
+      uint32_t* y = static_cast<uint32_t*>(out) + (i - begin);
       for (size_t j = 0; j < n; ++j) y[j] = words[j];
     }
   }
@@ -103,17 +104,26 @@ void random_bits(const uint32_t* keys, size_t num_keys, size_t per_key, bool low
   (void)chosen_target();  // chooses the target before the table is read below
   auto* fn = &HWY_DYNAMIC_DISPATCH(RandomBitsImpl);
   // Each word depends only on its key and index: chunks of a key's words on oneTBB, from a size
-  // where a second thread pays (the pieces a multiple of any target's block of vectors).
+  // where a second thread pays.
   constexpr size_t kChunk = size_t{1} << 14, kParallelFrom = size_t{1} << 16;
+  const size_t width = low_byte ? 1 : sizeof(uint32_t);
+  auto piece = [&](size_t k, size_t begin, size_t end) {
+    fn(keys + 2 * k, begin, end, low_byte, static_cast<char*>(out) + (k * per_key + begin) * width);
+  };
   if (num_keys * per_key < kParallelFrom) {
-    for (size_t k = 0; k < num_keys; ++k) fn(keys, k, per_key, 0, per_key, low_byte, out);
+    for (size_t k = 0; k < num_keys; ++k) piece(k, 0, per_key);
     return;
   }
   const size_t chunks = (per_key + kChunk - 1) / kChunk;
   tbb::parallel_for(size_t{0}, num_keys * chunks, [&](size_t c) {
     const size_t k = c / chunks, begin = c % chunks * kChunk;
-    fn(keys, k, per_key, begin, std::min(per_key, begin + kChunk), low_byte, out);
+    piece(k, begin, std::min(per_key, begin + kChunk));
   });
+}
+
+void random_bits_piece(const uint32_t* key, size_t begin, size_t n, uint32_t* out) {
+  (void)chosen_target();
+  HWY_DYNAMIC_DISPATCH(RandomBitsImpl)(key, begin, begin + n, false, out);
 }
 
 void random_fold_in(const uint32_t* keys, const uint32_t* data, bool scalar_data, size_t n, uint32_t* out) {

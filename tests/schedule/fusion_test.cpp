@@ -253,38 +253,46 @@ TEST(Fusion, ABiasIsReadFromItsPlaceWhateverItsPeriod) {
 }
 
 // Dropout's recipe from random bits (jax.random.bernoulli through uniform: a shift and an or into a
-// float's mantissa, a bitcast, a sub and the comparison) is one Highway pass over 32-bit lanes;
-// the mask and the output have the reference's bits. 300 elements: a partial last vector.
+// float's mantissa, a bitcast, a sub and the comparison) is one Highway pass over 32-bit lanes, the
+// key's bits hashed in each segment rather than written out first; the mask and the output have
+// the reference's bits. 300 elements (a partial last vector), and 210077 (segments, chunks on
+// threads and a ragged end).
 TEST(Fusion, DropoutsBitsBecomeItsMaskInOneHighwayPass) {
   if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
-  const Program program = parse_program(R"({ lambda ; r:u32[2] x:f32[6,50]. let
-    k:key<fry>[] = random_wrap[impl=fry] r
-    b:u32[6,50] = random_bits[bit_width=32 shape=(6, 50)] k
-    g:u32[6,50] = shift_right_logical b 9:u32[]
-    h:u32[6,50] = or g 1065353216:u32[]
-    i:f32[6,50] = bitcast_convert_type[new_dtype=float32] h
-    j:f32[6,50] = sub i 1.0:f32[]
-    m:bool[6,50] = lt j 0.9:f32[]
-    d:f32[6,50] = div x 0.9:f32[]
-    z:f32[6,50] = broadcast_in_dim[shape=(6, 50) broadcast_dimensions=()] 0.0:f32[]
-    y:f32[6,50] = select_n m z d
-  in (m, y) })", "dropout");
-  const Linearization lin = linearize_with(program);
-  const RandomInputs in = random_inputs(program, 11, 1, 1e6, false);
-  const std::vector<Tensor> expected = run_forward(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
-  const std::vector<std::string> options{"highway", "reference"};
-  const StepProgram steps = fused_everywhere(lin, options);
-  bool recipe_fused = false;
-  for (const std::string& fused : fused_steps(steps, Pass::kForward))
-    recipe_fused |= fused.rfind("highway: shift_right_logical + or + bitcast_convert_type + sub + lt", 0) == 0;
-  EXPECT_TRUE(recipe_fused) << "the bits' recipe is one fused step";
-  const std::vector<Tensor> got = fused_everywhere_runner(lin, options, Pass::kForward).run(in.constants, in.arguments).outputs;
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t o = 0; o < got.size(); ++o) EXPECT_EQ(got[o].data, expected[o].data) << "output " << o;
-  double kept = 0;
-  for (double v : got[0].data) kept += v;
-  EXPECT_GT(kept, 0.8 * 300);  // about 90% kept: the bits became uniform floats
-  EXPECT_LT(kept, 0.97 * 300);
+  for (const auto& [rows, cols] : {std::pair{6, 50}, std::pair{7, 30011}}) {
+    const std::string rc = std::to_string(rows) + "," + std::to_string(cols), shape = std::to_string(rows) + ", " + std::to_string(cols);
+    const std::string text = "{ lambda ; r:u32[2] x:f32[" + rc + "]. let\n"
+                             "  k:key<fry>[] = random_wrap[impl=fry] r\n"
+                             "  b:u32[" + rc + "] = random_bits[bit_width=32 shape=(" + shape + ")] k\n"
+                             "  g:u32[" + rc + "] = shift_right_logical b 9:u32[]\n"
+                             "  h:u32[" + rc + "] = or g 1065353216:u32[]\n"
+                             "  i:f32[" + rc + "] = bitcast_convert_type[new_dtype=float32] h\n"
+                             "  j:f32[" + rc + "] = sub i 1.0:f32[]\n"
+                             "  m:bool[" + rc + "] = lt j 0.9:f32[]\n"
+                             "  d:f32[" + rc + "] = div x 0.9:f32[]\n"
+                             "  z:f32[" + rc + "] = broadcast_in_dim[shape=(" + shape + ") broadcast_dimensions=()] 0.0:f32[]\n"
+                             "  y:f32[" + rc + "] = select_n m z d\n"
+                             "in (m, y) }";
+    SCOPED_TRACE(text);
+    const Program program = parse_program(text, "dropout");
+    const Linearization lin = linearize_with(program);
+    const RandomInputs in = random_inputs(program, 11, 1, 1e6, false);
+    const std::vector<Tensor> expected = run_forward(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
+    const std::vector<std::string> options{"highway", "reference"};
+    const StepProgram steps = fused_everywhere(lin, options);
+    bool recipe_fused = false;
+    for (const std::string& fused : fused_steps(steps, Pass::kForward))
+      recipe_fused |= fused.rfind("highway: random_bits + shift_right_logical + or + bitcast_convert_type + sub + lt", 0) == 0;
+    EXPECT_TRUE(recipe_fused) << "the bits and their recipe are one fused step";
+    const std::vector<Tensor> got = fused_everywhere_runner(lin, options, Pass::kForward).run(in.constants, in.arguments).outputs;
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t o = 0; o < got.size(); ++o) EXPECT_EQ(got[o].data, expected[o].data) << "output " << o;
+    const double n = static_cast<double>(rows * cols);
+    double kept = 0;
+    for (double v : got[0].data) kept += v;
+    EXPECT_GT(kept, 0.8 * n);  // about 90% kept: the bits became uniform floats
+    EXPECT_LT(kept, 0.97 * n);
+  }
 }
 
 // A one-hot's chain (iota of the class numbers, the labels spread along their rows, eq, the mask

@@ -20,11 +20,12 @@ bool spreads_over(const PassView& pass, const FlatEquation& e, const std::vector
                                           param_ints(e.params, "broadcast_dimensions", e.where), shape) > 0;
 }
 
-// An iota of `shape` (a one-hot's class numbers, a mask's positions): a part computes it in each
-// segment rather than reading a whole buffer written before.
+// An iota of `shape` (a one-hot's class numbers, a mask's positions), or one key's random_bits of it
+// (dropout's): a part computes it in each segment rather than reading a whole buffer written before.
 bool generates(const PassView& pass, const FlatEquation& e, const std::vector<int64_t>& shape) {
-  return e.prim == Prim::kIota && !e.scan && !e.cond && e.inputs.empty() && e.outputs.size() == 1 &&
-         pass.graph.values[e.outputs[0]].type.shape == shape;
+  if (e.scan || e.cond || e.outputs.size() != 1 || pass.graph.values[e.outputs[0]].type.shape != shape) return false;
+  if (e.prim == Prim::kIota) return e.inputs.empty();
+  return e.prim == Prim::kRandomBits && e.inputs.size() == 1 && pass.graph.values[e.inputs[0]].type.shape.empty();
 }
 
 // Whether `e` reads a value of the fusion, or an operand of the fusion's shape that a part reads

@@ -56,14 +56,17 @@ PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pas
         }
         return false;
       };
-      // A backend may decline the spreads and iotas a fusion pulled in (rows too short for it, an
-      // iota it does not compute): then the chain fuses without the iotas, then without either,
-      // reading their buffers.
+      // A backend may decline the spreads and generators a fusion pulled in (rows too short for it,
+      // an iota or random bits it does not compute): then the chain fuses without the generators,
+      // then without either, reading their buffers.
       std::vector<size_t> parts = fusion::find_chain(view, p, at);
-      auto drop = [&](Prim prim) {
-        return std::erase_if(parts, [&](size_t q) { return q != p && view.eqn_at(q).prim == prim; }) > 0;
+      auto drop = [&](std::initializer_list<Prim> prims) {
+        return std::erase_if(parts, [&](size_t q) {
+                 return q != p && std::find(prims.begin(), prims.end(), view.eqn_at(q).prim) != prims.end();
+               }) > 0;
       };
-      if (!fuse(parts) && (!drop(Prim::kIota) || !fuse(parts)) && drop(Prim::kBroadcastInDim)) fuse(parts);
+      if (!fuse(parts) && (!drop({Prim::kIota, Prim::kRandomBits}) || !fuse(parts)) && drop({Prim::kBroadcastInDim}))
+        fuse(parts);
     }
   }
   // The pass in order: equations on their own where they are, each fused step where its last
