@@ -2,16 +2,16 @@
 // dispatched once per call: a PRNG's bit twiddling (dropout turns random_bits into floats with a
 // shift and an or) stays on SIMD instead of going to the reference backend; and filling 32-bit lanes
 // with one value (a broadcast scalar, an iota's runs), in whole vectors, or copying them past the
-// caches (stream32); a large fill or copy split over threads and streamed (fill32, copy32). Out-of-range shift amounts follow lax's shifts (jax/_src/lax/lax.py:
-// shift_left, shift_right_logical give 0, shift_right_arithmetic the sign), as the reference
-// backend computes them.
+// caches (stream32); a large fill or copy split over threads and streamed (fill32, copy32).
+// Out-of-range shift amounts follow lax's shifts (jax/_src/lax/lax.py: shift_left,
+// shift_right_logical give 0, shift_right_arithmetic the sign), as the reference backend computes
+// them.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "highway/bitwise.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -104,8 +104,7 @@ void Stream32Impl(const uint32_t* from, uint32_t* to, size_t n) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
+#include "highway/layout.hpp"
 
 namespace rematkit::hwy_backend {
 
@@ -116,14 +115,13 @@ HWY_EXPORT(Stream32Impl);
 
 namespace {
 
-// An output past kStreamFromBytes is written in chunks on oneTBB, each streamed and fenced by the
-// thread that wrote it: a zeroed gradient table or a copied one is one pass at memory speed.
-constexpr size_t kBulkChunk = size_t{1} << 16;  // floats: a multiple of every vector width
-
+// An output past kStreamFromBytes is written in pieces on oneTBB (layout.hpp's over_items), each
+// streamed and fenced by the thread that wrote it: a zeroed gradient table or a copied one is one
+// pass at memory speed.
 template <typename Body>
 void in_bulk(size_t n, Body body) {
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, (n + kBulkChunk - 1) / kBulkChunk), [&](const tbb::blocked_range<size_t>& r) {
-    body(r.begin() * kBulkChunk, std::min(n, r.end() * kBulkChunk));
+  over_items(n, sizeof(uint32_t), [&](size_t begin, size_t end) {
+    body(begin, end);
     hwy::FlushStream();
   });
 }

@@ -20,10 +20,10 @@
 
 namespace rematkit::hwy_backend {
 
-// body(begin, end) over items [0, n) of `item_bytes` bytes each (a layout kernel's runs or rows):
-// on oneTBB in pieces of about kMovedPerTask bytes once the whole is kMovedInParallel or more and the
-// arena has a second thread, else at once. A copy runs at memory speed, and two cores move about twice what one does
-// (rematkit_peak_probe's STREAM triad).
+// body(begin, end) over items [0, n) of `item_bytes` bytes each (a layout kernel's runs or rows,
+// a bulk fill's floats): on oneTBB in pieces of about kMovedPerTask bytes once the whole is
+// kMovedInParallel or more and the arena has a second thread, else at once. A copy runs at memory
+// speed, and two cores move about twice what one does (rematkit_peak_probe's STREAM triad).
 inline constexpr size_t kMovedInParallel = size_t{1} << 20, kMovedPerTask = size_t{1} << 18;
 template <typename Body>
 void over_items(size_t n, size_t item_bytes, Body body) {
