@@ -1,9 +1,13 @@
-// GEMM: C is computed in panels two vectors wide, each by a register-blocked micro-kernel (up to 4
-// rows x 2 vectors) with fused multiply-adds in k order. A B that fits in cache is read in place
-// (its rows are contiguous) and only a ragged last panel is copied, zero-padded; a larger B is
-// packed panel by panel first, since reading it with a stride of whole rows thrashes the cache; the
-// copies go to the caller's packing buffer (the kernel's workspace). Blocks of rows x panels run in
-// parallel on oneTBB; the SIMD function is resolved once per call, outside the parallel loop.
+// GEMM, blocked for the caches. B is packed into panels two vectors wide (the caller's packing
+// buffer, the kernel's workspace), or read in place where it is small or A has few rows. Each task
+// packs its block of A's rows into tiles on its stack, a depth block at a time (a narrow block reads
+// them in place), and a register-blocked micro-kernel (kTileRows rows x 2 vectors of accumulators)
+// runs every tile against a panel's depth block while that block sits in L1. Operands are read by
+// strides, so a transposed one or a head of attention's [B, S, H, Dh] needs no copy. An accumulator
+// starts from C's partial sum after the first depth block, so each C element is still one chain of
+// fused multiply-adds in k order: the bits do not depend on the blocking or the thread count. Blocks
+// of rows x panels run in parallel on oneTBB; the SIMD functions are resolved once a call, outside
+// the parallel loop.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "highway/gemm.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -19,55 +23,115 @@ namespace rematkit::hwy_backend {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-constexpr size_t kRowsPerTile = 4;
+// A tile's accumulators (rows x 2 vectors), B's two vectors and A's broadcast fit the register file:
+// 32 vector registers on AVX-512, 16 on AVX2 and SSE4.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+constexpr size_t kTileRows = 8;
+#else
+constexpr size_t kTileRows = 6;
+#endif
 
 size_t PanelWidth() { return 2 * hn::Lanes(hn::ScalableTag<float>()); }
+size_t TileRows() { return kTileRows; }
 
-// C[rows, panel] of one panel: `rows` rows of A (stride k) against a panel of B (k rows, stride ldb).
-template <size_t kRows>
-HWY_INLINE void Tile(const float* a, size_t k, const float* panel, size_t ldb, float* c, size_t ldc, size_t cols) {
+// C[kRows, 2 vectors] (+)= A's tile x a panel's block (depth rows `panel_stride` apart). A's
+// element (r, kk) is a[r * a_row + kk * a_depth]: a packed tile's strides (1, kTileRows) are
+// constants where kPacked. `first`: the depth block starting at k = 0, whose sums start from zero.
+template <size_t kRows, bool kPacked>
+HWY_INLINE void Tile(const float* HWY_RESTRICT a, size_t a_row, size_t a_depth, const float* HWY_RESTRICT panel,
+                     size_t panel_stride, size_t depth, float* c, size_t ldc, bool first) {
+  const size_t row_stride = kPacked ? 1 : a_row, depth_stride = kPacked ? kTileRows : a_depth;
   const hn::ScalableTag<float> d;
   const size_t lanes = hn::Lanes(d);
   using V = hn::Vec<decltype(d)>;
   V acc0[kRows], acc1[kRows];
-  for (size_t r = 0; r < kRows; ++r) acc0[r] = acc1[r] = hn::Zero(d);
-  for (size_t kk = 0; kk < k; ++kk) {
-    const V b0 = hn::LoadU(d, panel + kk * ldb);
-    const V b1 = hn::LoadU(d, panel + kk * ldb + lanes);
+#pragma GCC unroll 16
+  for (size_t r = 0; r < kRows; ++r) {
+    acc0[r] = first ? hn::Zero(d) : hn::LoadU(d, c + r * ldc);
+    acc1[r] = first ? hn::Zero(d) : hn::LoadU(d, c + r * ldc + lanes);
+  }
+  for (size_t kk = 0; kk < depth; ++kk) {
+    const V b0 = hn::LoadU(d, panel + kk * panel_stride);
+    const V b1 = hn::LoadU(d, panel + kk * panel_stride + lanes);
+#pragma GCC unroll 16
     for (size_t r = 0; r < kRows; ++r) {
-      const V av = hn::Set(d, a[r * k + kk]);
+      const V av = hn::Set(d, a[kk * depth_stride + r * row_stride]);
       acc0[r] = hn::MulAdd(av, b0, acc0[r]);
       acc1[r] = hn::MulAdd(av, b1, acc1[r]);
     }
   }
+#pragma GCC unroll 16
   for (size_t r = 0; r < kRows; ++r) {
-    if (cols == 2 * lanes) {
-      hn::StoreU(acc0[r], d, c + r * ldc);
-      hn::StoreU(acc1[r], d, c + r * ldc + lanes);
-    } else {
-      HWY_ALIGN float buf[2 * hn::MaxLanes(d)];
-      hn::Store(acc0[r], d, buf);
-      hn::Store(acc1[r], d, buf + lanes);
-      std::memcpy(c + r * ldc, buf, cols * sizeof(float));
-    }
+    hn::StoreU(acc0[r], d, c + r * ldc);
+    hn::StoreU(acc1[r], d, c + r * ldc + lanes);
   }
 }
 
-// Rows [row_begin, row_end) x panels [panel_begin, panel_end) of C = A B. With `packed`, B holds
-// every panel packed (k x width each); otherwise B is read in place and `ragged` is the last panel
-// copied and zero-padded (k x width), or null when n is a multiple of the panel width.
-void GemmBlock(const float* a, const float* b, bool packed, const float* ragged, float* c, size_t row_begin,
-               size_t row_end, size_t panel_begin, size_t panel_end, size_t n, size_t k) {
+// A tile past C's last row or column: a tile of the rows there are, or on a full tile's copy of C's
+// part, which goes back.
+void EdgeTile(const float* a, size_t a_row, size_t a_depth, const float* panel, size_t panel_stride, size_t depth,
+              float* c, size_t ldc, bool first, size_t rows, size_t cols) {
   const size_t width = PanelWidth();
-  for (size_t p = panel_begin; p < panel_end; ++p) {
-    const size_t j0 = p * width;
-    const size_t cols = n - j0 < width ? n - j0 : width;
-    const float* panel = packed ? b + p * k * width : cols < width ? ragged : b + j0;
-    const size_t ldb = packed || cols < width ? width : n;
-    size_t i = row_begin;
-    for (; i + kRowsPerTile <= row_end; i += kRowsPerTile)
-      Tile<kRowsPerTile>(a + i * k, k, panel, ldb, c + i * n + j0, n, cols);
-    for (; i < row_end; ++i) Tile<1>(a + i * k, k, panel, ldb, c + i * n + j0, n, cols);
+  if (rows == 1 && cols == width) return Tile<1, false>(a, a_row, a_depth, panel, panel_stride, depth, c, ldc, first);
+  HWY_ALIGN float edge[kTileRows * 2 * hn::MaxLanes(hn::ScalableTag<float>())];
+  if (!first)
+    for (size_t r = 0; r < rows; ++r) std::memcpy(edge + r * width, c + r * ldc, cols * sizeof(float));
+  Tile<kTileRows, false>(a, a_row, a_depth, panel, panel_stride, depth, edge, width, first);
+  for (size_t r = 0; r < rows; ++r) std::memcpy(c + r * ldc, edge + r * width, cols * sizeof(float));
+}
+
+// Rows [row_begin, row_end) x panels [panel_begin, panel_end) of C = A B (C's rows `ldc` apart),
+// over all of k. `packing` holds every panel (k x width each, zero past column n), or where B is read
+// in place (`b`, rows `ldb` apart; else null) its ragged last one alone.
+// `tiles` is scratch for the block's rows rounded up to whole tiles x `depth_block` floats, where
+// A's tiles are packed: all of them, or with `pack_a` false (a narrow block, for which packing would
+// cost about what multiplying does) only a ragged last one, the others read in place.
+void GemmBlock(const MatrixView& a, bool pack_a, const float* b, size_t ldb, const float* packing, float* c,
+               size_t ldc, size_t row_begin, size_t row_end, size_t panel_begin, size_t panel_end, size_t n,
+               size_t k, size_t depth_block, float* tiles) {
+  const size_t width = PanelWidth();
+  const size_t rows = row_end - row_begin;
+  const size_t full_tiles_end = pack_a ? 0 : rows / kTileRows * kTileRows;  // rows read in place
+  for (size_t k0 = 0; k0 < k; k0 += depth_block) {
+    const size_t depth = std::min(depth_block, k - k0);
+    // A's rows x [k0, k0 + depth) as tiles of kTileRows rows, depth-major, zero past row_end.
+    for (size_t t = full_tiles_end; t < rows; t += kTileRows) {
+      float* tile = tiles + t * depth;
+      const size_t tile_rows = std::min(kTileRows, rows - t);
+      const float* corner = a.data + (row_begin + t) * a.row_stride + k0 * a.col_stride;
+      if (a.col_stride == 1 && tile_rows == kTileRows) {  // rows as they lie: a tile is their transpose
+        for (size_t kk = 0; kk < depth; ++kk)
+#pragma GCC unroll 16
+          for (size_t r = 0; r < kTileRows; ++r) tile[kk * kTileRows + r] = corner[r * a.row_stride + kk];
+      } else if (a.row_stride == 1 && tile_rows == kTileRows) {  // A transposed: a tile's rows lie in a run
+        for (size_t kk = 0; kk < depth; ++kk)
+          std::memcpy(tile + kk * kTileRows, corner + kk * a.col_stride, kTileRows * sizeof(float));
+      } else {
+        for (size_t kk = 0; kk < depth; ++kk)
+          for (size_t r = 0; r < kTileRows; ++r)
+            tile[kk * kTileRows + r] = r < tile_rows ? corner[r * a.row_stride + kk * a.col_stride] : 0.0f;
+      }
+    }
+    for (size_t p = panel_begin; p < panel_end; ++p) {
+      const size_t j0 = p * width;
+      const size_t cols = std::min(width, n - j0);
+      const bool in_place = b && cols == width;
+      const float* panel = in_place ? b + k0 * ldb + j0 : packing + (b ? 0 : p * k * width) + k0 * width;
+      const size_t stride = in_place ? ldb : width;
+      for (size_t t = 0; t < rows; t += kTileRows) {
+        float* out = c + (row_begin + t) * ldc + j0;
+        const size_t tile_rows = std::min(kTileRows, rows - t);
+        const bool packed = t >= full_tiles_end;
+        const float* from = packed ? tiles + t * depth : a.data + (row_begin + t) * a.row_stride + k0 * a.col_stride;
+        const size_t from_row = packed ? 1 : a.row_stride, from_depth = packed ? kTileRows : a.col_stride;
+        if (tile_rows == kTileRows && cols == width) {
+          if (packed) Tile<kTileRows, true>(from, 1, kTileRows, panel, stride, depth, out, ldc, k0 == 0);
+          else Tile<kTileRows, false>(from, from_row, from_depth, panel, stride, depth, out, ldc, k0 == 0);
+        } else {
+          EdgeTile(from, from_row, from_depth, panel, stride, depth, out, ldc, k0 == 0, tile_rows, cols);
+        }
+      }
+    }
   }
 }
 
@@ -76,65 +140,108 @@ void GemmBlock(const float* a, const float* b, bool packed, const float* ragged,
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include <tbb/blocked_range.h>
 #include <tbb/blocked_range2d.h>
 #include <tbb/parallel_for.h>
 
 namespace rematkit::hwy_backend {
 
 HWY_EXPORT(PanelWidth);
+HWY_EXPORT(TileRows);
 HWY_EXPORT(GemmBlock);
 
 namespace {
 
-// Whether gemm() packs all of B, by B's bytes: about twice the L2 of a core.
-bool packs_all(size_t n, size_t k) { return k * n * sizeof(float) > (size_t{2} << 20); }
+// A depth block of a panel (256 x 2 vectors: 32 KiB on AVX-512) stays in L1 while a task's tiles
+// run against it, and its A tiles (64 rows x 256 on AVX-512, 64 KiB) stay in L2 while it runs all
+// its panels, so packing A costs a float for every kMaxPanelsPerBlock x 2 vectors multiply-adds.
+// A panel's block is read once a task, and the hardware prefetches it from L3 in time.
+constexpr size_t kDepthBlock = 256;
+constexpr size_t kTilesPerBlock = 8;
+constexpr size_t kMaxPanelsPerBlock = 32;
+constexpr size_t kMinPanelsPerBlock = 4;
+constexpr size_t kMinBlocks = 8;  // for two threads' tasks to come out even
+// B's rows are read in place, and only a ragged last panel packed, where packing would cost about
+// what multiplying it does (few rows of A) or B is small enough to stay in L2 as it lies.
+constexpr size_t kPackFromRows = 128;
+constexpr size_t kInPlaceBytes = size_t{2} << 20;
+// A block this many columns wide or narrower reads A's rows in place: its tiles would be packed for
+// a few panels only (attention's values, 64 wide).
+constexpr size_t kReadAInPlaceCols = 128;
+constexpr size_t kLongDepthStepBytes = 1024;
+constexpr size_t kMaxTileRows = 8;  // kTileRows of any target, for the tiles' scratch
 
 }  // namespace
 
-size_t gemm_packing_floats(size_t n, size_t k) {
-  const size_t width = HWY_DYNAMIC_DISPATCH(PanelWidth)();
-  const size_t panels = (n + width - 1) / width;
-  if (packs_all(n, k)) return panels * k * width;
-  return n % width ? k * width : 0;
+bool gemm_packs_b(size_t m, size_t n, size_t k, bool b_rows_contiguous) {
+  return !b_rows_contiguous || (m >= kPackFromRows && k * n * sizeof(float) > kInPlaceBytes);
 }
 
-void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, float* packing, const Epilogue* epilogue) {
+size_t gemm_packing_floats(size_t m, size_t n, size_t k, bool b_rows_contiguous) {
   const size_t width = HWY_DYNAMIC_DISPATCH(PanelWidth)();
-  const size_t panels = (n + width - 1) / width;
+  if (gemm_packs_b(m, n, k, b_rows_contiguous)) return (n + width - 1) / width * k * width;
+  return n % width ? k * width : 0;  // the ragged last panel
+}
+
+void gemm(const MatrixView& a, const MatrixView& b, float* c, size_t m, size_t n, size_t k, float* packing,
+          const Epilogue* epilogue) {
+  if (m == 0 || n == 0) return;
+  const size_t width = HWY_DYNAMIC_DISPATCH(PanelWidth)();
+  const size_t block_rows = kTilesPerBlock * HWY_DYNAMIC_DISPATCH(TileRows)();
   auto* block = &HWY_DYNAMIC_DISPATCH(GemmBlock);  // resolved once (PanelWidth's call chose the target)
+  const size_t panels = (n + width - 1) / width;
+  const size_t row_blocks = (m + block_rows - 1) / block_rows;
+  // Panels a block: as many as kMaxPanelsPerBlock, fewer where rows alone give too few blocks to share.
+  const size_t split = std::max<size_t>(1, (kMinBlocks + row_blocks - 1) / row_blocks);
+  const size_t panels_per_block = std::clamp<size_t>((panels + split - 1) / split, kMinPanelsPerBlock, kMaxPanelsPerBlock);
+  const size_t panel_blocks = (panels + panels_per_block - 1) / panels_per_block;
+  if (k == 0) {  // an empty sum
+    for (size_t i = 0; i < m; ++i) std::fill(c + i * n, c + (i + 1) * n, 0.0f);
+    if (epilogue) (*epilogue)(0, m, 0, n);
+    return;
+  }
+  const bool in_place = !gemm_packs_b(m, n, k, b.col_stride == 1);
+  // A transposed with long steps along k is packed however narrow the block: read in place, each
+  // step would be a cache line of its own, and strides of 2 KiB and more share the L1's sets.
+  const bool pack_a = a.col_stride * sizeof(float) >= kLongDepthStepBytes;
   // Panel p of B, k x width, zero-padded past column n.
-  auto pack = [&](size_t p, float* to) {
-    const size_t j0 = p * width;
-    for (size_t kk = 0; kk < k; ++kk)
-      for (size_t j = 0; j < width; ++j) to[kk * width + j] = j0 + j < n ? b[kk * n + j0 + j] : 0.0f;
+  auto pack = [&](size_t p) {
+    float* to = packing + (in_place ? 0 : p * k * width);
+    const size_t j0 = p * width, cols = std::min(width, n - j0);
+    for (size_t kk = 0; kk < k; ++kk) {
+      const float* row = b.data + kk * b.row_stride + j0 * b.col_stride;
+      if (b.col_stride == 1) std::memcpy(to + kk * width, row, cols * sizeof(float));
+      else for (size_t j = 0; j < cols; ++j) to[kk * width + j] = row[j * b.col_stride];
+      std::fill(to + kk * width + cols, to + (kk + 1) * width, 0.0f);
+    }
+  };
+  // Block (i, j): rows of row block i x panels of panel block j, all of k, then its epilogue.
+  auto run = [&](size_t i, size_t j) {
+    alignas(64) float tiles[kTilesPerBlock * kMaxTileRows * kDepthBlock];
+    const size_t r0 = i * block_rows, r1 = std::min(m, r0 + block_rows);
+    const size_t p0 = j * panels_per_block, p1 = std::min(panels, p0 + panels_per_block);
+    block(a, pack_a || (p1 - p0) * width > kReadAInPlaceCols, in_place ? b.data : nullptr, b.row_stride, packing, c, n, r0, r1, p0, p1,
+          n, k, kDepthBlock, tiles);
+    if (epilogue) (*epilogue)(r0, r1, p0 * width, std::min(n, p1 * width));
   };
   // Below a few million flops, waking a second thread costs more than it saves.
   const bool parallel = m * n * k >= (size_t{1} << 22);
-  const bool pack_all = packs_all(n, k);
-  // The packed panels (or the ragged last one) go to the caller's `packing`, of
-  // gemm_packing_floats(n, k) floats: the kernel's workspace, so nothing is allocated per call.
-  if (pack_all) {
-    if (parallel) tbb::parallel_for(size_t{0}, panels, [&](size_t p) { pack(p, packing + p * k * width); });
-    else for (size_t p = 0; p < panels; ++p) pack(p, packing + p * k * width);
-  } else if (n % width) {
-    pack(panels - 1, packing);
+  if (in_place) {
+    if (n % width) pack(panels - 1);
+  } else if (parallel) {
+    tbb::parallel_for(size_t{0}, panels, pack);
+  } else {
+    for (size_t p = 0; p < panels; ++p) pack(p);
   }
-  const float* source = pack_all ? packing : b;
-  const float* ragged = pack_all || n % width == 0 ? nullptr : packing;
-  auto finish = [&](size_t r0, size_t r1, size_t p0, size_t p1) {
-    if (epilogue) (*epilogue)(r0, r1, p0 * width, std::min(n, p1 * width));
-  };
   if (!parallel) {
-    block(a, source, pack_all, ragged, c, 0, m, 0, panels, n, k);
-    finish(0, m, 0, panels);
+    for (size_t i = 0; i < row_blocks; ++i)
+      for (size_t j = 0; j < panel_blocks; ++j) run(i, j);
     return;
   }
-  // Tasks of 16 rows x 4 panels: each output element is still summed by one task, in k order.
-  tbb::parallel_for(tbb::blocked_range2d<size_t>(0, m, 16, 0, panels, 4), [&](const tbb::blocked_range2d<size_t>& r) {
-    block(a, source, pack_all, ragged, c, r.rows().begin(), r.rows().end(), r.cols().begin(), r.cols().end(), n, k);
-    finish(r.rows().begin(), r.rows().end(), r.cols().begin(), r.cols().end());
-  });
+  tbb::parallel_for(tbb::blocked_range2d<size_t>(0, row_blocks, 1, 0, panel_blocks, 1),
+                    [&](const tbb::blocked_range2d<size_t>& r) {
+                      for (size_t i = r.rows().begin(); i < r.rows().end(); ++i)
+                        for (size_t j = r.cols().begin(); j < r.cols().end(); ++j) run(i, j);
+                    });
 }
 
 }  // namespace rematkit::hwy_backend

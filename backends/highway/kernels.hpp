@@ -79,9 +79,15 @@ void random_bits_piece(const uint32_t* key, size_t begin, size_t n, uint32_t* ou
 void random_fold_in(const uint32_t* keys, const uint32_t* data, bool scalar_data, size_t n, uint32_t* out);
 // jax.nn.softmax of each row: y[r, :] = exp(x[r, :] - max) / sum(exp(x[r, :] - max)).
 void softmax_rows(const float* x, float* y, size_t rows, size_t len);
-// C[m,n] = A[m,k] B[k,n], row-major; each C element sums over k in order, so results do not
-// depend on the thread count. `packing`: gemm_packing_floats(n, k) floats of scratch, where B's
-// panels are copied (null when that is 0).
+// A matrix read in place: element (i, j) at data[i * row_stride + j * col_stride] (a transposed
+// one has a column stride, a head of attention's [B, S, H, Dh] rows H * Dh apart).
+struct MatrixView {
+  const float* data;
+  size_t row_stride, col_stride;
+};
+// C[m,n] = A[m,k] B[k,n], C row-major; each C element sums over k in order, so results do not
+// depend on the thread count. `packing`: gemm_packing_floats(m, n, k, b.col_stride == 1) floats of
+// scratch, where B's panels are packed (null when that is 0).
 // `epilogue`, when given, is called on each block of C once it is final: rows [r0, r1) x columns
 // [c0, c1), while it is still in cache (a fused bias and activation read it there).
 // It borrows the callable it is made from (no allocation, unlike std::function, so that a warm
@@ -99,9 +105,11 @@ class Epilogue {
   const void* body_;
   void (*call_)(const void*, size_t, size_t, size_t, size_t);
 };
-void gemm(const float* a, const float* b, float* c, size_t m, size_t n, size_t k, float* packing,
+void gemm(const MatrixView& a, const MatrixView& b, float* c, size_t m, size_t n, size_t k, float* packing,
           const Epilogue* epilogue = nullptr);
-size_t gemm_packing_floats(size_t n, size_t k);
+// Whether gemm packs all of B (else it reads B's rows in place), and the floats of packing it needs.
+bool gemm_packs_b(size_t m, size_t n, size_t k, bool b_rows_contiguous);
+size_t gemm_packing_floats(size_t m, size_t n, size_t k, bool b_rows_contiguous);
 
 // The SIMD target the dispatch picks on this CPU, e.g. "AVX2".
 const char* chosen_target();
