@@ -67,8 +67,9 @@ HWY_INLINE void Tile(const float* HWY_RESTRICT a, size_t a_row, size_t a_depth, 
   }
 }
 
-// A tile past C's last row or column: a tile of the rows there are, or on a full tile's copy of C's
-// part, which goes back.
+// A tile past C's last row or column, run on a full tile's copy of C's part, which goes back; a
+// single row is run as one. A tile of several rows reads kTileRows of them: a ragged one is packed
+// (padded with zeros).
 void EdgeTile(const float* a, size_t a_row, size_t a_depth, const float* panel, size_t panel_stride, size_t depth,
               float* c, size_t ldc, bool first, size_t rows, size_t cols) {
   const size_t width = PanelWidth();
@@ -76,7 +77,8 @@ void EdgeTile(const float* a, size_t a_row, size_t a_depth, const float* panel, 
   HWY_ALIGN float edge[kTileRows * 2 * hn::MaxLanes(hn::ScalableTag<float>())];
   if (!first)
     for (size_t r = 0; r < rows; ++r) std::memcpy(edge + r * width, c + r * ldc, cols * sizeof(float));
-  Tile<kTileRows, false>(a, a_row, a_depth, panel, panel_stride, depth, edge, width, first);
+  if (rows == 1) Tile<1, false>(a, a_row, a_depth, panel, panel_stride, depth, edge, width, first);
+  else Tile<kTileRows, false>(a, a_row, a_depth, panel, panel_stride, depth, edge, width, first);  // rows padded
   for (size_t r = 0; r < rows; ++r) std::memcpy(c + r * ldc, edge + r * width, cols * sizeof(float));
 }
 
@@ -85,17 +87,19 @@ void EdgeTile(const float* a, size_t a_row, size_t a_depth, const float* panel, 
 // in place (`b`, rows `ldb` apart; else null) its ragged last one alone.
 // `tiles` is scratch for the block's rows rounded up to whole tiles x `depth_block` floats, where
 // A's tiles are packed: all of them, or with `pack_a` false (a narrow block, for which packing would
-// cost about what multiplying does) only a ragged last one, the others read in place.
+// cost about what multiplying does) only a ragged last one of several rows, the others read in place.
 void GemmBlock(const MatrixView& a, bool pack_a, const float* b, size_t ldb, const float* packing, float* c,
                size_t ldc, size_t row_begin, size_t row_end, size_t panel_begin, size_t panel_end, size_t n,
                size_t k, size_t depth_block, float* tiles) {
   const size_t width = PanelWidth();
   const size_t rows = row_end - row_begin;
-  const size_t full_tiles_end = pack_a ? 0 : rows / kTileRows * kTileRows;  // rows read in place
+  // Whether the tile at row t is packed: a ragged one of several rows always is (its rows padded).
+  auto packed = [&](size_t t) { return pack_a || (t + kTileRows > rows && rows - t > 1); };
   for (size_t k0 = 0; k0 < k; k0 += depth_block) {
     const size_t depth = std::min(depth_block, k - k0);
     // A's rows x [k0, k0 + depth) as tiles of kTileRows rows, depth-major, zero past row_end.
-    for (size_t t = full_tiles_end; t < rows; t += kTileRows) {
+    for (size_t t = 0; t < rows; t += kTileRows) {
+      if (!packed(t)) continue;
       float* tile = tiles + t * depth;
       const size_t tile_rows = std::min(kTileRows, rows - t);
       const float* corner = a.data + (row_begin + t) * a.row_stride + k0 * a.col_stride;
@@ -121,11 +125,11 @@ void GemmBlock(const MatrixView& a, bool pack_a, const float* b, size_t ldb, con
       for (size_t t = 0; t < rows; t += kTileRows) {
         float* out = c + (row_begin + t) * ldc + j0;
         const size_t tile_rows = std::min(kTileRows, rows - t);
-        const bool packed = t >= full_tiles_end;
-        const float* from = packed ? tiles + t * depth : a.data + (row_begin + t) * a.row_stride + k0 * a.col_stride;
-        const size_t from_row = packed ? 1 : a.row_stride, from_depth = packed ? kTileRows : a.col_stride;
+        const bool is_packed = packed(t);
+        const float* from = is_packed ? tiles + t * depth : a.data + (row_begin + t) * a.row_stride + k0 * a.col_stride;
+        const size_t from_row = is_packed ? 1 : a.row_stride, from_depth = is_packed ? kTileRows : a.col_stride;
         if (tile_rows == kTileRows && cols == width) {
-          if (packed) Tile<kTileRows, true>(from, 1, kTileRows, panel, stride, depth, out, ldc, k0 == 0);
+          if (is_packed) Tile<kTileRows, true>(from, 1, kTileRows, panel, stride, depth, out, ldc, k0 == 0);
           else Tile<kTileRows, false>(from, from_row, from_depth, panel, stride, depth, out, ldc, k0 == 0);
         } else {
           EdgeTile(from, from_row, from_depth, panel, stride, depth, out, ldc, k0 == 0, tile_rows, cols);

@@ -88,6 +88,9 @@ TEST(HighwayGemm, RaggedTilesPanelsAndDepthBlocksSumInKOrder) {
   expect_plain_chain(130, 300, 1800);
   // Small: one block, on one thread whatever is allowed; A's rows read in place but a ragged tile.
   expect_plain_chain(13, 300, 37);
+  // A last row alone, read in place, against a full panel and a ragged one; and a single row.
+  expect_plain_chain(9, 70, 37);
+  expect_plain_chain(1, 64, 64);
 }
 
 TEST(HighwayGemm, TransposedOperandsAreReadInPlace) {
