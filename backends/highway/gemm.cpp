@@ -31,6 +31,8 @@ constexpr size_t kTileRows = 8;
 constexpr size_t kTileRows = 6;
 #endif
 
+static_assert(kTileRows <= 8, "gemm()'s tiles scratch (kMaxTileRows) holds 8 rows a tile");
+
 size_t PanelWidth() { return 2 * hn::Lanes(hn::ScalableTag<float>()); }
 size_t TileRows() { return kTileRows; }
 
