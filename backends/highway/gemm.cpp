@@ -160,7 +160,6 @@ namespace {
 // A depth block of a panel (256 x 2 vectors: 32 KiB on AVX-512) stays in L1 while a task's tiles
 // run against it, and its A tiles (64 rows x 256 on AVX-512, 64 KiB) stay in L2 while it runs all
 // its panels, so packing A costs a float for every kMaxPanelsPerBlock x 2 vectors multiply-adds.
-// A panel's block is read once a task, and the hardware prefetches it from L3 in time.
 constexpr size_t kDepthBlock = 256;
 constexpr size_t kTilesPerBlock = 8;
 constexpr size_t kMaxPanelsPerBlock = 32;
@@ -176,11 +175,12 @@ constexpr size_t kReadAInPlaceCols = 128;
 constexpr size_t kLongDepthStepBytes = 1024;
 constexpr size_t kMaxTileRows = 8;  // kTileRows of any target, for the tiles' scratch
 
-}  // namespace
-
+// Whether gemm packs all of B; else it reads B's rows in place.
 bool gemm_packs_b(size_t m, size_t n, size_t k, bool b_rows_contiguous) {
   return !b_rows_contiguous || (m >= kPackFromRows && k * n * sizeof(float) > kInPlaceBytes);
 }
+
+}  // namespace
 
 size_t gemm_packing_floats(size_t m, size_t n, size_t k, bool b_rows_contiguous) {
   const size_t width = HWY_DYNAMIC_DISPATCH(PanelWidth)();
@@ -225,8 +225,8 @@ void gemm(const MatrixView& a, const MatrixView& b, float* c, size_t m, size_t n
     alignas(64) float tiles[kTilesPerBlock * kMaxTileRows * kDepthBlock];
     const size_t r0 = i * block_rows, r1 = std::min(m, r0 + block_rows);
     const size_t p0 = j * panels_per_block, p1 = std::min(panels, p0 + panels_per_block);
-    block(a, pack_a || (p1 - p0) * width > kReadAInPlaceCols, in_place ? b.data : nullptr, b.row_stride, packing, c, n, r0, r1, p0, p1,
-          n, k, kDepthBlock, tiles);
+    const bool pack_tiles = pack_a || (p1 - p0) * width > kReadAInPlaceCols;
+    block(a, pack_tiles, in_place ? b.data : nullptr, b.row_stride, packing, c, n, r0, r1, p0, p1, n, k, kDepthBlock, tiles);
     if (epilogue) (*epilogue)(r0, r1, p0 * width, std::min(n, p1 * width));
   };
   // Below a few million flops, waking a second thread costs more than it saves.

@@ -107,8 +107,8 @@ class Epilogue {
 };
 void gemm(const MatrixView& a, const MatrixView& b, float* c, size_t m, size_t n, size_t k, float* packing,
           const Epilogue* epilogue = nullptr);
-// Whether gemm packs all of B (else it reads B's rows in place), and the floats of packing it needs.
-bool gemm_packs_b(size_t m, size_t n, size_t k, bool b_rows_contiguous);
+// The floats of packing gemm needs: all of B's panels, or where it reads B's rows in place a ragged
+// last panel's.
 size_t gemm_packing_floats(size_t m, size_t n, size_t k, bool b_rows_contiguous);
 
 // The SIMD target the dispatch picks on this CPU, e.g. "AVX2".

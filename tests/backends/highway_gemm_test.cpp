@@ -33,7 +33,8 @@ std::unique_ptr<PreparedKernel> on_highway(const std::string& text) {
 // Values that make rounding differ with the order of a sum.
 std::vector<float> values(size_t n, float scale) {
   std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = scale * std::sin(0.37f * static_cast<float>(i) + 0.11f) * (1.0f + static_cast<float>(i % 7) / 3.0f);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = scale * std::sin(0.37f * static_cast<float>(i) + 0.11f) * (1.0f + static_cast<float>(i % 7) / 3.0f);
   return v;
 }
 
