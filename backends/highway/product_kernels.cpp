@@ -4,53 +4,40 @@
 
 #include <algorithm>
 
+#include "strided_product.hpp"
+
 namespace rematkit::hwy_backend {
 
 namespace {
 
-// The stride of `group`'s dims merged into one, outermost first (dims of size 1 skipped), or
-// nullopt where they do not merge: each dim's stride must be the next one's times its size.
-std::optional<size_t> merged_stride(const Dims& shape, const std::vector<size_t>& strides, const Dims& group) {
-  std::optional<size_t> inner;
-  size_t extent = 1;  // of the dims merged so far, innermost first
-  for (auto d = group.rbegin(); d != group.rend(); ++d) {
-    const auto size = static_cast<size_t>(shape[static_cast<size_t>(*d)]);
-    if (size == 1) continue;
-    const size_t stride = strides[static_cast<size_t>(*d)];
-    if (inner && stride != *inner * extent) return std::nullopt;
-    if (!inner) inner = stride;
-    extent *= size;
-  }
-  return inner.value_or(1);
+// The elements of `shape`'s dims in `group`.
+size_t elements(const Dims& shape, const Dims& group) {
+  size_t n = 1;
+  for (int64_t d : group) n *= static_cast<size_t>(shape[static_cast<size_t>(d)]);
+  return n;
 }
 
-// `shape` read as a batch (`batch` dims) of matrices of `rows` x `cols` dims, in place when those
-// two merge, else from a copy permuted into that order.
+// `shape` read as a batch (`batch` dims) of matrices of `rows` x `cols` dims, in place where each
+// of those two groups reads as one strided dim (strided_product.hpp), else from a copy permuted
+// into that order.
 OperandView view_of(const Dims& shape, const Dims& batch, const Dims& rows, const Dims& cols) {
   OperandView v;
   v.permutation.shape = shape;
   for (const Dims* group : {&batch, &rows, &cols}) v.permutation.perm.insert(v.permutation.perm.end(), group->begin(), group->end());
-  std::vector<size_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * static_cast<size_t>(shape[d]);
-  const std::optional<size_t> row = merged_stride(shape, strides, rows), col = merged_stride(shape, strides, cols);
-  auto size_of = [&](const Dims& group) {
-    size_t n = 1;
-    for (int64_t d : group) n *= static_cast<size_t>(shape[static_cast<size_t>(d)]);
-    return n;
-  };
+  const std::optional<backends::Dim> row = backends::as_one_dim(shape, rows), col = backends::as_one_dim(shape, cols);
   v.in_place = v.permutation.identity() || (row && col);
   if (v.in_place && !v.permutation.identity()) {
-    v.row_stride = *row;
-    v.col_stride = *col;
-    for (int64_t d : batch) {
+    v.row_stride = static_cast<size_t>(row->stride);
+    v.col_stride = static_cast<size_t>(col->stride);
+    for (int64_t d : batch) {  // each batch dim on its own: they need not merge
       v.batch_sizes.push_back(shape[static_cast<size_t>(d)]);
-      v.batch_strides.push_back(strides[static_cast<size_t>(d)]);
+      v.batch_strides.push_back(static_cast<size_t>(backends::as_one_dim(shape, {d})->stride));
     }
   } else {  // row-major [batch, rows, cols], as it lies or as its copy lies
-    v.row_stride = size_of(cols);
+    v.row_stride = elements(shape, cols);
     v.col_stride = 1;
-    v.batch_sizes = {static_cast<int64_t>(size_of(batch))};
-    v.batch_strides = {size_of(rows) * size_of(cols)};
+    v.batch_sizes = {static_cast<int64_t>(elements(shape, batch))};
+    v.batch_strides = {elements(shape, rows) * elements(shape, cols)};
   }
   return v;
 }
@@ -73,24 +60,14 @@ std::optional<Product> Product::of(const Equation& eq) {
   const DotDims dims = plugin::dot_dims(e);
   const Dims &lc = dims.lhs_contract, &rc = dims.rhs_contract, &lb = dims.lhs_batch, &rb = dims.rhs_batch;
   const Dims a = shape_of(e->inputs[0]), b = shape_of(e->inputs[1]);
-  auto in = [](const Dims& list, int64_t d) { return std::find(list.begin(), list.end(), d) != list.end(); };
   // lhs as [batch, free, contract] and rhs as [batch, contract, free]: a batch of GEMMs whose
   // output is dot_general's (batch, lhs free, rhs free).
-  Dims lhs_free, rhs_free;
-  for (int64_t d = 0; d < static_cast<int64_t>(a.size()); ++d)
-    if (!in(lc, d) && !in(lb, d)) lhs_free.push_back(d);
-  for (int64_t d = 0; d < static_cast<int64_t>(b.size()); ++d)
-    if (!in(rc, d) && !in(rb, d)) rhs_free.push_back(d);
+  const Dims lhs_free = backends::free_dims(a.size(), lc, lb), rhs_free = backends::free_dims(b.size(), rc, rb);
   Product p;
-  auto size_of = [](const Dims& shape, const Dims& group) {
-    size_t n = 1;
-    for (int64_t d : group) n *= static_cast<size_t>(shape[static_cast<size_t>(d)]);
-    return n;
-  };
-  p.batch = size_of(a, lb);
-  p.m = size_of(a, lhs_free);
-  p.depth = size_of(a, lc);
-  p.cols = size_of(b, rhs_free);
+  p.batch = elements(a, lb);
+  p.m = elements(a, lhs_free);
+  p.depth = elements(a, lc);
+  p.cols = elements(b, rhs_free);
   p.lhs = view_of(a, lb, lhs_free, lc);
   p.rhs = view_of(b, rb, rc, rhs_free);
   const size_t copied = (p.lhs.in_place ? 0 : p.lhs.permutation.count()) + (p.rhs.in_place ? 0 : p.rhs.permutation.count());
