@@ -31,6 +31,9 @@ constexpr size_t kTileRows = 8;
 constexpr size_t kTileRows = 6;
 #endif
 
+constexpr size_t kFloatsPerLine = 64 / sizeof(float);
+constexpr size_t kPrefetchSteps = 24;
+
 static_assert(kTileRows <= 8, "gemm()'s tiles scratch (kMaxTileRows) holds 8 rows a tile");
 
 size_t PanelWidth() { return 2 * hn::Lanes(hn::ScalableTag<float>()); }
@@ -90,9 +93,12 @@ void EdgeTile(const float* a, size_t a_row, size_t a_depth, const float* panel, 
 // `tiles` is scratch for the block's rows rounded up to whole tiles x `depth_block` floats, where
 // A's tiles are packed: all of them, or with `pack_a` false (a narrow block, for which packing would
 // cost about what multiplying does) only a ragged last one of several rows, the others read in place.
+// `panel_copy` (depth_block x width floats, or null) holds an in-place panel's depth block while a
+// block of several tiles runs against it: read where they lie, B's rows a power-of-two-ish stride
+// apart (a head of v, [B, S, H, Dh]; a 512-wide matrix) fall into a few of the L1's sets and leave it.
 void GemmBlock(const MatrixView& a, bool pack_a, const float* b, size_t ldb, const float* packing, float* c,
                size_t ldc, size_t row_begin, size_t row_end, size_t panel_begin, size_t panel_end, size_t n,
-               size_t k, size_t depth_block, float* tiles) {
+               size_t k, size_t depth_block, float* tiles, float* panel_copy) {
   const size_t width = PanelWidth();
   const size_t rows = row_end - row_begin;
   // Whether the tile at row t is packed: a ragged one of several rows always is (its rows padded).
@@ -100,8 +106,22 @@ void GemmBlock(const MatrixView& a, bool pack_a, const float* b, size_t ldb, con
   for (size_t k0 = 0; k0 < k; k0 += depth_block) {
     const size_t depth = std::min(depth_block, k - k0);
     // A's rows x [k0, k0 + depth) as tiles of kTileRows rows, depth-major, zero past row_end.
+    // A transposed: each step along k reads the block's rows, which lie in one run, across all its
+    // tiles at once (a tile at a time, each line would be read once a tile, kTileRows of them apart).
+    const size_t whole_tiles = rows / kTileRows * kTileRows;
+    const bool transposed_block = pack_a && a.row_stride == 1;
+    if (transposed_block)
+      for (size_t kk = 0; kk < depth; ++kk) {
+        const float* run = a.data + row_begin + (k0 + kk) * a.col_stride;
+        // Steps along k lie a cache line or more apart, too far for the hardware's prefetchers.
+        if (kk + kPrefetchSteps < depth)
+          for (size_t t = 0; t < whole_tiles; t += kFloatsPerLine)
+            __builtin_prefetch(run + kPrefetchSteps * a.col_stride + t);
+        for (size_t t = 0; t < whole_tiles; t += kTileRows)
+          std::memcpy(tiles + t * depth + kk * kTileRows, run + t, kTileRows * sizeof(float));
+      }
     for (size_t t = 0; t < rows; t += kTileRows) {
-      if (!packed(t)) continue;
+      if (!packed(t) || (transposed_block && t < whole_tiles)) continue;
       float* tile = tiles + t * depth;
       const size_t tile_rows = std::min(kTileRows, rows - t);
       const float* corner = a.data + (row_begin + t) * a.row_stride + k0 * a.col_stride;
@@ -118,25 +138,39 @@ void GemmBlock(const MatrixView& a, bool pack_a, const float* b, size_t ldb, con
             tile[kk * kTileRows + r] = r < tile_rows ? corner[r * a.row_stride + kk * a.col_stride] : 0.0f;
       }
     }
-    for (size_t p = panel_begin; p < panel_end; ++p) {
+    auto tile_times_panel = [&](size_t t, size_t p, const float* panel, size_t stride) {
       const size_t j0 = p * width;
       const size_t cols = std::min(width, n - j0);
-      const bool in_place = b && cols == width;
-      const float* panel = in_place ? b + k0 * ldb + j0 : packing + (b ? 0 : p * k * width) + k0 * width;
-      const size_t stride = in_place ? ldb : width;
-      for (size_t t = 0; t < rows; t += kTileRows) {
-        float* out = c + (row_begin + t) * ldc + j0;
-        const size_t tile_rows = std::min(kTileRows, rows - t);
-        const bool is_packed = packed(t);
-        const float* from = is_packed ? tiles + t * depth : a.data + (row_begin + t) * a.row_stride + k0 * a.col_stride;
-        const size_t from_row = is_packed ? 1 : a.row_stride, from_depth = is_packed ? kTileRows : a.col_stride;
-        if (tile_rows == kTileRows && cols == width) {
-          if (is_packed) Tile<kTileRows, true>(from, 1, kTileRows, panel, stride, depth, out, ldc, k0 == 0);
-          else Tile<kTileRows, false>(from, from_row, from_depth, panel, stride, depth, out, ldc, k0 == 0);
-        } else {
-          EdgeTile(from, from_row, from_depth, panel, stride, depth, out, ldc, k0 == 0, tile_rows, cols);
-        }
+      float* out = c + (row_begin + t) * ldc + j0;
+      const size_t tile_rows = std::min(kTileRows, rows - t);
+      const bool is_packed = packed(t);
+      const float* from = is_packed ? tiles + t * depth : a.data + (row_begin + t) * a.row_stride + k0 * a.col_stride;
+      const size_t from_row = is_packed ? 1 : a.row_stride, from_depth = is_packed ? kTileRows : a.col_stride;
+      if (tile_rows == kTileRows && cols == width) {
+        if (is_packed) Tile<kTileRows, true>(from, 1, kTileRows, panel, stride, depth, out, ldc, k0 == 0);
+        else Tile<kTileRows, false>(from, from_row, from_depth, panel, stride, depth, out, ldc, k0 == 0);
+      } else {
+        EdgeTile(from, from_row, from_depth, panel, stride, depth, out, ldc, k0 == 0, tile_rows, cols);
       }
+    };
+    // Panel p's depth block: copied where B is read in place and several tiles run against it.
+    auto panel_block = [&](size_t p, float* copy, size_t& stride) -> const float* {
+      const size_t j0 = p * width;
+      if (!b || n - j0 < width) {
+        stride = width;
+        return packing + (b ? 0 : p * k * width) + k0 * width;
+      }
+      const float* panel = b + k0 * ldb + j0;
+      stride = ldb;
+      if (rows <= kTileRows || !copy) return panel;
+      for (size_t kk = 0; kk < depth; ++kk) std::memcpy(copy + kk * width, panel + kk * ldb, width * sizeof(float));
+      stride = width;
+      return copy;
+    };
+    for (size_t p = panel_begin; p < panel_end; ++p) {
+      size_t stride;
+      const float* panel = panel_block(p, panel_copy, stride);
+      for (size_t t = 0; t < rows; t += kTileRows) tile_times_panel(t, p, panel, stride);
     }
   }
 }
@@ -174,6 +208,7 @@ constexpr size_t kInPlaceBytes = size_t{2} << 20;
 constexpr size_t kReadAInPlaceCols = 128;
 constexpr size_t kLongDepthStepBytes = 1024;
 constexpr size_t kMaxTileRows = 8;  // kTileRows of any target, for the tiles' scratch
+constexpr size_t kMaxPanelWidth = 32;  // PanelWidth() on AVX-512; a wider target's panels are not copied
 
 // Whether gemm packs all of B; else it reads B's rows in place.
 bool gemm_packs_b(size_t m, size_t n, size_t k, bool b_rows_contiguous) {
@@ -223,10 +258,12 @@ void gemm(const MatrixView& a, const MatrixView& b, float* c, size_t m, size_t n
   // Block (i, j): rows of row block i x panels of panel block j, all of k, then its epilogue.
   auto run = [&](size_t i, size_t j) {
     alignas(64) float tiles[kTilesPerBlock * kMaxTileRows * kDepthBlock];
+    alignas(64) float panel_copy[kDepthBlock * kMaxPanelWidth];
     const size_t r0 = i * block_rows, r1 = std::min(m, r0 + block_rows);
     const size_t p0 = j * panels_per_block, p1 = std::min(panels, p0 + panels_per_block);
     const bool pack_tiles = pack_a || (p1 - p0) * width > kReadAInPlaceCols;
-    block(a, pack_tiles, in_place ? b.data : nullptr, b.row_stride, packing, c, n, r0, r1, p0, p1, n, k, kDepthBlock, tiles);
+    block(a, pack_tiles, in_place ? b.data : nullptr, b.row_stride, packing, c, n, r0, r1, p0, p1, n, k, kDepthBlock, tiles,
+          width <= kMaxPanelWidth ? panel_copy : nullptr);
     if (epilogue) (*epilogue)(r0, r1, p0 * width, std::min(n, p1 * width));
   };
   // Below a few million flops, waking a second thread costs more than it saves.

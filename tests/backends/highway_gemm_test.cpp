@@ -102,10 +102,12 @@ TEST(HighwayGemm, TransposedOperandsAreReadInPlace) {
                "dimension_numbers=(([0], [1]), ([], []))] a b in (c,) }",
                a, b, chain(1, m, n, k, [&](size_t, size_t i, size_t kk) { return a[kk * m + i]; },
                            [&](size_t, size_t kk, size_t j) { return b[j * k + kk]; }));
-  // A transposed with steps of 1040 bytes along k: packed, its tiles' rows copied in runs.
-  constexpr size_t tm = 260, tn = 40;
+  // A transposed with steps of 1080 bytes along k: packed, each step's run across a block's whole
+  // tiles at once (the last block: one whole tile and 6 rows padded); B's full panel copied for the
+  // blocks of several tiles.
+  constexpr size_t tm = 270, tn = 40;
   const auto ta = values(k * tm, 1.0f), tb = values(k * tn, 0.5f);  // ta: [k, tm], tb: [k, tn]
-  expect_chain("{ lambda ; a:f32[517,260] b:f32[517,40]. let c:f32[260,40] = dot_general["
+  expect_chain("{ lambda ; a:f32[517,270] b:f32[517,40]. let c:f32[270,40] = dot_general["
                "dimension_numbers=(([0], [0]), ([], []))] a b in (c,) }",
                ta, tb, chain(1, tm, tn, k, [&](size_t, size_t i, size_t kk) { return ta[kk * tm + i]; },
                              [&](size_t, size_t kk, size_t j) { return tb[kk * tn + j]; }));
