@@ -32,7 +32,10 @@ constexpr size_t kTileRows = 6;
 #endif
 
 constexpr size_t kFloatsPerLine = 64 / sizeof(float);
+// How far ahead A is prefetched where it is streamed from memory: steps along k that each lie on a
+// line of their own (A transposed), and floats along a row read in place (four lines).
 constexpr size_t kPrefetchSteps = 24;
+constexpr size_t kRowPrefetchFloats = 64;
 
 static_assert(kTileRows <= 8, "gemm()'s tiles scratch (kMaxTileRows) holds 8 rows a tile");
 
@@ -56,6 +59,15 @@ HWY_INLINE void Tile(const float* HWY_RESTRICT a, size_t a_row, size_t a_depth, 
     acc1[r] = first ? hn::Zero(d) : hn::LoadU(d, c + r * ldc + lanes);
   }
   for (size_t kk = 0; kk < depth; ++kk) {
+    if (!kPacked) {  // A's rows where they lie, streamed from memory: ahead of the hardware's prefetchers
+      if (depth_stride == 1) {
+        if (kk % kFloatsPerLine == 0)
+#pragma GCC unroll 16
+          for (size_t r = 0; r < kRows; ++r) __builtin_prefetch(a + r * row_stride + kk + kRowPrefetchFloats);
+      } else if (row_stride == 1) {  // A transposed: a step's rows share a line, each step its own
+        __builtin_prefetch(a + (kk + kPrefetchSteps) * depth_stride);
+      }
+    }
     const V b0 = hn::LoadU(d, panel + kk * panel_stride);
     const V b1 = hn::LoadU(d, panel + kk * panel_stride + lanes);
 #pragma GCC unroll 16
