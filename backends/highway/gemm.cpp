@@ -100,7 +100,7 @@ void EdgeTile(const float* a, size_t a_row, size_t a_depth, const float* panel, 
 }
 
 // Rows [row_begin, row_end) x panels [panel_begin, panel_end) of C = A B (C's rows `ldc` apart),
-// over all of k. `packing` holds every panel (k x width each, zero past column n), or where B is read
+// over depth [k_begin, k_end) of all of k (C holds the sums before k_begin). `packing` holds every panel (k x width each, zero past column n), or where B is read
 // in place (`b`, rows `ldb` apart; else null) its ragged last one alone.
 // `tiles` is scratch for the block's rows rounded up to whole tiles x `depth_block` floats, where
 // A's tiles are packed: all of them, or with `pack_a` false (a narrow block, for which packing would
@@ -110,13 +110,13 @@ void EdgeTile(const float* a, size_t a_row, size_t a_depth, const float* panel, 
 // apart (a head of v, [B, S, H, Dh]; a 512-wide matrix) fall into a few of the L1's sets and leave it.
 void GemmBlock(const MatrixView& a, bool pack_a, const float* b, size_t ldb, const float* packing, float* c,
                size_t ldc, size_t row_begin, size_t row_end, size_t panel_begin, size_t panel_end, size_t n,
-               size_t k, size_t depth_block, float* tiles, float* panel_copy) {
+               size_t k, size_t k_begin, size_t k_end, size_t depth_block, float* tiles, float* panel_copy) {
   const size_t width = PanelWidth();
   const size_t rows = row_end - row_begin;
   // Whether the tile at row t is packed: a ragged one of several rows always is (its rows padded).
   auto packed = [&](size_t t) { return pack_a || (t + kTileRows > rows && rows - t > 1); };
-  for (size_t k0 = 0; k0 < k; k0 += depth_block) {
-    const size_t depth = std::min(depth_block, k - k0);
+  for (size_t k0 = k_begin; k0 < k_end; k0 += depth_block) {
+    const size_t depth = std::min(depth_block, k_end - k0);
     // A's rows x [k0, k0 + depth) as tiles of kTileRows rows, depth-major, zero past row_end.
     // A transposed: each step along k reads the block's rows, which lie in one run, across all its
     // tiles at once (a tile at a time, each line would be read once a tile, kTileRows of them apart).
@@ -211,6 +211,8 @@ constexpr size_t kTilesPerBlock = 8;
 constexpr size_t kMaxPanelsPerBlock = 32;
 constexpr size_t kMinPanelsPerBlock = 4;
 constexpr size_t kMinBlocks = 8;  // for two threads' tasks to come out even
+// Packed B this large is run a slab at a time (gemm()): it would not stay in L2 between row blocks.
+constexpr size_t kSlabFromBytes = size_t{1} << 20;
 // B's rows are read in place, and only a ragged last panel packed, where packing would cost about
 // what multiplying it does (few rows of A) or B is small enough to stay in L2 as it lies.
 constexpr size_t kPackFromRows = 128;
@@ -267,16 +269,19 @@ void gemm(const MatrixView& a, const MatrixView& b, float* c, size_t m, size_t n
       std::fill(to + kk * width + cols, to + (kk + 1) * width, 0.0f);
     }
   };
-  // Block (i, j): rows of row block i x panels of panel block j, all of k, then its epilogue.
-  auto run = [&](size_t i, size_t j) {
+  // Rows of row block i x panels [p0, p1), over depth [k0, k1), then its epilogue once k1 is k.
+  auto run_part = [&](size_t i, size_t p0, size_t p1, size_t k0, size_t k1) {
     alignas(64) float tiles[kTilesPerBlock * kMaxTileRows * kDepthBlock];
     alignas(64) float panel_copy[kDepthBlock * kMaxPanelWidth];
     const size_t r0 = i * block_rows, r1 = std::min(m, r0 + block_rows);
-    const size_t p0 = j * panels_per_block, p1 = std::min(panels, p0 + panels_per_block);
     const bool pack_tiles = pack_a || (p1 - p0) * width > kReadAInPlaceCols;
-    block(a, pack_tiles, in_place ? b.data : nullptr, b.row_stride, packing, c, n, r0, r1, p0, p1, n, k, kDepthBlock, tiles,
-          width <= kMaxPanelWidth ? panel_copy : nullptr);
-    if (epilogue) (*epilogue)(r0, r1, p0 * width, std::min(n, p1 * width));
+    block(a, pack_tiles, in_place ? b.data : nullptr, b.row_stride, packing, c, n, r0, r1, p0, p1, n, k, k0, k1, kDepthBlock,
+          tiles, width <= kMaxPanelWidth ? panel_copy : nullptr);
+    if (epilogue && k1 == k) (*epilogue)(r0, r1, p0 * width, std::min(n, p1 * width));
+  };
+  // Block (i, j): rows of row block i x panels of panel block j, all of k.
+  auto run = [&](size_t i, size_t j) {
+    run_part(i, j * panels_per_block, std::min(panels, (j + 1) * panels_per_block), 0, k);
   };
   // Below a few million flops, waking a second thread costs more than it saves.
   const bool parallel = m * n * k >= (size_t{1} << 22);
@@ -286,6 +291,20 @@ void gemm(const MatrixView& a, const MatrixView& b, float* c, size_t m, size_t n
     tbb::parallel_for(size_t{0}, panels, pack);
   } else {
     for (size_t p = 0; p < panels; ++p) pack(p);
+  }
+  if (!in_place && row_blocks >= kMinBlocks && k * panels * width * sizeof(float) > kSlabFromBytes) {
+    // B packed past L2: one depth block of a group of panels (a slab, kDepthBlock x kMaxPanelsPerBlock
+    // panels: 1 MiB on AVX-512) at a time, run by every row block while it stays in L2. A block at a
+    // time over all of k, each would stream its panels of B from memory again.
+    const size_t group = std::min(panels, kMaxPanelsPerBlock);
+    for (size_t p0 = 0; p0 < panels; p0 += group)
+      for (size_t k0 = 0; k0 < k; k0 += kDepthBlock) {
+        const size_t p1 = std::min(panels, p0 + group), k1 = std::min(k, k0 + kDepthBlock);
+        auto slab = [&](size_t i) { run_part(i, p0, p1, k0, k1); };
+        if (parallel) tbb::parallel_for(size_t{0}, row_blocks, slab);
+        else for (size_t i = 0; i < row_blocks; ++i) slab(i);
+      }
+    return;
   }
   if (!parallel) {
     for (size_t i = 0; i < row_blocks; ++i)

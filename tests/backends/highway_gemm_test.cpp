@@ -134,6 +134,20 @@ TEST(HighwayGemm, AttentionsHeadsAreReadByStrides) {
                      [&](size_t bh, size_t kk, size_t j) { return v[((bh / H * T2 + kk) * H + bh % H) * Dh + j]; }));
 }
 
+TEST(HighwayGemm, PackedBPastL2RunsASlabAtATime) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  // B transposed, so packed: 130 columns (a ragged panel) x depth 1900 is over 1 MiB packed on
+  // AVX-512 and AVX2 alike, so every row block (520 rows: 9 on AVX-512, 11 on AVX2) runs one
+  // depth block of B's panels at a time, seven of them, the last ragged; each C element resumes its
+  // chain from the slab before.
+  constexpr size_t m = 520, k = 1900, n = 130;
+  const auto a = values(m * k, 1.0f), b = values(n * k, 0.5f);  // a: [m, k], b: [n, k]
+  expect_chain("{ lambda ; a:f32[520,1900] b:f32[130,1900]. let c:f32[520,130] = dot_general["
+               "dimension_numbers=(([1], [1]), ([], []))] a b in (c,) }",
+               a, b, chain(1, m, n, k, [&](size_t, size_t i, size_t kk) { return a[i * k + kk]; },
+                           [&](size_t, size_t kk, size_t j) { return b[j * k + kk]; }));
+}
+
 TEST(HighwayGemm, ContractingDimsThatDoNotMergeAreCopiedFirst) {
   if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
   // a [5, 6, 7] contracts dims 0 and 2 around its free dim 1: no one stride walks them.
