@@ -6,46 +6,6 @@
 #include "highway/primitive_ops.hpp"
 
 namespace rematkit::hwy_backend {
-namespace {
-
-// Plain loops the compiler vectorizes.
-template <class T>
-void compare_as(Compare op, const T* a, bool a_scalar, const T* b, bool b_scalar, uint8_t* y, size_t n) {
-  auto run = [&](auto cmp) {
-    for (size_t i = 0; i < n; ++i) y[i] = cmp(a[a_scalar ? 0 : i], b[b_scalar ? 0 : i]) ? 1 : 0;
-  };
-  switch (op) {
-    case Compare::kGt: return run([](T x, T z) { return x > z; });
-    case Compare::kGe: return run([](T x, T z) { return x >= z; });
-    case Compare::kLt: return run([](T x, T z) { return x < z; });
-    case Compare::kLe: return run([](T x, T z) { return x <= z; });
-    case Compare::kEq: return run([](T x, T z) { return x == z; });
-    case Compare::kNe: return run([](T x, T z) { return x != z; });
-  }
-}
-
-template <class T, class F>
-void convert_as(const T* x, bool scalar, float* y, size_t n, F value) {
-  if (scalar) std::fill(y, y + n, value(x[0]));
-  else
-    for (size_t i = 0; i < n; ++i) y[i] = value(x[i]);
-}
-
-}  // namespace
-
-void compare_ints(Compare op, bool is_unsigned, const void* a, bool a_scalar, const void* b, bool b_scalar, uint8_t* y,
-                  size_t n) {
-  if (is_unsigned)
-    compare_as(op, static_cast<const uint32_t*>(a), a_scalar, static_cast<const uint32_t*>(b), b_scalar, y, n);
-  else
-    compare_as(op, static_cast<const int32_t*>(a), a_scalar, static_cast<const int32_t*>(b), b_scalar, y, n);
-}
-
-void convert_to_f32(bool from_bool, const void* x, bool scalar, float* y, size_t n) {
-  if (from_bool) convert_as(static_cast<const uint8_t*>(x), scalar, y, n, [](uint8_t v) { return v ? 1.0f : 0.0f; });
-  else convert_as(static_cast<const int32_t*>(x), scalar, y, n, [](int32_t v) { return static_cast<float>(v); });
-}
-
 std::optional<UnaryKernel> UnaryKernel::prepare(const Equation& eq) {
   if (!eq.prim || !eq.all_f32) return std::nullopt;
   const size_t n = count(eq.out);

@@ -63,12 +63,15 @@ struct CompareIntKernel {
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };
 
-// The loops of the two kinds below, which fused chains run on their segments too:
-// y[i] = a[i or 0] op b[i or 0] on i32 (or u32) as 0 / 1 bytes; and y[i] = x[i or 0] (bool as 0 / 1,
-// or i32) as the nearest float.
+// The loops of the two kinds below, which fused chains run on their segments too (SIMD,
+// integer_lanes.cpp): y[i] = a[i or 0] op b[i or 0] on i32 (or u32) as 0 / 1 bytes; and
+// y[i] = x[i or 0] (bool as 0 / 1, or i32) as the nearest float.
 void compare_ints(Compare op, bool is_unsigned, const void* a, bool a_scalar, const void* b, bool b_scalar, uint8_t* y,
                   size_t n);
 void convert_to_f32(bool from_bool, const void* x, bool scalar, float* y, size_t n);
+// y[k] = start + k for k < n, as i32 (wrapping past its range) or as the nearest f32: an iota's
+// counts along its last dim.
+void count_up(bool as_f32, size_t start, void* y, size_t n);
 
 // convert_element_type of a mask or a one-hot into floats: bool to 0 / 1, i32 to the nearest float.
 struct ConvertToF32Kernel {

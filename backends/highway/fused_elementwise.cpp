@@ -629,10 +629,7 @@ void FusedElementwise::iota(const Part& p, size_t begin, size_t len, void* y) {
   if (p.iota_run == 1) {  // counting along the last dim: a loop over each count up to its restart
     for (size_t i = 0; i < len;) {
       const size_t n = std::min(p.iota_size - value, len - i);
-      if (is_int)
-        for (size_t k = 0; k < n; ++k) static_cast<int32_t*>(y)[i + k] = static_cast<int32_t>(value + k);
-      else
-        for (size_t k = 0; k < n; ++k) static_cast<float*>(y)[i + k] = static_cast<float>(value + k);
+      count_up(!is_int, value, static_cast<uint32_t*>(y) + i, n);
       i += n;
       value = 0;
     }

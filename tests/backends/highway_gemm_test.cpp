@@ -21,15 +21,6 @@ namespace rematkit::testing {
 namespace {
 
 // The program's one dot_general, prepared on Highway.
-std::unique_ptr<PreparedKernel> on_highway(const std::string& text) {
-  static BackendInstance highway(default_plugins(), "highway");
-  const Program program = parse_program(text, "gemm");
-  const Equation& e = program.eqns.at(0);
-  std::vector<Type> in;
-  for (const Atom& a : e.inputs) in.push_back(program.type_of(a));
-  return highway.prepare(e.prim, e.params, in, {program.vars[static_cast<size_t>(e.outputs.at(0))].type}, "gemm");
-}
-
 // Values that make rounding differ with the order of a sum.
 std::vector<float> values(size_t n, float scale) {
   std::vector<float> v(n);
@@ -54,7 +45,7 @@ std::vector<float> chain(size_t batch, size_t m, size_t n, size_t depth, const L
 
 void expect_chain(const std::string& text, const std::vector<float>& a, const std::vector<float>& b,
                   const std::vector<float>& expected) {
-  const auto kernel = on_highway(text);
+  const auto kernel = first_equation_on_highway(text);
   ASSERT_NE(kernel, nullptr) << text;
   for (size_t threads : {1, 2}) {
     const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);

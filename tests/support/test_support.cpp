@@ -83,6 +83,15 @@ bool backend_installed(const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+std::unique_ptr<PreparedKernel> first_equation_on_highway(const std::string& text) {
+  static BackendInstance highway(default_plugins(), "highway");
+  const Program program = parse_program(text, "equation");
+  const Equation& e = program.eqns.at(0);
+  std::vector<Type> in;
+  for (const Atom& a : e.inputs) in.push_back(program.type_of(a));
+  return highway.prepare(e.prim, e.params, in, {program.vars[static_cast<size_t>(e.outputs.at(0))].type}, "equation");
+}
+
 std::vector<std::string> forward_step_backends(const Linearization& lin, const BackendOptions& options) {
   const StepProgram forward = build_step_program(lin, options, Pass::kForward, InputMode::kLoadedEachRun);
   std::vector<std::string> backends;

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
+#include "rematkit/plugin_host/backend_kernel.hpp"
 #include "rematkit/plugin_host/backend_options.hpp"
 #include "rematkit/io/program_file.hpp"
 #include "rematkit/autodiff/gradient_result.hpp"
@@ -48,6 +51,9 @@ GradientResult run_gradient(const Linearization& lin, const std::vector<Tensor>&
 
 // Whether the default plugins hold a backend of this name (an AUTO part may not be built).
 bool backend_installed(const std::string& name);
+// The first equation of the program `text` prepared alone on Highway (one backend instance for
+// the test binary), or null where Highway declines it.
+std::unique_ptr<PreparedKernel> first_equation_on_highway(const std::string& text);
 
 // The backend each kernel step of lin's forward pass runs on under `options`, in order.
 std::vector<std::string> forward_step_backends(const Linearization& lin, const BackendOptions& options);
