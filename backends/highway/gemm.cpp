@@ -100,8 +100,9 @@ void EdgeTile(const float* a, size_t a_row, size_t a_depth, const float* panel, 
 }
 
 // Rows [row_begin, row_end) x panels [panel_begin, panel_end) of C = A B (C's rows `ldc` apart),
-// over depth [k_begin, k_end) of all of k (C holds the sums before k_begin). `packing` holds every panel (k x width each, zero past column n), or where B is read
-// in place (`b`, rows `ldb` apart; else null) its ragged last one alone.
+// over depth [k_begin, k_end) of all of k (C holds the sums before k_begin). `packing` holds every
+// panel (k x width each, zero past column n), or where B is read in place (`b`, rows `ldb` apart;
+// else null) its ragged last one alone.
 // `tiles` is scratch for the block's rows rounded up to whole tiles x `depth_block` floats, where
 // A's tiles are packed: all of them, or with `pack_a` false (a narrow block, for which packing would
 // cost about what multiplying does) only a ragged last one of several rows, the others read in place.

@@ -60,14 +60,17 @@ void expect_chain(const std::string& text, const std::vector<float>& a, const st
   }
 }
 
-// A [m, k] x B [k, n], both as they lie.
-void expect_plain_chain(size_t m, size_t k, size_t n) {
+// A [m, k] x B [k, n], each operand stored as it lies or transposed (A as [k, m], B as [n, k]).
+void expect_2d_chain(size_t m, size_t k, size_t n, bool a_transposed = false, bool b_transposed = false) {
   const auto a = values(m * k, 1.0f), b = values(k * n, 0.5f);
-  const std::string dims = std::to_string(m) + "," + std::to_string(k) + "] b:f32[" + std::to_string(k) + "," + std::to_string(n);
-  expect_chain("{ lambda ; a:f32[" + dims + "]. let c:f32[" + std::to_string(m) + "," + std::to_string(n) +
-                   "] = dot_general[dimension_numbers=(([1], [0]), ([], []))] a b in (c,) }",
-               a, b, chain(1, m, n, k, [&](size_t, size_t i, size_t kk) { return a[i * k + kk]; },
-                           [&](size_t, size_t kk, size_t j) { return b[kk * n + j]; }));
+  auto shape = [](size_t rows, size_t cols) { return "[" + std::to_string(rows) + "," + std::to_string(cols) + "]"; };
+  const std::string text = "{ lambda ; a:f32" + (a_transposed ? shape(k, m) : shape(m, k)) + " b:f32" +
+                           (b_transposed ? shape(n, k) : shape(k, n)) + ". let c:f32" + shape(m, n) +
+                           " = dot_general[dimension_numbers=(([" + (a_transposed ? "0" : "1") + "], [" +
+                           (b_transposed ? "1" : "0") + "]), ([], []))] a b in (c,) }";
+  expect_chain(text, a, b,
+               chain(1, m, n, k, [&](size_t, size_t i, size_t kk) { return a_transposed ? a[kk * m + i] : a[i * k + kk]; },
+                     [&](size_t, size_t kk, size_t j) { return b_transposed ? b[j * k + kk] : b[kk * n + j]; }));
 }
 
 TEST(HighwayGemm, RaggedTilesPanelsAndDepthBlocksSumInKOrder) {
@@ -75,33 +78,23 @@ TEST(HighwayGemm, RaggedTilesPanelsAndDepthBlocksSumInKOrder) {
   // 200 rows: three blocks of 64 and 8 ragged; 300 columns: a ragged panel; depth 517: two
   // blocks of 256 and 5 more. Over 2^22 multiply-adds, so blocks run in parallel. B (620 KB) is
   // read in place.
-  expect_plain_chain(200, 517, 300);
+  expect_2d_chain(200, 517, 300);
   // B over the 2 MiB read in place, with 130 rows: every panel packed, the last ragged.
-  expect_plain_chain(130, 300, 1800);
+  expect_2d_chain(130, 300, 1800);
   // Small: one block, on one thread whatever is allowed; A's rows read in place but a ragged tile.
-  expect_plain_chain(13, 300, 37);
+  expect_2d_chain(13, 300, 37);
   // A last row alone, read in place, against a full panel and a ragged one; and a single row.
-  expect_plain_chain(9, 70, 37);
-  expect_plain_chain(1, 64, 64);
+  expect_2d_chain(9, 70, 37);
+  expect_2d_chain(1, 64, 64);
 }
 
 TEST(HighwayGemm, TransposedOperandsAreReadInPlace) {
   if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
-  constexpr size_t m = 75, k = 517, n = 83;
-  const auto a = values(k * m, 1.0f), b = values(n * k, 0.25f);  // a: [k, m], b: [n, k]
-  expect_chain("{ lambda ; a:f32[517,75] b:f32[83,517]. let c:f32[75,83] = dot_general["
-               "dimension_numbers=(([0], [1]), ([], []))] a b in (c,) }",
-               a, b, chain(1, m, n, k, [&](size_t, size_t i, size_t kk) { return a[kk * m + i]; },
-                           [&](size_t, size_t kk, size_t j) { return b[j * k + kk]; }));
+  expect_2d_chain(75, 517, 83, true, true);
   // A transposed with steps of 1080 bytes along k: packed, each step's run across a block's whole
   // tiles at once (the last block: one whole tile and 6 rows padded); B's full panel copied for the
   // blocks of several tiles.
-  constexpr size_t tm = 270, tn = 40;
-  const auto ta = values(k * tm, 1.0f), tb = values(k * tn, 0.5f);  // ta: [k, tm], tb: [k, tn]
-  expect_chain("{ lambda ; a:f32[517,270] b:f32[517,40]. let c:f32[270,40] = dot_general["
-               "dimension_numbers=(([0], [0]), ([], []))] a b in (c,) }",
-               ta, tb, chain(1, tm, tn, k, [&](size_t, size_t i, size_t kk) { return ta[kk * tm + i]; },
-                             [&](size_t, size_t kk, size_t j) { return tb[kk * tn + j]; }));
+  expect_2d_chain(270, 517, 40, true, false);
 }
 
 TEST(HighwayGemm, AttentionsHeadsAreReadByStrides) {
@@ -131,12 +124,7 @@ TEST(HighwayGemm, PackedBPastL2RunsASlabAtATime) {
   // AVX-512 and AVX2 alike, so every row block (520 rows: 9 on AVX-512, 11 on AVX2) runs one
   // depth block of B's panels at a time, seven of them, the last ragged; each C element resumes its
   // chain from the slab before.
-  constexpr size_t m = 520, k = 1900, n = 130;
-  const auto a = values(m * k, 1.0f), b = values(n * k, 0.5f);  // a: [m, k], b: [n, k]
-  expect_chain("{ lambda ; a:f32[520,1900] b:f32[130,1900]. let c:f32[520,130] = dot_general["
-               "dimension_numbers=(([1], [1]), ([], []))] a b in (c,) }",
-               a, b, chain(1, m, n, k, [&](size_t, size_t i, size_t kk) { return a[i * k + kk]; },
-                           [&](size_t, size_t kk, size_t j) { return b[j * k + kk]; }));
+  expect_2d_chain(520, 1900, 130, false, true);
 }
 
 TEST(HighwayGemm, ContractingDimsThatDoNotMergeAreCopiedFirst) {
