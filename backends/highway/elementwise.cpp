@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "highway/binary_op-inl.h"
+#include "highway/compare_loop-inl.h"
 #include "highway/kernels.hpp"
 
 HWY_BEFORE_NAMESPACE();
@@ -187,49 +188,8 @@ void IntegerPowImpl(int64_t power, const float* x, float* y, size_t n) {
   }
 }
 
-template <Compare op, class V>
-HWY_INLINE auto compare_mask(V a, V b) {
-  if constexpr (op == Compare::kGt) return hn::Gt(a, b);
-  if constexpr (op == Compare::kGe) return hn::Ge(a, b);
-  if constexpr (op == Compare::kLt) return hn::Lt(a, b);
-  if constexpr (op == Compare::kLe) return hn::Le(a, b);
-  if constexpr (op == Compare::kEq) return hn::Eq(a, b);
-  return hn::Not(hn::Eq(a, b));  // true beside a NaN, as lax.ne (Highway's Ne is an ordered comparison on x86)
-}
-
-// Masks become 1 / 0 int32 lanes, then bytes (a saturating demotion); the tail one at a time.
-template <Compare op>
-void compare_loop(const float* a, bool a_scalar, const float* b, bool b_scalar, uint8_t* y, size_t n) {
-  if (n == 0) return;
-  const hn::ScalableTag<float> d;
-  const hn::RebindToSigned<decltype(d)> di;
-  const hn::Rebind<uint8_t, decltype(d)> du8;
-  const size_t lanes = hn::Lanes(d);
-  const auto one = hn::Set(di, 1);
-  const auto sa = hn::Set(d, a[0]), sb = hn::Set(d, b[0]);
-  size_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    const auto mask = compare_mask<op>(a_scalar ? sa : hn::LoadU(d, a + i), b_scalar ? sb : hn::LoadU(d, b + i));
-    hn::StoreU(hn::DemoteTo(du8, hn::IfThenElseZero(hn::RebindMask(di, mask), one)), du8, y + i);
-  }
-  if (i == n) return;
-  HWY_ALIGN float va[hn::MaxLanes(d)], vb[hn::MaxLanes(d)];
-  HWY_ALIGN int32_t out[hn::MaxLanes(d)];
-  const size_t count = n - i;
-  for (size_t j = 0; j < lanes; ++j) va[j] = j < count ? a[a_scalar ? 0 : i + j] : 0.0f, vb[j] = j < count ? b[b_scalar ? 0 : i + j] : 0.0f;
-  hn::Store(hn::IfThenElseZero(hn::RebindMask(di, compare_mask<op>(hn::Load(d, va), hn::Load(d, vb))), one), di, out);
-  for (size_t j = 0; j < count; ++j) y[i + j] = static_cast<uint8_t>(out[j]);
-}
-
 void CompareImpl(int op, const float* a, bool a_scalar, const float* b, bool b_scalar, uint8_t* y, size_t n) {
-  switch (static_cast<Compare>(op)) {
-    case Compare::kGt: return compare_loop<Compare::kGt>(a, a_scalar, b, b_scalar, y, n);
-    case Compare::kGe: return compare_loop<Compare::kGe>(a, a_scalar, b, b_scalar, y, n);
-    case Compare::kLt: return compare_loop<Compare::kLt>(a, a_scalar, b, b_scalar, y, n);
-    case Compare::kLe: return compare_loop<Compare::kLe>(a, a_scalar, b, b_scalar, y, n);
-    case Compare::kEq: return compare_loop<Compare::kEq>(a, a_scalar, b, b_scalar, y, n);
-    case Compare::kNe: return compare_loop<Compare::kNe>(a, a_scalar, b, b_scalar, y, n);
-  }
+  CompareAny(op, a, a_scalar, b, b_scalar, y, n);
 }
 
 void SelectImpl(const uint8_t* pred, bool pred_scalar, const float* on_false, const float* on_true, float* y, size_t n) {
