@@ -517,6 +517,91 @@ TEST(Fusion, TwoBinaryPartsInOnePassRoundAsTwoPasses) {
   EXPECT_EQ(fused[0].data, reference[0].data) << "correctly rounded steps: the reference's bits too";
 }
 
+// A softmax cross-entropy's backward: the logits' cotangent is the sum of two terms, the exp's
+// (the sum's cotangent spread over each row, times exp) and the one-hot's (the picked logit's
+// cotangent spread, times the one-hot). Neither term reads the other, so a chain from one would
+// leave the other written out and read back; as a tree both terms and their sum are one pass.
+TEST(Fusion, TwoTermsOfACotangentAndTheirSumAreOneHighwayPass) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  const Program program = parse_program(R"({ lambda ; y:f32[2,3,700] t:i32[2,3]. let
+    z:f32[2,3] = reduce_max[axes=(2,)] y
+    m:f32[2,3] = stop_gradient z
+    b:f32[2,3,1] = broadcast_in_dim[shape=(2, 3, 1) broadcast_dimensions=(0, 1)] m
+    c:f32[2,3,700] = sub y b
+    e:f32[2,3,700] = exp c
+    s:f32[2,3] = reduce_sum[axes=(2,)] e
+    l:f32[2,3] = log s
+    i:i32[2,3,700] = iota[dimension=2 dtype=int32 shape=(2, 3, 700)]
+    k:i32[2,3,700] = broadcast_in_dim[shape=(2, 3, 700) broadcast_dimensions=(0, 1)] t
+    h:bool[2,3,700] = eq i k
+    o:f32[2,3,700] = convert_element_type[new_dtype=float32] h
+    p:f32[2,3,700] = mul c o
+    q:f32[2,3] = reduce_sum[axes=(2,)] p
+    n:f32[2,3] = sub l q
+    r:f32[] = reduce_sum[axes=(0, 1)] n
+  in (r,) })", "cross_entropy");
+  const Linearization lin = linearize_with(program);
+  RandomInputs in = random_inputs(program, 23);
+  in.arguments[1].data = {0, 699, 5, 350, 1, 698};
+  const std::vector<std::string> backends{"highway", "reference"};
+  const StepProgram steps = fused_everywhere(lin, backends);
+  const Step* tree = nullptr;
+  for (const Step& step : steps.steps()) {
+    if (step.pass != Pass::kBackward || step.fused.empty()) continue;
+    size_t muls = 0, adds = 0;
+    for (int e : step.fused) {
+      muls += lin.graph.eqns[static_cast<size_t>(e)].prim == Prim::kMul;
+      adds += lin.graph.eqns[static_cast<size_t>(e)].prim == Prim::kAddAny ||
+              lin.graph.eqns[static_cast<size_t>(e)].prim == Prim::kAdd;
+    }
+    if (muls == 2 && adds == 1) tree = &step;
+  }
+  ASSERT_NE(tree, nullptr) << ::testing::PrintToString(fused_steps(steps, Pass::kBackward));
+  EXPECT_EQ(tree->kernel->backend(), "highway");
+  // The two terms are read only by their sum: no buffer holds either.
+  const std::set<ValueId> held = buffered(steps);
+  for (int e : tree->fused) {
+    const FlatEquation& eqn = lin.graph.eqns[static_cast<size_t>(e)];
+    if (eqn.prim == Prim::kMul) {
+      EXPECT_EQ(held.count(eqn.outputs[0]), 0u);
+    }
+  }
+  ASSERT_EQ(tree->outputs.size(), 1u);
+  OneShotRunner fused = fused_everywhere_runner(lin, backends);
+  OneShotRunner unfused(lin, fused_on(backends, BackendOptions::Fusion::kOff));
+  const GradientResult got = fused.run(in.constants, in.arguments);
+  expect_same_bits(got, unfused.run(in.constants, in.arguments));
+  const GradientResult reference =
+      run_gradient(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
+  ASSERT_TRUE(got.gradients[0] && reference.gradients[0]);  // y's; the labels have none
+  expect_outputs_near({*got.gradients[0]}, {*reference.gradients[0]}, 1e-5);
+  EXPECT_EQ(fused.measured_peak(MemorySpace::kDevice), fused.layout().arena(MemorySpace::kDevice));
+}
+
+// A tanh MLP with a checkpoint per layer under nothing_saveable (the sweep's mlp): each layer's
+// input is saved, and the backward pass recomputes that same value in the layer before. The next
+// layer's weight gradient reads the saved one earlier in the pass; a tree that pulled the
+// recompute in with it would read the value before computing it, so the recompute stays where it
+// is, and the fused plan gives the unfused bits. (64 wide, as the sweep's: at 16 the fusions form
+// otherwise and never meet this.)
+TEST(Fusion, ARecomputeOfAValueReadEarlierInThePassIsNotMovedIntoAFusion) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  ModelBuilder model;
+  for (int i = 0; i < 5; ++i) model.checkpoint("nothing_saveable", [](ModelBuilder& l) { l.dense(64).tanh(); });
+  model.checkpoint("nothing_saveable", [](ModelBuilder& l) { l.dense(64); });
+  const Model mlp = model.build(64, 64, 3, Loss::kSum);
+  const Linearization lin = linearize_with(mlp.program);
+  const RandomInputs in = random_inputs(mlp.program, 29);
+  for (const std::vector<std::string>& backends : {std::vector<std::string>{"highway", "reference"},
+                                                    std::vector<std::string>{"reference"}}) {
+    SCOPED_TRACE(backends.front());
+    OneShotRunner fused = fused_everywhere_runner(lin, backends);
+    EXPECT_EQ(fused.program().fused_steps() > 0, backends.front() == "highway");
+    OneShotRunner unfused(lin, fused_on(backends, BackendOptions::Fusion::kOff));
+    expect_same_bits(fused.run(in.constants, in.arguments), unfused.run(in.constants, in.arguments));
+  }
+}
+
 // A ResNet's relu chains fused in both passes raise its peak a little (each fused step holds its
 // operands and its results at once); fused in one pass they need not. The default then fuses the
 // one pass rather than nothing, still with no higher a peak than unfused.

@@ -1,5 +1,5 @@
-// Finding what to fuse: a chain of equations of one output shape from a seed (and reductions of its
-// rows), each kept only where the fused step may still run where its last part was.
+// Finding what to fuse: a chain (or a tree) of equations of one output shape from a seed (and
+// reductions of its rows), each kept only where the fused step may still run where its last part was.
 #include <algorithm>
 #include <utility>
 
@@ -83,7 +83,7 @@ bool elementwise(const FlatEquation& e) {
 bool product(const FlatEquation& e) { return e.prim == Prim::kDotGeneral && !e.scan && !e.cond && e.outputs.size() == 1; }
 
 // Later elementwise equations of the seed's shape that read what the fusion reads or computes.
-std::vector<size_t> find_chain(const PassView& pass, size_t first, const std::vector<int>& taken) {
+std::vector<size_t> find_chain(const PassView& pass, size_t first, const std::vector<int>& taken, Growth growth) {
   const FlatGraph& g = pass.graph;
   const std::vector<int64_t>& shape = g.values[pass.eqn_at(first).outputs[0]].type.shape;
   // A part's operands spread from a scalar (a relu's zeros) or from one value per row (a layer
@@ -101,6 +101,36 @@ std::vector<size_t> find_chain(const PassView& pass, size_t first, const std::ve
     std::sort(grown.begin(), grown.end());
     return grown;
   };
+  // A part's other operands, computed since the seed by cotangent equations of the shape on their
+  // own, come along with what those read of the same kind: a sum of two cotangents (a loss's exp
+  // and one-hot terms) is then one pass, neither term written out and read back. Recomputations
+  // stay where they are: one may define again a value the pass read before as saved, and the
+  // budget solver's memory model knows a recomputation burst as the chains it makes.
+  // (A value is read after the equation defining it, so a producer comes before its reader.)
+  auto with_producers = [&](std::vector<size_t> grown, size_t reader) {
+    if (growth == Growth::kChain) return grown;
+    std::vector<size_t> pending{reader};
+    while (!pending.empty() && grown.size() < kMaxParts) {
+      const size_t at = pending.back();
+      pending.pop_back();
+      for (ValueId v : pass.eqn_at(at).inputs) {
+        auto d = pass.defined_at.find(v);
+        if (d == pass.defined_at.end() || d->second <= first || d->second >= at || taken[d->second] != kOnItsOwn ||
+            std::find(grown.begin(), grown.end(), d->second) != grown.end())
+          continue;
+        const FlatEquation& producer = pass.eqn_at(d->second);
+        if (!elementwise(producer) || producer.role != EqnRole::kBackward ||
+            g.values[producer.outputs[0]].type.shape != shape)
+          continue;
+        grown = with_spreads(std::move(grown), producer);
+        grown.push_back(d->second);
+        pending.push_back(d->second);
+        if (grown.size() >= kMaxParts) break;
+      }
+    }
+    std::sort(grown.begin(), grown.end());
+    return grown;
+  };
   std::vector<size_t> parts{first};
   if (std::vector<size_t> grown = with_spreads(parts, pass.eqn_at(first)); grown.size() > 1 && valid(pass, grown))
     parts = std::move(grown);
@@ -111,7 +141,7 @@ std::vector<size_t> find_chain(const PassView& pass, size_t first, const std::ve
     if (!reads_any(pass, e, parts, shape)) continue;
     std::vector<size_t> grown = parts;
     grown.push_back(q);
-    grown = with_spreads(std::move(grown), e);
+    grown = with_spreads(with_producers(std::move(grown), q), e);
     if (valid(pass, grown)) parts = std::move(grown);
   }
   return parts;

@@ -39,10 +39,14 @@ struct PassView {
 bool elementwise(const FlatEquation& e);
 bool product(const FlatEquation& e);
 
+// How a fusion grows: each part reading what the fusion reads or computes (a chain), or also
+// taking the equations that compute a part's other operands (a tree: two terms and their sum).
+enum class Growth { kChain, kTree };
+
 // The parts a fusion seeded at position `first` may have, in pass order; `taken` holds per
 // position the fused step it is already part of, kOnItsOwn, or another negative mark (an equation
 // held apart: never a part).
-std::vector<size_t> find_chain(const PassView& pass, size_t first, const std::vector<int>& taken);
+std::vector<size_t> find_chain(const PassView& pass, size_t first, const std::vector<int>& taken, Growth growth);
 
 // Fills the step's equations, operands and results; returns the rk_fusion equation's params.
 Params encode(const PassView& pass, const std::vector<size_t>& parts, FusedStep& step);

@@ -44,8 +44,8 @@ PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pas
       if (at[p] != kOnItsOwn) continue;
       const FlatEquation& seed = view.eqn_at(p);
       if (!fusion::product(seed) && !fusion::elementwise(seed)) continue;
-      auto fuse = [&](std::vector<size_t> parts) {
-        for (; parts.size() >= 2; parts.pop_back()) {  // dropping the last part keeps the rest valid
+      auto fuse = [&](std::vector<size_t> parts, size_t fewest = 2) {
+        for (; parts.size() >= fewest; parts.pop_back()) {  // dropping the last part keeps the rest valid
           FusedStep step;
           const Params params = fusion::encode(view, parts, step);
           if (!fusion::bind_to_backend(view, parts, params, step, kernels)) continue;
@@ -59,7 +59,12 @@ PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pas
       // A backend may decline the spreads and generators a fusion pulled in (rows too short for it,
       // an iota or random bits it does not compute): then the chain fuses without the generators,
       // then without either, reading their buffers.
-      std::vector<size_t> parts = fusion::find_chain(view, p, at);
+      // A tree is taken whole where a backend runs it (oneDNN's chains are of post-ops, so it runs
+      // none); else the chain, cut as below.
+      if (std::vector<size_t> tree = fusion::find_chain(view, p, at, fusion::Growth::kTree);
+          tree.size() >= 2 && tree != fusion::find_chain(view, p, at, fusion::Growth::kChain) && fuse(tree, tree.size()))
+        continue;
+      std::vector<size_t> parts = fusion::find_chain(view, p, at, fusion::Growth::kChain);
       auto drop = [&](std::initializer_list<Prim> prims) {
         return std::erase_if(parts, [&](size_t q) {
                  return q != p && std::find(prims.begin(), prims.end(), view.eqn_at(q).prim) != prims.end();
