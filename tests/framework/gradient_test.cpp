@@ -248,6 +248,39 @@ TEST(Gradient, StopGradientBlocksTheGradient) {
   EXPECT_EQ(r.gradients[0]->data, in.arguments[0].data);
 }
 
+// lax._split_transpose_rule concatenates the pieces' cotangents, zeros for a piece nothing reads:
+// one concatenate in the backward pass, no pads. d/dx [sum(a * w) + sum(c)] is w, then 0 for b,
+// then 1s; w[0] = -0.0 makes a[0]'s cotangent -0.0, which a concatenate keeps and padding with
+// zeros and adding the pads would make +0.0.
+TEST(Gradient, ASplitsPiecesCotangentsAreConcatenatedAsJaxDoes) {
+  const Program p = parse_program(R"({ lambda ; x:f32[6] w:f32[2]. let
+    a:f32[2] b:f32[1] c:f32[3] = split[axis=0 sizes=(2, 1, 3)] x
+    d:f32[2] = mul a w
+    e:f32[] = reduce_sum[axes=(0,)] d
+    f:f32[] = reduce_sum[axes=(0,)] c
+    g:f32[] = add e f
+  in (g,) })", "split");
+  const Linearization lin = linearize_with(p);
+  size_t concatenates = 0, pads = 0;
+  for (int e : lin.backward) {
+    concatenates += lin.graph.eqns[static_cast<size_t>(e)].prim == Prim::kConcatenate;
+    pads += lin.graph.eqns[static_cast<size_t>(e)].prim == Prim::kPad;
+  }
+  EXPECT_EQ(concatenates, 1u);
+  EXPECT_EQ(pads, 0u);
+  RandomInputs in = random_inputs(p, 5);
+  in.arguments[1].data = {-0.0, 2.5};
+  for (const char* backend : {"reference", "highway"}) {
+    if (!backend_installed(backend)) continue;
+    SCOPED_TRACE(backend);
+    const GradientResult r = run_gradient(lin, in.constants, in.arguments, BackendOptions{{backend}, &default_plugins()});
+    ASSERT_TRUE(r.gradients[0].has_value());
+    EXPECT_EQ(r.gradients[0]->data, (std::vector<double>{-0.0, 2.5, 0.0, 1.0, 1.0, 1.0}));
+    EXPECT_TRUE(std::signbit(r.gradients[0]->data[0]));
+    EXPECT_FALSE(std::signbit(r.gradients[0]->data[2]));
+  }
+}
+
 TEST(Remat, NothingSaveableRecomputesAndSavesOnlyInputs) {
   // jax.checkpoint docstring: sin(sin(x)) saves cos(x), cos(sin(x)) without remat and only x with it.
   const Program p = parse_program("{ lambda ; x:f32[]. let a:f32[] = sin x; b:f32[] = sin a in (b,) }", "p");

@@ -1,6 +1,8 @@
 // Transposition of the live linear (tangent) equations into the backward pass: cotangents flow
 // from the outputs to the arguments, summed where a value is used more than once.
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "passes.hpp"
@@ -17,6 +19,7 @@ class Transposer {
   explicit Transposer(Linearization& lin) : lin_(lin), g_(lin.graph) {}
 
   void run(const std::vector<BackwardStep>& steps) {
+    find_split_groups(steps);
     seed_outputs();
     for (const BackwardStep& step : steps) {
       if (step.recompute) {
@@ -66,6 +69,7 @@ class Transposer {
       fail_at(g_.eqns[e].where, "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
                                 "dynamic start/stop values. Try using lax.scan, or using fori_loop with static start/stop.");
     const FlatEquation eqn = g_.eqns[e];  // a copy: emitting grows g_.eqns
+    if (auto group = split_group_.find(e); group != split_group_.end()) return transpose_split_piece(eqn, group->second);
     auto found = cts_.find(eqn.outputs[0]);
     if (found == cts_.end()) return;  // nothing downstream reads this tangent
     const ValueId ct = found->second;
@@ -91,6 +95,72 @@ class Transposer {
     for (size_t i = 0; i < in_cts.size(); ++i) accumulate(em, eqn.inputs[first_tangent + i], in_cts[i]);
   }
 
+  // lax._split_transpose_rule concatenates the pieces' cotangents. Here a split is an equation per
+  // piece (the parser's, with `output`), each of which alone transposes to its cotangent padded
+  // with zeros, and the pads add up: a pass per piece over the whole operand, then the adds. Where
+  // the backward pass transposes every piece of one split, the pieces' cotangents wait for the
+  // last of them and are concatenated there, zeros for a piece nothing read, as JAX does.
+  struct SplitGroup {
+    std::vector<int> pieces;     // the piece's equation, by its output index (-1: not transposed)
+    std::vector<ValueId> cts;    // its cotangent, once transposed (kNoValue: none)
+    size_t transposed = 0;       // pieces transposed so far
+    size_t count() const { return static_cast<size_t>(std::count_if(pieces.begin(), pieces.end(), [](int e) { return e >= 0; })); }
+  };
+
+  void find_split_groups(const std::vector<BackwardStep>& steps) {
+    std::map<std::tuple<ValueId, int64_t, std::vector<int64_t>>, size_t> by_split;
+    std::vector<SplitGroup> groups;
+    std::vector<bool> whole;
+    for (const BackwardStep& step : steps) {
+      const FlatEquation& eqn = g_.eqns[static_cast<size_t>(step.eqn)];
+      if (step.recompute || eqn.prim != Prim::kSplit || eqn.part != ControlFlowPart::kNone || eqn.inputs.size() != 1)
+        continue;
+      const std::vector<int64_t> sizes = param_ints(eqn.params, "sizes", eqn.where);
+      const int64_t output = eqn.params.find("output") ? param_int(eqn.params, "output", eqn.where) : 0;
+      const auto key = std::make_tuple(eqn.inputs[0], param_int(eqn.params, "axis", eqn.where), sizes);
+      auto [it, added] = by_split.emplace(key, groups.size());
+      if (added) {
+        groups.push_back(SplitGroup{std::vector<int>(sizes.size(), -1), std::vector<ValueId>(sizes.size(), kNoValue), 0});
+        whole.push_back(true);
+      }
+      SplitGroup& group = groups[it->second];
+      if (output < 0 || output >= static_cast<int64_t>(sizes.size()) || group.pieces[static_cast<size_t>(output)] >= 0)
+        whole[it->second] = false;  // a piece twice: each transposes alone
+      else
+        group.pieces[static_cast<size_t>(output)] = step.eqn;
+    }
+    for (size_t i = 0; i < groups.size(); ++i) {
+      const std::vector<int>& pieces = groups[i].pieces;
+      if (!whole[i] || std::count_if(pieces.begin(), pieces.end(), [](int e) { return e >= 0; }) < 2) continue;
+      split_groups_.push_back(std::move(groups[i]));
+      for (int e : split_groups_.back().pieces)
+        if (e >= 0) split_group_[e] = split_groups_.size() - 1;
+    }
+  }
+
+  void transpose_split_piece(const FlatEquation& eqn, size_t g) {
+    SplitGroup& group = split_groups_[g];
+    const int64_t output = eqn.params.find("output") ? param_int(eqn.params, "output", eqn.where) : 0;
+    if (auto found = cts_.find(eqn.outputs[0]); found != cts_.end()) group.cts[static_cast<size_t>(output)] = found->second;
+    if (++group.transposed < group.count()) return;
+    if (std::all_of(group.cts.begin(), group.cts.end(), [](ValueId v) { return v == kNoValue; })) return;
+    Emitter em(g_, eqn.region, eqn.scope, eqn.jit, eqn.origin, eqn.where);
+    em.set_linear_role(EqnRole::kBackward);
+    const int64_t axis = param_int(eqn.params, "axis", eqn.where);
+    const std::vector<int64_t> sizes = param_ints(eqn.params, "sizes", eqn.where);
+    std::vector<ValueId> parts;
+    for (size_t i = 0; i < group.pieces.size(); ++i) {
+      if (group.cts[i] != kNoValue) {
+        parts.push_back(group.cts[i]);
+        continue;
+      }
+      Shape shape = em.shape(eqn.inputs[0]);
+      shape[static_cast<size_t>(axis)] = sizes[i];
+      parts.push_back(em.broadcast_to(em.literal(0.0, em.type(eqn.inputs[0]).dtype), shape));
+    }
+    accumulate(em, eqn.inputs[0], em.linear(Prim::kConcatenate, std::move(parts), concatenate_params(axis)));
+  }
+
   void collect_gradients() {
     for (size_t i = 0; i < lin_.arguments.size(); ++i) {
       const ValueId a = lin_.arguments[i], tangent = lin_.argument_tangents[i];
@@ -111,6 +181,8 @@ class Transposer {
   Linearization& lin_;
   FlatGraph& g_;
   std::unordered_map<ValueId, ValueId> cts_;
+  std::vector<SplitGroup> split_groups_;
+  std::unordered_map<int, size_t> split_group_;  // a piece's equation -> its group
 };
 
 }  // namespace
