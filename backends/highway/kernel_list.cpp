@@ -16,6 +16,7 @@ std::optional<Kernel> offer(const Equation& eq) {
 // before those that permute first.
 constexpr Offer kKernelList[] = {
     offer<FusedProductKernel>, offer<FusedElementwiseKernel>,
+    offer<ScatterSumRowsKernel>,
     offer<GatherRowsKernel>,   offer<ScatterAddRowsKernel>,
     offer<CompareIntKernel>,   offer<CompareKernel>,
     offer<SelectKernel>,       offer<BitwiseKernel>,

@@ -20,7 +20,7 @@
 
 namespace rematkit::hwy_backend {
 
-using Kernel = std::variant<FusedProductKernel, FusedElementwiseKernel, GatherRowsKernel, ScatterAddRowsKernel,
+using Kernel = std::variant<FusedProductKernel, FusedElementwiseKernel, ScatterSumRowsKernel, GatherRowsKernel, ScatterAddRowsKernel,
                             CompareIntKernel, CompareKernel, SelectKernel, BitwiseKernel, BitcastKernel, BroadcastKernel,
                             IotaKernel, RandomBitsKernel, RandomFoldInKernel, ConvertToF32Kernel, ReshapeKernel, SliceKernel,
                             ConcatenateKernel, SplitKernel, PadKernel,

@@ -76,22 +76,28 @@ void GatherRowsKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, 
 
 namespace {
 
-// A half table's scatter-add: each row's updates chained (first[row], then next[update]), then each
-// row with any summed in double from its old value, the updates in order, and rounded once.
-void scatter_add_half_rows(const TableRows& t, const uint16_t* table, const void* indices, const uint16_t* updates,
-                           uint16_t* out, void* workspace) {
-  constexpr size_t kNone = std::numeric_limits<size_t>::max();
-  const size_t k = t.width;
-  const Half half = Half::of(t.dtype);
-  size_t* first = static_cast<size_t*>(workspace);
-  size_t* next = first + t.rows;
-  double* acc = reinterpret_cast<double*>(next + t.n);
+constexpr size_t kNone = std::numeric_limits<size_t>::max();
+
+// Each row's updates chained in their order: first[row], then next[update] (kNone ends a chain).
+void chain_updates(const TableRows& t, const void* indices, size_t* first, size_t* next) {
   std::fill(first, first + t.rows, kNone);
   for (size_t r = t.n; r-- > 0;)
     if (const int64_t row = t.row_of(indices, r); row >= 0) {
       next[r] = first[row];
       first[row] = r;
     }
+}
+
+// A half table's scatter-add: each row's updates chained, then each row with any summed in double
+// from its old value, the updates in order, and rounded once.
+void scatter_add_half_rows(const TableRows& t, const uint16_t* table, const void* indices, const uint16_t* updates,
+                           uint16_t* out, void* workspace) {
+  const size_t k = t.width;
+  const Half half = Half::of(t.dtype);
+  size_t* first = static_cast<size_t*>(workspace);
+  size_t* next = first + t.rows;
+  double* acc = reinterpret_cast<double*>(next + t.n);
+  chain_updates(t, indices, first, next);
   std::copy(table, table + t.rows * k, out);
   for (size_t row = 0; row < t.rows; ++row) {
     if (first[row] == kNone) continue;
@@ -129,6 +135,51 @@ void ScatterAddRowsKernel::run(const rk_tensor_view* in, const rk_tensor_view* o
     if (const int64_t row = table.row_of(in[1].data, r); row >= 0)
       binary(Binary::kAdd, f32(out[0]) + static_cast<size_t>(row) * k, false, f32(in[2]) + r * k, false,
              f32(out[0]) + static_cast<size_t>(row) * k, k);
+}
+
+// The fused equation's parts: [z spread over the table's shape, the scatter-add of rows into it,
+// that added to `a` (either side)], the sum its only result.
+std::optional<ScatterSumRowsKernel> ScatterSumRowsKernel::prepare(const Equation& eq) {
+  if (!eq.fusion) return std::nullopt;
+  const plugin::Fusion& f = *eq.fusion;
+  const auto& parts = f.parts();
+  const int64_t inputs = static_cast<int64_t>(f.num_inputs());
+  if (parts.size() != 3 || parts[0].prim != Prim::kBroadcastInDim || parts[1].prim != Prim::kScatterAdd ||
+      (parts[2].prim != Prim::kAdd && parts[2].prim != Prim::kAddAny) || f.results() != std::vector<int64_t>{inputs + 2})
+    return std::nullopt;
+  const std::optional<TableRows> table = TableRows::of(Equation::of(f.part_equation(1).get()), true);
+  if (!table || table->dtype != RK_DTYPE_F32) return std::nullopt;
+  const int64_t z = parts[0].operands.at(0);
+  if (z >= inputs || f.dtype(z) != RK_DTYPE_F32 || count(f.shape(z)) != 1 || parts[1].operands.size() != 3 ||
+      parts[1].operands[0] != inputs || parts[1].operands[1] >= inputs || parts[1].operands[2] >= inputs)
+    return std::nullopt;
+  const std::vector<int64_t>& summed = parts[2].operands;
+  if (summed.size() != 2 || (summed[0] == inputs + 1) == (summed[1] == inputs + 1)) return std::nullopt;
+  const int64_t a = summed[0] == inputs + 1 ? summed[1] : summed[0];
+  if (a >= inputs || f.dtype(a) != RK_DTYPE_F32 || f.shape(a) != f.shape(inputs + 1)) return std::nullopt;
+  return ScatterSumRowsKernel{*table, static_cast<size_t>(z), static_cast<size_t>(parts[1].operands[1]),
+                              static_cast<size_t>(parts[1].operands[2]), static_cast<size_t>(a)};
+}
+size_t ScatterSumRowsKernel::workspace() const { return sizeof(size_t) * (table.rows + table.n) + sizeof(float) * table.width; }
+// Every row a + z, as the spread z plus a; then each row an update reaches, from z and its updates
+// in order, as the scatter-add sums them, added to a.
+void ScatterSumRowsKernel::run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const {
+  const size_t k = table.width;
+  const float* z = f32(in[spread]);
+  const float* a = f32(in[addend]);
+  const float* rows_in = f32(in[updates]);
+  float* y = f32(out[0]);
+  size_t* first = static_cast<size_t*>(workspace);
+  size_t* next = first + table.rows;
+  float* acc = reinterpret_cast<float*>(next + table.n);
+  chain_updates(table, in[indices].data, first, next);
+  binary(Binary::kAdd, a, false, z, true, y, table.rows * k);
+  for (size_t row = 0; row < table.rows; ++row) {
+    if (first[row] == kNone) continue;
+    binary(Binary::kAdd, z, true, rows_in + first[row] * k, false, acc, k);
+    for (size_t r = next[first[row]]; r != kNone; r = next[r]) binary(Binary::kAdd, acc, false, rows_in + r * k, false, acc, k);
+    binary(Binary::kAdd, a + row * k, false, acc, false, y + row * k, k);
+  }
 }
 
 }  // namespace rematkit::hwy_backend

@@ -42,4 +42,17 @@ struct ScatterAddRowsKernel {
   void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
 };
 
+// A fused step of three parts: a scalar z spread over a table, an f32 scatter-add of rows into it
+// (a gather's transpose), and that added to another value a of the table's shape (a tied
+// embedding's other cotangent). It writes the sum alone, a pass over a rather than a fill, a
+// scatter over the fill and an add; each element is what the three give one after another: a + z,
+// or, where updates reach, a plus (z plus the updates in order).
+struct ScatterSumRowsKernel {
+  TableRows table;
+  size_t spread, indices, updates, addend;  // the fused equation's inputs: z, the scatter's two, a
+  static std::optional<ScatterSumRowsKernel> prepare(const Equation& eq);
+  size_t workspace() const;
+  void run(const rk_tensor_view* in, const rk_tensor_view* out, void* workspace) const;
+};
+
 }  // namespace rematkit::hwy_backend

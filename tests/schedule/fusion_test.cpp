@@ -602,6 +602,77 @@ TEST(Fusion, ARecomputeOfAValueReadEarlierInThePassIsNotMovedIntoAFusion) {
   }
 }
 
+// A tied embedding (GPT-2's wte: gathered at the input, the head's weight at the output): its
+// cotangent is the head's plus the gather's transpose, a scatter-add of rows into zeros. The
+// zeros, the scatter and the sum are one Highway step that writes the sum alone; its bits are the
+// unfused plan's, with token 3 three times so that a row sums several updates in order. (The head
+// reads the weight transposed, so its cotangent comes from a transpose: from the product itself,
+// as in a step of two ops, the product's fusion would take the sum first; in GPT-2's step the
+// head's product is a whole backward pass away.)
+TEST(Fusion, ATiedEmbeddingsTwoCotangentsAreSummedInOneHighwayStep) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  const Program program = parse_program(R"({ lambda ; w:f32[10,4] ids:i32[7]. let
+    i:i32[7,1] = broadcast_in_dim[shape=(7, 1) broadcast_dimensions=(0,)] ids
+    e:f32[7,4] = gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=()) slice_sizes=(1, 4) mode=GatherScatterMode.FILL_OR_DROP fill_value=None] w i
+    t:f32[7,4] = tanh e
+    v:f32[4,10] = transpose[permutation=(1, 0)] w
+    l:f32[7,10] = dot_general[dimension_numbers=(([1], [0]), ([], []))] t v
+    q:f32[7,10] = mul l l
+    s:f32[] = reduce_sum[axes=(0, 1)] q
+  in (s,) })", "tied");
+  const Linearization lin = linearize_with(program);
+  RandomInputs in = random_inputs(program, 31);
+  in.arguments[1].data = {3, 3, 0, 9, 3, 7, 1};
+  const GradientResult reference =
+      run_gradient(lin, in.constants, in.arguments, BackendOptions{{"reference"}, &default_plugins()});
+  for (const std::vector<std::string>& backends : {std::vector<std::string>{"highway", "reference"},
+                                                    std::vector<std::string>{"onednn", "highway", "reference"}}) {
+    if (!backend_installed(backends.front())) continue;
+    SCOPED_TRACE(backends.front());
+    const std::vector<std::string> backward = fused_steps(fused_everywhere(lin, backends), Pass::kBackward);
+    EXPECT_EQ(std::count(backward.begin(), backward.end(), "highway: broadcast_in_dim + scatter-add + add"), 1)
+        << ::testing::PrintToString(backward);
+    const GradientResult got = fused_everywhere_runner(lin, backends).run(in.constants, in.arguments);
+    expect_same_bits(got, OneShotRunner(lin, fused_on(backends, BackendOptions::Fusion::kOff)).run(in.constants, in.arguments));
+    ASSERT_TRUE(got.gradients[0] && reference.gradients[0]);
+    expect_outputs_near({*got.gradients[0]}, {*reference.gradients[0]}, 1e-5);
+  }
+}
+
+// The fused step's arithmetic, worked out here: a + z where no update reaches (-0.0 + 0.0 is +0.0),
+// and a + (((z + u0) + u1) + u3) for row 2, whose updates cancel only in that order (1e8 + 1 is
+// 1e8 in f32), an index past the table dropped (FILL_OR_DROP).
+TEST(Fusion, AScatterSumAddsEachRowsUpdatesInOrderThenTheAddend) {
+  if (!backend_installed("highway")) GTEST_SKIP() << "highway is not built";
+  const Program program = parse_program(R"({ lambda ; a:f32[5,3] ids:i32[5,1] u:f32[5,3]. let
+    z:f32[5,3] = broadcast_in_dim[shape=(5, 3) broadcast_dimensions=()] 0.0:f32[]
+    s:f32[5,3] = scatter-add[dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=()) mode=GatherScatterMode.FILL_OR_DROP] z ids u
+    y:f32[5,3] = add a s
+  in (y,) })", "scatter_sum");
+  const Linearization lin = linearize_with(program);
+  RandomInputs in = random_inputs(program, 37);
+  in.arguments[1].data = {2, 2, 4, 2, 9};
+  std::vector<double>& a = in.arguments[0].data;
+  std::vector<double>& u = in.arguments[2].data;
+  a[0] = -0.0;
+  for (size_t j = 0; j < 3; ++j) u[0 * 3 + j] = 1e8, u[1 * 3 + j] = 1.0, u[3 * 3 + j] = -1e8;
+  const StepProgram steps = fused_everywhere(lin, {"highway", "reference"}, Pass::kForward);
+  ASSERT_EQ(fused_steps(steps, Pass::kForward), (std::vector<std::string>{"highway: broadcast_in_dim + scatter-add + add"}));
+  const std::vector<Tensor> got =
+      fused_everywhere_runner(lin, {"highway", "reference"}, Pass::kForward).run(in.constants, in.arguments).outputs;
+  ASSERT_EQ(got.size(), 1u);
+  for (size_t r = 0; r < 5; ++r)
+    for (size_t j = 0; j < 3; ++j) {
+      const size_t i = r * 3 + j;
+      float sum = 0.0f;
+      if (r == 2) sum = ((sum + static_cast<float>(u[0 * 3 + j])) + static_cast<float>(u[1 * 3 + j])) + static_cast<float>(u[3 * 3 + j]);
+      if (r == 4) sum += static_cast<float>(u[2 * 3 + j]);
+      const float expected = static_cast<float>(a[i]) + sum;
+      EXPECT_EQ(got[0].data[i], static_cast<double>(expected)) << "row " << r << " col " << j;
+      EXPECT_EQ(std::signbit(got[0].data[i]), std::signbit(expected)) << "row " << r << " col " << j;
+    }
+}
+
 // A ResNet's relu chains fused in both passes raise its peak a little (each fused step holds its
 // operands and its results at once); fused in one pass they need not. The default then fuses the
 // one pass rather than nothing, still with no higher a peak than unfused.

@@ -147,4 +147,29 @@ std::vector<size_t> find_chain(const PassView& pass, size_t first, const std::ve
   return parts;
 }
 
+// A scatter-add into a scalar spread over its shape (a gather's transpose: an embedding's rows'
+// cotangents into zeros) whose one reader adds it to another value of the shape (a tied
+// embedding's cotangent from the head's product): the spread, the scatter and the sum.
+std::vector<size_t> find_scatter_sum(const PassView& pass, size_t scatter, const std::vector<int>& taken) {
+  const FlatGraph& g = pass.graph;
+  const FlatEquation& e = pass.eqn_at(scatter);
+  if (e.prim != Prim::kScatterAdd || e.scan || e.cond || e.outputs.size() != 1 || e.inputs.empty()) return {};
+  const std::vector<int64_t>& shape = g.values[e.outputs[0]].type.shape;
+  const auto spread = pass.defined_at.find(e.inputs[0]);
+  const auto readers = pass.readers.find(e.outputs[0]);
+  if (spread == pass.defined_at.end() || spread->second >= scatter || taken[spread->second] != kOnItsOwn ||
+      readers == pass.readers.end() || readers->second.size() != 1)
+    return {};
+  const FlatEquation& s = pass.eqn_at(spread->second);
+  if (s.prim != Prim::kBroadcastInDim || s.inputs.size() != 1 || g.values[s.inputs[0]].type.num_elements() != 1) return {};
+  const size_t sum = readers->second.front();
+  const FlatEquation& a = pass.eqn_at(sum);
+  if (sum <= scatter || sum > scatter + kLookahead || taken[sum] != kOnItsOwn || a.scan || a.cond ||
+      (a.prim != Prim::kAdd && a.prim != Prim::kAddAny) || a.inputs.size() != 2 || a.inputs[0] == a.inputs[1] ||
+      g.values[a.inputs[0]].type != g.values[a.inputs[1]].type || g.values[a.outputs[0]].type.shape != shape)
+    return {};
+  std::vector<size_t> parts{spread->second, scatter, sum};
+  return valid(pass, parts) ? parts : std::vector<size_t>{};
+}
+
 }  // namespace rematkit::fusion

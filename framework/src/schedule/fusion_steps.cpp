@@ -43,7 +43,7 @@ PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pas
     for (size_t p = 0; p < eqns.size(); ++p) {
       if (at[p] != kOnItsOwn) continue;
       const FlatEquation& seed = view.eqn_at(p);
-      if (!fusion::product(seed) && !fusion::elementwise(seed)) continue;
+      if (!fusion::product(seed) && !fusion::elementwise(seed) && seed.prim != Prim::kScatterAdd) continue;
       auto fuse = [&](std::vector<size_t> parts, size_t fewest = 2) {
         for (; parts.size() >= fewest; parts.pop_back()) {  // dropping the last part keeps the rest valid
           FusedStep step;
@@ -59,6 +59,10 @@ PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pas
       // A backend may decline the spreads and generators a fusion pulled in (rows too short for it,
       // an iota or random bits it does not compute): then the chain fuses without the generators,
       // then without either, reading their buffers.
+      if (seed.prim == Prim::kScatterAdd) {
+        if (std::vector<size_t> sum = fusion::find_scatter_sum(view, p, at); !sum.empty()) fuse(sum, sum.size());
+        continue;
+      }
       // A tree is taken whole where a backend runs it (oneDNN's chains are of post-ops, so it runs
       // none); else the chain, cut as below.
       if (std::vector<size_t> tree = fusion::find_chain(view, p, at, fusion::Growth::kTree);

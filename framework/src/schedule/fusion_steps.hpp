@@ -2,7 +2,9 @@
 // elementwise equation followed by elementwise equations of the same output shape that read what
 // it computes: a Dense layer's product, bias add and activation, a relu's output with its mask, the
 // chain of a gelu; or, where a backend runs it, a tree: with the elementwise equations that compute
-// a part's other operands (the two terms of a cross-entropy's cotangent and their sum). It is offered to backends as one "rk_fusion" equation
+// a part's other operands (the two terms of a cross-entropy's cotangent and their sum); or a
+// scatter-add into a spread scalar with the add that alone reads it (a tied embedding's two
+// cotangents summed). It is offered to backends as one "rk_fusion" equation
 // (plugins/include/rematkit/plugin/fusion_view.hpp) only where the values between its parts are
 // read nowhere else: no other equation of the pass, no readout, and no residual reads them. So
 // fusion never changes what a policy keeps; the values it leaves out simply get no buffer, and the
