@@ -1,6 +1,7 @@
 // Kernel kinds of an embedding's rows (x[ids], jnp.take, nn.Embed) and their transpose, the
 // scatter-add of rows: a gather or scatter_add whose table is [rows, width] of f32, bf16 or f16, its
-// indices [..., 1] of i32 or u32, its windows one whole row.
+// indices [..., 1] of i32 or u32, its windows one whole row; and that scatter-add fused with the
+// spread zeros it adds into and the sum that reads it.
 #pragma once
 #include <cstddef>
 #include <cstdint>

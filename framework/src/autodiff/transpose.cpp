@@ -98,13 +98,13 @@ class Transposer {
   // lax._split_transpose_rule concatenates the pieces' cotangents. Here a split is an equation per
   // piece (the parser's, with `output`), each of which alone transposes to its cotangent padded
   // with zeros, and the pads add up: a pass per piece over the whole operand, then the adds. Where
-  // the backward pass transposes every piece of one split, the pieces' cotangents wait for the
-  // last of them and are concatenated there, zeros for a piece nothing read, as JAX does.
+  // the backward pass transposes two or more pieces of one split, their cotangents wait for the
+  // last of them and are concatenated there, zeros for the other pieces, as JAX does.
   struct SplitGroup {
-    std::vector<int> pieces;     // the piece's equation, by its output index (-1: not transposed)
-    std::vector<ValueId> cts;    // its cotangent, once transposed (kNoValue: none)
-    size_t transposed = 0;       // pieces transposed so far
-    size_t count() const { return static_cast<size_t>(std::count_if(pieces.begin(), pieces.end(), [](int e) { return e >= 0; })); }
+    std::vector<int> pieces;   // the piece's equation, by its output index (-1: none the pass transposes)
+    std::vector<ValueId> cts;  // its cotangent, once transposed (kNoValue: none)
+    size_t in_pass = 0;        // pieces the pass transposes
+    size_t transposed = 0;     // of those, transposed so far
   };
 
   void find_split_groups(const std::vector<BackwardStep>& steps) {
@@ -120,7 +120,7 @@ class Transposer {
       const auto key = std::make_tuple(eqn.inputs[0], param_int(eqn.params, "axis", eqn.where), sizes);
       auto [it, added] = by_split.emplace(key, groups.size());
       if (added) {
-        groups.push_back(SplitGroup{std::vector<int>(sizes.size(), -1), std::vector<ValueId>(sizes.size(), kNoValue), 0});
+        groups.push_back(SplitGroup{std::vector<int>(sizes.size(), -1), std::vector<ValueId>(sizes.size(), kNoValue), 0, 0});
         whole.push_back(true);
       }
       SplitGroup& group = groups[it->second];
@@ -131,7 +131,8 @@ class Transposer {
     }
     for (size_t i = 0; i < groups.size(); ++i) {
       const std::vector<int>& pieces = groups[i].pieces;
-      if (!whole[i] || std::count_if(pieces.begin(), pieces.end(), [](int e) { return e >= 0; }) < 2) continue;
+      groups[i].in_pass = static_cast<size_t>(std::count_if(pieces.begin(), pieces.end(), [](int e) { return e >= 0; }));
+      if (!whole[i] || groups[i].in_pass < 2) continue;
       split_groups_.push_back(std::move(groups[i]));
       for (int e : split_groups_.back().pieces)
         if (e >= 0) split_group_[e] = split_groups_.size() - 1;
@@ -142,7 +143,7 @@ class Transposer {
     SplitGroup& group = split_groups_[g];
     const int64_t output = eqn.params.find("output") ? param_int(eqn.params, "output", eqn.where) : 0;
     if (auto found = cts_.find(eqn.outputs[0]); found != cts_.end()) group.cts[static_cast<size_t>(output)] = found->second;
-    if (++group.transposed < group.count()) return;
+    if (++group.transposed < group.in_pass) return;
     if (std::all_of(group.cts.begin(), group.cts.end(), [](ValueId v) { return v == kNoValue; })) return;
     Emitter em(g_, eqn.region, eqn.scope, eqn.jit, eqn.origin, eqn.where);
     em.set_linear_role(EqnRole::kBackward);

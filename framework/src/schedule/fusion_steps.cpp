@@ -56,19 +56,19 @@ PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pas
         }
         return false;
       };
-      // A backend may decline the spreads and generators a fusion pulled in (rows too short for it,
-      // an iota or random bits it does not compute): then the chain fuses without the generators,
-      // then without either, reading their buffers.
       if (seed.prim == Prim::kScatterAdd) {
         if (std::vector<size_t> sum = fusion::find_scatter_sum(view, p, at); !sum.empty()) fuse(sum, sum.size());
         continue;
       }
       // A tree is taken whole where a backend runs it (oneDNN's chains are of post-ops, so it runs
       // none); else the chain, cut as below.
-      if (std::vector<size_t> tree = fusion::find_chain(view, p, at, fusion::Growth::kTree);
-          tree.size() >= 2 && tree != fusion::find_chain(view, p, at, fusion::Growth::kChain) && fuse(tree, tree.size()))
-        continue;
       std::vector<size_t> parts = fusion::find_chain(view, p, at, fusion::Growth::kChain);
+      if (std::vector<size_t> tree = fusion::find_chain(view, p, at, fusion::Growth::kTree);
+          tree.size() >= 2 && tree != parts && fuse(tree, tree.size()))
+        continue;
+      // A backend may decline the spreads and generators a fusion pulled in (rows too short for it,
+      // an iota or random bits it does not compute): then the chain fuses without the generators,
+      // then without either, reading their buffers.
       auto drop = [&](std::initializer_list<Prim> prims) {
         return std::erase_if(parts, [&](size_t q) {
                  return q != p && std::find(prims.begin(), prims.end(), view.eqn_at(q).prim) != prims.end();
