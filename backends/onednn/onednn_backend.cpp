@@ -104,7 +104,8 @@ bool all_f32_nonempty(const rk_equation_view* e) {
 // How oneDNN runs `e`, or false when this backend does not.
 bool recipe_for(const Backend& backend, const rk_equation_view* e, Recipe& r) {
   if (rematkit_onednn::fused_matmul_recipe(backend.engine, backend.products, e, r) ||
-      rematkit_onednn::fused_binary_recipe(backend.engine, e, r))
+      rematkit_onednn::fused_binary_recipe(backend.engine, e, r) ||
+      rematkit_onednn::transposed_product_recipe(backend.engine, e, backend.products, r))
     return true;
   if (rematkit_onednn::product_recipe(backend.engine, e, backend.products, r)) return true;
   const bool native_bf16 = rematkit_onednn::multiplies_bf16(backend.products.bf16);

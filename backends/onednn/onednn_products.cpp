@@ -16,6 +16,7 @@
 #include "../strided_product.hpp"
 #include "onednn_blocked_products.hpp"
 #include "onednn_widening.hpp"
+#include "rematkit/plugin/fusion_view.hpp"
 #include "rematkit/plugin/measured_cost.hpp"
 
 namespace rematkit_onednn {
@@ -32,8 +33,7 @@ Dims row_major_strides(const Dims& dims) {
 
 // A group of an operand's dims read as one dim: their total size and the stride that steps through
 // them, when the dims (in the group's order) lie in memory as one does; size-1 dims fit anywhere.
-bool collapse(const Dims& shape, const Dims& group, int64_t& size, int64_t& stride) {
-  const Dims st = row_major_strides(shape);
+bool collapse(const Dims& shape, const Dims& st, const Dims& group, int64_t& size, int64_t& stride) {
   size = 1;
   stride = 1;
   bool first = true;
@@ -45,6 +45,9 @@ bool collapse(const Dims& shape, const Dims& group, int64_t& size, int64_t& stri
     size *= shape[*d];
   }
   return true;
+}
+bool collapse(const Dims& shape, const Dims& group, int64_t& size, int64_t& stride) {
+  return collapse(shape, row_major_strides(shape), group, size, stride);
 }
 
 // The dims of `shape` in none of the lists, in order: an operand's free dims.
@@ -238,7 +241,7 @@ std::optional<SgemmCall> large_product_on_sgemm(const dnnl::engine& engine, cons
   return SgemmCall([g = *g](const float* x, const float* y, float* z) { run_sgemm(g, x, y, z); });
 }
 
-bool matmul_layouts(const rk_equation_view* e, Layout& a, Layout& b, Layout& c) {
+bool matmul_layouts(const rk_equation_view* e, Layout& a, Layout& b, Layout& c, bool batch_dims_apart) {
   if (rematkit::plugin::primitive_of(e) != rematkit::Prim::kDotGeneral || e->num_inputs != 2 || e->num_outputs != 1)
     return false;
   const rematkit::DotDims dims = rematkit::plugin::dot_dims(e);
@@ -258,7 +261,7 @@ bool matmul_layouts(const rk_equation_view* e, Layout& a, Layout& b, Layout& c) 
   // [B, S, H, Dh]: batch dims B and H, strides S*H*Dh and Dh, which no one stride steps through).
   Dims batch, sb_l, sb_r;
   int64_t batch_l = 1, batch_r = 1, stride_l = 1, stride_r = 1;
-  if (collapse(ls, lb, batch_l, stride_l) && collapse(rs, rb, batch_r, stride_r)) {
+  if (!batch_dims_apart && collapse(ls, lb, batch_l, stride_l) && collapse(rs, rb, batch_r, stride_r)) {
     if (batch_l != batch_r) return false;
     if (!lb.empty()) batch = {batch_l}, sb_l = {stride_l}, sb_r = {stride_r};
   } else {
@@ -369,6 +372,69 @@ bool product_recipe_of(const dnnl::engine& engine, const rk_equation_view* e, co
 
 bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const ProductOptions& options, Recipe& r) {
   return product_recipe_of(engine, e, options, r, false);
+}
+
+bool transposed_product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const ProductOptions& options,
+                               Recipe& r) {
+  const auto fusion = rematkit::plugin::Fusion::of(e);
+  if (!fusion || fusion->parts().size() != 2 || fusion->num_inputs() != 2 ||
+      fusion->parts()[0].prim != rematkit::Prim::kDotGeneral || fusion->parts()[1].prim != rematkit::Prim::kTranspose ||
+      fusion->parts()[1].operands != std::vector<int64_t>{2} || fusion->results() != std::vector<int64_t>{3})
+    return false;
+  const std::vector<int64_t>& ops = fusion->parts()[0].operands;
+  const auto part = fusion->part_equation(0);
+  const rk_equation_view* product = part.get();
+  if (ops.size() != 2 || ops[0] == ops[1] || product->outputs[0].dtype != RK_DTYPE_F32) return false;
+  // As the product alone runs it: one matmul on its operands as they lie, else declined.
+  Layout a, b, c;
+  if (!matmul_layouts(product, a, b, c) || operands_of(product, options) != Operands::kF32 ||
+      sgemm_for(engine, a, b, c, options) || reorders(engine, a, b, c, 0, options) || reorders(engine, a, b, c, 1, options))
+    return false;
+  const dnnl::memory::desc plain_c(c.dims, dt::f32, c.strides);
+  if (preferred_weights(engine, dnnl::memory::desc(a.dims, dt::f32, a.strides), dnnl::memory::desc(b.dims, dt::f32, b.strides),
+                        {}, plain_c, {}, options))
+    return false;
+  // The product's dims (batch, lhs free, rhs free) by their strides in the transposed result.
+  Layout ta, tb, tc;
+  if (!matmul_layouts(product, ta, tb, tc, true)) return false;
+  const Dims out = fusion->parts()[0].shape;
+  const std::vector<int64_t> perm = rematkit::plugin::ints_param(fusion->part_equation(1).get(), "permutation");
+  if (perm.size() != out.size()) return false;
+  Dims transposed_shape(out.size()), at_strides(out.size());
+  for (size_t j = 0; j < perm.size(); ++j) transposed_shape[j] = out[static_cast<size_t>(perm[j])];
+  const Dims transposed_strides = row_major_strides(transposed_shape);
+  for (size_t j = 0; j < perm.size(); ++j) at_strides[static_cast<size_t>(perm[j])] = transposed_strides[j];
+  const size_t batch = tc.dims.size() - 2;
+  const size_t lhs_free = static_cast<size_t>(product->inputs[0].rank) - batch -
+                          rematkit::plugin::dot_dims(product).lhs_contract.size();
+  auto group = [&](size_t from, size_t to) {
+    Dims g;
+    for (size_t d = from; d < to; ++d) g.push_back(static_cast<int64_t>(d));
+    return g;
+  };
+  int64_t m, n, sm, sn;
+  if (!collapse(out, at_strides, group(batch, batch + lhs_free), m, sm) ||
+      !collapse(out, at_strides, group(batch + lhs_free, out.size()), n, sn) || m != tc.dims[batch] || n != tc.dims[batch + 1])
+    return false;
+  for (size_t d = 0; d < batch; ++d) tc.strides[d] = at_strides[d];
+  tc.strides[batch] = sm;
+  tc.strides[batch + 1] = sn;
+  // The same kernel as the product alone, so the same sums in the same order: only where it stores
+  // them differs.
+  const std::string impl = matmul_impl(engine, ta, tb, tc);
+  if (impl != matmul_impl(engine, a, b, c) || impl.rfind("ref", 0) == 0) return false;
+  const dnnl::memory::desc am(ta.dims, dt::f32, ta.strides), bm(tb.dims, dt::f32, tb.strides), cm(tc.dims, dt::f32, tc.strides);
+  r.key = key_of("matmul-transposed-result", {&ta.dims, &ta.strides, &tb.dims, &tb.strides, &tc.strides});
+  r.inputs.assign(2, {});
+  r.inputs[static_cast<size_t>(ops[0])] = {DNNL_ARG_SRC, am};
+  r.inputs[static_cast<size_t>(ops[1])] = {DNNL_ARG_WEIGHTS, bm};
+  r.output = {DNNL_ARG_DST, cm};
+  const dnnl::matmul::desc d(am, bm, cm);
+  r.make = [d](const dnnl::engine& eng) -> dnnl::primitive {
+    return dnnl::matmul(dnnl::matmul::primitive_desc(d, user_scratchpad(), eng));
+  };
+  r.work = count(tc.dims) * ta.dims.back();
+  return true;
 }
 
 // An f32 product's time on one thread by its multiply-adds, whatever its layout (transposed

@@ -60,12 +60,19 @@ inline bool transposed(const Layout& l) { return l.dims.back() > 1 && l.strides.
 // The layouts of a dot_general whose operands' batch, free and contracted dims each read as one
 // strided dim (a [B, S, D] activation times a [D, F] weight is (B*S, D) x (D, F); attention's
 // [B, H, S, Dh] products batch over B*H); false otherwise. Dims only: the dtypes are the caller's.
-bool matmul_layouts(const rk_equation_view* e, Layout& a, Layout& b, Layout& c);
+bool matmul_layouts(const rk_equation_view* e, Layout& a, Layout& b, Layout& c, bool batch_dims_apart = false);
 
 // A dot_general as a matmul: f32; bf16 natively where the CPU has AVX512_BF16 (or emulated on
 // AVX-512 when asked); elsewhere bf16 and f16 widened to f32 in the workspace, the result rounded
 // back when it is not f32. False for a product this backend does not run.
 bool product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const ProductOptions& options, Recipe& r);
+// A fused product whose one reader is a transpose of its result (attention's heads put back in
+// [B, S, H, Dh]: p v, and q's, k's and v's gradients, which dot_general's transpose rule permutes
+// into the operands' dims): the matmul writes its result in the transposed layout, one pass fewer.
+// Only where the product alone runs as one matmul on its operands as they lie and the kernel is
+// the same: the same sums in the same order, stored elsewhere, so the unfused bits.
+bool transposed_product_recipe(const dnnl::engine& engine, const rk_equation_view* e, const ProductOptions& options,
+                               Recipe& r);
 
 // The layout oneDNN's matmul of (am, bm[, bias], cm) prefers for its weights, where the rule in
 // onednn_products.cpp takes it and it is not bm's; else nothing.

@@ -827,6 +827,37 @@ TEST(Fusion, OneDnnPostOpsGiveTheUnfusedBits) {
   expect_same_gradient_bits(fused.run(in.constants, in.arguments), unfused.run(in.constants, in.arguments));
 }
 
+// Attention's heads put back in [B, S, H, Dh] (p v in the forward pass; q's and k's gradients,
+// which dot_general's transpose rule permutes into the operands' dims): oneDNN's matmul writes the
+// product in the transposed layout. The same kernel's sums, so the unfused plan's bits, and every
+// policy's gradients the same bits (a policy that keeps the product leaves its transpose apart).
+TEST(Fusion, OneDnnWritesAProductTransposedWithTheUnfusedBits) {
+  if (!backend_installed("onednn") || !backend_installed("highway")) GTEST_SKIP() << "onednn or highway is not built";
+  GptConfig config;
+  config.vocab = 64;
+  config.sequence = 32;
+  config.model = 64;
+  config.heads = 4;
+  config.mlp = 128;
+  const std::vector<std::string> backends{"onednn", "highway", "reference"};
+  std::optional<GradientResult> baseline;
+  for (const char* policy : {"everything_saveable", "nothing_saveable", "dots_saveable"}) {
+    SCOPED_TRACE(policy);
+    const Model gpt = build_gpt(config, policy);
+    const Linearization lin = linearize_with(gpt.program);
+    const StepProgram steps = fused_everywhere(lin, backends);
+    size_t transposed = 0;
+    for (Pass pass : {Pass::kForward, Pass::kBackward})
+      for (const std::string& f : fused_steps(steps, pass)) transposed += f == "onednn: dot_general + transpose";
+    EXPECT_GE(transposed, 2u) << "q's and k's gradients at least";
+    OneShotRunner fused = fused_everywhere_runner(lin, backends);
+    const GradientResult got = fused.run({}, gpt.arguments);
+    expect_same_bits(got, OneShotRunner(lin, fused_on(backends, BackendOptions::Fusion::kOff)).run({}, gpt.arguments));
+    if (baseline) expect_same_gradient_bits(got, *baseline);
+    else baseline = got;
+  }
+}
+
 // From 768 rows oneDNN reads a product's weights from a copy in the layout its matmul prefers (its
 // blocked ones on AVX-512), in a plain product and in one with its bias add fused into it:
 // the gradients are still the reference's, and fused and unfused give the same bits.

@@ -147,6 +147,21 @@ std::vector<size_t> find_chain(const PassView& pass, size_t first, const std::ve
   return parts;
 }
 
+// A product whose result only a transpose reads (attention's heads put back in [B, S, H, Dh]).
+std::vector<size_t> find_product_transpose(const PassView& pass, size_t first, const std::vector<int>& taken) {
+  const FlatEquation& e = pass.eqn_at(first);
+  if (!product(e)) return {};
+  const auto readers = pass.readers.find(e.outputs[0]);
+  if (readers == pass.readers.end() || readers->second.size() != 1) return {};
+  const size_t t = readers->second.front();
+  const FlatEquation& transpose = pass.eqn_at(t);
+  if (t <= first || t > first + kLookahead || taken[t] != kOnItsOwn || transpose.prim != Prim::kTranspose ||
+      transpose.scan || transpose.cond || transpose.outputs.size() != 1)
+    return {};
+  std::vector<size_t> parts{first, t};
+  return valid(pass, parts) ? parts : std::vector<size_t>{};
+}
+
 // A scatter-add into a scalar spread over its shape (a gather's transpose: an embedding's rows'
 // cotangents into zeros) whose one reader adds it to another value of the shape (a tied
 // embedding's cotangent from the head's product): the spread, the scatter and the sum.

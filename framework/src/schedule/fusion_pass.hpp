@@ -48,6 +48,10 @@ enum class Growth { kChain, kTree };
 // held apart: never a part).
 std::vector<size_t> find_chain(const PassView& pass, size_t first, const std::vector<int>& taken, Growth growth);
 
+// A product at position `first` with the transpose that alone reads its result; empty where there
+// is none.
+std::vector<size_t> find_product_transpose(const PassView& pass, size_t first, const std::vector<int>& taken);
+
 // A scatter-add into a spread scalar at position `scatter`, with that spread and the add that alone
 // reads it (a tied embedding's cotangents summed), in pass order; empty where it is not one.
 std::vector<size_t> find_scatter_sum(const PassView& pass, size_t scatter, const std::vector<int>& taken);

@@ -56,6 +56,9 @@ PassFusion fuse_pass(const Linearization& lin, const std::vector<int>& eqns, Pas
         }
         return false;
       };
+      if (std::vector<size_t> permuted = fusion::find_product_transpose(view, p, at);
+          !permuted.empty() && fuse(permuted, permuted.size()))
+        continue;
       if (seed.prim == Prim::kScatterAdd) {
         if (std::vector<size_t> sum = fusion::find_scatter_sum(view, p, at); !sum.empty()) fuse(sum, sum.size());
         continue;
