@@ -4,7 +4,7 @@
 // chain of a gelu; or, where a backend runs it, a tree: with the elementwise equations that compute
 // a part's other operands (the two terms of a cross-entropy's cotangent and their sum); or a
 // scatter-add into a spread scalar with the add that alone reads it (a tied embedding's two
-// cotangents summed). It is offered to backends as one "rk_fusion" equation
+// cotangents summed); or a product with the transpose that alone reads it. It is offered to backends as one "rk_fusion" equation
 // (plugins/include/rematkit/plugin/fusion_view.hpp) only where the values between its parts are
 // read nowhere else: no other equation of the pass, no readout, and no residual reads them. So
 // fusion never changes what a policy keeps; the values it leaves out simply get no buffer, and the
