@@ -43,15 +43,19 @@ bool reads_any(const PassView& pass, const FlatEquation& e, const std::vector<si
 }
 
 // The fused step runs where its last part was: every equation outside it that reads one of its
-// values must come after that, and no value it defines may be defined twice in the pass.
+// values must come after that, and no value it defines may be defined twice in the pass. Nor may a
+// part define a value that an earlier part read: that read was of the value defined before the
+// pass (a recomputation defines again what the pass read as saved).
 bool valid(const PassView& pass, const std::vector<size_t>& parts) {
   const size_t last = parts.back();
   for (size_t q : parts)
     for (ValueId v : pass.eqn_at(q).outputs) {
       if (pass.unfusable.count(v)) return false;
       if (auto it = pass.readers.find(v); it != pass.readers.end())
-        for (size_t r : it->second)
-          if (r < last && std::find(parts.begin(), parts.end(), r) == parts.end()) return false;
+        for (size_t r : it->second) {
+          const bool part = std::find(parts.begin(), parts.end(), r) != parts.end();
+          if ((r < last && !part) || (r < q && part)) return false;
+        }
     }
   return true;
 }
@@ -104,8 +108,9 @@ std::vector<size_t> find_chain(const PassView& pass, size_t first, const std::ve
   // A part's other operands, computed since the seed by cotangent equations of the shape on their
   // own, come along with what those read of the same kind: a sum of two cotangents (a loss's exp
   // and one-hot terms) is then one pass, neither term written out and read back. Recomputations
-  // stay where they are: one may define again a value the pass read before as saved, and the
-  // budget solver's memory model knows a recomputation burst as the chains it makes.
+  // stay where they are: the budget solver's memory model knows a recomputation burst as the
+  // chains it makes (and one may define again a value the pass read before as saved, which
+  // `valid` refuses in any fusion).
   // (A value is read after the equation defining it, so a producer comes before its reader.)
   auto with_producers = [&](std::vector<size_t> grown, size_t reader) {
     if (growth == Growth::kChain) return grown;
